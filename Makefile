@@ -1,0 +1,57 @@
+# Two commands for a reader: `make figures` and `make test`. Everything else is for writers.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# One stamp per install set, so `make lab` can add the reading tools without slowing `make test`.
+TESTED := $(VENV)/.installed-test
+READER := $(VENV)/.installed-read
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
+# nbval compares stored text outputs; these keep the kernel's numbers identical run to run.
+export PYTHONHASHSEED := 0
+export OMP_NUM_THREADS := 1
+
+.PHONY: figures test lint unit-and-notebooks check lab notebooks bench clean
+
+$(TESTED): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	touch $@
+
+$(READER): $(TESTED)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,read]'
+	touch $@
+
+figures: $(TESTED)
+	$(BIN)/python -m lnpaper figures
+
+test: lint unit-and-notebooks check
+
+lint: $(TESTED)
+	$(BIN)/ruff check src tests notebooks
+	$(BIN)/ruff format --check src tests
+
+unit-and-notebooks: $(TESTED)
+	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
+
+check: $(TESTED)
+	$(BIN)/python -m lnpaper figures --check
+
+lab: $(READER)
+	$(BIN)/jupyter lab notebooks
+
+# Bring each notebook in line with its jupytext source, then execute it in place, in order.
+notebooks: $(TESTED)
+	for src in $(NOTEBOOKS); do \
+		$(BIN)/jupytext --quiet --to ipynb --update $$src && \
+		$(BIN)/jupyter nbconvert --log-level WARN --to notebook --execute --inplace \
+			--ExecutePreprocessor.kernel_name=python3 $${src%.py}.ipynb || exit 1; \
+	done
+
+# glibc keeps freed temporaries instead of unmapping them (see src/lnpaper/bench.py).
+bench: $(TESTED)
+	MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 \
+		$(BIN)/python -m lnpaper bench
+
+clean:
+	rm -rf $(VENV) .cache build src/*.egg-info .ruff_cache .pytest_cache .hypothesis

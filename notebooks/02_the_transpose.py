@@ -1,0 +1,319 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 · The transpose: one table, two axes
+#
+# *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 3, "Layer normalization".
+#
+# The abstract says it in one word: the authors **transpose** batch normalization. Nothing new is
+# computed; a mean and a variance are taken along the other axis of the same table. This notebook
+# makes that sentence concrete, then checks the details that the one-line summary hides:
+#
+# - the table, and which way each normalizer reads it (figure);
+# - the formulas as the paper writes them, and the two choices every library adds (claim **F1**);
+# - what "per example" means for a Transformer's B x T x d tensor (**F2**);
+# - the backward pass, derived by hand and checked against autograd (**F3**);
+# - the LayerNorms in the wild that are *not* the same function, and a variance formula that
+#   breaks in float32 (**F4**).
+#
+# Runs in a few seconds on one CPU core. Claim IDs refer to `PAPER_FACTS.md`; every check here also
+# feeds `CLAIMS.md`.
+
+# %%
+# %matplotlib inline
+import numpy as np
+import torch
+
+import lnpaper
+from lnpaper import claims, experiments, figures, functional, variants
+
+lnpaper.setup()
+
+# %% [markdown]
+# ## The table
+#
+# Take one layer and one mini-batch. Write the layer's summed inputs $a$ (the pre-activations, before
+# the bias and the nonlinearity) as a table: one row per example $n = 1..N$, one column per hidden
+# unit $i = 1..H$.
+#
+# - **BatchNorm** fixes a unit and asks how it behaves across the batch: one mean and one variance
+#   per *column*, $\mu_i = \frac1N \sum_n a_{n,i}$. To compute it you need the other rows.
+# - **LayerNorm** fixes an example and asks how its units behave together: one mean and one
+#   variance per *row*, $\mu_n = \frac1H \sum_i a_{n,i}$. The other rows never enter.
+
+# %%
+figures.transpose_table()
+
+# %% [markdown]
+# "Transpose" is meant literally. With unit gain and zero bias, BatchNorm of the table is LayerNorm
+# of the transposed table, transposed back:
+
+# %%
+rng = np.random.default_rng(0)
+table = rng.normal(size=(6, 8))  # N = 6 examples, H = 8 units
+ones_h, zeros_h = np.ones(8), np.zeros(8)
+ones_n, zeros_n = np.ones(6), np.zeros(6)
+
+by_column = functional.batch_norm(table, ones_h, zeros_h)
+by_row_of_transpose = functional.layer_norm(table.T, ones_n, zeros_n).T
+print("BatchNorm statistics:", table.mean(axis=0).shape, "(one per unit)")
+print("LayerNorm statistics:", table.mean(axis=1).shape, "(one per example)")
+gap = np.abs(by_column - by_row_of_transpose).max()
+print(f"max |BN(A) - LN(A^T)^T| = {gap:.1e}")
+assert gap < 1e-12
+
+# %% [markdown]
+# That one change of axis removes all three of BatchNorm's problems from notebook 01 at once: the
+# statistics come from the example alone, so the batch can be any size (even 1); a recurrent net
+# needs no statistics per time step; and training and inference compute the same thing.
+#
+# ## The formulas (F1)
+#
+# For one example with summed inputs $a_1..a_H$, Section 3 defines
+#
+# $$\mu = \frac{1}{H}\sum_{i=1}^{H} a_i, \qquad
+#   \sigma = \sqrt{\frac{1}{H}\sum_{i=1}^{H} (a_i - \mu)^2}, \qquad
+#   h = f\!\left(\frac{g}{\sigma} \odot (a - \mu) + b\right).$$
+#
+# Three details matter when this becomes code:
+#
+# 1. The variance divides by $H$ (the *biased* estimate). It describes this row; it does not
+#    estimate anything about a population.
+# 2. The paper has **no epsilon**. Every implementation adds one, *inside* the square root:
+#    $\sqrt{\sigma^2 + \epsilon}$ with $\epsilon = 10^{-5}$, so a constant row gives $0$ instead
+#    of $0/0$.
+# 3. The gain $g$ and bias $b$ act after normalization, before the nonlinearity; gains start at 1 and
+#    biases at 0 (Section 6; the supplement's text swaps the two names, the authors' code confirms
+#    this reading).
+#
+# Here is the whole of it, five lines of torch:
+
+# %%
+def layer_norm_by_hand(a, g, b, eps=1e-5):
+    mu = a.mean(dim=-1, keepdim=True)  # mu = (1/H) sum_i a_i
+    var = ((a - mu) ** 2).mean(dim=-1, keepdim=True)  # sigma^2 with 1/H, not 1/(H-1)
+    a_hat = (a - mu) / torch.sqrt(var + eps)  # eps inside the square root
+    return g * a_hat + b  # gain and bias after normalizing
+
+
+torch.manual_seed(0)
+a = torch.randn(4, 16, dtype=torch.float64)
+g = 1 + 0.5 * torch.randn(16, dtype=torch.float64)
+b = 0.5 * torch.randn(16, dtype=torch.float64)
+
+torch_module = torch.nn.LayerNorm(16).double()
+ours = lnpaper.LayerNorm(16).double()
+with torch.no_grad():
+    for module in (torch_module, ours):
+        module.weight.copy_(g)
+        module.bias.copy_(b)
+    by_hand = layer_norm_by_hand(a, g, b)
+    print(f"by hand vs torch.nn.LayerNorm:    {(by_hand - torch_module(a)).abs().max():.1e}")
+    print(f"by hand vs lnpaper.LayerNorm:     {(by_hand - ours(a)).abs().max():.1e}")
+    print(f"by hand vs numpy reference:       "
+          f"{np.abs(by_hand.numpy() - functional.layer_norm(a, g, b)).max():.1e}")
+
+# %% [markdown]
+# Differences of $10^{-16}$ are float64 rounding: the same function. The experiment behind claim F1
+# repeats this over several shapes and scales and, so that the check can fail, also measures how far
+# the two most common departures land: dividing by $H-1$, and moving $\epsilon$ out of the square
+# root.
+
+# %%
+parity = experiments.layernorm_parity()
+print(f"shapes: {parity.shapes}")
+print(f"lnpaper.LayerNorm vs torch.nn.LayerNorm:  {parity.max_diff_module:.1e}")
+print(f"numpy reference   vs torch.nn.LayerNorm:  {parity.max_diff_numpy:.1e}")
+print(f"unbiased variance would change outputs by {parity.max_diff_unbiased:.3g}")
+print(f"eps outside the sqrt would change them by {parity.max_diff_eps_outside:.3g}")
+print(f"initial gain {parity.init_gain:g}, initial bias {parity.init_bias:g}")
+assert max(parity.max_diff_module, parity.max_diff_numpy) < 1e-12
+assert min(parity.max_diff_unbiased, parity.max_diff_eps_outside) > 1e-6
+assert (parity.init_gain, parity.init_bias) == (1.0, 0.0)
+
+# %% [markdown]
+# ## One example, one token (F2)
+#
+# The paper normalizes a layer's summed inputs for one training case. In a Transformer the input of
+# a LayerNorm has shape B x T x d, and "one case" becomes one token: each $(b, t)$ is normalized over
+# its own $d$ features, with no mixing across positions or sequences. A 1000-token sequence is 1000
+# independent normalizations in every layer.
+#
+# Test it directly: change one token's input and see which outputs move. BatchNorm over the same
+# tensor (statistics per feature over all B x T tokens) is shown for contrast.
+
+# %%
+per_token = experiments.per_token_independence()
+print(f"perturbed token (b, t) = {tuple(per_token.perturbed)}")
+print(f"largest change of any other token, LayerNorm: {per_token.layernorm_max_other:g}")
+print(f"largest change of any other token, BatchNorm: {per_token.batchnorm_max_other:.3g}")
+assert per_token.layernorm_max_other == 0.0  # exactly: the other rows are not even read
+assert per_token.batchnorm_max_other > 0.01
+figures.per_token_independence(per_token)
+
+# %% [markdown]
+# ## The backward pass (F3)
+#
+# Write $\hat a = (a - \mu)/s$ with $s = \sqrt{\sigma^2 + \epsilon}$, and $y = g \odot \hat a + b$.
+# Given the upstream gradient $\partial L/\partial y$, the easy parts are
+# $\partial L/\partial b = \sum \partial L/\partial y$,
+# $\partial L/\partial g = \sum \hat a \odot \partial L/\partial y$ (sums over every example and
+# token), and $\delta = \partial L / \partial \hat a = g \odot \partial L/\partial y$.
+#
+# The input gradient needs $\partial \hat a_i / \partial a_j$. Differentiating
+# $\mu$ gives $1/H$; differentiating $\sigma^2$ gives $2(a_j - \mu)/H$, so
+#
+# $$\frac{\partial \hat a_i}{\partial a_j} = \frac{1}{s}\left(\delta_{ij} - \frac1H
+#   - \frac{\hat a_i \hat a_j}{H}\right)
+# \quad\Longrightarrow\quad
+# \frac{\partial L}{\partial a} = \frac{1}{s}\Big(\delta - \operatorname{mean}(\delta)
+#   - \hat a \operatorname{mean}(\delta \odot \hat a)\Big).$$
+#
+# Read it geometrically: remove from $\delta$ its component along the all-ones vector (shifting
+# every $a_i$ by the same amount changes nothing) and its component along $\hat a$ (scaling $a$
+# changes nothing), then divide by the row's scale $s$. The formula is exact with $\epsilon$ included;
+# what $\epsilon$ changes is the geometry. $\hat a$'s mean square is $\sigma^2/(\sigma^2+\epsilon)$
+# rather than 1, so the gradient keeps a sliver along $\hat a$, of relative size about
+# $\epsilon/\sigma^2$. This is `lnpaper.functional.layer_norm_backward`:
+
+# %%
+x = np.random.default_rng(1).normal(size=(3, 8))
+dy = np.random.default_rng(2).normal(size=(3, 8))
+dx, dgain, dbias = functional.layer_norm_backward(dy, x, np.ones(8))
+x_hat = (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True)
+print(f"sum_i dx_i per row (along the ones vector): {np.abs(dx.sum(-1)).max():.1e}")
+cosines = (dx * x_hat).sum(-1) / (np.linalg.norm(dx, axis=-1) * np.linalg.norm(x_hat, axis=-1))
+print(f"cosine(dx, a_hat) per row:                  {np.abs(cosines).max():.1e}")
+
+backward = experiments.backward_parity()
+print(f"\nclosed form vs torch autograd, shape {backward.shape}, float64:")
+print(f"  dx {backward.max_diff_dx:.1e}, dgain {backward.max_diff_dgain:.1e}, "
+      f"dbias {backward.max_diff_dbias:.1e}")
+print(f"  torch.autograd.gradcheck on lnpaper.LayerNorm: "
+      f"{'passes' if backward.gradcheck_passed else 'FAILS'}")
+assert max(backward.max_diff_dx, backward.max_diff_dgain, backward.max_diff_dbias) < 1e-12
+assert backward.gradcheck_passed
+
+# %% [markdown]
+# The sum is zero to rounding; the cosine with $\hat a$ is not, and that is the $\epsilon$ at work
+# ($\sigma^2 \approx 1$ here, so $\epsilon/\sigma^2 = 10^{-5}$). The same projection reappears twice later in the story: it is why a
+# layer-normalized weight matrix only grows under SGD (notebook 04, claim I3), and Santurkar et al.
+# found exactly this structure in BatchNorm's backward pass (notebook 05, claim T7).
+#
+# ## LayerNorms in the wild (F4)
+#
+# Many codebases call something LayerNorm that is not `torch.nn.LayerNorm`. Three common departures,
+# kept in `lnpaper.variants`:
+#
+# | variant | formula | where it comes from |
+# |---|---|---|
+# | eps outside the sqrt | $(a-\mu)/(\sigma + \epsilon)$ | the authors' own Lua/Torch module |
+# | unbiased std, eps outside | $(a-\mu)/(\mathrm{std}_{H-1} + \epsilon)$ | the Annotated Transformer's `LayerNorm` |
+# | unbiased var, eps inside | $(a-\mu)/\sqrt{\mathrm{var}_{H-1} + \epsilon}$ | writing `x.var()` in PyTorch |
+#
+# The last one is a trap of defaults: `torch.Tensor.var` and `.std` divide by $H-1$ unless told
+# `correction=0` (numpy's divide by $H$ unless told `ddof=1`).
+
+# %%
+row = torch.randn(1, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+print(f"x.var()              = {row.var().item():.4f}   (divides by H - 1)")
+print(f"x.var(correction=0)  = {row.var(correction=0).item():.4f}   (divides by H, as LN does)")
+print(f"np.var(x)            = {np.var(row.numpy()):.4f}")
+
+# %% [markdown]
+# Each variant is the same centered row multiplied by a different number, so one number per row says
+# how far a variant is from `torch.nn.LayerNorm`: the ratio of the two outputs' sizes. It depends on
+# the width $H$ (through $\sqrt{(H-1)/H}$) and, because of where $\epsilon$ sits, on the row's
+# spread: once the standard deviation falls to $\sqrt{\epsilon} \approx 0.003$, eps-inside damps the
+# output while eps-outside still blows it up to unit scale.
+
+# %%
+spread = experiments.variants_vs_scale()
+print(f"H = {spread.width}: ratio |variant| / |nn.LayerNorm|")
+picks = [0, spread.stds.index(1e-2), spread.stds.index(1.0)]
+print(f"{'variant':52s}" + "".join(f"  std={spread.stds[k]:<7g}" for k in picks))
+for name, ratios in spread.ratios.items():
+    print(f"{name:52s}" + "".join(f"  {ratios[k]:<11.4f}" for k in picks))
+annotated = spread.ratios["unbiased std, eps outside (Annotated Transformer)"]
+print(f"\nsqrt((H-1)/H) = {np.sqrt((spread.width - 1) / spread.width):.4f}")
+assert abs(annotated[picks[2]] - np.sqrt((spread.width - 1) / spread.width)) < 1e-4
+assert spread.ratios["eps outside the sqrt"][0] > 2
+figures.variants_vs_scale(spread)
+
+# %% [markdown]
+# For rows of ordinary size the Annotated Transformer's version is nn.LayerNorm scaled by
+# $\sqrt{(H-1)/H}$: about 0.8% at $H = 64$, 0.05% at $H = 1024$, and a learned gain absorbs it.
+# Where $\epsilon$ sits matters only for rows whose spread is near $\sqrt{\epsilon}$ or below, but
+# there it changes the output by an order of magnitude. Loading weights trained with one variant
+# into another is not exact.
+#
+# ## A variance that breaks in float32 (F4)
+#
+# Some teaching code computes the variance in one pass, $E[a^2] - E[a]^2$. In exact arithmetic it is
+# the same number. In float32 it subtracts two large, nearly equal numbers: a row with mean 100 and
+# standard deviation 0.01 has $E[a^2] \approx 10^4$, where float32's spacing is about $10^{-3}$, ten
+# times the variance it is trying to find.
+
+# %%
+noise = torch.randn(1024, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+row32 = (100.0 + 0.01 * noise).float()
+exact = variants.two_pass_variance(row32.double()).item()
+print(f"float64 variance of these float32 values:  {exact:.4e}")
+print(f"one pass, float32:  {variants.one_pass_variance(row32).item():+.4e}")
+print(f"two pass, float32:  {variants.two_pass_variance(row32).item():+.4e}")
+
+# %% [markdown]
+# Over many rows and offsets, judged against float64 arithmetic on the *same* float32 values (so the
+# error measured is the arithmetic's, not the input's rounding):
+
+# %%
+drift = experiments.one_pass_variance()
+print(f"float32 rows, std {drift.std:g}, H = {drift.width}; median relative error of the variance")
+print(f"{'offset':>8s} {'one pass':>10s} {'two pass':>10s} {'centered twice':>15s} {'one pass <= 0':>14s}")
+columns = list(drift.variance_error.values())
+for k, offset in enumerate(drift.offsets):
+    print(f"{offset:8g} {columns[0][k]:10.2e} {columns[1][k]:10.2e} {columns[2][k]:15.2e} "
+          f"{drift.nonpositive_fraction[k]:14.0%}")
+at_100 = drift.offsets.index(100.0)
+assert drift.variance_error["one pass E[a^2] - E[a]^2"][at_100] > 1.0
+assert drift.nonpositive_fraction[at_100] > 0
+
+# %% [markdown]
+# The two-pass formula survives where the one-pass formula fails, but it degrades too: at mean $10^4$
+# the rounding of the mean itself ($\approx 10^{-3}$, a tenth of the spread) shifts every centered
+# value. The differences $a_i - \mu$ are small and computed exactly, so subtracting *their* mean a
+# second time removes that error. This is what `lnpaper.LayerNorm` does (`lnpaper.norms.center`). In
+# exact arithmetic the second mean is zero, so the function and its gradient are unchanged.
+#
+# How do the finished LayerNorm outputs fare?
+
+# %%
+print(f"{'offset':>8s}" + "".join(f"  {name:>31s}" for name in drift.layernorm_error))
+for k, offset in enumerate(drift.offsets):
+    print(f"{offset:8g}" + "".join(f"  {errors[k]:31.2e}" for errors in drift.layernorm_error.values()))
+at_1e4 = drift.offsets.index(1e4)
+assert drift.layernorm_error["lnpaper.LayerNorm"][at_1e4] < 1e-3
+figures.one_pass_variance(drift)
+
+# %% [markdown]
+# PyTorch's fused `layer_norm` kernel misses by a few percent at mean $10^4$ and standard deviation
+# 0.01 (last row above); `lnpaper.LayerNorm` stays at float32's own precision. Rows
+# like this are not exotic: an un-normalized residual stream, or features with a large constant
+# component, produce them. The cheap fix is to center twice, or to subtract a rough estimate of the
+# mean before accumulating, as Welford-style and shifted algorithms do.
+#
+# ## Claims checked here
+
+# %%
+print(claims.checked_here(["F1", "F2", "F3", "F4"]))

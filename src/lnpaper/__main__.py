@@ -1,0 +1,123 @@
+"""python -m lnpaper figures [NAME...] [--list] [--out DIR] [--check] | claims [--check] | bench
+
+`figures` with no names draws every registered figure into figures/ and writes CLAIMS.md from the same
+run; `--check` draws into a temporary folder instead and fails, naming each difference, if anything
+differs from what is committed. That is the drift gate `make test` ends with.
+"""
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from lnpaper import claims
+from lnpaper.figures import FIGURES, save_png
+
+CLAIMS_FILE = Path("CLAIMS.md")
+
+
+def write_figures(names, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        save_png(FIGURES[name].render(), out / f"{name}.png")
+
+
+def compare_figures(names, committed: Path, every: bool) -> list[str]:
+    """Differences between committed PNGs and a fresh drawing of `names`."""
+    problems = []
+    with tempfile.TemporaryDirectory() as fresh_dir:
+        fresh = Path(fresh_dir)
+        write_figures(names, fresh)
+        for name in names:
+            old = committed / f"{name}.png"
+            if not old.exists():
+                problems.append(f"{old} is missing: run `make figures`")
+            elif old.read_bytes() != (fresh / f"{name}.png").read_bytes():
+                problems.append(f"{old} differs from a fresh drawing of figure {name!r}")
+    if every:
+        for stale in sorted(set(p.stem for p in committed.glob("*.png")) - set(FIGURES)):
+            problems.append(f"{committed / stale}.png has no figure function: delete it")
+    return problems
+
+
+def compare_claims() -> list[str]:
+    if not CLAIMS_FILE.exists():
+        return [f"{CLAIMS_FILE} is missing: run `make figures`"]
+    if CLAIMS_FILE.read_text() != claims.markdown():
+        return [f"{CLAIMS_FILE} differs from a fresh run of the claim checks"]
+    return []
+
+
+def figures_command(args) -> int:
+    if args.list:
+        for name, spec in FIGURES.items():
+            print(f"{name:28s} notebook {spec.notebook}")
+        return 0
+    unknown = [name for name in args.names if name not in FIGURES]
+    if unknown:
+        print(f"unknown figure(s): {', '.join(unknown)}; see --list", file=sys.stderr)
+        return 2
+    every = not args.names
+    names = args.names or list(FIGURES)
+    if args.check:
+        problems = compare_figures(names, args.out, every) + (compare_claims() if every else [])
+        for problem in problems:
+            print(f"drift: {problem}", file=sys.stderr)
+        if problems:
+            return 1
+        print(
+            f"figures --check: {len(names)} figures"
+            + (" and CLAIMS.md" if every else "")
+            + " match a fresh run"
+        )
+        return 0
+    write_figures(names, args.out)
+    print(f"wrote {len(names)} figures to {args.out}/")
+    if every:
+        CLAIMS_FILE.write_text(claims.markdown())
+        print(f"wrote {CLAIMS_FILE}")
+    return 0
+
+
+def claims_command(args) -> int:
+    if args.check:
+        problems = compare_claims()
+        for problem in problems:
+            print(f"drift: {problem}", file=sys.stderr)
+        return 1 if problems else 0
+    CLAIMS_FILE.write_text(claims.markdown())
+    print(f"wrote {CLAIMS_FILE}")
+    return 0
+
+
+def bench_command(args) -> int:
+    from lnpaper import bench
+
+    bench.main()
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lnpaper", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    figures = commands.add_parser("figures", help="draw figures/ and write CLAIMS.md")
+    figures.add_argument("names", nargs="*", metavar="NAME", help="only these figures")
+    figures.add_argument("--list", action="store_true", help="list the registered figures")
+    figures.add_argument("--out", type=Path, default=Path("figures"), help="folder for the PNGs")
+    figures.add_argument("--check", action="store_true", help="fail if anything would change")
+    figures.set_defaults(run=figures_command)
+    claims_parser = commands.add_parser("claims", help="write CLAIMS.md only")
+    claims_parser.add_argument("--check", action="store_true", help="fail if it would change")
+    claims_parser.set_defaults(run=claims_command)
+    commands.add_parser("bench", help="time the normalizers, as ratios").set_defaults(
+        run=bench_command
+    )
+    args = parser.parse_args(argv)
+    from lnpaper.runtime import setup
+
+    setup(quiet=True)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

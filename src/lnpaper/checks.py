@@ -1,0 +1,56 @@
+"""Input checks shared by the numpy references and the torch modules.
+
+Bad input gets a ValueError that names the problem, never a silent NaN: with eps = 0 a constant row
+divides 0 by 0, and a shape that broadcasts by accident normalizes the wrong axis without complaint.
+"""
+
+import math
+
+
+def check_eps(eps: float) -> float:
+    """eps sits inside the square root (sqrt(var + eps)); it must be a positive, finite number."""
+    if isinstance(eps, bool) or not isinstance(eps, int | float):
+        raise ValueError(f"eps must be a positive float, got {eps!r} of type {type(eps).__name__}")
+    if not (math.isfinite(eps) and eps > 0):
+        raise ValueError(
+            f"eps must be positive and finite, got eps={eps!r}: a constant row would give 0/0"
+        )
+    return float(eps)
+
+
+def check_trailing_shape(shape: tuple[int, ...], normalized_shape: tuple[int, ...]) -> None:
+    """The last len(normalized_shape) axes of the input are the ones normalized; they must match."""
+    n = len(normalized_shape)
+    if len(shape) < n or tuple(shape[len(shape) - n :]) != tuple(normalized_shape):
+        raise ValueError(
+            f"input of shape {tuple(shape)} does not end in normalized_shape "
+            f"{tuple(normalized_shape)}: the trailing axes must match"
+        )
+
+
+def check_normalized_shape(normalized_shape) -> tuple[int, ...]:
+    """Accept an int or a sequence of positive ints, as torch.nn.LayerNorm does."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    shape = tuple(normalized_shape)
+    if not shape or not all(isinstance(s, int) and s > 0 for s in shape):
+        raise ValueError(f"normalized_shape must be positive ints, got {normalized_shape!r}")
+    return shape
+
+
+def check_partial(partial: float | None) -> float | None:
+    """pRMSNorm's fraction of units used for the statistic: 0 < p <= 1, or None for all units."""
+    if partial is None:
+        return None
+    if isinstance(partial, bool) or not isinstance(partial, int | float):
+        raise ValueError(f"partial must be a float in (0, 1] or None, got {partial!r}")
+    if not (0 < partial <= 1):
+        raise ValueError(f"partial must lie in (0, 1], got partial={partial!r}")
+    return float(partial)
+
+
+def partial_count(n: int, partial: float | None) -> int:
+    """How many leading units pRMSNorm averages over: ceil(p * n), at least one."""
+    if partial is None:
+        return n
+    return max(1, math.ceil(partial * n))

@@ -1,0 +1,27 @@
+"""The experiment registry: a decorator that names an experiment and routes it through the store."""
+
+import functools
+import inspect
+import typing
+
+from lnpaper.cache import cached_call
+
+EXPERIMENTS: dict[str, typing.Callable] = {}
+
+
+def experiment(fn):
+    """Register `fn` under its name; every call goes through `lnpaper.cache.cached_call`.
+
+    Experiments take keyword arguments only and return a dataclass of plain numbers.
+    """
+    result_type = typing.get_type_hints(fn)["return"]
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def run(**kwargs):
+        bound = signature.bind(**kwargs)
+        bound.apply_defaults()
+        return cached_call(fn.__name__, fn, result_type, dict(bound.arguments))
+
+    EXPERIMENTS[fn.__name__] = run
+    return run

@@ -1,0 +1,232 @@
+"""The normalizers as torch modules, each a formula written out in a few lines.
+
+Every module computes the same function as PyTorch's own (tests/test_norms.py checks parity), but the
+arithmetic is visible: the notebooks read these lines next to the equations they implement.
+
+- LayerNorm: Ba, Kiros, Hinton 2016, Sec. 3 (notebook 02)
+- RMSNorm and pRMSNorm: Zhang & Sennrich 2019, Sec. 3-4 (notebook 06)
+- BatchNorm: Ioffe & Szegedy 2015, Alg. 1-2, the baseline of notebook 01
+- WeightNormLinear: Salimans & Kingma 2016, the third row of the invariance table (notebook 04)
+- DyT: Zhu et al. 2025, a normalizer with no statistics at all (notebook 05)
+
+Half-precision inputs (float16, bfloat16) are computed in float32 and returned in their own dtype.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+from lnpaper.checks import (
+    check_eps,
+    check_normalized_shape,
+    check_partial,
+    check_trailing_shape,
+    partial_count,
+)
+
+
+def _check_floating(x: torch.Tensor, who: str) -> None:
+    if not torch.is_floating_point(x):
+        raise ValueError(f"{who} needs a floating-point input, got dtype {x.dtype}")
+
+
+def _compute_dtype(x: torch.Tensor) -> torch.dtype:
+    """float16 and bfloat16 carry 11 and 8 bits of mantissa: too few for a variance."""
+    return torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+
+
+def center(x: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
+    """a - mu, accurate even when the offset dwarfs the spread.
+
+    In float32 a row with mean 1e4 and std 1e-2 has its mean rounded by about one unit in the last
+    place of 1e4 (1e-3), a tenth of the spread, so a - mu is off by a constant. Those differences are
+    small and exact (Sterbenz), so subtracting their own mean a second time removes the error; in
+    exact arithmetic the second mean is zero and the function (and its gradient) is unchanged.
+    """
+    centered = x - x.mean(dim=dims, keepdim=True)
+    return centered - centered.mean(dim=dims, keepdim=True)
+
+
+class LayerNorm(nn.Module):
+    """y = g * (a - mu) / sqrt(sigma^2 + eps) + b over the last len(normalized_shape) axes.
+
+    Ba et al. 2016, Sec. 3; introduced in notebook 02. The same function as
+    torch.nn.LayerNorm: biased variance, eps inside the square root, gain 1 and bias 0 at init.
+    """
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True):
+        super().__init__()
+        self.normalized_shape = check_normalized_shape(normalized_shape)
+        self.eps = check_eps(eps)
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # g
+            self.bias = nn.Parameter(torch.zeros(self.normalized_shape))  # b
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, a: torch.Tensor) -> torch.Tensor:
+        _check_floating(a, "LayerNorm")
+        check_trailing_shape(a.shape, self.normalized_shape)
+        dims = tuple(range(-len(self.normalized_shape), 0))
+        x = a.to(_compute_dtype(a))
+        centered = center(x, dims)  # a - mu
+        var = centered.pow(2).mean(dim=dims, keepdim=True)  # sigma^2, biased (1/H)
+        y = centered * torch.rsqrt(var + self.eps)  # (a - mu) / sqrt(sigma^2 + eps)
+        if self.elementwise_affine:
+            y = y * self.weight + self.bias  # g * . + b
+        return y.to(a.dtype)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class RMSNorm(nn.Module):
+    """y = g * a / RMS(a), RMS(a) = sqrt((1/n) sum_i a_i^2 + eps); no centering, no bias.
+
+    Zhang & Sennrich 2019; introduced in notebook 06. With partial=None it is the same function
+    as torch.nn.RMSNorm (eps=None means the machine epsilon of the input dtype, as in torch). With
+    partial=p the statistic comes from the first ceil(p * n) units only: pRMSNorm (Zhang & Sennrich,
+    p = 0.0625), which still rescales all n units.
+    """
+
+    def __init__(self, normalized_shape, eps: float | None = None, partial: float | None = None):
+        super().__init__()
+        self.normalized_shape = check_normalized_shape(normalized_shape)
+        self.eps = None if eps is None else check_eps(eps)
+        self.partial = check_partial(partial)
+        self.n_stat = partial_count(math.prod(self.normalized_shape), self.partial)
+        self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # g
+
+    def forward(self, a: torch.Tensor) -> torch.Tensor:
+        _check_floating(a, "RMSNorm")
+        check_trailing_shape(a.shape, self.normalized_shape)
+        eps = torch.finfo(a.dtype).eps if self.eps is None else self.eps
+        x = a.to(_compute_dtype(a))
+        flat = x.flatten(start_dim=x.ndim - len(self.normalized_shape))
+        used = flat[..., : self.n_stat]  # all units, or pRMSNorm's first p fraction
+        mean_square = used.pow(2).mean(dim=-1, keepdim=True)  # (1/n) sum_i a_i^2
+        y = flat * torch.rsqrt(mean_square + eps)  # a / RMS(a)
+        y = y.unflatten(-1, self.normalized_shape) * self.weight  # g * .
+        return y.to(a.dtype)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, partial={self.partial}"
+
+
+class BatchNorm(nn.Module):
+    """Per-unit statistics over the batch: the same function as torch.nn.BatchNorm1d.
+
+    Training: y = g * (a - mu_B) / sqrt(sigma_B^2 + eps) + b with the batch's biased variance, and the
+    running estimates move toward the batch's mean and *unbiased* variance by `momentum`.
+    Eval: the running estimates replace the batch statistics. Two computations for one layer: the
+    train/inference mismatch of notebook 01 (Ioffe & Szegedy 2015, Alg. 1-2).
+    Input (N, C) or (N, C, L); statistics over N (and L).
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1):
+        super().__init__()
+        if not (isinstance(num_features, int) and num_features > 0):
+            raise ValueError(f"num_features must be a positive int, got {num_features!r}")
+        if not (0 <= momentum <= 1):
+            raise ValueError(f"momentum must lie in [0, 1], got {momentum!r}")
+        self.num_features = num_features
+        self.eps = check_eps(eps)
+        self.momentum = float(momentum)
+        self.weight = nn.Parameter(torch.ones(num_features))  # g
+        self.bias = nn.Parameter(torch.zeros(num_features))  # b
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+
+    def forward(self, a: torch.Tensor) -> torch.Tensor:
+        _check_floating(a, "BatchNorm")
+        if a.ndim not in (2, 3) or a.shape[1] != self.num_features:
+            raise ValueError(
+                f"BatchNorm({self.num_features}) expects input (N, {self.num_features}) or "
+                f"(N, {self.num_features}, L), got shape {tuple(a.shape)}"
+            )
+        dims = (0,) if a.ndim == 2 else (0, 2)
+        count = a.numel() // self.num_features  # values per channel
+        if self.training and count < 2:
+            raise ValueError(
+                f"BatchNorm in training mode needs more than 1 value per channel, got input shape "
+                f"{tuple(a.shape)}: the batch variance of one value is 0 and the output would be "
+                f"the bias alone (notebook 01, M2)"
+            )
+        shape = (1, -1) if a.ndim == 2 else (1, -1, 1)
+        x = a.to(_compute_dtype(a))
+        if self.training:
+            centered = center(x, dims)  # a - mu_B
+            var = centered.pow(2).mean(dim=dims, keepdim=True)  # sigma_B^2, biased
+            with torch.no_grad():
+                mean = x.mean(dim=dims)
+                unbiased_var = var.flatten() * count / (count - 1)
+                self.running_mean.lerp_(mean.to(self.running_mean.dtype), self.momentum)
+                self.running_var.lerp_(unbiased_var.to(self.running_var.dtype), self.momentum)
+        else:
+            centered = x - self.running_mean.to(x.dtype).reshape(shape)
+            var = self.running_var.to(x.dtype).reshape(shape)
+        y = centered * torch.rsqrt(var + self.eps)
+        y = y * self.weight.reshape(shape) + self.bias.reshape(shape)
+        return y.to(a.dtype)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
+
+
+class WeightNormLinear(nn.Module):
+    """A linear layer with w_i = g_i * v_i / ||v_i|| for each output unit i (Salimans & Kingma 2016).
+
+    The same function as torch.nn.utils.parametrizations.weight_norm(nn.Linear(...), dim=0).
+    Initialized like nn.Linear with g_i = ||v_i||, so the first forward pass equals the plain layer.
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True):
+        super().__init__()
+        linear = nn.Linear(in_features, out_features, bias=bias)
+        self.in_features, self.out_features = in_features, out_features
+        self.direction = nn.Parameter(linear.weight.detach().clone())  # v
+        self.scale = nn.Parameter(linear.weight.detach().norm(dim=1))  # g
+        self.bias = linear.bias
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.scale[:, None] * self.direction / self.direction.norm(dim=1, keepdim=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_floating(x, "WeightNormLinear")
+        check_trailing_shape(x.shape, (self.in_features,))
+        return nn.functional.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"{self.in_features}, {self.out_features}, bias={self.bias is not None}"
+
+
+class DyT(nn.Module):
+    """Dynamic Tanh: y = gamma * tanh(alpha * x) + beta, alpha one learnable scalar.
+
+    Zhu, Chen, He, LeCun, Liu 2025 (alpha_init 0.5 by default); introduced in notebook 05. No statistic
+    of any kind: each value is squashed on its own.
+    """
+
+    def __init__(self, normalized_shape, alpha_init: float = 0.5):
+        super().__init__()
+        self.normalized_shape = check_normalized_shape(normalized_shape)
+        if not (math.isfinite(alpha_init) and alpha_init > 0):
+            raise ValueError(f"alpha_init must be positive and finite, got {alpha_init!r}")
+        self.alpha = nn.Parameter(torch.tensor(float(alpha_init)))
+        self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # gamma
+        self.bias = nn.Parameter(torch.zeros(self.normalized_shape))  # beta
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_floating(x, "DyT")
+        check_trailing_shape(x.shape, self.normalized_shape)
+        y = torch.tanh(self.alpha * x.to(_compute_dtype(x)))  # tanh(alpha x)
+        return (y * self.weight + self.bias).to(x.dtype)  # gamma * . + beta
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, alpha={self.alpha.item():.3g}"

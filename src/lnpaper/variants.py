@@ -1,0 +1,46 @@
+"""LayerNorm as it is written in the wild: the variants that are *not* the same function.
+
+Each is the formula a well-known codebase or tutorial uses, kept here so notebook 02 can measure how far
+it sits from torch.nn.LayerNorm (biased variance, eps inside the square root). PAPER_FACTS F4.
+All take a torch tensor and normalize over the last axis, without gain or bias.
+"""
+
+import torch
+
+from lnpaper.norms import center
+
+
+def eps_outside_sqrt(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """(a - mu) / (sigma + eps): the authors' Lua/Torch module put eps on the std."""
+    centered = x - x.mean(dim=-1, keepdim=True)
+    sigma = centered.pow(2).mean(dim=-1, keepdim=True).sqrt()
+    return centered / (sigma + eps)
+
+
+def unbiased_std_eps_outside(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """(a - mu) / (std + eps) with the unbiased std (1/(H-1)): the Annotated Transformer's LayerNorm.
+
+    `x.std()` in PyTorch is unbiased by default, which is how this variant usually arises.
+    """
+    return (x - x.mean(dim=-1, keepdim=True)) / (x.std(dim=-1, keepdim=True) + eps)
+
+
+def unbiased_var_eps_inside(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """(a - mu) / sqrt(var_unbiased + eps): eps in the right place, `x.var()`'s default divisor."""
+    centered = x - x.mean(dim=-1, keepdim=True)
+    return centered / torch.sqrt(x.var(dim=-1, keepdim=True) + eps)
+
+
+def one_pass_variance(x: torch.Tensor) -> torch.Tensor:
+    """E[a^2] - E[a]^2: one sweep over the data, and a difference of two nearly equal numbers."""
+    return x.pow(2).mean(dim=-1) - x.mean(dim=-1).pow(2)
+
+
+def two_pass_variance(x: torch.Tensor) -> torch.Tensor:
+    """E[(a - E[a])^2]: a second sweep, but the squares are of small numbers."""
+    return (x - x.mean(dim=-1, keepdim=True)).pow(2).mean(dim=-1)
+
+
+def recentered_variance(x: torch.Tensor) -> torch.Tensor:
+    """Two passes with the mean removed twice, as lnpaper.LayerNorm does (see `norms.center`)."""
+    return center(x, (-1,)).pow(2).mean(dim=-1)

@@ -1,0 +1,131 @@
+"""The pipeline: the result store, the figure registry and its drift gate, the claims ledger."""
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from lnpaper import __main__ as cli
+from lnpaper import cache, claims
+from lnpaper.experiments import EXPERIMENTS
+from lnpaper.experiments.registry import experiment
+from lnpaper.experiments.transpose import BackwardResult, ParityResult
+from lnpaper.figures import FIGURES, save_png
+
+PAPER_FACTS = Path(__file__).resolve().parents[2] / "shared" / "PAPER_FACTS.md"
+
+
+@dataclasses.dataclass
+class CountResult:
+    values: list
+    scale: float
+
+
+CALLS = []
+
+
+@experiment
+def counting_experiment(*, scale: float = 2.0, sizes=(1, 2)) -> CountResult:
+    CALLS.append(scale)
+    return CountResult(values=[s * scale for s in sizes], scale=scale)
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("LNPAPER_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("LNPAPER_CACHE", raising=False)
+    CALLS.clear()
+    return tmp_path
+
+
+def test_an_experiment_runs_once_per_arguments_and_then_comes_from_the_store(store):
+    first = counting_experiment()
+    second = counting_experiment()
+    assert first == second == CountResult(values=[2.0, 4.0], scale=2.0)
+    assert CALLS == [2.0]
+    counting_experiment(scale=3.0)
+    assert CALLS == [2.0, 3.0]
+    assert len(list(store.glob("counting_experiment-*.json"))) == 2
+
+
+def test_a_fresh_result_and_a_stored_one_are_identical(store, monkeypatch):
+    fresh = counting_experiment(sizes=(1, 2, 3))  # tuples come back as lists both times
+    stored = counting_experiment(sizes=(1, 2, 3))
+    monkeypatch.setenv("LNPAPER_CACHE", "off")
+    uncached = counting_experiment(sizes=(1, 2, 3))
+    assert repr(fresh) == repr(stored) == repr(uncached)
+    assert CALLS == [2.0, 2.0]
+
+
+def test_the_store_key_changes_with_the_package_source(store, monkeypatch):
+    counting_experiment()
+    monkeypatch.setattr(cache, "source_hash", lambda: "another version of the code")
+    counting_experiment()
+    assert CALLS == [2.0, 2.0]
+
+
+def test_results_must_be_plain_numbers(store):
+    with pytest.raises(TypeError, match="plain numbers"):
+        cache.round_trip(CountResult, CountResult(values=[object()], scale=1.0))
+
+
+def test_every_figure_is_byte_identical_when_drawn_twice(tmp_path):
+    for name, spec in FIGURES.items():
+        save_png(spec.render(), tmp_path / "a.png")
+        save_png(spec.render(), tmp_path / "b.png")
+        assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes(), name
+
+
+def test_figures_check_fails_on_missing_changed_and_stale_files(tmp_path, capsys):
+    name = "transpose_table"
+    args = ["figures", name, "--out", str(tmp_path), "--check"]
+    assert cli.main(args) == 1  # missing
+    assert cli.main(["figures", name, "--out", str(tmp_path)]) == 0
+    assert cli.main(args) == 0
+    png = tmp_path / f"{name}.png"
+    png.write_bytes(png.read_bytes() + b"\0")
+    assert cli.main(args) == 1
+    assert f"{name}.png differs" in capsys.readouterr().err
+    (tmp_path / "retired_figure.png").write_bytes(b"")
+    problems = cli.compare_figures([], tmp_path, every=True)
+    assert any("retired_figure.png has no figure function" in p for p in problems)
+
+
+def test_every_figure_draws_a_registered_experiment():
+    for spec in FIGURES.values():
+        assert spec.experiment is None or spec.experiment in EXPERIMENTS.values()
+
+
+def test_claim_ids_are_unique_and_well_formed():
+    ids = [claim.id for claim in claims.CLAIMS]
+    assert len(ids) == len(set(ids))
+    assert all(re.fullmatch(r"[MFRITP]\d", claim_id) for claim_id in ids)
+
+
+@pytest.mark.skipif(not PAPER_FACTS.exists(), reason="shared/PAPER_FACTS.md is not beside the repo")
+def test_the_ledger_lists_every_claim_id_of_paper_facts():
+    in_facts = set(re.findall(r"\*\*([MFRITP]\d)\b", PAPER_FACTS.read_text()))
+    assert in_facts == {claim.id for claim in claims.CLAIMS}
+
+
+def test_claims_md_has_one_row_per_claim_and_only_known_verdicts():
+    text = claims.markdown()
+    rows = [line for line in text.splitlines() if re.match(r"\| [MFRITP]\d \|", line)]
+    assert len(rows) == len(claims.CLAIMS)
+    for row in rows:
+        verdict = row.split(" | ")[5]
+        assert verdict in claims.VERDICTS, row
+
+
+def test_a_claim_check_can_fail():
+    good = ParityResult([[2, 8]], 1e-16, 1e-16, 0.3, 1.5, 1.0, 0.0)
+    assert claims.check_f1(good).verdict == claims.REPRODUCED
+    for broken in (
+        dataclasses.replace(good, max_diff_module=1e-3),  # not the same function as torch
+        dataclasses.replace(good, max_diff_unbiased=0.0),  # check cannot see the variance choice
+        dataclasses.replace(good, init_gain=0.1),
+    ):
+        assert claims.check_f1(broken).verdict == claims.NOT_REPRODUCED
+    backward = BackwardResult([6, 16], 1e-15, 1e-15, 1e-15, False, 1e-15)
+    assert claims.check_f3(backward).verdict == claims.NOT_REPRODUCED
