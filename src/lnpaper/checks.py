@@ -50,7 +50,11 @@ def check_partial(partial: float | None) -> float | None:
 
 
 def partial_count(n: int, partial: float | None) -> int:
-    """How many leading units pRMSNorm averages over: ceil(p * n), at least one."""
+    """How many leading units pRMSNorm averages over: ceil(p * n), at least one.
+
+    p * n is rounded to 9 decimals first, so that p = 0.28, n = 25 gives 7 units and not the 8 that
+    the binary value of 0.28 * 25 (7.000000000000001) would.
+    """
     if partial is None:
         return n
-    return max(1, math.ceil(partial * n))
+    return max(1, math.ceil(round(partial * n, 9)))

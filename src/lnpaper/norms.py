@@ -9,7 +9,8 @@ arithmetic is visible: the notebooks read these lines next to the equations they
 - WeightNormLinear: Salimans & Kingma 2016, the third row of the invariance table (notebook 04)
 - DyT: Zhu et al. 2025, a normalizer with no statistics at all (notebook 05)
 
-Half-precision inputs (float16, bfloat16) are computed in float32 and returned in their own dtype.
+The normalizers compute half-precision inputs (float16, bfloat16) in float32 and return them in
+their own dtype; WeightNormLinear, like nn.Linear, wants input and weights of one dtype.
 """
 
 import math
@@ -89,7 +90,7 @@ class RMSNorm(nn.Module):
     """y = g * a / RMS(a), RMS(a) = sqrt((1/n) sum_i a_i^2 + eps); no centering, no bias.
 
     Zhang & Sennrich 2019; introduced in notebook 06. With partial=None it is the same function
-    as torch.nn.RMSNorm (eps=None means the machine epsilon of the input dtype, as in torch). With
+    as torch.nn.RMSNorm (eps=None means the machine epsilon of the dtype computed in). With
     partial=p the statistic comes from the first ceil(p * n) units only: pRMSNorm (Zhang & Sennrich,
     p = 0.0625), which still rescales all n units.
     """
@@ -105,8 +106,10 @@ class RMSNorm(nn.Module):
     def forward(self, a: torch.Tensor) -> torch.Tensor:
         _check_floating(a, "RMSNorm")
         check_trailing_shape(a.shape, self.normalized_shape)
-        eps = torch.finfo(a.dtype).eps if self.eps is None else self.eps
         x = a.to(_compute_dtype(a))
+        eps = (
+            torch.finfo(x.dtype).eps if self.eps is None else self.eps
+        )  # as torch: of float32 for halves
         flat = x.flatten(start_dim=x.ndim - len(self.normalized_shape))
         used = flat[..., : self.n_stat]  # all units, or pRMSNorm's first p fraction
         mean_square = used.pow(2).mean(dim=-1, keepdim=True)  # (1/n) sum_i a_i^2
