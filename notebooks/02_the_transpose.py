@@ -27,8 +27,8 @@
 # - the LayerNorms in the wild that are *not* the same function, and a variance formula that
 #   breaks in float32 (**F4**).
 #
-# Runs in a few seconds on one CPU core. Claim IDs refer to `PAPER_FACTS.md`; every check here also
-# feeds `CLAIMS.md`.
+# Runs in a few seconds on one CPU core. Every claim checked here is also a row of `CLAIMS.md`, the
+# companion's ledger, printed from the same check.
 
 # %%
 # %matplotlib inline

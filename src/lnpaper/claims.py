@@ -1,4 +1,7 @@
-"""The claims ledger: one record per claim ID of PAPER_FACTS.md, and the writer of CLAIMS.md.
+"""The claims ledger: one record per claim the companion checks, and the writer of CLAIMS.md.
+
+Claim IDs (M1-M5, F1-F4, R1-R5, I1-I4, T1-T7, P1-P5) follow the project's paper-facts sheet, which
+holds the sources' exact equations and numbers.
 
 A record says what a source claims and, once a notebook checks it, how: a function from experiment
 results to our measured value and a verdict. CLAIMS.md and each notebook's "Claims checked here" table
@@ -173,7 +176,7 @@ CLAIMS = [
     Claim(
         "F4",
         "variants in the wild are different functions; one-pass variance fails at large offsets",
-        "Annotated Transformer; authors' Torch code; PAPER_FACTS F4",
+        "the Annotated Transformer; the authors' Lua/Torch code",
         "unbiased std + eps outside; float32 mean 100, std 0.01 gives variance <= 0",
         N02,
         (experiments.variants_vs_scale, experiments.one_pass_variance),
@@ -369,9 +372,10 @@ def markdown() -> str:
         "# Claims ledger",
         "",
         "Written by `python -m lnpaper figures` (`make figures`) from the claim records in",
-        "`src/lnpaper/claims.py`; `make test` fails if this file differs from a fresh run. Claim IDs",
-        "and the sources' exact wording are in PAPER_FACTS.md. A claim that no notebook checks yet",
-        "says `pending`.",
+        "`src/lnpaper/claims.py`; `make test` fails if this file differs from a fresh run. Each row",
+        "gives the source by paper and section, the source's value, ours and a verdict: `reproduced`,",
+        "`partly`, `not reproduced` or `not checkable at CPU scale`. A claim that no notebook checks",
+        "yet says `pending`.",
         "",
         f"{len(table)} claims: {summary}.",
         "",

@@ -1,7 +1,7 @@
 """LayerNorm as it is written in the wild: the variants that are *not* the same function.
 
 Each is the formula a well-known codebase or tutorial uses, kept here so notebook 02 can measure how far
-it sits from torch.nn.LayerNorm (biased variance, eps inside the square root). PAPER_FACTS F4.
+it sits from torch.nn.LayerNorm (biased variance, eps inside the square root): claim F4.
 All take a torch tensor and normalize over the last axis, without gain or bias.
 """
 

@@ -1,4 +1,4 @@
-"""Experiments of notebook 02, the transpose: claims F1-F4 of PAPER_FACTS.md."""
+"""Experiments of notebook 02, the transpose: claims F1-F4."""
 
 from dataclasses import dataclass
 
