@@ -40,12 +40,18 @@ check: $(TESTED)
 lab: $(READER)
 	$(BIN)/jupyter lab notebooks
 
-# Bring each notebook in line with its jupytext source, then execute it in place, in order.
+# Bring each notebook in line with its jupytext source, then execute it in place, in order. The second
+# pass merges stdout chunks and drops per-cell metadata, both of which depend on timing, so a re-run
+# that changes nothing leaves git clean.
 notebooks: $(TESTED)
 	for src in $(NOTEBOOKS); do \
+		nb=$${src%.py}.ipynb; \
 		$(BIN)/jupytext --quiet --to ipynb --update $$src && \
-		$(BIN)/jupyter nbconvert --log-level WARN --to notebook --execute --inplace \
-			--ExecutePreprocessor.kernel_name=python3 $${src%.py}.ipynb || exit 1; \
+		$(BIN)/jupyter nbconvert --log-level WARN --to notebook --inplace --execute \
+			--ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False $$nb && \
+		$(BIN)/jupyter nbconvert --log-level WARN --to notebook --inplace --coalesce-streams \
+			--ClearMetadataPreprocessor.enabled=True \
+			--ClearMetadataPreprocessor.clear_notebook_metadata=False $$nb || exit 1; \
 	done
 
 # glibc keeps freed temporaries instead of unmapping them (see src/lnpaper/bench.py).

@@ -40,6 +40,9 @@ def test_notebook_was_executed_top_to_bottom_without_errors(path):
     errors = [out for cell in code for out in cell.outputs if out.output_type == "error"]
     assert not errors
     assert notebook.metadata.kernelspec.name == "python3"
+    assert not [cell for cell in code if "execution" in cell.metadata], (
+        "timestamps: `make notebooks`"
+    )
 
 
 @pytest.mark.parametrize("path", EXECUTED, ids=lambda p: p.stem)
