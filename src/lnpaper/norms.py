@@ -107,9 +107,8 @@ class RMSNorm(nn.Module):
         _check_floating(a, "RMSNorm")
         check_trailing_shape(a.shape, self.normalized_shape)
         x = a.to(_compute_dtype(a))
-        eps = (
-            torch.finfo(x.dtype).eps if self.eps is None else self.eps
-        )  # as torch: of float32 for halves
+        # eps=None: the machine epsilon of the dtype computed in (float32 for halves), as torch does.
+        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
         flat = x.flatten(start_dim=x.ndim - len(self.normalized_shape))
         used = flat[..., : self.n_stat]  # all units, or pRMSNorm's first p fraction
         mean_square = used.pow(2).mean(dim=-1, keepdim=True)  # (1/n) sum_i a_i^2

@@ -24,13 +24,14 @@ class ParityResult:
 
 @experiment
 def layernorm_parity(*, shapes=((4, 8), (2, 5, 32), (3, 1024)), seed: int = 0) -> ParityResult:
-    """F1: lnpaper's LayerNorm, the numpy reference and torch.nn.LayerNorm are one function; the
-    biased variance and eps-inside-sqrt choices are visible in float64 (the diffs below are large)."""
+    """F1: lnpaper's LayerNorm, the numpy reference and torch.nn.LayerNorm are one function. So that
+    the check can fail, it also measures how far the unbiased-variance and eps-outside-sqrt versions
+    land: far above float64 rounding."""
     generator = torch.Generator().manual_seed(seed)
     module_diff = numpy_diff = unbiased_diff = outside_diff = 0.0
     for shape in shapes:
         h = shape[-1]
-        # Small rows make eps and the 1/(H-1) visible; scales span 1e-3..1e2.
+        # Row scales span 1e-3..1e2: small spreads expose where eps sits, short rows the 1/(H-1).
         scale = 10 ** (5 * torch.rand(*shape[:-1], 1, generator=generator) - 3)
         x = (scale * torch.randn(*shape, generator=generator)).double()
         gain = 1 + 0.5 * torch.randn(h, generator=generator).double()
