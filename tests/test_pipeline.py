@@ -8,7 +8,12 @@ import pytest
 
 from lnpaper import __main__ as cli
 from lnpaper import cache, claims
-from lnpaper.experiments import EXPERIMENTS
+from lnpaper.experiments import (
+    EXPERIMENTS,
+    one_pass_variance,
+    per_token_independence,
+    variants_vs_scale,
+)
 from lnpaper.experiments.registry import experiment
 from lnpaper.experiments.transpose import BackwardResult, ParityResult
 from lnpaper.figures import FIGURES, save_png
@@ -129,3 +134,11 @@ def test_a_claim_check_can_fail():
         assert claims.check_f1(broken).verdict == claims.NOT_REPRODUCED
     backward = BackwardResult([6, 16], 1e-15, 1e-15, 1e-15, False, 1e-15)
     assert claims.check_f3(backward).verdict == claims.NOT_REPRODUCED
+    leaky = dataclasses.replace(per_token_independence(), layernorm_max_other=1e-7)
+    assert claims.check_f2(leaky).verdict == claims.NOT_REPRODUCED
+    one_pass = one_pass_variance()
+    at_100 = one_pass.offsets.index(100.0)
+    shares = list(one_pass.nonpositive_fraction)
+    shares[at_100] = 0.0  # one-pass variance never went <= 0: the float32 failure did not show
+    robust = dataclasses.replace(one_pass, nonpositive_fraction=shares)
+    assert claims.check_f4(variants_vs_scale(), robust).verdict == claims.NOT_REPRODUCED

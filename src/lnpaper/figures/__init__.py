@@ -1,6 +1,5 @@
 """Figures: one function per figure, a registry, and the writer behind `python -m lnpaper figures`."""
 
-from lnpaper.figures import transpose
 from lnpaper.figures.registry import FIGURES, FigureSpec, figure, save_png
 from lnpaper.figures.transpose import (
     one_pass_variance,
@@ -16,7 +15,6 @@ __all__ = [
     "one_pass_variance",
     "per_token_independence",
     "save_png",
-    "transpose",
     "transpose_table",
     "variants_vs_scale",
 ]
