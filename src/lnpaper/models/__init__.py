@@ -1,0 +1,1 @@
+"""What the experiments train: small models built from `lnpaper.norms`, one module per family."""
