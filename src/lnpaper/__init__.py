@@ -6,6 +6,7 @@ experiments, the figures and the claims ledger.
 """
 
 from lnpaper import functional
+from lnpaper.invariance import invariance_table
 from lnpaper.norms import BatchNorm, DyT, LayerNorm, RMSNorm, WeightNormLinear
 from lnpaper.runtime import setup
 
@@ -16,5 +17,6 @@ __all__ = [
     "RMSNorm",
     "WeightNormLinear",
     "functional",
+    "invariance_table",
     "setup",
 ]

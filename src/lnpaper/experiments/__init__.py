@@ -5,6 +5,12 @@ Every experiment goes through the result store in `lnpaper.cache`, so the notebo
 `python -m lnpaper figures` that draws it pay for it once.
 """
 
+from lnpaper.experiments.invariances import (
+    fisher_doubling,
+    invariance_measurements,
+    reparameterization,
+    sgd_geometry,
+)
 from lnpaper.experiments.registry import EXPERIMENTS, experiment
 from lnpaper.experiments.transpose import (
     backward_parity,
@@ -18,8 +24,12 @@ __all__ = [
     "EXPERIMENTS",
     "backward_parity",
     "experiment",
+    "fisher_doubling",
+    "invariance_measurements",
     "layernorm_parity",
     "one_pass_variance",
     "per_token_independence",
+    "reparameterization",
+    "sgd_geometry",
     "variants_vs_scale",
 ]

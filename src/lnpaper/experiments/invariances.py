@@ -1,0 +1,337 @@
+"""Experiments of notebook 04, invariances and the geometry of Section 5: claims I1-I4."""
+
+import copy
+from dataclasses import dataclass
+
+import torch
+from sklearn.datasets import load_digits
+from torch import nn
+
+from lnpaper import geometry, invariance
+from lnpaper.experiments.registry import experiment
+from lnpaper.norms import BatchNorm, LayerNorm, WeightNormLinear
+from lnpaper.train import epoch_batches, train
+
+
+@dataclass
+class InvarianceResult:
+    rows: list
+    columns: list
+    threshold: float
+    draws: int
+    max_change: dict  # row -> column -> largest output change over the draws (seed seeds[0])
+    min_change: dict  # row -> column -> smallest output change over the draws
+    min_input_change: dict  # column -> smallest change of the summed inputs a over the draws
+    seeds: list
+    tables: list  # one verdict table (row -> column -> invariant?) per seed
+    library_eps: float
+    max_change_library_eps: dict  # row -> column -> largest change with eps = library_eps
+
+
+@experiment
+def invariance_measurements(
+    *, seeds=(0, 1, 2, 3, 4), draws: int = 6, library_eps: float = 1e-5
+) -> InvarianceResult:
+    """I1: every cell of the invariance table measured, for several seeds, plus the same
+    measurement with the libraries' eps inside the square root instead of the paper's none."""
+    first = invariance.measure_invariances(seeds[0], draws=draws)
+    tables = [invariance.invariance_table(seed) for seed in seeds]
+    with_eps = invariance.max_output_changes(seeds[0], draws=draws, eps=library_eps)
+    return InvarianceResult(
+        rows=list(invariance.ROWS),
+        columns=list(invariance.COLUMNS),
+        threshold=invariance.THRESHOLD,
+        draws=draws,
+        max_change={r: {c: max(v) for c, v in cols.items()} for r, cols in first.changes.items()},
+        min_change={r: {c: min(v) for c, v in cols.items()} for r, cols in first.changes.items()},
+        min_input_change={c: min(v) for c, v in first.input_changes.items()},
+        seeds=list(seeds),
+        tables=tables,
+        library_eps=library_eps,
+        max_change_library_eps=with_eps,
+    )
+
+
+@dataclass
+class ReparameterizationResult:
+    unit: int  # the unit whose incoming weights are re-scaled
+    delta: float  # by this factor
+    weightnorm_change: float  # max |change| of WeightNorm's output on fresh inputs
+    batchnorm_expected_change: float  # BatchNorm with expected statistics recomputed for the new W
+    batchnorm_stale_change: float  # BatchNorm evaluated with the statistics of the old W
+    layernorm_change: float
+    layernorm_change_per_unit: list  # max |change| of each unit's LayerNorm output
+
+
+@experiment
+def reparameterization(
+    *,
+    unit: int = 0,
+    delta: float = 3.0,
+    population: int = 512,
+    fresh: int = 64,
+    inputs: int = 10,
+    units: int = 8,
+    seed: int = 0,
+) -> ReparameterizationResult:
+    """I2: scale one unit's incoming weights and compare the input-output maps on inputs the layer
+    never saw. WeightNorm and BatchNorm with expected statistics are the same map (a
+    reparameterization); LayerNorm's map changes, in every unit, because sigma is shared."""
+    generator = torch.Generator().manual_seed(seed)
+    w = torch.randn(units, inputs, generator=generator, dtype=torch.float64) / inputs**0.5
+    scaled = w.clone()
+    scaled[unit] *= delta
+    data = torch.randn(population, inputs, generator=generator, dtype=torch.float64)  # p(x)
+    x = torch.randn(fresh, inputs, generator=generator, dtype=torch.float64)
+
+    weightnorm = WeightNormLinear(inputs, units, bias=False).double()
+    layernorm = LayerNorm(units, eps=invariance.PAPER_EPS).double()
+    batchnorm = BatchNorm(units, eps=invariance.PAPER_EPS).double().eval()
+
+    def with_expected_statistics(weights):
+        """Eval-mode BatchNorm whose mu_i, sigma_i^2 are E[w_i.x] and Var[w_i.x] over p(x)."""
+        a = data @ weights.T
+        batchnorm.running_mean.copy_(a.mean(dim=0))
+        batchnorm.running_var.copy_(a.var(dim=0, correction=0))
+        return batchnorm(x @ weights.T)
+
+    with torch.no_grad():
+        weightnorm.direction.copy_(w)
+        wn_before = weightnorm(x)
+        weightnorm.direction.copy_(scaled)
+        wn_after = weightnorm(x)
+        bn_before = with_expected_statistics(w)
+        bn_after = with_expected_statistics(scaled)
+        with_expected_statistics(w)  # the statistics of the old W, kept after W changed
+        bn_stale = batchnorm(x @ scaled.T)
+        ln_change = (layernorm(x @ scaled.T) - layernorm(x @ w.T)).abs().amax(dim=0)
+    return ReparameterizationResult(
+        unit=unit,
+        delta=delta,
+        weightnorm_change=(wn_after - wn_before).abs().max().item(),
+        batchnorm_expected_change=(bn_after - bn_before).abs().max().item(),
+        batchnorm_stale_change=(bn_stale - bn_before).abs().max().item(),
+        layernorm_change=ln_change.max().item(),
+        layernorm_change_per_unit=ln_change.tolist(),
+    )
+
+
+def _digits() -> tuple[torch.Tensor, torch.Tensor]:
+    """scikit-learn's bundled 8x8 digits (no download), pixels scaled to [0, 1], float64."""
+    images, labels = load_digits(return_X_y=True)
+    return torch.from_numpy(images / 16.0), torch.from_numpy(labels).long()
+
+
+def layernorm_mlp(hidden: int, init_scale: float, seed: int, eps: float) -> nn.Sequential:
+    """64 -> hidden (no bias: it would sit inside a) -> LayerNorm -> tanh -> 10, float64, with
+    ||W1|| about init_scale * sqrt(hidden). The rest of the initialization does not depend on
+    init_scale, and LayerNorm removes it from the output: every init_scale is the same function."""
+    generator = torch.Generator().manual_seed(seed)
+    model = nn.Sequential(
+        nn.Linear(64, hidden, bias=False),
+        LayerNorm(hidden, eps=eps),
+        nn.Tanh(),
+        nn.Linear(hidden, 10),
+    ).double()
+    with torch.no_grad():
+        w1 = torch.randn(hidden, 64, generator=generator, dtype=torch.float64) / 8.0
+        model[0].weight.copy_(init_scale * w1)
+        model[3].weight.copy_(torch.randn(10, hidden, generator=generator, dtype=torch.float64))
+        model[3].weight.mul_(hidden**-0.5)
+        model[3].bias.zero_()
+    return model
+
+
+@dataclass
+class SGDGeometryResult:
+    lr: float
+    init_scales: list
+    steps: int
+    norms: dict  # init scale -> ||W1_t||, t = 0..steps
+    grad_norms: dict  # -> ||g_t||
+    cosines: dict  # -> cos(g_t, W1_t)
+    angles: dict  # -> angle(W1_t, W1_{t+1}) in radians
+    norm_sq_increments: dict  # -> measured ||W1_{t+1}||^2 - ||W1_t||^2
+    loss_steps: list
+    train_loss: dict  # -> mean training loss per logging window
+    halving_ratio: float  # ||grad at 2 W1|| / ||grad at W1||, one batch, at init
+    halving_deviation: float  # ||2 grad(2 W1) - grad(W1)|| / ||grad(W1)||
+    cosine_library_eps: float  # cos(g, W1) at init with eps = 1e-5 inside the sqrt
+
+
+def _first_layer_grad(model, x, y) -> torch.Tensor:
+    model.zero_grad(set_to_none=True)
+    nn.functional.cross_entropy(model(x), y).backward()
+    return model[0].weight.grad.clone()
+
+
+@experiment
+def sgd_geometry(
+    *,
+    init_scales=(1.0, 3.0),
+    steps: int = 400,
+    lr: float = 0.5,
+    hidden: int = 64,
+    batch: int = 64,
+    seed: int = 0,
+) -> SGDGeometryResult:
+    """I3: a layer-normalized MLP on the digits, trained with plain SGD (no momentum, no weight
+    decay) from the same function at several scales of W1; the geometry of W1 at every step."""
+    images, labels = _digits()
+    batches = epoch_batches(len(labels), batch, seed)
+
+    def loss_fn(model, indices):
+        return nn.functional.cross_entropy(model(images[indices]), labels[indices])
+
+    per_scale = {key: {} for key in ("norms", "grads", "cosines", "angles", "increments", "loss")}
+    loss_steps = []
+    for scale in init_scales:
+        model = layernorm_mlp(hidden, scale, seed, invariance.PAPER_EPS)
+        recorder = geometry.WeightGeometry(model[0].weight)
+        history = train(model, loss_fn, batches, steps=steps, lr=lr, optimizer="sgd", log_every=10)
+        recorder.close()
+        key = f"{scale:g}"
+        per_scale["norms"][key] = recorder.norms
+        per_scale["grads"][key] = recorder.grad_norms
+        per_scale["cosines"][key] = recorder.cosines
+        per_scale["angles"][key] = recorder.angles
+        per_scale["increments"][key] = recorder.norm_sq_increments
+        per_scale["loss"][key] = history.train_loss
+        loss_steps = history.steps
+
+    x, y = images[batches(0)], labels[batches(0)]
+    model = layernorm_mlp(hidden, init_scales[0], seed, invariance.PAPER_EPS)
+    grad = _first_layer_grad(model, x, y)
+    doubled = copy.deepcopy(model)
+    with torch.no_grad():
+        doubled[0].weight.mul_(2.0)
+    grad_doubled = _first_layer_grad(doubled, x, y)
+    library = layernorm_mlp(hidden, init_scales[0], seed, eps=1e-5)
+    return SGDGeometryResult(
+        lr=lr,
+        init_scales=list(init_scales),
+        steps=steps,
+        norms=per_scale["norms"],
+        grad_norms=per_scale["grads"],
+        cosines=per_scale["cosines"],
+        angles=per_scale["angles"],
+        norm_sq_increments=per_scale["increments"],
+        loss_steps=loss_steps,
+        train_loss=per_scale["loss"],
+        halving_ratio=(grad_doubled.norm() / grad.norm()).item(),
+        halving_deviation=((2 * grad_doubled - grad).norm() / grad.norm()).item(),
+        cosine_library_eps=geometry.cosine(
+            _first_layer_grad(library, x, y), library[0].weight.detach()
+        ),
+    )
+
+
+@dataclass
+class FisherResult:
+    kinds: list  # which unit, and which weights were doubled
+    nominal: dict  # block label -> the factor the argument predicts when w doubles
+    ratios: dict  # kind -> block label -> ||F'_block|| / ||F_block|| (Frobenius)
+    off_scalar: dict  # kind -> block label -> ||F'_block - ratio F_block|| / ||F'_block||
+    length_ratio: dict  # kind -> sqrt(u^T F'_ww u) / sqrt(u^T F_ww u), u a random w direction
+    gradient_ratios: dict  # kind -> parameter -> ||grad' || / ||grad||
+    logit_change: dict  # kind -> max |z' - z|: did the model's output change?
+    radial_curvature: dict  # kind -> w^T F_ww w / (||w||^2 * largest eigenvalue of F_ww)
+
+
+# The weights doubled, the parameter names of (w, g, b) and, for LN one row, the rows of W used.
+FISHER_KINDS = ("weightnorm", "batchnorm", "layernorm, whole W", "layernorm, one row w_1")
+
+
+def _fisher_unit(kind: str, inputs: int, units: int, generator: torch.Generator):
+    if kind == "weightnorm":
+        return geometry.weightnorm_logistic_unit(inputs, generator), ("direction", "scale", "bias")
+    if kind == "batchnorm":
+        return geometry.batchnorm_logistic_unit(inputs, generator), (
+            "0.weight",
+            "1.weight",
+            "1.bias",
+        )
+    layer = geometry.layernorm_logistic_layer(inputs, units, generator)
+    return layer, ("0.weight", "1.weight", "1.bias")
+
+
+@experiment
+def fisher_doubling(
+    *, cases: int = 512, inputs: int = 6, units: int = 4, seed: int = 0
+) -> FisherResult:
+    """I4: the Fisher information of normalized logistic units before and after doubling w.
+
+    WeightNorm and BatchNorm (expected statistics over `cases` inputs): one unit, w doubled.
+    LayerNorm: `units` logistic units sharing mu and sigma, with the whole W doubled, or one row.
+    """
+    nominal = {"w-w": 0.25, "w-g": 0.5, "w-b": 0.5, "g-g": 1.0, "g-b": 1.0, "b-b": 1.0}
+    ratios, off_scalar, length_ratio, gradient_ratios = {}, {}, {}, {}
+    logit_change, radial = {}, {}
+    for kind in FISHER_KINDS:
+        generator = torch.Generator().manual_seed(seed)
+        x = 0.5 + torch.randn(cases, inputs, generator=generator, dtype=torch.float64)
+        module, names = _fisher_unit(kind, inputs, units, generator)
+        with torch.no_grad():
+            p = torch.sigmoid(module(x))
+        y = torch.bernoulli(p, generator=generator)  # labels drawn from the model itself
+        u = torch.randn(inputs, generator=generator, dtype=torch.float64)  # a w direction
+        weight = dict(module.named_parameters())[names[0]]
+        row = kind.endswith("one row w_1")
+
+        def measure(module=module, x=x, y=y, names=names):
+            fisher, blocks = geometry.logistic_fisher(module, x, names)
+            grads = geometry.log_likelihood_gradient(module, x, y, names)
+            with torch.no_grad():
+                z = module(x)
+            return fisher, blocks, grads, z
+
+        fisher0, blocks, grads0, z0 = measure()
+        with torch.no_grad():
+            if row:
+                weight[0] *= 2.0
+            else:
+                weight *= 2.0
+        fisher1, _, grads1, z1 = measure()
+
+        w_slice = blocks[names[0]]
+        if row:  # only the doubled row's coordinates: the first `inputs` entries of W
+            w_slice = slice(w_slice.start, w_slice.start + inputs)
+        labelled = {"w": w_slice, "g": blocks[names[1]], "b": blocks[names[2]]}
+        ratios[kind], off_scalar[kind] = {}, {}
+        for label in nominal:
+            left, right = label.split("-")
+            before = fisher0[labelled[left], labelled[right]]
+            after = fisher1[labelled[left], labelled[right]]
+            ratio = (after.norm() / before.norm()).item()
+            ratios[kind][label] = ratio
+            off_scalar[kind][label] = ((after - ratio * before).norm() / after.norm()).item()
+        if row or weight.ndim == 1 or weight.shape[0] == 1:
+            direction = u
+        else:  # the same direction u in every unit's weights
+            direction = u.repeat(weight.shape[0])
+        ww0 = fisher0[labelled["w"], labelled["w"]]
+        ww1 = fisher1[labelled["w"], labelled["w"]]
+        length_ratio[kind] = ((direction @ ww1 @ direction) / (direction @ ww0 @ direction)).item()
+        length_ratio[kind] **= 0.5
+        gradient_ratios[kind] = {
+            "w": (
+                grads1[0].flatten()[: direction.numel()].norm()
+                / grads0[0].flatten()[: direction.numel()].norm()
+            ).item(),
+            "g": (grads1[1].norm() / grads0[1].norm()).item(),
+            "b": (grads1[2].norm() / grads0[2].norm()).item(),
+        }
+        logit_change[kind] = (z1 - z0).abs().max().item()
+        w_flat = weight.detach().flatten()[: direction.numel()]
+        largest = torch.linalg.eigvalsh(ww1).max()
+        radial[kind] = ((w_flat @ ww1 @ w_flat) / (w_flat @ w_flat * largest)).item()
+    return FisherResult(
+        kinds=list(FISHER_KINDS),
+        nominal=nominal,
+        ratios=ratios,
+        off_scalar=off_scalar,
+        length_ratio=length_ratio,
+        gradient_ratios=gradient_ratios,
+        logit_change=logit_change,
+        radial_curvature=radial,
+    )
