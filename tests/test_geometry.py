@@ -1,0 +1,206 @@
+"""Section 5 geometry: Fisher information of normalized logistic units, weight geometry under SGD."""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from lnpaper import claims, geometry
+from lnpaper.experiments import fisher_doubling, sgd_geometry
+from lnpaper.norms import LayerNorm
+from lnpaper.train import train
+
+
+def _gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def _inputs(cases=64, inputs=5, seed=1):
+    return 0.5 + torch.randn(cases, inputs, generator=_gen(seed), dtype=torch.float64)
+
+
+def test_weightnorm_fisher_equals_the_closed_form():
+    # z = g v.x / |v| + b: dz/dv = (g / |v|) (I - v^ v^T) x, dz/dg = v^.x, dz/db = 1.
+    x = _inputs()
+    unit = geometry.weightnorm_logistic_unit(5, _gen())
+    fisher, blocks = geometry.logistic_fisher(unit, x, ("direction", "scale", "bias"))
+    v, g, b = unit.direction.detach()[0], unit.scale.detach()[0], unit.bias.detach()[0]
+    v_hat = v / v.norm()
+    z = g * x @ v_hat + b
+    jacobian = torch.cat(
+        [
+            (g / v.norm()) * (x - (x @ v_hat)[:, None] * v_hat),
+            (x @ v_hat)[:, None],
+            torch.ones(len(x), 1, dtype=torch.float64),
+        ],
+        dim=1,
+    )
+    s = torch.sigmoid(z)
+    expected = jacobian.T @ ((s * (1 - s))[:, None] * jacobian) / len(x)
+    torch.testing.assert_close(fisher, expected, rtol=1e-12, atol=1e-14)
+    assert blocks == {"direction": slice(0, 5), "scale": slice(5, 6), "bias": slice(6, 7)}
+
+
+def test_fisher_is_symmetric_positive_semidefinite_and_blind_along_w():
+    x = _inputs()
+    for unit, names in (
+        (geometry.weightnorm_logistic_unit(5, _gen()), ("direction", "scale", "bias")),
+        (geometry.batchnorm_logistic_unit(5, _gen()), ("0.weight", "1.weight", "1.bias")),
+    ):
+        fisher, blocks = geometry.logistic_fisher(unit, x, names)
+        torch.testing.assert_close(fisher, fisher.T)
+        assert torch.linalg.eigvalsh(fisher).min() > -1e-12
+        w = dict(unit.named_parameters())[names[0]].detach().flatten()
+        ww = fisher[blocks[names[0]], blocks[names[0]]]
+        # scaling w leaves z unchanged, so w is a null direction of the w-w block
+        assert (ww @ w).norm() < 1e-12 * ww.norm() * w.norm()
+
+
+def test_batchnorm_unit_uses_the_statistics_of_every_case():
+    x = _inputs()
+    unit = geometry.batchnorm_logistic_unit(5, _gen())
+    a = x @ unit[0].weight.detach()[0]
+    expected = 1.5 * (a - a.mean()) / a.std(correction=0) + 0.3
+    torch.testing.assert_close(unit(x), expected, rtol=1e-12, atol=1e-12)
+
+
+def _doubled_ratio(unit, names, x, scale_row=None):
+    f0, blocks = geometry.logistic_fisher(unit, x, names)
+    weight = dict(unit.named_parameters())[names[0]]
+    with torch.no_grad():
+        if scale_row is None:
+            weight *= 2.0
+        else:
+            weight[scale_row] *= 2.0
+    f1, _ = geometry.logistic_fisher(unit, x, names)
+    return f0, f1, blocks
+
+
+def test_doubling_w_of_a_weightnorm_unit_scales_the_blocks_by_quarter_half_one():
+    x = _inputs()
+    names = ("direction", "scale", "bias")
+    f0, f1, blocks = _doubled_ratio(geometry.weightnorm_logistic_unit(5, _gen()), names, x)
+    w, g, b = (blocks[n] for n in names)
+    torch.testing.assert_close(f1[w, w], f0[w, w] / 4, rtol=1e-12, atol=0)
+    torch.testing.assert_close(f1[w, g], f0[w, g] / 2, rtol=1e-12, atol=0)
+    torch.testing.assert_close(f1[w, b], f0[w, b] / 2, rtol=1e-12, atol=0)
+    torch.testing.assert_close(f1[g, g], f0[g, g], rtol=1e-12, atol=0)
+    torch.testing.assert_close(f1[b, b], f0[b, b], rtol=1e-12, atol=0)
+
+
+def test_layernorm_needs_the_whole_matrix_scaled():
+    x = _inputs()
+    names = ("0.weight", "1.weight", "1.bias")
+    layer = geometry.layernorm_logistic_layer(5, 4, _gen())
+    f0, f1, blocks = _doubled_ratio(layer, names, x)
+    w = blocks["0.weight"]
+    torch.testing.assert_close(f1[w, w], f0[w, w] / 4, rtol=1e-12, atol=0)
+    layer = geometry.layernorm_logistic_layer(5, 4, _gen())
+    z0 = layer(x).detach()
+    f0, f1, blocks = _doubled_ratio(layer, names, x, scale_row=0)
+    assert (layer(x).detach() - z0).abs().max() > 0.1  # sigma is shared: every output moves
+    row = slice(0, 5)
+    assert not torch.allclose(f1[row, row], f0[row, row] / 4)
+
+
+def test_logistic_fisher_refuses_bad_input():
+    unit = geometry.weightnorm_logistic_unit(5, _gen())
+    with pytest.raises(ValueError, match="unknown parameters"):
+        geometry.logistic_fisher(unit, _inputs(), ("weight",))
+    with pytest.raises(ValueError, match="at least 2 cases"):
+        geometry.logistic_fisher(unit, _inputs(cases=1), ("direction",))
+
+
+def test_angle_is_accurate_for_tiny_angles():
+    for t in (1e-12, 1e-6, 0.3, 2.0):
+        u = torch.tensor([2.0, 0.0], dtype=torch.float64)
+        v = torch.tensor([math.cos(t), math.sin(t)], dtype=torch.float64) * 5
+        assert geometry.angle(u, v) == pytest.approx(t, rel=1e-12)
+
+
+def _run(model, weight, steps=20, lr=0.3):
+    generator = _gen(3)
+    x = torch.randn(32, 6, generator=generator, dtype=torch.float64)
+    y = torch.randn(32, 4, generator=generator, dtype=torch.float64)
+    recorder = geometry.WeightGeometry(weight)
+    train(
+        model,
+        lambda m, _: ((m(x) - y) ** 2).mean(),
+        lambda s: s,
+        steps=steps,
+        lr=lr,
+        optimizer="sgd",
+    )
+    recorder.close()
+    return recorder
+
+
+def test_weight_geometry_of_a_scale_invariant_layer():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 4, bias=False), LayerNorm(4, eps=1e-300)).double()
+    recorder = _run(model, model[0].weight)
+    lr = 0.3
+    assert len(recorder.norms) == 21 and len(recorder.angles) == len(recorder.grad_norms) == 20
+    assert max(abs(c) for c in recorder.cosines) < 1e-12
+    assert all(b > a for a, b in zip(recorder.norms[:-1], recorder.norms[1:], strict=True))
+    for increment, grad in zip(recorder.norm_sq_increments, recorder.grad_norms, strict=True):
+        assert increment == pytest.approx((lr * grad) ** 2, rel=1e-8)
+    # the recorder stopped with close(): more steps leave it alone
+    model(torch.ones(1, 6, dtype=torch.float64)).sum().backward()
+    assert len(recorder.grad_norms) == 20
+
+
+def test_weight_geometry_sees_a_layer_that_is_not_scale_invariant():
+    torch.manual_seed(0)
+    model = nn.Linear(6, 4, bias=False).double()  # no normalization: <grad, W> != 0
+    recorder = _run(model, model.weight)
+    assert max(abs(c) for c in recorder.cosines) > 1e-3
+    lr = 0.3
+    misses = [
+        abs(increment - (lr * grad) ** 2) / (lr * grad) ** 2
+        for increment, grad in zip(recorder.norm_sq_increments, recorder.grad_norms, strict=True)
+    ]
+    assert max(misses) > 1e-2
+
+
+def test_the_i3_check_can_fail():
+    result = sgd_geometry()
+    assert claims.check_i3(result).verdict == claims.REPRODUCED
+    key = next(iter(result.cosines))
+    tilted = dict(result.cosines, **{key: [0.01, *result.cosines[key][1:]]})
+    assert claims.check_i3(dataclasses.replace(result, cosines=tilted)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+    shrinking = dict(result.norms, **{key: [*result.norms[key][:-1], 0.5]})
+    assert claims.check_i3(dataclasses.replace(result, norms=shrinking)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+    assert claims.check_i3(dataclasses.replace(result, halving_ratio=0.25)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+
+
+def test_the_i4_check_says_partly_and_can_fail():
+    result = fisher_doubling()
+    assert claims.check_i4(result).verdict == claims.PARTLY  # 1/2 only for sqrt(u^T F u)
+    ratios = {kind: dict(blocks) for kind, blocks in result.ratios.items()}
+    ratios["batchnorm"]["w-w"] = 0.5  # as if the raw block followed the paper's sentence
+    assert claims.check_i4(dataclasses.replace(result, ratios=ratios)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+    shared = dict(result.logit_change, **{"layernorm, one row w_1": 0.0})
+    assert claims.check_i4(dataclasses.replace(result, logit_change=shared)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+
+
+def test_fisher_doubling_numbers():
+    result = fisher_doubling()
+    for kind in ("weightnorm", "batchnorm", "layernorm, whole W"):
+        assert result.ratios[kind] == pytest.approx(result.nominal, rel=1e-12)
+        assert result.length_ratio[kind] == pytest.approx(0.5, rel=1e-12)
+        assert result.gradient_ratios[kind] == pytest.approx({"w": 0.5, "g": 1, "b": 1}, rel=1e-12)
+        assert abs(result.radial_curvature[kind]) < 1e-12
+    assert result.logit_change["layernorm, one row w_1"] > 0.1

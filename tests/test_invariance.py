@@ -1,0 +1,188 @@
+"""The invariance table (Ba et al. 2016, Table 1): measured cells, the transformations behind them,
+and checks that fail when a transformation or a normalizer is broken."""
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+import lnpaper
+from lnpaper import claims, invariance
+from lnpaper.experiments import invariance_measurements, reparameterization
+from lnpaper.norms import LayerNorm
+
+PAPER_FACTS = Path(__file__).resolve().parents[2] / "shared" / "PAPER_FACTS.md"
+
+# Written out from the sources, independently of lnpaper.invariance.PAPER_TABLE: Ba et al. 2016,
+# Table 1, and Zhang & Sennrich 2019, Table 1. I = Invariant, N = No, in the order of COLUMNS.
+SOURCES = {
+    "batchnorm": "I N I I I N",
+    "weightnorm": "I N I N N N",
+    "layernorm": "I I N I N I",
+    "rmsnorm": "I N N I N I",
+}
+COLUMNS = (
+    "weight_matrix_rescale",
+    "weight_matrix_recenter",
+    "weight_vector_rescale",
+    "dataset_rescale",
+    "dataset_recenter",
+    "case_rescale",
+)
+
+
+def expected(row: str) -> dict[str, bool]:
+    return {c: v == "I" for c, v in zip(COLUMNS, SOURCES[row].split(), strict=True)}
+
+
+def test_the_table_has_the_rows_and_columns_the_issue_names():
+    table = lnpaper.invariance_table(seed=0)
+    assert list(table) == ["batchnorm", "weightnorm", "layernorm", "rmsnorm", "dyt"]
+    for row in table.values():
+        assert tuple(row) == COLUMNS
+        assert all(isinstance(v, bool) for v in row.values())
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 7, 123])
+def test_the_sources_rows_are_measured_alike_for_every_seed(seed):
+    table = lnpaper.invariance_table(seed=seed)
+    for row in SOURCES:
+        assert table[row] == expected(row), row
+
+
+def test_no_verdict_depends_on_the_seed():
+    tables = [invariance.invariance_table(seed) for seed in range(8)]
+    assert all(table == tables[0] for table in tables)
+    assert not any(tables[0]["dyt"].values())  # DyT: a pointwise tanh of a, invariant to nothing
+
+
+@pytest.mark.skipif(not PAPER_FACTS.exists(), reason="shared/PAPER_FACTS.md is not beside the repo")
+def test_paper_table_constant_equals_the_facts_sheet():
+    text = PAPER_FACTS.read_text()
+    names = {"BatchNorm": "batchnorm", "WeightNorm": "weightnorm", "LayerNorm": "layernorm"}
+    names["RMSNorm (its paper's Table 1)"] = "rmsnorm"
+    for label, row in names.items():
+        line = re.search(rf"^\s*\| {re.escape(label)} \|(.*)\|\s*$", text, re.MULTILINE).group(1)
+        cells = [cell.strip() for cell in line.split("|")]
+        assert [cell == "Inv" for cell in cells] == list(invariance.PAPER_TABLE[row].values())
+        assert invariance.PAPER_TABLE[row] == expected(row)
+
+
+def test_the_numbers_behind_the_cells_are_far_apart():
+    changes = invariance.max_output_changes(seed=0)
+    table = invariance.verdicts(changes)
+    invariant = [changes[r][c] for r in table for c in COLUMNS if table[r][c]]
+    changed = [changes[r][c] for r in table for c in COLUMNS if not table[r][c]]
+    assert max(invariant) < 1e-13  # float64 rounding, not approximately invariant
+    assert min(changed) > 1e-2
+
+
+def test_the_libraries_eps_makes_the_scale_invariances_approximate():
+    # With eps = 1e-5 inside the sqrt, sigma -> delta sigma no longer cancels exactly: the measurement
+    # sees it, which is why the table uses the paper's eps-free formula.
+    changes = invariance.max_output_changes(seed=0, eps=1e-5)
+    assert 1e-8 < changes["layernorm"]["dataset_rescale"] < 1e-2
+    assert 1e-8 < changes["batchnorm"]["weight_vector_rescale"] < 1e-2
+    assert changes["layernorm"]["weight_matrix_recenter"] < 1e-13  # centering has no eps in it
+
+
+def _xw(seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(5, 4, generator=generator, dtype=torch.float64)
+    w = torch.randn(3, 4, generator=generator, dtype=torch.float64)
+    return x, w
+
+
+def test_each_transformation_moves_the_summed_inputs_as_its_name_says():
+    x, w = _xw()
+    x0, w0 = x.clone(), w.clone()
+    a = x @ w.T
+    gamma = torch.tensor([1.0, -2.0, 0.5, 3.0], dtype=torch.float64)
+
+    x2, w2 = invariance.weight_matrix_rescale(x, w, 2.5)
+    torch.testing.assert_close(x2 @ w2.T, 2.5 * a)
+    x2, w2 = invariance.weight_matrix_recenter(x, w, gamma)
+    shift = x2 @ w2.T - a  # x_n . gamma: the same for every unit of case n
+    torch.testing.assert_close(shift, (x @ gamma)[:, None].expand_as(a))
+    x2, w2 = invariance.weight_vector_rescale(x, w, unit=1, delta=3.0)
+    torch.testing.assert_close(x2 @ w2.T, a * torch.tensor([1.0, 3.0, 1.0], dtype=torch.float64))
+    x2, w2 = invariance.dataset_rescale(x, w, 0.4)
+    torch.testing.assert_close(x2 @ w2.T, 0.4 * a)
+    x2, w2 = invariance.dataset_recenter(x, w, gamma)
+    shift = x2 @ w2.T - a  # w_i . gamma: the same for every case of unit i
+    torch.testing.assert_close(shift, (w @ gamma)[None, :].expand_as(a))
+    x2, w2 = invariance.case_rescale(x, w, case=2, delta=0.3)
+    scale = torch.ones(5, 1, dtype=torch.float64)
+    scale[2] = 0.3
+    torch.testing.assert_close(x2 @ w2.T, scale * a)
+    assert torch.equal(x, x0) and torch.equal(w, w0)  # the inputs are never modified in place
+
+
+def test_a_transformation_that_does_nothing_is_refused(monkeypatch):
+    draw = invariance.random_transformation
+
+    def broken(column, x, w, rng):
+        if column == "weight_vector_rescale":
+            return x, w  # forgot to scale
+        return draw(column, x, w, rng)
+
+    monkeypatch.setattr(invariance, "random_transformation", broken)
+    with pytest.raises(RuntimeError, match="weight_vector_rescale moved the summed inputs"):
+        invariance.invariance_table(seed=0)
+
+
+class UncenteredLayerNorm(LayerNorm):
+    """A LayerNorm that forgot to subtract the mean."""
+
+    def forward(self, a):
+        return a / a.pow(2).mean(-1, keepdim=True).sqrt() * self.weight + self.bias
+
+
+def test_a_broken_normalizer_changes_its_row(monkeypatch):
+    monkeypatch.setattr(invariance, "LayerNorm", UncenteredLayerNorm)
+    table = invariance.invariance_table(seed=0)
+    assert table["layernorm"]["weight_matrix_recenter"] is False
+    assert table["layernorm"] != expected("layernorm")
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match="cases must be >= 2"):
+        invariance.measure_invariances(0, cases=1)
+    x, w = _xw()
+    with pytest.raises(ValueError, match="unknown transformation"):
+        invariance.random_transformation("transpose", x, w, None)
+
+
+def test_the_i1_check_can_fail():
+    result = invariance_measurements()
+    assert claims.check_i1(result).verdict == claims.REPRODUCED
+    flipped = [{row: dict(cols) for row, cols in table.items()} for table in result.tables]
+    flipped[2]["weightnorm"]["dataset_rescale"] = True  # one seed disagrees with the paper
+    assert claims.check_i1(dataclasses.replace(result, tables=flipped)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+    blurred = {row: dict(cols) for row, cols in result.min_change.items()}
+    blurred["dyt"]["case_rescale"] = 1e-7  # a "No" too close to the threshold to be trusted
+    assert claims.check_i1(dataclasses.replace(result, min_change=blurred)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+
+
+def test_the_i2_check_can_fail():
+    result = reparameterization()
+    assert claims.check_i2(result).verdict == claims.REPRODUCED
+    moved = dataclasses.replace(result, weightnorm_change=1e-6)
+    assert claims.check_i2(moved).verdict == claims.NOT_REPRODUCED
+    per_unit = [0.0, *result.layernorm_change_per_unit[1:]]  # sigma not shared: one unit only
+    local = dataclasses.replace(result, layernorm_change_per_unit=per_unit)
+    assert claims.check_i2(local).verdict == claims.NOT_REPRODUCED
+
+
+def test_reparameterization_numbers():
+    result = reparameterization()
+    assert result.weightnorm_change < 1e-13
+    assert result.batchnorm_expected_change < 1e-13
+    assert result.batchnorm_stale_change > 0.1  # stored running statistics do not follow W
+    assert min(result.layernorm_change_per_unit) > 0.1
