@@ -1,0 +1,330 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · Invariances: Table 1 computed, and the geometry of Section 5
+#
+# *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 5, "Analysis": 5.1 "Invariance under
+# weights and data transformations" and 5.2 "Geometry of parameter space during learning".
+#
+# Table 1 of the paper says which transformations of the weights and the data leave batch
+# normalization, weight normalization and layer normalization unchanged. It is usually reprinted.
+# Here code fills it in: every cell is a measurement, and the source's table is only used to compare
+# against afterwards. Then Section 5's geometry, one claim at a time:
+#
+# - the table, with the number behind every cell, plus RMSNorm and DyT (claim **I1**);
+# - WeightNorm only reparameterizes a network; LayerNorm computes a different function (**I2**);
+# - why a layer-normalized weight matrix only grows under SGD, and what that does to the step size
+#   (**I3**);
+# - the sentence of Section 5.2 that says the curvature "will change by a factor of 1/2", checked to
+#   the digit (**I4**).
+#
+# Runs in a few seconds on one CPU core; everything is float64.
+
+# %%
+# %matplotlib inline
+import numpy as np
+import torch
+
+import lnpaper
+from lnpaper import claims, experiments, figures, invariance
+
+lnpaper.setup()
+
+# %% [markdown]
+# ## The setting
+#
+# One layer, a mini-batch of $N$ training cases $X$ ($N \times D$, one row $x_n$ per case) and
+# weights $W$ ($H \times D$, one row $w_i$ per hidden unit). The summed inputs are
+# $a = X W^\top$ ($N \times H$). Each method turns $a$ into the layer's output:
+#
+# | method | output for case $n$, unit $i$ | statistics |
+# |---|---|---|
+# | BatchNorm | $g_i (a_{ni} - \mu_i)/\sigma_i + b_i$ | $\mu_i, \sigma_i$ over the $N$ cases (training mode) |
+# | WeightNorm | $g_i\, v_i^\top x_n / \lVert v_i \rVert + b_i$ | none: the weights are normalized |
+# | LayerNorm | $g_i (a_{ni} - \mu_n)/\sigma_n + b_i$ | $\mu_n, \sigma_n$ over the $H$ units |
+# | RMSNorm | $g_i\, a_{ni} / \mathrm{RMS}_n$ | $\mathrm{RMS}_n$ over the $H$ units |
+# | DyT | $g_i \tanh(\alpha a_{ni}) + b_i$ | none |
+#
+# Two details decide whether the table comes out right:
+#
+# - **The bias stays out of $a$.** A bias added before the normalizer is scaled and shifted with
+#   $a$'s statistics and breaks the very invariances the table lists. The paper's $b_i$ acts after.
+# - **No $\epsilon$.** The paper's $\sigma$ has none. With the libraries' $\sqrt{\sigma^2 + 10^{-5}}$,
+#   scaling $a$ by $\delta$ no longer cancels exactly (measured below). The normalizers here are the
+#   companion's own modules with $\epsilon = 10^{-300}$, which float64 rounds away next to any
+#   variance: the paper's formula, bit for bit.
+#
+# The six transformations, as the table's columns ($\delta > 0$ a random factor, $c$ a random
+# vector, $\mathbf 1$ a vector of ones):
+#
+# | column | transformation | what it does to $a$ |
+# |---|---|---|
+# | weight matrix re-scaling | $W \to \delta W$ | $a \to \delta a$ |
+# | weight matrix re-centering | $W \to W + \mathbf 1 c^\top$ | $a_{ni} \to a_{ni} + x_n^\top c$: one shift per case |
+# | weight vector re-scaling | $w_i \to \delta w_i$ | unit $i$'s column of $a$ scaled |
+# | dataset re-scaling | $X \to \delta X$ | $a \to \delta a$ |
+# | dataset re-centering | $X \to X + \mathbf 1 c^\top$ | $a_{ni} \to a_{ni} + w_i^\top c$: one shift per unit |
+# | single case re-scaling | $x_n \to \delta x_n$ | case $n$'s row of $a$ scaled |
+#
+# One cell by hand: re-center the weight matrix and compare each method's output before and after.
+
+# %%
+layers = invariance.normalized_layers(inputs=10, units=8, generator=torch.Generator().manual_seed(0))
+x = torch.randn(16, 10, dtype=torch.float64)
+w = torch.randn(8, 10, dtype=torch.float64) / 10**0.5
+x2, w2 = invariance.weight_matrix_recenter(x, w, gamma=torch.randn(10, dtype=torch.float64))
+shift = x2 @ w2.T - x @ w.T
+print(f"the shift of a is the same for every unit of a case: spread across units "
+      f"{(shift - shift.mean(dim=1, keepdim=True)).abs().max():.1e}")
+with torch.no_grad():
+    for name, layer in layers.items():
+        print(f"{name:10s} max |output change| = {(layer(x2, w2) - layer(x, w)).abs().max():.2e}")
+
+# %% [markdown]
+# LayerNorm subtracts each case's mean over its units, so a shift shared by all units of a case
+# vanishes. BatchNorm subtracts each unit's mean over the batch, and here the shift differs from case
+# to case, so it stays. That is one cell. The experiment does the same for all 30 cells with six
+# random transformations each (fresh $X$ and $W$ every draw, random scales in
+# $[e^{-1.5}, e^{-0.5}] \cup [e^{0.5}, e^{1.5}]$), for five seeds. A cell is Invariant when its
+# largest output change stays below $10^{-8}$; every transformation must move $a$ itself by more than
+# $10^{-2}$, or the measurement refuses to run, since a transformation that does nothing would make
+# every method look invariant.
+
+# %%
+table = experiments.invariance_measurements()
+short = ["W -> dW", "W -> W+1c^T", "w_i -> d w_i", "X -> dX", "X -> X+1c^T", "x_n -> d x_n"]
+print(f"{'':11s}" + "".join(f"{name:>14s}" for name in short))
+for row in table.rows:
+    cells = [table.max_change[row][c] for c in table.columns]
+    print(f"{row:11s}" + "".join(
+        f"{('Inv ' if v < table.threshold else 'No  ') + f'{v:.1e}':>14s}" for v in cells))
+
+for seed, measured in zip(table.seeds, table.tables, strict=True):
+    for row, paper_row in invariance.PAPER_TABLE.items():
+        assert measured[row] == paper_row, (seed, row)
+    assert measured == table.tables[0]  # no verdict depends on the seed
+largest_invariant, smallest_no = claims.invariance_extremes(table)
+print(f"\nlargest change in an Invariant cell: {largest_invariant:.1e}")
+print(f"smallest change in a No cell (any single draw): {smallest_no:.3g}")
+print(f"seeds {table.seeds}: the same verdicts every time, and the 24 cells of the sources' tables")
+assert largest_invariant < 1e-13 and smallest_no > 1e-2
+
+# %%
+figures.invariance_table(table)
+
+# %% [markdown]
+# Every Invariant cell is float64 rounding ($10^{-15}$), every No cell a change of order one: there
+# is no cell near the threshold, so the verdicts do not depend on where exactly it sits.
+#
+# Reading the table by what each method normalizes:
+#
+# - **BatchNorm** normalizes each unit over the batch, so anything that scales or shifts a unit's
+#   column of $a$ the same way for every case cancels: whole-matrix and single-vector re-scaling,
+#   dataset re-scaling and re-centering. Re-scaling one case changes the batch's statistics and
+#   every other case's output with them.
+# - **WeightNorm** normalizes each weight vector, so it is blind to re-scaling $w_i$ or $W$, and to
+#   nothing about the data.
+# - **LayerNorm** normalizes each case over its units, so anything that scales or shifts a case's
+#   row of $a$ uniformly cancels: whole-matrix re-scaling and re-centering, dataset re-scaling,
+#   single-case re-scaling. Re-scaling one unit's weights changes that case's $\mu$ and $\sigma$,
+#   which every unit shares.
+# - **RMSNorm** (Zhang & Sennrich 2019, their Table 1) is LayerNorm without the mean: it keeps the
+#   three re-scalings and loses weight-matrix re-centering, the invariance its authors
+#   hypothesized was dispensable.
+# - **DyT** (Zhu et al. 2025) appears in no source's table: this row is only our measurement. A tanh
+#   applied to each summed input on its own has no statistic to absorb anything, so it is invariant
+#   to none of the six.
+#
+# The paper's invariances are to *positive* factors: a negative $\delta$ flips the sign of every
+# normalized output. And they are exact only without $\epsilon$. With the libraries' $10^{-5}$ inside
+# the square root the same measurement gives:
+
+# %%
+with_eps = table.max_change_library_eps
+print(f"eps = {table.library_eps:g} inside the sqrt: max output change")
+for row, column in [("batchnorm", "weight_vector_rescale"), ("layernorm", "dataset_rescale"),
+                    ("layernorm", "case_rescale"), ("rmsnorm", "weight_matrix_rescale"),
+                    ("layernorm", "weight_matrix_recenter")]:
+    print(f"  {row:10s} {column:24s} {with_eps[row][column]:.1e}   (no eps: "
+          f"{table.max_change[row][column]:.1e})")
+assert with_eps["layernorm"]["dataset_rescale"] > 1e3 * table.threshold
+assert with_eps["layernorm"]["weight_matrix_recenter"] < table.threshold
+
+# %% [markdown]
+# The re-scaling invariances become approximate, off by roughly $\epsilon/\sigma^2$ (most for the
+# rows and columns of $a$ with the smallest spread, which a factor below 1 shrinks further);
+# re-centering does not involve $\epsilon$ and stays exact. In practice $10^{-5}$ rarely matters, but
+# it is why the table above is computed with the paper's formula.
+#
+# ## A reparameterization, or a different function (I2)
+#
+# The paper's reading of its own table: weight normalization, and batch normalization written with
+# *expected* statistics ($\mu_i = E_x[w_i^\top x]$, $\sigma_i^2 = \mathrm{Var}_x[w_i^\top x]$), are
+# reparameterizations of an ordinary network: the same set of input-output maps, written with more
+# parameters than needed. Scaling $w_i$ moves along one of the extra directions and the map stays put.
+# Layer normalization is not a reparameterization. Scale one unit's weights by 3 and look at the
+# map on inputs the layer never saw:
+
+# %%
+reparam = experiments.reparameterization()
+print(f"w_{reparam.unit + 1} -> {reparam.delta:g} w_{reparam.unit + 1}; max change of the map on new inputs")
+print(f"  WeightNorm:                                   {reparam.weightnorm_change:.1e}")
+print(f"  BatchNorm, expected statistics of the new W:  {reparam.batchnorm_expected_change:.1e}")
+print(f"  BatchNorm, running statistics of the old W:   {reparam.batchnorm_stale_change:.3g}")
+print(f"  LayerNorm:                                    {reparam.layernorm_change:.3g}")
+print("  LayerNorm, per unit:", " ".join(f"{v:.2f}" for v in reparam.layernorm_change_per_unit))
+assert max(reparam.weightnorm_change, reparam.batchnorm_expected_change) < 1e-12
+assert min(reparam.layernorm_change_per_unit) > 1e-2
+
+# %% [markdown]
+# WeightNorm's map is the same to rounding, and so is BatchNorm's when its statistics are the
+# expectations over the data for the *current* weights. (BatchNorm at inference time uses stored
+# running averages, which do not follow $w_i$: then the map changes, one reason the paper says
+# "expected statistics".) LayerNorm's map changes, and in every unit, not only the one whose weights
+# were scaled: $\mu$ and $\sigma$ are shared by the layer, so one weight vector moves all outputs.
+#
+# ## The implicit learning rate (I3)
+#
+# Section 5.2 turns the weight-matrix re-scaling invariance into a statement about learning. Let
+# $L(W)$ be the loss of a network with a layer-normalized layer (bias outside $a$, no $\epsilon$).
+# Then $L(\delta W) = L(W)$ for every $\delta > 0$, and three things follow:
+#
+# 1. Differentiate in $\delta$ at $\delta = 1$: $\langle \nabla L(W), W \rangle = 0$. The gradient
+#    is orthogonal to $W$.
+# 2. Differentiate $L(\delta W) = L(W)$ in $W$: $\delta\,\nabla L(\delta W) = \nabla L(W)$. Doubling
+#    $W$ halves the gradient.
+# 3. A plain SGD step $W_{t+1} = W_t - \eta\, g_t$ with $g_t \perp W_t$ is the hypotenuse of a right
+#    triangle: $\lVert W_{t+1}\rVert^2 = \lVert W_t \rVert^2 + \eta^2 \lVert g_t \rVert^2$. Without
+#    weight decay the norm can only grow, and the direction of $W$ (all that matters to the output)
+#    turns by $\tan\theta_t = \eta \lVert g_t\rVert / \lVert W_t\rVert
+#    = \eta \lVert \nabla L(\hat W_t) \rVert / \lVert W_t \rVert^2$, with $\hat W = W/\lVert W\rVert$.
+#    The effective learning rate is $\eta / \lVert W \rVert^2$, and it falls as $\lVert W \rVert$
+#    grows: the paper's implicit early stopping.
+#
+# The experiment trains a small layer-normalized MLP (64 -> 64, LayerNorm, tanh -> 10) on
+# scikit-learn's bundled 8x8 digits with plain SGD (`lnpaper.train.train`, no momentum, no weight
+# decay), twice: with $W_1$ initialized at scale 1 and at scale 3. Everything else is identical, and
+# LayerNorm removes the scale from the output, so the two networks start as *the same function*. A
+# hook records $W_1$ and its gradient at every step (`lnpaper.geometry.WeightGeometry`).
+
+# %%
+sgd = experiments.sgd_geometry()
+first, second = (f"{s:g}" for s in sgd.init_scales)
+for key in (first, second):
+    norms, grads = np.array(sgd.norms[key]), np.array(sgd.grad_norms[key])
+    increments = np.array(sgd.norm_sq_increments[key])
+    predicted = (sgd.lr * grads) ** 2
+    identity = np.max(np.abs(increments - predicted) / predicted)
+    angle_error = np.max(np.abs(np.tan(sgd.angles[key]) - sgd.lr * grads / norms[:-1]))
+    print(f"W1 at scale {key}: ||W1|| {norms[0]:.3f} -> {norms[-1]:.3f} in {sgd.steps} steps, "
+          f"loss {sgd.train_loss[key][0]:.3f} -> {sgd.train_loss[key][-1]:.4f}")
+    print(f"   max |cos(g_t, W_t)|                                   {np.abs(sgd.cosines[key]).max():.1e}")
+    print(f"   ||W_t+1||^2 - ||W_t||^2 vs lr^2 ||g_t||^2, worst step {identity:.1e} (relative)")
+    print(f"   tan(angle_t) vs lr ||g_t|| / ||W_t||, worst step     {angle_error:.1e}")
+    assert np.abs(sgd.cosines[key]).max() < 1e-12
+    assert np.all(np.diff(norms) > 0) and identity < 1e-6
+print(f"\ngradient at 2 W1 / gradient at W1 (one batch, at init): {sgd.halving_ratio:.6f}, "
+      f"||2 g(2W) - g(W)|| / ||g(W)|| = {sgd.halving_deviation:.1e}")
+first_step = np.tan(sgd.angles[first][0]) / np.tan(sgd.angles[second][0])
+norm_ratio = (sgd.norms[second][0] / sgd.norms[first][0]) ** 2
+print(f"first step: tan(angle) {first_step:.4f}x smaller at scale {second}, "
+      f"||W1||^2 ratio {norm_ratio:.4f}")
+print(f"with eps = 1e-5 inside the sqrt, cos(g, W1) at init = {sgd.cosine_library_eps:.1e}")
+assert abs(sgd.halving_ratio - 0.5) < 1e-12
+assert abs(first_step / norm_ratio - 1) < 1e-9
+figures.sgd_geometry(sgd)
+
+# %% [markdown]
+# All three statements hold to float64 rounding, step by step. The two runs begin as the same
+# function, yet the first step of the scale-3 run turns $W_1$ exactly 9 times less (in $\tan\theta$):
+# same gradient direction, a third of its size, applied to a vector three times longer. Over 400
+# steps its norm barely moves (a larger $\lVert W\rVert$ grows more slowly, since the increment
+# $\eta^2\lVert g\rVert^2$ itself falls like $1/\lVert W\rVert^2$), it keeps taking small angular
+# steps and its loss trails behind. The scale of the weights, invisible to the output, sets the
+# learning rate. With $\epsilon = 10^{-5}$ the orthogonality holds to about $10^{-6}$ rather than
+# exactly; weight decay, which pulls $\lVert W \rVert$ back, is the usual counterweight in practice.
+#
+# ## "The curvature will change by a factor of 1/2" (I4)
+#
+# Section 5.2 analyses normalized generalized linear models with the Fisher information as the metric,
+# and writes:
+#
+# > "If the norm of the weight vector $w_i$ grows twice as large, even though the model's output
+# > remains the same, the Fisher information matrix will be different. The curvature along the $w_i$
+# > direction will change by a factor of 1/2 because the $\sigma_i$ will also be twice as large."
+#
+# Take a weight-normalized logistic unit, $p(y{=}1\mid x) = s(z)$ with
+# $z = g\, v^\top x/\lVert v\rVert + b$ and $s$ the sigmoid. Its Fisher information is
+# $F = E_x[s'(z)\, \nabla z\, \nabla z^\top]$, and
+#
+# $$\frac{\partial z}{\partial v} = \frac{g}{\lVert v \rVert}\Big(I - \hat v \hat v^\top\Big)x,\qquad
+#   \frac{\partial z}{\partial g} = \hat v^\top x,\qquad \frac{\partial z}{\partial b} = 1.$$
+#
+# Doubling $v$ leaves $z$ (hence $s'(z)$) and $\hat v$ unchanged and halves $\partial z/\partial v$
+# ($\sigma_i = \lVert v \rVert$ doubles). So the $v$-$v$ block, which holds two factors of
+# $\partial z/\partial v$, changes by $1/4$; the cross blocks $v$-$g$, $v$-$b$ and the gradient by
+# $1/2$; the $g$ and $b$ blocks not at all. The experiment measures this with autograd Jacobians
+# (`lnpaper.geometry.logistic_fisher`) over 512 inputs, for WeightNorm, for BatchNorm with its
+# statistics over all 512 inputs (the expected statistics), and for a layer of 4 logistic units
+# sharing one LayerNorm, with the whole $W$ doubled or only its first row.
+
+# %%
+fisher = experiments.fisher_doubling()
+labels = list(fisher.nominal)
+print(f"{'after / before':24s}" + "".join(f"{label:>7s}" for label in labels)
+      + f"{'length':>8s}{'grad w':>8s}{'|dz|':>9s}")
+print(f"{'scale-invariant argument':24s}" + "".join(f"{fisher.nominal[k]:7.3g}" for k in labels)
+      + f"{0.5:8.3g}{0.5:8.3g}{0:9.2g}")
+for kind in fisher.kinds:
+    print(f"{kind:24s}" + "".join(f"{fisher.ratios[kind][k]:7.4g}" for k in labels)
+          + f"{fisher.length_ratio[kind]:8.4g}{fisher.gradient_ratios[kind]['w']:8.4g}"
+          + f"{fisher.logit_change[kind]:9.2g}")
+for kind in fisher.kinds[:3]:
+    assert all(abs(fisher.ratios[kind][k] - fisher.nominal[k]) < 1e-12 for k in labels)
+    assert max(fisher.off_scalar[kind].values()) < 1e-12  # each block is the old one times a number
+    assert abs(fisher.length_ratio[kind] - 0.5) < 1e-12 and fisher.logit_change[kind] == 0.0
+    assert abs(fisher.radial_curvature[kind]) < 1e-12
+print("\ncurvature along w itself (w^T F_ww w / ||w||^2 lambda_max):",
+      ", ".join(f"{kind} {fisher.radial_curvature[kind]:.1e}" for kind in fisher.kinds))
+figures.fisher_doubling(fisher)
+
+# %% [markdown]
+# What is exact, and in which sense 1/2 holds:
+#
+# - **Exact:** every block is the old block times a constant, and the constants are $1/4$ ($w$-$w$),
+#   $1/2$ ($w$-$g$, $w$-$b$) and $1$ ($g$-$g$, $g$-$b$, $b$-$b$), to the last bit. (Doubling is exact
+#   in binary floating point, so no rounding enters.) The same holds for BatchNorm with expected
+#   statistics, where $\sigma_i$ is the standard deviation of $w_i^\top x$ and doubles with $w_i$.
+# - **The 1/2 of the sentence** is the factor on the *length element*
+#   $ds = \sqrt{du^\top F\, du}$ for a fixed raw step $du$ in the $w$ block, on the cross blocks and
+#   on the gradient. The curvature in the usual sense, the quadratic form $u^\top F_{ww} u$ (the KL
+#   divergence a step $u$ causes, to second order), changes by $1/4$. Read literally, "the curvature
+#   along the $w_i$ direction" is the curvature along $w_i$ itself, and that is zero before and after
+#   (last line above): moving along $w_i$ only rescales it and changes nothing. The sentence is right
+#   about the mechanism ($\sigma_i$ doubles, so the unit is less sensitive to its weights) and loose
+#   about the factor.
+# - **LayerNorm:** the argument needs the *whole* weight matrix scaled, because $\sigma$ is shared by
+#   the layer. Doubling all of $W$ gives exactly the same factors. Doubling one row $w_1$ does not
+#   double $\sigma$, changes the outputs (by up to about 2 in the logits) and leaves no clean factor
+#   anywhere: its block changes by 0.74, not 1/4, and is no longer a multiple of the old one. Section
+#   5.2's normalized-GLM analysis carries a subscript $i$ on $\sigma_i$; for LayerNorm that index is
+#   not real.
+#
+# The derivation is for one normalized GLM layer; the paper extends it to deep networks through a
+# block-diagonal approximation of the Fisher matrix, which this notebook does not test.
+#
+# ## Claims checked here
+
+# %%
+print(claims.checked_here(["I1", "I2", "I3", "I4"]))
