@@ -80,10 +80,12 @@ lnpaper.setup()
 # One cell by hand: re-center the weight matrix and compare each method's output before and after.
 
 # %%
-layers = invariance.normalized_layers(inputs=10, units=8, generator=torch.Generator().manual_seed(0))
-x = torch.randn(16, 10, dtype=torch.float64)
-w = torch.randn(8, 10, dtype=torch.float64) / 10**0.5
-x2, w2 = invariance.weight_matrix_recenter(x, w, gamma=torch.randn(10, dtype=torch.float64))
+generator = torch.Generator().manual_seed(0)
+layers = invariance.normalized_layers(inputs=10, units=8, generator=generator)
+x = torch.randn(16, 10, generator=generator, dtype=torch.float64)
+w = torch.randn(8, 10, generator=generator, dtype=torch.float64) / 10**0.5
+gamma = torch.randn(10, generator=generator, dtype=torch.float64)
+x2, w2 = invariance.weight_matrix_recenter(x, w, gamma)
 shift = x2 @ w2.T - x @ w.T
 print(f"the shift of a is the same for every unit of a case: spread across units "
       f"{(shift - shift.mean(dim=1, keepdim=True)).abs().max():.1e}")

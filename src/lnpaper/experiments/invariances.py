@@ -96,6 +96,7 @@ def reparameterization(
         return batchnorm(x @ weights.T)
 
     with torch.no_grad():
+        weightnorm.scale.copy_(0.5 + torch.rand(units, generator=generator, dtype=torch.float64))
         weightnorm.direction.copy_(w)
         wn_before = weightnorm(x)
         weightnorm.direction.copy_(scaled)
