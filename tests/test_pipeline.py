@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
 from lnpaper import __main__ as cli
 from lnpaper import cache, claims
@@ -17,6 +18,7 @@ from lnpaper.experiments import (
 from lnpaper.experiments.registry import experiment
 from lnpaper.experiments.transpose import BackwardResult, ParityResult
 from lnpaper.figures import FIGURES, save_png
+from lnpaper.runtime import THREADS
 
 PAPER_FACTS = Path(__file__).resolve().parents[2] / "shared" / "PAPER_FACTS.md"
 
@@ -68,6 +70,24 @@ def test_the_store_key_changes_with_the_package_source(store, monkeypatch):
     monkeypatch.setattr(cache, "source_hash", lambda: "another version of the code")
     counting_experiment()
     assert CALLS == [2.0, 2.0]
+
+
+@experiment
+def thread_count_experiment() -> CountResult:
+    return CountResult(values=[torch.get_num_threads()], scale=1.0)
+
+
+@pytest.mark.parametrize("cache_setting", ["on", "off"])
+def test_experiments_run_on_the_fixed_thread_count_whatever_the_caller_set(
+    store, monkeypatch, cache_setting
+):
+    monkeypatch.setenv("LNPAPER_CACHE", cache_setting)
+    torch.set_num_threads(2)
+    try:
+        assert thread_count_experiment().values == [THREADS]
+        assert torch.get_num_threads() == 2  # and the caller's setting comes back
+    finally:
+        torch.set_num_threads(1)
 
 
 def test_results_must_be_plain_numbers(store):

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from lnpaper.runtime import THREADS
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -82,14 +84,25 @@ def round_trip(result_type: type, result):
     return result_type(**plain)
 
 
+def run_with_fixed_threads(fn, kwargs: dict):
+    """fn(**kwargs) on `runtime.THREADS` threads, whatever the caller set: the thread count changes
+    the last bits of a result, and a stored result must not depend on who computed it first."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(THREADS)
+    try:
+        return fn(**kwargs)
+    finally:
+        torch.set_num_threads(before)
+
+
 def cached_call(name: str, fn, result_type: type, kwargs: dict):
     """fn(**kwargs) through the store; the result is always the JSON round trip."""
     if not cache_enabled():
-        return round_trip(result_type, fn(**kwargs))
+        return round_trip(result_type, run_with_fixed_threads(fn, kwargs))
     path = cache_dir() / f"{name}-{_key(name, kwargs)}.json"
     if path.exists():
         return result_type(**json.loads(path.read_text()))
-    result = round_trip(result_type, fn(**kwargs))
+    result = round_trip(result_type, run_with_fixed_threads(fn, kwargs))
     path.parent.mkdir(parents=True, exist_ok=True)
     # Write then rename: two pytest workers may finish the same experiment at once.
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
