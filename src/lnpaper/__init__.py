@@ -6,7 +6,14 @@ experiments, the figures and the claims ledger.
 """
 
 from lnpaper import functional
-from lnpaper.norms import BatchNorm, DyT, LayerNorm, RMSNorm, WeightNormLinear
+from lnpaper.norms import (
+    BatchNorm,
+    DyT,
+    LayerNorm,
+    RecurrentBatchNorm,
+    RMSNorm,
+    WeightNormLinear,
+)
 from lnpaper.runtime import setup
 
 __all__ = [
@@ -14,6 +21,7 @@ __all__ = [
     "DyT",
     "LayerNorm",
     "RMSNorm",
+    "RecurrentBatchNorm",
     "WeightNormLinear",
     "functional",
     "setup",
