@@ -7,14 +7,28 @@ from lnpaper.figures.transpose import (
     transpose_table,
     variants_vs_scale,
 )
+from lnpaper.figures.why_batchnorm_fails import (
+    batch_dependence,
+    batch_size,
+    exam_rulers,
+    lstm_statistics,
+    recurrent_batchnorm,
+    train_vs_inference,
+)
 
 __all__ = [
     "FIGURES",
     "FigureSpec",
+    "batch_dependence",
+    "batch_size",
+    "exam_rulers",
     "figure",
+    "lstm_statistics",
     "one_pass_variance",
     "per_token_independence",
+    "recurrent_batchnorm",
     "save_png",
+    "train_vs_inference",
     "transpose_table",
     "variants_vs_scale",
 ]
