@@ -203,7 +203,7 @@ def lstm_statistics(result) -> Figure:
     for ax in (means, variances, summary):
         ax.axvspan(result.steady_from, result.test_length - 1, color="grey", alpha=0.12)
         _steps_axis(ax, result)
-        ax.text(result.steady_from, ax.get_ylim()[0], " steady state", va="bottom", size=8)
+        ax.text(result.steady_from, ax.get_ylim()[1], " steady state", va="top", size=8)
     return fig
 
 
