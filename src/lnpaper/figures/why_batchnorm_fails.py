@@ -199,7 +199,7 @@ def lstm_statistics(result) -> Figure:
     summary.set_yscale("log")
     summary.set_title("All 4H units: distance from the steady state")
     summary.set_ylabel("mean over units of |mu_t - mu_steady| / sd")
-    summary.legend(fontsize=8, loc="upper right")
+    summary.legend(fontsize=8, loc="center right")
     for ax in (means, variances, summary):
         ax.axvspan(result.steady_from, result.test_length - 1, color="grey", alpha=0.12)
         _steps_axis(ax, result)
