@@ -7,7 +7,14 @@ experiments, the figures and the claims ledger.
 
 from lnpaper import functional
 from lnpaper.invariance import invariance_table
-from lnpaper.norms import BatchNorm, DyT, LayerNorm, RMSNorm, WeightNormLinear
+from lnpaper.norms import (
+    BatchNorm,
+    DyT,
+    LayerNorm,
+    RecurrentBatchNorm,
+    RMSNorm,
+    WeightNormLinear,
+)
 from lnpaper.runtime import setup
 
 __all__ = [
@@ -15,6 +22,7 @@ __all__ = [
     "DyT",
     "LayerNorm",
     "RMSNorm",
+    "RecurrentBatchNorm",
     "WeightNormLinear",
     "functional",
     "invariance_table",

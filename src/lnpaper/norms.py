@@ -6,6 +6,7 @@ arithmetic is visible: the notebooks read these lines next to the equations they
 - LayerNorm: Ba, Kiros, Hinton 2016, Sec. 3 (notebook 02)
 - RMSNorm and pRMSNorm: Zhang & Sennrich 2019, Sec. 3-4 (notebook 06)
 - BatchNorm: Ioffe & Szegedy 2015, Alg. 1-2, the baseline of notebook 01
+- RecurrentBatchNorm: Cooijmans et al. 2016, per-time-step statistics (notebook 01, used in 03)
 - WeightNormLinear: Salimans & Kingma 2016, the third row of the invariance table (notebook 04)
 - DyT: Zhu et al. 2025, a normalizer with no statistics at all (notebook 05)
 
@@ -120,6 +121,62 @@ class RMSNorm(nn.Module):
         return f"{self.normalized_shape}, eps={self.eps}, partial={self.partial}"
 
 
+def _check_num_features(num_features) -> int:
+    if isinstance(num_features, bool) or not (isinstance(num_features, int) and num_features > 0):
+        raise ValueError(f"num_features must be a positive int, got {num_features!r}")
+    return num_features
+
+
+def _check_momentum(momentum) -> float:
+    if (
+        isinstance(momentum, bool)
+        or not isinstance(momentum, int | float)
+        or not 0 <= momentum <= 1
+    ):
+        raise ValueError(f"momentum must lie in [0, 1], got {momentum!r}")
+    return float(momentum)
+
+
+def _batch_normalize(
+    a: torch.Tensor,
+    running_mean: torch.Tensor,
+    running_var: torch.Tensor,
+    *,
+    training: bool,
+    momentum: float,
+    eps: float,
+    who: str,
+) -> torch.Tensor:
+    """(a - mu) / sqrt(sigma^2 + eps) per channel of a (N, C) or (N, C, L) input, before gain and bias.
+
+    Training: mu, sigma^2 are the batch's (biased variance), and the running estimates (C,) move
+    toward the batch's mean and *unbiased* variance by `momentum`, in place. Eval: the running
+    estimates are used instead. Shared by BatchNorm and RecurrentBatchNorm (notebook 01).
+    """
+    dims = (0,) if a.ndim == 2 else (0, 2)
+    count = a.numel() // a.shape[1]  # values per channel
+    if training and count < 2:
+        raise ValueError(
+            f"{who} in training mode needs more than 1 value per channel, got input shape "
+            f"{tuple(a.shape)}: the batch variance of one value is 0 and the output would be "
+            f"the bias alone (notebook 01, M2)"
+        )
+    shape = (1, -1) if a.ndim == 2 else (1, -1, 1)
+    x = a.to(_compute_dtype(a))
+    if training:
+        centered = center(x, dims)  # a - mu_B
+        var = centered.pow(2).mean(dim=dims, keepdim=True)  # sigma_B^2, biased
+        with torch.no_grad():
+            mean = x.mean(dim=dims)
+            unbiased_var = var.flatten() * count / (count - 1)
+            running_mean.lerp_(mean.to(running_mean.dtype), momentum)
+            running_var.lerp_(unbiased_var.to(running_var.dtype), momentum)
+    else:
+        centered = x - running_mean.to(x.dtype).reshape(shape)
+        var = running_var.to(x.dtype).reshape(shape)
+    return centered * torch.rsqrt(var + eps)
+
+
 class BatchNorm(nn.Module):
     """Per-unit statistics over the batch: the same function as torch.nn.BatchNorm1d.
 
@@ -132,13 +189,9 @@ class BatchNorm(nn.Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1):
         super().__init__()
-        if not (isinstance(num_features, int) and num_features > 0):
-            raise ValueError(f"num_features must be a positive int, got {num_features!r}")
-        if not (0 <= momentum <= 1):
-            raise ValueError(f"momentum must lie in [0, 1], got {momentum!r}")
-        self.num_features = num_features
+        self.num_features = _check_num_features(num_features)
         self.eps = check_eps(eps)
-        self.momentum = float(momentum)
+        self.momentum = _check_momentum(momentum)
         self.weight = nn.Parameter(torch.ones(num_features))  # g
         self.bias = nn.Parameter(torch.zeros(num_features))  # b
         self.register_buffer("running_mean", torch.zeros(num_features))
@@ -151,33 +204,114 @@ class BatchNorm(nn.Module):
                 f"BatchNorm({self.num_features}) expects input (N, {self.num_features}) or "
                 f"(N, {self.num_features}, L), got shape {tuple(a.shape)}"
             )
-        dims = (0,) if a.ndim == 2 else (0, 2)
-        count = a.numel() // self.num_features  # values per channel
-        if self.training and count < 2:
-            raise ValueError(
-                f"BatchNorm in training mode needs more than 1 value per channel, got input shape "
-                f"{tuple(a.shape)}: the batch variance of one value is 0 and the output would be "
-                f"the bias alone (notebook 01, M2)"
-            )
+        y = _batch_normalize(
+            a,
+            self.running_mean,
+            self.running_var,
+            training=self.training,
+            momentum=self.momentum,
+            eps=self.eps,
+            who="BatchNorm",
+        )
         shape = (1, -1) if a.ndim == 2 else (1, -1, 1)
-        x = a.to(_compute_dtype(a))
-        if self.training:
-            centered = center(x, dims)  # a - mu_B
-            var = centered.pow(2).mean(dim=dims, keepdim=True)  # sigma_B^2, biased
-            with torch.no_grad():
-                mean = x.mean(dim=dims)
-                unbiased_var = var.flatten() * count / (count - 1)
-                self.running_mean.lerp_(mean.to(self.running_mean.dtype), self.momentum)
-                self.running_var.lerp_(unbiased_var.to(self.running_var.dtype), self.momentum)
-        else:
-            centered = x - self.running_mean.to(x.dtype).reshape(shape)
-            var = self.running_var.to(x.dtype).reshape(shape)
-        y = centered * torch.rsqrt(var + self.eps)
-        y = y * self.weight.reshape(shape) + self.bias.reshape(shape)
+        y = y * self.weight.reshape(shape) + self.bias.reshape(shape)  # g * . + b
         return y.to(a.dtype)
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
+
+
+class RecurrentBatchNorm(nn.Module):
+    """BatchNorm for a recurrent net: statistics per time step, gain and bias shared over time.
+
+    Cooijmans et al. 2016, *Recurrent Batch Normalization*, Sec. 3-4; introduced in notebook 01 (M4),
+    used by the BN-LSTM of notebook 03. An LSTM's summed inputs start from h_0 = 0 and pass through a
+    transient before their distribution settles, so one set of statistics for all steps would
+    mis-normalize the early steps. Hence, at step t of a sequence:
+
+        training:  y_t = g * (a_t - mu_B,t) / sqrt(sigma_B,t^2 + eps) + b   (batch statistics of step t)
+                   and the running estimates of step t (only) move toward them by `momentum`
+        inference: the running estimates of step min(t, max_steps - 1): past the longest training
+                   length T_max = max_steps, reuse the statistics of the last trained step
+                   ("the population statistic of time T_max").
+
+    Call it once per step: `forward(a, step)` with `a` of shape (N, num_features) and `step` the
+    0-based position in the sequence. Training at step >= max_steps is an error (those statistics
+    would never be stored). `gain_init` = 0.1 follows Cooijmans et al. (gains of 1 saturate the
+    gates' tanh and sigmoid; 0.01 or lower was unstable for them); `bias=False` drops b, as their
+    BN-LSTM does for the two gate terms whose sum already has one bias.
+    Buffers: running_mean and running_var of shape (max_steps, num_features).
+    """
+
+    def __init__(
+        self,
+        num_features: int,
+        max_steps: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        gain_init: float = 0.1,
+        bias: bool = True,
+    ):
+        super().__init__()
+        self.num_features = _check_num_features(num_features)
+        if isinstance(max_steps, bool) or not (isinstance(max_steps, int) and max_steps > 0):
+            raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
+        if isinstance(gain_init, bool) or not isinstance(gain_init, int | float):
+            raise ValueError(f"gain_init must be a positive float, got {gain_init!r}")
+        if not (math.isfinite(gain_init) and gain_init > 0):
+            raise ValueError(f"gain_init must be positive and finite, got {gain_init!r}")
+        self.max_steps = max_steps
+        self.eps = check_eps(eps)
+        self.momentum = _check_momentum(momentum)
+        self.weight = nn.Parameter(torch.full((num_features,), float(gain_init)))  # g, shared
+        if bias:
+            self.bias = nn.Parameter(torch.zeros(num_features))  # b, shared
+        else:
+            self.register_parameter("bias", None)
+        self.register_buffer("running_mean", torch.zeros(max_steps, num_features))
+        self.register_buffer("running_var", torch.ones(max_steps, num_features))
+
+    def statistics_step(self, step: int) -> int:
+        """Which step's statistics `step` uses at inference: the T_max rule."""
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise ValueError(f"step must be an int (0-based time step), got {step!r}")
+        if step < 0:
+            raise ValueError(f"step must be >= 0 (0-based time step), got {step}")
+        return min(step, self.max_steps - 1)
+
+    def forward(self, a: torch.Tensor, step: int) -> torch.Tensor:
+        _check_floating(a, "RecurrentBatchNorm")
+        if a.ndim != 2 or a.shape[1] != self.num_features:
+            raise ValueError(
+                f"RecurrentBatchNorm({self.num_features}) expects one time step of shape "
+                f"(N, {self.num_features}), got shape {tuple(a.shape)}"
+            )
+        t = self.statistics_step(step)
+        if self.training and step >= self.max_steps:
+            raise ValueError(
+                f"RecurrentBatchNorm got step {step} in training mode, but max_steps = "
+                f"{self.max_steps}: train on sequences of at most max_steps steps (longer ones "
+                f"reuse step {self.max_steps - 1}'s statistics at inference only)"
+            )
+        y = _batch_normalize(
+            a,
+            self.running_mean[t],  # views: training updates row t in place
+            self.running_var[t],
+            training=self.training,
+            momentum=self.momentum,
+            eps=self.eps,
+            who="RecurrentBatchNorm",
+        )
+        y = y * self.weight  # g * .
+        if self.bias is not None:
+            y = y + self.bias  # + b
+        return y.to(a.dtype)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, max_steps={self.max_steps}, eps={self.eps}, "
+            f"momentum={self.momentum}, bias={self.bias is not None}"
+        )
 
 
 class WeightNormLinear(nn.Module):

@@ -19,17 +19,29 @@ from lnpaper.experiments.transpose import (
     per_token_independence,
     variants_vs_scale,
 )
+from lnpaper.experiments.why_batchnorm_fails import (
+    batch_dependence,
+    batch_of_one,
+    batch_size_robustness,
+    lstm_statistics,
+    train_vs_inference,
+)
 
 __all__ = [
     "EXPERIMENTS",
     "backward_parity",
+    "batch_dependence",
+    "batch_of_one",
+    "batch_size_robustness",
     "experiment",
     "fisher_doubling",
     "invariance_measurements",
     "layernorm_parity",
+    "lstm_statistics",
     "one_pass_variance",
     "per_token_independence",
     "reparameterization",
     "sgd_geometry",
+    "train_vs_inference",
     "variants_vs_scale",
 ]

@@ -8,17 +8,31 @@ from lnpaper.figures.transpose import (
     transpose_table,
     variants_vs_scale,
 )
+from lnpaper.figures.why_batchnorm_fails import (
+    batch_dependence,
+    batch_size,
+    exam_rulers,
+    lstm_statistics,
+    recurrent_batchnorm,
+    train_vs_inference,
+)
 
 __all__ = [
     "FIGURES",
     "FigureSpec",
+    "batch_dependence",
+    "batch_size",
+    "exam_rulers",
     "figure",
     "fisher_doubling",
     "invariance_table",
+    "lstm_statistics",
     "one_pass_variance",
     "per_token_independence",
+    "recurrent_batchnorm",
     "save_png",
     "sgd_geometry",
+    "train_vs_inference",
     "transpose_table",
     "variants_vs_scale",
 ]

@@ -1,0 +1,129 @@
+"""Notebook 01's experiments and claim checks (M1-M5): they measure what they say, and can fail."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from lnpaper import claims
+from lnpaper.experiments import (
+    batch_dependence,
+    batch_of_one,
+    batch_size_robustness,
+    lstm_statistics,
+    train_vs_inference,
+)
+from lnpaper.experiments.why_batchnorm_fails import BatchSizeResult, HandUnrolledLSTM
+
+
+def test_m1_layernorm_ignores_the_batch_and_batchnorm_noise_shrinks_with_it():
+    result = batch_dependence()
+    assert result.layernorm_difference == 0.0
+    assert result.layernorm_outputs[0] == result.layernorm_outputs[1]
+    assert result.batchnorm_outputs[0] != result.batchnorm_outputs[1]
+    assert result.variance_ratio[0] == 0.0  # a batch of one has variance 0
+    assert result.output_spread[0] is None  # and training-mode BatchNorm refuses it
+    spread = result.mean_spread
+    assert all(a > b for a, b in zip(spread[:-1], spread[1:], strict=True))
+    assert claims.check_m1(result).verdict == claims.REPRODUCED
+    leaky = dataclasses.replace(result, layernorm_difference=1e-7)
+    assert claims.check_m1(leaky).verdict == claims.NOT_REPRODUCED
+    flat = dataclasses.replace(result, output_spread=[None] + [0.5] * 8)
+    assert claims.check_m1(flat).verdict == claims.NOT_REPRODUCED
+
+
+def test_m2_batch_of_one():
+    result = batch_of_one()
+    assert result.by_formula == [0.0] * 6
+    assert "more than 1 value per channel" in result.lnpaper_error
+    assert claims.check_m2(result).verdict == claims.REPRODUCED
+    accepted = dataclasses.replace(result, torch_error="no error")
+    assert claims.check_m2(accepted).verdict == claims.NOT_REPRODUCED
+
+
+def test_m3_modes_agree_for_layernorm_only():
+    result = train_vs_inference(steps=20, eval_every=10)
+    assert result.eval_steps == [0, 10, 20]
+    assert result.logit_gap["layernorm"] == [0.0, 0.0, 0.0]
+    assert min(result.logit_gap["batchnorm"]) > 0
+    assert len(result.running_error) == 3
+    modes = dataclasses.replace(result, running_error=[1.0, 0.5, 0.01])
+    assert claims.check_m3(modes).verdict == claims.REPRODUCED
+    leaky = dataclasses.replace(modes, logit_gap={**modes.logit_gap, "layernorm": [0, 1e-6, 0]})
+    assert claims.check_m3(leaky).verdict == claims.NOT_REPRODUCED
+    stuck = dataclasses.replace(modes, running_error=[1.0, 0.9, 0.8])
+    assert claims.check_m3(stuck).verdict == claims.NOT_REPRODUCED
+
+
+def test_hand_unrolled_lstm_is_torch_lstm_cell():
+    torch.manual_seed(0)
+    model = HandUnrolledLSTM(5, 7, 3)
+    x = torch.randn(4, 6, 5)
+    hiddens, input_terms, recurrent_terms = model.unroll(x)
+    h = c = torch.zeros(4, 7)
+    for t in range(6):
+        h, c = model.cell(x[:, t], (h, c))
+        torch.testing.assert_close(hiddens[:, t], h)
+    assert torch.equal(recurrent_terms[:, 0], model.cell.bias_hh.expand(4, -1))  # h_0 = 0
+    assert model(x).shape == (4, 6, 3)
+    assert input_terms.shape == (4, 6, 28)
+
+
+def test_m4_check_passes_on_the_experiment_and_fails_without_a_transient():
+    result = lstm_statistics()
+    assert len(result.accuracy_per_step) == result.test_length - result.delay
+    assert set(result.offset) == set(result.scale)
+    assert claims.check_m4(result).verdict == claims.PARTLY  # mechanism yes, accuracy not run
+    rule = result.scale["per step, T_max rule"]
+    pooled = dict(result.scale, **{"averaged over steps": rule})  # as good as per step
+    assert claims.check_m4(dataclasses.replace(result, scale=pooled)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+    flat = {term: [0.02] * result.test_length for term in result.transient}
+    assert claims.check_m4(dataclasses.replace(result, transient=flat)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+
+
+def test_m5_experiment_runs_each_cell_with_the_same_examples_seen():
+    result = batch_size_robustness(
+        models=("layernorm", "batchnorm"), epochs=1, seeds=(0, 1), sizes=(64, 16, 16, 10)
+    )
+    assert result.steps == {"128": 9, "4": 299}  # 1197 images, remainder dropped
+    for name in ("layernorm", "batchnorm"):
+        for batch in ("128", "4"):
+            runs = result.curves[name][batch]
+            assert len(runs) == 2 and len(runs[0]["nll"]) == 2  # before training, after epoch 1
+            assert result.final[name][batch]["nll"] == [run["nll"][-1] for run in runs]
+        # 299 steps at batch 4 learn something; 9 at batch 128 barely move (hence 12 epochs)
+        assert result.final[name]["4"]["nll"][0] < 0.75 * result.curves[name]["4"][0]["nll"][0]
+
+
+def synthetic_m5(ln_small_nll, bn_small_nll, bn_small_accuracy):
+    def cell(nlls, accuracies):
+        return {"nll": nlls, "accuracy": accuracies}
+
+    final = {
+        "layernorm": {
+            "128": cell([0.04, 0.05, 0.045], [0.99, 0.985, 0.99]),
+            "4": cell(ln_small_nll, [0.99, 0.99, 0.985]),
+        },
+        "batchnorm": {
+            "128": cell([0.05, 0.055, 0.05], [0.99, 0.985, 0.99]),
+            "4": cell(bn_small_nll, bn_small_accuracy),
+        },
+    }
+    return BatchSizeResult([64, 256, 256, 10], 12, 1e-3, [0, 1, 2], [128, 4], 1197, {}, {}, final)
+
+
+@pytest.mark.parametrize(
+    "ln_small, bn_small, bn_accuracy, verdict",
+    [
+        ([0.03, 0.04, 0.035], [0.09, 0.08, 0.1], [0.97, 0.975, 0.97], claims.REPRODUCED),
+        ([0.03, 0.04, 0.035], [0.05, 0.06, 0.05], [0.99, 0.985, 0.99], claims.PARTLY),
+        ([0.09, 0.08, 0.1], [0.09, 0.08, 0.1], [0.97, 0.975, 0.97], claims.PARTLY),
+        ([0.09, 0.08, 0.1], [0.05, 0.06, 0.05], [0.99, 0.985, 0.99], claims.NOT_REPRODUCED),
+    ],
+)
+def test_m5_check_says_which_half_of_the_claim_holds(ln_small, bn_small, bn_accuracy, verdict):
+    assert claims.check_m5(synthetic_m5(ln_small, bn_small, bn_accuracy)).verdict == verdict
