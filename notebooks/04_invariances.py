@@ -214,9 +214,9 @@ assert min(reparam.layernorm_change_per_unit) > 1e-2
 #    The effective learning rate is $\eta / \lVert W \rVert^2$, and it falls as $\lVert W \rVert$
 #    grows: the paper's implicit early stopping.
 #
-# The experiment trains a small layer-normalized MLP (64 -> 64, LayerNorm, tanh -> 10) on
-# scikit-learn's bundled 8x8 digits with plain SGD (`lnpaper.train.train`, no momentum, no weight
-# decay), twice: with $W_1$ initialized at scale 1 and at scale 3. Everything else is identical, and
+# The experiment trains a small layer-normalized MLP (64 -> 64, LayerNorm, tanh -> 10) on the 1197
+# training images of scikit-learn's bundled 8x8 digits (`lnpaper.data.digits`, notebook 01) with
+# plain SGD (`lnpaper.train.train`, no momentum, no weight decay), twice: with $W_1$ initialized at scale 1 and at scale 3. Everything else is identical, and
 # LayerNorm removes the scale from the output, so the two networks start as *the same function*. A
 # hook records $W_1$ and its gradient at every step (`lnpaper.geometry.WeightGeometry`).
 

@@ -4,10 +4,10 @@ import copy
 from dataclasses import dataclass
 
 import torch
-from sklearn.datasets import load_digits
 from torch import nn
 
 from lnpaper import geometry, invariance
+from lnpaper.data import digits
 from lnpaper.experiments.registry import experiment
 from lnpaper.norms import BatchNorm, LayerNorm, WeightNormLinear
 from lnpaper.train import epoch_batches, train
@@ -117,12 +117,6 @@ def reparameterization(
     )
 
 
-def _digits() -> tuple[torch.Tensor, torch.Tensor]:
-    """scikit-learn's bundled 8x8 digits (no download), pixels scaled to [0, 1], float64."""
-    images, labels = load_digits(return_X_y=True)
-    return torch.from_numpy(images / 16.0), torch.from_numpy(labels).long()
-
-
 def layernorm_mlp(hidden: int, init_scale: float, seed: int, eps: float) -> nn.Sequential:
     """64 -> hidden (no bias: it would sit inside a) -> LayerNorm -> tanh -> 10, float64, with
     ||W1|| about init_scale * sqrt(hidden). The rest of the initialization does not depend on
@@ -178,7 +172,8 @@ def sgd_geometry(
 ) -> SGDGeometryResult:
     """I3: a layer-normalized MLP on the digits, trained with plain SGD (no momentum, no weight
     decay) from the same function at several scales of W1; the geometry of W1 at every step."""
-    images, labels = _digits()
+    images, labels = digits.load("train")
+    images = images.double()  # k / 16 pixel values: exact in float32 and float64 alike
     batches = epoch_batches(len(labels), batch, seed)
 
     def loss_fn(model, indices):
