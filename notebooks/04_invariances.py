@@ -216,9 +216,10 @@ assert min(reparam.layernorm_change_per_unit) > 1e-2
 #
 # The experiment trains a small layer-normalized MLP (64 -> 64, LayerNorm, tanh -> 10) on the 1197
 # training images of scikit-learn's bundled 8x8 digits (`lnpaper.data.digits`, notebook 01) with
-# plain SGD (`lnpaper.train.train`, no momentum, no weight decay), twice: with $W_1$ initialized at scale 1 and at scale 3. Everything else is identical, and
-# LayerNorm removes the scale from the output, so the two networks start as *the same function*. A
-# hook records $W_1$ and its gradient at every step (`lnpaper.geometry.WeightGeometry`).
+# plain SGD (`lnpaper.train.train`, no momentum, no weight decay), twice: with $W_1$ initialized at
+# scale 1 and at scale 3. Everything else is identical, and LayerNorm removes the scale from the
+# output, so the two networks start as *the same function*. A hook records $W_1$ and its gradient at
+# every step (`lnpaper.geometry.WeightGeometry`).
 
 # %%
 sgd = experiments.sgd_geometry()
