@@ -36,7 +36,7 @@ class EntropyLevels:
 class SyntheticLanguage:
     """A seeded second-order Markov language; `sample(n, length, seed)` draws token sequences."""
 
-    def __init__(self, vocab_size: int = 24, branching: int = 3, seed: int = 0):
+    def __init__(self, vocab_size: int = 16, branching: int = 3, seed: int = 0):
         if not (isinstance(vocab_size, int) and vocab_size >= 2):
             raise ValueError(f"vocab_size must be an int >= 2, got {vocab_size!r}")
         if not (isinstance(branching, int) and 1 <= branching <= vocab_size):

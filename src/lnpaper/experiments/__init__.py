@@ -6,6 +6,15 @@ Every experiment goes through the result store in `lnpaper.cache`, so the notebo
 """
 
 from lnpaper.experiments.registry import EXPERIMENTS, experiment
+from lnpaper.experiments.transformer import (
+    batchnorm_backward_projection,
+    grad_norm_vs_depth,
+    lm_training,
+    loss_smoothness,
+    normalization_study,
+    tfixup_study,
+    xiong_setting,
+)
 from lnpaper.experiments.transpose import (
     backward_parity,
     layernorm_parity,
@@ -17,9 +26,16 @@ from lnpaper.experiments.transpose import (
 __all__ = [
     "EXPERIMENTS",
     "backward_parity",
+    "batchnorm_backward_projection",
     "experiment",
+    "grad_norm_vs_depth",
     "layernorm_parity",
+    "lm_training",
+    "loss_smoothness",
+    "normalization_study",
     "one_pass_variance",
     "per_token_independence",
+    "tfixup_study",
     "variants_vs_scale",
+    "xiong_setting",
 ]
