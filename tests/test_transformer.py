@@ -228,3 +228,146 @@ def test_bad_tokens_are_refused(bad, message):
     model = TransformerLM(11, d_model=D, n_layers=1, n_heads=4)
     with pytest.raises(ValueError, match=message):
         model(bad)
+
+
+# ---- the experiments and claim checks of notebook 05 ------------------------------------------
+
+
+@pytest.fixture
+def no_store(monkeypatch):
+    monkeypatch.setenv("LNPAPER_CACHE", "off")
+
+
+def test_grad_norm_vs_depth_accepts_a_range_and_records_every_layer(no_store):
+    from lnpaper.experiments import grad_norm_vs_depth
+
+    post = grad_norm_vs_depth(placement="post", depths=(2, 3), seeds=range(2), d_model=16)
+    assert post.seeds == [0, 1] and len(post.grad_norm) == 2 and len(post.grad_norm[0]) == 2
+    assert post.layers == [1, 2, 3]  # x^{post,5} of each block of the deepest model
+    pre = grad_norm_vs_depth(placement="pre", depths=(2, 3), seeds=range(2), d_model=16)
+    assert pre.layers == [0, 1, 2, 3]  # the stream after 0..L blocks
+    assert pre.residual_sq_norm[-1] > pre.residual_sq_norm[0]  # Pre-LN's stream grows
+    with pytest.raises(ValueError, match="placement"):
+        grad_norm_vs_depth(placement="peri", depths=(2,), seeds=(0,), d_model=16)
+
+
+def test_batchnorm_backward_is_the_projection_formula(no_store):
+    from lnpaper.experiments import batchnorm_backward_projection
+
+    result = batchnorm_backward_projection(batch=8, features=3)
+    assert result.max_diff_formula < 1e-12 and result.max_diff_numpy < 1e-12
+    assert result.max_sum < 1e-12
+    assert all(v < 1 for v in result.y_hat_sq_norm_over_n)  # eps makes it a near-projection
+
+
+def test_lm_training_records_each_seed(no_store):
+    from lnpaper.experiments import lm_training
+
+    result = lm_training(n_layers=1, seeds=(0, 1), steps=4, log_every=2)
+    assert result.steps == [2, 4] and len(result.train_loss) == 2
+    assert all(v is not None for v in result.final_loss)
+    assert result.diverged_at == [None, None]
+    assert result.levels["bigram"] > result.floor > result.levels["rate"]
+
+
+def fake_run(finals, n_layers=6, warmup=0, diverged=None):
+    return {
+        "placement": "pre", "norm": "layernorm", "init": "default", "n_layers": n_layers,
+        "lr": 3e-3, "warmup_steps": warmup, "seeds": [0, 1, 2], "steps": [10, 20],
+        "train_loss": [[3.0, 2.0]] * 3, "initial_loss": [2.8] * 3, "final_loss": list(finals),
+        "diverged_at": diverged or [None] * 3,
+        "levels": {"uniform": 2.77, "unigram": 2.75, "bigram": 2.34, "rate": 0.84},
+        "floor": 0.94,
+    }  # fmt: skip
+
+
+def study(**finals):
+    from lnpaper.experiments.transformer import StudyResult
+
+    names = {
+        "post_cold": "Post-LN, no warmup",
+        "post_warm": "Post-LN, warmup",
+        "pre_cold": "Pre-LN, no warmup",
+        "pre_warm": "Pre-LN, warmup",
+        "none_cold": "no norm (identity), no warmup",
+        "none_warm": "no norm (identity), warmup",
+        "dyt": "Pre-DyT, no warmup",
+    }
+    default = {
+        "post_cold": (2.76, 2.76, 2.75), "post_warm": (2.17, 2.15, 2.19),
+        "pre_cold": (1.95, 1.99, 1.96), "pre_warm": (1.95, 1.95, 1.95),
+        "none_cold": (200.0, None, 13.0), "none_warm": (2.4, 2.4, 2.4),
+        "dyt": (1.79, 1.80, 1.79),
+    }  # fmt: skip
+    default.update(finals)
+    return StudyResult(runs={names[k]: fake_run(v) for k, v in default.items()})
+
+
+def test_the_checks_of_notebook_05_pass_on_results_that_reproduce():
+    from lnpaper import claims
+
+    good = study()
+    for check in (claims.check_t3, claims.check_t4, claims.check_t6):
+        assert check(good).verdict == claims.REPRODUCED
+
+
+def test_the_checks_of_notebook_05_can_fail():
+    from lnpaper import claims
+    from lnpaper.experiments.transformer import StudyResult, XiongResult
+
+    # Post-LN trains without warmup too: the warmup claim is not reproduced.
+    assert claims.check_t3(study(post_cold=(2.2, 2.1, 2.2))).verdict == claims.NOT_REPRODUCED
+    # Pre-LN without warmup stalls.
+    assert claims.check_t3(study(pre_cold=(2.7, 2.7, 2.7))).verdict == claims.NOT_REPRODUCED
+    # A model without a norm trains fine.
+    assert claims.check_t4(study(none_cold=(1.9, 1.9, 1.9))).verdict == claims.NOT_REPRODUCED
+    # DyT lags LayerNorm but trains: partly; DyT diverges: not reproduced.
+    assert claims.check_t6(study(dyt=(2.2, 2.2, 2.2))).verdict == claims.PARTLY
+    assert claims.check_t6(study(dyt=(None, 1.8, 1.8))).verdict == claims.NOT_REPRODUCED
+    fixup = {
+        "Xavier, 12 layers, no norm": fake_run((None, 390.0, None), 12),
+        "T-Fixup, 12 layers, no norm": fake_run((1.85, 1.84, 1.87), 12),
+    }
+    assert claims.check_t5(StudyResult(runs=fixup)).verdict == claims.REPRODUCED
+    fixup["T-Fixup, 12 layers, no norm"] = fake_run((1.85, None, 1.87), 12)
+    assert claims.check_t5(StudyResult(runs=fixup)).verdict == claims.NOT_REPRODUCED
+
+    def xiong(post_ratio, pre_ratio, post_sq=1.5):
+        def run(ratio, layers, sq):
+            return {
+                "placement": "post", "d_model": 128, "depths": [6, 14], "seeds": list(range(10)),
+                "grad_norm": [[1.0], [ratio]], "mean_grad_norm": [1.0, ratio],
+                "ratio_last_to_first": ratio, "ratio_standard_error": 0.05,
+                "layers": layers, "residual_sq_norm": sq,
+            }  # fmt: skip
+
+        return XiongResult(
+            post=run(post_ratio, [1, 2], [post_sq, post_sq]),
+            pre=run(pre_ratio, [0, 1, 2], [1.0, 1.7, 2.5]),
+        )
+
+    assert claims.check_t1(xiong(1.0, 0.65)).verdict == claims.REPRODUCED
+    assert claims.check_t1(xiong(0.6, 0.65)).verdict == claims.PARTLY  # Post-LN falls too
+    assert claims.check_t1(xiong(0.6, 1.0)).verdict == claims.NOT_REPRODUCED
+    assert claims.check_t2(xiong(1.0, 0.65)).verdict == claims.REPRODUCED
+    assert claims.check_t2(xiong(1.0, 0.65, post_sq=1.0)).verdict == claims.NOT_REPRODUCED
+
+
+def test_the_t7_check_can_fail():
+    from lnpaper import claims
+    from lnpaper.experiments.transformer import ProjectionResult, SmoothnessResult
+
+    exact = ProjectionResult([32, 6], 1e-14, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
+    smooth = SmoothnessResult(
+        norms=["none", "batchnorm"], lr=0.2, step_multipliers=[1.0], checkpoints=[0, 50, 100],
+        loss_range={"none": [0.1, 1.0, 0.8], "batchnorm": [1.6, 0.05, 0.03]},
+        grad_change={"none": [0.4, 6.0, 5.0], "batchnorm": [1.0, 1.1, 1.0]},
+        beta_smoothness={"none": [1, 8, 9], "batchnorm": [3, 4, 4]},
+        train_loss={"none": [2.3, 1.0, 0.5], "batchnorm": [2.3, 0.1, 0.05]},
+    )  # fmt: skip
+    assert claims.check_t7(exact, smooth).verdict == claims.PARTLY
+    wrong = ProjectionResult([32, 6], 1e-3, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
+    assert claims.check_t7(wrong, smooth).verdict == claims.NOT_REPRODUCED
+    rough = SmoothnessResult(**{**vars(smooth), "grad_change": {"none": [1, 1, 1],
+                                                                "batchnorm": [2, 2, 2]}})  # fmt: skip
+    assert claims.check_t7(exact, rough).verdict == claims.NOT_REPRODUCED

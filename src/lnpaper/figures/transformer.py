@@ -102,7 +102,7 @@ def _study_figure(runs, names, colors, title, log=False) -> Figure:
     ax.set_title(f"{title} ({first['n_layers']} layers, Adam lr {first['lr']:g}, {seeds} seeds)")
     ax.set_xlabel("step")
     ax.set_ylabel("training loss (nats / token)")
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="lower left")
     return fig
 
 
