@@ -29,7 +29,7 @@
 #
 # Everything is scaled to a laptop CPU: a 6-layer, $d = 64$ language model trained for 200 steps on a
 # generated language, three seeds per configuration (the scaled-down list is at the end). The first
-# run takes about a minute and a half on one core, mostly training 34 small models; after that the
+# run takes about a minute and a half on one core, mostly 28 small training runs; after that the
 # results come from the store in `.cache/` and the notebook runs in seconds.
 
 # %%
@@ -56,8 +56,8 @@ lnpaper.setup()
 # normalizes each token over its own $d$ features (notebook 02, claim F2), so none of these matters.
 #
 # Two consequences, checked on the model this notebook trains. Decoding token by token, each step
-# with a batch of one, gives the same logits as the whole sequence at once; and training mode and
-# evaluation mode are one function. BatchNorm would fail both: it cannot even normalize one token.
+# with a batch of one, gives the same logits as the whole sequence at once (to float32 rounding);
+# and training mode and evaluation mode are one function. BatchNorm would fail both: it cannot even normalize one token.
 
 # %%
 torch.manual_seed(0)
@@ -245,15 +245,26 @@ for name in ["Pre-LN, no warmup", "no norm (identity), no warmup", "no norm (ide
 cold = study.runs["no norm (identity), no warmup"]
 print(f"initial held-out loss without a norm: {np.mean(cold['initial_loss']):.1f} "
       f"(ln V = {levels.uniform:.2f})")  # fmt: skip
+torch.manual_seed(0)
+plain = TransformerLM(16, d_model=64, n_layers=6, placement="none", max_len=16)
+with torch.no_grad():
+    stream = plain.embed(language.sample(64, 16, seed=0))
+    growth = []
+    for block in plain.blocks:
+        growth.append((block(stream).pow(2).mean() / stream.pow(2).mean()).item())
+        stream = block(stream)
+print("no norm, at init: mean square of the stream grows per block by",
+      " ".join(f"{g:.2f}" for g in growth))  # fmt: skip
 assert all(v is None or v > levels.unigram for v in final["no norm (identity), no warmup"])
 assert min(final["no norm (identity), warmup"]) > max(final["Pre-LN, no warmup"])
 figures.without_normalization(study)
 
 # %% [markdown]
-# Without a norm the residual stream is a sum of sublayers that each roughly double its size at
-# Xavier initialization, so after six blocks the logits are huge and the initial loss is far above
-# $\ln V$. Without warmup, training never recovers: every seed ends far above the unigram level. With
-# warmup it trains, but ends near the bigram level, far behind Pre-LN. At this scale "fails to train"
+# Without a norm nothing holds the residual stream's size. At Xavier initialization each block
+# multiplies the stream's mean square by about two or more (the line above the figure measures it on
+# a fresh model), so after six blocks the logits are large and the initial loss is far above
+# $\ln V$. Without warmup, training never recovers: every seed ends far above the unigram level.
+# With warmup it trains, but ends near the bigram level, far behind Pre-LN. At this scale "fails to train"
 # holds without warmup, and "falls far behind" with it.
 #
 # ## T5 · T-Fixup: an initialization instead of a norm
