@@ -360,7 +360,7 @@ class SmoothnessResult:
 
 
 def _digits_mlp(norm: str, width: int) -> nn.Module:
-    """784-style MLP at digits scale: 64 -> width -> width -> 10, a normalizer before each ReLU."""
+    """An MLP for the 8 x 8 digits: 64 -> width -> width -> 10, a normalizer before each ReLU."""
 
     def normalizer():
         if norm == "batchnorm":

@@ -4,12 +4,13 @@ Notebook 05. Every block has two sublayers F, causal self-attention and a ReLU f
 F(x) = ReLU(x W^(1) + b^(1)) W^(2) + b^(2), each wrapped in a residual connection. Where the norm sits
 is the `placement`:
 
-- `post` (Vaswani et al. 2017):    x_{l+1} = Norm(x_l + F(x_l))
-- `pre` (Xiong et al. 2020 name it): x_{l+1} = x_l + F(Norm(x_l)), and a final Norm before the head
-- `peri` (Kim et al. 2025):       x_{l+1} = x_l + Norm(F(Norm(x_l))), and a final Norm
+- `post` (Vaswani et al. 2017):  x_{l+1} = Norm(x_l + F(x_l))
+- `pre` (analysed by Xiong et al. 2020, in use before them):  x_{l+1} = x_l + F(Norm(x_l)), plus a
+  final Norm before the head
+- `peri` (Kim et al. 2025):  x_{l+1} = x_l + Norm(F(Norm(x_l))), plus a final Norm
 - `sandwich`: the same block as `peri` under the name used before Kim et al. named it (CogView's
   Sandwich-LN, Gemma 2's pre- and post-sublayer norms); kept so the code reads like that literature
-- `none`:                          x_{l+1} = x_l + F(x_l), no norm anywhere
+- `none`:  x_{l+1} = x_l + F(x_l), no norm anywhere
 
 and which normalizer is used is the `norm`: `layernorm` (Ba et al. 2016), `rmsnorm` (Zhang &
 Sennrich 2019), `dyt` (Zhu et al. 2025, alpha initialized to 0.5) or `identity` (every slot keeps its
