@@ -116,7 +116,8 @@ print("two sentences:", *(" ".join(f"{t:2d}" for t in row) for row in language.s
       sep="\n  ")  # fmt: skip
 
 # %% [markdown]
-# A loss below 2.34 means the model has started to use the token two places back; 0.94 is the floor.
+# A loss below 2.34 means the model uses more than the previous token (the rule looks two back);
+# 0.94 is the floor.
 #
 # ## T1 · The gradient of the last $W^{(2)}$ at initialization
 #
