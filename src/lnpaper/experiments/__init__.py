@@ -12,6 +12,15 @@ from lnpaper.experiments.invariances import (
     sgd_geometry,
 )
 from lnpaper.experiments.registry import EXPERIMENTS, experiment
+from lnpaper.experiments.transformer import (
+    batchnorm_backward_projection,
+    grad_norm_vs_depth,
+    lm_training,
+    loss_smoothness,
+    normalization_study,
+    tfixup_study,
+    xiong_setting,
+)
 from lnpaper.experiments.transpose import (
     backward_parity,
     layernorm_parity,
@@ -33,15 +42,22 @@ __all__ = [
     "batch_dependence",
     "batch_of_one",
     "batch_size_robustness",
+    "batchnorm_backward_projection",
     "experiment",
     "fisher_doubling",
+    "grad_norm_vs_depth",
     "invariance_measurements",
     "layernorm_parity",
+    "lm_training",
+    "loss_smoothness",
     "lstm_statistics",
+    "normalization_study",
     "one_pass_variance",
     "per_token_independence",
     "reparameterization",
     "sgd_geometry",
+    "tfixup_study",
     "train_vs_inference",
     "variants_vs_scale",
+    "xiong_setting",
 ]

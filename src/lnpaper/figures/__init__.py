@@ -2,6 +2,14 @@
 
 from lnpaper.figures.invariances import fisher_doubling, invariance_table, sgd_geometry
 from lnpaper.figures.registry import FIGURES, FigureSpec, figure, save_png
+from lnpaper.figures.transformer import (
+    grad_norm_vs_depth,
+    loss_smoothness,
+    residual_norms_vs_lemma2,
+    tfixup_curves,
+    warmup_curves,
+    without_normalization,
+)
 from lnpaper.figures.transpose import (
     one_pass_variance,
     per_token_independence,
@@ -25,14 +33,20 @@ __all__ = [
     "exam_rulers",
     "figure",
     "fisher_doubling",
+    "grad_norm_vs_depth",
     "invariance_table",
+    "loss_smoothness",
     "lstm_statistics",
     "one_pass_variance",
     "per_token_independence",
     "recurrent_batchnorm",
+    "residual_norms_vs_lemma2",
     "save_png",
     "sgd_geometry",
+    "tfixup_curves",
     "train_vs_inference",
     "transpose_table",
     "variants_vs_scale",
+    "warmup_curves",
+    "without_normalization",
 ]

@@ -1,0 +1,469 @@
+"""Experiments of notebook 05, the Transformer: claims T1-T7.
+
+- `grad_norm_vs_depth` (T1, T2): Xiong et al. 2020's setting at initialization.
+- `lm_training` (T3-T6): one configuration of the small language model, trained over seeds;
+  `normalization_study` (6 layers: placement, warmup, no norm, DyT) and `tfixup_study` (12 layers,
+  no norm, no warmup: Xavier vs T-Fixup) bundle the configurations the figures draw.
+- `batchnorm_backward_projection`, `loss_smoothness` (T7): Santurkar et al. 2018.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lnpaper import functional
+from lnpaper.data.synthetic_language import SyntheticLanguage
+from lnpaper.experiments.registry import experiment
+from lnpaper.models.transformer import TransformerLM, next_token_loss
+from lnpaper.norms import BatchNorm, LayerNorm
+from lnpaper.train import epoch_batches, train
+
+# ---- T1, T2: gradients and residual norms at initialization -----------------------------------
+
+
+@dataclass
+class GradNormResult:
+    placement: str
+    d_model: int
+    depths: list  # number of blocks L
+    seeds: list
+    grad_norm: list  # [depth][seed]: ||dL/dW^(2)||_F of the last block's FFN
+    mean_grad_norm: list  # per depth, mean over seeds
+    ratio_last_to_first: float  # mean at the deepest / mean at the shallowest depth
+    ratio_standard_error: float  # of that ratio, from the seeds' spread (delta method)
+    layers: list  # l for residual_sq_norm (deepest model): see the docstring
+    residual_sq_norm: list  # E||x||^2 / d per l, mean over tokens and seeds
+
+
+@experiment
+def grad_norm_vs_depth(
+    *,
+    placement: str,
+    depths=(6, 8, 10, 12, 14),
+    seeds=tuple(range(10)),
+    d_model: int = 128,
+    batch_size: int = 8,
+    length: int = 32,
+) -> GradNormResult:
+    """T1/T2 in Xiong et al.'s setting (2020, Sec. 3.2-3.3) as far as a small LM follows it.
+
+    Single-head attention with W^Q = W^K = 0 (so every token averages the tokens it may see: the
+    causal version of their uniform attention), Xavier weights, zero biases, LayerNorm gain 1 and bias
+    0, FFN width d (their analysis uses d x d matrices: Lemma 2's 3d/2 depends on it), inputs N(0, I_d)
+    (token embeddings N(0, 1), positions 0). The loss is next-token cross-entropy on the synthetic
+    language, mean over tokens. `seeds` may be any iterable of ints (a range is fine).
+
+    Residual norms (Lemma 2), for the deepest model: Post-LN, ||x^{post,5}||^2 / d, the residual sum
+    x + FFN(x) of block l = 1..L just before its second LayerNorm (Lemma 2: 3/2). Pre-LN, ||x_l||^2 / d
+    for the stream after l = 0..L blocks (l = 0: the embedding; Lemma 2: between 1 + l/2 and
+    1 + 3l/2; we count l as blocks passed, which is the indexing under which the bounds hold at l=0).
+    """
+    if placement not in ("post", "pre"):
+        raise ValueError(f"placement must be 'post' or 'pre' (Xiong et al.), got {placement!r}")
+    seeds = [int(s) for s in seeds]
+    depths = [int(d) for d in depths]
+    language = SyntheticLanguage()
+    grad_norm, residual = [], None
+    for depth in depths:
+        norms_here, sq_norms = [], []
+        for seed in seeds:
+            torch.manual_seed(seed)
+            model = TransformerLM(
+                language.vocab_size,
+                d_model=d_model,
+                n_layers=depth,
+                n_heads=1,
+                d_ff=d_model,
+                max_len=length,
+                placement=placement,
+            )
+            with torch.no_grad():
+                for block in model.blocks:
+                    for matrix in (block.attn.query, block.attn.key):
+                        matrix.weight.zero_()
+                        matrix.bias.zero_()
+            seen = []
+            if placement == "post":
+                hooks = [
+                    b.ffn_out_norm.register_forward_pre_hook(_record(seen)) for b in model.blocks
+                ]
+            else:
+                hooks = [b.register_forward_pre_hook(_record(seen)) for b in model.blocks]
+                hooks.append(model.final_norm.register_forward_pre_hook(_record(seen)))
+            tokens = language.sample(batch_size, length + 1, seed=10_000 + seed)
+            next_token_loss(model, tokens).backward()
+            for hook in hooks:
+                hook.remove()
+            norms_here.append(model.blocks[-1].ffn.w2.weight.grad.norm().item())
+            sq_norms.append([(x.pow(2).sum(-1) / d_model).mean().item() for x in seen])
+        grad_norm.append(norms_here)
+        residual = np.mean(sq_norms, axis=0).tolist()  # the last (deepest) depth is kept
+    mean_grad = [float(np.mean(g)) for g in grad_norm]
+    ratio = mean_grad[-1] / mean_grad[0]
+    # se(a/b) / (a/b) = sqrt((se_a/a)^2 + (se_b/b)^2), se = sd / sqrt(seeds)
+    relative_se = [np.std(g) / np.sqrt(len(g)) / np.mean(g) for g in (grad_norm[0], grad_norm[-1])]
+    first_layer = 1 if placement == "post" else 0
+    return GradNormResult(
+        placement=placement,
+        d_model=d_model,
+        depths=depths,
+        seeds=seeds,
+        grad_norm=grad_norm,
+        mean_grad_norm=mean_grad,
+        ratio_last_to_first=ratio,
+        ratio_standard_error=float(ratio * np.hypot(*relative_se)),
+        layers=list(range(first_layer, first_layer + len(residual))),
+        residual_sq_norm=residual,
+    )
+
+
+def _record(store: list):
+    def hook(module, inputs):
+        store.append(inputs[0].detach())
+
+    return hook
+
+
+@dataclass
+class XiongResult:
+    post: dict  # GradNormResult of Post-LN, as a plain dict
+    pre: dict
+
+
+@experiment
+def xiong_setting(*, seeds=tuple(range(10)), d_model: int = 128) -> XiongResult:
+    """Both placements of `grad_norm_vs_depth`, for the figures (each comes from the store)."""
+    return XiongResult(
+        post=grad_norm_vs_depth(placement="post", seeds=seeds, d_model=d_model),
+        pre=grad_norm_vs_depth(placement="pre", seeds=seeds, d_model=d_model),
+    )
+
+
+# ---- T3-T6: training the small language model -------------------------------------------------
+
+
+@dataclass
+class LMTrainingResult:
+    placement: str
+    norm: str
+    init: str
+    n_layers: int
+    lr: float
+    warmup_steps: int
+    seeds: list
+    steps: list  # the steps at which the training loss was logged
+    train_loss: list  # [seed][k], mean over each logging window; shorter if the run diverged
+    initial_loss: list  # held-out loss at init, per seed
+    final_loss: list  # held-out loss after training, per seed (None if it diverged)
+    diverged_at: list  # per seed: the step whose loss was not finite, or None
+    levels: dict  # the language's loss levels (uniform, unigram, bigram, rate), nats
+    floor: float  # the lowest possible held-out loss at this length
+
+
+@experiment
+def lm_training(
+    *,
+    placement: str = "pre",
+    norm: str = "layernorm",
+    init: str = "default",
+    n_layers: int = 6,
+    lr: float = 3e-3,
+    warmup_steps: int = 0,
+    seeds=(0, 1, 2),
+    steps: int = 200,
+    d_model: int = 64,
+    n_heads: int = 2,
+    batch_size: int = 16,
+    length: int = 16,
+    log_every: int = 10,
+) -> LMTrainingResult:
+    """Adam on the synthetic language, fresh sequences every step (the same ones for every
+    configuration with the same seed, so configurations are compared on paired data). The model's
+    seed and the data's seed are the run's seed. Loss in nats per token."""
+    language = SyntheticLanguage()
+    held_out = language.sample(256, length + 1, seed=999_999)
+    result = LMTrainingResult(
+        placement=placement,
+        norm=norm,
+        init=init,
+        n_layers=n_layers,
+        lr=lr,
+        warmup_steps=warmup_steps,
+        seeds=[int(s) for s in seeds],
+        steps=[],
+        train_loss=[],
+        initial_loss=[],
+        final_loss=[],
+        diverged_at=[],
+        levels=vars(language.levels()),
+        floor=language.entropy_floor(length + 1),
+    )
+    for seed in result.seeds:
+        data = language.sample(steps * batch_size, length + 1, seed=seed)
+        torch.manual_seed(seed)
+        model = TransformerLM(
+            language.vocab_size,
+            d_model=d_model,
+            n_layers=n_layers,
+            n_heads=n_heads,
+            max_len=length,
+            placement=placement,
+            norm=norm,
+            init=init,
+        )
+        history = train(
+            model,
+            next_token_loss,
+            lambda step, data=data: data[step * batch_size : (step + 1) * batch_size],
+            steps=steps,
+            lr=lr,
+            warmup_steps=warmup_steps,
+            log_every=log_every,
+            evaluate=lambda m: {"loss": next_token_loss(m, held_out)},
+            eval_every=steps,
+        )
+        result.steps = history.steps if len(history.steps) > len(result.steps) else result.steps
+        result.train_loss.append(history.train_loss)
+        result.initial_loss.append(history.evals[0]["loss"])
+        diverged = history.diverged_at is not None
+        result.final_loss.append(None if diverged else history.evals[-1]["loss"])
+        result.diverged_at.append(history.diverged_at)
+    return result
+
+
+@dataclass
+class StudyResult:
+    runs: dict  # configuration name -> LMTrainingResult as a plain dict
+
+
+NORMALIZATION_CONFIGS = {
+    "Post-LN, no warmup": {"placement": "post"},
+    "Post-LN, warmup": {"placement": "post", "warmup": True},
+    "Pre-LN, no warmup": {"placement": "pre"},
+    "Pre-LN, warmup": {"placement": "pre", "warmup": True},
+    "no norm (identity), no warmup": {"placement": "pre", "norm": "identity"},
+    "no norm (identity), warmup": {"placement": "pre", "norm": "identity", "warmup": True},
+    "Pre-DyT, no warmup": {"placement": "pre", "norm": "dyt"},
+}
+
+
+@experiment
+def normalization_study(
+    *, lr: float = 3e-3, warmup_steps: int = 50, seeds=(0, 1, 2), steps: int = 200
+) -> StudyResult:
+    """T3, T4, T6: six-layer models at one learning rate, with and without linear warmup."""
+    runs = {}
+    for name, config in NORMALIZATION_CONFIGS.items():
+        runs[name] = lm_training(
+            placement=config["placement"],
+            norm=config.get("norm", "layernorm"),
+            lr=lr,
+            warmup_steps=warmup_steps if config.get("warmup") else 0,
+            seeds=seeds,
+            steps=steps,
+        )
+    return StudyResult(runs=runs)
+
+
+@experiment
+def tfixup_study(
+    *, n_layers: int = 12, lr: float = 3e-3, seeds=(0, 1, 2), steps: int = 200
+) -> StudyResult:
+    """T5: a deeper model with no normalization and no warmup, Xavier init vs T-Fixup."""
+    runs = {
+        f"{label}, {n_layers} layers, no norm": lm_training(
+            placement="none", init=init, n_layers=n_layers, lr=lr, seeds=seeds, steps=steps
+        )
+        for label, init in (("Xavier", "default"), ("T-Fixup", "tfixup"))
+    }
+    return StudyResult(runs=runs)
+
+
+# ---- T7: Santurkar et al. ---------------------------------------------------------------------
+
+
+@dataclass
+class ProjectionResult:
+    shape: list  # (N, features)
+    max_diff_formula: float  # autograd through lnpaper.BatchNorm vs Santurkar's formula, float64
+    max_diff_numpy: float  # lnpaper.functional.batch_norm_backward vs autograd
+    max_sum: float  # max over features |<1, dx>|: dx has no component along 1
+    max_cos_y_hat: float  # max over features |cos(dx, y_hat)|: tiny, not zero (eps)
+    y_hat_sq_norm_over_n: list  # ||y_hat||^2 / N per feature: sigma_B^2 / (sigma_B^2 + eps)
+    max_idempotence_error: float  # max ||P P - P|| of P = I - 11^T/N - y y^T/N over features
+
+
+@experiment
+def batchnorm_backward_projection(
+    *, batch: int = 32, features: int = 6, eps: float = 1e-5, seed: int = 0
+) -> ProjectionResult:
+    """Santurkar et al. 2018, Sec. 4.1 (their Theorem 4.1's starting point): for one feature over a
+    batch of N, with y_hat = (x - mu_B) / sigma and sigma = sqrt(sigma_B^2 + eps),
+
+        dL/dx = (gamma / sigma) * (g - (1/N) 1 <1, g> - (1/N) y_hat <y_hat, g>),  g = dL/dy.
+
+    Since <1, y_hat> = 0 and ||1||^2 = N, and ||y_hat||^2 = N sigma_B^2 / (sigma_B^2 + eps) (N when
+    eps = 0), the bracket is g projected off span{1, y_hat}, exactly so as eps -> 0.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    scale = 10 ** torch.linspace(-1, 1, features, dtype=torch.float64)  # features of different size
+    x = scale * torch.randn(batch, features, generator=generator, dtype=torch.float64) + 2.0
+    x.requires_grad_()
+    g = torch.randn(batch, features, generator=generator, dtype=torch.float64)
+    gamma = 1 + 0.5 * torch.randn(features, generator=generator, dtype=torch.float64)
+    layer = BatchNorm(features, eps=eps).double()
+    with torch.no_grad():
+        layer.weight.copy_(gamma)
+    layer(x).backward(g)
+    autograd = x.grad
+
+    xd = x.detach()
+    mu = xd.mean(dim=0)
+    sigma = torch.sqrt(xd.var(dim=0, correction=0) + eps)
+    y_hat = (xd - mu) / sigma
+    n = batch
+    projected = g - g.sum(dim=0) / n - y_hat * (y_hat * g).sum(dim=0) / n  # the 1/N made explicit
+    formula = gamma / sigma * projected
+    dx_numpy, _, _ = functional.batch_norm_backward(g.numpy(), xd.numpy(), gamma.numpy(), eps=eps)
+    idempotence = []
+    for j in range(features):
+        ones = torch.ones(n, 1, dtype=torch.float64)
+        y = y_hat[:, j : j + 1]
+        p = torch.eye(n, dtype=torch.float64) - ones @ ones.T / n - y @ y.T / n
+        idempotence.append((p @ p - p).abs().max().item())
+    cos = (formula * y_hat).sum(0) / (formula.norm(dim=0) * y_hat.norm(dim=0))
+    return ProjectionResult(
+        shape=[batch, features],
+        max_diff_formula=(autograd - formula).abs().max().item(),
+        max_diff_numpy=float(np.abs(dx_numpy - autograd.numpy()).max()),
+        max_sum=formula.sum(dim=0).abs().max().item(),
+        max_cos_y_hat=cos.abs().max().item(),
+        y_hat_sq_norm_over_n=(y_hat.pow(2).sum(0) / n).tolist(),
+        max_idempotence_error=max(idempotence),
+    )
+
+
+@dataclass
+class SmoothnessResult:
+    norms: list
+    lr: float
+    step_multipliers: list  # the steps eta along -g tried, as multiples of lr
+    checkpoints: list  # training steps at which the landscape was probed
+    loss_range: dict  # norm -> [per checkpoint: max - min of the loss along the step]
+    grad_change: dict  # norm -> [per checkpoint: max_eta ||g(w - eta g) - g(w)|| / ||g(w)||]
+    beta_smoothness: dict  # norm -> [per checkpoint: max_eta ||g(w - eta g) - g(w)|| / ||eta g||]
+    train_loss: dict  # norm -> [per checkpoint: loss on the probe batch]
+
+
+def _digits_mlp(norm: str, width: int) -> nn.Module:
+    """An MLP for the 8 x 8 digits: 64 -> width -> width -> 10, a normalizer before each ReLU."""
+
+    def normalizer():
+        if norm == "batchnorm":
+            return BatchNorm(width)
+        if norm == "layernorm":
+            return LayerNorm(width)
+        if norm == "none":
+            return nn.Identity()
+        raise ValueError(f"norm must be 'none', 'batchnorm' or 'layernorm', got {norm!r}")
+
+    return nn.Sequential(
+        nn.Linear(64, width), normalizer(), nn.ReLU(),
+        nn.Linear(width, width), normalizer(), nn.ReLU(),
+        nn.Linear(width, 10),
+    )  # fmt: skip
+
+
+@experiment
+def loss_smoothness(
+    *,
+    norms=("none", "batchnorm", "layernorm"),
+    lr: float = 0.2,
+    step_multipliers=(0.5, 1.0, 2.0, 4.0),
+    checkpoints=(0, 25, 50, 100, 150, 200, 300),
+    width: int = 128,
+    batch_size: int = 64,
+    seed: int = 0,
+) -> SmoothnessResult:
+    """Santurkar et al. 2018, Sec. 3.1 and Fig. 4, at digits scale: train an MLP with plain SGD, and
+    at each checkpoint walk along the gradient direction from the current weights, measuring on one
+    batch (i) the range of the loss (its variation), (ii) how far the gradient moves relative to its
+    own size ("gradient predictiveness"), (iii) that change per unit of distance moved
+    ("effective beta-smoothness"). Same data order and seed for every normalizer.
+    """
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    inputs = torch.tensor(digits.data, dtype=torch.float32) / 16.0
+    labels = torch.tensor(digits.target, dtype=torch.int64)
+    order = epoch_batches(len(labels), batch_size, seed)
+    probe = order(10**6)  # one fixed batch (from a far-away epoch) for every measurement
+
+    def loss_fn(model, index):
+        return F.cross_entropy(model(inputs[index]), labels[index])
+
+    etas = [m * lr for m in step_multipliers]
+    out = SmoothnessResult(
+        norms=list(norms),
+        lr=lr,
+        step_multipliers=list(step_multipliers),
+        checkpoints=list(checkpoints),
+        loss_range={},
+        grad_change={},
+        beta_smoothness={},
+        train_loss={},
+    )
+    for norm in norms:
+        torch.manual_seed(seed)
+        model = _digits_mlp(norm, width)
+        ranges, changes, betas, losses = [], [], [], []
+        done = 0
+        for checkpoint in checkpoints:
+            if checkpoint > done:  # plain SGD keeps no state: training in pieces is one run
+                train(model, loss_fn, lambda s, start=done: order(start + s), steps=checkpoint - done, lr=lr,
+                      optimizer="sgd")  # fmt: skip
+                done = checkpoint
+            loss, grad = _loss_and_grad(model, loss_fn, probe)
+            weights = [p.detach().clone() for p in model.parameters()]
+            along, change = [loss], []
+            for eta in etas:
+                with torch.no_grad():
+                    for p, w, d in zip(model.parameters(), weights, grad, strict=True):
+                        p.copy_(w - eta * d)
+                loss_eta, grad_eta = _loss_and_grad(model, loss_fn, probe)
+                along.append(loss_eta)
+                change.append(_norm(g1 - g0 for g1, g0 in zip(grad_eta, grad, strict=True)))
+            with torch.no_grad():
+                for p, w in zip(model.parameters(), weights, strict=True):
+                    p.copy_(w)
+            g_norm = _norm(grad)
+            ranges.append(max(along) - min(along))
+            changes.append(max(change) / g_norm)
+            betas.append(max(c / (eta * g_norm) for c, eta in zip(change, etas, strict=True)))
+            losses.append(loss)
+        out.loss_range[norm] = ranges
+        out.grad_change[norm] = changes
+        out.beta_smoothness[norm] = betas
+        out.train_loss[norm] = losses
+    return out
+
+
+def _loss_and_grad(model, loss_fn, index):
+    """Loss and gradient in training mode (BatchNorm uses the batch's statistics, as it trains),
+    without moving BatchNorm's running estimates."""
+    saved = {k: v.clone() for k, v in model.state_dict().items() if "running" in k}
+    model.train()
+    model.zero_grad(set_to_none=True)
+    loss = loss_fn(model, index)
+    loss.backward()
+    grad = [p.grad.detach().clone() for p in model.parameters()]
+    model.load_state_dict({**model.state_dict(), **saved})
+    return loss.item(), grad
+
+
+def _norm(tensors) -> float:
+    return math.sqrt(sum(t.pow(2).sum().item() for t in tensors))

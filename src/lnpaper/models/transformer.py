@@ -1,0 +1,217 @@
+"""A small decoder-only Transformer language model whose normalization can be moved and swapped.
+
+Notebook 05. Every block has two sublayers F, causal self-attention and a ReLU feed-forward network
+F(x) = ReLU(x W^(1) + b^(1)) W^(2) + b^(2), each wrapped in a residual connection. Where the norm sits
+is the `placement`:
+
+- `post` (Vaswani et al. 2017):  x_{l+1} = Norm(x_l + F(x_l))
+- `pre` (analysed by Xiong et al. 2020, in use before them):  x_{l+1} = x_l + F(Norm(x_l)), plus a
+  final Norm before the head
+- `peri` (Kim et al. 2025):  x_{l+1} = x_l + Norm(F(Norm(x_l))), plus a final Norm
+- `sandwich`: the same block as `peri` under the name used before Kim et al. named it (CogView's
+  Sandwich-LN, Gemma 2's pre- and post-sublayer norms); kept so the code reads like that literature
+- `none`:  x_{l+1} = x_l + F(x_l), no norm anywhere
+
+and which normalizer is used is the `norm`: `layernorm` (Ba et al. 2016), `rmsnorm` (Zhang &
+Sennrich 2019), `dyt` (Zhu et al. 2025, alpha initialized to 0.5) or `identity` (every slot keeps its
+place but computes nothing, so any placement with `identity` is the `none` network).
+
+Initialization, `init`:
+- `default`: Xavier (Glorot) normal for every weight matrix, zero biases, token embeddings N(0, 1),
+  position embeddings 0. At init the input to the first block is then exactly Gaussian N(0, I_d), the
+  input Xiong et al. (2020, Sec. 3.2) assume. Norm gains start at 1 and biases at 0.
+- `tfixup` (Huang, Perez, Ba, Volkovs 2020, Sec. 3, the decoder rule, since this model is a decoder):
+  Xavier for the weight matrices, token embeddings N(0, d^{-1/2}), read here as a *standard
+  deviation* of d^{-1/2} (the convention of the fairseq code base the paper builds on); then the
+  attention value and output matrices (their v and w), both feed-forward matrices and the token
+  embeddings are multiplied by (9N)^{-1/4}, N the number of blocks. This model multiplies embeddings
+  by nothing else (no sqrt(d) factor). T-Fixup is meant for `placement="none"`, but any placement
+  accepts it.
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lnpaper.norms import DyT, LayerNorm, RMSNorm
+
+PLACEMENTS = ("post", "pre", "peri", "sandwich", "none")
+NORMS = ("layernorm", "rmsnorm", "dyt", "identity")
+INITS = ("default", "tfixup")
+FINAL_NORM = ("pre", "peri", "sandwich")  # their residual stream is never normalized in the stack
+
+
+def make_norm(norm: str, d_model: int) -> nn.Module:
+    """One normalizer over the last axis (each token on its own)."""
+    if norm == "layernorm":
+        return LayerNorm(d_model)
+    if norm == "rmsnorm":
+        return RMSNorm(d_model)
+    if norm == "dyt":
+        return DyT(d_model, alpha_init=0.5)
+    if norm == "identity":
+        return nn.Identity()
+    raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+
+
+class CausalSelfAttention(nn.Module):
+    """softmax(Q K^T / sqrt(d_head) + causal mask) V, per head, then the output matrix W^O."""
+
+    def __init__(self, d_model: int, n_heads: int):
+        super().__init__()
+        self.n_heads = n_heads
+        self.query = nn.Linear(d_model, d_model)  # W^Q
+        self.key = nn.Linear(d_model, d_model)  # W^K
+        self.value = nn.Linear(d_model, d_model)  # W^V: T-Fixup's v
+        self.out = nn.Linear(d_model, d_model)  # W^O: T-Fixup's w
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, tokens, d = x.shape
+
+        def heads(t):  # B x T x d -> B x heads x T x d_head
+            return t.view(batch, tokens, self.n_heads, d // self.n_heads).transpose(1, 2)
+
+        q, k, v = heads(self.query(x)), heads(self.key(x)), heads(self.value(x))
+        # token t attends to tokens 0..t only; with W^Q = W^K = 0 this is a plain average of them
+        mixed = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(mixed.transpose(1, 2).reshape(batch, tokens, d))
+
+
+class FeedForward(nn.Module):
+    """F(x) = ReLU(x W^(1) + b^(1)) W^(2) + b^(2): Xiong et al.'s notation."""
+
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.w1 = nn.Linear(d_model, d_ff)  # W^(1)
+        self.w2 = nn.Linear(d_ff, d_model)  # W^(2): the matrix of Xiong et al.'s Theorem 1
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.w2(F.relu(self.w1(x)))
+
+
+class Block(nn.Module):
+    """Attention then feed-forward, each with a residual connection; the norms where `placement`
+    puts them. `attn_in_norm`/`ffn_in_norm` normalize a sublayer's input, `attn_out_norm`/
+    `ffn_out_norm` its output (peri, sandwich) or the residual sum (post)."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, placement: str, norm: str):
+        super().__init__()
+        if placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
+        self.placement = placement
+        self.attn = CausalSelfAttention(d_model, n_heads)
+        self.ffn = FeedForward(d_model, d_ff)
+        normalize_in = placement in ("pre", "peri", "sandwich")
+        normalize_out = placement in ("post", "peri", "sandwich")
+        self.attn_in_norm = make_norm(norm, d_model) if normalize_in else None
+        self.ffn_in_norm = make_norm(norm, d_model) if normalize_in else None
+        self.attn_out_norm = make_norm(norm, d_model) if normalize_out else None
+        self.ffn_out_norm = make_norm(norm, d_model) if normalize_out else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.placement == "post":  # x_{l+1} = Norm(x_l + F(x_l))
+            x = self.attn_out_norm(x + self.attn(x))
+            return self.ffn_out_norm(x + self.ffn(x))
+        if self.placement == "pre":  # x_{l+1} = x_l + F(Norm(x_l))
+            x = x + self.attn(self.attn_in_norm(x))
+            return x + self.ffn(self.ffn_in_norm(x))
+        if self.placement in ("peri", "sandwich"):  # x_{l+1} = x_l + Norm(F(Norm(x_l)))
+            x = x + self.attn_out_norm(self.attn(self.attn_in_norm(x)))
+            return x + self.ffn_out_norm(self.ffn(self.ffn_in_norm(x)))
+        x = x + self.attn(x)  # none: x_{l+1} = x_l + F(x_l)
+        return x + self.ffn(x)
+
+
+class TransformerLM(nn.Module):
+    """Tokens (B x T, int64) -> next-token logits (B x T x vocab_size).
+
+    x_0 = token embedding + position embedding; the blocks; a final norm for `pre`, `peri` and
+    `sandwich` (whose residual stream is otherwise never normalized); a linear head.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        *,
+        d_model: int = 64,
+        n_layers: int = 6,
+        n_heads: int = 4,
+        d_ff: int | None = None,
+        max_len: int = 64,
+        placement: str = "pre",
+        norm: str = "layernorm",
+        init: str = "default",
+    ):
+        super().__init__()
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("d_model", d_model),
+            ("n_layers", n_layers),
+            ("n_heads", n_heads),
+            ("max_len", max_len),
+        ):
+            if not (isinstance(value, int) and value >= 1):
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if d_model % n_heads:
+            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        if placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
+        if norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+        if init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        self.vocab_size, self.max_len, self.n_layers = vocab_size, max_len, n_layers
+        self.placement, self.norm, self.init = placement, norm, init
+        self.token_embedding = nn.Embedding(vocab_size, d_model)
+        self.position_embedding = nn.Parameter(torch.zeros(max_len, d_model))
+        self.blocks = nn.ModuleList(
+            Block(d_model, n_heads, d_ff, placement, norm) for _ in range(n_layers)
+        )
+        self.final_norm = make_norm(norm, d_model) if placement in FINAL_NORM else None
+        self.head = nn.Linear(d_model, vocab_size)
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.xavier_normal_(module.weight)  # Var = 2 / (fan_in + fan_out)
+                nn.init.zeros_(module.bias)
+        self.position_embedding.zero_()
+        d_model = self.token_embedding.embedding_dim
+        if self.init == "default":
+            nn.init.normal_(self.token_embedding.weight, std=1.0)
+            return
+        nn.init.normal_(self.token_embedding.weight, std=d_model**-0.5)  # N(0, d^{-1/2})
+        scale = (9 * self.n_layers) ** -0.25  # (9N)^{-1/4}
+        self.token_embedding.weight.mul_(scale)
+        for block in self.blocks:
+            for matrix in (block.attn.value, block.attn.out, block.ffn.w1, block.ffn.w2):
+                matrix.weight.mul_(scale)
+
+    def embed(self, tokens: torch.Tensor) -> torch.Tensor:
+        if tokens.dtype != torch.int64 or tokens.ndim != 2:
+            raise ValueError(
+                f"tokens must be an int64 tensor of shape (batch, length), got dtype "
+                f"{tokens.dtype} and shape {tuple(tokens.shape)}"
+            )
+        if not 1 <= tokens.shape[1] <= self.max_len:
+            raise ValueError(f"sequence length {tokens.shape[1]} is not in 1..{self.max_len}")
+        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
+            raise ValueError(f"token ids must lie in 0..{self.vocab_size - 1}")
+        return self.token_embedding(tokens) + self.position_embedding[: tokens.shape[1]]
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return self.head(x)
+
+
+def next_token_loss(model: TransformerLM, tokens: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of predicting tokens[:, 1:] from the tokens before each (nats/token)."""
+    logits = model(tokens[:, :-1])
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
