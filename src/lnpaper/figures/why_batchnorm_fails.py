@@ -51,7 +51,16 @@ def exam_rulers() -> Figure:
         mean, sd = scores.mean(), scores.std()
         grade = f"Ana: {(ana - mean) / sd:+.1f}"
         _grade_row(
-            left, y, title, mates, ana, (mean, sd), BN_COLOR, "ruler 1", grade, STUDENT_COLOR
+            left,
+            y,
+            title,
+            mates,
+            ana,
+            (mean, sd),
+            BN_COLOR,
+            "ruler 1, re-measured",
+            grade,
+            STUDENT_COLOR,
         )
         y -= 1.0
     stored = (70.0, 12.0)  # the running average over every class of the term
