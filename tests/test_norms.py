@@ -656,6 +656,7 @@ def test_batch_norm_wrong_channel_count_or_rank_raises(shape):
         (lambda: lnpaper.RMSNorm((4, -1)), r"normalized_shape must be positive ints"),
         (lambda: lnpaper.DyT((2.0,)), r"normalized_shape must be positive ints"),
         (lambda: lnpaper.BatchNorm(0), r"num_features must be a positive int"),
+        (lambda: lnpaper.BatchNorm(True), r"num_features must be a positive int, got True"),
         (lambda: lnpaper.BatchNorm(4, momentum=1.5), r"momentum must lie in \[0, 1\]"),
         (lambda: lnpaper.BatchNorm(4, momentum=-0.1), r"momentum must lie in \[0, 1\]"),
         (lambda: lnpaper.DyT(4, alpha_init=0.0), r"alpha_init must be positive and finite"),

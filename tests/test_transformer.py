@@ -202,6 +202,7 @@ def test_loss_at_init_is_near_log_vocab_and_gradients_reach_every_parameter():
         ({"init": "kaiming"}, "init must be one of"),
         ({"d_model": 30, "n_heads": 4}, "divisible by n_heads"),
         ({"n_layers": 0}, "n_layers must be a positive int"),
+        ({"n_heads": True}, "n_heads must be a positive int, got True"),
     ],
 )
 def test_unknown_options_are_refused_by_name(kwargs, message):

@@ -18,6 +18,13 @@ def check_eps(eps: float) -> float:
     return float(eps)
 
 
+def check_positive_int(name: str, value) -> int:
+    """A count (features, steps, layers, sequences): an int >= 1, and not a bool."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
 def check_trailing_shape(shape: tuple[int, ...], normalized_shape: tuple[int, ...]) -> None:
     """The last len(normalized_shape) axes of the input are the ones normalized; they must match."""
     n = len(normalized_shape)

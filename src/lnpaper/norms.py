@@ -23,6 +23,7 @@ from lnpaper.checks import (
     check_eps,
     check_normalized_shape,
     check_partial,
+    check_positive_int,
     check_trailing_shape,
     partial_count,
 )
@@ -121,12 +122,6 @@ class RMSNorm(nn.Module):
         return f"{self.normalized_shape}, eps={self.eps}, partial={self.partial}"
 
 
-def _check_num_features(num_features) -> int:
-    if isinstance(num_features, bool) or not (isinstance(num_features, int) and num_features > 0):
-        raise ValueError(f"num_features must be a positive int, got {num_features!r}")
-    return num_features
-
-
 def _check_momentum(momentum) -> float:
     if (
         isinstance(momentum, bool)
@@ -189,7 +184,7 @@ class BatchNorm(nn.Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1):
         super().__init__()
-        self.num_features = _check_num_features(num_features)
+        self.num_features = check_positive_int("num_features", num_features)
         self.eps = check_eps(eps)
         self.momentum = _check_momentum(momentum)
         self.weight = nn.Parameter(torch.ones(num_features))  # g
@@ -253,9 +248,8 @@ class RecurrentBatchNorm(nn.Module):
         bias: bool = True,
     ):
         super().__init__()
-        self.num_features = _check_num_features(num_features)
-        if isinstance(max_steps, bool) or not (isinstance(max_steps, int) and max_steps > 0):
-            raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
+        self.num_features = check_positive_int("num_features", num_features)
+        check_positive_int("max_steps", max_steps)
         if isinstance(gain_init, bool) or not isinstance(gain_init, int | float):
             raise ValueError(f"gain_init must be a positive float, got {gain_init!r}")
         if not (math.isfinite(gain_init) and gain_init > 0):

@@ -24,6 +24,8 @@ import functools
 import numpy as np
 import torch
 
+from lnpaper.checks import check_positive_int
+
 SIDE = 8  # images are SIDE x SIDE
 PIXELS = SIDE * SIDE
 CLASSES = 10
@@ -94,9 +96,8 @@ def digit_stream(split: str, *, count: int, length: int, seed: int):
     change of a recurrent net's activation statistics over time comes from the net itself.
     """
     _check_split(split)
-    for name, value in (("count", count), ("length", length)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    check_positive_int("count", count)
+    check_positive_int("length", length)
     x, y = load(split)
     generator = torch.Generator().manual_seed(seed)
     index = torch.randint(len(x), (count, length), generator=generator)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
+from lnpaper.checks import check_positive_int
+
 
 @dataclass(frozen=True)
 class EntropyLevels:
@@ -91,8 +93,7 @@ class SyntheticLanguage:
 
     def sample(self, n: int, length: int, seed: int) -> torch.Tensor:
         """n sequences of `length` tokens (int64, shape n x length); the first pair from pi."""
-        if not (isinstance(n, int) and n >= 1):
-            raise ValueError(f"n must be a positive int, got {n!r}")
+        check_positive_int("n", n)
         if not (isinstance(length, int) and length >= 2):
             raise ValueError(f"length must be an int >= 2, got {length!r}")
         v = self.vocab_size

@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lnpaper.checks import check_positive_int
 from lnpaper.norms import DyT, LayerNorm, RMSNorm
 
 PLACEMENTS = ("post", "pre", "peri", "sandwich", "none")
@@ -150,8 +151,7 @@ class TransformerLM(nn.Module):
             ("n_heads", n_heads),
             ("max_len", max_len),
         ):
-            if not (isinstance(value, int) and value >= 1):
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_positive_int(name, value)
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
         if placement not in PLACEMENTS:
