@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from lnpaper import experiments
 from lnpaper.invariance import PAPER_TABLE
+from lnpaper.spread import mean_sd, mean_sd_text
 
 REPRODUCED = "reproduced"
 PARTLY = "partly"
@@ -337,10 +338,7 @@ def m5_cells(robustness) -> dict:
     cells = {}
     for name, by_batch in robustness.final.items():
         for batch, runs in by_batch.items():
-            cells[name, int(batch)] = {
-                key: (statistics.mean(values), statistics.stdev(values))
-                for key, values in runs.items()
-            }
+            cells[name, int(batch)] = {key: mean_sd(values) for key, values in runs.items()}
     return cells
 
 
@@ -376,17 +374,6 @@ def check_m5(robustness) -> Finding:
 
 
 # ---- checks of notebook 05 (T1-T7) -------------------------------------------------------------
-
-
-def _spread(values) -> str:
-    """mean +- sd over seeds, or how many runs diverged."""
-    finite = [v for v in values if v is not None]
-    if not finite:
-        return f"all {len(values)} diverged"
-    mean = sum(finite) / len(finite)
-    sd = (sum((v - mean) ** 2 for v in finite) / len(finite)) ** 0.5
-    text = f"{mean:.3g} +- {sd:.2g}"
-    return text if len(finite) == len(values) else f"{text} ({len(values) - len(finite)} diverged)"
 
 
 def check_t1(xiong) -> Finding:
@@ -444,9 +431,9 @@ def check_t3(study) -> Finding:
     ours = (
         f"held-out loss after {post_cold['steps'][-1]} steps, Adam lr {post_cold['lr']:g}, "
         f"{len(post_cold['seeds'])} seeds (bigram level {bigram:.3g}): Post-LN "
-        f"{_spread(post_cold['final_loss'])} without warmup vs {_spread(post_warm['final_loss'])} "
-        f"with {post_warm['warmup_steps']} warmup steps; Pre-LN {_spread(pre_cold['final_loss'])} "
-        f"vs {_spread(pre_warm['final_loss'])}"
+        f"{mean_sd_text(post_cold['final_loss'])} without warmup vs {mean_sd_text(post_warm['final_loss'])} "
+        f"with {post_warm['warmup_steps']} warmup steps; Pre-LN {mean_sd_text(pre_cold['final_loss'])} "
+        f"vs {mean_sd_text(pre_warm['final_loss'])}"
     )
     return Finding(ours, _verdict(post_needs and pre_fine))
 
@@ -458,9 +445,9 @@ def check_t4(study) -> Finding:
     unigram = cold["levels"]["unigram"]
     fails = all(v is None or v > unigram for v in cold["final_loss"])
     ours = (
-        f"6 layers, identity norms, lr {cold['lr']:g}: {_spread(cold['final_loss'])} without "
-        f"warmup (unigram level {unigram:.3g}); {_spread(warm['final_loss'])} with warmup; "
-        f"Pre-LN {_spread(pre['final_loss'])}"
+        f"6 layers, identity norms, lr {cold['lr']:g}: {mean_sd_text(cold['final_loss'])} without "
+        f"warmup (unigram level {unigram:.3g}); {mean_sd_text(warm['final_loss'])} with warmup; "
+        f"Pre-LN {mean_sd_text(pre['final_loss'])}"
     )
     return Finding(ours, _verdict(fails))
 
@@ -472,8 +459,8 @@ def check_t5(study) -> Finding:
     fixup_trains = all(v is not None and v < bigram for v in fixup["final_loss"])
     ours = (
         f"{fixup['n_layers']} layers (not 200), no norm, no warmup, lr {fixup['lr']:g}, "
-        f"{len(fixup['seeds'])} seeds: Xavier {_spread(xavier['final_loss'])}; T-Fixup "
-        f"{_spread(fixup['final_loss'])} (bigram level {bigram:.3g})"
+        f"{len(fixup['seeds'])} seeds: Xavier {mean_sd_text(xavier['final_loss'])}; T-Fixup "
+        f"{mean_sd_text(fixup['final_loss'])} (bigram level {bigram:.3g})"
     )
     return Finding(ours, _verdict(xavier_fails and fixup_trains))
 
@@ -481,7 +468,7 @@ def check_t5(study) -> Finding:
 def check_t6(study) -> Finding:
     dyt, layernorm = study.runs["Pre-DyT, no warmup"], study.runs["Pre-LN, no warmup"]
     if None in dyt["final_loss"]:
-        return Finding(f"DyT: {_spread(dyt['final_loss'])}", NOT_REPRODUCED)
+        return Finding(f"DyT: {mean_sd_text(dyt['final_loss'])}", NOT_REPRODUCED)
     dyt_mean = sum(dyt["final_loss"]) / len(dyt["final_loss"])
     ln_mean = sum(layernorm["final_loss"]) / len(layernorm["final_loss"])
     ln_spread = max(layernorm["final_loss"]) - min(layernorm["final_loss"])
@@ -489,21 +476,27 @@ def check_t6(study) -> Finding:
     trains = max(dyt["final_loss"]) < dyt["levels"]["bigram"]
     ours = (
         f"Pre-LN placement, 6 layers, alpha init 0.5, {dyt['steps'][-1]} steps: DyT "
-        f"{_spread(dyt['final_loss'])} vs LayerNorm {_spread(layernorm['final_loss'])}"
+        f"{mean_sd_text(dyt['final_loss'])} vs LayerNorm {mean_sd_text(layernorm['final_loss'])}"
     )
     return Finding(ours, REPRODUCED if matches else (PARTLY if trains else NOT_REPRODUCED))
 
 
+def smoothness_medians(smoothness) -> dict:
+    """measure -> normalizer -> median over the checkpoints after step 0 (training proper)."""
+    measures = ("loss_range", "grad_change", "beta_smoothness")
+    return {
+        key: {
+            norm: statistics.median(values[1:]) for norm, values in getattr(smoothness, key).items()
+        }
+        for key in measures
+    }
+
+
 def check_t7(projection, smoothness) -> Finding:
     exact = projection.max_diff_formula < 1e-12 and projection.max_sum < 1e-12
-
-    def late_median(values):  # after the first checkpoint (step 0)
-        return statistics.median(values[1:])
-
-    bn = {
-        k: late_median(getattr(smoothness, k)["batchnorm"]) for k in ("loss_range", "grad_change")
-    }
-    no = {k: late_median(getattr(smoothness, k)["none"]) for k in ("loss_range", "grad_change")}
+    medians = smoothness_medians(smoothness)
+    bn = {k: medians[k]["batchnorm"] for k in ("loss_range", "grad_change")}
+    no = {k: medians[k]["none"] for k in ("loss_range", "grad_change")}
     smoother = all(bn[k] < no[k] for k in bn)
     ours = (
         f"backward = (gamma/sigma) x (g - 1<1,g>/N - y_hat<y_hat,g>/N) to "

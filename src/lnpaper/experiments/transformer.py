@@ -13,13 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from lnpaper import functional
+from lnpaper.data import digits
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.experiments.registry import experiment
+from lnpaper.models.mlp import MLP
 from lnpaper.models.transformer import TransformerLM, next_token_loss
-from lnpaper.norms import BatchNorm, LayerNorm
+from lnpaper.norms import BatchNorm
+from lnpaper.spread import mean_sd
 from lnpaper.train import epoch_batches, train
 
 # ---- T1, T2: gradients and residual norms at initialization -----------------------------------
@@ -102,10 +104,11 @@ def grad_norm_vs_depth(
             sq_norms.append([(x.pow(2).sum(-1) / d_model).mean().item() for x in seen])
         grad_norm.append(norms_here)
         residual = np.mean(sq_norms, axis=0).tolist()  # the last (deepest) depth is kept
-    mean_grad = [float(np.mean(g)) for g in grad_norm]
-    ratio = mean_grad[-1] / mean_grad[0]
+    (first_mean, first_sd), (last_mean, last_sd) = mean_sd(grad_norm[0]), mean_sd(grad_norm[-1])
+    ratio = last_mean / first_mean
     # se(a/b) / (a/b) = sqrt((se_a/a)^2 + (se_b/b)^2), se = sd / sqrt(seeds)
-    relative_se = [np.std(g) / np.sqrt(len(g)) / np.mean(g) for g in (grad_norm[0], grad_norm[-1])]
+    relative_se = (first_sd / first_mean, last_sd / last_mean)
+    ratio_se = ratio * math.hypot(*relative_se) / math.sqrt(len(seeds))
     first_layer = 1 if placement == "post" else 0
     return GradNormResult(
         placement=placement,
@@ -113,9 +116,9 @@ def grad_norm_vs_depth(
         depths=depths,
         seeds=seeds,
         grad_norm=grad_norm,
-        mean_grad_norm=mean_grad,
+        mean_grad_norm=[mean_sd(g)[0] for g in grad_norm],
         ratio_last_to_first=ratio,
-        ratio_standard_error=float(ratio * np.hypot(*relative_se)),
+        ratio_standard_error=ratio_se,
         layers=list(range(first_layer, first_layer + len(residual))),
         residual_sq_norm=residual,
     )
@@ -359,25 +362,6 @@ class SmoothnessResult:
     train_loss: dict  # norm -> [per checkpoint: loss on the probe batch]
 
 
-def _digits_mlp(norm: str, width: int) -> nn.Module:
-    """An MLP for the 8 x 8 digits: 64 -> width -> width -> 10, a normalizer before each ReLU."""
-
-    def normalizer():
-        if norm == "batchnorm":
-            return BatchNorm(width)
-        if norm == "layernorm":
-            return LayerNorm(width)
-        if norm == "none":
-            return nn.Identity()
-        raise ValueError(f"norm must be 'none', 'batchnorm' or 'layernorm', got {norm!r}")
-
-    return nn.Sequential(
-        nn.Linear(64, width), normalizer(), nn.ReLU(),
-        nn.Linear(width, width), normalizer(), nn.ReLU(),
-        nn.Linear(width, 10),
-    )  # fmt: skip
-
-
 @experiment
 def loss_smoothness(
     *,
@@ -395,11 +379,7 @@ def loss_smoothness(
     own size ("gradient predictiveness"), (iii) that change per unit of distance moved
     ("effective beta-smoothness"). Same data order and seed for every normalizer.
     """
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    inputs = torch.tensor(digits.data, dtype=torch.float32) / 16.0
-    labels = torch.tensor(digits.target, dtype=torch.int64)
+    inputs, labels = digits.load("train")
     order = epoch_batches(len(labels), batch_size, seed)
     probe = order(10**6)  # one fixed batch (from a far-away epoch) for every measurement
 
@@ -419,7 +399,7 @@ def loss_smoothness(
     )
     for norm in norms:
         torch.manual_seed(seed)
-        model = _digits_mlp(norm, width)
+        model = MLP((digits.PIXELS, width, width, digits.CLASSES), norm=norm)
         ranges, changes, betas, losses = [], [], [], []
         done = 0
         for checkpoint in checkpoints:

@@ -19,7 +19,7 @@ def grad_norm_vs_depth(result) -> Figure:
         grads = np.array(run["grad_norm"])
         depths = np.array(run["depths"])
         color = COLORS[run["placement"]]
-        ax.errorbar(depths, grads.mean(1), yerr=grads.std(1), marker="o", capsize=3,
+        ax.errorbar(depths, grads.mean(1), yerr=grads.std(1, ddof=1), marker="o", capsize=3,
                     color=color, label=f"{name}: 14/6 ratio {run['ratio_last_to_first']:.2f}")  # fmt: skip
     pre = np.array(result.pre["mean_grad_norm"])
     depths = np.array(result.pre["depths"])
