@@ -121,7 +121,7 @@ figures.batch_dependence(dependence)
 one = a[:1]  # a batch holding image 0 alone
 mu, var = one.mean(0), one.var(0, correction=0)  # the example itself, and exactly 0
 gain, bias = torch.ones(64), torch.zeros(64)  # BatchNorm's parameters at init
-print("BatchNorm by the formula:", (gain * (one - mu) / torch.sqrt(var + 1e-5) + bias)[0, :6])
+print("BatchNorm by the formula:", (gain * (one - mu) / torch.sqrt(var + 1e-5) + bias)[0, :6].numpy())
 
 batch_of_one = experiments.batch_of_one()
 print(f"\nmax |output - beta| over all units: {batch_of_one.by_formula_max_abs:g}")
@@ -197,7 +197,7 @@ gen = torch.Generator().manual_seed(0)
 for _ in range(50):  # training mode: step t normalizes with its batch, updates its own estimates
     for step, scale in enumerate([0.5, 2.0, 3.0]):
         rbn(scale * torch.randn(32, 4, generator=gen), step)
-print("running variance per step (rows):\n", rbn.running_var)
+print("running variance per step (rows):\n", rbn.running_var.numpy().round(2))
 rbn.eval()
 print("inference steps 0..5 use the statistics of steps",
       [rbn.statistics_step(t) for t in range(6)])
