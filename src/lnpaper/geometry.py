@@ -21,11 +21,8 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
+from lnpaper.invariance import PAPER_EPS  # the paper's eps-free sigma, computed in float64
 from lnpaper.norms import BatchNorm, LayerNorm, WeightNormLinear
-
-# The paper's sigma has no epsilon; 1e-300 rounds away in float64 (see lnpaper.invariance).
-PAPER_EPS = 1e-300
-
 
 # ---- Fisher information of logistic units -------------------------------------------------------
 
