@@ -10,25 +10,27 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
 export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 1
 
-.PHONY: figures test lint unit-and-notebooks check lab notebooks bench clean
+.PHONY: figures test lint unit-and-notebooks check lab notebooks book bench clean
 
+# The test set includes the book's tools: `make test` builds the book and checks it in a browser.
 $(TESTED): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,book]'
 	touch $@
 
 $(READER): $(TESTED)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,read]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,book,read]'
 	touch $@
 
 figures: $(TESTED)
 	$(BIN)/python -m lnpaper figures
 
-test: lint unit-and-notebooks check
+# The book is built first: tests/test_book.py reads it.
+test: lint book unit-and-notebooks check
 
 lint: $(TESTED)
-	$(BIN)/ruff check src tests notebooks
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests notebooks book
+	$(BIN)/ruff format --check src tests book
 
 unit-and-notebooks: $(TESTED)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env \
@@ -54,10 +56,30 @@ notebooks: $(TESTED)
 			--ClearMetadataPreprocessor.clear_notebook_metadata=False $$nb || exit 1; \
 	done
 
+# The executed notebooks as a static site, not re-run. MathJax comes from the npm registry at a pinned
+# version and checksum; the build itself then runs with the network cut where `unshare` can cut it.
+MATHJAX_VERSION := 3.2.2
+MATHJAX_SHA256  := 1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c09
+MATHJAX := book/_mathjax/mathjax/tex-chtml.js
+OFFLINE := $(shell unshare --net true 2>/dev/null && echo unshare --net --)
+
+$(MATHJAX):
+	rm -rf book/_mathjax && mkdir -p book/_mathjax
+	cd book/_mathjax && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null && \
+		echo "$(MATHJAX_SHA256)  mathjax-$(MATHJAX_VERSION).tgz" | sha256sum --check --quiet && \
+		tar -xzf mathjax-$(MATHJAX_VERSION).tgz && mv package/es5 mathjax && \
+		rm -rf package mathjax-$(MATHJAX_VERSION).tgz
+
+book: $(TESTED) $(MATHJAX)
+	rm -rf book/_build book/_generated
+	$(BIN)/python book/write_gallery.py book/_generated/gallery.md
+	@echo "building the book $(if $(OFFLINE),with the network cut ($(OFFLINE)),(unshare unavailable: network not cut))"
+	$(OFFLINE) $(BIN)/jupyter-book build --quiet --warningiserror --keep-going book
+
 # glibc keeps freed temporaries instead of unmapping them (see src/lnpaper/bench.py).
 bench: $(TESTED)
 	MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 \
 		$(BIN)/python -m lnpaper bench
 
 clean:
-	rm -rf $(VENV) .cache build src/*.egg-info .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .cache build src/*.egg-info .ruff_cache .pytest_cache .hypothesis book/_build book/_generated book/_mathjax

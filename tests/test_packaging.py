@@ -66,3 +66,12 @@ def test_torch_is_pinned_to_the_cpu_build_on_disk():
 def test_pyproject_requires_python_311():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["requires-python"] == ">=3.11"
+
+
+def test_citation_names_the_package_version_and_the_paper():
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert str(citation["version"]) == project["version"]
+    assert citation["license"] == project["license"]["text"]
+    paper = citation["references"][0]
+    assert paper["title"] == "Layer Normalization" and paper["year"] == 2016

@@ -1,0 +1,183 @@
+"""The offline book (`make book`, run by `make test` before pytest), checked the way a reader sees it.
+
+Every page is loaded from disk in headless Chromium with the network switched off and every request
+that is not a local file refused and recorded. On each page: no TeX is left untypeset, every image
+decodes, every local resource the page asks for exists, and every link inside the book points at a
+file and an anchor that exist. Without Chromium these tests are skipped with a message; the book's
+table of contents is checked in any case.
+"""
+
+import re
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+
+from lnpaper.figures import FIGURES
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+HTML = BOOK / "_build" / "html"
+NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+# The flags a root user in a container without a network needs (see the issue that added the book).
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+# TeX that survived typesetting: a backslash command, $$, or $...$ in the visible text.
+RAW_TEX = re.compile(r"\\[A-Za-z]+|\\[()[\]]|\$\$|\$[^$\s][^$]*\$")
+
+# Runs in the page once it has loaded: waits for MathJax, then reports what the tests look at.
+INSPECT_PAGE = """async () => {
+  if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; }
+  const images = await Promise.all([...document.images].map(async (img) => {
+    img.loading = "eager";
+    const ok = await img.decode().then(() => img.naturalWidth > 0, () => false);
+    return {src: img.currentSrc || img.src, ok: ok};
+  }));
+  const hidden = new Set(["SCRIPT", "STYLE", "PRE", "CODE", "TEXTAREA", "NOSCRIPT", "MJX-CONTAINER"]);
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {acceptNode(node) {
+    for (let el = node.parentElement; el; el = el.parentElement) {
+      if (hidden.has(el.tagName)) { return NodeFilter.FILTER_REJECT; }
+    }
+    return NodeFilter.FILTER_ACCEPT;
+  }});
+  const text = [];
+  while (walker.nextNode()) { text.push(walker.currentNode.nodeValue); }
+  const math = [...document.querySelectorAll(".math")];
+  return {
+    text: text.join(" "),
+    math: math.length,
+    untypeset: math.filter((el) => !el.querySelector("mjx-container")).map((el) => el.textContent),
+    images: images,
+    links: [...document.querySelectorAll("a[href]")].map((a) => a.href),
+    ids: [...document.querySelectorAll("[id]")].map((el) => el.id),
+  };
+}"""
+
+
+def book_pages() -> list[Path]:
+    """Every page a reader can reach, less index.html, which only redirects to intro.html."""
+    skip = {"_static", "_sources", "_images"}
+    return sorted(
+        p
+        for p in HTML.rglob("*.html")
+        if not skip & set(p.relative_to(HTML).parts[:-1]) and p != HTML / "index.html"
+    )
+
+
+def test_toc_lists_every_notebook_in_order():
+    toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
+    files = [chapter["file"] for part in toc["parts"] for chapter in part["chapters"]]
+    assert [f for f in files if f.startswith("notebooks/")] == [f"notebooks/{n}" for n in NOTEBOOKS]
+
+
+def test_landing_page_names_every_notebook_in_its_reading_order():
+    intro = (BOOK / "intro.md").read_text()
+    named = re.findall(r"\{doc\}`notebooks/([^`]+)`", intro.split("## Reading order")[1])
+    assert named[: len(NOTEBOOKS)] == NOTEBOOKS
+
+
+@pytest.fixture(scope="module")
+def pages() -> dict:
+    """Load every page of the built book in Chromium, offline, and report what each one showed."""
+    if shutil.which("chromium") is None:
+        pytest.skip(
+            "chromium is not installed (Debian: apt-get install chromium): book not checked"
+        )
+    index = HTML / "index.html"
+    if not index.exists():
+        pytest.fail("book/_build/html is missing: run `make book` (`make test` runs it first)")
+    sources = [*(ROOT / "notebooks").glob("*.ipynb"), ROOT / "CLAIMS.md", *BOOK.glob("*.*")]
+    stale = [str(p.relative_to(ROOT)) for p in sources if p.stat().st_mtime > index.stat().st_mtime]
+    assert not stale, f"the book is older than {stale}: run `make book`"
+
+    from playwright.sync_api import sync_playwright
+
+    report = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=shutil.which("chromium"), args=CHROMIUM_FLAGS
+        )
+        context = browser.new_context(offline=True)
+        for path in book_pages():
+            page = context.new_page()
+            outside, missing = [], []
+
+            def local_only(route, outside=outside):
+                if route.request.url.startswith("file:"):
+                    route.continue_()
+                else:
+                    outside.append(route.request.url)
+                    route.abort()
+
+            def note_missing(request, missing=missing):
+                if request.url.startswith("file:"):
+                    missing.append(request.url)
+
+            page.route("**/*", local_only)
+            page.on("requestfailed", note_missing)
+            page.goto(path.as_uri(), wait_until="load")
+            seen = page.evaluate(INSPECT_PAGE)
+            page.close()
+            report[path] = {**seen, "outside": outside, "missing": missing}
+        browser.close()
+    return report
+
+
+def test_the_book_has_its_pages(pages):
+    names = {str(p.relative_to(HTML)) for p in pages}
+    expected = {"intro.html", "claims.html", "confusions.html", "_generated/gallery.html"}
+    assert expected | {f"notebooks/{n}.html" for n in NOTEBOOKS} <= names
+
+
+def test_no_page_reaches_outside_the_machine(pages):
+    for path, seen in pages.items():
+        assert not seen["outside"], f"{path.name} asked the network for {seen['outside']}"
+
+
+def test_every_local_resource_exists(pages):
+    for path, seen in pages.items():
+        assert not seen["missing"], f"{path.name} could not load {seen['missing']}"
+
+
+def test_every_formula_is_typeset_and_no_tex_is_left(pages):
+    with_math = [p.name for p, seen in pages.items() if seen["math"]]
+    assert {f"{n}.html" for n in NOTEBOOKS} <= set(with_math), "a notebook page shows no formula"
+    for path, seen in pages.items():
+        assert not seen["untypeset"], f"{path.name}: formulas left as TeX: {seen['untypeset'][:3]}"
+        leftover = RAW_TEX.findall(seen["text"])
+        assert not leftover, f"{path.name}: raw TeX in the text: {leftover[:5]}"
+
+
+def test_every_image_loads(pages):
+    for path, seen in pages.items():
+        broken = [img["src"] for img in seen["images"] if not img["ok"]]
+        assert not broken, f"{path.name}: images that did not load: {broken}"
+
+
+def test_the_gallery_shows_every_figure(pages):
+    gallery = pages[HTML / "_generated" / "gallery.html"]
+    shown = {Path(unquote(urlsplit(img["src"]).path)).stem for img in gallery["images"]}
+    assert set(FIGURES) <= shown, f"missing from the gallery: {set(FIGURES) - shown}"
+
+
+def test_every_internal_link_resolves(pages):
+    ids = {path: set(seen["ids"]) for path, seen in pages.items()}
+    for path, seen in pages.items():
+        for href in seen["links"]:
+            url = urlsplit(href)
+            if url.scheme != "file":
+                continue  # links out of the book are for readers with a network
+            target = Path(unquote(url.path))
+            assert target.exists(), f"{path.name} links to a missing file: {href}"
+            if url.fragment and target.suffix == ".html":
+                assert url.fragment in ids.get(target, set()), (
+                    f"{path.name} links to a missing anchor: {href}"
+                )
