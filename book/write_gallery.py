@@ -5,10 +5,20 @@ it cannot fall behind `python -m lnpaper figures`. A caption is the first paragr
 function's docstring.
 """
 
+import json
 import sys
 from pathlib import Path
 
 from lnpaper.figures import FIGURES
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def notebook_title(notebook: str) -> str:
+    """The text of the notebook's first heading, as its page shows it."""
+    cells = json.loads((NOTEBOOKS / f"{notebook}.ipynb").read_text())["cells"]
+    first_markdown = next(c for c in cells if c["cell_type"] == "markdown")
+    return "".join(first_markdown["source"]).splitlines()[0].lstrip("# ").strip()
 
 
 def caption(doc: str | None) -> str:
@@ -27,7 +37,7 @@ def gallery_markdown() -> str:
         "all again from the experiments; the notebooks show the same pictures next to the code.",
     ]
     for notebook in sorted(by_notebook):
-        lines += ["", f"## {{doc}}`../notebooks/{notebook}`", ""]
+        lines += ["", f"## [{notebook_title(notebook)}](../notebooks/{notebook}.ipynb)", ""]
         for spec in by_notebook[notebook]:
             text = caption(spec.draw.__doc__)
             lines += [
