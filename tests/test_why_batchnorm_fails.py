@@ -3,7 +3,6 @@
 import dataclasses
 
 import pytest
-import torch
 
 from lnpaper import claims
 from lnpaper.experiments import (

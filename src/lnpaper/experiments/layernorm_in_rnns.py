@@ -9,6 +9,7 @@
 - `cnn_coda` (R5): a small CNN with no norm, BatchNorm or LayerNorm.
 """
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -297,7 +298,10 @@ def rnn_dynamics(
                     cell, torch.cat([first_row[:, None], inputs[:, 1:]], 1), keep=("a_t",)
                 )
 
-            with torch.no_grad():
+            # torch's forward-mode AD scripts its decompositions on first use and warns that
+            # torch.jit.script is deprecated: noise from inside torch, not about this code
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "`torch.jit.script` is deprecated")
                 (h, terms), (tangent, _) = torch.func.jvp(run, (inputs[:, 0],), (direction,))
             key = str(float(s))
             summed[net][key] = terms["a_t"].pow(2).mean(-1).sqrt().mean(0).tolist()
