@@ -35,7 +35,9 @@
 # (the paper's and Cooijmans et al.'s sequential MNIST reads 784 single pixels), the recurrent nets
 # have 64 units and train for 400 steps of batch 64 (21 epochs of 1197 images), with 3 seeds and 300
 # validation and 300 test images. What carries over is the direction of each claim, not its numbers.
-# Runs in about a minute on one CPU core, nearly all of it the 48 small training runs.
+# The LN-GRU of Eq. 26-28 (the order-embedding model's cell) is in `lnpaper.models.recurrent` and its
+# tests, but only LSTMs are trained here. Runs in about a minute on one CPU core, nearly all of it
+# the 48 small training runs.
 
 # %%
 # %matplotlib inline
