@@ -3,7 +3,6 @@
 import dataclasses
 
 import pytest
-import torch
 
 from lnpaper import claims
 from lnpaper.experiments import (
@@ -13,7 +12,7 @@ from lnpaper.experiments import (
     lstm_statistics,
     train_vs_inference,
 )
-from lnpaper.experiments.why_batchnorm_fails import BatchSizeResult, HandUnrolledLSTM
+from lnpaper.experiments.why_batchnorm_fails import BatchSizeResult
 
 
 def test_m1_layernorm_ignores_the_batch_and_batchnorm_noise_shrinks_with_it():
@@ -53,20 +52,6 @@ def test_m3_modes_agree_for_layernorm_only():
     assert claims.check_m3(leaky).verdict == claims.NOT_REPRODUCED
     stuck = dataclasses.replace(modes, running_error=[1.0, 0.9, 0.8])
     assert claims.check_m3(stuck).verdict == claims.NOT_REPRODUCED
-
-
-def test_hand_unrolled_lstm_is_torch_lstm_cell():
-    torch.manual_seed(0)
-    model = HandUnrolledLSTM(5, 7, 3)
-    x = torch.randn(4, 6, 5)
-    hiddens, input_terms, recurrent_terms = model.unroll(x)
-    h = c = torch.zeros(4, 7)
-    for t in range(6):
-        h, c = model.cell(x[:, t], (h, c))
-        torch.testing.assert_close(hiddens[:, t], h)
-    assert torch.equal(recurrent_terms[:, 0], model.cell.bias_hh.expand(4, -1))  # h_0 = 0
-    assert model(x).shape == (4, 6, 3)
-    assert input_terms.shape == (4, 6, 28)
 
 
 def test_m4_check_passes_on_the_experiment_and_fails_without_a_transient():

@@ -1,4 +1,5 @@
-"""`python -m lnpaper bench`: wall-clock cost of the normalizers, reported as ratios.
+"""`python -m lnpaper bench`: wall-clock cost of the normalizers and of hand-written recurrent cell
+loops (notebook 03), reported as ratios.
 
 Speed is measured here and never enforced by a test. Each time is the median of several repeats and
 is divided by the time of copying the same tensor (`clone`), the floor for an operation that must
@@ -16,9 +17,11 @@ import time
 import torch
 import torch.nn.functional as F
 
+from lnpaper.models.recurrent import LayerNormLSTMCell, LSTMCell, unroll
 from lnpaper.norms import LayerNorm, RMSNorm
 
 SHAPES = ((4096, 1024), (256, 4096))
+RECURRENT_SHAPE = (32, 64, 128)  # batch, time steps, hidden units (= inputs)
 
 
 def median_seconds(fn, repeats: int = 15, warmup: int = 3) -> float:
@@ -73,3 +76,32 @@ def main() -> None:
         print(f"  {'':24s} {'forward':>9s} {'fwd+bwd':>9s}")
         for name in ops:
             print(f"  {name:24s} {forward[name] / floor_fwd:9.2f} {both[name] / floor_both:9.2f}")
+    recurrent_bench()
+
+
+def recurrent_bench() -> None:
+    """A hand-written cell loop (notebook 03's cells, one Python step per time step) against
+    torch.nn.LSTM's fused loop, on the same sequences: time / time of nn.LSTM."""
+    batch, steps, hidden = RECURRENT_SHAPE
+    x = torch.randn(batch, steps, hidden)
+    fused = torch.nn.LSTM(hidden, hidden, batch_first=True)
+    plain, normalized = LSTMCell(hidden, hidden), LayerNormLSTMCell(hidden, hidden)
+    ops = {
+        "torch.nn.LSTM": lambda x: fused(x)[0],
+        "lnpaper LSTMCell loop": lambda x: unroll(plain, x)[0],
+        "lnpaper LN-LSTM loop": lambda x: unroll(normalized, x)[0],
+    }
+    x_grad = x.clone().requires_grad_()
+    with torch.no_grad():
+        forward = {name: median_seconds(lambda op=op: op(x), repeats=7) for name, op in ops.items()}
+    both = {
+        name: median_seconds(forward_backward(op, x_grad), repeats=7) for name, op in ops.items()
+    }
+    floor_fwd, floor_both = forward["torch.nn.LSTM"], both["torch.nn.LSTM"]
+    print(
+        f"\nLSTM over (batch, T, H) = {RECURRENT_SHAPE}: time / time of torch.nn.LSTM (forward "
+        f"{floor_fwd * 1e3:.1f} ms)"
+    )
+    print(f"  {'':24s} {'forward':>9s} {'fwd+bwd':>9s}")
+    for name in ops:
+        print(f"  {name:24s} {forward[name] / floor_fwd:9.2f} {both[name] / floor_both:9.2f}")

@@ -15,6 +15,7 @@ from torch import nn
 from lnpaper.data import digits
 from lnpaper.experiments.registry import experiment
 from lnpaper.models.mlp import MLP
+from lnpaper.models.recurrent import LSTMCell, SequenceClassifier, unroll
 from lnpaper.norms import BatchNorm, LayerNorm, RecurrentBatchNorm
 from lnpaper.train import epoch_batches, train
 
@@ -256,40 +257,6 @@ def train_vs_inference(
 # ---- M4: statistics of a recurrent net over time -----------------------------------------------
 
 
-class HandUnrolledLSTM(nn.Module):
-    """torch.nn.LSTMCell's weights, unrolled step by step so the gate pre-activations can be read.
-
-    a_t = (W_x x_t + b_x) + (W_h h_{t-1} + b_h), [i; f; g; o] = a_t (PyTorch's gate order),
-    c_t = sigmoid(f) * c_{t-1} + sigmoid(i) * tanh(g), h_t = sigmoid(o) * tanh(c_t), h_0 = c_0 = 0.
-    A linear readout of h_t gives logits at every step.
-    """
-
-    def __init__(self, inputs: int, hidden: int, classes: int):
-        super().__init__()
-        self.cell = nn.LSTMCell(inputs, hidden)
-        self.readout = nn.Linear(hidden, classes)
-
-    def unroll(self, x: torch.Tensor):
-        """x (N, T, inputs) -> hidden states, input terms and recurrent terms, each (N, T, .)."""
-        cell = self.cell
-        h = x.new_zeros(x.shape[0], cell.hidden_size)
-        c = torch.zeros_like(h)
-        hiddens, input_terms, recurrent_terms = [], [], []
-        for t in range(x.shape[1]):
-            input_term = F.linear(x[:, t], cell.weight_ih, cell.bias_ih)  # W_x x_t + b_x
-            recurrent_term = F.linear(h, cell.weight_hh, cell.bias_hh)  # W_h h_{t-1} + b_h
-            i, f, g, o = (input_term + recurrent_term).chunk(4, dim=1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
-            hiddens.append(h)
-            input_terms.append(input_term)
-            recurrent_terms.append(recurrent_term)
-        return tuple(torch.stack(seq, dim=1) for seq in (hiddens, input_terms, recurrent_terms))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.readout(self.unroll(x)[0])
-
-
 def earlier_digit_loss(x, y, delay: int):
     """The stream task: at every step t >= delay, name the digit shown at step t - delay."""
 
@@ -353,7 +320,7 @@ def lstm_statistics(
     the transient.
     """
     torch.manual_seed(seed)
-    model = HandUnrolledLSTM(digits.PIXELS, hidden, digits.CLASSES)
+    model = SequenceClassifier(LSTMCell(digits.PIXELS, hidden), digits.CLASSES, every_step=True)
     x, y = digits.digit_stream("train", count=4096, length=train_length, seed=seed)
     train(
         model,
@@ -366,7 +333,8 @@ def lstm_statistics(
     test_x, test_y = digits.digit_stream("test", count=1024, length=test_length, seed=seed + 1)
     model.eval()
     with torch.no_grad():
-        hiddens, input_terms, recurrent_terms = model.unroll(test_x)
+        hiddens, terms = unroll(model.cell, test_x, keep=("W_x x_t", "W_h h_t-1"))
+        input_terms, recurrent_terms = terms["W_x x_t"], terms["W_h h_t-1"]
         predictions = model.readout(hiddens).argmax(-1)
     accuracy = (predictions[:, delay:] == test_y[:, :-delay]).float().mean(0)
     gates = input_terms + recurrent_terms  # a_t, (N, T, 4H)
@@ -390,8 +358,7 @@ def lstm_statistics(
     )
     with torch.no_grad():
         for batch in estimate_x.split(64):
-            _, wx, wh = model.unroll(batch)
-            a = wx + wh
+            a = unroll(model.cell, batch, keep=("a_t",))[1]["a_t"]
             for t in range(train_length):
                 per_step(a[:, t], t)
                 if t < short_max_steps:

@@ -1,6 +1,13 @@
 """Figures: one function per figure, a registry, and the writer behind `python -m lnpaper figures`."""
 
 from lnpaper.figures.invariances import fisher_doubling, invariance_table, sgd_geometry
+from lnpaper.figures.layernorm_in_rnns import (
+    cnn_coda,
+    gain_init,
+    longer_sequences,
+    recurrent_training,
+    rnn_dynamics,
+)
 from lnpaper.figures.registry import FIGURES, FigureSpec, figure, save_png
 from lnpaper.figures.transformer import (
     grad_norm_vs_depth,
@@ -30,17 +37,22 @@ __all__ = [
     "FigureSpec",
     "batch_dependence",
     "batch_size",
+    "cnn_coda",
     "exam_rulers",
     "figure",
     "fisher_doubling",
+    "gain_init",
     "grad_norm_vs_depth",
     "invariance_table",
+    "longer_sequences",
     "loss_smoothness",
     "lstm_statistics",
     "one_pass_variance",
     "per_token_independence",
     "recurrent_batchnorm",
+    "recurrent_training",
     "residual_norms_vs_lemma2",
+    "rnn_dynamics",
     "save_png",
     "sgd_geometry",
     "tfixup_curves",

@@ -1,0 +1,677 @@
+"""Experiments of notebook 03, LayerNorm in recurrent networks: claims R1-R5 (and M4's accuracy).
+
+- `lnlstm_anatomy` (R1): the LN-LSTM of the supplement's Eq. 20-22 against its written-out formula,
+  what its statistics span, and what it does not keep (against the BN-LSTM).
+- `rnn_dynamics` (R2): a tanh RNN and its LN version from the same weights at several scales.
+- `sequence_training`, `recurrent_training`, `gain_init_study` (R3, R4, M4): LSTM, LN-LSTM and
+  BN-LSTM on the digits read row by row, over seeds; the gains' initial value.
+- `longer_sequences` (R1, M4): trained on one length, tested on twice that.
+- `cnn_coda` (R5): a small CNN with no norm, BatchNorm or LayerNorm.
+"""
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lnpaper.data import digits
+from lnpaper.experiments.registry import experiment
+from lnpaper.experiments.why_batchnorm_fails import (
+    classification_loss,
+    earlier_digit_loss,
+    nll_and_accuracy,
+)
+from lnpaper.models.cnn import SmallCNN
+from lnpaper.models.recurrent import (
+    BatchNormLSTMCell,
+    LayerNormLSTMCell,
+    LayerNormTanhRNNCell,
+    LSTMCell,
+    SequenceClassifier,
+    TanhRNNCell,
+    make_cell,
+    unroll,
+)
+from lnpaper.train import epoch_batches, train
+
+F64 = torch.float64
+
+
+def mean_tanh_slope(scale: float, points: int = 80) -> float:
+    """E[1 - tanh^2(s z)] for z ~ N(0, 1): the average slope of tanh on inputs of standard deviation
+    s, by Gauss-Hermite quadrature (exact to ~1e-10 here). 0.990 at s = 0.1, 0.606 at s = 1: why
+    Cooijmans et al. start BatchNorm's gains at 0.1 (notebook 03)."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(points)  # weight exp(-z^2 / 2)
+    slope = 1 - np.tanh(scale * nodes) ** 2
+    return float(weights @ slope / np.sqrt(2 * np.pi))
+
+
+def first_step_at_or_below(steps: list, curve: list, level: float) -> int | None:
+    """The first step whose value is <= level, or None if the curve never gets there."""
+    return next((step for step, value in zip(steps, curve, strict=True) if value <= level), None)
+
+
+# ---- R1: the LN-LSTM, equation by equation -----------------------------------------------------
+
+
+def layer_norm_by_groups(a, gain, bias, groups: int, eps: float = 1e-5):
+    """g * (a - mu) / sqrt(sigma^2 + eps) + b with mu, sigma^2 over each of `groups` equal blocks
+    of the last axis: groups = 1 is Eq. 20's LayerNorm over the stacked 4H vector, groups = 4 one
+    LayerNorm per gate (what the paper does not do)."""
+    blocks = a.unflatten(-1, (groups, -1))
+    mu = blocks.mean(-1, keepdim=True)
+    var = (blocks - mu).pow(2).mean(-1, keepdim=True)
+    return ((blocks - mu) / torch.sqrt(var + eps)).flatten(-2) * gain + bias
+
+
+def lnlstm_by_hand(cell: LayerNormLSTMCell, x, groups: int = 1):
+    """Eq. 20-22 written out with the cell's parameters: hidden states (N, T, H)."""
+    h = c = x.new_zeros(x.shape[0], cell.hidden_size)
+    ln_hh, ln_ih, ln_c = cell.norm_hh, cell.norm_ih, cell.norm_c
+    hiddens = []
+    for t in range(x.shape[1]):
+        gates = (
+            layer_norm_by_groups(h @ cell.weight_hh.T, ln_hh.weight, ln_hh.bias, groups)
+            + layer_norm_by_groups(x[:, t] @ cell.weight_ih.T, ln_ih.weight, ln_ih.bias, groups)
+            + cell.bias
+        )
+        i, f, g, o = gates.chunk(4, dim=1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(layer_norm_by_groups(c, ln_c.weight, ln_c.bias, 1))
+        hiddens.append(h)
+    return torch.stack(hiddens, dim=1)
+
+
+def _randomize_affine(cell: nn.Module, generator) -> None:
+    """Gains and biases away from 1 and 0, so that a formula check sees them."""
+    with torch.no_grad():
+        for name, p in cell.named_parameters():
+            if name.startswith("norm") or name == "bias":
+                p.add_(0.3 * torch.randn(p.shape, generator=generator, dtype=p.dtype))
+
+
+def _largest_change(a, b) -> float:
+    return (a - b).abs().max().item()
+
+
+@dataclass
+class AnatomyResult:
+    inputs: int
+    hidden: int
+    length: int  # of the test sequences (digits read row by row)
+    batch: int
+    lstm_parity: float  # max |lnpaper.LSTMCell - torch.nn.LSTMCell| over a sequence, float64
+    by_hand_difference: float  # max |LN-LSTM - Eq. 20-22 written out, statistics over 4H|
+    per_gate_difference: float  # max |LN-LSTM - the same with one LayerNorm per gate|
+    stacked_mean: float  # LN(W_x x) with g = 1, b = 0: max over examples |mean over the 4H units|
+    stacked_var_error: float  # max over examples |variance over the 4H units - 1|
+    per_gate_mean: float  # max over examples and gates |mean over that gate's H units|
+    scale: float  # W_h and W_x multiplied by this
+    layernorm_scale_change: float  # max |h_t change|, LN-LSTM with eps = 1e-12
+    layernorm_scale_change_eps: float  # the same with the default eps = 1e-5
+    lstm_scale_change: float  # the plain LSTM with the same weights
+    layernorm_batch_change: float  # example 0's h_t in two batches with different batch-mates
+    batchnorm_batch_change: float  # the same for the BN-LSTM in training mode
+    layernorm_mode_change: float  # training mode vs eval mode, whole batch
+    batchnorm_mode_change: float
+    layernorm_stored: int  # numbers kept besides the parameters (buffers)
+    batchnorm_stored: int
+    max_steps: int  # the BN-LSTM's T_max
+    layernorm_longer: float  # LN-LSTM on sequences 4x longer: max |h| (finite, no statistics)
+    batchnorm_longer_error: str  # what the BN-LSTM says when trained on them
+
+
+@experiment
+def lnlstm_anatomy(
+    *, hidden: int = 16, batch: int = 8, scale: float = 10.0, seed: int = 0
+) -> AnatomyResult:
+    """R1 (Ba et al. 2016, supplement Eq. 20-22) measured on the digits read row by row, float64.
+
+    The LN-LSTM must equal its equations written out with one LayerNorm over the stacked 4H vector,
+    and differ from one LayerNorm per gate; multiplying W_h and W_x by `scale` must leave it
+    unchanged (exactly when eps is negligible); it must not depend on the batch, the mode or the
+    sequence length, and store nothing but parameters. The BN-LSTM is measured alongside.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    x = digits.load("test", form="rows")[0][:batch].to(F64)
+    length = x.shape[1]
+
+    torch.manual_seed(seed)
+    ours = LSTMCell(digits.SIDE, hidden).double()
+    theirs = nn.LSTMCell(digits.SIDE, hidden).double()
+    theirs.load_state_dict(ours.state_dict())
+    h = c = torch.zeros(batch, hidden, dtype=F64)
+    with torch.no_grad():
+        hidden_ours, _ = unroll(ours, x)
+        parity = 0.0
+        for t in range(length):
+            h, c = theirs(x[:, t], (h, c))
+            parity = max(parity, _largest_change(hidden_ours[:, t], h))
+
+    def layernorm_lstm(eps: float) -> LayerNormLSTMCell:
+        torch.manual_seed(seed)
+        cell = LayerNormLSTMCell(digits.SIDE, hidden, eps=eps).double()
+        _randomize_affine(cell, torch.Generator().manual_seed(seed))
+        return cell
+
+    cell = layernorm_lstm(1e-5)
+    with torch.no_grad():
+        hidden_cell, terms = unroll(cell, x, keep=("W_x x_t",))
+        by_hand = lnlstm_by_hand(cell, x, groups=1)
+        per_gate = lnlstm_by_hand(cell, x, groups=4)
+        unit_gain = layer_norm_by_groups(terms["W_x x_t"], 1.0, 0.0, groups=1)  # g = 1, b = 0
+        gate_means = unit_gain.unflatten(-1, (4, hidden)).mean(-1)
+
+        def scale_change(model) -> float:
+            before, _ = unroll(model, x)
+            model.weight_hh.mul_(scale)
+            model.weight_ih.mul_(scale)
+            after, _ = unroll(model, x)
+            return _largest_change(before, after)
+
+        lstm = LSTMCell(digits.SIDE, hidden).double()
+        lstm.load_state_dict(ours.state_dict())
+        lstm.bias_ih.zero_()  # the LN-LSTM's bias acts after normalizing: compare W's alone
+        lstm.bias_hh.zero_()
+        lstm_change = scale_change(lstm)
+        exact_change = scale_change(layernorm_lstm(1e-12))
+        eps_change = scale_change(layernorm_lstm(1e-5))
+
+        torch.manual_seed(seed)
+        batchnorm = BatchNormLSTMCell(digits.SIDE, hidden, max_steps=length).double()
+        _randomize_affine(batchnorm, generator)
+        models = {"ln": cell, "bn": batchnorm}
+        # Example 0 in two batches with different batch-mates (BatchNorm refuses a batch of one).
+        mates = digits.load("test", form="rows")[0][batch : 2 * batch - 1].to(F64)
+        other_batch = torch.cat([x[:1], mates])
+        batch_change = {
+            name: _largest_change(unroll(m, x)[0][0], unroll(m, other_batch)[0][0])
+            for name, m in models.items()
+        }
+        train_mode = {name: unroll(m, x)[0] for name, m in models.items()}
+        mode_change = {
+            name: _largest_change(train_mode[name], unroll(m.eval(), x)[0])
+            for name, m in models.items()
+        }
+        for m in models.values():
+            m.train()
+        longer = torch.cat([x] * 4, dim=1)
+        layernorm_longer = unroll(cell, longer)[0].abs().max().item()
+        try:
+            unroll(batchnorm, longer)
+            longer_error = "no error"
+        except ValueError as error:
+            longer_error = str(error)
+
+    def stored(model) -> int:
+        return sum(b.numel() for b in model.buffers())
+
+    return AnatomyResult(
+        inputs=digits.SIDE,
+        hidden=hidden,
+        length=length,
+        batch=batch,
+        lstm_parity=parity,
+        by_hand_difference=_largest_change(hidden_cell, by_hand),
+        per_gate_difference=_largest_change(hidden_cell, per_gate),
+        stacked_mean=unit_gain.mean(-1).abs().max().item(),
+        stacked_var_error=(unit_gain.var(-1, correction=0) - 1).abs().max().item(),
+        per_gate_mean=gate_means.abs().max().item(),
+        scale=scale,
+        layernorm_scale_change=exact_change,
+        layernorm_scale_change_eps=eps_change,
+        lstm_scale_change=lstm_change,
+        layernorm_batch_change=batch_change["ln"],
+        batchnorm_batch_change=batch_change["bn"],
+        layernorm_mode_change=mode_change["ln"],
+        batchnorm_mode_change=mode_change["bn"],
+        layernorm_stored=stored(cell),
+        batchnorm_stored=stored(batchnorm),
+        max_steps=length,
+        layernorm_longer=layernorm_longer,
+        batchnorm_longer_error=longer_error,
+    )
+
+
+# ---- R2: the dynamics of a tanh RNN, with and without LayerNorm ---------------------------------
+
+
+@dataclass
+class DynamicsResult:
+    hidden: int
+    steps: int
+    input_steps: int  # steps 0..input_steps-1 read a digit's rows; the rest read zeros
+    examples: int
+    scales: list  # W_h and W_x multiplied by each
+    summed_rms: dict  # net -> str(scale) -> per step: RMS over units of a_t, mean over examples
+    hidden_rms: dict  # net -> str(scale) -> per step: RMS over units of h_t, mean over examples
+    sensitivity: dict  # net -> str(scale) -> per step: ||(dh_t / dx_0) v||, geometric mean
+    layernorm_difference: list  # per step: max over scales, examples, units of |h_t(s) - h_t(1)|
+
+
+@experiment
+def rnn_dynamics(
+    *,
+    hidden: int = 64,
+    steps: int = 300,
+    input_steps: int = 8,
+    examples: int = 32,
+    scales=(0.5, 1.0, 2.0, 4.0),
+    seed: int = 0,
+) -> DynamicsResult:
+    """R2 (Ba et al. 2016, Sec. 3.1): a tanh RNN and the LN RNN with the same weights, multiplied by
+    each of `scales`, read a digit row by row and then run free for the remaining steps (float64).
+
+    W_h has entries N(0, 1/H), so its eigenvalues fill the unit disc and scale s puts the spectral
+    radius near s; W_x has entries N(0, 1/8). Without LayerNorm the scale decides whether the
+    summed inputs shrink geometrically or grow until tanh saturates; with it the hidden states are
+    the same at every scale. `sensitivity` follows a unit perturbation v of the first input row
+    through the net (a Jacobian-vector product): how much step t still depends on step 0, the
+    quantity whose vanishing or explosion makes long-range learning hard.
+    """
+    x = digits.load("test", form="rows")[0][:examples].to(F64)
+    inputs = torch.cat(
+        [x[:, :input_steps], x.new_zeros(examples, steps - input_steps, x.shape[2])], 1
+    )
+    generator = torch.Generator().manual_seed(seed)
+    w_hh = torch.randn(hidden, hidden, generator=generator, dtype=F64) / hidden**0.5
+    w_ih = torch.randn(hidden, digits.SIDE, generator=generator, dtype=F64) / digits.SIDE**0.5
+    direction = torch.randn(examples, digits.SIDE, generator=generator, dtype=F64)
+    direction = direction / direction.norm(dim=1, keepdim=True)
+
+    summed, hidden_rms, sensitivity, trajectories = {}, {}, {}, {}
+    for net, cell_type in (("tanh RNN", TanhRNNCell), ("LN tanh RNN", LayerNormTanhRNNCell)):
+        cell = cell_type(digits.SIDE, hidden).double()
+        summed[net], hidden_rms[net], sensitivity[net] = {}, {}, {}
+        for s in scales:
+            with torch.no_grad():
+                cell.weight_hh.copy_(s * w_hh)
+                cell.weight_ih.copy_(s * w_ih)
+                if net == "tanh RNN":
+                    cell.bias.zero_()  # the LN RNN's b is 0 at init too
+
+            def run(first_row, cell=cell):
+                return unroll(
+                    cell, torch.cat([first_row[:, None], inputs[:, 1:]], 1), keep=("a_t",)
+                )
+
+            # torch's forward-mode AD scripts its decompositions on first use and warns that
+            # torch.jit.script is deprecated: noise from inside torch, not about this code
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "`torch.jit.script` is deprecated")
+                (h, terms), (tangent, _) = torch.func.jvp(run, (inputs[:, 0],), (direction,))
+            key = str(float(s))
+            summed[net][key] = terms["a_t"].pow(2).mean(-1).sqrt().mean(0).tolist()
+            hidden_rms[net][key] = h.pow(2).mean(-1).sqrt().mean(0).tolist()
+            sensitivity[net][key] = tangent.norm(dim=-1).log().mean(0).exp().tolist()
+            if net == "LN tanh RNN":
+                trajectories[key] = h
+    reference = trajectories[str(1.0)] if str(1.0) in trajectories else trajectories[key]
+    difference = torch.stack(
+        [(h - reference).abs().amax(dim=(0, 2)) for h in trajectories.values()]
+    )
+    return DynamicsResult(
+        hidden=hidden,
+        steps=steps,
+        input_steps=input_steps,
+        examples=examples,
+        scales=[float(s) for s in scales],
+        summed_rms=summed,
+        hidden_rms=hidden_rms,
+        sensitivity=sensitivity,
+        layernorm_difference=difference.amax(0).tolist(),
+    )
+
+
+# ---- R3, R4, M4: training on the digits read row by row ----------------------------------------
+
+
+@dataclass
+class SequenceTrainingResult:
+    cell: str
+    gain_init: float | None  # None: the cell's default (LayerNorm 1.0, BatchNorm 0.1)
+    permuted: bool
+    hidden: int
+    lr: float
+    batch_size: int
+    seeds: list
+    eval_steps: list
+    val_loss: list  # [seed][eval step], validation NLL in eval mode
+    val_accuracy: list  # [seed][eval step]
+    test_loss: list  # [seed], after the last step
+    test_accuracy: list  # [seed]
+
+
+@experiment
+def sequence_training(
+    *,
+    cell: str = "lstm",
+    gain_init: float | None = None,
+    permuted: bool = False,
+    hidden: int = 64,
+    steps: int = 400,
+    batch_size: int = 64,
+    lr: float = 1e-2,
+    seeds=(0, 1, 2),
+    eval_every: int = 20,
+) -> SequenceTrainingResult:
+    """One recurrent classifier of the 8 x 8 digits read as T = 8 rows of 8 pixels (the companion's
+    sequential MNIST), trained with Adam on minibatches, over seeds. With one seed, every cell gets
+    the same W_x and W_h at init and sees the same minibatches. Validation every `eval_every` steps,
+    test after the last step, in eval mode (a BN-LSTM then uses its running statistics)."""
+    x, y = digits.load("train", form="rows", permuted=permuted)
+    val_x, val_y = digits.load("val", form="rows", permuted=permuted)
+    test_x, test_y = digits.load("test", form="rows", permuted=permuted)
+    result = SequenceTrainingResult(
+        cell=cell,
+        gain_init=gain_init,
+        permuted=permuted,
+        hidden=hidden,
+        lr=lr,
+        batch_size=batch_size,
+        seeds=[int(s) for s in seeds],
+        eval_steps=[],
+        val_loss=[],
+        val_accuracy=[],
+        test_loss=[],
+        test_accuracy=[],
+    )
+    for seed in result.seeds:
+        torch.manual_seed(seed)
+        recurrent = make_cell(cell, digits.SIDE, hidden, max_steps=digits.SIDE, gain_init=gain_init)
+        model = SequenceClassifier(recurrent, digits.CLASSES)
+        history = train(
+            model,
+            classification_loss(x, y),
+            epoch_batches(len(x), batch_size, seed),
+            steps=steps,
+            lr=lr,
+            log_every=steps,
+            evaluate=lambda m: nll_and_accuracy(m, val_x, val_y),
+            eval_every=eval_every,
+        )
+        model.eval()
+        with torch.no_grad():
+            test = nll_and_accuracy(model, test_x, test_y)
+        result.eval_steps = history.eval_steps
+        result.val_loss.append(history.eval_curve("nll"))
+        result.val_accuracy.append(history.eval_curve("accuracy"))
+        result.test_loss.append(test["nll"])
+        result.test_accuracy.append(test["accuracy"])
+    return result
+
+
+RECURRENT_MODELS = {"LSTM": "lstm", "LN-LSTM": "ln-lstm", "BN-LSTM": "bn-lstm"}
+BASELINE_LR = 1e-2  # the plain LSTM's learning rate: the best of the three it is run at
+LOWER_LR = 3e-3
+TRAINING_RUNS = (  # (model, Adam's learning rate)
+    ("LSTM", BASELINE_LR),
+    ("LN-LSTM", BASELINE_LR),
+    ("BN-LSTM", BASELINE_LR),
+    ("LSTM", LOWER_LR),
+    ("LN-LSTM", LOWER_LR),
+    ("LSTM", 2e-2),  # only to show that BASELINE_LR is the LSTM's best
+)
+
+
+def run_name(model: str, lr: float) -> str:
+    return f"{model}, lr {lr:g}"
+
+
+@dataclass
+class RecurrentStudyResult:
+    runs: dict  # run name -> SequenceTrainingResult as a plain dict
+
+
+@experiment
+def recurrent_training(
+    *, runs=TRAINING_RUNS, steps: int = 400, seeds=(0, 1, 2), permuted: bool = False
+) -> RecurrentStudyResult:
+    """R3, R4, M4: LSTM, LN-LSTM and BN-LSTM with the same optimizer, steps, seeds and minibatches,
+    at the learning rates of `runs`; each normalizer's gains start at its paper's value (LayerNorm
+    1.0, BatchNorm 0.1). The plain LSTM also runs at a higher rate, so that the baseline's rate is
+    seen to be its best."""
+    return RecurrentStudyResult(
+        runs={
+            run_name(model, lr): vars(
+                sequence_training(
+                    cell=RECURRENT_MODELS[model], steps=steps, lr=lr, seeds=seeds, permuted=permuted
+                )
+            )
+            for model, lr in runs
+        }
+    )
+
+
+def _first_steps(run: dict, steps: int) -> dict:
+    """A training run cut to its evaluations up to `steps` (the test numbers are dropped: they
+    belong to the end of the longer run)."""
+    keep = sum(step <= steps for step in run["eval_steps"])
+    cut = {key: run[key] for key in run if key not in ("test_loss", "test_accuracy")}
+    cut["eval_steps"] = run["eval_steps"][:keep]
+    cut["val_loss"] = [curve[:keep] for curve in run["val_loss"]]
+    cut["val_accuracy"] = [curve[:keep] for curve in run["val_accuracy"]]
+    return cut
+
+
+@experiment
+def gain_init_study(
+    *, steps: int = 200, lr: float = BASELINE_LR, seeds=(0, 1, 2)
+) -> RecurrentStudyResult:
+    """The gains' initial value: LN-LSTM at 1.0 (Ba et al.) and 0.1, BN-LSTM at 0.1 (Cooijmans et
+    al.) and 1.0, over the first `steps` steps. The runs at each paper's own value are the first
+    `steps` steps of `recurrent_training` (the same seeds and minibatches, so the same numbers)."""
+    main = recurrent_training(seeds=seeds).runs
+    if run_name("LN-LSTM", lr) not in main or run_name("BN-LSTM", lr) not in main:
+        raise ValueError(f"recurrent_training has no LN-LSTM and BN-LSTM runs at lr {lr:g}")
+    runs = {
+        "LN-LSTM, gain 1.0": _first_steps(main[run_name("LN-LSTM", lr)], steps),
+        "LN-LSTM, gain 0.1": vars(
+            sequence_training(cell="ln-lstm", gain_init=0.1, steps=steps, lr=lr, seeds=seeds)
+        ),
+        "BN-LSTM, gain 0.1": _first_steps(main[run_name("BN-LSTM", lr)], steps),
+        "BN-LSTM, gain 1.0": vars(
+            sequence_training(cell="bn-lstm", gain_init=1.0, steps=steps, lr=lr, seeds=seeds)
+        ),
+    }
+    for run in runs.values():
+        run.pop("test_loss", None)
+        run.pop("test_accuracy", None)
+    return RecurrentStudyResult(runs=runs)
+
+
+# ---- longer than training ----------------------------------------------------------------------
+
+
+@dataclass
+class LongerSequencesResult:
+    train_length: int  # T_max: the length of every training sequence
+    test_length: int
+    delay: int  # the task: name the digit shown `delay` steps earlier
+    hidden: int
+    steps: int
+    seeds: list
+    accuracy: dict  # model -> [seed][per test step t = delay .. test_length - 1]
+
+
+@experiment
+def longer_sequences(
+    *,
+    models=("LN-LSTM", "BN-LSTM"),
+    train_length: int = 8,
+    test_length: int = 16,
+    delay: int = 2,
+    hidden: int = 64,
+    steps: int = 200,
+    batch_size: int = 64,
+    lr: float = 1e-2,
+    seeds=(0, 1, 2),
+) -> LongerSequencesResult:
+    """Train on streams of random digits `train_length` steps long (notebook 01's task: at every
+    step name the digit shown `delay` steps earlier), test on streams `test_length` long. The
+    BN-LSTM normalizes steps >= T_max with the statistics of step T_max - 1 (Cooijmans et al.'s
+    rule); the LN-LSTM and the LSTM have nothing to extend."""
+    x, y = digits.digit_stream("train", count=4096, length=train_length, seed=0)
+    test_x, test_y = digits.digit_stream("test", count=1024, length=test_length, seed=1)
+    accuracy = {}
+    for name in models:
+        accuracy[name] = []
+        for seed in seeds:
+            torch.manual_seed(seed)
+            cell = make_cell(RECURRENT_MODELS[name], digits.PIXELS, hidden, max_steps=train_length)
+            model = SequenceClassifier(cell, digits.CLASSES, every_step=True)
+            train(
+                model,
+                earlier_digit_loss(x, y, delay),
+                epoch_batches(len(x), batch_size, seed),
+                steps=steps,
+                lr=lr,
+                log_every=steps,
+            )
+            model.eval()
+            with torch.no_grad():
+                predictions = model(test_x).argmax(-1)
+            correct = predictions[:, delay:] == test_y[:, :-delay]
+            accuracy[name].append(correct.float().mean(0).tolist())
+    return LongerSequencesResult(
+        train_length=train_length,
+        test_length=test_length,
+        delay=delay,
+        hidden=hidden,
+        steps=steps,
+        seeds=[int(s) for s in seeds],
+        accuracy=accuracy,
+    )
+
+
+# ---- R5: a small CNN -----------------------------------------------------------------------------
+
+CNN_NORMS = ("none", "batchnorm", "layernorm")
+
+
+def framed_images(split: str, margin: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The digits of `split` as images (N, 1, 8 + 2m, 8 + 2m): each framed by a blank margin of m
+    pixels. m = 2 gives MNIST's proportion (a 20 x 20 digit in a 28 x 28 image: 4 of 28 pixels)."""
+    x, y = digits.load(split)
+    images = x.view(-1, 1, digits.SIDE, digits.SIDE)
+    return F.pad(images, (margin,) * 4), y
+
+
+def border_mask(side: int, width: int) -> torch.Tensor:
+    """True within `width` pixels of the edge of a side x side grid."""
+    mask = torch.ones(side, side, dtype=torch.bool)
+    mask[width : side - width, width : side - width] = False
+    return mask
+
+
+@dataclass
+class CNNResult:
+    norms: list
+    channels: list
+    steps: int
+    batch_size: int
+    lr: float
+    seeds: list
+    margins: list  # blank pixels added around the 8 x 8 digits
+    eval_steps: list
+    val_loss: dict  # str(margin) -> norm -> [seed][eval step]
+    val_accuracy: dict
+    test_loss: dict  # str(margin) -> norm -> [seed]
+    test_accuracy: dict
+    border_positions: dict  # str(margin) -> positions in the border ring (of side^2)
+    border_ink: dict  # str(margin) -> mean pixel value in the border ring, training images
+    interior_ink: dict  # the same inside it
+    border_active: dict  # str(margin) -> per conv layer: share of ReLU units on in the ring
+    interior_active: dict  # the same inside it
+
+
+@experiment
+def cnn_coda(
+    *,
+    norms=CNN_NORMS,
+    margins=(0, 2),
+    channels=(8, 16),
+    steps: int = 200,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    seeds=(0, 1, 2),
+    eval_every: int = 20,
+) -> CNNResult:
+    """R5 (Ba et al. 2016, Sec. 6, "preliminary" CNN experiment): `SmallCNN` with no norm, BatchNorm
+    or LayerNorm, the same optimizer, steps, seeds and minibatches, on the digits as they are and
+    framed by a blank margin.
+
+    The paper's reason for BatchNorm's win: units whose receptive fields lie near the image border
+    are rarely on, so the units of one layer do not contribute alike, as LayerNorm's shared
+    statistics assume. The 8 x 8 digits fill their box; MNIST's have a blank frame, which the
+    margin puts back. Measured besides the training: the ink in the border ring (1 pixel wide, or
+    the margin) and how often the ReLU units there are on in the trained network without a norm
+    (first seed), against the interior."""
+    result = CNNResult(
+        norms=list(norms),
+        channels=list(channels),
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        seeds=[int(s) for s in seeds],
+        margins=[int(m) for m in margins],
+        eval_steps=[],
+        val_loss={},
+        val_accuracy={},
+        test_loss={},
+        test_accuracy={},
+        border_positions={},
+        border_ink={},
+        interior_ink={},
+        border_active={},
+        interior_active={},
+    )
+    for margin in result.margins:
+        key, side = str(margin), digits.SIDE + 2 * margin
+        x, y = framed_images("train", margin)
+        val_x, val_y = framed_images("val", margin)
+        test_x, test_y = framed_images("test", margin)
+        border = border_mask(side, max(1, margin))
+        result.border_positions[key] = int(border.sum())
+        result.border_ink[key] = x[:, 0][:, border].mean().item()
+        result.interior_ink[key] = x[:, 0][:, ~border].mean().item()
+        result.border_active[key], result.interior_active[key] = [], []
+        for field in ("val_loss", "val_accuracy", "test_loss", "test_accuracy"):
+            getattr(result, field)[key] = {}
+        for norm in norms:
+            runs = {"val_loss": [], "val_accuracy": [], "test_loss": [], "test_accuracy": []}
+            for seed in result.seeds:
+                torch.manual_seed(seed)
+                model = SmallCNN(norm, channels, side=side)
+                history = train(
+                    model,
+                    classification_loss(x, y),
+                    epoch_batches(len(x), batch_size, seed),
+                    steps=steps,
+                    lr=lr,
+                    log_every=steps,
+                    evaluate=lambda m, val_x=val_x, val_y=val_y: nll_and_accuracy(m, val_x, val_y),
+                    eval_every=eval_every,
+                )
+                model.eval()
+                with torch.no_grad():
+                    test = nll_and_accuracy(model, test_x, test_y)
+                result.eval_steps = history.eval_steps
+                runs["val_loss"].append(history.eval_curve("nll"))
+                runs["val_accuracy"].append(history.eval_curve("accuracy"))
+                runs["test_loss"].append(test["nll"])
+                runs["test_accuracy"].append(test["accuracy"])
+                if norm == "none" and seed == result.seeds[0]:
+                    with torch.no_grad():
+                        for relu in (2, 5):  # the ReLU after each conv layer
+                            on = (
+                                model.features[: relu + 1](test_x) > 0
+                            ).float()  # (N, C, side, side)
+                            result.border_active[key].append(on[:, :, border].mean().item())
+                            result.interior_active[key].append(on[:, :, ~border].mean().item())
+            for field, values in runs.items():
+                getattr(result, field)[key][norm] = values
+    return result

@@ -1,0 +1,356 @@
+"""The recurrent cells of notebook 03: each equation pinned, and parity with torch's own cells."""
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import lnpaper
+from lnpaper.data import digits
+from lnpaper.models.recurrent import (
+    BatchNormLSTMCell,
+    GRUCell,
+    LayerNormGRUCell,
+    LayerNormLSTMCell,
+    LayerNormTanhRNNCell,
+    LSTMCell,
+    SequenceClassifier,
+    TanhRNNCell,
+    make_cell,
+    unroll,
+)
+from lnpaper.train import epoch_batches, train
+
+F64 = torch.float64
+
+
+def _randn(*shape, seed, scale=1.0):
+    return scale * torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=F64)
+
+
+def _perturb_affine(cell, seed=0):
+    """Gains and biases away from 1 and 0, so that the tests see them."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in cell.named_parameters():
+            if name.startswith("norm") or name == "bias":
+                p.add_(0.3 * torch.randn(p.shape, generator=generator, dtype=p.dtype))
+    return cell
+
+
+def _layer_norm(a, gain, bias, eps=1e-5):
+    mu = a.mean(-1, keepdim=True)
+    var = (a - mu).pow(2).mean(-1, keepdim=True)
+    return gain * (a - mu) / torch.sqrt(var + eps) + bias
+
+
+# ---- the plain cells are torch's -----------------------------------------------------------------
+
+
+def test_lstm_cell_is_torch_lstm_cell_with_the_same_parameters_and_init():
+    torch.manual_seed(0)
+    theirs = nn.LSTMCell(5, 7)
+    torch.manual_seed(0)
+    ours = LSTMCell(5, 7)
+    # the same draws in the same order: notebook 01's M4 numbers did not move when it switched
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    for p, q in zip(ours.parameters(), theirs.parameters(), strict=True):
+        assert torch.equal(p, q)
+    ours, theirs = ours.double(), theirs.double()
+    x = _randn(4, 6, 5, seed=1)
+    hidden, terms = unroll(ours, x, keep=("W_x x_t", "W_h h_t-1"))
+    h = c = torch.zeros(4, 7, dtype=F64)
+    for t in range(6):
+        h, c = theirs(x[:, t], (h, c))
+        torch.testing.assert_close(hidden[:, t], h, rtol=0, atol=1e-14)
+    assert torch.equal(terms["W_h h_t-1"][:, 0], ours.bias_hh.expand(4, -1))  # h_0 = 0
+    assert terms["W_x x_t"].shape == (4, 6, 28)
+
+
+def test_gru_cell_is_torch_gru_cell_with_z_renamed():
+    """torch: h' = (1 - z) n + z h, rows (r, z, n); Eq. 23-25: h' = (1 - z) h + z h~, rows (z, r, W).
+    So torch's z is minus ours: copy its rows with the z block negated."""
+    torch.manual_seed(0)
+    theirs = nn.GRUCell(5, 7).double()
+    ours = GRUCell(5, 7).double()
+    with torch.no_grad():
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            r, z, n = getattr(theirs, name).chunk(3, dim=0)
+            getattr(ours, name).copy_(torch.cat([-z, r, n]))
+    x = _randn(4, 6, 5, seed=1)
+    hidden, _ = unroll(ours, x)
+    h = torch.zeros(4, 7, dtype=F64)
+    for t in range(6):
+        h = theirs(x[:, t], h)
+        torch.testing.assert_close(hidden[:, t], h, rtol=0, atol=1e-14)
+
+
+def test_tanh_rnn_cell_is_torch_rnn_cell_with_one_bias():
+    torch.manual_seed(0)
+    theirs = nn.RNNCell(5, 7).double()
+    ours = TanhRNNCell(5, 7).double()
+    with torch.no_grad():
+        ours.weight_ih.copy_(theirs.weight_ih)
+        ours.weight_hh.copy_(theirs.weight_hh)
+        ours.bias.copy_(theirs.bias_ih + theirs.bias_hh)
+    x = _randn(4, 6, 5, seed=1)
+    hidden, _ = unroll(ours, x)
+    h = torch.zeros(4, 7, dtype=F64)
+    for t in range(6):
+        h = theirs(x[:, t], h)
+        torch.testing.assert_close(hidden[:, t], h, rtol=0, atol=1e-14)
+
+
+# ---- LN-LSTM, Eq. 20-22 ----------------------------------------------------------------------------
+
+
+def _ln_lstm(hidden=6, inputs=5, eps=1e-5):
+    torch.manual_seed(0)
+    return _perturb_affine(LayerNormLSTMCell(inputs, hidden, eps=eps).double())
+
+
+def test_ln_lstm_is_equations_20_to_22():
+    cell = _ln_lstm()
+    x = _randn(3, 5, 5, seed=1)
+    hidden, _ = unroll(cell, x)
+    h = c = torch.zeros(3, 6, dtype=F64)
+    for t in range(5):
+        gates = (
+            _layer_norm(h @ cell.weight_hh.T, cell.norm_hh.weight, cell.norm_hh.bias)
+            + _layer_norm(x[:, t] @ cell.weight_ih.T, cell.norm_ih.weight, cell.norm_ih.bias)
+            + cell.bias
+        )  # (20), each LayerNorm over all 4H units
+        i, f, g, o = gates.chunk(4, dim=1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)  # (21)
+        h = torch.sigmoid(o) * torch.tanh(_layer_norm(c, cell.norm_c.weight, cell.norm_c.bias))
+        torch.testing.assert_close(hidden[:, t], h, rtol=0, atol=1e-12)
+
+
+def _gates_after_one_step(cell, x, h):
+    state = (h, torch.zeros_like(h))
+    _, terms = cell(x, state)
+    return terms["a_t"]
+
+
+def test_ln_lstm_statistics_span_all_4h_units_not_one_gate():
+    """Scaling the rows of one gate only: per-gate statistics would undo it; statistics over the
+    stacked 4H vector do not, and every gate moves."""
+    cell = _ln_lstm()
+    x, h = _randn(3, 5, seed=1), _randn(3, 6, seed=2)
+    before = _gates_after_one_step(cell, x, h)
+    with torch.no_grad():
+        cell.weight_ih[6:12].mul_(10.0)  # the forget gate's rows of W_x
+    after = _gates_after_one_step(cell, x, h)
+    for gate in range(4):
+        block = slice(6 * gate, 6 * (gate + 1))
+        assert (after[:, block] - before[:, block]).abs().max() > 1e-2, gate
+
+
+def test_ln_lstm_gates_unchanged_when_every_summed_input_is_scaled():
+    cell = _ln_lstm(eps=1e-12)
+    x, h = _randn(3, 5, seed=1), _randn(3, 6, seed=2)
+    before = _gates_after_one_step(cell, x, h)
+    for scale in (0.1, 30.0, 100.0):
+        with torch.no_grad():
+            cell.weight_hh.mul_(scale)  # W_h h_{t-1} -> s W_h h_{t-1}
+            cell.weight_ih.mul_(scale)  # W_x x_t -> s W_x x_t
+        torch.testing.assert_close(_gates_after_one_step(cell, x, h), before, rtol=0, atol=1e-8)
+    with torch.no_grad():
+        cell.weight_hh.mul_(7.0)  # each term on its own is invariant too: two separate LayerNorms
+    torch.testing.assert_close(_gates_after_one_step(cell, x, h), before, rtol=0, atol=1e-8)
+
+
+def test_ln_lstm_leaves_the_cell_recurrence_unnormalized():
+    cell = _ln_lstm()
+    x, h, c = _randn(3, 5, seed=1), _randn(3, 6, seed=2), _randn(3, 6, seed=3, scale=5.0)
+    (h_new, c_new), terms = cell(x, (h, c))
+    i, f, g, o = terms["a_t"].chunk(4, dim=1)
+    torch.testing.assert_close(c_new, torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g))
+    assert c_new.abs().max() > 3  # a large cell state stays large: only the tanh's input is normed
+    expected = torch.sigmoid(o) * torch.tanh(
+        _layer_norm(c_new, cell.norm_c.weight, cell.norm_c.bias)
+    )
+    torch.testing.assert_close(h_new, expected)
+
+
+def test_ln_lstm_keeps_no_state_over_time_or_batch():
+    cell = _ln_lstm()
+    x = _randn(5, 4, 5, seed=1)
+    assert sum(b.numel() for b in cell.buffers()) == 0
+    full, _ = unroll(cell, x)
+    alone, _ = unroll(cell, x[:1])
+    torch.testing.assert_close(alone, full[:1], rtol=0, atol=1e-14)
+    torch.testing.assert_close(unroll(cell.eval(), x)[0], full, rtol=0, atol=0)
+    longer, _ = unroll(cell.train(), torch.cat([x] * 10, dim=1))  # any length, nothing stored
+    assert longer.shape == (5, 40, 6) and torch.isfinite(longer).all()
+
+
+def test_ln_lstm_gain_init_and_defaults():
+    cell = LayerNormLSTMCell(3, 4, gain_init=0.1)
+    for norm in (cell.norm_hh, cell.norm_ih, cell.norm_c):
+        assert torch.equal(norm.weight, torch.full_like(norm.weight, 0.1))
+        assert torch.equal(norm.bias, torch.zeros_like(norm.bias))
+    assert cell.norm_hh.weight.shape == (16,) and cell.norm_c.weight.shape == (4,)
+    assert torch.equal(LayerNormLSTMCell(3, 4).norm_c.weight, torch.ones(4))
+
+
+# ---- BN-LSTM (Cooijmans et al.) -------------------------------------------------------------------
+
+
+def test_bn_lstm_normalizes_per_step_with_gain_one_tenth_and_not_the_cell_update():
+    torch.manual_seed(0)
+    cell = BatchNormLSTMCell(5, 6, max_steps=3).double()
+    assert torch.equal(cell.norm_hh.weight, torch.full((24,), 0.1).double())
+    assert cell.norm_hh.bias is None and cell.norm_ih.bias is None  # the sum has b
+    assert cell.norm_c.running_mean.shape == (3, 6)
+    x, h, c = _randn(8, 5, seed=1), _randn(8, 6, seed=2), _randn(8, 6, seed=3, scale=4.0)
+    (h_new, c_new), terms = cell(x, (h, c), 1)
+    i, f, g, o = terms["a_t"].chunk(4, dim=1)
+    torch.testing.assert_close(c_new, torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g))
+    # training mode: each gate term standardized over the batch, times the gain 0.1
+    recurrent = terms["W_h h_t-1"]
+    expected = 0.1 * (recurrent - recurrent.mean(0)) / torch.sqrt(recurrent.var(0, False) + 1e-5)
+    input_part = terms["a_t"] - cell.bias - expected
+    torch.testing.assert_close(input_part.mean(0), torch.zeros(24, dtype=F64), rtol=0, atol=1e-12)
+    assert not torch.equal(cell.norm_c.running_mean[1], torch.zeros(6, dtype=F64))  # step 1 moved
+    assert torch.equal(cell.norm_c.running_mean[2], torch.zeros(6, dtype=F64))  # step 2 did not
+
+
+def test_bn_lstm_uses_t_max_statistics_beyond_training_length_at_inference_only():
+    torch.manual_seed(0)
+    cell = BatchNormLSTMCell(5, 6, max_steps=3)
+    x = torch.randn(8, 3, 5)
+    unroll(cell, x)
+    with pytest.raises(ValueError, match="got step 3 in training mode, but max_steps = 3"):
+        unroll(cell, torch.randn(8, 4, 5))
+    cell.eval()
+    longer = torch.cat([x, x[:, -1:], x[:, -1:]], dim=1)  # steps 3 and 4 repeat step 2's input
+    hidden, terms = unroll(cell, longer, keep=("W_x x_t",))
+    assert hidden.shape == (8, 5, 6)
+    # one example alone, at inference: no batch statistics needed
+    torch.testing.assert_close(unroll(cell, longer[:1])[0], hidden[:1])
+
+
+# ---- GRU and RNN ----------------------------------------------------------------------------------
+
+
+def test_ln_gru_is_equations_26_to_28():
+    torch.manual_seed(0)
+    cell = _perturb_affine(LayerNormGRUCell(5, 6).double())
+    x = _randn(3, 4, 5, seed=1)
+    hidden, _ = unroll(cell, x)
+    h = torch.zeros(3, 6, dtype=F64)
+    for t in range(4):
+        wx, uh = x[:, t] @ cell.weight_ih.T, h @ cell.weight_hh.T
+        gates = _layer_norm(uh[:, :12], cell.norm_gates_hh.weight, cell.norm_gates_hh.bias)
+        gates = gates + _layer_norm(wx[:, :12], cell.norm_gates_ih.weight, cell.norm_gates_ih.bias)
+        z, r = gates.chunk(2, dim=1)  # (26): statistics over the stacked 2H gate units
+        candidate = torch.tanh(
+            _layer_norm(wx[:, 12:], cell.norm_candidate_ih.weight, cell.norm_candidate_ih.bias)
+            + torch.sigmoid(r)
+            * _layer_norm(uh[:, 12:], cell.norm_candidate_hh.weight, cell.norm_candidate_hh.bias)
+        )  # (27)
+        h = (1 - torch.sigmoid(z)) * h + torch.sigmoid(z) * candidate  # (28)
+        torch.testing.assert_close(hidden[:, t], h, rtol=0, atol=1e-12)
+
+
+def test_ln_rnn_is_invariant_to_the_scale_of_its_weights_and_the_plain_rnn_is_not():
+    torch.manual_seed(0)
+    ln = LayerNormTanhRNNCell(5, 6, eps=1e-12).double()
+    plain = TanhRNNCell(5, 6).double()
+    with torch.no_grad():
+        plain.weight_ih.copy_(ln.weight_ih)
+        plain.weight_hh.copy_(ln.weight_hh)
+        plain.bias.zero_()
+    x = _randn(3, 20, 5, seed=1)
+    before = {"ln": unroll(ln, x)[0], "plain": unroll(plain, x)[0]}
+    with torch.no_grad():
+        for cell in (ln, plain):
+            cell.weight_ih.mul_(5.0)
+            cell.weight_hh.mul_(5.0)
+    torch.testing.assert_close(unroll(ln, x)[0], before["ln"], rtol=0, atol=1e-8)
+    assert (unroll(plain, x)[0] - before["plain"]).abs().max() > 0.1
+    # h_t = tanh(LN(a_t)): the normalized summed input has mean 0 and variance 1 at every step
+    _, terms = unroll(ln, x, keep=("a_t",))
+    normalized = torch.atanh(unroll(ln, x)[0])
+    torch.testing.assert_close(
+        normalized.mean(-1), torch.zeros(3, 20, dtype=F64), atol=1e-9, rtol=0
+    )
+    assert terms["a_t"].shape == (3, 20, 6)
+
+
+# ---- the runner, the factory, the classifier ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "shape, message",
+    [
+        ((4, 5), "LSTMCell expects sequences (N, T, 5) with T >= 1, got shape (4, 5)"),
+        ((4, 3, 6), "LSTMCell expects sequences (N, T, 5) with T >= 1, got shape (4, 3, 6)"),
+        ((4, 0, 5), "LSTMCell expects sequences (N, T, 5) with T >= 1, got shape (4, 0, 5)"),
+    ],
+)
+def test_unroll_refuses_wrong_shapes(shape, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        unroll(LSTMCell(5, 3), torch.zeros(shape))
+
+
+def test_unroll_refuses_integers_and_unknown_terms():
+    with pytest.raises(ValueError, match="floating-point input, got dtype torch.int64"):
+        unroll(LSTMCell(5, 3), torch.zeros(2, 3, 5, dtype=torch.int64))
+    with pytest.raises(ValueError, match=r"TanhRNNCell has no term 'W_x x_t'"):
+        unroll(TanhRNNCell(5, 3), torch.zeros(2, 3, 5), keep=("W_x x_t",))
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"kind": "transformer"}, "cell must be one of"),
+        ({"kind": "bn-lstm"}, "cell 'bn-lstm' needs max_steps"),
+        ({"kind": "lstm", "gain_init": 0.1}, "cell 'lstm' has no normalizer"),
+        ({"kind": "ln-lstm", "gain_init": 0.0}, "gain_init must be positive and finite"),
+        ({"kind": "ln-gru", "gain_init": True}, "gain_init must be a positive float"),
+        ({"kind": "rnn", "hidden": 0}, "hidden must be a positive int"),
+    ],
+)
+def test_make_cell_refuses_bad_arguments(kwargs, message):
+    kwargs = {"inputs": 3, "hidden": 4, **kwargs}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_cell(**kwargs)
+
+
+def test_make_cell_defaults_follow_each_paper():
+    assert make_cell("bn-lstm", 3, 4, max_steps=5).norm_c.weight[0].item() == pytest.approx(0.1)
+    assert make_cell("ln-lstm", 3, 4).norm_c.weight[0].item() == 1.0
+    for kind in ("lstm", "gru", "rnn", "ln-gru", "ln-rnn"):
+        cell = make_cell(kind, 3, 4)
+        assert unroll(cell, torch.zeros(2, 5, 3))[0].shape == (2, 5, 4)
+
+
+def test_sequence_classifier_reads_the_last_step_or_every_step():
+    torch.manual_seed(0)
+    x = torch.randn(4, 6, 5)
+    last = SequenceClassifier(LSTMCell(5, 7), 3)
+    every = SequenceClassifier(LSTMCell(5, 7), 3, every_step=True)
+    assert last(x).shape == (4, 3) and every(x).shape == (4, 6, 3)
+    every.load_state_dict(last.state_dict())
+    torch.testing.assert_close(every(x)[:, -1], last(x))
+
+
+@pytest.mark.parametrize("kind", ["lstm", "ln-lstm", "bn-lstm", "gru", "ln-gru"])
+def test_each_recurrent_classifier_learns_the_digits_row_by_row(kind):
+    lnpaper.setup(quiet=True)
+    x, y = digits.load("train", form="rows")
+    torch.manual_seed(0)
+    model = SequenceClassifier(make_cell(kind, 8, 16, max_steps=8), 10)
+    history = train(
+        model,
+        lambda model, index: F.cross_entropy(model(x[index]), y[index]),
+        epoch_batches(len(x), 64, seed=0),
+        steps=90,
+        lr=2e-2,
+        log_every=30,
+    )
+    assert history.train_loss[-1] < 0.4 * history.train_loss[0]  # measured: 0.15-0.26
