@@ -12,6 +12,13 @@ from lnpaper.experiments.invariances import (
     sgd_geometry,
 )
 from lnpaper.experiments.registry import EXPERIMENTS, experiment
+from lnpaper.experiments.rmsnorm_placement import (
+    memory_traffic,
+    placement_study,
+    prms_estimate,
+    rmsnorm_study,
+    rmsnorm_vs_layernorm,
+)
 from lnpaper.experiments.transformer import (
     batchnorm_backward_projection,
     grad_norm_vs_depth,
@@ -51,10 +58,15 @@ __all__ = [
     "lm_training",
     "loss_smoothness",
     "lstm_statistics",
+    "memory_traffic",
     "normalization_study",
     "one_pass_variance",
     "per_token_independence",
+    "placement_study",
+    "prms_estimate",
     "reparameterization",
+    "rmsnorm_study",
+    "rmsnorm_vs_layernorm",
     "sgd_geometry",
     "tfixup_study",
     "train_vs_inference",

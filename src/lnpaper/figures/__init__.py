@@ -2,6 +2,7 @@
 
 from lnpaper.figures.invariances import fisher_doubling, invariance_table, sgd_geometry
 from lnpaper.figures.registry import FIGURES, FigureSpec, figure, save_png
+from lnpaper.figures.rmsnorm_placement import placement_variance, prms_estimate, rmsnorm_curves
 from lnpaper.figures.transformer import (
     grad_norm_vs_depth,
     loss_smoothness,
@@ -39,8 +40,11 @@ __all__ = [
     "lstm_statistics",
     "one_pass_variance",
     "per_token_independence",
+    "placement_variance",
+    "prms_estimate",
     "recurrent_batchnorm",
     "residual_norms_vs_lemma2",
+    "rmsnorm_curves",
     "save_png",
     "sgd_geometry",
     "tfixup_curves",
