@@ -7,8 +7,9 @@ ratios travel better.
 
 Notebook 06 (claim P3) prints the same table from the same functions. It compares LayerNorm and
 RMSNorm three ways: as PyTorch ships them (on CPU, `F.layer_norm` is one fused kernel while
-`F.rms_norm` is composed of five ops), and twice on equal footing, both norms written the same way:
-one torch op per step of the formula, and the fewest passes over memory (one read per statistic).
+`F.rms_norm` is composed of five ops), and twice on equal footing, both norms written the same way
+(one function, RMSNorm being LayerNorm with mu = 0): one torch op per step of the formula, and the
+fewest passes over memory (one read per statistic, one pass that reads and writes).
 
 The allocator is pinned (`pin_allocator`): glibc's default raises its trim threshold only to twice
 the largest block it has seen freed, so the composed ops, which hold several full-size temporaries
@@ -18,6 +19,7 @@ up to 4x slower on the 2-core machines this was measured on. `--no-pin` times wi
 
 import ctypes
 import ctypes.util
+import functools
 import math
 import os
 import platform
@@ -59,40 +61,30 @@ def pin_allocator() -> str:
 
 # ---- P3's equal footing: both norms written the same way (notebook 06) -------------------------
 #
-# Counting passes over the n values of a row block (R = read, W = write): a clone is R + W.
+# Each function is LayerNorm with center=True and RMSNorm with center=False: RMSNorm is LayerNorm
+# with mu = 0, and nothing else differs. The comments count passes over the n values of a row block
+# (R = read, W = write; a clone is R + W).
 
 
-def composed_layer_norm(a: torch.Tensor, eps: float = EPS) -> torch.Tensor:
-    """(a - mu) / sqrt(sigma^2 + eps), one torch op per step of the formula: 5 R + 3 W."""
-    mu = a.mean(dim=-1, keepdim=True)  # mu = (1/n) sum_i a_i                 R
-    centered = a - mu  # a - mu                                              R + W
-    var = centered.pow(2).mean(dim=-1, keepdim=True)  # sigma^2               R + W, R
-    return centered * torch.rsqrt(var + eps)  # (a - mu) / sqrt(sigma^2 + eps)  R + W
+def composed_norm(a: torch.Tensor, center: bool, eps: float = EPS) -> torch.Tensor:
+    """One torch op per step of the formula: LayerNorm 5 R + 3 W, RMSNorm 3 R + 2 W."""
+    if center:
+        a = a - a.mean(dim=-1, keepdim=True)  # a - mu                                R, R + W
+    mean_square = a.pow(2).mean(dim=-1, keepdim=True)  # sigma^2 or RMS^2            R + W, R
+    return a * torch.rsqrt(mean_square + eps)  # divided by sqrt(. + eps)            R + W
 
 
-def composed_rms_norm(a: torch.Tensor, eps: float = EPS) -> torch.Tensor:
-    """a / sqrt(mean(a^2) + eps): the lines above without the two that center, 3 R + 2 W."""
-    mean_square = a.pow(2).mean(dim=-1, keepdim=True)  # (1/n) sum_i a_i^2   R + W, R
-    return a * torch.rsqrt(mean_square + eps)  # a / RMS(a)                   R + W
+def fewest_pass_norm(a: torch.Tensor, center: bool, eps: float = EPS) -> torch.Tensor:
+    """One read per statistic, then y = s * a + t in one pass: LayerNorm 3 R + W, RMSNorm 2 R + W.
 
-
-def fewest_pass_layer_norm(a: torch.Tensor, eps: float = EPS) -> torch.Tensor:
-    """LayerNorm in the fewest passes over memory, one read per statistic: 3 R + W.
-
-    For timing only: sigma^2 = E[a^2] - mu^2 is the one-pass variance that fails when the mean
-    dwarfs the spread (notebook 02, F4). A fused kernel such as F.layer_norm gets both statistics
-    from a single read, accurately.
+    For timing only: LayerNorm's sigma^2 = E[a^2] - mu^2 is the one-pass variance that fails when
+    the mean dwarfs the spread (notebook 02, F4); a fused kernel such as F.layer_norm gets both
+    statistics from one read, accurately.
     """
-    mu = a.mean(dim=-1, keepdim=True)  # (1/n) sum_i a_i                               R
     mean_square = torch.linalg.vector_norm(a, dim=-1, keepdim=True).square() / a.shape[-1]  # R
-    inv_sigma = torch.rsqrt(mean_square - mu.square() + eps)
-    return torch.addcmul(-mu * inv_sigma, a, inv_sigma)  # a / sigma - mu / sigma       R + W
-
-
-def fewest_pass_rms_norm(a: torch.Tensor, eps: float = EPS) -> torch.Tensor:
-    """RMSNorm the same way, without the read for the mean: 2 R + W."""
-    mean_square = torch.linalg.vector_norm(a, dim=-1, keepdim=True).square() / a.shape[-1]  # R
-    return a * torch.rsqrt(mean_square + eps)  # a / RMS(a)                             R + W
+    mu = a.mean(dim=-1, keepdim=True) if center else torch.zeros_like(mean_square)  # R if center
+    inv_scale = torch.rsqrt(mean_square - mu.square() + eps)  # 1 / sqrt(sigma^2 + eps)
+    return torch.addcmul(-mu * inv_scale, a, inv_scale)  # (a - mu) / scale              R + W
 
 
 FLOOR = "clone (memory floor)"
@@ -151,10 +143,10 @@ def candidates(width: int) -> dict:
         "F.rms_norm (composed)": lambda x: F.rms_norm(x, (width,)),
         "lnpaper.LayerNorm": ours_ln,
         "lnpaper.RMSNorm": ours_rms,
-        "layer norm, composed": composed_layer_norm,
-        "rms norm, composed": composed_rms_norm,
-        "layer norm, fewest passes": fewest_pass_layer_norm,
-        "rms norm, fewest passes": fewest_pass_rms_norm,
+        "layer norm, composed": functools.partial(composed_norm, center=True),
+        "rms norm, composed": functools.partial(composed_norm, center=False),
+        "layer norm, fewest passes": functools.partial(fewest_pass_norm, center=True),
+        "rms norm, fewest passes": functools.partial(fewest_pass_norm, center=False),
     }
 
 

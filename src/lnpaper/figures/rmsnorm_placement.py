@@ -5,7 +5,6 @@ from matplotlib.figure import Figure
 
 from lnpaper import experiments
 from lnpaper.figures.registry import figure
-from lnpaper.figures.transformer import _study_figure
 
 NOTEBOOK = "06_rmsnorm_and_placement"
 NORM_COLORS = {
@@ -19,11 +18,41 @@ PLACEMENT_COLORS = {"Post-LN": "tab:red", "Pre-LN": "tab:blue", "Peri-LN": "tab:
 
 @figure("rmsnorm_curves", notebook=NOTEBOOK, experiment=experiments.rmsnorm_study)
 def rmsnorm_curves(result) -> Figure:
-    """P2, P4: training loss of the Pre-LN model with each normalizer in every norm slot."""
-    names = list(NORM_COLORS)
-    return _study_figure(
-        result.runs, names, [NORM_COLORS[n] for n in names], "Pre-norm, four norms"
-    )
+    """P2, P4: the Pre-LN model with each normalizer in every norm slot: training loss (mean over
+    seeds, min..max band) and the held-out loss of each seed, joined across norms."""
+    fig = Figure(figsize=(10.0, 3.9), layout="constrained")
+    left, right = fig.subplots(1, 2, width_ratios=(1.6, 1))
+    styles = {"LayerNorm": "-", "RMSNorm": "--", "pRMSNorm (6.25%)": "-", "DyT": "-"}
+    for name, run in result.runs.items():
+        steps = np.array(run["steps"])
+        losses = np.array(run["train_loss"])
+        color = NORM_COLORS[name]
+        left.fill_between(steps, losses.min(0), losses.max(0), color=color, alpha=0.15)
+        left.plot(steps, losses.mean(0), styles[name], color=color, lw=2, label=name)
+    first = result.runs["LayerNorm"]
+    for value, text in ((first["levels"]["unigram"], "unigram"),
+                        (first["levels"]["bigram"], "bigram")):  # fmt: skip
+        left.axhline(value, color="grey", lw=0.8, ls=":")
+        left.annotate(
+            text, (steps[-1], value), fontsize=7, ha="right", va="bottom", color="dimgrey"
+        )
+    left.set_ylim(1.6, 3.2)
+    left.set_xlabel("step")
+    left.set_ylabel("training loss (nats / token)")
+    left.set_title(f"{first['n_layers']} layers, Pre-norm, Adam lr {first['lr']:g}, no warmup")
+    left.legend(fontsize=8)
+    names = list(result.runs)
+    finals = np.array([result.runs[name]["final_loss"] for name in names])  # [norm][seed]
+    positions = np.arange(len(names))
+    for seed_losses in finals.T:
+        right.plot(positions, seed_losses, color="grey", lw=0.8, alpha=0.7)
+    for position, name, losses in zip(positions, names, finals, strict=True):
+        right.plot([position] * len(losses), losses, "o", color=NORM_COLORS[name])
+        right.plot([position - 0.2, position + 0.2], [losses.mean()] * 2, color="black", lw=1.5)
+    right.set_xticks(positions, [n.replace(" (", "\n(") for n in names], fontsize=8)
+    right.set_ylabel("held-out loss after training")
+    right.set_title(f"each seed ({len(first['seeds'])}), joined; bar = mean")
+    return fig
 
 
 @figure("prms_estimate", notebook=NOTEBOOK, experiment=experiments.prms_estimate)
