@@ -23,17 +23,16 @@
 # - the formula, its equality with LayerNorm on centered rows, and the one invariance it gives up
 #   (claim **P1**);
 # - quality: LayerNorm, RMSNorm and DyT in notebook 05's language model (**P2**);
-# - speed, honestly: what "7%-64% faster" means, measured on a CPU where the answer depends on how
-#   the two norms are written (**P3**);
+# - speed, honestly: what "7%-64% less running time" means, measured on a CPU where the answer
+#   depends on how the two norms are written (**P3**);
 # - pRMSNorm, which takes the statistic from 6.25% of the units (**P4**);
 # - Post-LN, Pre-LN, Peri-LN and sandwich side by side, at init and after training at a high
 #   learning rate (**P5**);
 # - and the end of the story: what survived from 2016, what was replaced, what was dropped.
 #
-# The first run takes about a minute and a half on one core: 21 small training runs of the
-# six-layer model of notebook 05 (some of which notebook 05 has already stored) and about ten
-# seconds of timing. After that the results come from the store in `.cache/`, and only the timing
-# cell takes time.
+# The first run takes about a minute on one core: 21 small training runs of the six-layer model of
+# notebook 05 (some of which notebook 05 has already stored) and about ten seconds of timing. After
+# that the results come from the store in `.cache/`, and only the timing cell takes time.
 
 # %%
 # %matplotlib inline
@@ -79,8 +78,8 @@ print(f"max |two lines - F.rms_norm|      = {(rms_norm(a, gain) - torchs).abs().
 assert torch.allclose(rms_norm(a, gain), ours) and torch.allclose(rms_norm(a, gain), torchs)
 
 # %% [markdown]
-# "When the mean of summed inputs is zero, RMSNorm is exactly equal to LayerNorm" (Zhang & Sennrich,
-# Sec. 3). Checked on 256 rows of 64 Gaussian values, each row with its own offset, in float64 with
+# "When the mean of summed inputs is zero, RMSNorm is exactly equal to LayerNorm," Zhang and
+# Sennrich write. Checked on 256 rows of 64 Gaussian values, each row with its own offset, in float64 with
 # the same $\epsilon$ in both square roots. Then what the mean does: add one constant $c$ to every
 # unit of a row. That is what re-centering the weight matrix, $W \to W + \mathbf 1 c^\top$, does to
 # the summed inputs (notebook 04), and LayerNorm removes it.

@@ -625,18 +625,19 @@ def check_p5(study) -> Finding:
     def below(key):
         return all(a < b for a, b in zip(peri[key], pre[key], strict=True))
 
-    def span(values, digits=3):
-        return f"{min(values):.{digits}g}-{max(values):.{digits}g}"
+    def span(values):  # three significant digits, without exponents
+        low, high = min(values), max(values)
+        return "-".join(f"{v:.0f}" if v >= 100 else f"{v:.3g}" for v in (low, high))
 
     run = study.runs["Pre-LN"]
     ours = (
         f"{run['n_layers']} blocks, Adam lr {run['lr']:g}, {run['steps'][-1]} steps, {seeds} seeds, "
         f"Peri-LN vs Pre-LN: last block's stream variance {span(peri['last_variance'])} vs "
-        f"{span(pre['last_variance'])}, grown {span(peri['growth_in_training'], 2)}x vs "
-        f"{span(pre['growth_in_training'], 2)}x in training; block gradient norms spread "
-        f"{span(peri['grad_spread'], 2)}x vs {span(pre['grad_spread'], 2)}x; but from block 1 to "
-        f"{run['n_layers']} the variance rises {span(peri['growth_over_depth'], 2)}x vs "
-        f"{span(pre['growth_over_depth'], 2)}x"
+        f"{span(pre['last_variance'])}, grown {span(peri['growth_in_training'])}x vs "
+        f"{span(pre['growth_in_training'])}x in training; block gradient norms spread "
+        f"{span(peri['grad_spread'])}x vs {span(pre['grad_spread'])}x; but from block 1 to "
+        f"{run['n_layers']} the variance rises {span(peri['growth_over_depth'])}x vs "
+        f"{span(pre['growth_over_depth'])}x"
     )
     smaller = below("last_variance") and below("growth_in_training")
     steadier = below("grad_spread")
@@ -880,7 +881,7 @@ CLAIMS = [
     Claim(
         "P1",
         "RMSNorm drops re-centering; it equals LayerNorm when the mean is zero",
-        "Zhang & Sennrich 2019, Sec. 3-4 and Table 1",
+        "Zhang & Sennrich 2019, the method and its Table 1",
         "exact equality for zero-mean inputs; re-centering invariance hypothesized dispensable",
         N06,
         (experiments.rmsnorm_vs_layernorm, experiments.invariance_measurements),

@@ -45,7 +45,7 @@ class RMSvsLNResult:
 def rmsnorm_vs_layernorm(
     *, width: int = 64, rows: int = 256, offsets=(0.1, 1.0, 10.0), eps: float = 1e-5, seed: int = 0
 ) -> RMSvsLNResult:
-    """P1 (Zhang & Sennrich 2019, Sec. 3): with mu = 0, RMS(a)^2 = sigma^2 and the two norms are
+    """P1 (Zhang & Sennrich 2019): with mu = 0, RMS(a)^2 = sigma^2 and the two norms are
     one function. Rows start from Gaussian values with their own offsets (so LayerNorm has a mean
     to remove), float64, gains 1 and LayerNorm's bias 0, the same eps inside both square roots.
 
@@ -188,7 +188,7 @@ def prms_estimate(
     samples: int = 20_000,
     seed: int = 0,
 ) -> PartialRMSResult:
-    """P4: pRMSNorm (Zhang & Sennrich 2019, Sec. 4) divides by the RMS of the first k = ceil(p n)
+    """P4: pRMSNorm (Zhang & Sennrich 2019) divides by the RMS of the first k = ceil(p n)
     units instead of all n. For rows of independent N(0, 1) values, u = RMS_k^2 and v = RMS_n^2 have
     Var u = 2/k, Var v = Cov(u, v) = 2/n (the k units are part of the n), so the delta method gives
     RMS_k / RMS_n = sqrt(u / v) a mean of about 1 - (1/k - 1/n)/4 and an sd of sqrt((1/k - 1/n)/2)."""
