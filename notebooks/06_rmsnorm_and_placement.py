@@ -233,9 +233,12 @@ assert fwd["F.rms_norm (composed)"] > fwd["F.layer_norm (fused)"]
 # allocator is pinned (`bench.pin_allocator`). By default glibc gives freed memory back to the OS once
 # more than twice the largest recently freed block sits unused; the composed versions hold several
 # full-size temporaries at once, cross that line on every call, and page-fault their memory back in
-# on the next. On the machine this was written on, that made them up to four times slower
-# (`python -m lnpaper bench --no-pin` shows it). `mallopt` fixes both thresholds from inside the
-# running kernel, so the pin takes effect here as it does on the command line.
+# on the next. On the machine this was written on, that made the composed versions of the large
+# shape up to six times slower, and erratically so: without the pin, their RMSNorm-to-LayerNorm
+# ratio came out 0.21 in one run and 1.53 in the next (`python -m lnpaper bench --no-pin`). With
+# it, the same ratio stays within a few hundredths of 0.6. `mallopt` fixes both thresholds from
+# inside the running kernel, so the pin takes effect here as it does on the command line (the same
+# numbers as with the `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` environment variables).
 #
 # **This cell's output is not compared by the tests** (`# NBVAL_IGNORE_OUTPUT`): wall-clock times
 # change from run to run and machine to machine. Every other output of this notebook is compared.
@@ -250,14 +253,16 @@ print(bench.report())
 # What the last rows say, on the 2-core machine this notebook was written on (the ratios wander by
 # about 0.05 from run to run there, the machine being shared):
 #
-# - **As shipped**, `F.rms_norm` is about as fast as the fused `F.layer_norm` going forward (faster on
-#   the short wide shape), and more than twice as slow forward plus backward. Swapping one for the
-#   other on a CPU to save time loses time in training.
+# - **As shipped**, `F.rms_norm` is somewhat faster than the fused `F.layer_norm` going forward (0.8
+#   to 0.9 of its time on 4096 x 1024, about half on 256 x 4096, where the fused kernel is slow for
+#   its size), and 2.3 to 2.5 times slower forward plus backward. Swapping one for the other on a CPU
+#   to save time loses time in training.
 # - **One op per step**, RMSNorm takes about 0.6 of LayerNorm's time forward and 0.7 with the
 #   backward pass: a saving of 30-40%, close to the traffic ratio, because each op is a pass over
 #   memory and RMSNorm skips two of them.
-# - **Fewest passes**, the saving shrinks to 10-20%: the skipped read for $\mu$ is now a small part of
-#   the work, and the pass that writes the output, which both norms need, dominates.
+# - **Fewest passes**, the saving shrinks to about 10% forward and 20-25% with the backward pass: the
+#   skipped read for $\mu$ is now a small part of the work, and the pass that writes the output,
+#   which both norms need, dominates.
 #
 # So one fewer reduction on a memory-bound operation saves what its pass over memory costs: a lot
 # when every op is its own pass, little when the implementation already reads each row as few times

@@ -14,7 +14,8 @@ fewest passes over memory (one read per statistic, one pass that reads and write
 The allocator is pinned (`pin_allocator`): glibc's default raises its trim threshold only to twice
 the largest block it has seen freed, so the composed ops, which hold several full-size temporaries
 at once, hand the memory back to the OS after every call and page-fault it in again on the next:
-up to 4x slower on the 2-core machines this was measured on. `--no-pin` times without it.
+up to 6x slower, and erratic, on the 2-core machines this was measured on. `--no-pin` times
+without it.
 """
 
 import ctypes

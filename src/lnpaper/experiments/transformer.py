@@ -1,7 +1,8 @@
 """Experiments of notebook 05, the Transformer: claims T1-T7.
 
 - `grad_norm_vs_depth` (T1, T2): Xiong et al. 2020's setting at initialization.
-- `lm_training` (T3-T6): one configuration of the small language model, trained over seeds;
+- `lm_training` (T3-T6): one configuration of the small language model, trained over seeds (it
+  also records each block's stream variance and gradient norm, which notebook 06 reads for P5);
   `normalization_study` (6 layers: placement, warmup, no norm, DyT) and `tfixup_study` (12 layers,
   no norm, no warmup: Xavier vs T-Fixup) bundle the configurations the figures draw.
 - `batchnorm_backward_projection`, `loss_smoothness` (T7): Santurkar et al. 2018.
