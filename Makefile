@@ -76,10 +76,10 @@ book: $(TESTED) $(MATHJAX)
 	@echo "building the book $(if $(OFFLINE),with the network cut ($(OFFLINE)),(unshare unavailable: network not cut))"
 	$(OFFLINE) $(BIN)/jupyter-book build --quiet --warningiserror --keep-going book
 
-# glibc keeps freed temporaries instead of unmapping them (see src/lnpaper/bench.py).
+# The benchmark pins glibc's allocator itself, so notebook 06's kernel can too (src/lnpaper/bench.py);
+# `python -m lnpaper bench --no-pin` times without the pin.
 bench: $(TESTED)
-	MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 \
-		$(BIN)/python -m lnpaper bench
+	$(BIN)/python -m lnpaper bench
 
 clean:
 	rm -rf $(VENV) .cache build src/*.egg-info .ruff_cache .pytest_cache .hypothesis book/_build book/_generated book/_mathjax

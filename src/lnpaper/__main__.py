@@ -1,4 +1,4 @@
-"""python -m lnpaper figures [NAME...] [--list] [--out DIR] [--check] | claims [--check] | bench
+"""python -m lnpaper figures [NAME...] [--list] [--out DIR] [--check] | claims [--check] | bench [--no-pin]
 
 `figures` with no names draws every registered figure into figures/ and writes CLAIMS.md from the same
 run; `--check` draws into a temporary folder instead and fails, naming each difference, if anything
@@ -93,7 +93,7 @@ def claims_command(args) -> int:
 def bench_command(args) -> int:
     from lnpaper import bench
 
-    bench.main()
+    bench.main(pin=not args.no_pin)
     return 0
 
 
@@ -109,9 +109,11 @@ def main(argv=None) -> int:
     claims_parser = commands.add_parser("claims", help="write CLAIMS.md only")
     claims_parser.add_argument("--check", action="store_true", help="fail if it would change")
     claims_parser.set_defaults(run=claims_command)
-    commands.add_parser("bench", help="time the normalizers, as ratios").set_defaults(
-        run=bench_command
+    bench_parser = commands.add_parser("bench", help="time the normalizers, as ratios")
+    bench_parser.add_argument(
+        "--no-pin", action="store_true", help="leave glibc's allocator as it is"
     )
+    bench_parser.set_defaults(run=bench_command)
     args = parser.parse_args(argv)
     from lnpaper.runtime import setup
 

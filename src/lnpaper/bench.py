@@ -1,17 +1,30 @@
 """`python -m lnpaper bench`: wall-clock cost of the normalizers and of hand-written recurrent cell
 loops (notebook 03), reported as ratios.
 
-Speed is measured here and never enforced by a test. Each time is the median of several repeats and
-is divided by the time of copying the same tensor (`clone`), the floor for an operation that must
-read and write every value once. The absolute times depend on the machine; the ratios travel better.
+Speed is measured here and never enforced by a test. Each time is the fastest of several rounds (see
+`seconds_per_call`) and is divided by the time of copying the same tensor (`clone`), the floor for an
+operation that must read and write every value once. The absolute times depend on the machine; the
+ratios travel better.
 
-`make bench` pins glibc's allocator (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_): without it,
-freed temporaries of the composed ops go back to the OS and come back as fresh pages, which made
-them up to 4x slower on the 2-core machines this was measured on.
+Notebook 06 (claim P3) prints the same table from the same functions. It compares LayerNorm and
+RMSNorm three ways: as PyTorch ships them (on CPU, `F.layer_norm` is one fused kernel while
+`F.rms_norm` is composed of five ops), and twice on equal footing, both norms written the same way
+(one function, RMSNorm being LayerNorm with mu = 0): one torch op per step of the formula, and the
+fewest passes over memory (one read per statistic, one pass that reads and writes).
+
+The allocator is pinned (`pin_allocator`): glibc's default raises its trim threshold only to twice
+the largest block it has seen freed, so the composed ops, which hold several full-size temporaries
+at once, hand the memory back to the OS after every call and page-fault it in again on the next:
+up to 6x slower, and erratic, on the 2-core machines this was measured on. `--no-pin` times
+without it.
 """
 
+import ctypes
+import ctypes.util
+import functools
+import math
 import os
-import statistics
+import platform
 import time
 
 import torch
@@ -22,27 +35,122 @@ from lnpaper.norms import LayerNorm, RMSNorm
 
 SHAPES = ((4096, 1024), (256, 4096))
 RECURRENT_SHAPE = (32, 64, 128)  # batch, time steps, hidden units (= inputs)
+EPS = 1e-5
+
+# mallopt's parameter numbers (glibc's malloc.h) and the values the benchmark pins.
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD = 1 << 30  # blocks below 1 GiB come from the heap, not from fresh mmaps
+TRIM_THRESHOLD = 2**31 - 1  # never give the heap's top back to the OS (mallopt takes a C int)
 
 
-def median_seconds(fn, repeats: int = 15, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
+def pin_allocator() -> str:
+    """Fix glibc's mmap and trim thresholds in this process; returns what was done, in words.
+
+    The same effect as starting Python with MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ set,
+    but it works from inside a running process (a notebook's kernel), because mallopt applies to
+    every later allocation. Elsewhere than glibc (macOS, musl) it does nothing and says so.
+    """
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return "not pinned (not glibc)"
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    if not (
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+        and libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+    ):
+        return "not pinned (mallopt refused)"
+    return (
+        f"pinned (glibc mallopt: mmap threshold {MMAP_THRESHOLD}, trim threshold {TRIM_THRESHOLD})"
+    )
+
+
+# ---- P3's equal footing: both norms written the same way (notebook 06) -------------------------
+#
+# Each function is LayerNorm with center=True and RMSNorm with center=False: RMSNorm is LayerNorm
+# with mu = 0, and nothing else differs. The comments count passes over the n values of a row block
+# (R = read, W = write; a clone is R + W).
+
+
+def composed_norm(a: torch.Tensor, center: bool, eps: float = EPS) -> torch.Tensor:
+    """One torch op per step of the formula: LayerNorm 5 R + 3 W, RMSNorm 3 R + 2 W."""
+    if center:
+        a = a - a.mean(dim=-1, keepdim=True)  # a - mu                                R, R + W
+    mean_square = a.pow(2).mean(dim=-1, keepdim=True)  # sigma^2 or RMS^2            R + W, R
+    return a * torch.rsqrt(mean_square + eps)  # divided by sqrt(. + eps)            R + W
+
+
+def fewest_pass_norm(a: torch.Tensor, center: bool, eps: float = EPS) -> torch.Tensor:
+    """One read per statistic, then y = s * a + t in one pass: LayerNorm 3 R + W, RMSNorm 2 R + W.
+
+    For timing only: LayerNorm's sigma^2 = E[a^2] - mu^2 is the one-pass variance that fails when
+    the mean dwarfs the spread (notebook 02, F4); a fused kernel such as F.layer_norm gets both
+    statistics from one read, accurately.
+    """
+    mean_square = torch.linalg.vector_norm(a, dim=-1, keepdim=True).square() / a.shape[-1]  # R
+    mu = a.mean(dim=-1, keepdim=True) if center else torch.zeros_like(mean_square)  # R if center
+    inv_scale = torch.rsqrt(mean_square - mu.square() + eps)  # 1 / sqrt(sigma^2 + eps)
+    return torch.addcmul(-mu * inv_scale, a, inv_scale)  # (a - mu) / scale              R + W
+
+
+FLOOR = "clone (memory floor)"
+# (section, name): the table's rows, in order; the first row of every table is the floor.
+ROWS = (
+    ("as shipped", "F.layer_norm (fused)"),
+    ("as shipped", "F.rms_norm (composed)"),
+    ("as shipped", "lnpaper.LayerNorm"),
+    ("as shipped", "lnpaper.RMSNorm"),
+    ("one op per step of the formula", "layer norm, composed"),
+    ("one op per step of the formula", "rms norm, composed"),
+    ("fewest passes, one read per statistic", "layer norm, fewest passes"),
+    ("fewest passes, one read per statistic", "rms norm, fewest passes"),
+)
+# RMSNorm's time over LayerNorm's, written each way.
+PAIRS = {
+    "as shipped": ("F.rms_norm (composed)", "F.layer_norm (fused)"),
+    "one op per step": ("rms norm, composed", "layer norm, composed"),
+    "fewest passes": ("rms norm, fewest passes", "layer norm, fewest passes"),
+}
+
+
+def seconds_per_call(
+    functions: dict, rounds: int = 15, warmup: int = 10, block: float = 4e-3
+) -> dict:
+    """name -> the fastest time of one call, over `rounds` rounds that visit every function in turn.
+
+    Other processes on the machine only ever add time, so the fastest round is the best estimate
+    of the cost itself, and taking turns exposes every function to the same disturbances. Each
+    round times a block of calls lasting about `block` seconds, well above the timer's resolution.
+    The warmup calls also let the heap grow to its working size.
+    """
+    calls = {}
+    for name, fn in functions.items():
+        for _ in range(warmup):
+            fn()
         start = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        calls[name] = max(1, round(block / max(time.perf_counter() - start, 1e-7)))
+    best = dict.fromkeys(functions, math.inf)
+    for _ in range(rounds):
+        for name, fn in functions.items():
+            start = time.perf_counter()
+            for _ in range(calls[name]):
+                fn()
+            best[name] = min(best[name], (time.perf_counter() - start) / calls[name])
+    return best
 
 
 def candidates(width: int) -> dict:
+    """name -> function of one (rows, width) tensor, for every row of the table and the floor."""
     ours_ln, ours_rms = LayerNorm(width), RMSNorm(width)
     return {
-        "clone (memory floor)": lambda x: x.clone(),
+        FLOOR: lambda x: x.clone(),
         "F.layer_norm (fused)": lambda x: F.layer_norm(x, (width,)),
+        "F.rms_norm (composed)": lambda x: F.rms_norm(x, (width,)),
         "lnpaper.LayerNorm": ours_ln,
-        "F.rms_norm": lambda x: F.rms_norm(x, (width,)),
         "lnpaper.RMSNorm": ours_rms,
+        "layer norm, composed": functools.partial(composed_norm, center=True),
+        "rms norm, composed": functools.partial(composed_norm, center=False),
+        "layer norm, fewest passes": functools.partial(fewest_pass_norm, center=True),
+        "rms norm, fewest passes": functools.partial(fewest_pass_norm, center=False),
     }
 
 
@@ -54,36 +162,70 @@ def forward_backward(op, x):
     return run
 
 
-def main() -> None:
+def time_norms(shape) -> dict:
+    """name -> (forward, forward + backward) time as a multiple of the clone's; and the floor's
+    own times in ms under the key "floor ms"."""
     torch.manual_seed(0)
-    allocator = os.environ.get("MALLOC_MMAP_THRESHOLD_", "unset")
-    print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), "
-        f"MALLOC_MMAP_THRESHOLD_={allocator}"
-    )
-    for shape in SHAPES:
-        x = torch.randn(*shape)
-        x_grad = x.clone().requires_grad_()
-        ops = candidates(shape[-1])
-        with torch.no_grad():
-            forward = {name: median_seconds(lambda op=op, x=x: op(x)) for name, op in ops.items()}
-        both = {name: median_seconds(forward_backward(op, x_grad)) for name, op in ops.items()}
-        floor_fwd, floor_both = forward["clone (memory floor)"], both["clone (memory floor)"]
-        print(
-            f"\nshape {shape} float32: time / time of clone (forward clone "
-            f"{floor_fwd * 1e3:.2f} ms)"
-        )
-        print(f"  {'':24s} {'forward':>9s} {'fwd+bwd':>9s}")
-        for name in ops:
-            print(f"  {name:24s} {forward[name] / floor_fwd:9.2f} {both[name] / floor_both:9.2f}")
-    recurrent_bench()
+    x = torch.randn(*shape)
+    x_grad = x.clone().requires_grad_()
+    ops = candidates(shape[-1])
+    with torch.no_grad():
+        forward = seconds_per_call({name: lambda op=op: op(x) for name, op in ops.items()})
+    both = seconds_per_call({name: forward_backward(op, x_grad) for name, op in ops.items()})
+    ratios = {name: (forward[name] / forward[FLOOR], both[name] / both[FLOOR]) for name in ops}
+    return {**ratios, "floor ms": (forward[FLOOR] * 1e3, both[FLOOR] * 1e3)}
 
 
-def recurrent_bench() -> None:
+def format_norms(shape, ratios: dict) -> str:
+    floor_fwd, floor_both = ratios["floor ms"]
+    lines = [
+        f"shape {shape} float32: time / time of clone "
+        f"(clone: forward {floor_fwd:.2f} ms, fwd+bwd {floor_both:.2f} ms)",
+        f"  {'':32s} {'forward':>8s} {'fwd+bwd':>8s}",
+        f"  {FLOOR:32s} {1:8.2f} {1:8.2f}",
+    ]
+    section = None
+    for row_section, name in ROWS:
+        if row_section != section:
+            section = row_section
+            lines.append(f"  {section}:")
+        fwd, both = ratios[name]
+        lines.append(f"    {name:30s} {fwd:8.2f} {both:8.2f}")
+    lines.append("  RMSNorm time / LayerNorm time:")
+    for label, (rms, ln) in PAIRS.items():
+        fwd, both = (ratios[rms][k] / ratios[ln][k] for k in (0, 1))
+        lines.append(f"    {label:30s} {fwd:8.2f} {both:8.2f}")
+    return "\n".join(lines)
+
+
+def header(allocator: str) -> str:
+    return f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), allocator {allocator}"
+
+
+def report(shapes=SHAPES) -> str:
+    """Every shape's table, as `python -m lnpaper bench` prints it (without the header)."""
+    return "\n\n".join(format_norms(shape, time_norms(shape)) for shape in shapes)
+
+
+def main(pin: bool = True) -> None:
+    allocator = pin_allocator() if pin else "not pinned (--no-pin)"
+    if not pin and "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        allocator += ", but MALLOC_MMAP_THRESHOLD_ is set in the environment"
+    print(header(allocator))
+    print()
+    print(report())
+    print()
+    print(format_recurrent(time_recurrent()))
+
+
+def time_recurrent() -> dict:
     """A hand-written cell loop (notebook 03's cells, one Python step per time step) against
-    torch.nn.LSTM's fused loop, on the same sequences: time / time of nn.LSTM."""
+    torch.nn.LSTM's fused loop on the same sequences: name -> (forward, forward + backward) time as
+    a multiple of nn.LSTM's."""
+    torch.manual_seed(0)
     batch, steps, hidden = RECURRENT_SHAPE
     x = torch.randn(batch, steps, hidden)
+    x_grad = x.clone().requires_grad_()
     fused = torch.nn.LSTM(hidden, hidden, batch_first=True)
     plain, normalized = LSTMCell(hidden, hidden), LayerNormLSTMCell(hidden, hidden)
     ops = {
@@ -91,17 +233,21 @@ def recurrent_bench() -> None:
         "lnpaper LSTMCell loop": lambda x: unroll(plain, x)[0],
         "lnpaper LN-LSTM loop": lambda x: unroll(normalized, x)[0],
     }
-    x_grad = x.clone().requires_grad_()
     with torch.no_grad():
-        forward = {name: median_seconds(lambda op=op: op(x), repeats=7) for name, op in ops.items()}
-    both = {
-        name: median_seconds(forward_backward(op, x_grad), repeats=7) for name, op in ops.items()
-    }
-    floor_fwd, floor_both = forward["torch.nn.LSTM"], both["torch.nn.LSTM"]
-    print(
-        f"\nLSTM over (batch, T, H) = {RECURRENT_SHAPE}: time / time of torch.nn.LSTM (forward "
-        f"{floor_fwd * 1e3:.1f} ms)"
+        forward = seconds_per_call(
+            {name: lambda op=op: op(x) for name, op in ops.items()}, rounds=7
+        )
+    both = seconds_per_call(
+        {name: forward_backward(op, x_grad) for name, op in ops.items()}, rounds=7
     )
-    print(f"  {'':24s} {'forward':>9s} {'fwd+bwd':>9s}")
-    for name in ops:
-        print(f"  {name:24s} {forward[name] / floor_fwd:9.2f} {both[name] / floor_both:9.2f}")
+    base = "torch.nn.LSTM"
+    return {name: (forward[name] / forward[base], both[name] / both[base]) for name in ops}
+
+
+def format_recurrent(ratios: dict) -> str:
+    lines = [
+        f"LSTM over (batch, T, H) = {RECURRENT_SHAPE}: time / time of torch.nn.LSTM",
+        f"  {'':32s} {'forward':>8s} {'fwd+bwd':>8s}",
+    ]
+    lines += [f"  {name:32s} {fwd:8.2f} {both:8.2f}" for name, (fwd, both) in ratios.items()]
+    return "\n".join(lines)

@@ -21,6 +21,13 @@ from lnpaper.experiments.layernorm_in_rnns import (
     sequence_training,
 )
 from lnpaper.experiments.registry import EXPERIMENTS, experiment
+from lnpaper.experiments.rmsnorm_placement import (
+    memory_traffic,
+    placement_study,
+    prms_estimate,
+    rmsnorm_study,
+    rmsnorm_vs_layernorm,
+)
 from lnpaper.experiments.transformer import (
     batchnorm_backward_projection,
     grad_norm_vs_depth,
@@ -64,11 +71,16 @@ __all__ = [
     "longer_sequences",
     "loss_smoothness",
     "lstm_statistics",
+    "memory_traffic",
     "normalization_study",
     "one_pass_variance",
     "per_token_independence",
+    "placement_study",
+    "prms_estimate",
     "recurrent_training",
     "reparameterization",
+    "rmsnorm_study",
+    "rmsnorm_vs_layernorm",
     "rnn_dynamics",
     "sequence_training",
     "sgd_geometry",

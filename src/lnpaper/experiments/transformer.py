@@ -1,7 +1,8 @@
 """Experiments of notebook 05, the Transformer: claims T1-T7.
 
 - `grad_norm_vs_depth` (T1, T2): Xiong et al. 2020's setting at initialization.
-- `lm_training` (T3-T6): one configuration of the small language model, trained over seeds;
+- `lm_training` (T3-T6): one configuration of the small language model, trained over seeds (it
+  also records each block's stream variance and gradient norm, which notebook 06 reads for P5);
   `normalization_study` (6 layers: placement, warmup, no norm, DyT) and `tfixup_study` (12 layers,
   no norm, no warmup: Xavier vs T-Fixup) bundle the configurations the figures draw.
 - `batchnorm_backward_projection`, `loss_smoothness` (T7): Santurkar et al. 2018.
@@ -165,6 +166,12 @@ class LMTrainingResult:
     diverged_at: list  # per seed: the step whose loss was not finite, or None
     levels: dict  # the language's loss levels (uniform, unigram, bigram, rate), nats
     floor: float  # the lowest possible held-out loss at this length
+    # Per block l = 1..L on 64 held-out sequences (`layer_statistics`), [seed][l-1]; the final
+    # ones are None for a seed that diverged. Notebook 06 (P5) reads them.
+    stream_variance_init: list
+    stream_variance_final: list
+    block_grad_norm_init: list
+    block_grad_norm_final: list
 
 
 @experiment
@@ -204,7 +211,17 @@ def lm_training(
         diverged_at=[],
         levels=vars(language.levels()),
         floor=language.entropy_floor(length + 1),
+        stream_variance_init=[],
+        stream_variance_final=[],
+        block_grad_norm_init=[],
+        block_grad_norm_final=[],
     )
+
+    def evaluate(model):
+        with torch.enable_grad():  # 64 of the held-out sequences: enough, and cheap
+            per_block = layer_statistics(model, held_out[:64])
+        return {"loss": next_token_loss(model, held_out), **per_block}
+
     for seed in result.seeds:
         data = language.sample(steps * batch_size, length + 1, seed=seed)
         torch.manual_seed(seed)
@@ -226,7 +243,7 @@ def lm_training(
             lr=lr,
             warmup_steps=warmup_steps,
             log_every=log_every,
-            evaluate=lambda m: {"loss": next_token_loss(m, held_out)},
+            evaluate=evaluate,
             eval_every=steps,
         )
         result.steps = history.steps if len(history.steps) > len(result.steps) else result.steps
@@ -235,7 +252,35 @@ def lm_training(
         diverged = history.diverged_at is not None
         result.final_loss.append(None if diverged else history.evals[-1]["loss"])
         result.diverged_at.append(history.diverged_at)
+        at_init, at_end = history.evals[0], history.evals[-1]
+        for key, name in (("variance", "stream_variance"), ("grad norm", "block_grad_norm")):
+            per_block = [k for k in at_init if k.startswith(key)]
+            getattr(result, f"{name}_init").append([at_init[k] for k in per_block])
+            final = None if diverged else [at_end[k] for k in per_block]
+            getattr(result, f"{name}_final").append(final)
     return result
+
+
+def layer_statistics(model: TransformerLM, tokens: torch.Tensor) -> dict:
+    """For each block l = 1..L: the variance of the residual stream it outputs (over every value of
+    the batch: tokens and features) and ||dL/dtheta_l||, the gradient norm of its parameters for the
+    next-token loss on `tokens`. Leaves no gradient behind. (Post-LN's block output is its last norm's
+    output, so its variance is about 1 by construction.)"""
+    outputs = []
+    hooks = [b.register_forward_hook(lambda m, i, out: outputs.append(out)) for b in model.blocks]
+    model.zero_grad(set_to_none=True)
+    try:
+        next_token_loss(model, tokens).backward()
+    finally:
+        for hook in hooks:
+            hook.remove()
+    stats = {}
+    for layer, (block, out) in enumerate(zip(model.blocks, outputs, strict=True), start=1):
+        stats[f"variance {layer}"] = out.detach().var().item()
+        grads = [p.grad.flatten() for p in block.parameters() if p.grad is not None]
+        stats[f"grad norm {layer}"] = torch.linalg.vector_norm(torch.cat(grads)).item()
+    model.zero_grad(set_to_none=True)
+    return stats
 
 
 @dataclass

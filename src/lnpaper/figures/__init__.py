@@ -9,6 +9,7 @@ from lnpaper.figures.layernorm_in_rnns import (
     rnn_dynamics,
 )
 from lnpaper.figures.registry import FIGURES, FigureSpec, figure, save_png
+from lnpaper.figures.rmsnorm_placement import placement_variance, prms_estimate, rmsnorm_curves
 from lnpaper.figures.transformer import (
     grad_norm_vs_depth,
     loss_smoothness,
@@ -49,9 +50,12 @@ __all__ = [
     "lstm_statistics",
     "one_pass_variance",
     "per_token_independence",
+    "placement_variance",
+    "prms_estimate",
     "recurrent_batchnorm",
     "recurrent_training",
     "residual_norms_vs_lemma2",
+    "rmsnorm_curves",
     "rnn_dynamics",
     "save_png",
     "sgd_geometry",

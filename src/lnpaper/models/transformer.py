@@ -13,7 +13,8 @@ is the `placement`:
 - `none`:  x_{l+1} = x_l + F(x_l), no norm anywhere
 
 and which normalizer is used is the `norm`: `layernorm` (Ba et al. 2016), `rmsnorm` (Zhang &
-Sennrich 2019), `dyt` (Zhu et al. 2025, alpha initialized to 0.5) or `identity` (every slot keeps its
+Sennrich 2019), `prmsnorm` (their partial RMSNorm: the statistic from the first 6.25% of the units;
+notebook 06), `dyt` (Zhu et al. 2025, alpha initialized to 0.5) or `identity` (every slot keeps its
 place but computes nothing, so any placement with `identity` is the `none` network).
 
 Initialization, `init`:
@@ -37,7 +38,8 @@ from lnpaper.checks import check_positive_int
 from lnpaper.norms import DyT, LayerNorm, RMSNorm
 
 PLACEMENTS = ("post", "pre", "peri", "sandwich", "none")
-NORMS = ("layernorm", "rmsnorm", "dyt", "identity")
+NORMS = ("layernorm", "rmsnorm", "prmsnorm", "dyt", "identity")
+PRMS_FRACTION = 0.0625  # Zhang & Sennrich's p for pRMSNorm
 INITS = ("default", "tfixup")
 FINAL_NORM = ("pre", "peri", "sandwich")  # their residual stream is never normalized in the stack
 
@@ -48,6 +50,8 @@ def make_norm(norm: str, d_model: int) -> nn.Module:
         return LayerNorm(d_model)
     if norm == "rmsnorm":
         return RMSNorm(d_model)
+    if norm == "prmsnorm":
+        return RMSNorm(d_model, partial=PRMS_FRACTION)
     if norm == "dyt":
         return DyT(d_model, alpha_init=0.5)
     if norm == "identity":
