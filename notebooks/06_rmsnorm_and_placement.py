@@ -43,7 +43,7 @@ import torch
 import torch.nn.functional as F
 
 import lnpaper
-from lnpaper import bench, claims, experiments, figures, invariance
+from lnpaper import bench, claims, experiments, figures, invariance, variants
 from lnpaper.models import TransformerLM
 from lnpaper.spread import mean_sd_text
 
@@ -76,6 +76,35 @@ with torch.no_grad():
 print(f"max |two lines - lnpaper.RMSNorm| = {(rms_norm(a, gain) - ours).abs().max():.1e}")
 print(f"max |two lines - F.rms_norm|      = {(rms_norm(a, gain) - torchs).abs().max():.1e}")
 assert torch.allclose(rms_norm(a, gain), ours) and torch.allclose(rms_norm(a, gain), torchs)
+
+# %% [markdown]
+# ### Where the epsilon goes
+#
+# Zhang and Sennrich's RMS has no $\epsilon$; code needs one and puts it in one of two places. Inside
+# the square root, $a / \sqrt{\overline{a^2} + \epsilon}$, as above: `torch.nn.RMSNorm` and the
+# Llama and T5 code. Or on the RMS itself, $a / (\mathrm{RMS}(a) + \epsilon)$: GPT-NeoX until 2025
+# and OLMo's first version (`lnpaper.variants.rms_eps_outside_sqrt`). For a row whose RMS is $r$ the
+# two differ by the factor $\sqrt{r^2 + \epsilon} / (r + \epsilon)$, whatever the row:
+
+# %%
+unit_rows = torch.randn(4, 64, dtype=torch.float64)
+unit_rows = unit_rows / unit_rows.pow(2).mean(dim=-1, keepdim=True).sqrt()  # RMS exactly 1
+print(f"{'RMS of the row':>15s} {'eps outside / eps inside':>25s}")
+for r in (1e-4, 1e-3, 3e-3, 1e-2, 1.0, 100.0):
+    outside = variants.rms_eps_outside_sqrt(r * unit_rows, eps=1e-5)
+    ratio = (outside / rms_norm(r * unit_rows, torch.ones(64, dtype=torch.float64))).mean().item()
+    print(f"{r:15g} {ratio:25.6f}")
+    assert abs(ratio - np.sqrt(r**2 + 1e-5) / (r + 1e-5)) < 1e-9
+print(f"\ndefault eps: torch.nn.RMSNorm {torch.nn.RMSNorm(64).eps} (machine epsilon of the dtype: "
+      f"{torch.finfo(torch.float32).eps:.2e} in float32), torch.nn.LayerNorm {torch.nn.LayerNorm(64).eps}")
+
+# %% [markdown]
+# As with LayerNorm's variants in notebook 02, the placements agree to a few parts in a million on
+# rows of ordinary size and part only when a row's RMS comes near $\sqrt{\epsilon} \approx 0.003$:
+# at RMS $10^{-3}$ the two outputs differ by a factor of 3.3. So does the default: PyTorch's RMSNorm
+# with `eps=None` uses the machine epsilon of the input's dtype, not LayerNorm's $10^{-5}$. Weights
+# carried from one codebase to another are exact only if both agree on where $\epsilon$ goes and
+# how large it is.
 
 # %% [markdown]
 # "When the mean of summed inputs is zero, RMSNorm is exactly equal to LayerNorm," Zhang and

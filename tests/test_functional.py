@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lnpaper import functional as lnf
+from lnpaper import variants
 
 TOL = {"rtol": 1e-10, "atol": 1e-10}
 SETTINGS = settings(max_examples=50)
@@ -250,3 +251,13 @@ def test_dy_of_wrong_shape_raises(backward):
 def test_batch_norm_with_one_example_raises(name):
     with pytest.raises(ValueError, match=r"batch_norm needs at least 2 examples"):
         _call(name, x=X[:1])
+
+
+@pytest.mark.parametrize("rms", [1e-4, 1e-3, 1e-2, 1.0, 100.0])
+def test_rmsnorm_eps_on_the_rms_is_torchs_rmsnorm_times_the_predicted_factor(rms):
+    # a / (r + eps) against a / sqrt(r^2 + eps): the ratio is sqrt(r^2 + eps) / (r + eps)
+    rows = torch.randn(5, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    a = rms * rows / rows.pow(2).mean(dim=-1, keepdim=True).sqrt()
+    ratio = variants.rms_eps_outside_sqrt(a, eps=1e-5) / tF.rms_norm(a, (64,), eps=1e-5)
+    expected = math.sqrt(rms**2 + 1e-5) / (rms + 1e-5)
+    assert torch.allclose(ratio, torch.full_like(ratio, expected), rtol=1e-12, atol=0)

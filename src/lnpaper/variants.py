@@ -1,8 +1,9 @@
 """LayerNorm as it is written in the wild: the variants that are *not* the same function.
 
 Each is the formula a well-known codebase or tutorial uses, kept here so notebook 02 can measure how far
-it sits from torch.nn.LayerNorm (biased variance, eps inside the square root): claim F4.
-All take a torch tensor and normalize over the last axis, without gain or bias.
+it sits from torch.nn.LayerNorm (biased variance, eps inside the square root): claim F4. Notebook 06
+does the same for RMSNorm's eps. All take a torch tensor and normalize over the last axis, without
+gain or bias.
 """
 
 import torch
@@ -29,6 +30,12 @@ def unbiased_var_eps_inside(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
     """(a - mu) / sqrt(var_unbiased + eps): eps in the right place, `x.var()`'s default divisor."""
     centered = x - x.mean(dim=-1, keepdim=True)
     return centered / torch.sqrt(x.var(dim=-1, keepdim=True) + eps)
+
+
+def rms_eps_outside_sqrt(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """a / (RMS(a) + eps): RMSNorm with eps on the RMS, as some codebases wrote it (GPT-NeoX until
+    2025, OLMo's first version); torch.nn.RMSNorm and Llama's code put it inside the sqrt."""
+    return x / (x.pow(2).mean(dim=-1, keepdim=True).sqrt() + eps)
 
 
 def one_pass_variance(x: torch.Tensor) -> torch.Tensor:
