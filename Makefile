@@ -33,7 +33,7 @@ lint: $(TESTED)
 	$(BIN)/ruff format --check src tests book
 
 unit-and-notebooks: $(TESTED)
-	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env \
+	$(BIN)/python -m pytest -rs -n 2 --dist loadfile --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
 
 check: $(TESTED)

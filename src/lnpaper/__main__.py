@@ -109,7 +109,9 @@ def main(argv=None) -> int:
     claims_parser = commands.add_parser("claims", help="write CLAIMS.md only")
     claims_parser.add_argument("--check", action="store_true", help="fail if it would change")
     claims_parser.set_defaults(run=claims_command)
-    bench_parser = commands.add_parser("bench", help="time the normalizers, as ratios")
+    bench_parser = commands.add_parser(
+        "bench", help="time the normalizers and the recurrent cells, as ratios"
+    )
     bench_parser.add_argument(
         "--no-pin", action="store_true", help="leave glibc's allocator as it is"
     )
