@@ -105,12 +105,7 @@ with torch.no_grad():
 
 # %%
 table = experiments.invariance_measurements()
-short = ["W -> dW", "W -> W+1c^T", "w_i -> d w_i", "X -> dX", "X -> X+1c^T", "x_n -> d x_n"]
-print(f"{'':11s}" + "".join(f"{name:>14s}" for name in short))
-for row in table.rows:
-    cells = [table.max_change[row][c] for c in table.columns]
-    print(f"{row:11s}" + "".join(
-        f"{('Inv ' if v < table.threshold else 'No  ') + f'{v:.1e}':>14s}" for v in cells))
+print(experiments.invariances.table_text(table))
 
 for seed, measured in zip(table.seeds, table.tables, strict=True):
     for row, paper_row in invariance.PAPER_TABLE.items():

@@ -81,7 +81,7 @@ def test_toc_lists_every_notebook_in_order():
 def test_landing_page_names_every_notebook_in_its_reading_order():
     intro = (BOOK / "intro.md").read_text()
     named = re.findall(r"\{doc\}`notebooks/([^`]+)`", intro.split("## Reading order")[1])
-    assert named[: len(NOTEBOOKS)] == NOTEBOOKS
+    assert named == NOTEBOOKS
 
 
 @pytest.fixture(scope="module")

@@ -65,3 +65,18 @@ def partial_count(n: int, partial: float | None) -> int:
     if partial is None:
         return n
     return max(1, math.ceil(round(partial * n, 9)))
+
+
+def check_gain_init(gain_init) -> float:
+    """A normalizer's initial gain: a positive finite number (bools refused)."""
+    if isinstance(gain_init, bool) or not isinstance(gain_init, int | float):
+        raise ValueError(f"gain_init must be a positive float, got {gain_init!r}")
+    if not (math.isfinite(gain_init) and gain_init > 0):
+        raise ValueError(f"gain_init must be positive and finite, got {gain_init!r}")
+    return float(gain_init)
+
+
+def check_floating(x, who: str) -> None:
+    """A tensor of a floating dtype: an integer input would be truncated or refused deep inside."""
+    if not x.is_floating_point():
+        raise ValueError(f"{who} needs a floating-point input, got dtype {x.dtype}")

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lnpaper import experiments
+from lnpaper.experiments.invariances import lost_invariances
 from lnpaper.experiments.layernorm_in_rnns import (
     BASELINE_LR,
     LOWER_LR,
-    RECURRENT_MODELS,
     first_step_at_or_below,
 )
 from lnpaper.invariance import PAPER_TABLE
@@ -477,10 +477,7 @@ def check_t6(study) -> Finding:
     dyt, layernorm = study.runs["Pre-DyT, no warmup"], study.runs["Pre-LN, no warmup"]
     if None in dyt["final_loss"]:
         return Finding(f"DyT: {mean_sd_text(dyt['final_loss'])}", NOT_REPRODUCED)
-    dyt_mean = sum(dyt["final_loss"]) / len(dyt["final_loss"])
-    ln_mean = sum(layernorm["final_loss"]) / len(layernorm["final_loss"])
-    ln_spread = max(layernorm["final_loss"]) - min(layernorm["final_loss"])
-    matches = dyt_mean <= ln_mean + max(ln_spread, 0.02)
+    matches = comparable(dyt, layernorm)
     trains = max(dyt["final_loss"]) < dyt["levels"]["bigram"]
     ours = (
         f"Pre-LN placement, 6 layers, alpha init 0.5, {dyt['steps'][-1]} steps: DyT "
@@ -585,10 +582,6 @@ def dynamics_summary(dynamics) -> dict:
         "ln_hidden_range": (min(ln_hidden), max(ln_hidden)),
         "ln_summed_per_scale": (min(ln_per_scale), max(ln_per_scale)),
         "growth": {net: {s: growth(net, s) for s in scales} for net in dynamics.sensitivity},
-        "dependence_last": {
-            net: {s: values[-1] for s, values in by_scale.items()}
-            for net, by_scale in dynamics.sensitivity.items()
-        },
         "same_until": next(
             (t for t, d in enumerate(dynamics.layernorm_difference) if d > 1e-3), dynamics.steps
         ),
@@ -627,11 +620,7 @@ def training_summary(study, lr: float) -> dict:
     "reach_per_seed" the same per seed against that seed's LSTM. "early" is each seed's mean
     validation NLL over the first quarter of training (step 0 excluded): how fast it starts.
     """
-    runs = {
-        name.split(",")[0]: run
-        for name, run in study.runs.items()
-        if run["lr"] == lr and name.split(",")[0] in RECURRENT_MODELS
-    }
+    runs = {name.split(",")[0]: run for name, run in study.runs.items() if run["lr"] == lr}
     baseline = runs["LSTM"]
     steps = baseline["eval_steps"]
     level = min(statistics.fmean(col) for col in zip(*baseline["val_loss"], strict=True))
@@ -646,7 +635,6 @@ def training_summary(study, lr: float) -> dict:
                 for curve, base in zip(run["val_loss"], baseline["val_loss"], strict=True)
             ],
             "early": [statistics.fmean(curve[k] for k in quarter) for curve in run["val_loss"]],
-            "best": mean_sd([min(curve) for curve in run["val_loss"]]),
             "test_accuracy": mean_sd(run["test_accuracy"]),
             "test_loss": mean_sd(run["test_loss"]),
         }
@@ -783,11 +771,9 @@ def check_r5(cnn) -> Finding:
 def check_p1(comparison, invariances) -> Finding:
     """Equal on centered rows; the measured invariance row is the source's, and differs from
     LayerNorm's only in weight-matrix re-centering."""
-    rms_rows = [table["rmsnorm"] for table in invariances.tables]
-    paper_row = all(row == PAPER_TABLE["rmsnorm"] for row in rms_rows)
-    ln_row = invariances.tables[0]["layernorm"]
-    lost = [c for c in invariances.columns if ln_row[c] and not rms_rows[0][c]]
-    gained = [c for c in invariances.columns if rms_rows[0][c] and not ln_row[c]]
+    paper_row = all(table["rmsnorm"] == PAPER_TABLE["rmsnorm"] for table in invariances.tables)
+    lost = lost_invariances(invariances, "rmsnorm", reference="layernorm")
+    gained = lost_invariances(invariances, "layernorm", reference="rmsnorm")
     equal = comparison.max_diff_centered < 1e-12 and comparison.max_diff_raw > 1e-2
     shift = max(comparison.layernorm_shift_change) < 1e-12 < min(comparison.rmsnorm_shift_change)
     ours = (

@@ -21,17 +21,14 @@ from torch import nn
 
 from lnpaper.checks import (
     check_eps,
+    check_floating,
+    check_gain_init,
     check_normalized_shape,
     check_partial,
     check_positive_int,
     check_trailing_shape,
     partial_count,
 )
-
-
-def _check_floating(x: torch.Tensor, who: str) -> None:
-    if not torch.is_floating_point(x):
-        raise ValueError(f"{who} needs a floating-point input, got dtype {x.dtype}")
 
 
 def _compute_dtype(x: torch.Tensor) -> torch.dtype:
@@ -71,7 +68,7 @@ class LayerNorm(nn.Module):
             self.register_parameter("bias", None)
 
     def forward(self, a: torch.Tensor) -> torch.Tensor:
-        _check_floating(a, "LayerNorm")
+        check_floating(a, "LayerNorm")
         check_trailing_shape(a.shape, self.normalized_shape)
         dims = tuple(range(-len(self.normalized_shape), 0))
         x = a.to(_compute_dtype(a))
@@ -106,7 +103,7 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # g
 
     def forward(self, a: torch.Tensor) -> torch.Tensor:
-        _check_floating(a, "RMSNorm")
+        check_floating(a, "RMSNorm")
         check_trailing_shape(a.shape, self.normalized_shape)
         x = a.to(_compute_dtype(a))
         # eps=None: the machine epsilon of the dtype computed in (float32 for halves), as torch does.
@@ -193,7 +190,7 @@ class BatchNorm(nn.Module):
         self.register_buffer("running_var", torch.ones(num_features))
 
     def forward(self, a: torch.Tensor) -> torch.Tensor:
-        _check_floating(a, "BatchNorm")
+        check_floating(a, "BatchNorm")
         if a.ndim not in (2, 3) or a.shape[1] != self.num_features:
             raise ValueError(
                 f"BatchNorm({self.num_features}) expects input (N, {self.num_features}) or "
@@ -250,10 +247,7 @@ class RecurrentBatchNorm(nn.Module):
         super().__init__()
         self.num_features = check_positive_int("num_features", num_features)
         check_positive_int("max_steps", max_steps)
-        if isinstance(gain_init, bool) or not isinstance(gain_init, int | float):
-            raise ValueError(f"gain_init must be a positive float, got {gain_init!r}")
-        if not (math.isfinite(gain_init) and gain_init > 0):
-            raise ValueError(f"gain_init must be positive and finite, got {gain_init!r}")
+        gain_init = check_gain_init(gain_init)
         self.max_steps = max_steps
         self.eps = check_eps(eps)
         self.momentum = _check_momentum(momentum)
@@ -274,7 +268,7 @@ class RecurrentBatchNorm(nn.Module):
         return min(step, self.max_steps - 1)
 
     def forward(self, a: torch.Tensor, step: int) -> torch.Tensor:
-        _check_floating(a, "RecurrentBatchNorm")
+        check_floating(a, "RecurrentBatchNorm")
         if a.ndim != 2 or a.shape[1] != self.num_features:
             raise ValueError(
                 f"RecurrentBatchNorm({self.num_features}) expects one time step of shape "
@@ -328,7 +322,7 @@ class WeightNormLinear(nn.Module):
         return self.scale[:, None] * self.direction / self.direction.norm(dim=1, keepdim=True)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_floating(x, "WeightNormLinear")
+        check_floating(x, "WeightNormLinear")
         check_trailing_shape(x.shape, (self.in_features,))
         return nn.functional.linear(x, self.weight, self.bias)
 
@@ -353,7 +347,7 @@ class DyT(nn.Module):
         self.bias = nn.Parameter(torch.zeros(self.normalized_shape))  # beta
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_floating(x, "DyT")
+        check_floating(x, "DyT")
         check_trailing_shape(x.shape, self.normalized_shape)
         y = torch.tanh(self.alpha * x.to(_compute_dtype(x)))  # tanh(alpha x)
         return (y * self.weight + self.bias).to(x.dtype)  # gamma * . + beta

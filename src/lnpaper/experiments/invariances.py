@@ -52,6 +52,26 @@ def invariance_measurements(
     )
 
 
+# Column headings for printing the measured table (notebooks 04 and 06), in the order of COLUMNS.
+SHORT_COLUMNS = ("W -> dW", "W -> W+1c^T", "w_i -> d w_i", "X -> dX", "X -> X+1c^T", "x_n -> d x_n")
+
+
+def table_text(table: InvarianceResult, rows=None) -> str:
+    """The measured Table 1 as text: per cell Inv or No, and the largest output change behind it."""
+    lines = [f"{'':11s}" + "".join(f"{name:>14s}" for name in SHORT_COLUMNS)]
+    for row in rows or table.rows:
+        cells = [table.max_change[row][c] for c in table.columns]
+        verdicts = [("Inv " if v < table.threshold else "No  ") + f"{v:.1e}" for v in cells]
+        lines.append(f"{row:11s}" + "".join(f"{v:>14s}" for v in verdicts))
+    return "\n".join(lines)
+
+
+def lost_invariances(table: InvarianceResult, row: str, reference: str) -> list:
+    """The columns where `reference` is invariant and `row` is not (first seed's verdicts)."""
+    verdicts = table.tables[0]
+    return [c for c in table.columns if verdicts[reference][c] and not verdicts[row][c]]
+
+
 @dataclass
 class ReparameterizationResult:
     unit: int  # the unit whose incoming weights are re-scaled

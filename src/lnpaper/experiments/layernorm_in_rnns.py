@@ -24,6 +24,7 @@ from lnpaper.experiments.why_batchnorm_fails import (
     earlier_digit_loss,
     nll_and_accuracy,
 )
+from lnpaper.models.cnn import NORMS as CNN_NORMS
 from lnpaper.models.cnn import SmallCNN
 from lnpaper.models.recurrent import (
     BatchNormLSTMCell,
@@ -383,25 +384,48 @@ def sequence_training(
         torch.manual_seed(seed)
         recurrent = make_cell(cell, digits.SIDE, hidden, max_steps=digits.SIDE, gain_init=gain_init)
         model = SequenceClassifier(recurrent, digits.CLASSES)
-        history = train(
+        result.eval_steps, run = train_and_test(
             model,
-            classification_loss(x, y),
-            epoch_batches(len(x), batch_size, seed),
+            (x, y),
+            (val_x, val_y),
+            (test_x, test_y),
             steps=steps,
             lr=lr,
-            log_every=steps,
-            evaluate=lambda m: nll_and_accuracy(m, val_x, val_y),
+            batch_size=batch_size,
+            seed=seed,
             eval_every=eval_every,
         )
-        model.eval()
-        with torch.no_grad():
-            test = nll_and_accuracy(model, test_x, test_y)
-        result.eval_steps = history.eval_steps
-        result.val_loss.append(history.eval_curve("nll"))
-        result.val_accuracy.append(history.eval_curve("accuracy"))
-        result.test_loss.append(test["nll"])
-        result.test_accuracy.append(test["accuracy"])
+        for field, value in run.items():
+            getattr(result, field).append(value)
     return result
+
+
+def train_and_test(
+    model, train_split, val_split, test_split, *, steps, lr, batch_size, seed, eval_every
+):
+    """Adam on epoch-shuffled minibatches of `train_split`; validation every `eval_every` steps and
+    the test split after the last step, both in eval mode. Returns the evaluation steps and this
+    run's {val_loss, val_accuracy: curves, test_loss, test_accuracy: numbers}."""
+    (x, y), (val_x, val_y), (test_x, test_y) = train_split, val_split, test_split
+    history = train(
+        model,
+        classification_loss(x, y),
+        epoch_batches(len(x), batch_size, seed),
+        steps=steps,
+        lr=lr,
+        log_every=steps,
+        evaluate=lambda m: nll_and_accuracy(m, val_x, val_y),
+        eval_every=eval_every,
+    )
+    model.eval()
+    with torch.no_grad():
+        test = nll_and_accuracy(model, test_x, test_y)
+    return history.eval_steps, {
+        "val_loss": history.eval_curve("nll"),
+        "val_accuracy": history.eval_curve("accuracy"),
+        "test_loss": test["nll"],
+        "test_accuracy": test["accuracy"],
+    }
 
 
 RECURRENT_MODELS = {"LSTM": "lstm", "LN-LSTM": "ln-lstm", "BN-LSTM": "bn-lstm"}
@@ -447,10 +471,9 @@ def recurrent_training(
 
 
 def _first_steps(run: dict, steps: int) -> dict:
-    """A training run cut to its evaluations up to `steps` (the test numbers are dropped: they
-    belong to the end of the longer run)."""
+    """A training run cut to its evaluations up to `steps`."""
     keep = sum(step <= steps for step in run["eval_steps"])
-    cut = {key: run[key] for key in run if key not in ("test_loss", "test_accuracy")}
+    cut = dict(run)
     cut["eval_steps"] = run["eval_steps"][:keep]
     cut["val_loss"] = [curve[:keep] for curve in run["val_loss"]]
     cut["val_accuracy"] = [curve[:keep] for curve in run["val_accuracy"]]
@@ -477,7 +500,7 @@ def gain_init_study(
             sequence_training(cell="bn-lstm", gain_init=1.0, steps=steps, lr=lr, seeds=seeds)
         ),
     }
-    for run in runs.values():
+    for run in runs.values():  # test numbers belong to the end of a run, not to its first steps
         run.pop("test_loss", None)
         run.pop("test_accuracy", None)
     return RecurrentStudyResult(runs=runs)
@@ -548,8 +571,6 @@ def longer_sequences(
 
 
 # ---- R5: a small CNN -----------------------------------------------------------------------------
-
-CNN_NORMS = ("none", "batchnorm", "layernorm")
 
 
 def framed_images(split: str, margin: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -646,24 +667,19 @@ def cnn_coda(
             for seed in result.seeds:
                 torch.manual_seed(seed)
                 model = SmallCNN(norm, channels, side=side)
-                history = train(
+                result.eval_steps, run = train_and_test(
                     model,
-                    classification_loss(x, y),
-                    epoch_batches(len(x), batch_size, seed),
+                    (x, y),
+                    (val_x, val_y),
+                    (test_x, test_y),
                     steps=steps,
                     lr=lr,
-                    log_every=steps,
-                    evaluate=lambda m, val_x=val_x, val_y=val_y: nll_and_accuracy(m, val_x, val_y),
+                    batch_size=batch_size,
+                    seed=seed,
                     eval_every=eval_every,
                 )
-                model.eval()
-                with torch.no_grad():
-                    test = nll_and_accuracy(model, test_x, test_y)
-                result.eval_steps = history.eval_steps
-                runs["val_loss"].append(history.eval_curve("nll"))
-                runs["val_accuracy"].append(history.eval_curve("accuracy"))
-                runs["test_loss"].append(test["nll"])
-                runs["test_accuracy"].append(test["accuracy"])
+                for field, value in run.items():
+                    runs[field].append(value)
                 if norm == "none" and seed == result.seeds[0]:
                     with torch.no_grad():
                         for relu in (2, 5):  # the ReLU after each conv layer

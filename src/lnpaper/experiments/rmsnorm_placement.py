@@ -175,7 +175,6 @@ class PartialRMSResult:
     ratio_sd: list  # per width: its sample sd
     ratio_mean_theory: list  # 1 - (1/k - 1/n) / 4, the second-order (delta-method) mean
     ratio_sd_theory: list  # sqrt((1/k - 1/n) / 2), the first-order sd
-    ratio_quantiles: list  # per width: the 5%, 25%, 50%, 75%, 95% quantiles
     histogram_edges: list  # shared bin edges for the ratio
     histogram_counts: list  # per width: counts in each bin
 
@@ -196,7 +195,7 @@ def prms_estimate(
     edges = torch.linspace(0.0, 2.5, 51, dtype=torch.float64)
     result = PartialRMSResult(
         fraction=fraction, widths=list(widths), units_used=[], samples=samples, ratio_mean=[],
-        ratio_sd=[], ratio_mean_theory=[], ratio_sd_theory=[], ratio_quantiles=[],
+        ratio_sd=[], ratio_mean_theory=[], ratio_sd_theory=[],
         histogram_edges=edges.tolist(), histogram_counts=[],
     )  # fmt: skip
     for n in widths:
@@ -214,8 +213,6 @@ def prms_estimate(
         result.ratio_sd.append(sd)
         result.ratio_mean_theory.append(1 - (1 / k - 1 / n) / 4)
         result.ratio_sd_theory.append(math.sqrt((1 / k - 1 / n) / 2))
-        levels = torch.tensor([0.05, 0.25, 0.5, 0.75, 0.95], dtype=torch.float64)
-        result.ratio_quantiles.append(torch.quantile(ratio, levels).tolist())
         counts = torch.histogram(ratio.clamp(0, 2.5 - 1e-12), bins=edges).hist
         result.histogram_counts.append([int(c) for c in counts.tolist()])
     return result

@@ -217,10 +217,7 @@ def lm_training(
         block_grad_norm_final=[],
     )
 
-    def evaluate(model):
-        with torch.enable_grad():  # 64 of the held-out sequences: enough, and cheap
-            per_block = layer_statistics(model, held_out[:64])
-        return {"loss": next_token_loss(model, held_out), **per_block}
+    probe = held_out[:64]  # for the per-block statistics: enough, and cheap
 
     for seed in result.seeds:
         data = language.sample(steps * batch_size, length + 1, seed=seed)
@@ -235,6 +232,7 @@ def lm_training(
             norm=norm,
             init=init,
         )
+        variance_init, grad_norm_init = layer_statistics(model, probe)
         history = train(
             model,
             next_token_loss,
@@ -243,7 +241,7 @@ def lm_training(
             lr=lr,
             warmup_steps=warmup_steps,
             log_every=log_every,
-            evaluate=evaluate,
+            evaluate=lambda m: {"loss": next_token_loss(m, held_out)},
             eval_every=steps,
         )
         result.steps = history.steps if len(history.steps) > len(result.steps) else result.steps
@@ -252,20 +250,21 @@ def lm_training(
         diverged = history.diverged_at is not None
         result.final_loss.append(None if diverged else history.evals[-1]["loss"])
         result.diverged_at.append(history.diverged_at)
-        at_init, at_end = history.evals[0], history.evals[-1]
-        for key, name in (("variance", "stream_variance"), ("grad norm", "block_grad_norm")):
-            per_block = [k for k in at_init if k.startswith(key)]
-            getattr(result, f"{name}_init").append([at_init[k] for k in per_block])
-            final = None if diverged else [at_end[k] for k in per_block]
-            getattr(result, f"{name}_final").append(final)
+        variance_final, grad_norm_final = (
+            (None, None) if diverged else layer_statistics(model, probe)
+        )
+        result.stream_variance_init.append(variance_init)
+        result.block_grad_norm_init.append(grad_norm_init)
+        result.stream_variance_final.append(variance_final)
+        result.block_grad_norm_final.append(grad_norm_final)
     return result
 
 
-def layer_statistics(model: TransformerLM, tokens: torch.Tensor) -> dict:
-    """For each block l = 1..L: the variance of the residual stream it outputs (over every value of
-    the batch: tokens and features) and ||dL/dtheta_l||, the gradient norm of its parameters for the
-    next-token loss on `tokens`. Leaves no gradient behind. (Post-LN's block output is its last norm's
-    output, so its variance is about 1 by construction.)"""
+def layer_statistics(model: TransformerLM, tokens: torch.Tensor) -> tuple[list, list]:
+    """Two lists over the blocks l = 1..L: the variance of the residual stream each outputs (over
+    every value of the batch: tokens and features), and ||dL/dtheta_l||, the gradient norm of its
+    parameters for the next-token loss on `tokens`. Leaves no gradient behind. (Post-LN's block
+    output is its last norm's output, so its variance is about 1 by construction.)"""
     outputs = []
     hooks = [b.register_forward_hook(lambda m, i, out: outputs.append(out)) for b in model.blocks]
     model.zero_grad(set_to_none=True)
@@ -274,13 +273,13 @@ def layer_statistics(model: TransformerLM, tokens: torch.Tensor) -> dict:
     finally:
         for hook in hooks:
             hook.remove()
-    stats = {}
-    for layer, (block, out) in enumerate(zip(model.blocks, outputs, strict=True), start=1):
-        stats[f"variance {layer}"] = out.detach().var().item()
+    variances, grad_norms = [], []
+    for block, out in zip(model.blocks, outputs, strict=True):
+        variances.append(out.detach().var().item())
         grads = [p.grad.flatten() for p in block.parameters() if p.grad is not None]
-        stats[f"grad norm {layer}"] = torch.linalg.vector_norm(torch.cat(grads)).item()
+        grad_norms.append(torch.linalg.vector_norm(torch.cat(grads)).item())
     model.zero_grad(set_to_none=True)
-    return stats
+    return variances, grad_norms
 
 
 @dataclass

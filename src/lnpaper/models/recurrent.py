@@ -31,16 +31,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lnpaper.checks import check_positive_int
+from lnpaper.checks import check_floating, check_gain_init, check_positive_int
 from lnpaper.norms import LayerNorm, RecurrentBatchNorm
-
-
-def _check_gain_init(gain_init) -> float:
-    if isinstance(gain_init, bool) or not isinstance(gain_init, int | float):
-        raise ValueError(f"gain_init must be a positive float, got {gain_init!r}")
-    if not (math.isfinite(gain_init) and gain_init > 0):
-        raise ValueError(f"gain_init must be positive and finite, got {gain_init!r}")
-    return float(gain_init)
 
 
 def _uniform(*shape, bound: float) -> nn.Parameter:
@@ -130,7 +122,7 @@ class LayerNormLSTMCell(RecurrentCell):
 
     def __init__(self, inputs: int, hidden: int, gain_init: float = 1.0, eps: float = 1e-5):
         super().__init__(inputs, hidden)
-        gain_init = _check_gain_init(gain_init)
+        gain_init = check_gain_init(gain_init)
         self.weight_ih = _uniform(4 * hidden, inputs, bound=self.init_bound)  # W_x
         self.weight_hh = _uniform(4 * hidden, hidden, bound=self.init_bound)  # W_h
         self.bias = nn.Parameter(torch.zeros(4 * hidden))  # b
@@ -166,7 +158,7 @@ class BatchNormLSTMCell(RecurrentCell):
 
     def __init__(self, inputs: int, hidden: int, max_steps: int, gain_init: float = 0.1):
         super().__init__(inputs, hidden)
-        gain_init = _check_gain_init(gain_init)
+        gain_init = check_gain_init(gain_init)
         self.weight_ih = _uniform(4 * hidden, inputs, bound=self.init_bound)  # W_x
         self.weight_hh = _uniform(4 * hidden, hidden, bound=self.init_bound)  # W_h
         self.bias = nn.Parameter(torch.zeros(4 * hidden))  # b
@@ -230,7 +222,7 @@ class LayerNormGRUCell(RecurrentCell):
 
     def __init__(self, inputs: int, hidden: int, gain_init: float = 1.0, eps: float = 1e-5):
         super().__init__(inputs, hidden)
-        gain_init = _check_gain_init(gain_init)
+        gain_init = check_gain_init(gain_init)
         self.weight_ih = _uniform(3 * hidden, inputs, bound=self.init_bound)  # [W_x; W]
         self.weight_hh = _uniform(3 * hidden, hidden, bound=self.init_bound)  # [W_h; U]
         self.norm_gates_hh = _layer_norm(2 * hidden, gain_init, eps)  # g1, b1
@@ -286,7 +278,7 @@ class LayerNormTanhRNNCell(RecurrentCell):
         super().__init__(inputs, hidden)
         self.weight_ih = _uniform(hidden, inputs, bound=self.init_bound)  # W_x
         self.weight_hh = _uniform(hidden, hidden, bound=self.init_bound)  # W_h
-        self.norm = _layer_norm(hidden, _check_gain_init(gain_init), eps)  # g, b
+        self.norm = _layer_norm(hidden, check_gain_init(gain_init), eps)  # g, b
 
     def forward(self, x, state, step: int = 0):
         (h,) = state
@@ -300,8 +292,7 @@ def unroll(cell: RecurrentCell, x: torch.Tensor, keep=(), state=None):
     Returns the hidden states h_1..h_T as (N, T, hidden) and, for each name in `keep`, that term of
     every step stacked to (N, T, .). Step t (0-based) is passed to the cell: BatchNorm needs it.
     """
-    if not torch.is_floating_point(x):
-        raise ValueError(f"unroll needs a floating-point input, got dtype {x.dtype}")
+    check_floating(x, "unroll")
     if x.ndim != 3 or x.shape[2] != cell.input_size or x.shape[1] < 1:
         raise ValueError(
             f"{type(cell).__name__} expects sequences (N, T, {cell.input_size}) with T >= 1, "
