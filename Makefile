@@ -10,7 +10,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
 export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 1
 
-.PHONY: figures test lint unit-and-notebooks check lab notebooks book bench clean
+.PHONY: figures test lint unit-and-notebooks check reproduce record lab notebooks book bench clean
 
 # The test set includes the book's tools: `make test` builds the book and checks it in a browser.
 $(TESTED): pyproject.toml constraints.txt
@@ -25,8 +25,9 @@ $(READER): $(TESTED)
 figures: $(TESTED)
 	$(BIN)/python -m lnpaper figures
 
-# The book is built first: tests/test_book.py reads it.
-test: lint book unit-and-notebooks check
+# The reproduction check writes the report the book shows, and the book is built before the tests
+# that read it (tests/test_book.py).
+test: lint reproduce book unit-and-notebooks check
 
 lint: $(TESTED)
 	$(BIN)/ruff check src tests notebooks book
@@ -39,6 +40,18 @@ unit-and-notebooks: $(TESTED)
 check: $(TESTED)
 	$(BIN)/python -m lnpaper figures --check
 
+# Every experiment recomputed and compared with the record, on another numeric path than the one
+# the record was made on (ATEN's portable kernels stand for another machine's CPU).
+REPORT := .cache/reproduction.md
+reproduce: $(TESTED)
+	ATEN_CPU_CAPABILITY=default $(BIN)/python -m lnpaper reproduce --report $(REPORT)
+
+# After a change: `make record notebooks` brings results/, the notebooks, figures/ and CLAIMS.md
+# back in line. `make record NAMES="lm_training cnn_coda"` recomputes only those (and their callers).
+record: $(TESTED)
+	$(BIN)/python -m lnpaper record $(NAMES)
+	$(BIN)/python -m lnpaper figures
+
 lab: $(READER)
 	$(BIN)/jupyter lab notebooks
 
@@ -49,7 +62,7 @@ notebooks: $(TESTED)
 	for src in $(NOTEBOOKS); do \
 		nb=$${src%.py}.ipynb; \
 		$(BIN)/jupytext --quiet --to ipynb --update $$src && \
-		$(BIN)/jupyter nbconvert --log-level WARN --to notebook --inplace --execute \
+		LNPAPER_RECORD=fill $(BIN)/jupyter nbconvert --log-level WARN --to notebook --inplace --execute \
 			--ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False $$nb && \
 		$(BIN)/jupyter nbconvert --log-level WARN --to notebook --inplace --coalesce-streams \
 			--ClearMetadataPreprocessor.enabled=True \
@@ -73,6 +86,9 @@ $(MATHJAX):
 book: $(TESTED) $(MATHJAX)
 	rm -rf book/_build book/_generated
 	$(BIN)/python book/write_gallery.py book/_generated/gallery.md
+	if [ -f $(REPORT) ]; then cp $(REPORT) book/_generated/reproduction.md; else \
+		printf '# Reproduction report\n\nNo report yet: `make reproduce` writes it.\n' \
+			> book/_generated/reproduction.md; fi
 	@echo "building the book $(if $(OFFLINE),with the network cut ($(OFFLINE)),(unshare unavailable: network not cut))"
 	$(OFFLINE) $(BIN)/jupyter-book build --quiet --warningiserror --keep-going book
 

@@ -217,7 +217,7 @@ print(f"{'step':>5s}" + "".join(f"{term:>12s}" for term in lstm.transient) + "  
 for t in [0, 1, 2, 3, 4, 5, 8, 12, 24, 47]:
     print(f"{t:5d}" + "".join(f"{values[t]:12.3f}" for values in lstm.transient.values())
           + f"   {lstm.variance_ratio['a_t'][t]:.3f}")
-m4 = claims.m4_summary(lstm)
+m4 = experiments.why_batchnorm_fails.m4_summary(lstm)
 print(f"distance from the steady state (mean over units, in steady sd): step 0 {m4['first_step']:.3f}, "
       f"steady level {m4['steady']:.3f}, within 2x of it from step {m4['settled_at']}")
 assert m4["first_step"] > 3 * m4["steady"]
@@ -278,7 +278,7 @@ figures.recurrent_batchnorm(lstm)
 
 # %%
 robustness = experiments.batch_size_robustness()
-cells = claims.m5_cells(robustness)
+cells = experiments.why_batchnorm_fails.m5_cells(robustness)
 print(f"{'model':22s} {'batch':>5s} {'steps':>6s} {'test NLL (mean +- sd)':>25s} "
       f"{'test accuracy':>18s}   NLL at epochs {robustness.epochs - 2}, {robustness.epochs - 1}, "
       f"{robustness.epochs}")

@@ -184,7 +184,7 @@ assert anatomy.layernorm_stored == 0 < anatomy.batchnorm_stored
 
 # %%
 dynamics = experiments.rnn_dynamics()
-r2 = claims.dynamics_summary(dynamics)
+r2 = experiments.layernorm_in_rnns.dynamics_summary(dynamics)
 print(f"{'':14s} {'scale':>5s} {'RMS a_t: t=8':>13s} {'t=300':>9s} {'RMS h_t: t=300':>15s} "
       f"{'dependence on x_0: t=300':>25s} {'per step':>9s}")
 for net in dynamics.summed_rms:
@@ -237,7 +237,7 @@ figures.rnn_dynamics(dynamics)
 
 # %%
 study = experiments.recurrent_training()
-summaries = {lr: claims.training_summary(study, lr) for lr in (BASELINE_LR, LOWER_LR)}
+summaries = {lr: experiments.layernorm_in_rnns.training_summary(study, lr) for lr in (BASELINE_LR, LOWER_LR)}
 print(f"{'model, Adam lr':18s} {'reaches LSTM best':>18s} {'per seed':>18s} {'NLL, steps 20-100':>18s} "
       f"{'best val NLL':>16s} {'test accuracy':>15s} {'test NLL':>16s}")
 for name, run in study.runs.items():
@@ -316,7 +316,7 @@ assert (round(mean_tanh_slope(0.1), 3), round(mean_tanh_slope(1.0), 3)) == (0.99
 
 # %%
 gains = experiments.gain_init_study()
-by_gain = claims.gain_summary(gains)
+by_gain = experiments.layernorm_in_rnns.gain_summary(gains)
 for name, per_seed in by_gain.items():
     curve = [sum(c) / len(c) for c in zip(*gains.runs[name]["val_loss"], strict=True)]
     print(f"{name:18s} mean val NLL over 200 steps {mean_sd_text(per_seed):>16s}   "
@@ -347,7 +347,7 @@ figures.gain_init(gains)
 
 # %%
 longer = experiments.longer_sequences()
-lengths = claims.length_summary(longer)
+lengths = experiments.layernorm_in_rnns.length_summary(longer)
 print(f"{'model':10s} {'steps 2-7 (trained)':>20s} {'steps 8-15 (longer)':>20s}")
 for model, parts in lengths.items():
     (inside, inside_sd), (beyond, beyond_sd) = parts["inside"], parts["beyond"]
@@ -382,7 +382,7 @@ figures.longer_sequences(longer)
 
 # %%
 cnn = experiments.cnn_coda()
-for margin, by_norm in claims.cnn_summary(cnn).items():
+for margin, by_norm in experiments.layernorm_in_rnns.cnn_summary(cnn).items():
     key = str(margin)
     print(f"{8 + 2 * margin}x{8 + 2 * margin} images; no-norm CNN, share of units on at the border "
           f"vs inside: conv 1 {cnn.border_active[key][0]:.2f} vs {cnn.interior_active[key][0]:.2f}, "

@@ -111,7 +111,7 @@ for seed, measured in zip(table.seeds, table.tables, strict=True):
     for row, paper_row in invariance.PAPER_TABLE.items():
         assert measured[row] == paper_row, (seed, row)
     assert measured == table.tables[0]  # no verdict depends on the seed
-largest_invariant, smallest_no = claims.invariance_extremes(table)
+largest_invariant, smallest_no = experiments.invariances.invariance_extremes(table)
 print(f"\nlargest change in an Invariant cell: {largest_invariant:.1e}")
 print(f"smallest change in a No cell (any single draw): {smallest_no:.3g}")
 print(f"seeds {table.seeds}: the same verdicts every time, and the 24 cells of the sources' tables")

@@ -364,7 +364,7 @@ print(f"{'step':>5s}" + "".join(f"  {n + ': range, dg':>24s}" for n in smooth.no
 for k, step in enumerate(smooth.checkpoints):
     cells = [f"{smooth.loss_range[n][k]:9.3f} {smooth.grad_change[n][k]:9.2f}" for n in smooth.norms]
     print(f"{step:5d}" + "".join(f"  {c:>24s}" for c in cells))
-medians = claims.smoothness_medians(smooth)  # over the checkpoints after step 0
+medians = experiments.transformer.smoothness_medians(smooth)  # over the checkpoints after step 0
 for key, by_norm in medians.items():
     print(f"median {key:16s}" + "".join(f"  {n} {v:.3g}" for n, v in by_norm.items()))
 for key in ("loss_range", "grad_change"):

@@ -384,7 +384,7 @@ assert torch.equal(peri(tokens), sandwich(tokens))
 
 # %%
 placement = experiments.placement_study()
-summary = claims.placement_summary(placement)
+summary = experiments.rmsnorm_placement.placement_summary(placement)
 print("variance of the stream after block l = 1..6, mean over seeds")
 for name, run in placement.runs.items():
     for when in ("init", "final"):
@@ -448,7 +448,7 @@ figures.placement_variance(placement)
 # last-block variance of
 
 # %%
-moderate = claims.placement_summary(study)["LayerNorm"]
+moderate = experiments.rmsnorm_placement.placement_summary(study)["LayerNorm"]
 print(f"Pre-LN at lr 3e-3, last block's variance after 200 steps: "
       f"{mean_sd_text(moderate['last_variance'])} (grown {mean_sd_text(moderate['growth_in_training'])}x)")  # fmt: skip
 assert max(moderate["last_variance"]) < min(pre["last_variance"]) / 3

@@ -7,7 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from lnpaper import claims, geometry
+from lnpaper import geometry
+from lnpaper.claims import invariances as claims
 from lnpaper.experiments import fisher_doubling, sgd_geometry
 from lnpaper.norms import LayerNorm
 from lnpaper.train import train

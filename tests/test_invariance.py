@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import lnpaper
-from lnpaper import claims, invariance
+from lnpaper import invariance
+from lnpaper.claims import invariances as claims
 from lnpaper.experiments import invariance_measurements, reparameterization
 from lnpaper.norms import LayerNorm
 

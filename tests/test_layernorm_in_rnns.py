@@ -8,7 +8,7 @@ import re
 import pytest
 import torch
 
-from lnpaper import claims
+from lnpaper.claims import layernorm_in_rnns as claims
 from lnpaper.experiments import (
     cnn_coda,
     lnlstm_anatomy,

@@ -8,16 +8,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnpaper import bench, claims
+from lnpaper import bench
+from lnpaper.claims import rmsnorm_placement as claims
 from lnpaper.experiments.rmsnorm_placement import TrafficCounter
 from lnpaper.experiments.transformer import StudyResult, layer_statistics
 from lnpaper.models.transformer import PRMS_FRACTION, TransformerLM
 from lnpaper.norms import RMSNorm
-
-
-@pytest.fixture
-def no_store(monkeypatch):
-    monkeypatch.setenv("LNPAPER_CACHE", "off")
 
 
 def rows(shape=(6, 40), offset=2.0, seed=0):

@@ -234,11 +234,6 @@ def test_bad_tokens_are_refused(bad, message):
 # ---- the experiments and claim checks of notebook 05 ------------------------------------------
 
 
-@pytest.fixture
-def no_store(monkeypatch):
-    monkeypatch.setenv("LNPAPER_CACHE", "off")
-
-
 def test_grad_norm_vs_depth_accepts_a_range_and_records_every_layer(no_store):
     from lnpaper.experiments import grad_norm_vs_depth
 
@@ -305,7 +300,7 @@ def study(**finals):
 
 
 def test_the_checks_of_notebook_05_pass_on_results_that_reproduce():
-    from lnpaper import claims
+    from lnpaper.claims import transformer as claims
 
     good = study()
     for check in (claims.check_t3, claims.check_t4, claims.check_t6):
@@ -313,7 +308,7 @@ def test_the_checks_of_notebook_05_pass_on_results_that_reproduce():
 
 
 def test_the_checks_of_notebook_05_can_fail():
-    from lnpaper import claims
+    from lnpaper.claims import transformer as claims
     from lnpaper.experiments.transformer import StudyResult, XiongResult
 
     # Post-LN trains without warmup too: the warmup claim is not reproduced.
@@ -355,7 +350,7 @@ def test_the_checks_of_notebook_05_can_fail():
 
 
 def test_the_t7_check_can_fail():
-    from lnpaper import claims
+    from lnpaper.claims import transformer as claims
     from lnpaper.experiments.transformer import ProjectionResult, SmoothnessResult
 
     exact = ProjectionResult([32, 6], 1e-14, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)

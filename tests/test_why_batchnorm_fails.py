@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from lnpaper import claims
+from lnpaper.claims import why_batchnorm_fails as claims
 from lnpaper.experiments import (
     batch_dependence,
     batch_of_one,

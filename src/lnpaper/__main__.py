@@ -1,8 +1,11 @@
-"""python -m lnpaper figures [NAME...] [--list] [--out DIR] [--check] | claims [--check] | bench [--no-pin]
+"""python -m lnpaper figures [NAME...] [--list] [--out DIR] [--check] | claims [--check] |
+record [NAME...] [--workers N] | reproduce [--workers N] [--report FILE] | bench [--no-pin]
 
-`figures` with no names draws every registered figure into figures/ and writes CLAIMS.md from the same
-run; `--check` draws into a temporary folder instead and fails, naming each difference, if anything
-differs from what is committed. That is the drift gate `make test` ends with.
+`figures` with no names draws every registered figure into figures/ and writes CLAIMS.md from the
+same run, both from the record in results/; `--check` draws into a temporary folder instead and
+fails, naming each difference, if anything differs from what is committed. That is the drift gate
+`make test` ends with. `record` recomputes entries of the record; `reproduce` recomputes all of it
+elsewhere and compares (`lnpaper.reproduce`).
 """
 
 import argparse
@@ -90,6 +93,18 @@ def claims_command(args) -> int:
     return 0
 
 
+def record_command(args) -> int:
+    from lnpaper import reproduce
+
+    return reproduce.record_command(args.names, args.workers)
+
+
+def reproduce_command(args) -> int:
+    from lnpaper import reproduce
+
+    return reproduce.reproduce_command(args.workers, args.report)
+
+
 def bench_command(args) -> int:
     from lnpaper import bench
 
@@ -98,7 +113,9 @@ def bench_command(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lnpaper", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m lnpaper", description="The lnpaper companion's command line."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     figures = commands.add_parser("figures", help="draw figures/ and write CLAIMS.md")
     figures.add_argument("names", nargs="*", metavar="NAME", help="only these figures")
@@ -109,6 +126,18 @@ def main(argv=None) -> int:
     claims_parser = commands.add_parser("claims", help="write CLAIMS.md only")
     claims_parser.add_argument("--check", action="store_true", help="fail if it would change")
     claims_parser.set_defaults(run=claims_command)
+    from lnpaper.reproduce import default_workers
+
+    record_parser = commands.add_parser("record", help="recompute entries of the record")
+    record_parser.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
+    record_parser.add_argument("--workers", type=int, default=default_workers())
+    record_parser.set_defaults(run=record_command)
+    reproduce_parser = commands.add_parser(
+        "reproduce", help="recompute every experiment and compare it with the record"
+    )
+    reproduce_parser.add_argument("--workers", type=int, default=default_workers())
+    reproduce_parser.add_argument("--report", type=Path, help="also write the report here")
+    reproduce_parser.set_defaults(run=reproduce_command)
     bench_parser = commands.add_parser(
         "bench", help="time the normalizers and the recurrent cells, as ratios"
     )

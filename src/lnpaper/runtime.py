@@ -40,12 +40,18 @@ def apply_plot_style() -> None:
     matplotlib.rcParams.update(PLOT_STYLE)
 
 
-def setup(seed: int = SEED, quiet: bool = False) -> None:
-    """Seeds, a fixed thread count, rounded printing and the plot style, in one call.
+def setup(seed: int = SEED, quiet: bool = False, recompute: bool = False) -> None:
+    """Seeds, a fixed thread count, rounded printing and the plot style, in one call; with
+    `recompute=True`, a live run: experiments are computed here instead of read from the record.
 
-    It prints the versions it ran with: nbval compares that line, so a notebook whose stored outputs
-    came from other versions than constraints.txt fails its test instead of drifting silently.
+    It prints the versions it ran with and where results come from: nbval compares that line, so a
+    notebook whose stored outputs came from other versions than constraints.txt fails its test
+    instead of drifting silently, and a live run says so.
     """
+    from lnpaper import record
+
+    if recompute:
+        record.configure("off")
     seed_everything(seed)
     torch.set_num_threads(THREADS)
     np.set_printoptions(precision=4, suppress=True)
@@ -56,3 +62,15 @@ def setup(seed: int = SEED, quiet: bool = False) -> None:
             f"lnpaper setup: seed {seed}, {THREADS} thread, python {platform.python_version()}, "
             f"torch {torch.__version__}, numpy {np.__version__}, matplotlib {matplotlib.__version__}"
         )
+        print(results_line(record.current().mode))
+
+
+def results_line(mode: str) -> str:
+    """What a reader needs to know about the numbers below: recorded, or computed here."""
+    if mode == "off":
+        capability = torch.backends.cpu.get_cpu_capability()
+        return (
+            f"results: a live run, computed on this machine ({capability}): numbers may differ "
+            "from the record in their last digits, and chaotic training in more"
+        )
+    return "results: read from the record in results/ (LNPAPER_RECORD=off for a live run)"

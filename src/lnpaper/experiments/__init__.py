@@ -1,7 +1,7 @@
 """One function per experiment, grouped by the notebook that runs it, each returning a dataclass of
 plain numbers and knowing nothing of plotting.
 
-Every experiment goes through the result store in `lnpaper.cache`, so the notebook that shows it and
+Every experiment goes through the record in `lnpaper.record`, so the notebook that shows it and
 `python -m lnpaper figures` that draws it pay for it once.
 """
 

@@ -351,3 +351,24 @@ def fisher_doubling(
         logit_change=logit_change,
         radial_curvature=radial,
     )
+
+
+# ---- summaries the notebook prints and the claims check ----------------------------------
+
+
+def invariance_extremes(result) -> tuple[float, float]:
+    """The largest change in any cell measured Invariant and the smallest single-draw change in any
+    cell measured No: the gap between them is what makes the threshold unambiguous."""
+    largest_invariant = max(
+        change
+        for row in result.rows
+        for column, change in result.max_change[row].items()
+        if change < result.threshold
+    )
+    smallest_no = min(
+        result.min_change[row][column]
+        for row in result.rows
+        for column, change in result.max_change[row].items()
+        if change >= result.threshold
+    )
+    return largest_invariant, smallest_no

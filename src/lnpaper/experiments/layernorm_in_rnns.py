@@ -9,6 +9,7 @@
 - `cnn_coda` (R5): a small CNN with no norm, BatchNorm or LayerNorm.
 """
 
+import statistics
 import warnings
 from dataclasses import dataclass
 
@@ -36,6 +37,7 @@ from lnpaper.models.recurrent import (
     make_cell,
     unroll,
 )
+from lnpaper.spread import mean_sd
 from lnpaper.train import epoch_batches, train
 
 F64 = torch.float64
@@ -452,7 +454,7 @@ class RecurrentStudyResult:
 
 @experiment
 def recurrent_training(
-    *, runs=TRAINING_RUNS, steps: int = 400, seeds=(0, 1, 2), permuted: bool = False
+    *, runs=TRAINING_RUNS, steps: int = 400, seeds=tuple(range(10)), permuted: bool = False
 ) -> RecurrentStudyResult:
     """R3, R4, M4: LSTM, LN-LSTM and BN-LSTM with the same optimizer, steps, seeds and minibatches,
     at the learning rates of `runs`; each normalizer's gains start at its paper's value (LayerNorm
@@ -482,7 +484,7 @@ def _first_steps(run: dict, steps: int) -> dict:
 
 @experiment
 def gain_init_study(
-    *, steps: int = 200, lr: float = BASELINE_LR, seeds=(0, 1, 2)
+    *, steps: int = 200, lr: float = BASELINE_LR, seeds=tuple(range(10))
 ) -> RecurrentStudyResult:
     """The gains' initial value: LN-LSTM at 1.0 (Ba et al.) and 0.1, BN-LSTM at 0.1 (Cooijmans et
     al.) and 1.0, over the first `steps` steps. The runs at each paper's own value are the first
@@ -531,7 +533,7 @@ def longer_sequences(
     steps: int = 200,
     batch_size: int = 64,
     lr: float = 1e-2,
-    seeds=(0, 1, 2),
+    seeds=tuple(range(5)),
 ) -> LongerSequencesResult:
     """Train on streams of random digits `train_length` steps long (notebook 01's task: at every
     step name the digit shown `delay` steps earlier), test on streams `test_length` long. The
@@ -618,7 +620,7 @@ def cnn_coda(
     steps: int = 200,
     batch_size: int = 64,
     lr: float = 3e-3,
-    seeds=(0, 1, 2),
+    seeds=tuple(range(10)),
     eval_every: int = 20,
 ) -> CNNResult:
     """R5 (Ba et al. 2016, Sec. 6, "preliminary" CNN experiment): `SmallCNN` with no norm, BatchNorm
@@ -691,3 +693,98 @@ def cnn_coda(
             for field, values in runs.items():
                 getattr(result, field)[key][norm] = values
     return result
+
+
+# ---- summaries the notebook prints and the claims check ----------------------------------
+
+
+def length_summary(longer) -> dict:
+    """model -> mean +- sd over seeds of the accuracy inside the training length (steps delay to
+    T_max - 1) and beyond it (T_max to the end)."""
+    inside = slice(0, longer.train_length - longer.delay)  # accuracy lists start at step `delay`
+    beyond = slice(longer.train_length - longer.delay, None)
+    return {
+        model: {
+            part: mean_sd([statistics.fmean(run[steps]) for run in runs])
+            for part, steps in (("inside", inside), ("beyond", beyond))
+        }
+        for model, runs in longer.accuracy.items()
+    }
+
+
+def dynamics_summary(dynamics) -> dict:
+    """The numbers behind R2, over the free-running steps (after the input)."""
+    free = slice(dynamics.input_steps, None)
+    scales = [str(s) for s in dynamics.scales]
+    plain_summed = dynamics.summed_rms["tanh RNN"]
+    ln_hidden = [v for s in scales for v in dynamics.hidden_rms["LN tanh RNN"][s][free]]
+    # the LN RNN's summed inputs over the scale: one number for every scale if a_t just scales
+    ln_per_scale = [
+        statistics.fmean(dynamics.summed_rms["LN tanh RNN"][s][free]) / float(s) for s in scales
+    ]
+
+    def growth(net, s):  # mean factor per step of the dependence on step 0, free-running
+        values = dynamics.sensitivity[net][s]
+        steps = len(values) - dynamics.input_steps
+        return (values[-1] / values[dynamics.input_steps - 1]) ** (1 / steps)
+
+    return {
+        "plain_summed_last": {s: plain_summed[s][-1] for s in scales},
+        "ln_hidden_range": (min(ln_hidden), max(ln_hidden)),
+        "ln_summed_per_scale": (min(ln_per_scale), max(ln_per_scale)),
+        "growth": {net: {s: growth(net, s) for s in scales} for net in dynamics.sensitivity},
+        "same_until": next(
+            (t for t, d in enumerate(dynamics.layernorm_difference) if d > 1e-3), dynamics.steps
+        ),
+    }
+
+
+def training_summary(study, lr: float) -> dict:
+    """The numbers behind R3 and R4 at one learning rate, against the LSTM at that rate.
+
+    "level" is the LSTM's best validation NLL (minimum of its curve averaged over seeds), "reach"
+    the first evaluation at which a model's averaged curve gets there (None: never), and
+    "reach_per_seed" the same per seed against that seed's LSTM. "early" is each seed's mean
+    validation NLL over the first quarter of training (step 0 excluded): how fast it starts.
+    """
+    runs = {name.split(",")[0]: run for name, run in study.runs.items() if run["lr"] == lr}
+    baseline = runs["LSTM"]
+    steps = baseline["eval_steps"]
+    level = min(statistics.fmean(col) for col in zip(*baseline["val_loss"], strict=True))
+    quarter = [k for k, step in enumerate(steps) if 0 < step <= steps[-1] / 4]
+    summary = {"level": level, "steps": steps[-1]}
+    for model, run in runs.items():
+        mean_curve = [statistics.fmean(col) for col in zip(*run["val_loss"], strict=True)]
+        summary[model] = {
+            "reach": first_step_at_or_below(steps, mean_curve, level),
+            "reach_per_seed": [
+                first_step_at_or_below(steps, curve, min(base))
+                for curve, base in zip(run["val_loss"], baseline["val_loss"], strict=True)
+            ],
+            "early": [statistics.fmean(curve[k] for k in quarter) for curve in run["val_loss"]],
+            "test_accuracy": mean_sd(run["test_accuracy"]),
+            "test_loss": mean_sd(run["test_loss"]),
+        }
+    return summary
+
+
+def gain_summary(gains) -> dict:
+    """run -> per seed, the mean validation NLL over the evaluations after step 0."""
+    return {
+        name: [statistics.fmean(curve[1:]) for curve in run["val_loss"]]
+        for name, run in gains.runs.items()
+    }
+
+
+def cnn_summary(cnn) -> dict:
+    """margin -> norm -> mean +- sd over seeds of the test NLL and accuracy after training."""
+    return {
+        int(margin): {
+            norm: {
+                "test_loss": mean_sd(cnn.test_loss[margin][norm]),
+                "test_accuracy": mean_sd(cnn.test_accuracy[margin][norm]),
+            }
+            for norm in cnn.norms
+        }
+        for margin in cnn.test_loss
+    }

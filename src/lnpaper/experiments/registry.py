@@ -1,16 +1,16 @@
-"""The experiment registry: a decorator that names an experiment and routes it through the store."""
+"""The experiment registry: a decorator that names an experiment and routes it through the record."""
 
 import functools
 import inspect
 import typing
 
-from lnpaper.cache import cached_call
+from lnpaper import record
 
 EXPERIMENTS: dict[str, typing.Callable] = {}
 
 
 def experiment(fn):
-    """Register `fn` under its name; every call goes through `lnpaper.cache.cached_call`.
+    """Register `fn` under its name; every call goes through `lnpaper.record.call`.
 
     Experiments take keyword arguments only and return a dataclass of plain numbers.
     """
@@ -21,7 +21,7 @@ def experiment(fn):
     def run(**kwargs):
         bound = signature.bind(**kwargs)
         bound.apply_defaults()
-        return cached_call(fn.__name__, fn, result_type, dict(bound.arguments))
+        return record.call(fn.__name__, fn, result_type, dict(bound.arguments))
 
     EXPERIMENTS[fn.__name__] = run
     return run

@@ -97,7 +97,7 @@ NORM_CONFIGS = {
 
 
 @experiment
-def rmsnorm_study(*, lr: float = 3e-3, seeds=(0, 1, 2), steps: int = 200) -> StudyResult:
+def rmsnorm_study(*, lr: float = 3e-3, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
     """P2, P4: notebook 05's six-layer Pre-LN model and language, each normalizer in every slot.
     Same seeds, data and learning rate as notebook 05's "Pre-LN, no warmup", which is the LayerNorm
     run here (and "Pre-DyT, no warmup" the DyT run)."""
@@ -224,7 +224,7 @@ PLACEMENT_CONFIGS = {"Post-LN": "post", "Pre-LN": "pre", "Peri-LN": "peri"}
 
 
 @experiment
-def placement_study(*, lr: float = 1e-2, seeds=(0, 1, 2), steps: int = 200) -> StudyResult:
+def placement_study(*, lr: float = 1e-2, seeds=tuple(range(6)), steps: int = 200) -> StudyResult:
     """P5: notebook 05's six-layer model and language with the norm after the residual sum (Post),
     before each sublayer (Pre) or before and after it (Peri, the same block as "sandwich"), trained
     with Adam at lr 1e-2, above notebook 05's 3e-3, without warmup. Each run records the residual
@@ -234,3 +234,24 @@ def placement_study(*, lr: float = 1e-2, seeds=(0, 1, 2), steps: int = 200) -> S
         for name, placement in PLACEMENT_CONFIGS.items()
     }
     return StudyResult(runs=runs)
+
+
+# ---- summaries the notebook prints and the claims check ----------------------------------
+
+
+def placement_summary(study) -> dict:
+    """Per placement, per seed: the last block's stream variance after training, its growth over
+    training (after / at init), its growth over depth after training (last block / first), and
+    the spread of the blocks' gradient norms after training (largest / smallest)."""
+    summary = {}
+    for name, run in study.runs.items():
+        rows = zip(run["stream_variance_init"], run["stream_variance_final"],
+                   run["block_grad_norm_final"], strict=True)  # fmt: skip
+        finished = [(init, final, grad) for init, final, grad in rows if final is not None]
+        summary[name] = {
+            "last_variance": [final[-1] for _, final, _ in finished],
+            "growth_in_training": [final[-1] / init[-1] for init, final, _ in finished],
+            "growth_over_depth": [final[-1] / final[0] for _, final, _ in finished],
+            "grad_spread": [max(grad) / min(grad) for _, _, grad in finished],
+        }
+    return summary

@@ -9,6 +9,7 @@
 """
 
 import math
+import statistics
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +48,7 @@ def grad_norm_vs_depth(
     *,
     placement: str,
     depths=(6, 8, 10, 12, 14),
-    seeds=tuple(range(10)),
+    seeds=tuple(range(40)),
     d_model: int = 128,
     batch_size: int = 8,
     length: int = 32,
@@ -139,7 +140,7 @@ class XiongResult:
 
 
 @experiment
-def xiong_setting(*, seeds=tuple(range(10)), d_model: int = 128) -> XiongResult:
+def xiong_setting(*, seeds=tuple(range(40)), d_model: int = 128) -> XiongResult:
     """Both placements of `grad_norm_vs_depth`, for the figures (each comes from the store)."""
     return XiongResult(
         post=grad_norm_vs_depth(placement="post", seeds=seeds, d_model=d_model),
@@ -300,7 +301,7 @@ NORMALIZATION_CONFIGS = {
 
 @experiment
 def normalization_study(
-    *, lr: float = 3e-3, warmup_steps: int = 50, seeds=(0, 1, 2), steps: int = 200
+    *, lr: float = 3e-3, warmup_steps: int = 50, seeds=tuple(range(6)), steps: int = 200
 ) -> StudyResult:
     """T3, T4, T6: six-layer models at one learning rate, with and without linear warmup."""
     runs = {}
@@ -318,7 +319,7 @@ def normalization_study(
 
 @experiment
 def tfixup_study(
-    *, n_layers: int = 12, lr: float = 3e-3, seeds=(0, 1, 2), steps: int = 200
+    *, n_layers: int = 12, lr: float = 3e-3, seeds=tuple(range(6)), steps: int = 200
 ) -> StudyResult:
     """T5: a deeper model with no normalization and no warmup, Xavier init vs T-Fixup."""
     runs = {
@@ -491,3 +492,17 @@ def _loss_and_grad(model, loss_fn, index):
 
 def _norm(tensors) -> float:
     return math.sqrt(sum(t.pow(2).sum().item() for t in tensors))
+
+
+# ---- summaries the notebook prints and the claims check ----------------------------------
+
+
+def smoothness_medians(smoothness) -> dict:
+    """measure -> normalizer -> median over the checkpoints after step 0 (training proper)."""
+    measures = ("loss_range", "grad_change", "beta_smoothness")
+    return {
+        key: {
+            norm: statistics.median(values[1:]) for norm, values in getattr(smoothness, key).items()
+        }
+        for key in measures
+    }

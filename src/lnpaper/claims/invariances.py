@@ -1,0 +1,161 @@
+"""Claims of notebook 04, invariances: I1-I4."""
+
+import math
+
+from lnpaper import experiments
+from lnpaper.claims.core import (
+    BA_2016,
+    NOT_REPRODUCED,
+    PARTLY,
+    Claim,
+    Finding,
+    verdict,
+)
+from lnpaper.experiments.invariances import invariance_extremes
+from lnpaper.invariance import PAPER_TABLE
+
+
+def check_i1(result) -> Finding:
+    matches = all(table[row] == PAPER_TABLE[row] for table in result.tables for row in PAPER_TABLE)
+    same_every_seed = all(table == result.tables[0] for table in result.tables)
+    largest_invariant, smallest_no = invariance_extremes(result)
+    separated = largest_invariant < result.threshold and smallest_no > 1e4 * result.threshold
+    cells = sum(len(PAPER_TABLE[row]) for row in PAPER_TABLE)
+    agree = sum(
+        result.tables[0][row][column] == PAPER_TABLE[row][column]
+        for row in PAPER_TABLE
+        for column in PAPER_TABLE[row]
+    )
+    dyt = sum(result.tables[0]["dyt"].values())
+    ours = (
+        f"{agree}/{cells} cells of the sources' tables measured alike (float64, "
+        f"{result.draws} random draws per cell, seeds {result.seeds[0]}-{result.seeds[-1]} all "
+        f"{'the same' if same_every_seed else 'DIFFERENT'}); largest Invariant change "
+        f"{largest_invariant:.1e}, smallest No change {smallest_no:.2g}; DyT (no source) invariant "
+        f"to {dyt} of 6"
+    )
+    return Finding(ours, verdict(matches and same_every_seed and separated))
+
+
+def check_i2(result) -> Finding:
+    reparameterized = max(result.weightnorm_change, result.batchnorm_expected_change) < 1e-12
+    different = min(result.layernorm_change_per_unit) > 1e-2
+    ours = (
+        f"w_{result.unit + 1} x {result.delta:g}: on new inputs WeightNorm's map moves "
+        f"{result.weightnorm_change:.1e}, BatchNorm with expected statistics "
+        f"{result.batchnorm_expected_change:.1e} (with the old running statistics "
+        f"{result.batchnorm_stale_change:.2g}); LayerNorm's {result.layernorm_change:.2g}, every "
+        f"unit at least {min(result.layernorm_change_per_unit):.2g}"
+    )
+    return Finding(ours, verdict(reparameterized and different))
+
+
+def sgd_identity_error(result, key: str) -> float:
+    """max over steps of |(||W_t+1||^2 - ||W_t||^2) - lr^2 ||g_t||^2| / (lr^2 ||g_t||^2)."""
+    return max(
+        abs(increment - (result.lr * grad) ** 2) / (result.lr * grad) ** 2
+        for increment, grad in zip(
+            result.norm_sq_increments[key], result.grad_norms[key], strict=True
+        )
+    )
+
+
+def check_i3(result) -> Finding:
+    keys = list(result.norms)
+    worst_cosine = max(abs(c) for key in keys for c in result.cosines[key])
+    only_grows = all(
+        b > a
+        for key in keys
+        for a, b in zip(result.norms[key][:-1], result.norms[key][1:], strict=True)
+    )
+    identity = max(sgd_identity_error(result, key) for key in keys)
+    halves = abs(result.halving_ratio - 0.5) < 1e-12 and result.halving_deviation < 1e-12
+    small, large = keys[0], keys[-1]
+    # Both runs start from the same function on the same batch, so their first steps differ only
+    # by the scale of W1: tan(angle) = lr ||g|| / ||W|| with ||g|| ~ 1 / ||W||.
+    first_tan_ratio = math.tan(result.angles[small][0]) / math.tan(result.angles[large][0])
+    norm_ratio_sq = (result.norms[large][0] / result.norms[small][0]) ** 2
+    ours = (
+        f"|cos(g, W)| <= {worst_cosine:.0e}; ||W1|| {result.norms[small][0]:.3g} -> "
+        f"{result.norms[small][-1]:.3g} and {result.norms[large][0]:.3g} -> "
+        f"{result.norms[large][-1]:.3g} over {result.steps} SGD steps, never falling; "
+        f"||W_t+1||^2 - ||W_t||^2 = lr^2 ||g_t||^2 to {identity:.0e} (relative); gradient at 2W "
+        f"x {result.halving_ratio:.4g}; first step's tan(angle) {first_tan_ratio:.4g}x smaller at "
+        f"{norm_ratio_sq:.4g}x the ||W||^2; eps = 1e-5 leaves cos {result.cosine_library_eps:.1e}"
+    )
+    holds = worst_cosine < 1e-12 and only_grows and identity < 1e-6 and halves
+    lr_scaling = abs(first_tan_ratio / norm_ratio_sq - 1) < 1e-9
+    return Finding(ours, verdict(holds and lr_scaling))
+
+
+def check_i4(result) -> Finding:
+    normalized = [kind for kind in result.kinds if kind != "layernorm, one row w_1"]
+    exact = all(
+        abs(result.ratios[kind][label] - factor) < 1e-12 and result.off_scalar[kind][label] < 1e-12
+        for kind in normalized
+        for label, factor in result.nominal.items()
+    )
+    halves = all(
+        abs(result.length_ratio[kind] - 0.5) < 1e-12
+        and abs(result.gradient_ratios[kind]["w"] - 0.5) < 1e-12
+        for kind in normalized
+    )
+    same_output = all(result.logit_change[kind] == 0.0 for kind in normalized)
+    row = "layernorm, one row w_1"
+    row_breaks = result.logit_change[row] > 1e-2 and abs(result.ratios[row]["w-w"] - 0.25) > 0.05
+    ours = (
+        f"w doubled (WeightNorm, BatchNorm; LayerNorm: whole W): w-w Fisher block x "
+        f"{result.ratios[normalized[0]]['w-w']:.4g} exactly; length element, w-g and w-b blocks and "
+        f"gradient x {result.length_ratio[normalized[0]]:.4g}; g-g, b-b x "
+        f"{result.ratios[normalized[0]]['g-g']:.4g}. So 1/2 holds for sqrt(u^T F u), not for the "
+        f"curvature u^T F u (1/4). LayerNorm, one row doubled: output moves "
+        f"{result.logit_change[row]:.2g}, w_1 block x {result.ratios[row]['w-w']:.3g}"
+    )
+    if not (exact and halves and same_output and row_breaks):
+        return Finding(ours, NOT_REPRODUCED)
+    return Finding(ours, PARTLY)
+
+
+NOTEBOOK = "04_invariances"
+
+CLAIMS = [
+    Claim(
+        id="I1",
+        claim="Table 1: invariances of BatchNorm, WeightNorm and LayerNorm under six transformations "
+        "(and RMSNorm's row from its own paper)",
+        source=f"{BA_2016}, Table 1; Zhang & Sennrich 2019, Table 1",
+        paper_value="the 18 cells of Table 1 + RMSNorm's 6 (Invariant / No)",
+        notebook=NOTEBOOK,
+        experiments=(experiments.invariance_measurements,),
+        check=check_i1,
+    ),
+    Claim(
+        id="I2",
+        claim="WeightNorm and BatchNorm with expected statistics reparameterize; LN is a "
+        "different function",
+        source=f"{BA_2016}, Sec. 4-5",
+        paper_value="argument, no number",
+        notebook=NOTEBOOK,
+        experiments=(experiments.reparameterization,),
+        check=check_i2,
+    ),
+    Claim(
+        id="I3",
+        claim="implicit learning-rate decay: gradient orthogonal to W, ||W|| grows under SGD, "
+        "angular step shrinks like lr / ||W||^2",
+        source=f"{BA_2016}, Sec. 5",
+        paper_value="argument, no number",
+        notebook=NOTEBOOK,
+        experiments=(experiments.sgd_geometry,),
+        check=check_i3,
+    ),
+    Claim(
+        id="I4",
+        claim="doubling w_i changes the curvature along w_i by a factor of 1/2",
+        source=f"{BA_2016}, Sec. 5",
+        paper_value='1/2 ("because the sigma_i will also be twice as large")',
+        notebook=NOTEBOOK,
+        experiments=(experiments.fisher_doubling,),
+        check=check_i4,
+    ),
+]

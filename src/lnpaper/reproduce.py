@@ -1,0 +1,272 @@
+"""`python -m lnpaper record` and `python -m lnpaper reproduce`: recompute the record, in parallel.
+
+`recompute` runs record entries in worker processes, each experiment on `runtime.THREADS` threads,
+so the record is the same whatever the number of workers. An entry that called other experiments
+(a study bundling training runs) waits until those are done and then reads them, so the work is
+spread at the grain of the single runs.
+
+`reproduce` recomputes every entry into a temporary folder and compares it with the record: each
+claim's verdict must be the same, and each quantity a verdict rests on must lie within the
+tolerance its kind gives (`lnpaper.claims.core`). `make test` runs it on another numeric path
+(`ATEN_CPU_CAPABILITY=default`) than the record's, so every CI run shows that the record travels.
+"""
+
+import math
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+
+import torch
+
+from lnpaper import record
+
+
+def _depths(entries: list[dict]) -> dict[str, int]:
+    """key -> 0 for an entry that calls no recorded experiment, else 1 + its callees' deepest."""
+    by_key = {entry["key"]: entry for entry in entries}
+    depth: dict[str, int] = {}
+
+    def visit(key: str, path: tuple = ()) -> int:
+        if key not in depth:
+            if key in path:
+                raise ValueError(f"record entries call each other in a cycle: {path}")
+            callees = [k for _, k in by_key[key]["calls"] if k in by_key]
+            depth[key] = 1 + max((visit(k, (*path, key)) for k in callees), default=-1)
+        return depth[key]
+
+    for key in by_key:
+        visit(key)
+    return depth
+
+
+def _worker_init(directory: str) -> None:
+    record.configure(record.settings_for("fill", Path(directory)))
+
+
+def _compute(name: str, arguments: dict) -> float:
+    from lnpaper.experiments import EXPERIMENTS
+
+    start = time.perf_counter()
+    EXPERIMENTS[name](**arguments)
+    return time.perf_counter() - start
+
+
+def _progress(done: int, total: int, label: str, seconds: float, started: float) -> None:
+    width = 30
+    filled = width * done // total
+    elapsed = time.perf_counter() - started
+    print(
+        f"[{'#' * filled}{'.' * (width - filled)}] {done:3d}/{total} {elapsed / 60:5.1f} min  "
+        f"{label} ({seconds:.1f} s)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def recompute(entries: list[dict], directory: Path, workers: int) -> None:
+    """Compute `entries` (name and arguments) into `directory` in fill mode: callees first, the
+    longest first among those ready (by their recorded seconds; an entry never recorded, first),
+    on `workers` processes."""
+    depths = _depths(entries)
+    pending = sorted(entries, key=lambda e: -e.get("made", {}).get("seconds", math.inf))
+    done_keys: set[str] = set()
+    started = time.perf_counter()
+    # spawn, not fork: a forked torch inherits the parent's thread pools
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_worker_init, initargs=(str(directory),)
+    ) as pool:
+        running = {}
+        while pending or running:
+            ready = [
+                e for e in pending if all(k in done_keys for _, k in e["calls"] if k in depths)
+            ]
+            for entry in ready[: workers - len(running)]:
+                pending.remove(entry)
+                future = pool.submit(_compute, entry["experiment"], entry["arguments"])
+                running[future] = entry
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                entry = running.pop(future)
+                seconds = future.result()
+                done_keys.add(entry["key"])
+                label = entry.get("label") or f"{entry['experiment']}-{entry['key']}"
+                _progress(
+                    len(entries) - len(pending) - len(running),
+                    len(entries),
+                    label,
+                    seconds,
+                    started,
+                )
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def record_command(names: list[str], workers: int) -> int:
+    """Recompute the entries of `names` (all if none) and the entries that call them, in the record
+    itself; then compute whatever the claims and figures need that it still lacks."""
+    directory = record.record_dir()
+    existing = record.entries(directory)
+    unknown = sorted(set(names) - _registered())
+    if unknown:
+        print(f"unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    chosen = {e["key"] for e in existing if not names or e["experiment"] in names}
+    callers = {e["key"]: {k for _, k in e["calls"]} for e in existing}
+    while True:  # the entries that call a chosen one are stale too
+        more = {k for k, calls in callers.items() if calls & chosen} - chosen
+        if not more:
+            break
+        chosen |= more
+    redo = [e for e in existing if e["key"] in chosen]
+    for entry in redo:
+        (directory / f"{entry['experiment']}-{entry['key']}.json").unlink()
+    # Then whatever the claims and figures ask for that is not recorded yet (new arguments, a new
+    # experiment): their experiments with default arguments, computed unless already there.
+    asked = {run.__name__ for run in _default_calls() if not names or run.__name__ in names}
+    tasks = redo + [
+        {"experiment": name, "arguments": {}, "key": f"{name}()", "calls": [], "label": f"{name}()"}
+        for name in sorted(asked)
+    ]
+    print(f"record: {len(redo)} entries and {len(asked)} default calls into {directory}, "
+          f"{workers} worker(s)")  # fmt: skip
+    recompute(tasks, directory, workers)
+    print(f"record: {len(record.entries(directory))} entries in {directory}")
+    return 0
+
+
+def _default_calls() -> list:
+    """The experiments that the claims and the figures call, with their default arguments."""
+    from lnpaper import claims
+    from lnpaper.figures import FIGURES
+
+    runs = [run for claim in claims.CLAIMS for run in claim.experiments]
+    runs += [spec.experiment for spec in FIGURES.values() if spec.experiment is not None]
+    return list(dict.fromkeys(runs))
+
+
+def _registered() -> set[str]:
+    from lnpaper.experiments import EXPERIMENTS
+
+    return set(EXPERIMENTS)
+
+
+# ---- the comparison -----------------------------------------------------------------------------
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def compare_claims(recorded_dir: Path, fresh_dir: Path) -> tuple[list, list]:
+    """(quantity rows, verdict rows) of every claim, recorded against recomputed."""
+    from lnpaper import claims
+
+    def evaluate(directory):
+        with record.using(record.settings_for("on", directory)):
+            return {claim.id: claim.evaluate() for claim in claims.CLAIMS}
+
+    before, after = evaluate(recorded_dir), evaluate(fresh_dir)
+    quantities, verdicts = [], []
+    for claim_id, old in before.items():
+        new = after[claim_id]
+        verdicts.append((claim_id, old.verdict, new.verdict, old.verdict == new.verdict))
+        fresh = {q.label: q for q in new.quantities}
+        for quantity in old.quantities:
+            now = fresh.get(quantity.label)
+            if now is None:
+                quantities.append((claim_id, quantity.label, quantity.kind,
+                                   _number(quantity.value), "missing", "", False))  # fmt: skip
+                continue
+            tolerance = quantity.tolerance(now)
+            ok = abs(now.value - quantity.value) <= tolerance
+            quantities.append((claim_id, quantity.label, quantity.kind, _number(quantity.value),
+                               _number(now.value), _number(tolerance), ok))  # fmt: skip
+    return quantities, verdicts
+
+
+def _machine(entries: list[dict]) -> str:
+    capabilities = sorted({e["made"]["cpu_capability"] for e in entries})
+    dates = sorted({e["made"]["date"] for e in entries})
+    return f"CPU capability {', '.join(capabilities)}, made {dates[0]} to {dates[-1]}"
+
+
+def report_markdown(recorded, fresh, quantities, verdicts, identical, minutes, workers) -> str:
+    env = ", ".join(
+        f"{k}={os.environ[k]}" for k in ("ATEN_CPU_CAPABILITY", "MKL_CBWR") if os.environ.get(k)
+    )
+    failed_q = [row for row in quantities if not row[-1]]
+    failed_v = [row for row in verdicts if not row[-1]]
+    lines = [
+        "# Reproduction report: this machine against the record",
+        "",
+        "Written by `python -m lnpaper reproduce` (run by `make test`): every experiment in",
+        "`results/` recomputed here and compared with the record. Verdicts must be identical; each",
+        "quantity a verdict rests on must lie within its tolerance: a roundoff bound for exact",
+        "quantities, 3 standard errors of the difference for aggregates over seeds, a binomial bound",
+        "for counts of runs.",
+        "",
+        f"- record: {len(recorded)} entries, {_machine(recorded)}",
+        f"- now: {torch.backends.cpu.get_cpu_capability()}"
+        + (f" ({env})" if env else "")
+        + f", {workers} worker(s), {minutes:.1f} min",
+        f"- {identical} of {len(recorded)} entries came out bit for bit identical",
+        f"- verdicts: {len(verdicts) - len(failed_v)} of {len(verdicts)} the same",
+        f"- quantities: {len(quantities) - len(failed_q)} of {len(quantities)} within tolerance",
+        "",
+        "| claim | recorded verdict | now | same |",
+        "|---|---|---|---|",
+    ]
+    for claim_id, old, new, same in verdicts:
+        lines.append(f"| {claim_id} | {old} | {new} | {'yes' if same else '**NO**'} |")
+    lines += [
+        "",
+        "| claim | quantity | rule | recorded | now | tolerance | ok |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for *cells, ok in quantities:
+        lines.append("| " + " | ".join(cells) + f" | {'yes' if ok else '**NO**'} |")
+    return "\n".join(lines) + "\n"
+
+
+def reproduce_command(workers: int, report: Path | None) -> int:
+    recorded_dir = record.record_dir()
+    recorded = record.entries(recorded_dir)
+    if not recorded:
+        print(f"reproduce: no record in {recorded_dir}", file=sys.stderr)
+        return 1
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="lnpaper-reproduce-") as fresh_name:
+        fresh_dir = Path(fresh_name)
+        print(
+            f"reproduce: recomputing {len(recorded)} entries on {workers} worker(s), "
+            f"CPU capability {torch.backends.cpu.get_cpu_capability()}"
+        )
+        recompute(recorded, fresh_dir, workers)
+        fresh = {e["key"]: e for e in record.entries(fresh_dir)}
+        missing = [e for e in recorded if e["key"] not in fresh]
+        identical = sum(
+            e["result"] == fresh[e["key"]]["result"] for e in recorded if e["key"] in fresh
+        )
+        quantities, verdicts = compare_claims(recorded_dir, fresh_dir)
+    minutes = (time.perf_counter() - started) / 60
+    text = report_markdown(recorded, fresh, quantities, verdicts, identical, minutes, workers)
+    if report is not None:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(text)
+    print(text)
+    problems = [f"{e['experiment']}-{e['key']} was not recomputed" for e in missing]
+    problems += [
+        f"{c}: verdict {old!r} recorded, {new!r} now" for c, old, new, same in verdicts if not same
+    ]
+    problems += [f"{c}: {label} {rec} recorded, {now} now (tolerance {tol})"
+                 for c, label, _, rec, now, tol, ok in quantities if not ok]  # fmt: skip
+    for problem in problems:
+        print(f"reproduce: {problem}", file=sys.stderr)
+    return 1 if problems else 0

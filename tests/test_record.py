@@ -1,0 +1,254 @@
+"""The record: canonical keys, modes, broken and read-only stores, and parallel recomputes."""
+
+import dataclasses
+import json
+import os
+import stat
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from lnpaper import record, reproduce
+from lnpaper.experiments.registry import experiment
+from lnpaper.runtime import THREADS, setup
+
+
+@dataclasses.dataclass
+class CountResult:
+    values: list
+    scale: float
+    by_size: dict = dataclasses.field(default_factory=dict)
+
+
+CALLS = []
+
+
+@experiment
+def counting_experiment(*, scale: float = 2.0, sizes=(1, 2)) -> CountResult:
+    CALLS.append(scale)
+    return CountResult(
+        values=[s * scale for s in sizes], scale=scale, by_size={s: s * scale for s in sizes}
+    )
+
+
+@experiment
+def calling_experiment(*, scale: float = 2.0) -> CountResult:
+    inner = counting_experiment(scale=scale)
+    return CountResult(values=[sum(inner.values)], scale=scale)
+
+
+@pytest.fixture
+def store(tmp_path):
+    """An empty record in fill mode (compute and write what is missing)."""
+    settings = record.settings_for("fill", tmp_path)
+    record.configure(settings)
+    CALLS.clear()
+    yield tmp_path
+    record.configure(None)
+
+
+def test_an_experiment_is_computed_once_and_then_read_from_the_record(store):
+    first = counting_experiment()
+    second = counting_experiment()
+    assert first == second and CALLS == [2.0]
+    counting_experiment(scale=3.0)
+    assert CALLS == [2.0, 3.0]
+    assert len(list(store.glob("counting_experiment-*.json"))) == 2
+
+
+def test_a_fresh_result_a_recorded_one_and_a_live_one_are_identical(store):
+    fresh = counting_experiment(sizes=(1, 2, 3))
+    recorded = counting_experiment(sizes=(1, 2, 3))
+    with record.using("off"):
+        live = counting_experiment(sizes=(1, 2, 3))
+    assert repr(fresh) == repr(recorded) == repr(live)
+    assert CALLS == [2.0, 2.0]
+
+
+def test_dict_keys_come_back_with_their_types(store):
+    counting_experiment(sizes=(4, 128))
+    result = counting_experiment(sizes=(4, 128))
+    assert result.by_size == {4: 8.0, 128: 256.0}  # ints, not "4" and "128"
+
+
+def test_keys_are_canonical_and_exact_whatever_numpy_prints(store):
+    np.set_printoptions(precision=4)  # what lnpaper.setup() does; a repr-based key broke here
+    try:
+        a = record.key("e", {"x": np.array([0.10001])})
+        b = record.key("e", {"x": np.array([0.10004])})
+    finally:
+        np.set_printoptions(precision=8)
+    assert a != b
+    assert record.key("e", {"x": (1, 2), "y": 0.5}) == record.key("e", {"y": 0.5, "x": [1, 2]})
+    assert record.key("e", {"seeds": range(3)}) == record.key("e", {"seeds": (0, 1, 2)})
+    assert record.key("e", {"x": 1.0}) != record.key("e", {"x": 1.0000000000000002})
+    assert record.key("e", {"x": 1}) != record.key("f", {"x": 1})
+    with pytest.raises(TypeError, match="arguments"):
+        record.key("e", {"x": object()})
+    with pytest.raises(ValueError, match="finite"):
+        record.key("e", {"x": float("nan")})
+
+
+def test_an_entry_says_how_it_was_made_and_what_it_called(store):
+    calling_experiment()
+    (path,) = store.glob("calling_experiment-*.json")
+    entry = json.loads(path.read_text())
+    made = entry["made"]
+    assert made["torch"] == torch.__version__ and made["numpy"] == np.__version__
+    assert made["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert made["threads"] == THREADS and made["seconds"] >= 0 and made["date"]
+    assert entry["arguments"] == {"scale": 2.0}
+    inner_key = record.key("counting_experiment", {"scale": 2.0, "sizes": (1, 2)})
+    assert entry["calls"] == [["counting_experiment", inner_key]]
+
+
+def test_a_missing_entry_is_an_error_naming_the_experiment_and_its_arguments(store):
+    record.configure(record.settings_for("on", store))
+    with pytest.raises(
+        record.RecordMissing, match=r"counting_experiment\(scale=5.0, sizes=\[1, 2\]\)"
+    ):
+        counting_experiment(scale=5.0)
+    assert CALLS == []
+
+
+@pytest.mark.parametrize("garbage", ["", '{"experiment": "counting_exp', "not json", "[]"])
+def test_a_broken_entry_is_named_in_a_warning_and_recomputed(store, garbage):
+    counting_experiment()
+    (path,) = store.glob("counting_experiment-*.json")
+    path.write_text(garbage)
+    for mode in ("fill", "on"):  # in read-only mode too: recomputed, not a crash
+        record.configure(record.settings_for(mode, store))
+        with pytest.warns(UserWarning, match=f"record entry {path} is broken"):
+            assert counting_experiment().values == [2.0, 4.0]
+    assert json.loads(path.read_text())["result"]["values"] == [2.0, 4.0]  # fill rewrote it
+
+
+def test_an_entry_whose_arguments_do_not_match_its_key_is_broken(store):
+    counting_experiment()
+    (path,) = store.glob("counting_experiment-*.json")
+    entry = json.loads(path.read_text())
+    entry["arguments"]["scale"] = 3.0
+    path.write_text(json.dumps(entry))
+    with pytest.warns(UserWarning, match="do not hash to its key"):
+        counting_experiment()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_record_still_returns_the_result(store):
+    store.chmod(0o555)
+    try:
+        with pytest.warns(UserWarning, match="could not record"):
+            result = counting_experiment()
+        assert result.values == [2.0, 4.0]
+        assert counting_experiment() == result and CALLS == [2.0]  # kept for this process
+    finally:
+        store.chmod(0o755)
+
+
+def test_a_write_error_still_returns_the_result(store, monkeypatch):
+    def refuse(path, entry):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(record, "write_entry", refuse)
+    with pytest.warns(UserWarning, match="could not record"):
+        assert counting_experiment().values == [2.0, 4.0]
+
+
+def test_entries_get_the_permissions_of_the_umask(store):
+    before = os.umask(0o022)
+    try:
+        counting_experiment()
+    finally:
+        os.umask(before)
+    (path,) = store.glob("counting_experiment-*.json")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_an_empty_record_dir_variable_means_the_default(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LNPAPER_RECORD_DIR", "")
+    assert record.record_dir() == record.REPO_RESULTS
+    monkeypatch.setenv("LNPAPER_RECORD_DIR", str(tmp_path / "elsewhere"))
+    assert record.record_dir() == tmp_path / "elsewhere"
+
+
+def test_modes_come_from_the_environment(monkeypatch):
+    record.configure(None)
+    monkeypatch.setenv("LNPAPER_RECORD", "off")
+    assert record.current().read is False and record.current().missing == "compute"
+    monkeypatch.setenv("LNPAPER_RECORD", "")
+    assert record.current().missing == "error"
+    monkeypatch.setenv("LNPAPER_RECORD", "sometimes")
+    with pytest.raises(ValueError, match="LNPAPER_RECORD must be one of on, off, fill"):
+        record.current()
+
+
+def test_a_live_run_writes_nothing_and_says_so(store, capsys):
+    with record.using("off"):
+        counting_experiment()
+        counting_experiment()  # kept in memory for this process
+    assert CALLS == [2.0] and not list(store.glob("*.json"))
+    try:
+        setup(recompute=True)
+        assert "a live run, computed on this machine" in capsys.readouterr().out
+    finally:
+        record.configure(None)
+    setup()
+    assert "read from the record" in capsys.readouterr().out
+
+
+@experiment
+def thread_count_experiment() -> CountResult:
+    return CountResult(values=[torch.get_num_threads()], scale=1.0)
+
+
+@pytest.mark.parametrize("mode", ["fill", "off"])
+def test_experiments_run_on_the_fixed_thread_count_whatever_the_caller_set(store, mode):
+    record.configure(record.settings_for(mode, store))
+    torch.set_num_threads(2)
+    try:
+        assert thread_count_experiment().values == [THREADS]
+        assert torch.get_num_threads() == 2  # and the caller's setting comes back
+    finally:
+        torch.set_num_threads(1)
+
+
+def test_results_must_be_plain_numbers(store):
+    with pytest.raises(TypeError, match="plain numbers"):
+        record.to_plain(CountResult(values=[object()], scale=1.0))
+
+
+def test_the_record_is_the_same_whatever_the_number_of_workers(tmp_path):
+    """Two cheap experiments recomputed in worker processes, on 1 and on 2 workers."""
+    tasks = [
+        {"experiment": name, "arguments": {}, "key": name, "calls": []}
+        for name in ("layernorm_parity", "per_token_independence", "batch_of_one")
+    ]
+    for workers in (1, 2):
+        reproduce.recompute(tasks, tmp_path / str(workers), workers)
+    one, two = sorted((tmp_path / "1").glob("*.json")), sorted((tmp_path / "2").glob("*.json"))
+    assert [p.name for p in one] == [p.name for p in two] and len(one) == 3
+    for a, b in zip(one, two, strict=True):
+        assert json.loads(a.read_text())["result"] == json.loads(b.read_text())["result"]
+
+
+def test_callees_are_recomputed_before_their_callers():
+    entries = [
+        {"key": "a", "calls": [["x", "b"]]},
+        {"key": "b", "calls": [["x", "c"], ["x", "not recorded"]]},
+        {"key": "c", "calls": []},
+    ]
+    assert reproduce._depths(entries) == {"a": 2, "b": 1, "c": 0}
+    with pytest.raises(ValueError, match="cycle"):
+        reproduce._depths(
+            [{"key": "a", "calls": [["x", "b"]]}, {"key": "b", "calls": [["x", "a"]]}]
+        )
+
+
+def test_no_warning_in_a_clean_read(store):
+    counting_experiment()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        counting_experiment()
