@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from lnpaper import geometry
-from lnpaper.claims import invariances as claims
+from lnpaper import claims, geometry
+from lnpaper.claims import invariances as nb_claims
 from lnpaper.experiments import fisher_doubling, sgd_geometry
 from lnpaper.norms import LayerNorm
 from lnpaper.train import train
@@ -168,31 +168,31 @@ def test_weight_geometry_sees_a_layer_that_is_not_scale_invariant():
 
 def test_the_i3_check_can_fail():
     result = sgd_geometry()
-    assert claims.check_i3(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_i3(result).verdict == claims.REPRODUCED
     key = next(iter(result.cosines))
     tilted = dict(result.cosines, **{key: [0.01, *result.cosines[key][1:]]})
-    assert claims.check_i3(dataclasses.replace(result, cosines=tilted)).verdict == (
+    assert nb_claims.check_i3(dataclasses.replace(result, cosines=tilted)).verdict == (
         claims.NOT_REPRODUCED
     )
     shrinking = dict(result.norms, **{key: [*result.norms[key][:-1], 0.5]})
-    assert claims.check_i3(dataclasses.replace(result, norms=shrinking)).verdict == (
+    assert nb_claims.check_i3(dataclasses.replace(result, norms=shrinking)).verdict == (
         claims.NOT_REPRODUCED
     )
-    assert claims.check_i3(dataclasses.replace(result, halving_ratio=0.25)).verdict == (
+    assert nb_claims.check_i3(dataclasses.replace(result, halving_ratio=0.25)).verdict == (
         claims.NOT_REPRODUCED
     )
 
 
 def test_the_i4_check_says_partly_and_can_fail():
     result = fisher_doubling()
-    assert claims.check_i4(result).verdict == claims.PARTLY  # 1/2 only for sqrt(u^T F u)
+    assert nb_claims.check_i4(result).verdict == claims.PARTLY  # 1/2 only for sqrt(u^T F u)
     ratios = {kind: dict(blocks) for kind, blocks in result.ratios.items()}
     ratios["batchnorm"]["w-w"] = 0.5  # as if the raw block followed the paper's sentence
-    assert claims.check_i4(dataclasses.replace(result, ratios=ratios)).verdict == (
+    assert nb_claims.check_i4(dataclasses.replace(result, ratios=ratios)).verdict == (
         claims.NOT_REPRODUCED
     )
     shared = dict(result.logit_change, **{"layernorm, one row w_1": 0.0})
-    assert claims.check_i4(dataclasses.replace(result, logit_change=shared)).verdict == (
+    assert nb_claims.check_i4(dataclasses.replace(result, logit_change=shared)).verdict == (
         claims.NOT_REPRODUCED
     )
 

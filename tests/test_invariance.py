@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import lnpaper
-from lnpaper import invariance
-from lnpaper.claims import invariances as claims
+from lnpaper import claims, invariance
+from lnpaper.claims import invariances as nb_claims
 from lnpaper.experiments import invariance_measurements, reparameterization
 from lnpaper.norms import LayerNorm
 
@@ -158,27 +158,27 @@ def test_bad_arguments_are_refused():
 
 def test_the_i1_check_can_fail():
     result = invariance_measurements()
-    assert claims.check_i1(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_i1(result).verdict == claims.REPRODUCED
     flipped = [{row: dict(cols) for row, cols in table.items()} for table in result.tables]
     flipped[2]["weightnorm"]["dataset_rescale"] = True  # one seed disagrees with the paper
-    assert claims.check_i1(dataclasses.replace(result, tables=flipped)).verdict == (
+    assert nb_claims.check_i1(dataclasses.replace(result, tables=flipped)).verdict == (
         claims.NOT_REPRODUCED
     )
     blurred = {row: dict(cols) for row, cols in result.min_change.items()}
     blurred["dyt"]["case_rescale"] = 1e-7  # a "No" too close to the threshold to be trusted
-    assert claims.check_i1(dataclasses.replace(result, min_change=blurred)).verdict == (
+    assert nb_claims.check_i1(dataclasses.replace(result, min_change=blurred)).verdict == (
         claims.NOT_REPRODUCED
     )
 
 
 def test_the_i2_check_can_fail():
     result = reparameterization()
-    assert claims.check_i2(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_i2(result).verdict == claims.REPRODUCED
     moved = dataclasses.replace(result, weightnorm_change=1e-6)
-    assert claims.check_i2(moved).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_i2(moved).verdict == claims.NOT_REPRODUCED
     per_unit = [0.0, *result.layernorm_change_per_unit[1:]]  # sigma not shared: one unit only
     local = dataclasses.replace(result, layernorm_change_per_unit=per_unit)
-    assert claims.check_i2(local).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_i2(local).verdict == claims.NOT_REPRODUCED
 
 
 def test_reparameterization_numbers():

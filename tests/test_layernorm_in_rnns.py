@@ -8,7 +8,8 @@ import re
 import pytest
 import torch
 
-from lnpaper.claims import layernorm_in_rnns as claims
+from lnpaper import claims
+from lnpaper.claims import layernorm_in_rnns as nb_claims
 from lnpaper.experiments import (
     cnn_coda,
     lnlstm_anatomy,
@@ -60,16 +61,16 @@ def test_r1_anatomy_and_its_check():
     assert result.batchnorm_stored == 2 * 9 * result.hidden * result.max_steps
     assert "got step 8 in training mode" in result.batchnorm_longer_error
     longer = longer_result(inside=0.96, beyond=0.95)
-    assert claims.check_r1(result, longer).verdict == claims.REPRODUCED
+    assert nb_claims.check_r1(result, longer).verdict == claims.REPRODUCED
     for broken in (
         dataclasses.replace(result, per_gate_difference=0.0),  # statistics per gate after all
         dataclasses.replace(result, layernorm_scale_change=1e-3),
         dataclasses.replace(result, layernorm_stored=16),
         dataclasses.replace(result, layernorm_batch_change=1e-4),
     ):
-        assert claims.check_r1(broken, longer).verdict == claims.NOT_REPRODUCED
+        assert nb_claims.check_r1(broken, longer).verdict == claims.NOT_REPRODUCED
     shorter = longer_result(inside=0.96, beyond=0.80)  # falls apart beyond the training length
-    assert claims.check_r1(result, shorter).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_r1(result, shorter).verdict == claims.NOT_REPRODUCED
 
 
 # ---- R2 ------------------------------------------------------------------------------------------
@@ -91,15 +92,15 @@ def test_r2_dynamics_measures_what_it_says():
 
 def test_r2_check_can_reproduce_partly_or_fail():
     result = rnn_dynamics()
-    assert claims.check_r2(result).verdict == claims.PARTLY  # scale gone, growth not
+    assert nb_claims.check_r2(result).verdict == claims.PARTLY  # scale gone, growth not
     bounded = {net: dict(by_scale) for net, by_scale in result.sensitivity.items()}
     bounded["LN tanh RNN"] = {s: [1.0] * result.steps for s in bounded["LN tanh RNN"]}
-    assert claims.check_r2(dataclasses.replace(result, sensitivity=bounded)).verdict == (
+    assert nb_claims.check_r2(dataclasses.replace(result, sensitivity=bounded)).verdict == (
         claims.REPRODUCED
     )
     drifting = {net: dict(by_scale) for net, by_scale in result.hidden_rms.items()}
     drifting["LN tanh RNN"]["4.0"] = [0.9] * result.steps  # the LN RNN's size depends on scale
-    assert claims.check_r2(dataclasses.replace(result, hidden_rms=drifting)).verdict == (
+    assert nb_claims.check_r2(dataclasses.replace(result, hidden_rms=drifting)).verdict == (
         claims.NOT_REPRODUCED
     )
 
@@ -165,11 +166,11 @@ def gains(gain_one_better: bool):
 
 
 def test_training_summary_finds_the_step_where_the_baseline_best_is_reached():
-    summary = claims.training_summary(study(FAST), BASELINE_LR)
+    summary = nb_claims.training_summary(study(FAST), BASELINE_LR)
     assert summary["level"] == pytest.approx(0.1)
     assert summary["LSTM"]["reach"] == 160 and summary["LN-LSTM"]["reach"] == 120
     assert summary["LN-LSTM"]["reach_per_seed"] == [120, 120, 120]
-    stalled = claims.training_summary(study(FAST_BUT_STALLS), BASELINE_LR)
+    stalled = nb_claims.training_summary(study(FAST_BUT_STALLS), BASELINE_LR)
     assert stalled["LN-LSTM"]["reach"] is None
 
 
@@ -183,7 +184,7 @@ def test_training_summary_finds_the_step_where_the_baseline_best_is_reached():
     ],
 )
 def test_r3_check(ln_curves, gain_one_better, verdict):
-    assert claims.check_r3(study(ln_curves), gains(gain_one_better)).verdict == verdict
+    assert nb_claims.check_r3(study(ln_curves), gains(gain_one_better)).verdict == verdict
 
 
 @pytest.mark.parametrize(
@@ -195,7 +196,7 @@ def test_r3_check(ln_curves, gain_one_better, verdict):
     ],
 )
 def test_r4_check(ln_curves, ln_test, verdict):
-    assert claims.check_r4(study(ln_curves, ln_test)).verdict == verdict
+    assert nb_claims.check_r4(study(ln_curves, ln_test)).verdict == verdict
 
 
 # ---- longer than training ------------------------------------------------------------------------
@@ -212,7 +213,7 @@ def test_longer_sequences_reports_every_test_step():
     assert set(result.accuracy) == {"LN-LSTM", "BN-LSTM"}
     for runs in result.accuracy.values():
         assert len(runs) == 2 and len(runs[0]) == result.test_length - result.delay
-    summary = claims.length_summary(longer_result(inside=0.9, beyond=0.5))
+    summary = nb_claims.length_summary(longer_result(inside=0.9, beyond=0.5))
     assert summary["LN-LSTM"]["inside"] == (pytest.approx(0.9), 0.0)
     assert summary["LN-LSTM"]["beyond"] == (pytest.approx(0.5), 0.0)
 
@@ -284,12 +285,12 @@ def cnn_with(test_loss: dict):
     ],
 )
 def test_r5_check(losses, verdict):
-    assert claims.check_r5(cnn_with(losses)).verdict == verdict
+    assert nb_claims.check_r5(cnn_with(losses)).verdict == verdict
 
 
 def test_dynamics_growth_is_the_per_step_factor():
     result = rnn_dynamics(steps=20, examples=2, scales=(1.0,))
-    summary = claims.dynamics_summary(result)
+    summary = nb_claims.dynamics_summary(result)
     values = result.sensitivity["tanh RNN"]["1.0"]
     factor = (values[-1] / values[result.input_steps - 1]) ** (1 / (20 - result.input_steps))
     assert math.isclose(summary["growth"]["tanh RNN"]["1.0"], factor)

@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnpaper import bench
-from lnpaper.claims import rmsnorm_placement as claims
+from lnpaper import bench, claims
+from lnpaper.claims import rmsnorm_placement as nb_claims
 from lnpaper.experiments.rmsnorm_placement import TrafficCounter
 from lnpaper.experiments.transformer import StudyResult, layer_statistics
 from lnpaper.models.transformer import PRMS_FRACTION, TransformerLM
@@ -205,14 +205,14 @@ def p1_inputs(**changes):
 
 
 def test_check_p1_can_fail():
-    assert claims.check_p1(*p1_inputs()).verdict == claims.REPRODUCED
-    assert claims.check_p1(*p1_inputs(max_diff_centered=1e-3)).verdict == claims.NOT_REPRODUCED
-    assert claims.check_p1(*p1_inputs(layernorm_shift_change=[0.1, 0.2])).verdict == (
+    assert nb_claims.check_p1(*p1_inputs()).verdict == claims.REPRODUCED
+    assert nb_claims.check_p1(*p1_inputs(max_diff_centered=1e-3)).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p1(*p1_inputs(layernorm_shift_change=[0.1, 0.2])).verdict == (
         claims.NOT_REPRODUCED
     )
     comparison, invariances = p1_inputs()
     invariances.tables[0]["rmsnorm"]["weight_matrix_recenter"] = True  # as if it kept re-centering
-    assert claims.check_p1(comparison, invariances).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p1(comparison, invariances).verdict == claims.NOT_REPRODUCED
 
 
 def run(finals, **per_block):
@@ -237,10 +237,12 @@ def norm_study(**finals):
 
 
 def test_check_p2_can_fail():
-    assert claims.check_p2(norm_study()).verdict == claims.REPRODUCED
-    assert claims.check_p2(norm_study(RMSNorm=(2.2, 2.2, 2.3))).verdict == claims.NOT_REPRODUCED
-    assert claims.check_p2(norm_study(LayerNorm=(2.2, 2.2, 2.3))).verdict == claims.NOT_REPRODUCED
-    assert claims.check_p2(norm_study(RMSNorm=(None, 1.9, 1.9))).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p2(norm_study()).verdict == claims.REPRODUCED
+    assert nb_claims.check_p2(norm_study(RMSNorm=(2.2, 2.2, 2.3))).verdict == claims.NOT_REPRODUCED
+    assert (
+        nb_claims.check_p2(norm_study(LayerNorm=(2.2, 2.2, 2.3))).verdict == claims.NOT_REPRODUCED
+    )
+    assert nb_claims.check_p2(norm_study(RMSNorm=(None, 1.9, 1.9))).verdict == claims.NOT_REPRODUCED
 
 
 def test_check_p3_can_fail():
@@ -250,9 +252,9 @@ def test_check_p3_can_fail():
     forward["F.layer_norm (fused)"] = 2.0
     ops = {name: ["op"] for name in forward}
     good = TrafficResult([8, 8], forward, dict(forward), ops)
-    assert claims.check_p3(good).verdict == claims.PARTLY  # GPU times are never checkable here
+    assert nb_claims.check_p3(good).verdict == claims.PARTLY  # GPU times are never checkable here
     equal = TrafficResult([8, 8], dict.fromkeys(forward, 4.0), dict.fromkeys(forward, 9.0), ops)
-    assert claims.check_p3(equal).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p3(equal).verdict == claims.NOT_REPRODUCED
 
 
 def test_check_p4_can_fail():
@@ -266,10 +268,10 @@ def test_check_p4_can_fail():
             histogram_edges=[0.0, 1.0], histogram_counts=[[100], [100]],
         )  # fmt: skip
 
-    assert claims.check_p4(estimate(0.085), norm_study()).verdict == claims.REPRODUCED
+    assert nb_claims.check_p4(estimate(0.085), norm_study()).verdict == claims.REPRODUCED
     worse = norm_study(**{"pRMSNorm (6.25%)": (2.1, 2.1, 2.1)})
-    assert claims.check_p4(estimate(0.085), worse).verdict == claims.PARTLY
-    assert claims.check_p4(estimate(0.2), norm_study()).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p4(estimate(0.085), worse).verdict == claims.PARTLY
+    assert nb_claims.check_p4(estimate(0.2), norm_study()).verdict == claims.NOT_REPRODUCED
 
 
 def placement(pre_final, peri_final, peri_grad=(0.2, 0.1, 0.1)):
@@ -288,16 +290,16 @@ def placement(pre_final, peri_final, peri_grad=(0.2, 0.1, 0.1)):
 
 def test_placement_summary_and_check_p5_can_fail():
     balanced = placement(pre_final=[200.0, 400.0, 800.0], peri_final=[5.0, 7.0, 9.0])
-    summary = claims.placement_summary(balanced)
+    summary = nb_claims.placement_summary(balanced)
     assert summary["Pre-LN"]["growth_in_training"] == [800 / 3] * 3
     assert summary["Peri-LN"]["growth_over_depth"] == [9 / 5] * 3
     assert summary["Pre-LN"]["grad_spread"] == pytest.approx([3.0] * 3)
-    assert claims.check_p5(balanced).verdict == claims.REPRODUCED
+    assert nb_claims.check_p5(balanced).verdict == claims.REPRODUCED
     steeper = placement(pre_final=[200.0, 400.0, 800.0], peri_final=[5.0, 20.0, 60.0])
-    assert claims.check_p5(steeper).verdict == claims.PARTLY
+    assert nb_claims.check_p5(steeper).verdict == claims.PARTLY
     reversed_ = placement(pre_final=[5.0, 7.0, 9.0], peri_final=[200.0, 400.0, 800.0],
                           peri_grad=(0.9, 0.1, 0.1))  # fmt: skip
-    assert claims.check_p5(reversed_).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p5(reversed_).verdict == claims.NOT_REPRODUCED
     diverged = placement(pre_final=[200.0, 400.0, 800.0], peri_final=[5.0, 7.0, 9.0])
     diverged.runs["Peri-LN"]["stream_variance_final"] = [None, [5.0, 7.0, 9.0], [5.0, 7.0, 9.0]]
-    assert claims.check_p5(diverged).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p5(diverged).verdict == claims.NOT_REPRODUCED

@@ -300,33 +300,35 @@ def study(**finals):
 
 
 def test_the_checks_of_notebook_05_pass_on_results_that_reproduce():
-    from lnpaper.claims import transformer as claims
+    from lnpaper import claims
+    from lnpaper.claims import transformer as nb_claims
 
     good = study()
-    for check in (claims.check_t3, claims.check_t4, claims.check_t6):
+    for check in (nb_claims.check_t3, nb_claims.check_t4, nb_claims.check_t6):
         assert check(good).verdict == claims.REPRODUCED
 
 
 def test_the_checks_of_notebook_05_can_fail():
-    from lnpaper.claims import transformer as claims
+    from lnpaper import claims
+    from lnpaper.claims import transformer as nb_claims
     from lnpaper.experiments.transformer import StudyResult, XiongResult
 
     # Post-LN trains without warmup too: the warmup claim is not reproduced.
-    assert claims.check_t3(study(post_cold=(2.2, 2.1, 2.2))).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_t3(study(post_cold=(2.2, 2.1, 2.2))).verdict == claims.NOT_REPRODUCED
     # Pre-LN without warmup stalls.
-    assert claims.check_t3(study(pre_cold=(2.7, 2.7, 2.7))).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_t3(study(pre_cold=(2.7, 2.7, 2.7))).verdict == claims.NOT_REPRODUCED
     # A model without a norm trains fine.
-    assert claims.check_t4(study(none_cold=(1.9, 1.9, 1.9))).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_t4(study(none_cold=(1.9, 1.9, 1.9))).verdict == claims.NOT_REPRODUCED
     # DyT lags LayerNorm but trains: partly; DyT diverges: not reproduced.
-    assert claims.check_t6(study(dyt=(2.2, 2.2, 2.2))).verdict == claims.PARTLY
-    assert claims.check_t6(study(dyt=(None, 1.8, 1.8))).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_t6(study(dyt=(2.2, 2.2, 2.2))).verdict == claims.PARTLY
+    assert nb_claims.check_t6(study(dyt=(None, 1.8, 1.8))).verdict == claims.NOT_REPRODUCED
     fixup = {
         "Xavier, 12 layers, no norm": fake_run((None, 390.0, None), 12),
         "T-Fixup, 12 layers, no norm": fake_run((1.85, 1.84, 1.87), 12),
     }
-    assert claims.check_t5(StudyResult(runs=fixup)).verdict == claims.REPRODUCED
+    assert nb_claims.check_t5(StudyResult(runs=fixup)).verdict == claims.REPRODUCED
     fixup["T-Fixup, 12 layers, no norm"] = fake_run((1.85, None, 1.87), 12)
-    assert claims.check_t5(StudyResult(runs=fixup)).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_t5(StudyResult(runs=fixup)).verdict == claims.NOT_REPRODUCED
 
     def xiong(post_ratio, pre_ratio, post_sq=1.5):
         def run(ratio, layers, sq):
@@ -342,15 +344,16 @@ def test_the_checks_of_notebook_05_can_fail():
             pre=run(pre_ratio, [0, 1, 2], [1.0, 1.7, 2.5]),
         )
 
-    assert claims.check_t1(xiong(1.0, 0.65)).verdict == claims.REPRODUCED
-    assert claims.check_t1(xiong(0.6, 0.65)).verdict == claims.PARTLY  # Post-LN falls too
-    assert claims.check_t1(xiong(0.6, 1.0)).verdict == claims.NOT_REPRODUCED
-    assert claims.check_t2(xiong(1.0, 0.65)).verdict == claims.REPRODUCED
-    assert claims.check_t2(xiong(1.0, 0.65, post_sq=1.0)).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_t1(xiong(1.0, 0.65)).verdict == claims.REPRODUCED
+    assert nb_claims.check_t1(xiong(0.6, 0.65)).verdict == claims.PARTLY  # Post-LN falls too
+    assert nb_claims.check_t1(xiong(0.6, 1.0)).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_t2(xiong(1.0, 0.65)).verdict == claims.REPRODUCED
+    assert nb_claims.check_t2(xiong(1.0, 0.65, post_sq=1.0)).verdict == claims.NOT_REPRODUCED
 
 
 def test_the_t7_check_can_fail():
-    from lnpaper.claims import transformer as claims
+    from lnpaper import claims
+    from lnpaper.claims import transformer as nb_claims
     from lnpaper.experiments.transformer import ProjectionResult, SmoothnessResult
 
     exact = ProjectionResult([32, 6], 1e-14, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
@@ -361,9 +364,9 @@ def test_the_t7_check_can_fail():
         beta_smoothness={"none": [1, 8, 9], "batchnorm": [3, 4, 4]},
         train_loss={"none": [2.3, 1.0, 0.5], "batchnorm": [2.3, 0.1, 0.05]},
     )  # fmt: skip
-    assert claims.check_t7(exact, smooth).verdict == claims.PARTLY
+    assert nb_claims.check_t7(exact, smooth).verdict == claims.PARTLY
     wrong = ProjectionResult([32, 6], 1e-3, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
-    assert claims.check_t7(wrong, smooth).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_t7(wrong, smooth).verdict == claims.NOT_REPRODUCED
     rough = SmoothnessResult(**{**vars(smooth), "grad_change": {"none": [1, 1, 1],
                                                                 "batchnorm": [2, 2, 2]}})  # fmt: skip
-    assert claims.check_t7(exact, rough).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_t7(exact, rough).verdict == claims.NOT_REPRODUCED

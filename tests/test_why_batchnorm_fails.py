@@ -4,7 +4,8 @@ import dataclasses
 
 import pytest
 
-from lnpaper.claims import why_batchnorm_fails as claims
+from lnpaper import claims
+from lnpaper.claims import why_batchnorm_fails as nb_claims
 from lnpaper.experiments import (
     batch_dependence,
     batch_of_one,
@@ -24,20 +25,20 @@ def test_m1_layernorm_ignores_the_batch_and_batchnorm_noise_shrinks_with_it():
     assert result.output_spread[0] is None  # and training-mode BatchNorm refuses it
     spread = result.mean_spread
     assert all(a > b for a, b in zip(spread[:-1], spread[1:], strict=True))
-    assert claims.check_m1(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_m1(result).verdict == claims.REPRODUCED
     leaky = dataclasses.replace(result, layernorm_difference=1e-7)
-    assert claims.check_m1(leaky).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m1(leaky).verdict == claims.NOT_REPRODUCED
     flat = dataclasses.replace(result, output_spread=[None] + [0.5] * 8)
-    assert claims.check_m1(flat).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m1(flat).verdict == claims.NOT_REPRODUCED
 
 
 def test_m2_batch_of_one():
     result = batch_of_one()
     assert result.by_formula == [0.0] * 6
     assert "more than 1 value per channel" in result.lnpaper_error
-    assert claims.check_m2(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_m2(result).verdict == claims.REPRODUCED
     accepted = dataclasses.replace(result, torch_error="no error")
-    assert claims.check_m2(accepted).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m2(accepted).verdict == claims.NOT_REPRODUCED
 
 
 def test_m3_modes_agree_for_layernorm_only():
@@ -47,25 +48,25 @@ def test_m3_modes_agree_for_layernorm_only():
     assert min(result.logit_gap["batchnorm"]) > 0
     assert len(result.running_error) == 3
     modes = dataclasses.replace(result, running_error=[1.0, 0.5, 0.01])
-    assert claims.check_m3(modes).verdict == claims.REPRODUCED
+    assert nb_claims.check_m3(modes).verdict == claims.REPRODUCED
     leaky = dataclasses.replace(modes, logit_gap={**modes.logit_gap, "layernorm": [0, 1e-6, 0]})
-    assert claims.check_m3(leaky).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m3(leaky).verdict == claims.NOT_REPRODUCED
     stuck = dataclasses.replace(modes, running_error=[1.0, 0.9, 0.8])
-    assert claims.check_m3(stuck).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m3(stuck).verdict == claims.NOT_REPRODUCED
 
 
 def test_m4_check_passes_on_the_experiment_and_fails_without_a_transient():
     result = lstm_statistics()
     assert len(result.accuracy_per_step) == result.test_length - result.delay
     assert set(result.offset) == set(result.scale)
-    assert claims.check_m4(result).verdict == claims.PARTLY  # mechanism yes, accuracy not run
+    assert nb_claims.check_m4(result).verdict == claims.PARTLY  # mechanism yes, accuracy not run
     rule = result.scale["per step, T_max rule"]
     pooled = dict(result.scale, **{"averaged over steps": rule})  # as good as per step
-    assert claims.check_m4(dataclasses.replace(result, scale=pooled)).verdict == (
+    assert nb_claims.check_m4(dataclasses.replace(result, scale=pooled)).verdict == (
         claims.NOT_REPRODUCED
     )
     flat = {term: [0.02] * result.test_length for term in result.transient}
-    assert claims.check_m4(dataclasses.replace(result, transient=flat)).verdict == (
+    assert nb_claims.check_m4(dataclasses.replace(result, transient=flat)).verdict == (
         claims.NOT_REPRODUCED
     )
 
@@ -111,4 +112,4 @@ def synthetic_m5(ln_small_nll, bn_small_nll, bn_small_accuracy):
     ],
 )
 def test_m5_check_says_which_half_of_the_claim_holds(ln_small, bn_small, bn_accuracy, verdict):
-    assert claims.check_m5(synthetic_m5(ln_small, bn_small, bn_accuracy)).verdict == verdict
+    assert nb_claims.check_m5(synthetic_m5(ln_small, bn_small, bn_accuracy)).verdict == verdict

@@ -270,9 +270,11 @@ def call(name: str, fn, result_type: type, arguments: dict):
         _calls_stack[-1].append([name, entry_key])
     path = settings.directory / f"{name}-{entry_key}.json"
     entry = _memory.get(entry_key)
+    broken = False
     if entry is None and settings.read:
         entry = read_entry(path)
-        if entry is None and settings.missing == "error" and not path.exists():
+        broken = entry is None and path.exists()
+        if entry is None and settings.missing == "error" and not broken:
             raise RecordMissing(
                 f"{describe(name, arguments)} is not in the record ({settings.directory}). "
                 f"Add it with `python -m lnpaper record {name}` or `make notebooks`, or compute it "
@@ -280,7 +282,8 @@ def call(name: str, fn, result_type: type, arguments: dict):
             )
     if entry is None and settings.missing == "write":
         with _lock(path):  # two workers that need one entry compute it once
-            entry = read_entry(path) if path.exists() else None
+            # another worker may have written it meanwhile
+            entry = None if broken or not path.exists() else read_entry(path)
             if entry is None:
                 entry = compute(name, fn, arguments)
                 try:

@@ -9,6 +9,7 @@ from lnpaper.claims.core import (
     PARTLY,
     Claim,
     Finding,
+    exact,
     verdict,
 )
 from lnpaper.experiments.invariances import invariance_extremes
@@ -34,7 +35,8 @@ def check_i1(result) -> Finding:
         f"{largest_invariant:.1e}, smallest No change {smallest_no:.2g}; DyT (no source) invariant "
         f"to {dyt} of 6"
     )
-    return Finding(ours, verdict(matches and same_every_seed and separated))
+    quantities = (exact("largest Invariant change, float64", largest_invariant, 1e-12),)
+    return Finding(ours, verdict(matches and same_every_seed and separated), quantities)
 
 
 def check_i2(result) -> Finding:
@@ -47,7 +49,8 @@ def check_i2(result) -> Finding:
         f"{result.batchnorm_stale_change:.2g}); LayerNorm's {result.layernorm_change:.2g}, every "
         f"unit at least {min(result.layernorm_change_per_unit):.2g}"
     )
-    return Finding(ours, verdict(reparameterized and different))
+    quantities = (exact("WeightNorm's map moves, float64", result.weightnorm_change, 1e-12),)
+    return Finding(ours, verdict(reparameterized and different), quantities)
 
 
 def sgd_identity_error(result, key: str) -> float:
@@ -85,7 +88,8 @@ def check_i3(result) -> Finding:
     )
     holds = worst_cosine < 1e-12 and only_grows and identity < 1e-6 and halves
     lr_scaling = abs(first_tan_ratio / norm_ratio_sq - 1) < 1e-9
-    return Finding(ours, verdict(holds and lr_scaling))
+    quantities = (exact("max |cos(g, W)|, float64", worst_cosine, 1e-12),)
+    return Finding(ours, verdict(holds and lr_scaling), quantities)
 
 
 def check_i4(result) -> Finding:

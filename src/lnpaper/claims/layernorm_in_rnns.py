@@ -10,6 +10,7 @@ from lnpaper.claims.core import (
     Finding,
     aggregate,
     combine,
+    exact,
     from_outcome,
     tested,
     verdict,
@@ -52,7 +53,8 @@ def check_r1(anatomy, longer) -> Finding:
         f"accuracy {100 * lengths['inside'][0]:.1f}% inside, {100 * lengths['beyond'][0]:.1f}% at "
         f"steps {longer.train_length}-{longer.test_length - 1}"
     )
-    return Finding(ours, verdict(equations and invariant and stateless and any_length))
+    quantities = (exact("LN-LSTM - Eq. 20-22, float64", anatomy.by_hand_difference, 1e-12),)
+    return Finding(ours, verdict(equations and invariant and stateless and any_length), quantities)
 
 
 def check_r2(dynamics) -> Finding:

@@ -40,7 +40,10 @@ def check_p1(comparison, invariances) -> Finding:
         f"{comparison.rmsnorm_shift_change[-1]:.2g}"
     )
     holds = equal and paper_row and lost == ["weight_matrix_recenter"] and not gained and shift
-    return Finding(ours, verdict(holds))
+    quantities = (
+        exact("RMSNorm(a - mu) - LayerNorm(a), float64", comparison.max_diff_centered, 1e-12),
+    )
+    return Finding(ours, verdict(holds), quantities)
 
 
 def check_p2(study) -> Finding:

@@ -13,6 +13,7 @@ from lnpaper.claims.core import (
     aggregate,
     combine,
     count,
+    exact,
     from_outcome,
     mean_over_seeds,
     tested,
@@ -72,7 +73,9 @@ def check_t2(xiong) -> Finding:
         f"bounds at {sum(inside)}/{len(inside)} depths l = 1..{last}, e.g. l={last}: {value:.3g} in "
         f"[{1 + last / 2:g}, {1 + 1.5 * last:g}]"
     )
-    return Finding(ours, verdict(post_ok and all(inside)))
+    # at initialization, no training: float32 roundoff over a forward pass, 1e-4 relative is ample
+    quantities = (exact(f"Pre-LN ||x_{last}||^2 / d", value, 1e-4 * value),)
+    return Finding(ours, verdict(post_ok and all(inside)), quantities)
 
 
 def failed_runs(run: dict, level: str) -> int:

@@ -5,6 +5,7 @@ from lnpaper.claims.core import (
     BA_2016,
     Claim,
     Finding,
+    exact,
     verdict,
 )
 
@@ -19,7 +20,8 @@ def check_f1(parity) -> Finding:
         f"1/(H-1) would change outputs by {parity.max_diff_unbiased:.2g}, eps outside the sqrt by "
         f"{parity.max_diff_eps_outside:.2g}; init g = {parity.init_gain:g}, b = {parity.init_bias:g}"
     )
-    return Finding(ours, verdict(same_function and choices_visible and init))
+    quantities = (exact("max |lnpaper - nn.LayerNorm|, float64", parity.max_diff_module, 1e-12),)
+    return Finding(ours, verdict(same_function and choices_visible and init), quantities)
 
 
 def check_f2(per_token) -> Finding:
@@ -28,7 +30,8 @@ def check_f2(per_token) -> Finding:
         f"{per_token.layernorm_max_other:g} (BatchNorm over B x T: up to "
         f"{per_token.batchnorm_max_other:.2g})"
     )
-    return Finding(ours, verdict(per_token.layernorm_max_other == 0.0))
+    quantities = (exact("LayerNorm: other tokens' change", per_token.layernorm_max_other, 0.0),)
+    return Finding(ours, verdict(per_token.layernorm_max_other == 0.0), quantities)
 
 
 def check_f3(backward) -> Finding:
@@ -37,7 +40,8 @@ def check_f3(backward) -> Finding:
         f"closed form = autograd to {worst:.1e} (float64, dx, dg, db); gradcheck "
         f"{'passes' if backward.gradcheck_passed else 'fails'}"
     )
-    return Finding(ours, verdict(worst < 1e-12 and backward.gradcheck_passed))
+    quantities = (exact("max |closed form - autograd|, float64", worst, 1e-12),)
+    return Finding(ours, verdict(worst < 1e-12 and backward.gradcheck_passed), quantities)
 
 
 def check_f4(variants, one_pass) -> Finding:

@@ -9,6 +9,7 @@ from lnpaper.claims.core import (
     Finding,
     aggregate,
     combine,
+    exact,
     tested,
     verdict,
 )
@@ -28,7 +29,8 @@ def check_m1(dependence) -> Finding:
         and dependence.batchnorm_difference > 0.1
         and spread[1] > 5 * spread[-1]
     )
-    return Finding(ours, verdict(holds))
+    quantities = (exact("LayerNorm: change with the batch", dependence.layernorm_difference, 0.0),)
+    return Finding(ours, verdict(holds), quantities)
 
 
 def check_m2(one) -> Finding:
