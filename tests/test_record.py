@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import math
 import os
 import stat
 import warnings
@@ -253,3 +254,37 @@ def test_no_warning_in_a_clean_read(store):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         counting_experiment()
+
+
+# ---- the reproduction check's comparison ------------------------------------------------------
+
+
+def test_each_kind_of_quantity_has_its_own_tolerance():
+    from lnpaper import stats
+    from lnpaper.claims import core
+
+    assert core.exact("x", 1e-16, 1e-12).tolerance(core.exact("x", 5e-16, 1e-12)) == 1e-12
+    a = stats.paired_difference([1.0, 2.0, 3.0, 4.0], [0.0] * 4)
+    b = stats.paired_difference([1.5, 2.5, 3.5, 4.5], [0.0] * 4)
+    tolerance = core.aggregate("m", a).tolerance(core.aggregate("m", b))
+    assert tolerance == pytest.approx(3 * math.hypot(a.se, b.se))
+    assert core.count("k", 6, 6).tolerance(core.count("k", 6, 6)) == 0.0  # p = 1: exactly
+
+
+def test_the_comparison_catches_a_changed_quantity_and_a_changed_verdict(tmp_path):
+    from lnpaper import claims
+
+    recorded, fresh = tmp_path / "recorded", tmp_path / "fresh"
+    tasks = [{"experiment": "backward_parity", "arguments": {}, "key": "b", "calls": []}]
+    for directory in (recorded, fresh):
+        reproduce.recompute(tasks, directory, workers=1)
+    f3 = [claims.BY_ID["F3"]]
+    quantities, verdicts = reproduce.compare_claims(recorded, fresh, f3)
+    assert all(row[-1] for row in quantities + verdicts) and quantities
+
+    (path,) = fresh.glob("backward_parity-*.json")
+    entry = json.loads(path.read_text())
+    entry["result"]["max_diff_dx"] = 1e-9  # beyond F3's roundoff bound, and its verdict flips
+    path.write_text(json.dumps(entry))
+    quantities, verdicts = reproduce.compare_claims(recorded, fresh, f3)
+    assert not quantities[0][-1] and verdicts == [("F3", "reproduced", "not reproduced", False)]

@@ -85,31 +85,59 @@ def test_m5_experiment_runs_each_cell_with_the_same_examples_seen():
         assert result.final[name]["4"]["nll"][0] < 0.75 * result.curves[name]["4"][0]["nll"][0]
 
 
-def synthetic_m5(ln_small_nll, bn_small_nll, bn_small_accuracy):
-    def cell(nlls, accuracies):
-        return {"nll": nlls, "accuracy": accuracies}
+# Ten seeds' test accuracy at batch 128 (300 test images, so steps of 1/300), and two zero-mean
+# patterns of per-seed changes: a tight one (the paired interval is about +-0.2 pp wide) and a wide
+# one (about +-1.4 pp), so that each synthetic result is decided by the interval, not by luck.
+M5_BIG = [0.9900, 0.9867, 0.9900, 0.9933, 0.9867, 0.9900, 0.9833, 0.9900, 0.9867, 0.9900]
+M5_TIGHT = [x / 300 for x in (1, -1, 0, 1, -1, 0, 1, -1, 1, -1)]
+M5_WIDE = [6 * x for x in M5_TIGHT]
+
+
+def synthetic_m5(ln_shift, ln_noise, bn_shift, bn_noise):
+    """A 10-seed BatchSizeResult whose batch-4 accuracy is batch 128's plus a shift and noise."""
+
+    def cell(accuracies):
+        return {"nll": [0.05] * len(accuracies), "accuracy": accuracies}
+
+    def shifted(shift, noise):
+        return [a + shift + e for a, e in zip(M5_BIG, noise, strict=True)]
 
     final = {
-        "layernorm": {
-            "128": cell([0.04, 0.05, 0.045], [0.99, 0.985, 0.99]),
-            "4": cell(ln_small_nll, [0.99, 0.99, 0.985]),
-        },
-        "batchnorm": {
-            "128": cell([0.05, 0.055, 0.05], [0.99, 0.985, 0.99]),
-            "4": cell(bn_small_nll, bn_small_accuracy),
-        },
+        "layernorm": {"128": cell(M5_BIG), "4": cell(shifted(ln_shift, ln_noise))},
+        "batchnorm": {"128": cell(M5_BIG), "4": cell(shifted(bn_shift, bn_noise))},
     }
-    return BatchSizeResult([64, 256, 256, 10], 12, 1e-3, [0, 1, 2], [128, 4], 1197, {}, {}, final)
+    seeds = list(range(len(M5_BIG)))
+    return BatchSizeResult([64, 256, 256, 10], 12, 1e-3, seeds, [128, 4], 1197, {}, {}, final)
 
 
 @pytest.mark.parametrize(
-    "ln_small, bn_small, bn_accuracy, verdict",
+    "ln_shift, ln_noise, bn_shift, bn_noise, verdict",
     [
-        ([0.03, 0.04, 0.035], [0.09, 0.08, 0.1], [0.97, 0.975, 0.97], claims.REPRODUCED),
-        ([0.03, 0.04, 0.035], [0.05, 0.06, 0.05], [0.99, 0.985, 0.99], claims.PARTLY),
-        ([0.09, 0.08, 0.1], [0.09, 0.08, 0.1], [0.97, 0.975, 0.97], claims.PARTLY),
-        ([0.09, 0.08, 0.1], [0.05, 0.06, 0.05], [0.99, 0.985, 0.99], claims.NOT_REPRODUCED),
+        # LN a little better at batch 4, BN a point worse: both halves hold
+        (+0.003, M5_TIGHT, -0.01, M5_TIGHT, claims.REPRODUCED),
+        # LN half a point worse, all of its interval inside the 1 pp margin: still no worse
+        (-0.005, M5_TIGHT, -0.01, M5_TIGHT, claims.REPRODUCED),
+        # LN 1.5 points worse, the whole interval beyond the margin: LN's half fails
+        (-0.015, M5_TIGHT, -0.01, M5_TIGHT, claims.PARTLY),
+        # BN better at batch 4: BN's half fails
+        (0.0, M5_TIGHT, +0.005, M5_TIGHT, claims.PARTLY),
+        (-0.015, M5_TIGHT, +0.005, M5_TIGHT, claims.NOT_REPRODUCED),
+        # seeds too noisy to decide either half
+        (-0.01, M5_WIDE, 0.0, M5_WIDE, claims.INCONCLUSIVE),
     ],
 )
-def test_m5_check_says_which_half_of_the_claim_holds(ln_small, bn_small, bn_accuracy, verdict):
-    assert nb_claims.check_m5(synthetic_m5(ln_small, bn_small, bn_accuracy)).verdict == verdict
+def test_m5_check_says_which_half_of_the_claim_holds(
+    ln_shift, ln_noise, bn_shift, bn_noise, verdict
+):
+    finding = nb_claims.check_m5(synthetic_m5(ln_shift, ln_noise, bn_shift, bn_noise))
+    assert finding.verdict == verdict, finding.ours
+    assert "n = 10" in finding.ours
+
+
+def test_m5_margin_is_one_point_of_accuracy():
+    assert nb_claims.M5_MARGIN == 0.01
+    difference = nb_claims.m5_differences(
+        synthetic_m5(-0.005, M5_TIGHT, 0.0, M5_TIGHT), "layernorm"
+    )
+    assert difference.n == 10
+    assert abs(difference.mean + 0.005) < 1e-12, difference.text()

@@ -164,13 +164,14 @@ def _number(value: float) -> str:
     return f"{value:.4g}"
 
 
-def compare_claims(recorded_dir: Path, fresh_dir: Path) -> tuple[list, list]:
-    """(quantity rows, verdict rows) of every claim, recorded against recomputed."""
+def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[list, list]:
+    """(quantity rows, verdict rows) of every claim (or the `chosen` ones), recorded against
+    recomputed."""
     from lnpaper import claims
 
     def evaluate(directory):
         with record.using(record.settings_for("on", directory)):
-            return {claim.id: claim.evaluate() for claim in claims.CLAIMS}
+            return {claim.id: claim.evaluate() for claim in chosen or claims.CLAIMS}
 
     before, after = evaluate(recorded_dir), evaluate(fresh_dir)
     quantities, verdicts = [], []

@@ -97,7 +97,7 @@ def check_m4(lstm) -> Finding:
 
 
 # "Robust" is declared before the runs: no worse at batch 4 by more than one percentage point of
-# test accuracy, about 4 of the 360 test digits, a difference no reader would act on.
+# test accuracy, 3 of the 300 test digits, a difference no reader would act on.
 M5_MARGIN = 0.01
 
 
