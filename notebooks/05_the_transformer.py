@@ -28,9 +28,10 @@
 #   BatchNorm's backward pass (**T7**).
 #
 # Everything is scaled to a laptop CPU: a 6-layer, $d = 64$ language model trained for 200 steps on a
-# generated language, three seeds per configuration (the scaled-down list is at the end). The first
-# run takes about a minute and a half on one core, mostly 28 small training runs; after that the
-# results come from the store in `.cache/` and the notebook runs in seconds.
+# generated language, six seeds per configuration and ten for DyT against LayerNorm (the scaled-down
+# list is at the end). The experiments' results are read from the record in `results/`, so the
+# notebook runs in seconds. A live run (`LNPAPER_RECORD=off`) recomputes them in about eight minutes
+# on one core, almost all of it 95 small training runs (14 configurations of 1, 6 or 10 seeds).
 
 # %%
 # %matplotlib inline
@@ -40,7 +41,8 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, experiments, figures
+from lnpaper import claims, experiments, figures, stats
+from lnpaper.claims import transformer as transformer_claims
 from lnpaper.data import SyntheticLanguage
 from lnpaper.models import TransformerLM
 from lnpaper.models.transformer import Block
@@ -58,7 +60,8 @@ lnpaper.setup()
 #
 # Two consequences, checked on the model this notebook trains. Decoding token by token, each step
 # with a batch of one, gives the same logits as the whole sequence at once (to float32 rounding);
-# and training mode and evaluation mode are one function. BatchNorm would fail both: it cannot even normalize one token.
+# and training mode and evaluation mode are one function, to the last bit. BatchNorm would fail
+# both: it cannot even normalize one token.
 
 # %%
 torch.manual_seed(0)
@@ -66,10 +69,13 @@ model = TransformerLM(16, d_model=64, n_layers=6, placement="pre")
 sentence = torch.randint(0, 16, (1, 12))
 whole = model(sentence)
 step_by_step = torch.stack([model(sentence[:, : t + 1])[0, -1] for t in range(12)])
-print(f"max |whole sequence - token by token| = {(whole[0] - step_by_step).abs().max():.1e}")
+decoding_gap = (whole[0] - step_by_step).abs().max().item()
+assert decoding_gap < 1e-5, f"token by token differs from the whole sequence by {decoding_gap:.1e}"
+print("max |whole sequence - token by token| < 1e-5 (float32 rounding)")
 model.eval()
-print(f"max |train mode - eval mode|           = {(model(sentence) - whole).abs().max():.1e}")
-assert torch.allclose(whole[0], step_by_step, atol=1e-5)
+mode_gap = (model(sentence) - whole).abs().max().item()
+assert mode_gap == 0, f"train and eval mode differ by {mode_gap:.1e}"
+print("max |train mode - eval mode|           = 0")
 try:
     lnpaper.BatchNorm(64)(torch.randn(1, 64))
 except ValueError as error:
@@ -132,7 +138,13 @@ print("two sentences:", *(" ".join(f"{t:2d}" for t in row) for row in language.s
 # `experiments.grad_norm_vs_depth` follows that setting: $W^Q = W^K = 0$ (so each token averages the
 # tokens it may see: causal uniform attention), one head, feed-forward width $d = 128$ as in their
 # analysis, token embeddings $N(0, 1)$ and positions 0 so the first block sees Gaussian inputs, and
-# the next-token loss on a batch of the language. Ten seeds per depth.
+# the next-token loss on a batch of the language. Forty seeds per depth.
+#
+# "About constant in depth" needs a test, and we declared it before the runs: for each seed, the
+# least-squares slope of $\log \lVert \partial L/\partial W^{(2)}\rVert$ against $\log L$
+# (Pre-LN's bound, $1/\sqrt{L}$, is a slope of $-1/2$), then the 95% t interval of the mean slope
+# over seeds. Post-LN is flat if the whole interval lies inside $\pm 0.25$, half of $-1/2$; Pre-LN
+# falls if the whole interval lies below 0.
 
 # %%
 post = experiments.grad_norm_vs_depth(placement="post")
@@ -147,18 +159,35 @@ print(f"\nat L = 14, Post-LN's gradient is {at_14:.1f} times Pre-LN's")
 print(f"14-to-6 ratio  Post-LN {post.ratio_last_to_first:.2f} +- {post.ratio_standard_error:.2f}"
       f"   Pre-LN {pre.ratio_last_to_first:.2f} +- {pre.ratio_standard_error:.2f}"
       f"   (the bound's scaling for Pre-LN: sqrt(6/14) = {np.sqrt(6 / 14):.2f})")  # fmt: skip
-assert abs(post.ratio_last_to_first - 1) <= 2 * post.ratio_standard_error  # flat within noise
-assert pre.ratio_last_to_first + 2 * pre.ratio_standard_error < 1  # falls with depth
-figures.grad_norm_vs_depth(experiments.xiong_setting())
+xiong = experiments.xiong_setting()  # the two runs above, together
+t1 = transformer_claims.check_t1(xiong)  # per-seed slopes (depth_slopes), their mean and interval
+post_slope, pre_slope = (quantity.difference for quantity in t1.quantities)
+margin = transformer_claims.T1_SLOPE_MARGIN
+post_flat, pre_falls = stats.matches(post_slope, margin), stats.better(pre_slope, "lower")
+print("\nslope of log ||dL/dW^(2)|| against log L, mean over seeds (1/sqrt(L): -0.5)")
+print(f"  Post-LN {post_slope.text()}: inside +-{margin:g}? {post_flat}")
+print(f"  Pre-LN  {pre_slope.text()}: below 0? {pre_falls}")
+assert pre_falls == stats.HOLDS, f"Pre-LN's slope {pre_slope.text()} is not below 0"
+assert post_flat == stats.INCONCLUSIVE, f"Post-LN's slope {post_slope.text()}: {post_flat}"
+assert t1.verdict == claims.PARTLY, t1.ours
+figures.grad_norm_vs_depth(xiong)
 
 # %% [markdown]
-# Pre-LN's gradient falls with depth, and its 14-to-6 ratio lands on the bound's $\sqrt{6/14}$.
-# Post-LN's does not fall: it stays at the same level from 6 to 14 layers, as Xiong et al. measured.
-# Its ratio is 1.24, 1.6 standard errors above 1: "about constant" holds within the spread of ten
-# seeds, and a slight rise is not excluded at this sample size. The absolute values (about 2 for
-# Post-LN, against their 1.6) depend on the loss and the data and are not comparable. What matters
-# for training is the *ratio between the placements*: at 14 layers Post-LN's last layer gets almost
-# five times Pre-LN's gradient, and that is the gradient a large early step acts on.
+# Pre-LN's gradient falls with depth: its mean slope is $-0.39$, with an interval from $-0.52$ to
+# $-0.26$ that excludes 0 and contains the bound's $-1/2$ (its 14-to-6 ratio, 0.72, sits a little
+# above $\sqrt{6/14} = 0.65$). Post-LN's gradient does not fall like that, but "about constant" is
+# not shown either. Its slope is $+0.14$, from $-0.01$ to $+0.30$: the interval is far from
+# Pre-LN's fall, yet it reaches past the $+0.25$ we allowed, so forty seeds cannot tell a flat
+# gradient from a mild rise (the 14-to-6 ratio, 1.16 with a standard error of 0.07, leans to the
+# rise). So T1 is reproduced in part: the Pre-LN half holds, the Post-LN half is inconclusive. An
+# earlier version of this notebook called both halves reproduced, from ten seeds and a looser rule
+# (Post-LN's ratio, then 1.24, within two standard errors of 1); four times the seeds and a test
+# fixed in advance do not support that reading.
+#
+# The absolute values (2.0 to 2.5 for Post-LN, against their 1.6) depend on the loss and the data
+# and are not comparable. What matters for training is the *ratio between the placements*: at 14
+# layers Post-LN's last layer gets 4.2 times Pre-LN's gradient, and that is the gradient a large
+# early step acts on.
 #
 # ## T2 · The residual stream against Lemma 2
 #
@@ -176,13 +205,16 @@ print("Pre-LN, E||x_l||^2 / d after l blocks, with Lemma 2's bounds:")
 for layer, value in zip(pre.layers, pre.residual_sq_norm, strict=True):
     if layer % 2 == 0:
         print(f"  l={layer:2d}: {value:6.2f}   in [{1 + layer / 2:4.1f}, {1 + 1.5 * layer:4.1f}]")
-assert all(abs(v - 1.5) < 0.15 for v in post.residual_sq_norm)
+post_off = max(abs(v - 1.5) for v in post.residual_sq_norm)
+assert post_off < 0.15, f"Post-LN's E||x^(post,5)||^2 / d lies {post_off:.3f} from 3/2"
 for layer, value in zip(pre.layers[1:], pre.residual_sq_norm[1:], strict=True):
-    assert 1 + layer / 2 <= value <= 1 + 1.5 * layer, layer
-figures.residual_norms_vs_lemma2(experiments.xiong_setting())
+    assert 1 + layer / 2 <= value <= 1 + 1.5 * layer, (
+        f"l={layer}: {value:.2f} outside [{1 + layer / 2:g}, {1 + 1.5 * layer:g}]"
+    )
+figures.residual_norms_vs_lemma2(xiong)
 
 # %% [markdown]
-# Both hold. Pre-LN's stream grows by about $1.15\,d$ per block, inside the band: the FFN adds its
+# Both hold. Pre-LN's stream grows by about $1.14\,d$ per block, inside the band: the FFN adds its
 # $d/2$, and the attention term, which the lemma only bounds between 0 and $d$, is large for the
 # first positions of a sequence, where a token averages only a few tokens (often the same one, in a
 # 16-token vocabulary). The mechanism of Theorem 1 is visible here: in Pre-LN, the final LayerNorm divides
@@ -196,53 +228,84 @@ figures.residual_norms_vs_lemma2(experiments.xiong_setting())
 # warmup it reached BLEU 8.45, with 4000 warmup steps about 34. Pre-LN trained without warmup.
 #
 # Here: the 6-layer, $d = 64$ model, Adam at learning rate 3e-3, 200 steps of 16 sequences, with and
-# without 50 steps of linear warmup, three seeds. Why 3e-3: at 1e-3 our small Post-LN model trains
+# without 50 steps of linear warmup, six seeds. Why 3e-3: at 1e-3 our small Post-LN model trains
 # without warmup (one seed, to show it), so 3e-3 is where the difference shows at this scale.
 
 # %%
 gentle = experiments.lm_training(placement="post", lr=1e-3, seeds=(0,))
 print(f"Post-LN, lr 1e-3, no warmup, seed 0: held-out loss {gentle.final_loss[0]:.3f} "
       f"(bigram level {levels.bigram:.3f})")  # fmt: skip
-assert gentle.final_loss[0] < levels.bigram
+assert gentle.final_loss[0] < levels.bigram, (
+    f"Post-LN at lr 1e-3 ends at {gentle.final_loss[0]:.3f}, above bigram {levels.bigram:.3f}"
+)
 
 # %% [markdown]
-# At 3e-3, held-out loss after training:
+# At 3e-3, held-out loss after training, and the two comparisons the claim makes, each paired by
+# seed with its 95% t interval: Post-LN without warmup minus with it (the claim: above 0), and
+# Pre-LN without warmup minus the bigram level (below 0: it learned more than the previous token).
 
 # %%
 study = experiments.normalization_study()
 
 
-def summary(name):
-    run = study.runs[name]
+def summary(name, run, centre=mean_sd_text):
+    """One configuration's held-out losses: `centre` over the seeds (mean +- sd, or the median
+    and range for runs that may blow up), then every seed's."""
     finals = [f"{v:.3f}" if v is not None else "diverged" for v in run["final_loss"]]
-    return f"{name:32s} {mean_sd_text(run['final_loss']):>16s}   seeds: {', '.join(finals)}"
+    return f"{name:32s} {centre(run['final_loss']):>24s}   seeds: {', '.join(finals)}"
 
 
 for name in ["Post-LN, no warmup", "Post-LN, warmup", "Pre-LN, no warmup", "Pre-LN, warmup"]:
-    print(summary(name))
+    print(summary(name, study.runs[name]))
 final = {name: run["final_loss"] for name, run in study.runs.items()}
-assert min(final["Post-LN, no warmup"]) > levels.bigram > max(final["Post-LN, warmup"])
-assert max(final["Pre-LN, no warmup"]) < levels.bigram
-assert abs(np.mean(final["Pre-LN, no warmup"]) - np.mean(final["Pre-LN, warmup"])) < 0.1
+post_gain = stats.paired_difference(final["Post-LN, no warmup"], final["Post-LN, warmup"])
+pre_gain = stats.paired_difference(final["Pre-LN, no warmup"], final["Pre-LN, warmup"])
+bigram_level = [levels.bigram] * len(final["Pre-LN, no warmup"])
+pre_gap = stats.paired_difference(final["Pre-LN, no warmup"], bigram_level)
+print(f"\nPost-LN, no warmup minus warmup:       {post_gain.text()}")
+print(f"Pre-LN, no warmup minus bigram level:  {pre_gap.text()}")
+print(f"Pre-LN, no warmup minus warmup:        {pre_gain.text()}")
+t3 = transformer_claims.check_t3(study)
+assert t3.verdict == claims.REPRODUCED, t3.ours
+assert min(final["Post-LN, no warmup"]) > levels.bigram > max(final["Post-LN, warmup"]), (
+    f"Post-LN: {final['Post-LN, no warmup']} without warmup, {final['Post-LN, warmup']} with"
+)
+assert stats.better(pre_gain, "higher") == stats.HOLDS, f"warmup and Pre-LN: {pre_gain.text()}"
+assert pre_gain.high < post_gain.low, f"Pre-LN {pre_gain.text()}, Post-LN {post_gain.text()}"
 figures.warmup_curves(study)
 
 # %% [markdown]
-# It reproduces, in the small. Without warmup, every Post-LN seed stalls at the unigram level (2.75):
-# it learns token frequencies and nothing more, the loss flat for 180 steps. With 50 warmup steps,
-# the same model passes the bigram level. Pre-LN trains without warmup, and warmup changes its
-# result by less than the spread of the seeds. Xiong et al. also found that warmup helped with plain
-# SGD, so Adam's noisy early variance estimates are not the whole story; we test Adam only.
+# It reproduces, in the small. Without warmup, all six Post-LN seeds stall at the unigram level
+# (2.75): they learn token frequencies and nothing more, the loss flat for 180 steps. With 50 warmup
+# steps the same model passes the bigram level on every seed; warmup lowers its loss by 0.59 nats
+# (95% interval 0.55 to 0.64). Pre-LN trains without warmup, to 0.37 nats below the bigram level.
+# Warmup helps Pre-LN too, a little: by 0.041 nats (0.021 to 0.060), an interval that excludes 0
+# with six paired seeds, where the earlier three-seed version of this notebook read the difference
+# as smaller than the seeds' spread. That is about a fourteenth of what warmup does for Post-LN, and
+# the claim is that Pre-LN does not *need* warmup, which holds. Xiong et al. also found that warmup
+# helped with plain SGD, so Adam's noisy early variance estimates are not the whole story; we test
+# Adam only.
 #
 # ## T4 · No normalization at all
 #
 # The RMSNorm paper (Zhang & Sennrich 2019) trained Transformer-base on WMT14 En-De with LayerNorm
 # (26.6 BLEU), RMSNorm (26.8) and without normalization: "we fail to train this model". The same
-# model here with `norm="identity"`, same learning rate, with and without warmup:
+# model here with `norm="identity"`, same learning rate, with and without warmup. A run *fails* if
+# it diverges or ends above the unigram level, having learned nothing beyond token frequencies; the
+# claim "training fails" is read as "most runs fail": the Clopper-Pearson 95% interval of the rate
+# of failed runs must lie above 1/2. Losses that may run into the hundreds are summarized by their
+# median and range, not a mean.
 
 # %%
 for name in ["Pre-LN, no warmup", "no norm (identity), no warmup", "no norm (identity), warmup"]:
-    print(summary(name))
+    print(summary(name, study.runs[name], stats.median_text))
 cold = study.runs["no norm (identity), no warmup"]
+failed, runs = transformer_claims.failed_runs(cold, "unigram"), len(cold["seeds"])
+low, high = stats.binomial_interval(failed, runs)
+print(f"failed runs without a norm or warmup: {failed} of {runs} "
+      f"(rate 95% CI {low:.2f}-{high:.2f})")  # fmt: skip
+behind = stats.paired_difference(final["no norm (identity), warmup"], final["Pre-LN, no warmup"])
+print(f"no norm with warmup minus Pre-LN: {behind.text()}")
 print(f"initial held-out loss without a norm: {np.mean(cold['initial_loss']):.1f} "
       f"(ln V = {levels.uniform:.2f})")  # fmt: skip
 torch.manual_seed(0)
@@ -254,18 +317,23 @@ with torch.no_grad():
         growth.append((block(stream).pow(2).mean() / stream.pow(2).mean()).item())
         stream = block(stream)
 print("no norm, at init: mean square of the stream grows per block by",
-      " ".join(f"{g:.2f}" for g in growth))  # fmt: skip
-assert all(v is None or v > levels.unigram for v in final["no norm (identity), no warmup"])
-assert min(final["no norm (identity), warmup"]) > max(final["Pre-LN, no warmup"])
+      " ".join(f"{g:.1f}" for g in growth))  # fmt: skip
+assert min(growth) > 1.5, f"the stream's mean square grows per block by {min(growth):.2f} or more"
+t4 = transformer_claims.check_t4(study)
+assert t4.verdict == claims.REPRODUCED, t4.ours
+assert stats.better(behind, "higher") == stats.HOLDS, f"no norm, warmup - Pre-LN: {behind.text()}"
 figures.without_normalization(study)
 
 # %% [markdown]
 # Without a norm nothing holds the residual stream's size. At Xavier initialization each block
-# multiplies the stream's mean square by about two or more (the line above the figure measures it on
-# a fresh model), so after six blocks the logits are large and the initial loss is far above
-# $\ln V$. Without warmup, training never recovers: every seed ends far above the unigram level.
-# With warmup it trains, but ends near the bigram level, far behind Pre-LN. At this scale "fails to train"
-# holds without warmup, and "falls far behind" with it.
+# multiplies the stream's mean square by 1.8 to 2.9 (the line above the figure measures it on a
+# fresh model), so after six blocks the logits are large and the initial loss is far above $\ln V$.
+# Without warmup, training never recovers: all six seeds end above the unigram level, at losses from
+# 5.6 to 262 nats. Six failures of six put the failure rate's interval at 0.54 to 1, above one half;
+# six is the fewest seeds for which even a clean sweep can pass this test (five of five give 0.48
+# to 1). With warmup the model trains, but ends near the bigram level, 0.48 nats (0.41 to 0.54)
+# behind Pre-LN on the same seeds. At this scale "fails to train" holds without warmup, and "falls
+# far behind" with it.
 #
 # ## T5 · T-Fixup: an initialization instead of a norm
 #
@@ -283,41 +351,63 @@ figures.without_normalization(study)
 # %%
 fixup = experiments.tfixup_study()
 for name, run in fixup.runs.items():
-    print(f"{name:30s} held-out loss at init: {np.mean(run['initial_loss']):.3g}")
+    print(f"{name:30s} held-out loss at init: {stats.median_text(run['initial_loss'])}")
 for name, run in fixup.runs.items():
     finals = [f"{v:.3f}" if v is not None else "diverged" for v in run["final_loss"]]
     print(f"{name:30s} held-out loss: {', '.join(finals)}; non-finite at step: {run['diverged_at']}")
 xavier_run, fixup_run = fixup.runs.values()
-assert all(v is None or v > levels.unigram for v in xavier_run["final_loss"])
-assert all(v is not None and v < levels.bigram for v in fixup_run["final_loss"])
+failed, runs = transformer_claims.failed_runs(xavier_run, "unigram"), len(xavier_run["seeds"])
+low, high = stats.binomial_interval(failed, runs)
+fixup_gap = stats.paired_difference(fixup_run["final_loss"], [levels.bigram] * runs)
+print(f"\nXavier: {failed} of {runs} runs fail (rate 95% CI {low:.2f}-{high:.2f})")
+print(f"T-Fixup minus the bigram level: {fixup_gap.text()}")
+t5 = transformer_claims.check_t5(fixup)
+assert t5.verdict == claims.REPRODUCED, t5.ours
 figures.tfixup_curves(fixup)
 
 # %% [markdown]
-# With Xavier initialization the 12-layer model without a norm starts with a loss in the thousands,
-# and most seeds hit a non-finite loss within the first steps. The same model with T-Fixup's scaling
-# trains from the first step and ends below Pre-LN's 6-layer loss above. Each residual branch is
-# scaled by about $(9N)^{-1/2}$, so the sum of twelve of them stays near the size of its input:
-# the job the norm was doing at initialization.
+# With Xavier initialization the 12-layer model without a norm starts with a loss in the hundreds,
+# and every seed hits a non-finite loss within the first 40 steps: six failures of six, the same
+# interval as in T4. The same model with T-Fixup's scaling trains from the first step and ends 0.50
+# nats below the bigram level on average, and below Pre-LN's 6-layer loss above on every seed
+# (1.84 against 1.97). Each residual branch is scaled by about $(9N)^{-1/2}$, so the sum of twelve
+# of them stays near the size of its input: the job the norm was doing at initialization.
 #
 # ## T6 · DyT: a norm without statistics
 #
 # Zhu, Chen, He, LeCun and Liu (2025) replace every norm layer by
 # $\mathrm{DyT}(x) = \gamma \tanh(\alpha x) + \beta$, with one learnable scalar $\alpha$ (initialized
 # to 0.5) and no mean or variance of anything: each value is squashed on its own. At their scales it
-# matches or beats the normalized models; others report it lagging at small scale, so we compare
-# without asserting either way. Pre-LN placement, same settings as T3:
+# matches or beats the normalized models; others report it lagging at small scale. So we do not
+# test equality, only that DyT loses nothing: its held-out loss minus LayerNorm's, paired by seed,
+# must have its whole 95% interval below +0.02 nats (non-inferiority, with a margin declared before
+# the runs: under 1% of the loss these models reach).
+#
+# The numbers come from notebook 06's `experiments.rmsnorm_study`, which trains this notebook's
+# 6-layer Pre-LN model with each normalizer in every slot, at the same learning rate and on the same
+# data as T3, over ten seeds. Its first six seeds of LayerNorm and DyT are, seed for seed, the runs
+# "Pre-LN, no warmup" and "Pre-DyT, no warmup" above (the DyT curves in the figure of T4).
 
 # %%
-for name in ["Pre-LN, no warmup", "Pre-DyT, no warmup"]:
-    print(summary(name))
-dyt_gap = np.mean(final["Pre-DyT, no warmup"]) - np.mean(final["Pre-LN, no warmup"])
-print(f"DyT minus LayerNorm: {dyt_gap:+.3f} nats")
-assert max(final["Pre-DyT, no warmup"]) < levels.bigram  # it trains; no equality is asserted
+norm_study = experiments.rmsnorm_study()
+layernorm_run, dyt_run = norm_study.runs["LayerNorm"], norm_study.runs["DyT"]
+for name, run in (("LayerNorm", layernorm_run), ("DyT", dyt_run)):
+    print(summary(name, run))
+dyt_gap = stats.paired_difference(dyt_run["final_loss"], layernorm_run["final_loss"])
+no_worse = stats.no_worse(dyt_gap, transformer_claims.LM_MARGIN, "lower")
+print(f"DyT minus LayerNorm: {dyt_gap.text()} nats; no worse by "
+      f"{transformer_claims.LM_MARGIN:g}? {no_worse}")  # fmt: skip
+per_seed = [d - n for d, n in zip(dyt_run["final_loss"], layernorm_run["final_loss"], strict=True)]
+print(f"DyT better on {sum(g < 0 for g in per_seed)} of {len(per_seed)} seeds")
+t6 = transformer_claims.check_t6(norm_study)
+assert t6.verdict == claims.REPRODUCED, t6.ours
+assert max(per_seed) < 0, f"DyT - LayerNorm per seed: {', '.join(f'{g:+.3f}' for g in per_seed)}"
 
 # %% [markdown]
-# At this scale DyT trains as well as LayerNorm and, after 200 steps, a little better on every seed.
-# This is one short run on a toy language, not a verdict on DyT: the comparison can flip with
-# learning rate, length of training and $\alpha$'s initial value.
+# DyT passes with room to spare: at this scale it is better than LayerNorm after 200 steps, by 0.17
+# nats (0.15 to 0.19), and on each of the ten seeds. This is one short run on a toy language, not a
+# verdict on DyT: the comparison can flip with learning rate, length of training and $\alpha$'s
+# initial value.
 #
 # ## T7 · What the motive became
 #
@@ -344,8 +434,10 @@ print(f"largest |<1, dL/dx>| over features:                  {projection.max_sum
 print(f"largest |cos(dL/dx, y_hat)|:                          {projection.max_cos_y_hat:.1e}")
 print("||y_hat||^2 / N per feature:", " ".join(f"{v:.6f}" for v in projection.y_hat_sq_norm_over_n))
 print(f"largest |P P - P| of P = I - 11^T/N - y_hat y_hat^T/N:  {projection.max_idempotence_error:.1e}")
-assert projection.max_diff_formula < 1e-12 and projection.max_diff_numpy < 1e-12
-assert projection.max_sum < 1e-12
+assert projection.max_diff_formula < 1e-12 and projection.max_diff_numpy < 1e-12, (
+    f"formula off by {projection.max_diff_formula:.1e}, numpy by {projection.max_diff_numpy:.1e}"
+)
+assert projection.max_sum < 1e-12, f"largest |<1, dL/dx>| = {projection.max_sum:.1e}"
 
 # %% [markdown]
 # The formula is exact to float64 rounding. The projection is exact only up to $\epsilon$: the
@@ -368,7 +460,11 @@ medians = experiments.transformer.smoothness_medians(smooth)  # over the checkpo
 for key, by_norm in medians.items():
     print(f"median {key:16s}" + "".join(f"  {n} {v:.3g}" for n, v in by_norm.items()))
 for key in ("loss_range", "grad_change"):
-    assert medians[key]["batchnorm"] < medians[key]["none"]
+    assert medians[key]["batchnorm"] < medians[key]["none"], (
+        f"median {key}: BatchNorm {medians[key]['batchnorm']:.3g}, none {medians[key]['none']:.3g}"
+    )
+t7 = transformer_claims.check_t7(projection, smooth)
+assert t7.verdict == claims.PARTLY, t7.ours
 figures.loss_smoothness(smooth)
 
 # %% [markdown]
@@ -391,7 +487,7 @@ figures.loss_smoothness(smooth)
 # | task | IWSLT14 / WMT14 translation, BERT | a second-order Markov language, 16 tokens |
 # | model | 6-6 to 14-14 encoder-decoder, $d = 512$ | decoder-only, $d = 128$ (T1/T2), $d = 64$, 6 or 12 layers |
 # | training | tens of thousands of steps, BLEU | 200 steps of 16 x 16 tokens, held-out loss |
-# | seeds | 10 (T1) | 10 (T1/T2), 3 (T3-T6), 1 (T7) |
+# | seeds | 10 (T1) | 40 (T1/T2), 6 (T3-T5), 10 (T6), 1 (T7) |
 # | T-Fixup | up to 200 layers | 12 layers |
 #
 # The claims are checked in direction and mechanism, not in their numbers: BLEU 8.45 against 34 has

@@ -266,18 +266,30 @@ def test_lm_training_records_each_seed(no_store):
     assert result.levels["bigram"] > result.floor > result.levels["rate"]
 
 
-def fake_run(finals, n_layers=6, warmup=0, diverged=None):
+SEEDS = 10  # enough for the t intervals and the Clopper-Pearson interval to decide
+# fixed offsets with mean 0 and sd about 1: `around` spreads an arm's seeds over them, rotated by
+# `shift`, so that two arms paired by seed do not differ by a constant (a zero-width interval)
+OFFSETS = (-1.5, -1.1, -0.7, -0.4, -0.1, 0.1, 0.4, 0.7, 1.1, 1.5)
+
+
+def around(mean, spread=0.01, shift=0):
+    return [mean + spread * OFFSETS[(i + shift) % SEEDS] for i in range(SEEDS)]
+
+
+def fake_run(finals, n_layers=6):
+    finals = list(finals)
     return {
         "placement": "pre", "norm": "layernorm", "init": "default", "n_layers": n_layers,
-        "lr": 3e-3, "warmup_steps": warmup, "seeds": [0, 1, 2], "steps": [10, 20],
-        "train_loss": [[3.0, 2.0]] * 3, "initial_loss": [2.8] * 3, "final_loss": list(finals),
-        "diverged_at": diverged or [None] * 3,
+        "lr": 3e-3, "warmup_steps": 50, "seeds": list(range(len(finals))), "steps": [10, 20],
+        "train_loss": [[3.0, 2.0]] * len(finals), "initial_loss": [2.8] * len(finals),
+        "final_loss": finals, "diverged_at": [10 if v is None else None for v in finals],
         "levels": {"uniform": 2.77, "unigram": 2.75, "bigram": 2.34, "rate": 0.84},
         "floor": 0.94,
     }  # fmt: skip
 
 
 def study(**finals):
+    """notebook 05's normalization_study, ten seeds, with the final losses given by short names."""
     from lnpaper.experiments.transformer import StudyResult
 
     names = {
@@ -290,65 +302,161 @@ def study(**finals):
         "dyt": "Pre-DyT, no warmup",
     }
     default = {
-        "post_cold": (2.76, 2.76, 2.75), "post_warm": (2.17, 2.15, 2.19),
-        "pre_cold": (1.95, 1.99, 1.96), "pre_warm": (1.95, 1.95, 1.95),
-        "none_cold": (200.0, None, 13.0), "none_warm": (2.4, 2.4, 2.4),
-        "dyt": (1.79, 1.80, 1.79),
+        "post_cold": around(2.76, 0.005), "post_warm": around(2.17, 0.04, 3),
+        "pre_cold": around(1.97, 0.01), "pre_warm": around(1.93, 0.02, 5),
+        "none_cold": [200.0, None, 13.0, 5.6, None, 60.0, 35.0, 110.0, 21.0, 260.0],
+        "none_warm": around(2.45, 0.05, 2), "dyt": around(1.79, 0.01, 4),
     }  # fmt: skip
     default.update(finals)
     return StudyResult(runs={names[k]: fake_run(v) for k, v in default.items()})
 
 
-def test_the_checks_of_notebook_05_pass_on_results_that_reproduce():
+def test_t3_warmup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
     from lnpaper import claims
-    from lnpaper.claims import transformer as nb_claims
+    from lnpaper.claims.transformer import check_t3
 
-    good = study()
-    for check in (nb_claims.check_t3, nb_claims.check_t4, nb_claims.check_t6):
-        assert check(good).verdict == claims.REPRODUCED
+    assert check_t3(study()).verdict == claims.REPRODUCED
+    # Post-LN trains as well without warmup (the interval straddles 0): only Pre-LN's part holds
+    assert check_t3(study(post_cold=around(2.17, 0.04, 7))).verdict == claims.PARTLY
+    # Pre-LN without warmup stalls above the bigram level: only Post-LN's part holds
+    assert check_t3(study(pre_cold=around(2.70, 0.01))).verdict == claims.PARTLY
+    # warmup hurts Post-LN, and Pre-LN stalls: both parts fail
+    worse = study(post_cold=around(2.0, 0.01), pre_cold=around(2.70, 0.01))
+    assert check_t3(worse).verdict == claims.NOT_REPRODUCED
+    # neither part decided: no difference from warmup, Pre-LN's loss spread across the bigram level
+    undecided = study(post_cold=around(2.17, 0.04, 7), pre_cold=around(2.34, 0.1))
+    assert check_t3(undecided).verdict == claims.INCONCLUSIVE
+    # a diverged Post-LN run cannot be paired: that part is left undecided, and said so
+    diverged = check_t3(study(post_cold=[None, *around(2.76, 0.005)[1:]]))
+    assert diverged.verdict == claims.PARTLY and "1 run(s) diverged" in diverged.ours
+    # a diverged Pre-LN run without warmup is no evidence that Pre-LN trains without it
+    pre_diverged = study(pre_cold=[None, *around(1.97, 0.01)[1:]])
+    assert check_t3(pre_diverged).verdict == claims.PARTLY
 
 
-def test_the_checks_of_notebook_05_can_fail():
+def test_t4_no_norm_check_counts_failed_runs():
     from lnpaper import claims
-    from lnpaper.claims import transformer as nb_claims
-    from lnpaper.experiments.transformer import StudyResult, XiongResult
+    from lnpaper.claims.transformer import check_t4
 
-    # Post-LN trains without warmup too: the warmup claim is not reproduced.
-    assert nb_claims.check_t3(study(post_cold=(2.2, 2.1, 2.2))).verdict == claims.NOT_REPRODUCED
-    # Pre-LN without warmup stalls.
-    assert nb_claims.check_t3(study(pre_cold=(2.7, 2.7, 2.7))).verdict == claims.NOT_REPRODUCED
-    # A model without a norm trains fine.
-    assert nb_claims.check_t4(study(none_cold=(1.9, 1.9, 1.9))).verdict == claims.NOT_REPRODUCED
-    # DyT lags LayerNorm but trains: partly; DyT diverges: not reproduced.
-    assert nb_claims.check_t6(study(dyt=(2.2, 2.2, 2.2))).verdict == claims.PARTLY
-    assert nb_claims.check_t6(study(dyt=(None, 1.8, 1.8))).verdict == claims.NOT_REPRODUCED
-    fixup = {
-        "Xavier, 12 layers, no norm": fake_run((None, 390.0, None), 12),
-        "T-Fixup, 12 layers, no norm": fake_run((1.85, 1.84, 1.87), 12),
-    }
-    assert nb_claims.check_t5(StudyResult(runs=fixup)).verdict == claims.REPRODUCED
-    fixup["T-Fixup, 12 layers, no norm"] = fake_run((1.85, None, 1.87), 12)
-    assert nb_claims.check_t5(StudyResult(runs=fixup)).verdict == claims.NOT_REPRODUCED
+    good = check_t4(study())  # 2 diverged, 8 above the unigram level
+    assert good.verdict == claims.REPRODUCED and "10 of 10 runs" in good.ours
+    # a model without a norm trains fine: 0 of 10 fail, the rate's interval lies below 1/2
+    assert check_t4(study(none_cold=around(1.9))).verdict == claims.NOT_REPRODUCED
+    # 6 of 10 fail: the interval (0.26-0.88) contains 1/2
+    mixed = [None, 13.0, 5.6, 60.0, 2.8, 21.0, *around(2.2)[:4]]
+    assert check_t4(study(none_cold=mixed)).verdict == claims.INCONCLUSIVE
+    # ending exactly at the unigram level is not failing; just above it is
+    assert check_t4(study(none_cold=[2.75] * SEEDS)).verdict == claims.NOT_REPRODUCED
+    assert check_t4(study(none_cold=[2.7501] * SEEDS)).verdict == claims.REPRODUCED
 
-    def xiong(post_ratio, pre_ratio, post_sq=1.5):
-        def run(ratio, layers, sq):
-            return {
-                "placement": "post", "d_model": 128, "depths": [6, 14], "seeds": list(range(10)),
-                "grad_norm": [[1.0], [ratio]], "mean_grad_norm": [1.0, ratio],
-                "ratio_last_to_first": ratio, "ratio_standard_error": 0.05,
-                "layers": layers, "residual_sq_norm": sq,
-            }  # fmt: skip
 
-        return XiongResult(
-            post=run(post_ratio, [1, 2], [post_sq, post_sq]),
-            pre=run(pre_ratio, [0, 1, 2], [1.0, 1.7, 2.5]),
-        )
+def tfixup(xavier, fixup):
+    from lnpaper.experiments.transformer import StudyResult
 
-    assert nb_claims.check_t1(xiong(1.0, 0.65)).verdict == claims.REPRODUCED
-    assert nb_claims.check_t1(xiong(0.6, 0.65)).verdict == claims.PARTLY  # Post-LN falls too
-    assert nb_claims.check_t1(xiong(0.6, 1.0)).verdict == claims.NOT_REPRODUCED
-    assert nb_claims.check_t2(xiong(1.0, 0.65)).verdict == claims.REPRODUCED
-    assert nb_claims.check_t2(xiong(1.0, 0.65, post_sq=1.0)).verdict == claims.NOT_REPRODUCED
+    return StudyResult(
+        runs={
+            "Xavier, 12 layers, no norm": fake_run(xavier, 12),
+            "T-Fixup, 12 layers, no norm": fake_run(fixup, 12),
+        }
+    )
+
+
+def test_t5_tfixup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
+    from lnpaper import claims
+    from lnpaper.claims.transformer import check_t5
+
+    xavier_fails = [None] * 8 + [390.0, 12.0]
+    assert check_t5(tfixup(xavier_fails, around(1.85))).verdict == claims.REPRODUCED
+    # T-Fixup diverged once: its part fails, Xavier's holds
+    one_diverged = [None, *around(1.85)[1:]]
+    assert check_t5(tfixup(xavier_fails, one_diverged)).verdict == claims.PARTLY
+    # Xavier trains (0 of 10 fail) and T-Fixup stalls above the bigram level: both parts fail
+    assert check_t5(tfixup(around(1.9), around(2.6))).verdict == claims.NOT_REPRODUCED
+    # 5 of 10 Xavier runs fail, T-Fixup's losses straddle the bigram level: nothing decided
+    half = [None] * 5 + around(1.9)[:5]
+    assert check_t5(tfixup(half, around(2.34, 0.1))).verdict == claims.INCONCLUSIVE
+
+
+def norm_study(dyt, layernorm=None):
+    """notebook 06's rmsnorm_study, which T6 reads: the DyT and LayerNorm runs."""
+    from lnpaper.experiments.transformer import StudyResult
+
+    layernorm = around(1.96, 0.03, 5) if layernorm is None else layernorm
+    return StudyResult(runs={"LayerNorm": fake_run(layernorm), "DyT": fake_run(dyt)})
+
+
+def test_t6_dyt_check_is_non_inferiority_within_the_margin():
+    from lnpaper import claims
+    from lnpaper.claims.transformer import LM_MARGIN, check_t6
+
+    # better than LayerNorm, or equal within the noise: no worse by the margin
+    assert check_t6(norm_study(around(1.79, 0.01))).verdict == claims.REPRODUCED
+    layernorm = around(1.96, 0.03, 5)
+    same = [v + d for v, d in zip(layernorm, around(0.0, 0.005, 1), strict=True)]
+    assert check_t6(norm_study(same, layernorm)).verdict == claims.REPRODUCED
+    # worse by 0.2 nats, the whole interval beyond +LM_MARGIN
+    assert check_t6(norm_study(around(2.16, 0.01))).verdict == claims.NOT_REPRODUCED
+    # worse by about the margin: the interval straddles it
+    borderline = norm_study(around(1.96 + LM_MARGIN, 0.03, 2))
+    assert check_t6(borderline).verdict == claims.INCONCLUSIVE
+    # a diverged DyT run is no match
+    diverged = check_t6(norm_study([None, *around(1.79)[1:]]))
+    assert diverged.verdict == claims.NOT_REPRODUCED and "diverged" in diverged.ours
+
+
+def xiong(post_slope, pre_slope, spread=0.05, post_sq=1.5):
+    """grad_norm_vs_depth for both placements, ten seeds, with seed i's gradient norm growing like
+    L^(slope + spread * offset_i), so that depth_slopes returns exactly those per-seed slopes."""
+    from lnpaper.experiments.transformer import XiongResult
+
+    depths = [6, 8, 10, 12, 14]
+
+    def run(placement, slope, shift, layers, sq):
+        slopes = around(slope, spread, shift)
+        grads = [[(1 + 0.1 * i) * (d / 6) ** s for i, s in enumerate(slopes)] for d in depths]
+        means = [sum(g) / len(g) for g in grads]
+        return {
+            "placement": placement, "d_model": 128, "depths": depths, "seeds": list(range(SEEDS)),
+            "grad_norm": grads, "mean_grad_norm": means, "ratio_last_to_first": means[-1] / means[0],
+            "ratio_standard_error": 0.05, "layers": layers, "residual_sq_norm": sq,
+        }  # fmt: skip
+
+    return XiongResult(
+        post=run("post", post_slope, 0, [1, 2], [post_sq, post_sq]),
+        pre=run("pre", pre_slope, 3, [0, 1, 2], [1.0, 1.7, 2.5]),
+    )
+
+
+def test_depth_slopes_recover_each_seeds_power_law():
+    from lnpaper.claims.transformer import depth_slopes
+
+    result = xiong(0.1, -0.5)
+    assert depth_slopes(result.post) == pytest.approx(around(0.1, 0.05, 0))
+    assert depth_slopes(result.pre) == pytest.approx(around(-0.5, 0.05, 3))
+
+
+def test_t1_depth_check_reproduces_fails_and_can_be_partly_or_inconclusive():
+    from lnpaper import claims
+    from lnpaper.claims.transformer import T1_SLOPE_MARGIN, check_t1
+
+    assert check_t1(xiong(0.0, -0.5)).verdict == claims.REPRODUCED
+    # Post-LN falls like Pre-LN: outside the margin, only Pre-LN's part holds
+    assert check_t1(xiong(-0.5, -0.5)).verdict == claims.PARTLY
+    # Post-LN's slope near the margin, interval across it (as in the record): partly
+    near_edge = check_t1(xiong(T1_SLOPE_MARGIN - 0.1, -0.5, spread=0.3))
+    assert near_edge.verdict == claims.PARTLY and "inconclusive" in near_edge.ours
+    # Post-LN rises steeply, Pre-LN rises too: both parts fail
+    assert check_t1(xiong(0.6, 0.3)).verdict == claims.NOT_REPRODUCED
+    # both wide: neither part decided
+    assert check_t1(xiong(0.2, 0.0, spread=0.5)).verdict == claims.INCONCLUSIVE
+
+
+def test_t2_lemma2_check_can_fail():
+    from lnpaper import claims
+    from lnpaper.claims.transformer import check_t2
+
+    assert check_t2(xiong(0.0, -0.5)).verdict == claims.REPRODUCED
+    assert check_t2(xiong(0.0, -0.5, post_sq=1.0)).verdict == claims.NOT_REPRODUCED
 
 
 def test_the_t7_check_can_fail():

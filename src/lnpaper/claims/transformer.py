@@ -133,7 +133,7 @@ def check_t4(study) -> Finding:
     failed = failed_runs(cold, "unigram")
     low, high = stats.binomial_interval(failed, n)
     ours = (
-        f"6 layers, identity norms, lr {cold['lr']:g}: {failed} of {n} runs end above the unigram "
+        f"{cold['n_layers']} layers, identity norms, lr {cold['lr']:g}: {failed} of {n} runs end above the unigram "
         f"level {cold['levels']['unigram']:.3g} or diverge (rate 95% CI {low:.2f}-{high:.2f}); "
         f"held-out loss {stats.median_text(cold['final_loss'])} without warmup, "
         f"{stats.median_text(warm['final_loss'])} with it; Pre-LN "
