@@ -33,11 +33,14 @@
 # **Scaled down.** The paper's recurrent experiments ran on GPUs for days, on MSCOCO, BookCorpus,
 # MNIST and handwriting. Here the data are scikit-learn's 8 x 8 digits read as 8 rows of 8 pixels
 # (the paper's and Cooijmans et al.'s sequential MNIST reads 784 single pixels), the recurrent nets
-# have 64 units and train for 400 steps of batch 64 (21 epochs of 1197 images), with 3 seeds and 300
-# validation and 300 test images. What carries over is the direction of each claim, not its numbers.
-# The LN-GRU of Eq. 26-28 (the order-embedding model's cell) is in `lnpaper.models.recurrent` and its
-# tests, but only LSTMs are trained here. Runs in about a minute on one CPU core, nearly all of it
-# the 48 small training runs.
+# have 64 units and train for 400 steps of batch 64 (21 epochs of 1197 images), over 10 seeds, with
+# 300 validation and 300 test images. What carries over is the direction of each claim, not its
+# numbers. The LN-GRU of Eq. 26-28 (the order-embedding model's cell) is in `lnpaper.models.recurrent`
+# and its tests, but only LSTMs are trained here.
+#
+# **Run time.** The training results are read from the record in `results/`, so the notebook runs
+# in seconds. A live run (`LNPAPER_RECORD=off`) trains all 150 small networks again, which takes
+# about six and a half minutes on one CPU core.
 
 # %%
 # %matplotlib inline
@@ -46,9 +49,10 @@ import inspect
 import torch
 
 import lnpaper
-from lnpaper import claims, experiments, figures
+from lnpaper import claims, experiments, figures, stats
+from lnpaper.claims.layernorm_in_rnns import R4_MARGIN, check_r3, check_r4, check_r5
 from lnpaper.data import digits
-from lnpaper.experiments.layernorm_in_rnns import BASELINE_LR, LOWER_LR, mean_tanh_slope
+from lnpaper.experiments.layernorm_in_rnns import BASELINE_LR, LOWER_LR, mean_tanh_slope, run_name
 from lnpaper.models.recurrent import LayerNormLSTMCell, LayerNormTanhRNNCell, unroll
 from lnpaper.spread import mean_sd_text
 
@@ -90,12 +94,17 @@ def ln_rnn(x):
 four = x_rows[:4]
 with torch.no_grad():
     by_hand = ln_rnn(four)
-    print(f"by hand vs lnpaper.models.recurrent.LayerNormTanhRNNCell: "
-          f"{(by_hand - unroll(cell, four)[0][:, -1]).abs().max():.1e}")
+    vs_cell = (by_hand - unroll(cell, four)[0][:, -1]).abs().max().item()
     longer = ln_rnn(torch.cat([four] * 4, dim=1))  # 32 steps: the same code, nothing to extend
     alone = ln_rnn(four[:1])  # a batch of one: the same code, nothing to share
+vs_batch = (alone - by_hand[:1]).abs().max().item()
+# below 1e-12 it is float64 roundoff, which differs from CPU to CPU: print the bound it meets
+print(f"by hand vs lnpaper.models.recurrent.LayerNormTanhRNNCell: "
+      f"{'< 1e-12' if vs_cell < 1e-12 else f'{vs_cell:.1e}'}")
 print(f"32-step sequences: h_T of shape {tuple(longer.shape)}; example 0 alone vs in its batch: "
-      f"{(alone - by_hand[:1]).abs().max():.1e}")
+      f"{'< 1e-12' if vs_batch < 1e-12 else f'{vs_batch:.1e}'}")
+assert vs_cell < 1e-12, f"the LN RNN by hand and LayerNormTanhRNNCell differ by {vs_cell:.2e}"
+assert vs_batch < 1e-12, f"example 0 alone and in its batch differ by {vs_batch:.2e}"
 
 # %% [markdown]
 # Compare the recurrent BatchNorm of Cooijmans et al. (`lnpaper.RecurrentBatchNorm`, notebook 01):
@@ -154,11 +163,25 @@ for name, ln, bn in rows:
     print(f"{name:38s} {ln!s:>10s} {bn!s:>14s}")
 print(f"\nLN-LSTM on 32-step sequences: max |h| {anatomy.layernorm_longer:.3f}")
 print(f"BN-LSTM trained on them: {anatomy.batchnorm_longer_error}")
-assert max(anatomy.lstm_parity, anatomy.by_hand_difference, anatomy.stacked_mean) < 1e-12
-assert anatomy.per_gate_difference > 0.1 and anatomy.per_gate_mean > 0.1
-assert anatomy.layernorm_scale_change < 1e-8 and anatomy.lstm_scale_change > 0.1
-assert anatomy.layernorm_batch_change == anatomy.layernorm_mode_change == 0.0
-assert anatomy.layernorm_stored == 0 < anatomy.batchnorm_stored
+assert max(anatomy.lstm_parity, anatomy.by_hand_difference, anatomy.stacked_mean) < 1e-12, (
+    f"LSTMCell vs torch {anatomy.lstm_parity:.2e}, LN-LSTM vs Eq. 20-22 "
+    f"{anatomy.by_hand_difference:.2e}, mean over 4H {anatomy.stacked_mean:.2e}"
+)
+assert anatomy.per_gate_difference > 0.1 and anatomy.per_gate_mean > 0.1, (
+    f"per-gate statistics move h_t by only {anatomy.per_gate_difference:.3g}, "
+    f"one gate's mean {anatomy.per_gate_mean:.3g}"
+)
+assert anatomy.layernorm_scale_change < 1e-8 and anatomy.lstm_scale_change > 0.1, (
+    f"W x {anatomy.scale:g}: LN-LSTM moves {anatomy.layernorm_scale_change:.2e}, "
+    f"LSTM {anatomy.lstm_scale_change:.3g}"
+)
+assert anatomy.layernorm_batch_change == anatomy.layernorm_mode_change == 0.0, (
+    f"LN-LSTM: batch-mates move h_t by {anatomy.layernorm_batch_change:.2e}, "
+    f"the mode by {anatomy.layernorm_mode_change:.2e}"
+)
+assert anatomy.layernorm_stored == 0 < anatomy.batchnorm_stored, (
+    f"stored: LN-LSTM {anatomy.layernorm_stored}, BN-LSTM {anatomy.batchnorm_stored}"
+)
 
 # %% [markdown]
 # With $H = 16$ units and $T_{max} = 8$ the BN-LSTM stores 2304 numbers (a mean and a variance for
@@ -196,10 +219,20 @@ for net in dynamics.summed_rms:
 print(f"LN RNN: RMS of h_t within {r2['ln_hidden_range'][0]:.3f}-{r2['ln_hidden_range'][1]:.3f} at "
       f"every scale and free step; RMS of a_t / scale {r2['ln_summed_per_scale'][0]:.4f}-"
       f"{r2['ln_summed_per_scale'][1]:.4f}; trajectories equal to 1e-3 until step {r2['same_until']}")
-assert r2["plain_summed_last"]["0.5"] < 1e-6 and r2["plain_summed_last"]["4.0"] > 1.0
-assert r2["ln_hidden_range"][1] < 1.05 * r2["ln_hidden_range"][0]
-assert r2["ln_summed_per_scale"][1] < 1.01 * r2["ln_summed_per_scale"][0]
-assert all(1.0 < growth < 1.1 for growth in r2["growth"]["LN tanh RNN"].values())
+plain_last = r2["plain_summed_last"]
+assert plain_last["0.5"] < 1e-6 and plain_last["4.0"] > 1.0, (
+    f"tanh RNN: RMS of a_300 {plain_last['0.5']:.2e} at scale 0.5, {plain_last['4.0']:.3g} at 4"
+)
+assert r2["ln_hidden_range"][1] < 1.05 * r2["ln_hidden_range"][0], (
+    f"LN RNN: RMS of h_t {r2['ln_hidden_range'][0]:.3f}-{r2['ln_hidden_range'][1]:.3f}"
+)
+assert r2["ln_summed_per_scale"][1] < 1.01 * r2["ln_summed_per_scale"][0], (
+    f"LN RNN: RMS of a_t / scale {r2['ln_summed_per_scale'][0]:.4f}-{r2['ln_summed_per_scale'][1]:.4f}"
+)
+assert all(1.0 < growth < 1.1 for growth in r2["growth"]["LN tanh RNN"].values()), (
+    "LN RNN: growth per step "
+    + ", ".join(f"{growth:.3f}" for growth in r2["growth"]["LN tanh RNN"].values())
+)
 figures.rnn_dynamics(dynamics)
 
 # %% [markdown]
@@ -229,17 +262,25 @@ figures.rnn_dynamics(dynamics)
 # Here, sequential digits: each 8 x 8 image is read row by row ($T = 8$ steps of 8 pixels) by a
 # 64-unit LSTM, LN-LSTM or BN-LSTM (Cooijmans et al.: per-step statistics, gains 0.1), and a linear
 # readout of $h_T$ names the digit. All three start from the same $W_x$ and $W_h$ for a given seed,
-# see the same minibatches (batch 64) and use Adam for 400 steps. The learning rate is the plain
-# LSTM's best: of 3e-3, 1e-2 and 2e-2, it reaches its lowest validation loss at 1e-2 and 2e-2 (a
-# tie), and 1e-2 also gives its best test accuracy. At the lower rate 3e-3 the LSTM and LN-LSTM run
-# again, to see how the comparison depends on the rate. Validation NLL every 20 steps, in eval mode;
-# test accuracy and NLL after the last step.
+# see the same minibatches (batch 64) and use Adam for 400 steps, over 10 seeds. The learning rate
+# is the plain LSTM's best of 3e-3, 1e-2 and 2e-2: 1e-2 gives it the lowest validation NLL (the best
+# of each run) and the best test accuracy on average (2e-2 close behind on both, 3e-3 far behind).
+# At the lower rate 3e-3 the LSTM and LN-LSTM run again, to see how the comparison depends on the
+# rate. Validation NLL every 20 steps, in eval mode; test accuracy and NLL after the last step.
+#
+# Every comparison is paired by seed (the same seed gives both models the same initial weights and
+# minibatches): we report the mean of the per-seed differences with its 95% Student-t interval over
+# the 10 seeds. "Faster" (R3) is the validation NLL over the first quarter of training (steps
+# 20-100): the LN-LSTM's must be lower, with the whole interval below 0, at both rates. "No worse
+# at the end" (R4) has a margin fixed in the claim record (`R4_MARGIN`): the LN-LSTM's test accuracy
+# may be at most 1 percentage point below the LSTM's, so the interval's lower end must stay above
+# -1 pp.
 
 # %%
 study = experiments.recurrent_training()
 summaries = {lr: experiments.layernorm_in_rnns.training_summary(study, lr) for lr in (BASELINE_LR, LOWER_LR)}
-print(f"{'model, Adam lr':18s} {'reaches LSTM best':>18s} {'per seed':>18s} {'NLL, steps 20-100':>18s} "
-      f"{'best val NLL':>16s} {'test accuracy':>15s} {'test NLL':>16s}")
+print(f"{'model, Adam lr':18s} {'reaches LSTM best':>18s} {'seeds that reach it':>22s} "
+      f"{'NLL, steps 20-100':>18s} {'best val NLL':>16s} {'test accuracy':>15s} {'test NLL':>16s}")
 for name, run in study.runs.items():
     model, lr = name.split(",")[0], run["lr"]
     best = mean_sd_text([min(curve) for curve in run["val_loss"]])
@@ -248,50 +289,85 @@ for name, run in study.runs.items():
     if lr in summaries:
         row = summaries[lr][model]
         reach = "never" if row["reach"] is None else f"step {row['reach']}"
-        per_seed = ", ".join("-" if r is None else str(r) for r in row["reach_per_seed"])
+        reached = [r for r in row["reach_per_seed"] if r is not None]
+        per_seed = f"{len(reached)} of {len(row['reach_per_seed'])}"
+        if reached:
+            per_seed += f", steps {min(reached)}-{max(reached)}"
         early = f"{sum(row['early']) / len(row['early']):.3f}"
     else:
         reach = per_seed = early = ""
-    print(f"{name:18s} {reach:>18s} {per_seed:>18s} {early:>18s} {best:>16s} {accuracy + '%':>15s} "
+    print(f"{name:18s} {reach:>18s} {per_seed:>22s} {early:>18s} {best:>16s} {accuracy + '%':>15s} "
           f"{test_nll:>16s}")
+
+print("\nR3, faster: validation NLL over steps 20-100, LN-LSTM - LSTM, paired by seed")
 for lr, s in summaries.items():
-    print(f"lr {lr:g}: the LSTM's best validation NLL (mean curve) is {s['level']:.4f}")
-    # R3: faster at the start, in every seed, at both rates
-    assert all(a < b for a, b in zip(s["LN-LSTM"]["early"], s["LSTM"]["early"], strict=True))
-low, high = summaries[LOWER_LR], summaries[BASELINE_LR]
-assert low["LN-LSTM"]["reach"] < 0.5 * low["LSTM"]["reach"]  # ... and far sooner at 3e-3
-assert None not in low["LN-LSTM"]["reach_per_seed"]
-# R4: at the LSTM's own rate, the final test accuracy and NLL tie within the seeds' spread
-for key in ("test_accuracy", "test_loss"):
-    (ln_mean, ln_sd), (lstm_mean, lstm_sd) = high["LN-LSTM"][key], high["LSTM"][key]
-    assert abs(ln_mean - lstm_mean) <= ln_sd + lstm_sd
+    early = stats.paired_difference(s["LN-LSTM"]["early"], s["LSTM"]["early"])
+    lower = sum(a < b for a, b in zip(s["LN-LSTM"]["early"], s["LSTM"]["early"], strict=True))
+    print(f"   lr {lr:g}: {early.text()}, lower in {lower} of {early.n} seeds; the LSTM's best "
+          f"(mean curve) {s['level']:.4f}")
+    assert stats.better(early, "lower") == stats.HOLDS, f"R3 at lr {lr:g}: {early.text()}"
+low = summaries[LOWER_LR]
+assert low["LN-LSTM"]["reach"] < 0.5 * low["LSTM"]["reach"], (  # ... and far sooner at 3e-3
+    f"lr {LOWER_LR:g}: LN-LSTM reaches the LSTM's best at step {low['LN-LSTM']['reach']}, "
+    f"the LSTM at {low['LSTM']['reach']}"
+)
+assert None not in low["LN-LSTM"]["reach_per_seed"], (
+    f"lr {LOWER_LR:g}: LN-LSTM per seed {low['LN-LSTM']['reach_per_seed']}"
+)
+
+print("\nAfter the last step, minus the LSTM at the same rate, paired by seed")
+for model, lr in (("LN-LSTM", BASELINE_LR), ("BN-LSTM", BASELINE_LR), ("LN-LSTM", LOWER_LR)):
+    run, lstm = study.runs[run_name(model, lr)], study.runs[run_name("LSTM", lr)]
+    accuracy = stats.paired_difference([100 * a for a in run["test_accuracy"]],
+                                       [100 * a for a in lstm["test_accuracy"]])
+    test_nll = stats.paired_difference(run["test_loss"], lstm["test_loss"])
+    print(f"   {model}, lr {lr:g}: test accuracy (pp) {accuracy.text(1)}; test NLL {test_nll.text()}")
+r4 = check_r4(study)  # R4: no worse by more than R4_MARGIN in test accuracy, at the LSTM's rate
+print(f"R4, no worse than {100 * R4_MARGIN:g} pp in test accuracy at lr {BASELINE_LR:g}: {r4.verdict}")
+assert r4.verdict == claims.INCONCLUSIVE, r4.ours
 figures.recurrent_training(study)
 
 # %% [markdown]
 # Both learning rates show the speed-up where it is largest, at the start: over the first 100 steps
-# the LN-LSTM's validation loss is about half the LSTM's, in every seed. What happens next depends
-# on the learning rate:
+# the LN-LSTM's validation NLL is about half the LSTM's (0.352 against 0.666 at 1e-2, 0.538 against
+# 1.144 at 3e-3), lower in all 10 seeds, and both intervals lie well below 0 (-0.314 [-0.371,
+# -0.257] and -0.606 [-0.655, -0.558]). What happens next depends on the learning rate:
 #
-# - at **3e-3**, too low for the plain LSTM to finish in 400 steps, the LN-LSTM reaches the LSTM's
-#   final loss by step 140 (35% of the steps; 120-140 in each seed) and ends well below it;
+# - at **3e-3**, too low for the plain LSTM to finish in 400 steps, the LN-LSTM's mean curve reaches
+#   the LSTM's final loss by step 140 (35% of the steps; 120-200 in each seed) and ends well below
+#   it: best validation NLL 0.058 against 0.131, test accuracy +1.9 [+1.4, +2.5] points;
 # - at **1e-2**, the LSTM's own best rate, the LSTM catches up around step 200 and ends at least as
-#   well: at the last evaluation its mean curve is slightly below the LN-LSTM's (0.058 vs 0.065),
-#   and only one seed of the LN-LSTM ever reaches its LSTM's best. Final test accuracy: 98.8% vs
-#   97.4%, a difference inside the seeds' spread (one seed of the LN-LSTM ends at 96.0%).
+#   well: its best validation NLL is 0.051 against the LN-LSTM's 0.060, the LN-LSTM's mean curve
+#   never gets down to the LSTM's best, and only 2 of the 10 seeds of the LN-LSTM ever reach their
+#   LSTM's best.
 #
-# So we see what the paper claims, speed and not final quality, with a caveat it does not state: the
-# speed-up is largest when the baseline's learning rate is too low, and at the baseline's best rate
-# it is a head start rather than a shortcut to the end. R3 is `partly` (the "steps to the baseline's
-# best" fails at 1e-2), R4 `reproduced` (the final test numbers tie).
+# So the speed-up is real, but it is largest when the baseline's learning rate is too low; at the
+# baseline's best rate it is a head start rather than a shortcut to the end. R3 is `reproduced`: its
+# test is the early validation NLL, which is lower at both rates, together with the gains' initial
+# value below. The steps to the baseline's best are shown, not tested. (An earlier version of this
+# notebook also required them, and marked R3 `partly` because the LN-LSTM never gets there at 1e-2.)
+#
+# The final quality at 1e-2 is where the verdict changed. The LN-LSTM's test accuracy is 97.2%
+# against the LSTM's 98.2%, a paired difference of -1.0 [-2.1, +0.1] points. The interval includes
+# 0, so the LN-LSTM is not shown to be worse, but it also reaches past the declared margin of -1
+# point, so it is not shown to be no worse either: with 10 seeds, R4 is `inconclusive`. An earlier
+# version of this notebook, with 3 seeds and a rule that called two means tied when they lay within
+# the sum of their standard deviations, marked R4 `reproduced`; with more seeds and the paired test
+# that tie does not hold up. The test NLL leans the same way, and more clearly: the LN-LSTM's is
+# higher, +0.051 [+0.019, +0.082], an interval that excludes 0. R4 is decided on accuracy, as
+# declared, so the NLL is reported here but does not set the verdict. At 3e-3 the LN-LSTM ends
+# ahead on both. The paper's "speed, not final quality" holds here only in its first half: at the
+# LSTM's own rate, this run cannot rule out that the LN-LSTM ends slightly worse.
 #
 # The BN-LSTM is a surprise in the other direction: after a slow start (gains of 0.1, below) it has
-# the lowest validation loss from about step 100 on and reaches the LSTM's best by step 180, yet its
-# test accuracy after the last step, 97.6%, is no better than the others'. With 300 validation and
-# 300 test images, one image is 0.33 points of accuracy, and one confidently wrong image adds about
-# 0.03 to an NLL: differences below a point or two are noise at this scale. Cooijmans et al. report
-# 99.0% for the BN-LSTM against 98.9% for the LSTM on sequential MNIST and 95.4% against 90.2% on
-# permuted MNIST; the row-by-row digits see no such gap, and the permuted task is not run here
-# (claim M4 stays `partly`).
+# the lowest validation loss from about step 60 on and its mean curve reaches the LSTM's best by
+# step 160, yet its test accuracy after the last step, 97.8%, is not above the LSTM's (-0.4 [-1.0,
+# +0.2] points). With 300 validation and 300 test images, one image is 0.33 points of accuracy, and
+# one confidently wrong image adds about 0.03 to an NLL, so even with 10 seeds the intervals on
+# final accuracy are a point or two wide at this scale. Cooijmans et al. report 99.0% for the
+# BN-LSTM against 98.9% for the LSTM on sequential MNIST and 95.4% against 90.2% on permuted MNIST;
+# the row-by-row digits see no such gap, and the permuted task is not run here (claim M4 stays
+# `partly`).
 #
 # ## Gains: start at 1.0 or at 0.1?
 #
@@ -304,7 +380,8 @@ figures.recurrent_training(study)
 # %%
 for s in (0.1, 1.0):
     print(f"E[1 - tanh^2(s z)] at s = {s:g}: {mean_tanh_slope(s):.3f}")
-assert (round(mean_tanh_slope(0.1), 3), round(mean_tanh_slope(1.0), 3)) == (0.990, 0.606)
+slopes = (round(mean_tanh_slope(0.1), 3), round(mean_tanh_slope(1.0), 3))
+assert slopes == (0.990, 0.606), f"tanh slopes at s = 0.1 and 1: {slopes}, not (0.990, 0.606)"
 
 # %% [markdown]
 # At gain 0.1 the gates sit in their linear range and pass 99% of the gradient; at gain 1.0 only
@@ -321,20 +398,28 @@ for name, per_seed in by_gain.items():
     curve = [sum(c) / len(c) for c in zip(*gains.runs[name]["val_loss"], strict=True)]
     print(f"{name:18s} mean val NLL over 200 steps {mean_sd_text(per_seed):>16s}   "
           f"at steps 20, 40, 60: " + ", ".join(f"{v:.3f}" for v in curve[1:4]))
-pairs = {model: list(zip(by_gain[f"{model}, gain 1.0"], by_gain[f"{model}, gain 0.1"], strict=True))
-         for model in ("LN-LSTM", "BN-LSTM")}
-assert all(one < tenth for one, tenth in pairs["LN-LSTM"])  # Ba et al.: 1.0 better, every seed
-assert all(one < tenth for one, tenth in pairs["BN-LSTM"])  # here 1.0 is better for BN too
+print("gain 1.0 - gain 0.1, mean val NLL over 200 steps, paired by seed")
+for model in ("LN-LSTM", "BN-LSTM"):  # Ba et al.: 1.0 better for LN; here for BN too
+    one, tenth = by_gain[f"{model}, gain 1.0"], by_gain[f"{model}, gain 0.1"]
+    gain = stats.paired_difference(one, tenth)
+    lower = sum(a < b for a, b in zip(one, tenth, strict=True))
+    print(f"   {model}: {gain.text()}, lower in {lower} of {gain.n} seeds")
+    assert stats.better(gain, "lower") == stats.HOLDS, f"{model}, gain 1.0 - 0.1: {gain.text()}"
+r3 = check_r3(study, gains)  # R3 whole: early NLL at both rates, and the LN gain
+print(f"R3, faster at both rates and gain 1.0 ahead of 0.1: {r3.verdict}")
+assert r3.verdict == claims.REPRODUCED, r3.ours
 figures.gain_init(gains)
 
 # %% [markdown]
-# For the LN-LSTM, gain 1.0 learns faster in every seed, as Ba et al. found. For the BN-LSTM the
-# recommended 0.1 is also the slower start here: its validation loss barely moves for the first 20
-# steps, while the gains grow (Adam moves each by about 0.01 per step) until the gates carry a
-# signal; with gain 1.0 it learns from the first step. By step 60 the two have met. Cooijmans et al.
-# chose 0.1 for sequences of hundreds of steps, where the gradient passing through 784 steps of
-# gates matters far more than through 8; at $T = 8$ the slope of 0.606 costs little, and this run
-# cannot say whether 0.1 pays off on long sequences.
+# For the LN-LSTM, gain 1.0 learns faster, as Ba et al. found: gain 1.0 minus 0.1 in mean validation
+# NLL over the 200 steps is -0.121 [-0.131, -0.111], lower in all 10 seeds. For the BN-LSTM the
+# recommended 0.1 is also the slower start here (1.0 minus 0.1: -0.114 [-0.140, -0.087], again in
+# all 10 seeds): its validation loss barely moves for the first 20 steps, while the gains grow
+# (Adam moves each by about 0.01 per step) until the gates carry a signal; with gain 1.0 it learns
+# from the first step. By step 60 the two have met. Cooijmans et al. chose 0.1 for sequences of
+# hundreds of steps, where the gradient passing through 784 steps of gates matters far more than
+# through 8; at $T = 8$ the slope of 0.606 costs little, and this run cannot say whether 0.1 pays off
+# on long sequences.
 #
 # ## Longer than training
 #
@@ -342,8 +427,8 @@ figures.gain_init(gains)
 # come from each step alone, so nothing needs extending; the BN-LSTM reuses the statistics of its
 # last trained step (the $T_{max}$ rule of notebook 01). The task is notebook 01's digit stream:
 # every step shows a random digit image (64 pixels) and the net must name the digit shown two steps
-# earlier. Both nets (64 units) train for 200 steps on streams of 8 steps and are tested on 1024
-# streams of 16.
+# earlier. Both nets (64 units) train for 200 steps on streams of 8 steps, over 5 seeds, and are
+# tested on 1024 streams of 16.
 
 # %%
 longer = experiments.longer_sequences()
@@ -353,7 +438,9 @@ for model, parts in lengths.items():
     (inside, inside_sd), (beyond, beyond_sd) = parts["inside"], parts["beyond"]
     print(f"{model:10s} {100 * inside:13.1f} +- {100 * inside_sd:.1f} {100 * beyond:13.1f} +- "
           f"{100 * beyond_sd:.1f}%")
-    assert beyond >= inside - 0.02  # no loss beyond the training length, within 2 points
+    assert beyond >= inside - 0.02, (  # no loss beyond the training length, within 2 points
+        f"{model}: {100 * inside:.1f}% inside the training length, {100 * beyond:.1f}% beyond"
+    )
 figures.longer_sequences(longer)
 
 # %% [markdown]
@@ -362,7 +449,8 @@ figures.longer_sequences(longer)
 # statistics to settle, so step 7's statistics fit every later step. The rule would fail where
 # either assumption fails (a transient longer than the training sequences, or inputs whose
 # distribution drifts along the sequence); the LN-LSTM makes no such assumption. That the BN-LSTM is
-# a point more accurate throughout is the same small edge it had above, not a property of length.
+# a point or two more accurate throughout (97.3% and 97.2% against 96.0% and 95.5%) is an edge on
+# this task, not a property of length.
 #
 # ## Coda: where BatchNorm wins (R5)
 #
@@ -375,10 +463,11 @@ figures.longer_sequences(longer)
 # Here a small CNN (two 3 x 3 conv layers of 8 and 16 channels, ReLU, 2 x 2 max-pool, linear
 # readout; `lnpaper.models.cnn.SmallCNN`) trains for 200 steps with no norm, with BatchNorm (per
 # channel, over the batch and the positions) and with LayerNorm (per image, over every unit of the
-# layer, $C \times$ height $\times$ width), 3 seeds each. The 8 x 8 digits fill their box, unlike
+# layer, $C \times$ height $\times$ width), 10 seeds each. The 8 x 8 digits fill their box, unlike
 # MNIST's, whose 20 x 20 digits sit in a blank 28 x 28 frame; so the runs are repeated with each
 # digit framed by 2 blank pixels (12 x 12, MNIST's proportion), which puts the rarely-on border
-# units back.
+# units back. The claim has two parts, each tested in test NLL, paired by seed, at each image size:
+# LN below no norm, and BN below LN (the whole 95% interval of the difference below 0).
 
 # %%
 cnn = experiments.cnn_coda()
@@ -391,21 +480,33 @@ for margin, by_norm in experiments.layernorm_in_rnns.cnn_summary(cnn).items():
         (nll, nll_sd), (accuracy, accuracy_sd) = cells["test_loss"], cells["test_accuracy"]
         print(f"   {norm:10s} test NLL {nll:.4f} +- {nll_sd:.4f}   test accuracy "
               f"{100 * accuracy:.1f} +- {100 * accuracy_sd:.1f}%")
-    ln, none = by_norm["layernorm"]["test_loss"], by_norm["none"]["test_loss"]
-    assert ln[0] + ln[1] < none[0] - none[1]  # LN beats no norm by more than both spreads
-assert cnn.border_active["2"][1] < 0.75 * cnn.interior_active["2"][1]  # the frame: rarely on
+    loss = cnn.test_loss[key]
+    ln_none = stats.paired_difference(loss["layernorm"], loss["none"])
+    bn_ln = stats.paired_difference(loss["batchnorm"], loss["layernorm"])
+    print(f"   test NLL, LN - none {ln_none.text()}; LN lower: {stats.better(ln_none, 'lower')}")
+    print(f"   test NLL, BN - LN   {bn_ln.text()}; BN lower: {stats.better(bn_ln, 'lower')}")
+    assert stats.better(ln_none, "lower") == stats.HOLDS, f"{key} px margin: LN - none {ln_none.text()}"
+    assert stats.better(bn_ln, "lower") == stats.INCONCLUSIVE, f"{key} px margin: BN - LN {bn_ln.text()}"
+border, inside = cnn.border_active["2"][1], cnn.interior_active["2"][1]
+assert border < 0.75 * inside, f"12x12, conv 2: units on {border:.2f} at the border, {inside:.2f} inside"
+r5 = check_r5(cnn)
+print(f"R5, LN below no norm and BN below LN at both sizes: {r5.verdict}")
+assert r5.verdict == claims.PARTLY, r5.ours
 figures.cnn_coda(cnn)
 
 # %% [markdown]
-# The first half of the claim reproduces: both normalizers halve the test NLL of the plain CNN and
-# train faster from the first steps. The second half does not, at this scale: BatchNorm and
-# LayerNorm end within each other's spread, with LayerNorm, if anything, ahead, on the bare digits
-# and in the blank frame alike. The frame does recreate the paper's premise (in the second conv
-# layer, border units are on 38% of the time against 57% inside), so the premise alone does not make
-# LayerNorm lose here. Two 3 x 3 layers over a 12 x 12 image are a long way from the paper's
-# unspecified network, so R5 is `partly`: LN beats no norm, BN does not beat LN. The paper's own
-# conclusion was that more research was needed; later practice settled it by using BatchNorm (or
-# per-channel GroupNorm) for CNNs and LayerNorm for sequence models.
+# The first half of the claim reproduces: both normalizers cut the test NLL of the plain CNN to about
+# a third (LN minus none: -0.069 [-0.092, -0.047] on the bare digits, -0.084 [-0.112, -0.056] in the
+# blank frame) and train faster from the first steps. The second half does not show at this scale:
+# BN minus LN is +0.002 [-0.001, +0.004] on the bare digits and +0.000 [-0.006, +0.007] in the frame,
+# intervals that straddle 0, so the 10 seeds cannot tell the two apart, and if anything LayerNorm
+# is a hair ahead on the bare digits. The frame does recreate the paper's premise (in the second
+# conv layer, border units are on 37% of the time against 56% inside), so the premise alone does not
+# make LayerNorm lose here. Two 3 x 3 layers over a 12 x 12 image are a long way from the paper's
+# unspecified network, so R5 is `partly`: LN beats no norm at both sizes, BN beating LN is
+# `inconclusive` at both. The paper's own conclusion was that more research was needed; later
+# practice settled it by using BatchNorm (or per-channel GroupNorm) for CNNs and LayerNorm for
+# sequence models.
 #
 # ## Claims checked here
 

@@ -127,6 +127,20 @@ def test_every_cell_starts_from_the_same_weights_for_one_seed():
         assert torch.equal(cell.weight_hh, cells[0].weight_hh)
 
 
+SEEDS = 10  # enough for the paired t intervals to decide
+
+
+def noise(seed: int, scale: float) -> list[float]:
+    """SEEDS fixed draws of N(0, scale^2): the seed-to-seed spread of a synthetic arm."""
+    draws = torch.randn(SEEDS, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return (scale * draws).tolist()
+
+
+def noisy(curve, seed: int, scale: float = 0.05) -> list[list[float]]:
+    """SEEDS validation curves: `curve` shifted per seed by noise of sd `scale`."""
+    return [[value + shift for value in curve] for shift in noise(seed, scale)]
+
+
 def run(lr, curves, test_accuracy, test_loss):
     steps = [20 * k for k in range(len(curves[0]))]
     return {
@@ -138,65 +152,89 @@ def run(lr, curves, test_accuracy, test_loss):
     }
 
 
-SLOW = [[2.3, 1.0, 0.6, 0.4, 0.3, 0.2, 0.15, 0.12, 0.1]] * 3
-FAST = [[2.3, 0.5, 0.3, 0.2, 0.15, 0.12, 0.1, 0.09, 0.09]] * 3
-FAST_BUT_STALLS = [[2.3, 0.5, 0.3, 0.2, 0.15, 0.13, 0.12, 0.11, 0.11]] * 3
+SLOW = [2.3, 1.0, 0.6, 0.4, 0.3, 0.2, 0.15, 0.12, 0.1]
+FAST = [2.3, 0.5, 0.3, 0.2, 0.15, 0.12, 0.1, 0.09, 0.09]
+FAST_BUT_STALLS = [2.3, 0.5, 0.3, 0.2, 0.15, 0.13, 0.12, 0.11, 0.11]
 GOOD = ([0.98, 0.985, 0.99], [0.05, 0.06, 0.055])
 
 
-def study(ln_at_baseline, ln_test=GOOD):
+def study(ln, lstm=None, ln_test=GOOD, lstm_test=GOOD):
+    """LSTM and LN-LSTM at both rates and a BN-LSTM at the baseline's, with the given curves
+    (one per seed) and test (accuracy, NLL) per seed."""
+    lstm = [SLOW] * len(ln) if lstm is None else lstm
     runs = {}
     for lr in (BASELINE_LR, LOWER_LR):
-        runs[run_name("LSTM", lr)] = run(lr, SLOW, *GOOD)
-        runs[run_name("LN-LSTM", lr)] = run(lr, FAST, *ln_test)
-    runs[run_name("LN-LSTM", BASELINE_LR)] = run(BASELINE_LR, ln_at_baseline, *ln_test)
-    runs[run_name("BN-LSTM", BASELINE_LR)] = run(BASELINE_LR, SLOW, *GOOD)
+        runs[run_name("LSTM", lr)] = run(lr, lstm, *lstm_test)
+        runs[run_name("LN-LSTM", lr)] = run(lr, ln, *ln_test)
+    runs[run_name("BN-LSTM", BASELINE_LR)] = run(BASELINE_LR, lstm, *lstm_test)
     return RecurrentStudyResult(runs=runs)
 
 
-def gains(gain_one_better: bool):
-    better, worse = [[2.3, 0.5, 0.3]] * 3, [[2.3, 1.0, 0.6]] * 3
-    one, tenth = (better, worse) if gain_one_better else (worse, better)
+def gains(one, tenth):
+    steps = [20 * k for k in range(len(one[0]))]
     return RecurrentStudyResult(
         runs={
-            "LN-LSTM, gain 1.0": {"eval_steps": [0, 20, 40], "val_loss": one},
-            "LN-LSTM, gain 0.1": {"eval_steps": [0, 20, 40], "val_loss": tenth},
+            "LN-LSTM, gain 1.0": {"eval_steps": steps, "val_loss": one},
+            "LN-LSTM, gain 0.1": {"eval_steps": steps, "val_loss": tenth},
         }
     )
 
 
 def test_training_summary_finds_the_step_where_the_baseline_best_is_reached():
-    summary = nb_claims.training_summary(study(FAST), BASELINE_LR)
+    summary = nb_claims.training_summary(study([FAST] * 3), BASELINE_LR)
     assert summary["level"] == pytest.approx(0.1)
     assert summary["LSTM"]["reach"] == 160 and summary["LN-LSTM"]["reach"] == 120
     assert summary["LN-LSTM"]["reach_per_seed"] == [120, 120, 120]
-    stalled = nb_claims.training_summary(study(FAST_BUT_STALLS), BASELINE_LR)
+    assert summary["LN-LSTM"]["early"] == [pytest.approx(0.4)] * 3  # steps 20 and 40 of 160
+    stalled = nb_claims.training_summary(study([FAST_BUT_STALLS] * 3), BASELINE_LR)
     assert stalled["LN-LSTM"]["reach"] is None
 
 
-@pytest.mark.parametrize(
-    "ln_curves, gain_one_better, verdict",
-    [
-        (FAST, True, claims.REPRODUCED),
-        (FAST, False, claims.PARTLY),  # the gain finding fails
-        (FAST_BUT_STALLS, True, claims.PARTLY),  # faster at first, never at the baseline's best
-        (SLOW, True, claims.NOT_REPRODUCED),  # no faster at the baseline's rate
-    ],
-)
-def test_r3_check(ln_curves, gain_one_better, verdict):
-    assert nb_claims.check_r3(study(ln_curves), gains(gain_one_better)).verdict == verdict
+GAIN_AHEAD = (noisy([2.3, 0.5, 0.3], 11), noisy([2.3, 1.0, 0.6], 12))  # gain 1.0 lower
+GAIN_BEHIND = GAIN_AHEAD[::-1]
+GAIN_TIED = (noisy([2.3, 0.5, 0.3], 11), noisy([2.3, 0.5, 0.3], 12))
 
 
 @pytest.mark.parametrize(
-    "ln_curves, ln_test, verdict",
+    "ln, lstm, by_gain, verdict",
     [
-        (FAST, GOOD, claims.REPRODUCED),  # faster, same final quality
-        (FAST, ([0.99, 0.995, 0.998], [0.02, 0.021, 0.022]), claims.PARTLY),  # better too
-        (SLOW, ([0.90, 0.91, 0.905], [0.3, 0.31, 0.32]), claims.NOT_REPRODUCED),
+        (noisy(FAST, 1), noisy(SLOW, 2), GAIN_AHEAD, claims.REPRODUCED),
+        (noisy(FAST, 1), noisy(SLOW, 2), GAIN_BEHIND, claims.PARTLY),  # the gain part fails
+        # faster early, though it never reaches the baseline's best: speed is the early NLL
+        (noisy(FAST_BUT_STALLS, 1), noisy(SLOW, 2), GAIN_AHEAD, claims.REPRODUCED),
+        (noisy(SLOW, 1), noisy(FAST, 2), GAIN_BEHIND, claims.NOT_REPRODUCED),  # slower, everywhere
+        (noisy(SLOW, 1), noisy(SLOW, 2), GAIN_TIED, claims.INCONCLUSIVE),  # the seeds cannot tell
     ],
 )
-def test_r4_check(ln_curves, ln_test, verdict):
-    assert nb_claims.check_r4(study(ln_curves, ln_test)).verdict == verdict
+def test_r3_check(ln, lstm, by_gain, verdict):
+    finding = nb_claims.check_r3(study(ln, lstm), gains(*by_gain))
+    assert finding.verdict == verdict, finding.ours
+    assert len(finding.quantities) == 3  # early NLL at both rates, and the gain
+
+
+def accuracy_arm(mean: float, seed: int) -> tuple[list[float], list[float]]:
+    """SEEDS test accuracies around `mean` (sd 0.5 points) and NLLs."""
+    return [mean + d for d in noise(seed, 0.005)], [0.05 + d for d in noise(seed + 100, 0.005)]
+
+
+LSTM_TEST = accuracy_arm(0.98, 1)
+
+
+@pytest.mark.parametrize(
+    "ln_test, verdict",
+    [
+        (accuracy_arm(0.98, 2), claims.REPRODUCED),  # the same final quality
+        (accuracy_arm(0.99, 2), claims.REPRODUCED),  # better: no worse either
+        (accuracy_arm(0.97, 2), claims.INCONCLUSIVE),  # a point lower: the interval spans -1 pp
+        (accuracy_arm(0.95, 2), claims.NOT_REPRODUCED),  # three points lower
+    ],
+)
+def test_r4_check(ln_test, verdict):
+    finding = nb_claims.check_r4(
+        study(noisy(FAST, 1), noisy(SLOW, 2), ln_test=ln_test, lstm_test=LSTM_TEST)
+    )
+    assert finding.verdict == verdict, finding.ours
+    assert f"n = {SEEDS}" in finding.ours
 
 
 # ---- longer than training ------------------------------------------------------------------------
@@ -271,21 +309,27 @@ def test_cnn_coda_runs_every_margin_and_norm():
 
 
 def cnn_with(test_loss: dict):
+    """A cnn_coda result whose test NLLs are `test_loss[norm]` plus per-seed noise (sd 0.003)."""
     result = cnn_coda(steps=2, seeds=(0,), eval_every=2, margins=(0,))
-    per_norm = {norm: [v + 0.001 * k for k in range(3)] for norm, v in test_loss.items()}
-    return dataclasses.replace(result, seeds=[0, 1, 2], test_loss={"0": per_norm})
+    per_norm = {
+        norm: [v + d for d in noise(seed, 0.003)]
+        for seed, (norm, v) in enumerate(test_loss.items())
+    }
+    return dataclasses.replace(result, seeds=list(range(SEEDS)), test_loss={"0": per_norm})
 
 
 @pytest.mark.parametrize(
     "losses, verdict",
     [
         ({"none": 0.10, "batchnorm": 0.03, "layernorm": 0.05}, claims.REPRODUCED),
-        ({"none": 0.10, "batchnorm": 0.04, "layernorm": 0.04}, claims.PARTLY),
-        ({"none": 0.04, "batchnorm": 0.03, "layernorm": 0.05}, claims.NOT_REPRODUCED),
+        ({"none": 0.10, "batchnorm": 0.04, "layernorm": 0.04}, claims.PARTLY),  # BN = LN
+        ({"none": 0.03, "batchnorm": 0.05, "layernorm": 0.04}, claims.NOT_REPRODUCED),
+        ({"none": 0.04, "batchnorm": 0.04, "layernorm": 0.04}, claims.INCONCLUSIVE),
     ],
 )
 def test_r5_check(losses, verdict):
-    assert nb_claims.check_r5(cnn_with(losses)).verdict == verdict
+    finding = nb_claims.check_r5(cnn_with(losses))
+    assert finding.verdict == verdict, finding.ours
 
 
 def test_dynamics_growth_is_the_per_step_factor():
