@@ -30,9 +30,10 @@
 #   learning rate (**P5**);
 # - and the end of the story: what survived from 2016, what was replaced, what was dropped.
 #
-# The first run takes about a minute on one core: 21 small training runs of the six-layer model of
-# notebook 05 (some of which notebook 05 has already stored) and about ten seconds of timing. After
-# that the results come from the store in `.cache/`, and only the timing cell takes time.
+# Every experiment result is read from the record in `results/`, so the notebook runs in seconds;
+# only the timing cell of P3 measures live, for about ten seconds. A live run (`LNPAPER_RECORD=off`)
+# trains 58 small runs of notebook 05's six-layer model (40 for P2 and P4, 18 for P5) and takes
+# about five minutes on one core (4.7 minutes when the record was made).
 
 # %%
 # %matplotlib inline
@@ -43,7 +44,8 @@ import torch
 import torch.nn.functional as F
 
 import lnpaper
-from lnpaper import bench, claims, experiments, figures, invariance, variants
+from lnpaper import bench, claims, experiments, figures, invariance, stats, variants
+from lnpaper.claims.transformer import LM_MARGIN
 from lnpaper.models import TransformerLM
 from lnpaper.spread import mean_sd_text
 
@@ -73,9 +75,11 @@ module = lnpaper.RMSNorm(64, eps=1e-5).double()
 with torch.no_grad():
     module.weight.copy_(gain)
     ours, torchs = module(a), F.rms_norm(a, (64,), gain, eps=1e-5)
-print(f"max |two lines - lnpaper.RMSNorm| = {(rms_norm(a, gain) - ours).abs().max():.1e}")
-print(f"max |two lines - F.rms_norm|      = {(rms_norm(a, gain) - torchs).abs().max():.1e}")
-assert torch.allclose(rms_norm(a, gain), ours) and torch.allclose(rms_norm(a, gain), torchs)
+# float64 roundoff differs from CPU to CPU: print the bound every machine meets, not the roundoff
+for name, other in (("lnpaper.RMSNorm", ours), ("F.rms_norm", torchs)):
+    gap = (rms_norm(a, gain) - other).abs().max().item()
+    print(f"max |two lines - {name + '|':16s} {'< 1e-12' if gap < 1e-12 else f'= {gap:.1e}'}")
+    assert gap < 1e-12, f"the two lines and {name} differ by {gap:.2e} (float64)"
 
 # %% [markdown]
 # ### Where the epsilon goes
@@ -94,7 +98,8 @@ for r in (1e-4, 1e-3, 3e-3, 1e-2, 1.0, 100.0):
     outside = variants.rms_eps_outside_sqrt(r * unit_rows, eps=1e-5)
     ratio = (outside / rms_norm(r * unit_rows, torch.ones(64, dtype=torch.float64))).mean().item()
     print(f"{r:15g} {ratio:25.6f}")
-    assert abs(ratio - np.sqrt(r**2 + 1e-5) / (r + 1e-5)) < 1e-9
+    expected = np.sqrt(r**2 + 1e-5) / (r + 1e-5)
+    assert abs(ratio - expected) < 1e-9, f"RMS {r:g}: ratio {ratio:.9f}, formula {expected:.9f}"
 print(f"\ndefault eps: torch.nn.RMSNorm {torch.nn.RMSNorm(64).eps} (machine epsilon of the dtype: "
       f"{torch.finfo(torch.float32).eps:.2e} in float32), torch.nn.LayerNorm {torch.nn.LayerNorm(64).eps}")
 
@@ -124,8 +129,13 @@ for c, ln, rms, sd in zip(p1.offsets, p1.layernorm_shift_change, p1.rmsnorm_shif
     print(f"{'':35s}  {c:5g} {ln:16.1e} {rms:14.3g} {sd:19.3g}")
 print(f"\n|cos(dL/da, 1)|, largest over rows: LayerNorm {p1.layernorm_grad_along_ones:.1e}, "
       f"RMSNorm {p1.rmsnorm_grad_along_ones:.2f}")  # fmt: skip
-assert p1.max_diff_centered < 1e-12 and p1.max_diff_raw > 1e-2
-assert max(p1.layernorm_shift_change) < 1e-12 < min(p1.rmsnorm_shift_change)
+assert p1.max_diff_centered < 1e-12 and p1.max_diff_raw > 1e-2, (
+    f"centered rows differ by {p1.max_diff_centered:.2e}, raw rows by {p1.max_diff_raw:.3g}"
+)
+assert max(p1.layernorm_shift_change) < 1e-12 < min(p1.rmsnorm_shift_change), (
+    f"a shift moves LayerNorm by up to {max(p1.layernorm_shift_change):.2e}, "
+    f"RMSNorm by as little as {min(p1.rmsnorm_shift_change):.2e}"
+)
 
 # %% [markdown]
 # On centered rows the two are one function, to float64 rounding; on the rows as drawn they are
@@ -143,8 +153,10 @@ print(experiments.invariances.table_text(table, rows=("layernorm", "rmsnorm")))
 lost = experiments.invariances.lost_invariances(table, "rmsnorm", reference="layernorm")
 print(f"\nRMSNorm loses: {lost}; its row matches Zhang & Sennrich's Table 1: "
       f"{all(t['rmsnorm'] == invariance.PAPER_TABLE['rmsnorm'] for t in table.tables)}")  # fmt: skip
-assert lost == ["weight_matrix_recenter"]
-assert all(t["rmsnorm"] == invariance.PAPER_TABLE["rmsnorm"] for t in table.tables)
+assert lost == ["weight_matrix_recenter"], f"RMSNorm loses {lost} against LayerNorm"
+assert all(t["rmsnorm"] == invariance.PAPER_TABLE["rmsnorm"] for t in table.tables), [
+    t["rmsnorm"] for t in table.tables
+]
 
 # %% [markdown]
 # RMSNorm keeps all three re-scaling invariances: of the whole weight matrix, of the dataset and of
@@ -159,9 +171,16 @@ assert all(t["rmsnorm"] == invariance.PAPER_TABLE["rmsnorm"] for t in table.tabl
 # Their evidence was a list of tasks. On WMT14 English-German, Transformer-base reached 26.6 BLEU
 # (newstest2014) with LayerNorm and 26.8 with RMSNorm. Here: the six-layer Pre-LN language model of
 # notebook 05, with the normalizer in every slot (both sublayers of every block and the final
-# norm) replaced, Adam at learning rate 3e-3 without warmup, 200 steps, three seeds. The seeds fix
-# the initial weights and the data, so each seed compares the norms on the same run. The LayerNorm
-# and DyT runs are notebook 05's "Pre-LN, no warmup" and "Pre-DyT, no warmup".
+# norm) replaced, Adam at learning rate 3e-3 without warmup, 200 steps, ten seeds. The seeds fix
+# the initial weights and the data, so each seed compares the norms on the same run. The DyT and
+# LayerNorm runs are the ones notebook 05 checks DyT on (T6).
+#
+# The test is declared before the runs. "Comparable quality" is a claim of no loss, so we test
+# non-inferiority: take RMSNorm's held-out loss minus LayerNorm's seed by seed, and the mean of
+# those ten differences with its 95% Student-t interval. RMSNorm is no worse if the whole interval
+# lies below +0.02 nats per token (`LM_MARGIN`, under 1% of the loss these models reach; notebook
+# 05 uses the same margin for DyT); it is worse if the whole interval lies above it; otherwise the
+# seeds cannot tell.
 
 # %%
 study = experiments.rmsnorm_study()
@@ -174,16 +193,20 @@ for name, run in study.runs.items():
 ln_final = np.array(study.runs["LayerNorm"]["final_loss"])
 rms_final = np.array(study.runs["RMSNorm"]["final_loss"])
 print("RMSNorm - LayerNorm, seed by seed:", " ".join(f"{d:+.3f}" for d in rms_final - ln_final))
-assert claims.comparable(study.runs["RMSNorm"], study.runs["LayerNorm"])
-assert claims.comparable(study.runs["LayerNorm"], study.runs["RMSNorm"])
+rms_vs_ln = stats.paired_difference(rms_final, ln_final)
+rms_no_worse = stats.no_worse(rms_vs_ln, LM_MARGIN, "lower")
+print(f"RMSNorm - LayerNorm in nats: {rms_vs_ln.text()}; no worse by {LM_MARGIN:g}: {rms_no_worse}")
+assert rms_no_worse == stats.HOLDS, f"RMSNorm - LayerNorm {rms_vs_ln.text()}: {rms_no_worse}"
 figures.rmsnorm_curves(study)
 
 # %% [markdown]
-# RMSNorm and LayerNorm end 0.007 nats apart on average and within 0.03 on every seed, the sign
-# changing from seed to seed: at this scale dropping the mean costs nothing measurable, as the
-# paper found.
-# DyT (notebook 05, T6), which keeps no statistic at all, ends ahead after 200 steps here; that is
-# one short run on a toy language, not a ranking. pRMSNorm comes back under P4.
+# RMSNorm ends 0.005 nats below LayerNorm on average, with an interval of -0.020 to +0.011 over
+# the ten seeds; seed by seed the two are at most 0.031 apart, and RMSNorm is ahead on six seeds,
+# behind on four. The interval's worse end lies below the 0.02 margin, so RMSNorm is no worse: at
+# this scale dropping the mean costs nothing we can measure, as the paper found (**P2
+# reproduced**).
+# DyT (notebook 05, T6), which keeps no statistic at all, ends ahead on every seed, by 0.17 nats on
+# average; after 200 steps on a toy language that is not a ranking. pRMSNorm comes back under P4.
 #
 # ## P3 · Speed, honestly
 #
@@ -234,9 +257,11 @@ for name in traffic.forward:
 fwd = traffic.forward
 for label, (rms, ln) in bench.PAIRS.items():
     print(f"RMSNorm / LayerNorm traffic, {label:16s} {fwd[rms] / fwd[ln]:.2f}")
-assert fwd["rms norm, composed"] < fwd["layer norm, composed"]
-assert fwd["rms norm, fewest passes"] < fwd["layer norm, fewest passes"]
-assert fwd["F.rms_norm (composed)"] > fwd["F.layer_norm (fused)"]
+for label in ("one op per step", "fewest passes"):  # written alike, RMSNorm moves less
+    rms, ln = bench.PAIRS[label]
+    assert fwd[rms] < fwd[ln], f"{label}: RMSNorm moves {fwd[rms]:.2f}, LayerNorm {fwd[ln]:.2f}"
+rms, ln = bench.PAIRS["as shipped"]  # as shipped, more
+assert fwd[rms] > fwd[ln], f"F.rms_norm moves {fwd[rms]:.2f}, the fused F.layer_norm {fwd[ln]:.2f}"
 
 # %% [markdown]
 # Written the same way, RMSNorm moves 5 values per value where LayerNorm moves 8 (one op per step),
@@ -273,18 +298,19 @@ print()
 print(bench.report())
 
 # %% [markdown]
-# What the last rows say, on the 2-core machine this notebook was written on (the ratios wander by
-# about 0.05 from run to run there, the machine being shared):
+# What the last rows say, on the two 2-core machines this notebook has run on (on one machine the
+# ratios wander by about 0.05 from run to run, the machine being shared; between machines, more):
 #
-# - **As shipped**, `F.rms_norm` is somewhat faster than the fused `F.layer_norm` going forward (0.8
-#   to 0.9 of its time on 4096 x 1024, about half on 256 x 4096, where the fused kernel is slow for
-#   its size), and 2.3 to 2.5 times slower forward plus backward. Swapping one for the other on a CPU
-#   to save time loses time in training.
+# - **As shipped**, how `F.rms_norm` compares with the fused `F.layer_norm` going forward depends on
+#   the machine: on 4096 x 1024 it took 0.75 of LayerNorm's time on one and 1.2 to 1.4 on the
+#   other; on 256 x 4096, where the fused kernel is slow for its size, about half on both. Forward
+#   plus backward it is 2.3 to 2.6 times slower on both. Swapping one for the other on a CPU to save
+#   time loses time in training.
 # - **One op per step**, RMSNorm takes about 0.6 of LayerNorm's time forward and 0.7 with the
-#   backward pass: a saving of 30-40%, close to the traffic ratio, because each op is a pass over
-#   memory and RMSNorm skips two of them.
-# - **Fewest passes**, the saving shrinks to about 10% forward and 20-25% with the backward pass: the
-#   skipped read for $\mu$ is now a small part of the work, and the pass that writes the output,
+#   backward pass, on both machines: a saving of 30-40%, close to the traffic ratio, because each op
+#   is a pass over memory and RMSNorm skips two of them.
+# - **Fewest passes**, the saving shrinks to 10-30% forward and 10-25% with the backward pass: the
+#   skipped read for $\mu$ is now a smaller part of the work, and the pass that writes the output,
 #   which both norms need, dominates.
 #
 # So one fewer reduction on a memory-bound operation saves what its pass over memory costs: a lot
@@ -311,16 +337,27 @@ for n, k, mean, sd, mean_t, sd_t in zip(p4.widths, p4.units_used, p4.ratio_mean,
                                         p4.ratio_mean_theory, p4.ratio_sd_theory, strict=True):  # fmt: skip
     print(f"{n:6d} {k:5d} {mean:11.4f} {sd:8.4f} {mean_t:12.4f} {sd_t:10.4f}")
 at_1024 = p4.widths.index(1024)
-assert abs(p4.ratio_mean[at_1024] - 0.997) < 0.005 and abs(p4.ratio_sd[at_1024] - 0.085) < 0.005
-assert abs(p4.ratio_mean[at_1024] - p4.ratio_mean_theory[at_1024]) < 0.002  # the slight bias
+mean_1024, sd_1024 = p4.ratio_mean[at_1024], p4.ratio_sd[at_1024]
+se_mean, se_sd = sd_1024 / np.sqrt(p4.samples), sd_1024 / np.sqrt(2 * (p4.samples - 1))
+mean_off, sd_off = (mean_1024 - 0.997) / se_mean, (sd_1024 - 0.085) / se_sd
+print(f"\nat n = 1024, against the source's 0.997 +- 0.085: mean {mean_off:+.1f} standard errors "
+      f"({se_mean:.4f}) away, sd {sd_off:+.1f} ({se_sd:.4f})")  # fmt: skip
+# within 5 standard errors, plus half a unit of the source's last printed digit (5e-4)
+assert abs(mean_1024 - 0.997) < 5 * se_mean + 5e-4, f"mean {mean_1024:.4f}, se {se_mean:.4f}"
+assert abs(sd_1024 - 0.085) < 5 * se_sd + 5e-4, f"sd {sd_1024:.4f}, se {se_sd:.4f}"
+assert abs(mean_1024 - p4.ratio_mean_theory[at_1024]) < 0.002, (  # the slight bias
+    f"mean {mean_1024:.4f}, delta method {p4.ratio_mean_theory[at_1024]:.4f}"
+)
 figures.prms_estimate(p4)
 
 # %% [markdown]
 # At $n = 1024$, 64 units estimate the RMS to within about 8.5% (one standard deviation), with a
 # slight downward bias (0.995), as the reference measurement (0.997, 0.085) and the delta method
-# say. The estimate's quality depends on $k$, not on $p$: at $n = 4096$ its typical error is 4%; at
-# the $d = 64$ of our language model pRMSNorm uses 4 units, and its typical error is a third. In the
-# model:
+# say. With 20,000 rows our mean lies 3.0 standard errors below the source's 0.997 (the delta
+# method's 0.996 sits between the two) and our sd 0.3 standard errors below its 0.085: both within
+# the 5 standard errors the check allows, so this half of P4 holds. The estimate's quality depends
+# on $k$, not on $p$: at $n = 4096$ its typical error is 4%; at the $d = 64$ of our language model
+# pRMSNorm uses 4 units, and its typical error is a third. In the model:
 
 # %%
 for name in ("RMSNorm", "pRMSNorm (6.25%)"):
@@ -329,15 +366,25 @@ for name in ("RMSNorm", "pRMSNorm (6.25%)"):
           + ", ".join(f"{v:.3f}" for v in run["final_loss"]))  # fmt: skip
 prms_final = np.array(study.runs["pRMSNorm (6.25%)"]["final_loss"])
 print("pRMSNorm - RMSNorm, seed by seed:", " ".join(f"{d:+.3f}" for d in prms_final - rms_final))
-assert all(prms_final > rms_final)
+prms_vs_rms = stats.paired_difference(prms_final, rms_final)
+prms_no_worse = stats.no_worse(prms_vs_rms, LM_MARGIN, "lower")
+print(f"pRMSNorm - RMSNorm in nats: {prms_vs_rms.text()}; no worse by {LM_MARGIN:g}: "
+      f"{prms_no_worse}")  # fmt: skip
+assert prms_no_worse == stats.FAILS, f"pRMSNorm - RMSNorm {prms_vs_rms.text()}: {prms_no_worse}"
+p4_finding = claims.BY_ID["P4"].evaluate()
+print(f"P4: {p4_finding.verdict}")
+assert p4_finding.verdict == claims.PARTLY, p4_finding.ours
 
 # %% [markdown]
-# With 4 units per statistic pRMSNorm trains, but ends behind RMSNorm on every seed, by 0.02 to 0.09
-# nats: a noisy scale, different for every token, is a cost at this width. At the widths the paper used
-# (hundreds to thousands of units) the estimate is far better, and the saving is the point: the
-# reduction reads $p\,n$ values instead of $n$, the 63.9% of the abstract. This notebook does not
-# time pRMSNorm: with one fewer full read than RMSNorm, its composed version would fall between
-# RMSNorm's two rows in the P3 table.
+# With 4 units per statistic pRMSNorm trains, but ends behind RMSNorm on every seed, by 0.021 to
+# 0.191 nats, 0.082 on average with an interval of +0.044 to +0.119: wholly beyond the 0.02
+# margin, so the no-worse test of P2 fails for pRMSNorm, and P4 is **partly** reproduced: the
+# estimate behaves as the source says, the model built on it at $d = 64$ does not keep RMSNorm's
+# quality. A noisy scale, different for every token, is a cost at this width. At the widths the
+# paper used (hundreds to thousands of units) the estimate is far better, and the saving is the
+# point: the reduction reads $p\,n$ values instead of $n$, the 63.9% of the abstract. This notebook
+# does not time pRMSNorm: with one fewer full read than RMSNorm, its composed version would fall
+# between RMSNorm's two rows in the P3 table.
 #
 # ## P5 · Where the norm goes
 #
@@ -369,7 +416,7 @@ torch.manual_seed(0)
 sandwich = TransformerLM(16, placement="sandwich", max_len=16)
 tokens = torch.randint(0, 16, (4, 16))
 print(f"max |Peri-LN - sandwich| on the same seed: {(peri(tokens) - sandwich(tokens)).abs().max():g}")
-assert torch.equal(peri(tokens), sandwich(tokens))
+assert torch.equal(peri(tokens), sandwich(tokens)), "Peri-LN and sandwich built different networks"
 
 # %% [markdown]
 # What Kim et al. (2025) report, up to 3.2B parameters: Peri-LN's hidden-state variance grows in a
@@ -378,9 +425,17 @@ assert torch.equal(peri(tokens), sandwich(tokens))
 #
 # Here: notebook 05's six-layer model and language with Post-LN, Pre-LN and Peri-LN, trained with
 # Adam at learning rate 1e-2, above notebook 05's 3e-3 (the rate at which Post-LN already needs
-# warmup), without warmup, for 200 steps, three seeds. Each run measures, on 64 held-out sequences,
+# warmup), without warmup, for 200 steps, six seeds. Each run measures, on 64 held-out sequences,
 # the variance of the stream after each block and the norm of each block's gradient, at init and
 # after training.
+#
+# The test: for each of four measures, Peri-LN's value over Pre-LN's on the same seed, on a log
+# scale because the measures are ratios and sizes that run over orders of magnitude. The mean of
+# the six log ratios, with its 95% Student-t interval, turned back into a ratio: Peri-LN's is
+# smaller if the whole interval lies below 1. The four measures are the last block's stream
+# variance after training, its growth in training (after over at init), its rise over depth
+# (block 6 over block 1, after training: "balanced" across depth) and the spread of the blocks'
+# gradient norms (largest over smallest, after training: "steadier gradients").
 
 # %%
 placement = experiments.placement_study()
@@ -406,9 +461,27 @@ for name, run in placement.runs.items():
 pre, peri_s = summary["Pre-LN"], summary["Peri-LN"]
 print("grad max/min seed by seed, Pre-LN:", " ".join(f"{v:.2f}" for v in pre["grad_spread"]),
       " Peri-LN:", " ".join(f"{v:.2f}" for v in peri_s["grad_spread"]))  # fmt: skip
-for key in ("last_variance", "growth_in_training"):
-    assert all(a < b for a, b in zip(peri_s[key], pre[key], strict=True)), key
-assert all(a > b for a, b in zip(peri_s["growth_over_depth"], pre["growth_over_depth"], strict=True))
+post_grads = np.mean(placement.runs["Post-LN"]["block_grad_norm_final"], axis=0)
+print(f"Post-LN after training, gradient norm of block 1 {post_grads[0]:.1g}, of block 6 "
+      f"{post_grads[-1]:.1g} (mean over seeds)")  # fmt: skip
+peri_vs_pre_loss = stats.paired_difference(placement.runs["Peri-LN"]["final_loss"],
+                                           placement.runs["Pre-LN"]["final_loss"])  # fmt: skip
+print(f"held-out loss, Peri-LN - Pre-LN in nats: {peri_vs_pre_loss.text()}")
+
+print("\nPeri-LN over Pre-LN, paired by seed: geometric mean ratio [95% t CI]")
+outcomes = {}
+for key in ("last_variance", "growth_in_training", "growth_over_depth", "grad_spread"):
+    log_ratio = stats.paired_difference(np.log(peri_s[key]), np.log(pre[key]))
+    outcomes[key] = stats.better(log_ratio, "lower")
+    low, mean, high = np.exp([log_ratio.low, log_ratio.mean, log_ratio.high])
+    interval = f"[{low:.2g}, {high:.2g}]"
+    print(f"  {key:20s} x{mean:<6.2g} {interval:15s} Peri-LN smaller: {outcomes[key]}")
+expected = {"last_variance": stats.HOLDS, "growth_in_training": stats.HOLDS,
+            "growth_over_depth": stats.FAILS, "grad_spread": stats.HOLDS}  # fmt: skip
+assert outcomes == expected, f"Peri-LN smaller than Pre-LN: {outcomes}"
+p5_finding = claims.BY_ID["P5"].evaluate()
+print(f"P5: {p5_finding.verdict}")
+assert p5_finding.verdict == claims.PARTLY, p5_finding.ours
 figures.placement_variance(placement)
 
 # %% [markdown]
@@ -423,26 +496,31 @@ figures.placement_variance(placement)
 # than a hundredfold, to a variance in the hundreds at every block: nothing bounds what a sublayer
 # adds to the stream, and at this learning rate the sublayers' outputs grow. Peri-LN's sublayer
 # outputs pass through a norm before they are added, so each addition keeps a bounded size; its
-# stream grows about fivefold in training and ends some fifteen times smaller than Pre-LN's. That is
-# the claim, and at this scale it shows plainly, on every seed. Both placements end just above the
-# bigram level, Peri-LN slightly ahead on every seed: 1e-2 is too high a rate for this model either
-# way (at 3e-3 the same model reaches 1.96, P2).
+# stream grows about fivefold in training (against 138-fold for Pre-LN) and ends about fourteen
+# times smaller than Pre-LN's: ratios of 0.034 and 0.072, with intervals far below 1, and smaller
+# on every seed. That is the claim, and at this scale it shows plainly. Both placements end a
+# little below the bigram level (2.29 against 2.34) and their losses cannot be told apart
+# (Peri-LN minus Pre-LN -0.003, interval -0.046 to +0.041 nats): 1e-2 is too high a rate for this
+# model either way (at 3e-3 the same model reaches 1.96, P2).
 #
-# Where it does **not** show at this scale:
+# **Gradients.** After training the spread of the blocks' gradient norms (largest over smallest) is
+# 3.12 for Peri-LN against 4.55 for Pre-LN, smaller on every seed: a ratio of 0.68, interval 0.55 to
+# 0.84. On this measure Peri-LN's gradients are steadier. With the three seeds this notebook first
+# ran, the two could not be told apart (which one was smaller changed from seed to seed); six
+# separate them. The effect is modest, a third less spread, where Kim et al.'s evidence comes from
+# models of up to 3.2B parameters trained far longer.
 #
-# - **Across depth.** From the first block to the sixth, Peri-LN's variance rises about elevenfold
-#   after training, Pre-LN's about fourfold: Peri-LN's output norms have learned gains, and the later
-#   ones grew. "More balanced" holds for the growth over training and for the size the stream
-#   reaches, not for its shape across six blocks.
-# - **Gradients.** The spread of the blocks' gradient norms (largest over smallest) is about 4 for
-#   both, and which one is smaller changes from seed to seed: with three seeds and six blocks, we
-#   cannot call Peri-LN's gradients steadier. (Kim et al.'s evidence comes from models with up to
-#   3.2B parameters trained far longer; the distinction may need that scale.)
+# Where it does **not** show at this scale is **across depth.** From the first block to the sixth,
+# Peri-LN's variance rises about elevenfold after training, Pre-LN's about fourfold, a ratio of 2.8
+# (interval 2.4 to 3.3): wholly above 1, so this part fails. Peri-LN's output norms have learned
+# gains, and the later ones grew. "More balanced" holds for the growth over training and for the
+# size the stream reaches, not for its shape across six blocks. Three of the four measures hold and
+# one fails: P5 is **partly** reproduced.
 #
 # Post-LN shows its own failure: its stream cannot grow, but after training its early blocks
-# receive almost no gradient (about $10^{-8}$ for the first block against $10^{-1}$ for the last),
-# and it stays at the unigram level, the warmup failure of notebook 05 (T3) at a higher learning
-# rate.
+# receive almost no gradient (about $10^{-7}$ for the first block against $10^{-1}$ for the last),
+# and it stays at the unigram level (2.77 against 2.75), the warmup failure of notebook 05 (T3) at a
+# higher learning rate.
 #
 # And the blow-up is a matter of learning rate: the Pre-LN LayerNorm runs of P2, at 3e-3, end with a
 # last-block variance of
@@ -451,8 +529,11 @@ figures.placement_variance(placement)
 moderate = experiments.rmsnorm_placement.placement_summary(study)["LayerNorm"]
 print(f"Pre-LN at lr 3e-3, last block's variance after 200 steps: "
       f"{mean_sd_text(moderate['last_variance'])} (grown {mean_sd_text(moderate['growth_in_training'])}x)")  # fmt: skip
-assert max(moderate["last_variance"]) < min(pre["last_variance"]) / 3
-assert max(moderate["last_variance"]) < 100  # tens, not hundreds
+largest_moderate, smallest_high = max(moderate["last_variance"]), min(pre["last_variance"])
+assert largest_moderate < smallest_high / 3, (
+    f"largest at lr 3e-3 {largest_moderate:.3g}, smallest at lr 1e-2 {smallest_high:.3g}"
+)
+assert largest_moderate < 100, f"largest at lr 3e-3 {largest_moderate:.3g}"  # tens, not hundreds
 
 # %% [markdown]
 # not hundreds: the unbounded growth of the Pre-LN stream is what a high learning rate brings out,
@@ -472,8 +553,9 @@ assert max(moderate["last_variance"]) < 100  # tens, not hundreds
 # - **The half argued hardest for was dropped.** Re-centering gave LayerNorm its distinctive column
 #   in Table 1, the invariance to weight-matrix re-centering that neither BatchNorm nor WeightNorm
 #   has, and Section 5's geometry leans on it. RMSNorm removed it, at no measurable cost on
-#   Zhang and Sennrich's tasks or on ours. Nobody has shown that re-centering never helps; what
-#   stayed in practice is simply not what the paper argued for most.
+#   Zhang and Sennrich's tasks or on ours (no worse by 0.02 nats over ten seeds, P2). Nobody has
+#   shown that re-centering never helps; what stayed in practice is simply not what the paper
+#   argued for most.
 # - **Placement is still open.** Post-LN gave way to Pre-LN for trainability; Peri-LN and sandwich
 #   add a norm on each sublayer's output; DyT (notebook 05, T6) asks whether a statistic is needed at
 #   all.
@@ -482,10 +564,10 @@ assert max(moderate["last_variance"]) < 100  # tens, not hundreds
 #
 # | | the papers | here |
 # |---|---|---|
-# | quality (P2) | WMT14 En-De, Transformer-base, BLEU | 6 blocks, $d = 64$, toy language, 200 steps, 3 seeds |
+# | quality (P2) | WMT14 En-De, Transformer-base, BLEU | 6 blocks, $d = 64$, toy language, 200 steps, 10 seeds |
 # | speed (P3) | GPU wall time, 2019's Theano, TensorFlow, PyTorch | one CPU thread, PyTorch 2.13 eager, 2 shapes |
 # | pRMSNorm (P4) | $p = 6.25\%$ of hundreds to thousands of units | $n$ = 64 to 4096; in the model 4 of 64 units |
-# | placement (P5) | up to 3.2B parameters, long pre-training | 6 blocks, $d = 64$, 200 steps at lr 1e-2, 3 seeds |
+# | placement (P5) | up to 3.2B parameters, long pre-training | 6 blocks, $d = 64$, 200 steps at lr 1e-2, 6 seeds |
 #
 # ## Claims checked here
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnpaper import bench, claims
+from lnpaper import bench, claims, stats
 from lnpaper.claims import rmsnorm_placement as nb_claims
 from lnpaper.experiments.rmsnorm_placement import TrafficCounter
 from lnpaper.experiments.transformer import StudyResult, layer_statistics
@@ -215,91 +215,154 @@ def test_check_p1_can_fail():
     assert nb_claims.check_p1(comparison, invariances).verdict == claims.NOT_REPRODUCED
 
 
+# Synthetic studies for the comparative checks: ten seeds, so the t intervals can decide. Seed i of
+# one arm is the reference arm's seed i plus a shift plus `jitter` times a fixed zero-mean draw.
+SEEDS = 10
+SEED_NOISE = (-0.8, 0.5, 1.2, -0.3, 0.9, -1.4, 0.2, -0.6, 1.0, -0.7)  # mean 0, sd 0.89
+LAYERNORM_LOSSES = (1.967, 1.989, 1.971, 1.958, 1.964, 1.976, 1.975, 1.977, 1.884, 1.956)
+
+
+def shifted(reference, by, jitter=0.01):
+    """Per-seed values `reference + by`, with a seed-to-seed scatter of the difference: the paired
+    95% t interval of the difference is by -+ 0.63 * jitter (t_{0.975,9} * 0.89 / sqrt(10))."""
+    return tuple(r + by + jitter * z for r, z in zip(reference, SEED_NOISE, strict=True))
+
+
 def run(finals, **per_block):
+    n = len(finals)
     blocks = {
-        "stream_variance_init": [[1.0, 2.0, 3.0]] * len(finals),
-        "stream_variance_final": [[10.0, 20.0, 30.0]] * len(finals),
-        "block_grad_norm_init": [[1.0, 1.0, 1.0]] * len(finals),
-        "block_grad_norm_final": [[0.3, 0.1, 0.1]] * len(finals),
+        "stream_variance_init": [[1.0, 2.0, 3.0]] * n,
+        "stream_variance_final": [[10.0, 20.0, 30.0]] * n,
+        "block_grad_norm_init": [[1.0, 1.0, 1.0]] * n,
+        "block_grad_norm_final": [[0.3, 0.1, 0.1]] * n,
     }
     blocks.update(per_block)
     return {
-        "n_layers": 3, "lr": 3e-3, "seeds": list(range(len(finals))), "steps": [100, 200],
+        "n_layers": 3, "lr": 3e-3, "seeds": list(range(n)), "steps": [100, 200],
         "final_loss": list(finals), "levels": {"bigram": 2.34, "unigram": 2.75}, **blocks,
     }  # fmt: skip
 
 
 def norm_study(**finals):
-    default = {"LayerNorm": (1.95, 1.99, 1.96), "RMSNorm": (1.96, 1.97, 1.99),
-               "pRMSNorm (6.25%)": (1.97, 1.98, 1.99), "DyT": (1.79, 1.80, 1.79)}  # fmt: skip
+    """The P2/P4 study: by default RMSNorm and pRMSNorm match LayerNorm to a few thousandths."""
+    default = {
+        "LayerNorm": LAYERNORM_LOSSES,
+        "RMSNorm": shifted(LAYERNORM_LOSSES, -0.002),
+        "pRMSNorm (6.25%)": shifted(LAYERNORM_LOSSES, 0.0, jitter=0.005),
+        "DyT": shifted(LAYERNORM_LOSSES, -0.17),
+    }
     default.update(finals)
     return StudyResult(runs={name: run(values) for name, values in default.items()})
 
 
+def test_synthetic_intervals_are_as_wide_as_stated():
+    difference = stats.paired_difference(shifted(LAYERNORM_LOSSES, 0.05), LAYERNORM_LOSSES)
+    assert difference.n == SEEDS
+    assert difference.mean == pytest.approx(0.05)
+    assert difference.high - difference.mean == pytest.approx(0.63 * 0.01, rel=0.01)
+
+
 def test_check_p2_can_fail():
+    def verdict(rms_losses):
+        return nb_claims.check_p2(norm_study(RMSNorm=rms_losses)).verdict
+
     assert nb_claims.check_p2(norm_study()).verdict == claims.REPRODUCED
-    assert nb_claims.check_p2(norm_study(RMSNorm=(2.2, 2.2, 2.3))).verdict == claims.NOT_REPRODUCED
-    assert (
-        nb_claims.check_p2(norm_study(LayerNorm=(2.2, 2.2, 2.3))).verdict == claims.NOT_REPRODUCED
-    )
-    assert nb_claims.check_p2(norm_study(RMSNorm=(None, 1.9, 1.9))).verdict == claims.NOT_REPRODUCED
+    # non-inferiority: an RMSNorm clearly better than LayerNorm has lost no quality
+    assert verdict(shifted(LAYERNORM_LOSSES, -0.1)) == claims.REPRODUCED
+    # worse by 0.1 nats: the whole interval lies beyond the 0.02 margin
+    assert verdict(shifted(LAYERNORM_LOSSES, 0.1)) == claims.NOT_REPRODUCED
+    # worse by 0.02 on average: the interval straddles the margin
+    assert verdict(shifted(LAYERNORM_LOSSES, 0.02)) == claims.INCONCLUSIVE
+    # equal on average but scattered by +-0.05 from seed to seed: ten seeds cannot rule out 0.02
+    assert verdict(shifted(LAYERNORM_LOSSES, 0.0, jitter=0.05)) == claims.INCONCLUSIVE
+    diverged = (None, *shifted(LAYERNORM_LOSSES, 0.0)[1:])
+    assert verdict(diverged) == claims.NOT_REPRODUCED
 
 
-def test_check_p3_can_fail():
-    from lnpaper.experiments.rmsnorm_placement import TrafficResult
-
-    forward = {name: 8.0 if "layer" in name else 5.0 for name in bench.candidates(8)}
-    forward["F.layer_norm (fused)"] = 2.0
-    ops = {name: ["op"] for name in forward}
-    good = TrafficResult([8, 8], forward, dict(forward), ops)
-    assert nb_claims.check_p3(good).verdict == claims.PARTLY  # GPU times are never checkable here
-    equal = TrafficResult([8, 8], dict.fromkeys(forward, 4.0), dict.fromkeys(forward, 9.0), ops)
-    assert nb_claims.check_p3(equal).verdict == claims.NOT_REPRODUCED
+def test_check_p2_names_the_test_and_its_numbers():
+    finding = nb_claims.check_p2(norm_study(RMSNorm=shifted(LAYERNORM_LOSSES, 0.1)))
+    assert "+0.100 [+0.094, +0.106] nats (paired t, 95% CI, n = 10): fails" in finding.ours
+    (quantity,) = finding.quantities
+    assert quantity.kind == "aggregate" and quantity.value == pytest.approx(0.1)
 
 
 def test_check_p4_can_fail():
     from lnpaper.experiments.rmsnorm_placement import PartialRMSResult
 
-    def estimate(sd_at_1024):
+    def estimate(mean_at_1024=0.996, sd_at_1024=0.085):
         return PartialRMSResult(
             fraction=0.0625, widths=[64, 1024], units_used=[4, 64], samples=100,
-            ratio_mean=[0.95, 0.996], ratio_sd=[0.33, sd_at_1024], ratio_mean_theory=[0.94, 0.996],
-            ratio_sd_theory=[0.34, 0.086],
+            ratio_mean=[0.95, mean_at_1024], ratio_sd=[0.33, sd_at_1024],
+            ratio_mean_theory=[0.94, 0.996], ratio_sd_theory=[0.34, 0.086],
             histogram_edges=[0.0, 1.0], histogram_counts=[[100], [100]],
         )  # fmt: skip
 
-    assert nb_claims.check_p4(estimate(0.085), norm_study()).verdict == claims.REPRODUCED
-    worse = norm_study(**{"pRMSNorm (6.25%)": (2.1, 2.1, 2.1)})
-    assert nb_claims.check_p4(estimate(0.085), worse).verdict == claims.PARTLY
-    assert nb_claims.check_p4(estimate(0.2), norm_study()).verdict == claims.NOT_REPRODUCED
+    rms = norm_study().runs["RMSNorm"]["final_loss"]
+    worse = norm_study(**{"pRMSNorm (6.25%)": shifted(rms, 0.08)})
+    noisy = norm_study(**{"pRMSNorm (6.25%)": shifted(rms, 0.0, jitter=0.05)})
+    assert nb_claims.check_p4(estimate(), norm_study()).verdict == claims.REPRODUCED
+    assert nb_claims.check_p4(estimate(), worse).verdict == claims.PARTLY  # as in the record
+    assert nb_claims.check_p4(estimate(), noisy).verdict == claims.PARTLY  # LM undecided
+    # 100 rows: the sd's standard error is 0.2 / sqrt(198) = 0.014, so 0.2 is 8 of them away
+    assert nb_claims.check_p4(estimate(sd_at_1024=0.2), norm_study()).verdict == claims.PARTLY
+    assert nb_claims.check_p4(estimate(mean_at_1024=0.9), worse).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p4(estimate(sd_at_1024=0.2), worse).verdict == claims.NOT_REPRODUCED
 
 
-def placement(pre_final, peri_final, peri_grad=(0.2, 0.1, 0.1)):
-    finals = (2.3, 2.3, 2.3)
+def placement(pre_final, peri_final, peri_grad=(0.2, 0.1, 0.1), pre_grad=(0.3, 0.1, 0.1),
+              jitter=0.05):  # fmt: skip
+    """The P5 study: Pre-LN the same on every seed, Peri-LN's last block variance and first block
+    gradient scaled by 1 + jitter * SEED_NOISE[i] on seed i, so the paired log ratios scatter."""
+    finals = (2.3,) * SEEDS
+    scale = [1 + jitter * z for z in SEED_NOISE]
+    peri_variance = [[*peri_final[:-1], peri_final[-1] * s] for s in scale]
     return StudyResult(
         runs={
             "Post-LN": run(finals),
-            "Pre-LN": run(finals, stream_variance_final=[pre_final] * 3),
+            "Pre-LN": run(
+                finals, stream_variance_final=[list(pre_final)] * SEEDS,
+                block_grad_norm_final=[list(pre_grad)] * SEEDS,
+            ),
             "Peri-LN": run(
-                finals, stream_variance_final=[peri_final] * 3,
-                block_grad_norm_final=[list(peri_grad)] * 3,
+                finals, stream_variance_final=peri_variance,
+                block_grad_norm_final=[[peri_grad[0] * s, *peri_grad[1:]] for s in scale],
             ),
         }
     )  # fmt: skip
 
 
-def test_placement_summary_and_check_p5_can_fail():
+def test_placement_summary():
     balanced = placement(pre_final=[200.0, 400.0, 800.0], peri_final=[5.0, 7.0, 9.0])
     summary = nb_claims.placement_summary(balanced)
-    assert summary["Pre-LN"]["growth_in_training"] == [800 / 3] * 3
-    assert summary["Peri-LN"]["growth_over_depth"] == [9 / 5] * 3
-    assert summary["Pre-LN"]["grad_spread"] == pytest.approx([3.0] * 3)
+    assert summary["Pre-LN"]["growth_in_training"] == [800 / 3] * SEEDS
+    assert summary["Pre-LN"]["growth_over_depth"] == [800 / 200] * SEEDS
+    assert summary["Pre-LN"]["grad_spread"] == pytest.approx([3.0] * SEEDS)
+    assert summary["Peri-LN"]["last_variance"][0] == pytest.approx(9 * (1 + 0.05 * SEED_NOISE[0]))
+    assert summary["Peri-LN"]["growth_over_depth"][0] == pytest.approx(
+        9 * (1 + 0.05 * SEED_NOISE[0]) / 5
+    )
+
+
+def test_check_p5_can_fail():
+    pre = [200.0, 400.0, 800.0]  # Pre-LN: variance 800 at the end, 4x over depth, grads 3x apart
+    balanced = placement(pre_final=pre, peri_final=[5.0, 7.0, 9.0])
     assert nb_claims.check_p5(balanced).verdict == claims.REPRODUCED
-    steeper = placement(pre_final=[200.0, 400.0, 800.0], peri_final=[5.0, 20.0, 60.0])
+    # as in the record: smaller and steadier, but a steeper rise over depth than Pre-LN's
+    steeper = placement(pre_final=pre, peri_final=[5.0, 20.0, 60.0])
     assert nb_claims.check_p5(steeper).verdict == claims.PARTLY
+    # Peri-LN larger, steeper and less even on every measure
     reversed_ = placement(pre_final=[5.0, 7.0, 9.0], peri_final=[200.0, 400.0, 800.0],
                           peri_grad=(0.9, 0.1, 0.1))  # fmt: skip
     assert nb_claims.check_p5(reversed_).verdict == claims.NOT_REPRODUCED
+    # Peri-LN the same as Pre-LN up to seed-to-seed scatter: no measure decides
+    same = placement(pre_final=pre, peri_final=pre, peri_grad=(0.3, 0.1, 0.1))
+    assert nb_claims.check_p5(same).verdict == claims.INCONCLUSIVE
+
+
+def test_check_p5_counts_diverged_runs():
     diverged = placement(pre_final=[200.0, 400.0, 800.0], peri_final=[5.0, 7.0, 9.0])
-    diverged.runs["Peri-LN"]["stream_variance_final"] = [None, [5.0, 7.0, 9.0], [5.0, 7.0, 9.0]]
-    assert nb_claims.check_p5(diverged).verdict == claims.NOT_REPRODUCED
+    peri = diverged.runs["Peri-LN"]
+    peri["final_loss"][0] = None  # a diverged run has no loss and no final statistics
+    peri["stream_variance_final"][0] = peri["block_grad_norm_final"][0] = None
+    finding = nb_claims.check_p5(diverged)
+    assert finding.verdict == claims.NOT_REPRODUCED and "1 Pre-LN or Peri-LN run(s)" in finding.ours

@@ -158,7 +158,7 @@ CLAIMS = [
     ),
     Claim(
         id="P2",
-        claim="RMSNorm matches LayerNorm's quality",
+        claim="RMSNorm matches LayerNorm's quality (is no worse)",
         source="Zhang & Sennrich 2019",
         paper_value="WMT14 newstest2014: 26.8 vs 26.6 BLEU",
         notebook=NOTEBOOK,
