@@ -321,16 +321,16 @@ print(f"{'model':22s} {'batch':>5s} {'steps':>6s} {'test NLL (mean +- sd)':>25s}
       f"{robustness.epochs}")
 for (name, batch), cell in cells.items():
     (nll, nll_sd), (accuracy, accuracy_sd) = cell["nll"], cell["accuracy"]
-    runs = robustness.curves[name][str(batch)]
+    runs = robustness.curves[name][batch]
     late = [sum(run["nll"][e] for run in runs) / len(runs) for e in range(-3, 0)]
-    print(f"{name:22s} {batch:5d} {robustness.steps[str(batch)]:6d} {nll:15.4f} +- {nll_sd:.4f} "
+    print(f"{name:22s} {batch:5d} {robustness.steps[batch]:6d} {nll:15.4f} +- {nll_sd:.4f} "
           f"{100 * accuracy:9.2f} +- {100 * accuracy_sd:.2f}%   " + ", ".join(f"{v:.4f}" for v in late))
 
 big, small = robustness.batch_sizes
 accuracy_change, nll_change = {}, {}  # batch 4 minus batch 128, paired by seed
 for name, final in robustness.final.items():
     accuracy_change[name] = m5_differences(robustness, name)
-    nll_change[name] = stats.paired_difference(final[str(small)]["nll"], final[str(big)]["nll"])
+    nll_change[name] = stats.paired_difference(final[small]["nll"], final[big]["nll"])
 print(f"\nbatch {small} minus batch {big}, paired by seed: mean [95% t interval], "
       f"n = {len(robustness.seeds)}")
 print(f"{'model':22s} {'test accuracy (points)':>24s} {'test NLL':>28s}")

@@ -52,7 +52,7 @@ import lnpaper
 from lnpaper import claims, experiments, figures, stats
 from lnpaper.claims.layernorm_in_rnns import R4_MARGIN, check_r3, check_r4, check_r5
 from lnpaper.data import digits
-from lnpaper.experiments.layernorm_in_rnns import BASELINE_LR, LOWER_LR, mean_tanh_slope, run_name
+from lnpaper.experiments.layernorm_in_rnns import BASELINE_LR, LOWER_LR, mean_tanh_slope
 from lnpaper.models.recurrent import LayerNormLSTMCell, LayerNormTanhRNNCell, unroll
 from lnpaper.spread import mean_sd_text
 
@@ -211,17 +211,17 @@ r2 = experiments.layernorm_in_rnns.dynamics_summary(dynamics)
 print(f"{'':14s} {'scale':>5s} {'RMS a_t: t=8':>13s} {'t=300':>9s} {'RMS h_t: t=300':>15s} "
       f"{'dependence on x_0: t=300':>25s} {'per step':>9s}")
 for net in dynamics.summed_rms:
-    for key in dynamics.summed_rms[net]:
-        summed, hidden = dynamics.summed_rms[net][key], dynamics.hidden_rms[net][key]
-        print(f"{net:14s} {float(key):5g} {summed[dynamics.input_steps - 1]:13.3g} {summed[-1]:9.3g} "
-              f"{hidden[-1]:15.3f} {dynamics.sensitivity[net][key][-1]:25.3g} "
-              f"{r2['growth'][net][key]:9.3f}")
+    for scale in dynamics.summed_rms[net]:
+        summed, hidden = dynamics.summed_rms[net][scale], dynamics.hidden_rms[net][scale]
+        print(f"{net:14s} {scale:5g} {summed[dynamics.input_steps - 1]:13.3g} {summed[-1]:9.3g} "
+              f"{hidden[-1]:15.3f} {dynamics.sensitivity[net][scale][-1]:25.3g} "
+              f"{r2['growth'][net][scale]:9.3f}")
 print(f"LN RNN: RMS of h_t within {r2['ln_hidden_range'][0]:.3f}-{r2['ln_hidden_range'][1]:.3f} at "
       f"every scale and free step; RMS of a_t / scale {r2['ln_summed_per_scale'][0]:.4f}-"
       f"{r2['ln_summed_per_scale'][1]:.4f}; trajectories equal to 1e-3 until step {r2['same_until']}")
 plain_last = r2["plain_summed_last"]
-assert plain_last["0.5"] < 1e-6 and plain_last["4.0"] > 1.0, (
-    f"tanh RNN: RMS of a_300 {plain_last['0.5']:.2e} at scale 0.5, {plain_last['4.0']:.3g} at 4"
+assert plain_last[0.5] < 1e-6 and plain_last[4.0] > 1.0, (
+    f"tanh RNN: RMS of a_300 {plain_last[0.5]:.2e} at scale 0.5, {plain_last[4.0]:.3g} at 4"
 )
 assert r2["ln_hidden_range"][1] < 1.05 * r2["ln_hidden_range"][0], (
     f"LN RNN: RMS of h_t {r2['ln_hidden_range'][0]:.3f}-{r2['ln_hidden_range'][1]:.3f}"
@@ -281,8 +281,8 @@ study = experiments.recurrent_training()
 summaries = {lr: experiments.layernorm_in_rnns.training_summary(study, lr) for lr in (BASELINE_LR, LOWER_LR)}
 print(f"{'model, Adam lr':18s} {'reaches LSTM best':>18s} {'seeds that reach it':>22s} "
       f"{'NLL, steps 20-100':>18s} {'best val NLL':>16s} {'test accuracy':>15s} {'test NLL':>16s}")
-for name, run in study.runs.items():
-    model, lr = name.split(",")[0], run["lr"]
+for (model, lr), run in study.runs.items():
+    label = f"{model}, lr {lr:g}"
     best = mean_sd_text([min(curve) for curve in run["val_loss"]])
     accuracy = mean_sd_text([100 * a for a in run["test_accuracy"]])
     test_nll = mean_sd_text(run["test_loss"])
@@ -296,7 +296,7 @@ for name, run in study.runs.items():
         early = f"{sum(row['early']) / len(row['early']):.3f}"
     else:
         reach = per_seed = early = ""
-    print(f"{name:18s} {reach:>18s} {per_seed:>22s} {early:>18s} {best:>16s} {accuracy + '%':>15s} "
+    print(f"{label:18s} {reach:>18s} {per_seed:>22s} {early:>18s} {best:>16s} {accuracy + '%':>15s} "
           f"{test_nll:>16s}")
 
 print("\nR3, faster: validation NLL over steps 20-100, LN-LSTM - LSTM, paired by seed")
@@ -317,7 +317,7 @@ assert None not in low["LN-LSTM"]["reach_per_seed"], (
 
 print("\nAfter the last step, minus the LSTM at the same rate, paired by seed")
 for model, lr in (("LN-LSTM", BASELINE_LR), ("BN-LSTM", BASELINE_LR), ("LN-LSTM", LOWER_LR)):
-    run, lstm = study.runs[run_name(model, lr)], study.runs[run_name("LSTM", lr)]
+    run, lstm = study.runs[model, lr], study.runs["LSTM", lr]
     accuracy = stats.paired_difference([100 * a for a in run["test_accuracy"]],
                                        [100 * a for a in lstm["test_accuracy"]])
     test_nll = stats.paired_difference(run["test_loss"], lstm["test_loss"])
@@ -472,22 +472,21 @@ figures.longer_sequences(longer)
 # %%
 cnn = experiments.cnn_coda()
 for margin, by_norm in experiments.layernorm_in_rnns.cnn_summary(cnn).items():
-    key = str(margin)
     print(f"{8 + 2 * margin}x{8 + 2 * margin} images; no-norm CNN, share of units on at the border "
-          f"vs inside: conv 1 {cnn.border_active[key][0]:.2f} vs {cnn.interior_active[key][0]:.2f}, "
-          f"conv 2 {cnn.border_active[key][1]:.2f} vs {cnn.interior_active[key][1]:.2f}")
+          f"vs inside: conv 1 {cnn.border_active[margin][0]:.2f} vs {cnn.interior_active[margin][0]:.2f}, "
+          f"conv 2 {cnn.border_active[margin][1]:.2f} vs {cnn.interior_active[margin][1]:.2f}")
     for norm, cells in by_norm.items():
         (nll, nll_sd), (accuracy, accuracy_sd) = cells["test_loss"], cells["test_accuracy"]
         print(f"   {norm:10s} test NLL {nll:.4f} +- {nll_sd:.4f}   test accuracy "
               f"{100 * accuracy:.1f} +- {100 * accuracy_sd:.1f}%")
-    loss = cnn.test_loss[key]
+    loss = cnn.test_loss[margin]
     ln_none = stats.paired_difference(loss["layernorm"], loss["none"])
     bn_ln = stats.paired_difference(loss["batchnorm"], loss["layernorm"])
     print(f"   test NLL, LN - none {ln_none.text()}; LN lower: {stats.better(ln_none, 'lower')}")
     print(f"   test NLL, BN - LN   {bn_ln.text()}; BN lower: {stats.better(bn_ln, 'lower')}")
-    assert stats.better(ln_none, "lower") == stats.HOLDS, f"{key} px margin: LN - none {ln_none.text()}"
-    assert stats.better(bn_ln, "lower") == stats.INCONCLUSIVE, f"{key} px margin: BN - LN {bn_ln.text()}"
-border, inside = cnn.border_active["2"][1], cnn.interior_active["2"][1]
+    assert stats.better(ln_none, "lower") == stats.HOLDS, f"{margin} px margin: LN - none {ln_none.text()}"
+    assert stats.better(bn_ln, "lower") == stats.INCONCLUSIVE, f"{margin} px margin: BN - LN {bn_ln.text()}"
+border, inside = cnn.border_active[2][1], cnn.interior_active[2][1]
 assert border < 0.75 * inside, f"12x12, conv 2: units on {border:.2f} at the border, {inside:.2f} inside"
 r5 = check_r5(cnn)
 print(f"R5, LN below no norm and BN below LN at both sizes: {r5.verdict}")

@@ -133,7 +133,8 @@ def pages() -> dict:
 
 def test_the_book_has_its_pages(pages):
     names = {str(p.relative_to(HTML)) for p in pages}
-    expected = {"intro.html", "claims.html", "confusions.html", "_generated/gallery.html"}
+    expected = {"intro.html", "claims.html", "confusions.html", "_generated/gallery.html",
+                "_generated/reproduction.html"}  # fmt: skip
     assert expected | {f"notebooks/{n}.html" for n in NOTEBOOKS} <= names
 
 

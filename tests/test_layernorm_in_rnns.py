@@ -22,10 +22,11 @@ from lnpaper.experiments.layernorm_in_rnns import (
     LOWER_LR,
     RecurrentStudyResult,
     border_mask,
+    cnn_summary,
+    dynamics_summary,
     first_step_at_or_below,
     framed_images,
     mean_tanh_slope,
-    run_name,
 )
 from lnpaper.models.cnn import SmallCNN
 from lnpaper.models.recurrent import make_cell
@@ -82,12 +83,12 @@ def test_r2_dynamics_measures_what_it_says():
         assert set(field) == {"tanh RNN", "LN tanh RNN"}
         assert all(len(curve) == 30 for by_scale in field.values() for curve in by_scale.values())
     plain, ln = result.summed_rms["tanh RNN"], result.summed_rms["LN tanh RNN"]
-    assert plain["0.5"][-1] < 1e-3 * plain["0.5"][7]  # decays once the input stops
+    assert plain[0.5][-1] < 1e-3 * plain[0.5][7]  # decays once the input stops
     # the LN RNN's a_t is the same trajectory times the scale, as long as they agree
-    assert ln["3.0"][5] == pytest.approx(3 * ln["1.0"][5], rel=1e-4)
+    assert ln[3.0][5] == pytest.approx(3 * ln[1.0][5], rel=1e-4)
     assert result.layernorm_difference[5] < 1e-4
     # the input's steps are the same for both nets: a_1 = W_x x_0 does not depend on the norm
-    assert plain["1.0"][0] == pytest.approx(ln["1.0"][0], rel=1e-12)
+    assert plain[1.0][0] == pytest.approx(ln[1.0][0], rel=1e-12)
 
 
 def test_r2_check_can_reproduce_partly_or_fail():
@@ -99,7 +100,7 @@ def test_r2_check_can_reproduce_partly_or_fail():
         claims.REPRODUCED
     )
     drifting = {net: dict(by_scale) for net, by_scale in result.hidden_rms.items()}
-    drifting["LN tanh RNN"]["4.0"] = [0.9] * result.steps  # the LN RNN's size depends on scale
+    drifting["LN tanh RNN"][4.0] = [0.9] * result.steps  # the LN RNN's size depends on scale
     assert nb_claims.check_r2(dataclasses.replace(result, hidden_rms=drifting)).verdict == (
         claims.NOT_REPRODUCED
     )
@@ -164,9 +165,9 @@ def study(ln, lstm=None, ln_test=GOOD, lstm_test=GOOD):
     lstm = [SLOW] * len(ln) if lstm is None else lstm
     runs = {}
     for lr in (BASELINE_LR, LOWER_LR):
-        runs[run_name("LSTM", lr)] = run(lr, lstm, *lstm_test)
-        runs[run_name("LN-LSTM", lr)] = run(lr, ln, *ln_test)
-    runs[run_name("BN-LSTM", BASELINE_LR)] = run(BASELINE_LR, lstm, *lstm_test)
+        runs["LSTM", lr] = run(lr, lstm, *lstm_test)
+        runs["LN-LSTM", lr] = run(lr, ln, *ln_test)
+    runs["BN-LSTM", BASELINE_LR] = run(BASELINE_LR, lstm, *lstm_test)
     return RecurrentStudyResult(runs=runs)
 
 
@@ -301,11 +302,27 @@ def test_framed_images_and_border_rings():
 def test_cnn_coda_runs_every_margin_and_norm():
     result = cnn_coda(steps=6, seeds=(0,), eval_every=3, margins=(0, 2))
     assert result.eval_steps == [0, 3, 6]
-    assert set(result.val_loss) == {"0", "2"}
-    assert set(result.test_loss["2"]) == {"none", "batchnorm", "layernorm"}
-    assert len(result.border_active["0"]) == 2  # one share per conv layer
-    assert result.border_positions == {"0": 28, "2": 80}
-    assert result.border_ink["2"] == 0.0 < result.interior_ink["2"]
+    assert set(result.val_loss) == {0, 2}
+    assert set(result.test_loss[2]) == {"none", "batchnorm", "layernorm"}
+    assert len(result.border_active[0]) == 2  # one share per conv layer
+    assert result.border_positions == {0: 28, 2: 80}
+    assert result.border_ink[2] == 0.0 < result.interior_ink[2]
+
+
+def test_per_scale_and_per_margin_results_keep_their_number_keys():
+    """The record's JSON round trip (run here in memory) gives back float scales and int margins,
+    not their strings."""
+    dynamics = rnn_dynamics(steps=10, examples=2, scales=(0.5, 2))
+    for field in (dynamics.summed_rms, dynamics.hidden_rms, dynamics.sensitivity):
+        for by_scale in field.values():
+            assert list(by_scale) == [0.5, 2.0]
+            assert all(type(scale) is float for scale in by_scale)
+    assert list(dynamics_summary(dynamics)["plain_summed_last"]) == [0.5, 2.0]
+    cnn = cnn_coda(steps=2, seeds=(0,), eval_every=2, margins=(0, 1))
+    for field in ("val_loss", "test_loss", "border_positions", "border_ink", "border_active"):
+        by_margin = getattr(cnn, field)
+        assert list(by_margin) == [0, 1] and all(type(m) is int for m in by_margin), field
+    assert list(cnn_summary(cnn)) == [0, 1]
 
 
 def cnn_with(test_loss: dict):
@@ -315,7 +332,7 @@ def cnn_with(test_loss: dict):
         norm: [v + d for d in noise(seed, 0.003)]
         for seed, (norm, v) in enumerate(test_loss.items())
     }
-    return dataclasses.replace(result, seeds=list(range(SEEDS)), test_loss={"0": per_norm})
+    return dataclasses.replace(result, seeds=list(range(SEEDS)), test_loss={0: per_norm})
 
 
 @pytest.mark.parametrize(
@@ -335,6 +352,6 @@ def test_r5_check(losses, verdict):
 def test_dynamics_growth_is_the_per_step_factor():
     result = rnn_dynamics(steps=20, examples=2, scales=(1.0,))
     summary = nb_claims.dynamics_summary(result)
-    values = result.sensitivity["tanh RNN"]["1.0"]
+    values = result.sensitivity["tanh RNN"][1.0]
     factor = (values[-1] / values[result.input_steps - 1]) ** (1 / (20 - result.input_steps))
-    assert math.isclose(summary["growth"]["tanh RNN"]["1.0"], factor)
+    assert math.isclose(summary["growth"]["tanh RNN"][1.0], factor)

@@ -75,14 +75,14 @@ def test_m5_experiment_runs_each_cell_with_the_same_examples_seen():
     result = batch_size_robustness(
         models=("layernorm", "batchnorm"), epochs=1, seeds=(0, 1), sizes=(64, 16, 16, 10)
     )
-    assert result.steps == {"128": 9, "4": 299}  # 1197 images, remainder dropped
+    assert result.steps == {128: 9, 4: 299}  # 1197 images, remainder dropped
     for name in ("layernorm", "batchnorm"):
-        for batch in ("128", "4"):
+        for batch in (128, 4):
             runs = result.curves[name][batch]
             assert len(runs) == 2 and len(runs[0]["nll"]) == 2  # before training, after epoch 1
             assert result.final[name][batch]["nll"] == [run["nll"][-1] for run in runs]
         # 299 steps at batch 4 learn something; 9 at batch 128 barely move (hence 12 epochs)
-        assert result.final[name]["4"]["nll"][0] < 0.75 * result.curves[name]["4"][0]["nll"][0]
+        assert result.final[name][4]["nll"][0] < 0.75 * result.curves[name][4][0]["nll"][0]
 
 
 # Ten seeds' test accuracy at batch 128 (300 test images, so steps of 1/300), and two zero-mean
@@ -103,8 +103,8 @@ def synthetic_m5(ln_shift, ln_noise, bn_shift, bn_noise):
         return [a + shift + e for a, e in zip(M5_BIG, noise, strict=True)]
 
     final = {
-        "layernorm": {"128": cell(M5_BIG), "4": cell(shifted(ln_shift, ln_noise))},
-        "batchnorm": {"128": cell(M5_BIG), "4": cell(shifted(bn_shift, bn_noise))},
+        "layernorm": {128: cell(M5_BIG), 4: cell(shifted(ln_shift, ln_noise))},
+        "batchnorm": {128: cell(M5_BIG), 4: cell(shifted(bn_shift, bn_noise))},
     }
     seeds = list(range(len(M5_BIG)))
     return BatchSizeResult([64, 256, 256, 10], 12, 1e-3, seeds, [128, 4], 1197, {}, {}, final)

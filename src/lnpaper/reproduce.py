@@ -169,15 +169,18 @@ def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[li
     recomputed."""
     from lnpaper import claims
 
+    chosen = chosen or claims.CLAIMS
+
     def evaluate(directory):
         with record.using(record.settings_for("on", directory)):
-            return {claim.id: claim.evaluate() for claim in chosen or claims.CLAIMS}
+            return {claim.id: claim.evaluate() for claim in chosen}
 
     before, after = evaluate(recorded_dir), evaluate(fresh_dir)
     quantities, verdicts = [], []
-    for claim_id, old in before.items():
-        new = after[claim_id]
-        verdicts.append((claim_id, old.verdict, new.verdict, old.verdict == new.verdict))
+    for claim in chosen:
+        claim_id, old, new = claim.id, before[claim.id], after[claim.id]
+        names = ", ".join(run.__name__ for run in claim.experiments)
+        verdicts.append((claim_id, names, old.verdict, new.verdict, old.verdict == new.verdict))
         fresh = {q.label: q for q in new.quantities}
         for quantity in old.quantities:
             now = fresh.get(quantity.label)
@@ -221,17 +224,18 @@ def report_markdown(recorded, fresh, quantities, verdicts, identical, minutes, w
         f"- verdicts: {len(verdicts) - len(failed_v)} of {len(verdicts)} the same",
         f"- quantities: {len(quantities) - len(failed_q)} of {len(quantities)} within tolerance",
         "",
-        "| claim | recorded verdict | now | same |",
-        "|---|---|---|---|",
+        "| claim | experiments | recorded verdict | now | same |",
+        "|---|---|---|---|---|",
     ]
-    for claim_id, old, new, same in verdicts:
-        lines.append(f"| {claim_id} | {old} | {new} | {'yes' if same else '**NO**'} |")
+    for claim_id, names, old, new, same in verdicts:
+        lines.append(f"| {claim_id} | {names} | {old} | {new} | {'yes' if same else '**NO**'} |")
     lines += [
         "",
         "| claim | quantity | rule | recorded | now | tolerance | ok |",
         "|---|---|---|---|---|---|---|",
     ]
     for *cells, ok in quantities:
+        cells = [cell.replace("|", "\\|") for cell in cells]
         lines.append("| " + " | ".join(cells) + f" | {'yes' if ok else '**NO**'} |")
     return "\n".join(lines) + "\n"
 
@@ -264,7 +268,9 @@ def reproduce_command(workers: int, report: Path | None) -> int:
     print(text)
     problems = [f"{e['experiment']}-{e['key']} was not recomputed" for e in missing]
     problems += [
-        f"{c}: verdict {old!r} recorded, {new!r} now" for c, old, new, same in verdicts if not same
+        f"{c}: verdict {old!r} recorded, {new!r} now"
+        for c, _, old, new, same in verdicts
+        if not same
     ]
     problems += [f"{c}: {label} {rec} recorded, {now} now (tolerance {tol})"
                  for c, label, _, rec, now, tol, ok in quantities if not ok]  # fmt: skip

@@ -59,7 +59,7 @@ def check_r1(anatomy, longer) -> Finding:
 
 def check_r2(dynamics) -> Finding:
     numbers = dynamics_summary(dynamics)
-    low, high = str(dynamics.scales[0]), str(dynamics.scales[-1])
+    low, high = dynamics.scales[0], dynamics.scales[-1]
     plain = numbers["plain_summed_last"]
     ln_low, ln_high = numbers["ln_hidden_range"]
     per_scale = numbers["ln_summed_per_scale"]
@@ -127,9 +127,9 @@ R4_MARGIN = 0.01
 
 def check_r4(study) -> Finding:
     s = training_summary(study, BASELINE_LR)
-    runs = {name.split(",")[0]: run for name, run in study.runs.items() if run["lr"] == BASELINE_LR}
-    final = stats.paired_difference(runs["LN-LSTM"]["test_accuracy"], runs["LSTM"]["test_accuracy"])
-    nll = stats.paired_difference(runs["LN-LSTM"]["test_loss"], runs["LSTM"]["test_loss"])
+    ln, lstm = study.runs["LN-LSTM", BASELINE_LR], study.runs["LSTM", BASELINE_LR]
+    final = stats.paired_difference(ln["test_accuracy"], lstm["test_accuracy"])
+    nll = stats.paired_difference(ln["test_loss"], lstm["test_loss"])
     same = stats.no_worse(final, R4_MARGIN, "higher")
 
     def cell(model):
@@ -152,7 +152,7 @@ def check_r5(cnn) -> Finding:
     parts, outcomes, quantities = [], [], []
     for margin in cnn.test_loss:
         loss = cnn.test_loss[margin]
-        side = 8 + 2 * int(margin)
+        side = 8 + 2 * margin
         ln_none = stats.paired_difference(loss["layernorm"], loss["none"])
         bn_ln = stats.paired_difference(loss["batchnorm"], loss["layernorm"])
         results = [stats.better(ln_none, "lower"), stats.better(bn_ln, "lower")]

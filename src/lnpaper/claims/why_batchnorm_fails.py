@@ -105,7 +105,7 @@ def m5_differences(robustness, name: str) -> stats.Difference:
     """Test accuracy at the small batch minus at the big one, paired by seed."""
     big, small = robustness.batch_sizes
     final = robustness.final[name]
-    return stats.paired_difference(final[str(small)]["accuracy"], final[str(big)]["accuracy"])
+    return stats.paired_difference(final[small]["accuracy"], final[big]["accuracy"])
 
 
 def check_m5(robustness) -> Finding:

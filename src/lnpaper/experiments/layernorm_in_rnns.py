@@ -249,9 +249,9 @@ class DynamicsResult:
     input_steps: int  # steps 0..input_steps-1 read a digit's rows; the rest read zeros
     examples: int
     scales: list  # W_h and W_x multiplied by each
-    summed_rms: dict  # net -> str(scale) -> per step: RMS over units of a_t, mean over examples
-    hidden_rms: dict  # net -> str(scale) -> per step: RMS over units of h_t, mean over examples
-    sensitivity: dict  # net -> str(scale) -> per step: ||(dh_t / dx_0) v||, geometric mean
+    summed_rms: dict  # net -> scale -> per step: RMS over units of a_t, mean over examples
+    hidden_rms: dict  # net -> scale -> per step: RMS over units of h_t, mean over examples
+    sensitivity: dict  # net -> scale -> per step: ||(dh_t / dx_0) v||, geometric mean
     layernorm_difference: list  # per step: max over scales, examples, units of |h_t(s) - h_t(1)|
 
 
@@ -306,13 +306,13 @@ def rnn_dynamics(
             with torch.no_grad(), warnings.catch_warnings():
                 warnings.filterwarnings("ignore", "`torch.jit.script` is deprecated")
                 (h, terms), (tangent, _) = torch.func.jvp(run, (inputs[:, 0],), (direction,))
-            key = str(float(s))
+            key = float(s)
             summed[net][key] = terms["a_t"].pow(2).mean(-1).sqrt().mean(0).tolist()
             hidden_rms[net][key] = h.pow(2).mean(-1).sqrt().mean(0).tolist()
             sensitivity[net][key] = tangent.norm(dim=-1).log().mean(0).exp().tolist()
             if net == "LN tanh RNN":
                 trajectories[key] = h
-    reference = trajectories[str(1.0)] if str(1.0) in trajectories else trajectories[key]
+    reference = trajectories.get(1.0, trajectories[key])
     difference = torch.stack(
         [(h - reference).abs().amax(dim=(0, 2)) for h in trajectories.values()]
     )
@@ -443,13 +443,10 @@ TRAINING_RUNS = (  # (model, Adam's learning rate)
 )
 
 
-def run_name(model: str, lr: float) -> str:
-    return f"{model}, lr {lr:g}"
-
-
 @dataclass
 class RecurrentStudyResult:
-    runs: dict  # run name -> SequenceTrainingResult as a plain dict
+    # (model, lr) -> SequenceTrainingResult as a plain dict; gain_init_study's keys are labels
+    runs: dict
 
 
 @experiment
@@ -462,7 +459,7 @@ def recurrent_training(
     seen to be its best."""
     return RecurrentStudyResult(
         runs={
-            run_name(model, lr): vars(
+            (model, lr): vars(
                 sequence_training(
                     cell=RECURRENT_MODELS[model], steps=steps, lr=lr, seeds=seeds, permuted=permuted
                 )
@@ -490,14 +487,14 @@ def gain_init_study(
     al.) and 1.0, over the first `steps` steps. The runs at each paper's own value are the first
     `steps` steps of `recurrent_training` (the same seeds and minibatches, so the same numbers)."""
     main = recurrent_training(seeds=seeds).runs
-    if run_name("LN-LSTM", lr) not in main or run_name("BN-LSTM", lr) not in main:
+    if ("LN-LSTM", lr) not in main or ("BN-LSTM", lr) not in main:
         raise ValueError(f"recurrent_training has no LN-LSTM and BN-LSTM runs at lr {lr:g}")
     runs = {
-        "LN-LSTM, gain 1.0": _first_steps(main[run_name("LN-LSTM", lr)], steps),
+        "LN-LSTM, gain 1.0": _first_steps(main["LN-LSTM", lr], steps),
         "LN-LSTM, gain 0.1": vars(
             sequence_training(cell="ln-lstm", gain_init=0.1, steps=steps, lr=lr, seeds=seeds)
         ),
-        "BN-LSTM, gain 0.1": _first_steps(main[run_name("BN-LSTM", lr)], steps),
+        "BN-LSTM, gain 0.1": _first_steps(main["BN-LSTM", lr], steps),
         "BN-LSTM, gain 1.0": vars(
             sequence_training(cell="bn-lstm", gain_init=1.0, steps=steps, lr=lr, seeds=seeds)
         ),
@@ -600,14 +597,14 @@ class CNNResult:
     seeds: list
     margins: list  # blank pixels added around the 8 x 8 digits
     eval_steps: list
-    val_loss: dict  # str(margin) -> norm -> [seed][eval step]
+    val_loss: dict  # margin -> norm -> [seed][eval step]
     val_accuracy: dict
-    test_loss: dict  # str(margin) -> norm -> [seed]
+    test_loss: dict  # margin -> norm -> [seed]
     test_accuracy: dict
-    border_positions: dict  # str(margin) -> positions in the border ring (of side^2)
-    border_ink: dict  # str(margin) -> mean pixel value in the border ring, training images
+    border_positions: dict  # margin -> positions in the border ring (of side^2)
+    border_ink: dict  # margin -> mean pixel value in the border ring, training images
     interior_ink: dict  # the same inside it
-    border_active: dict  # str(margin) -> per conv layer: share of ReLU units on in the ring
+    border_active: dict  # margin -> per conv layer: share of ReLU units on in the ring
     interior_active: dict  # the same inside it
 
 
@@ -653,17 +650,17 @@ def cnn_coda(
         interior_active={},
     )
     for margin in result.margins:
-        key, side = str(margin), digits.SIDE + 2 * margin
+        side = digits.SIDE + 2 * margin
         x, y = framed_images("train", margin)
         val_x, val_y = framed_images("val", margin)
         test_x, test_y = framed_images("test", margin)
         border = border_mask(side, max(1, margin))
-        result.border_positions[key] = int(border.sum())
-        result.border_ink[key] = x[:, 0][:, border].mean().item()
-        result.interior_ink[key] = x[:, 0][:, ~border].mean().item()
-        result.border_active[key], result.interior_active[key] = [], []
+        result.border_positions[margin] = int(border.sum())
+        result.border_ink[margin] = x[:, 0][:, border].mean().item()
+        result.interior_ink[margin] = x[:, 0][:, ~border].mean().item()
+        result.border_active[margin], result.interior_active[margin] = [], []
         for field in ("val_loss", "val_accuracy", "test_loss", "test_accuracy"):
-            getattr(result, field)[key] = {}
+            getattr(result, field)[margin] = {}
         for norm in norms:
             runs = {"val_loss": [], "val_accuracy": [], "test_loss": [], "test_accuracy": []}
             for seed in result.seeds:
@@ -688,10 +685,10 @@ def cnn_coda(
                             on = (
                                 model.features[: relu + 1](test_x) > 0
                             ).float()  # (N, C, side, side)
-                            result.border_active[key].append(on[:, :, border].mean().item())
-                            result.interior_active[key].append(on[:, :, ~border].mean().item())
+                            result.border_active[margin].append(on[:, :, border].mean().item())
+                            result.interior_active[margin].append(on[:, :, ~border].mean().item())
             for field, values in runs.items():
-                getattr(result, field)[key][norm] = values
+                getattr(result, field)[margin][norm] = values
     return result
 
 
@@ -715,12 +712,12 @@ def length_summary(longer) -> dict:
 def dynamics_summary(dynamics) -> dict:
     """The numbers behind R2, over the free-running steps (after the input)."""
     free = slice(dynamics.input_steps, None)
-    scales = [str(s) for s in dynamics.scales]
+    scales = dynamics.scales
     plain_summed = dynamics.summed_rms["tanh RNN"]
     ln_hidden = [v for s in scales for v in dynamics.hidden_rms["LN tanh RNN"][s][free]]
     # the LN RNN's summed inputs over the scale: one number for every scale if a_t just scales
     ln_per_scale = [
-        statistics.fmean(dynamics.summed_rms["LN tanh RNN"][s][free]) / float(s) for s in scales
+        statistics.fmean(dynamics.summed_rms["LN tanh RNN"][s][free]) / s for s in scales
     ]
 
     def growth(net, s):  # mean factor per step of the dependence on step 0, free-running
@@ -747,7 +744,7 @@ def training_summary(study, lr: float) -> dict:
     "reach_per_seed" the same per seed against that seed's LSTM. "early" is each seed's mean
     validation NLL over the first quarter of training (step 0 excluded): how fast it starts.
     """
-    runs = {name.split(",")[0]: run for name, run in study.runs.items() if run["lr"] == lr}
+    runs = {model: run for (model, run_lr), run in study.runs.items() if run_lr == lr}
     baseline = runs["LSTM"]
     steps = baseline["eval_steps"]
     level = min(statistics.fmean(col) for col in zip(*baseline["val_loss"], strict=True))
@@ -779,7 +776,7 @@ def gain_summary(gains) -> dict:
 def cnn_summary(cnn) -> dict:
     """margin -> norm -> mean +- sd over seeds of the test NLL and accuracy after training."""
     return {
-        int(margin): {
+        margin: {
             norm: {
                 "test_loss": mean_sd(cnn.test_loss[margin][norm]),
                 "test_accuracy": mean_sd(cnn.test_accuracy[margin][norm]),

@@ -415,9 +415,9 @@ class BatchSizeResult:
     seeds: list
     batch_sizes: list
     train_examples: int
-    steps: dict  # str(batch size) -> optimizer steps for `epochs` epochs
-    curves: dict  # model -> str(batch size) -> [per seed: {"nll": [...], "accuracy": [...]}]
-    final: dict  # model -> str(batch size) -> {"nll": [per seed], "accuracy": [per seed]}
+    steps: dict  # batch size -> optimizer steps for `epochs` epochs
+    curves: dict  # model -> batch size -> [per seed: {"nll": [...], "accuracy": [...]}]
+    final: dict  # model -> batch size -> {"nll": [per seed], "accuracy": [per seed]}
 
 
 @experiment
@@ -443,7 +443,7 @@ def batch_size_robustness(
         norm, norm_logits = M5_MODELS[name]
         for batch_size in batch_sizes:
             per_epoch = len(x) // batch_size
-            steps[str(batch_size)] = epochs * per_epoch
+            steps[batch_size] = epochs * per_epoch
             runs = []
             for seed in seeds:
                 torch.manual_seed(seed)
@@ -459,8 +459,8 @@ def batch_size_robustness(
                     eval_every=per_epoch,
                 )
                 runs.append({key: history.eval_curve(key) for key in ("nll", "accuracy")})
-            curves[name][str(batch_size)] = runs
-            final[name][str(batch_size)] = {
+            curves[name][batch_size] = runs
+            final[name][batch_size] = {
                 key: [run[key][-1] for run in runs] for key in ("nll", "accuracy")
             }
     return BatchSizeResult(
@@ -508,5 +508,5 @@ def m5_cells(robustness) -> dict:
     cells = {}
     for name, by_batch in robustness.final.items():
         for batch, runs in by_batch.items():
-            cells[name, int(batch)] = {key: mean_sd(values) for key, values in runs.items()}
+            cells[name, batch] = {key: mean_sd(values) for key, values in runs.items()}
     return cells

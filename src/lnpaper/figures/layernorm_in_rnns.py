@@ -32,11 +32,10 @@ def rnn_dynamics(result) -> Figure:
     colors = dict(zip(result.scales, palette, strict=False))
     for net, style in (("tanh RNN", "--"), ("LN tanh RNN", "-")):
         for scale in result.scales:
-            key = str(scale)
             kwargs = {"color": colors.get(scale, "black"), "lw": 1.4}
-            summed.plot(t, result.summed_rms[net][key], style, **kwargs)
-            hidden.plot(t, result.hidden_rms[net][key], style, **kwargs)
-            sensitivity.plot(t, result.sensitivity[net][key], style, **kwargs)
+            summed.plot(t, result.summed_rms[net][scale], style, **kwargs)
+            hidden.plot(t, result.hidden_rms[net][scale], style, **kwargs)
+            sensitivity.plot(t, result.sensitivity[net][scale], style, **kwargs)
     summed.set_title("Summed inputs a_t = W_h h_t-1 + W_x x_t")
     summed.set_ylabel("RMS over units")
     summed.set_yscale("log")
@@ -66,16 +65,15 @@ def recurrent_training(result) -> Figure:
     """Validation NLL during training on the digits read row by row, per learning rate: mean over
     seeds, band from min to max."""
     # the learning rates at which the LN-LSTM ran (the LSTM alone also runs at a higher one)
-    rates = sorted({r["lr"] for n, r in result.runs.items() if n.startswith("LN")}, reverse=True)
+    rates = sorted({lr for model, lr in result.runs if model == "LN-LSTM"}, reverse=True)
     fig = Figure(figsize=(11.0, 3.8), layout="constrained")
     axes = fig.subplots(1, len(rates), sharey=True)
     for ax, lr in zip(np.atleast_1d(axes), rates, strict=True):
-        for name, run in result.runs.items():
-            if run["lr"] != lr:
+        for (model, run_lr), run in result.runs.items():
+            if run_lr != lr:
                 continue
-            model = name.split(",")[0]
             _band(ax, run["eval_steps"], run["val_loss"], MODEL_COLORS[model], model)
-        best = min(np.mean(result.runs[f"LSTM, lr {lr:g}"]["val_loss"], axis=0))
+        best = min(np.mean(result.runs["LSTM", lr]["val_loss"], axis=0))
         ax.axhline(best, color="black", lw=0.8, ls=":", label="LSTM's best (mean over seeds)")
         seeds = len(next(iter(result.runs.values()))["seeds"])
         ax.set_title(f"Adam, lr {lr:g}, batch 64, {seeds} seeds")
@@ -92,11 +90,15 @@ def gain_init(result) -> Figure:
     over seeds), and the average slope of tanh on inputs of standard deviation s."""
     fig = Figure(figsize=(12.5, 3.6), layout="constrained")
     ln_ax, bn_ax, slope_ax = fig.subplots(1, 3)
-    styles = {"1.0": "-", "0.1": "--"}
+    drawn = {  # gain_init_study's labels -> model, line style
+        f"{model}, gain {gain}": (model, style)
+        for model in ("LN-LSTM", "BN-LSTM")
+        for gain, style in (("1.0", "-"), ("0.1", "--"))
+    }
     for name, run in result.runs.items():
-        model, gain = name.split(", gain ")
+        model, style = drawn[name]
         ax = ln_ax if model == "LN-LSTM" else bn_ax
-        _band(ax, run["eval_steps"], run["val_loss"], MODEL_COLORS[model], name, styles[gain])
+        _band(ax, run["eval_steps"], run["val_loss"], MODEL_COLORS[model], name, style)
     for ax, model in ((ln_ax, "LN-LSTM"), (bn_ax, "BN-LSTM")):
         ax.set_title(f"{model}: gains start at 1.0 or 0.1")
         ax.set_xlabel("training step")
@@ -142,9 +144,9 @@ def cnn_coda(result) -> Figure:
     fig = Figure(figsize=(13.0, 3.6), layout="constrained")
     axes = fig.subplots(1, len(result.margins) + 1)
     for ax, margin in zip(axes, result.margins, strict=False):
-        key, side = str(margin), 8 + 2 * margin
+        side = 8 + 2 * margin
         for norm in result.norms:
-            _band(ax, result.eval_steps, result.val_loss[key][norm], NORM_COLORS[norm], norm)
+            _band(ax, result.eval_steps, result.val_loss[margin][norm], NORM_COLORS[norm], norm)
         ax.set_yscale("log")
         ax.set_xlabel("training step")
         ax.set_ylabel("validation NLL (nats)")
@@ -154,9 +156,8 @@ def cnn_coda(result) -> Figure:
     bars = axes[-1]
     labels, edge, inside = [], [], []
     for margin in result.margins:
-        key = str(margin)
         for k, (out, inn) in enumerate(
-            zip(result.border_active[key], result.interior_active[key], strict=True)
+            zip(result.border_active[margin], result.interior_active[margin], strict=True)
         ):
             labels.append(f"{8 + 2 * margin} px\nconv {k + 1}")
             edge.append(out)

@@ -248,7 +248,7 @@ def batch_size(result) -> Figure:
     colors = {"layernorm": LN_COLOR, "batchnorm": BN_COLOR, "batchnorm incl. logits": "tab:brown"}
     for name, by_batch in result.curves.items():
         for batch, style in zip(result.batch_sizes, ("-", "--"), strict=False):
-            runs = by_batch[str(batch)]
+            runs = by_batch[batch]
             for ax, key, scale in ((nll_ax, "nll", 1.0), (error_ax, "accuracy", 100.0)):
                 values = np.array([run[key] for run in runs])
                 if key == "accuracy":
