@@ -48,6 +48,7 @@ from lnpaper.experiments.why_batchnorm_fails import (
     batch_dependence,
     batch_of_one,
     batch_size_robustness,
+    batch_size_runs,
     lstm_statistics,
     train_vs_inference,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "batch_dependence",
     "batch_of_one",
     "batch_size_robustness",
+    "batch_size_runs",
     "batchnorm_backward_projection",
     "cnn_coda",
     "experiment",

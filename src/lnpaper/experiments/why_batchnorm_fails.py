@@ -420,6 +420,42 @@ class BatchSizeResult:
     final: dict  # model -> batch size -> {"nll": [per seed], "accuracy": [per seed]}
 
 
+@dataclass
+class BatchSizeRuns:
+    steps: int  # optimizer steps for `epochs` epochs
+    curves: list  # per seed: {"nll": [...], "accuracy": [...]}, after every epoch
+    final: dict  # {"nll": [per seed], "accuracy": [per seed]}, after the last epoch
+
+
+@experiment
+def batch_size_runs(
+    *, model: str, batch_size: int, sizes=M5_SIZES, epochs: int = 12, lr: float = 1e-3, seeds=(0,)
+) -> BatchSizeRuns:
+    """One cell of M5: `model` trained at one batch size over seeds (its own record entry, so
+    that the cells are computed side by side)."""
+    x, y = digits.load("train")
+    test_x, test_y = digits.load("test")
+    norm, norm_logits = M5_MODELS[model]
+    per_epoch = len(x) // batch_size
+    curves = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        network = MLP(sizes, norm=norm, norm_logits=norm_logits)
+        history = train(
+            network,
+            classification_loss(x, y),
+            epoch_batches(len(x), batch_size, seed),
+            steps=epochs * per_epoch,
+            lr=lr,
+            log_every=per_epoch,
+            evaluate=lambda network: nll_and_accuracy(network, test_x, test_y),
+            eval_every=per_epoch,
+        )
+        curves.append({key: history.eval_curve(key) for key in ("nll", "accuracy")})
+    final = {key: [run[key][-1] for run in curves] for key in ("nll", "accuracy")}
+    return BatchSizeRuns(steps=epochs * per_epoch, curves=curves, final=final)
+
+
 @experiment
 def batch_size_robustness(
     *,
@@ -428,51 +464,29 @@ def batch_size_robustness(
     batch_sizes=(128, 4),
     epochs: int = 12,
     lr: float = 1e-3,
-    seeds=tuple(range(10)),
+    seeds=tuple(range(20)),
 ) -> BatchSizeResult:
     """M5 (Ba et al. 2016, Sec. 6.7): an MLP on permutation-invariant digits with LayerNorm or
     BatchNorm, trained with Adam at batch 128 and at batch 4 for the same number of epochs (so the
     same examples seen; batch 4 takes 32x more steps). Test NLL and accuracy after every epoch,
     in eval mode (BatchNorm with its running averages); `final` holds the last epoch's."""
-    x, y = digits.load("train")
-    test_x, test_y = digits.load("test")
-    curves = {name: {} for name in models}
-    final = {name: {} for name in models}
-    steps = {}
-    for name in models:
-        norm, norm_logits = M5_MODELS[name]
-        for batch_size in batch_sizes:
-            per_epoch = len(x) // batch_size
-            steps[batch_size] = epochs * per_epoch
-            runs = []
-            for seed in seeds:
-                torch.manual_seed(seed)
-                model = MLP(sizes, norm=norm, norm_logits=norm_logits)
-                history = train(
-                    model,
-                    classification_loss(x, y),
-                    epoch_batches(len(x), batch_size, seed),
-                    steps=epochs * per_epoch,
-                    lr=lr,
-                    log_every=per_epoch,
-                    evaluate=lambda model: nll_and_accuracy(model, test_x, test_y),
-                    eval_every=per_epoch,
-                )
-                runs.append({key: history.eval_curve(key) for key in ("nll", "accuracy")})
-            curves[name][batch_size] = runs
-            final[name][batch_size] = {
-                key: [run[key][-1] for run in runs] for key in ("nll", "accuracy")
-            }
+    cells = {
+        (name, batch_size): batch_size_runs(
+            model=name, batch_size=batch_size, sizes=sizes, epochs=epochs, lr=lr, seeds=seeds
+        )
+        for name in models
+        for batch_size in batch_sizes
+    }
     return BatchSizeResult(
         sizes=list(sizes),
         epochs=epochs,
         lr=lr,
         seeds=list(seeds),
         batch_sizes=list(batch_sizes),
-        train_examples=len(x),
-        steps=steps,
-        curves=curves,
-        final=final,
+        train_examples=len(digits.load("train")[1]),
+        steps={batch_size: cells[models[0], batch_size].steps for batch_size in batch_sizes},
+        curves={name: {b: cells[name, b].curves for b in batch_sizes} for name in models},
+        final={name: {b: cells[name, b].final for b in batch_sizes} for name in models},
     )
 
 
