@@ -85,44 +85,53 @@ def test_m5_experiment_runs_each_cell_with_the_same_examples_seen():
         assert result.final[name][4]["nll"][0] < 0.75 * result.curves[name][4][0]["nll"][0]
 
 
-# Test NLL at batch 128 per seed, and per-seed scatter for batch 4: tight (+-0.002 nats) or wide
-# (+-0.02), so that each synthetic result is decided by the interval, not by luck.
-M5_BIG = [0.050, 0.048, 0.052, 0.049, 0.051, 0.047, 0.053, 0.050, 0.049, 0.051]
-M5_TIGHT = [0.002 * x for x in (1, -1, 0, 1, -1, 0, 1, -1, 1, -1)]
-M5_WIDE = [10 * x for x in M5_TIGHT]
+# Test accuracy at batch 128 per seed, and per-seed scatter for batch 4: tight (+-1/300) or wide
+# (+-6/300), so that each synthetic result is decided by the interval, not by luck.
+M5_BIG = [0.9900, 0.9867, 0.9900, 0.9933, 0.9867, 0.9900, 0.9833, 0.9900, 0.9867, 0.9900]
+M5_TIGHT = [x / 300 for x in (1, -1, 0, 1, -1, 0, 1, -1, 1, -1)]
+M5_WIDE = [6 * x for x in M5_TIGHT]
 
 
 def synthetic_m5(ln_shift, ln_noise, bn_shift, bn_noise):
-    """A 10-seed BatchSizeResult whose batch-4 test NLL is batch 128's plus a shift and noise."""
+    """A 10-seed BatchSizeResult whose batch-4 accuracy, over the last epochs, is batch 128's plus
+    a shift and noise."""
 
-    def cell(nll):
-        return {"nll": nll, "accuracy": [0.98] * len(nll)}
+    def runs(accuracies):
+        # three late epochs around each seed's value: their mean is the value itself
+        return [
+            {"nll": [0.05] * 4, "accuracy": [0.5, a - 1 / 300, a, a + 1 / 300]} for a in accuracies
+        ]
 
     def shifted(shift, noise):
         return [a + shift + e for a, e in zip(M5_BIG, noise, strict=True)]
 
-    final = {
-        "layernorm": {128: cell(M5_BIG), 4: cell(shifted(ln_shift, ln_noise))},
-        "batchnorm": {128: cell(M5_BIG), 4: cell(shifted(bn_shift, bn_noise))},
+    curves = {
+        "layernorm": {128: runs(M5_BIG), 4: runs(shifted(ln_shift, ln_noise))},
+        "batchnorm": {128: runs(M5_BIG), 4: runs(shifted(bn_shift, bn_noise))},
     }
+    final = {
+        name: {b: {key: [run[key][-1] for run in cell] for key in ("nll", "accuracy")}
+               for b, cell in by_batch.items()}
+        for name, by_batch in curves.items()
+    }  # fmt: skip
     seeds = list(range(len(M5_BIG)))
-    return BatchSizeResult([64, 256, 256, 10], 12, 1e-3, seeds, [128, 4], 1197, {}, {}, final)
+    return BatchSizeResult([64, 256, 256, 10], 12, 1e-3, seeds, [128, 4], 1197, {}, curves, final)
 
 
 @pytest.mark.parametrize(
     "ln_shift, ln_noise, bn_shift, bn_noise, verdict",
     [
-        # LN better at batch 4, BN 0.02 nats worse: both halves hold
-        (-0.02, M5_TIGHT, +0.02, M5_TIGHT, claims.REPRODUCED),
-        # LN 0.005 worse, all of its interval inside the 0.01 margin: still no worse
-        (+0.005, M5_TIGHT, +0.02, M5_TIGHT, claims.REPRODUCED),
-        # LN 0.02 worse, the whole interval beyond the margin: LN's half fails
-        (+0.02, M5_TIGHT, +0.02, M5_TIGHT, claims.PARTLY),
+        # LN a little better at batch 4, BN a point worse: both halves hold
+        (+0.003, M5_TIGHT, -0.01, M5_TIGHT, claims.REPRODUCED),
+        # LN half a point worse, all of its interval inside the 1 pp margin: still no worse
+        (-0.005, M5_TIGHT, -0.01, M5_TIGHT, claims.REPRODUCED),
+        # LN 1.5 points worse, the whole interval beyond the margin: LN's half fails
+        (-0.015, M5_TIGHT, -0.01, M5_TIGHT, claims.PARTLY),
         # BN better at batch 4: BN's half fails
-        (0.0, M5_TIGHT, -0.01, M5_TIGHT, claims.PARTLY),
-        (+0.02, M5_TIGHT, -0.01, M5_TIGHT, claims.NOT_REPRODUCED),
+        (0.0, M5_TIGHT, +0.005, M5_TIGHT, claims.PARTLY),
+        (-0.015, M5_TIGHT, +0.005, M5_TIGHT, claims.NOT_REPRODUCED),
         # seeds too noisy to decide either half
-        (+0.01, M5_WIDE, 0.0, M5_WIDE, claims.INCONCLUSIVE),
+        (-0.01, M5_WIDE, 0.0, M5_WIDE, claims.INCONCLUSIVE),
     ],
 )
 def test_m5_check_says_which_half_of_the_claim_holds(
@@ -133,8 +142,12 @@ def test_m5_check_says_which_half_of_the_claim_holds(
     assert "n = 10" in finding.ours
 
 
-def test_m5_margin_is_a_hundredth_of_a_nat():
-    assert nb_claims.M5_MARGIN == 0.01
-    difference = nb_claims.m5_differences(synthetic_m5(0.005, M5_TIGHT, 0.0, M5_TIGHT), "layernorm")
+def test_m5_is_graded_on_the_last_epochs_with_a_one_point_margin():
+    assert nb_claims.M5_MARGIN == 0.01 and nb_claims.M5_LAST_EPOCHS == 3
+    result = synthetic_m5(-0.005, M5_TIGHT, 0.0, M5_TIGHT)
+    difference = nb_claims.m5_differences(result, "layernorm")
     assert difference.n == 10
-    assert abs(difference.mean - 0.005) < 1e-12, difference.text()
+    assert abs(difference.mean + 0.005) < 1e-12, difference.text()
+    # the first epoch (accuracy 0.5 in every run) is outside the window
+    late = nb_claims.m5_differences(result, "batchnorm")
+    assert abs(late.mean) < 1e-12, late.text()
