@@ -14,20 +14,6 @@ import torch
 SEED = 0
 THREADS = 1
 
-PLOT_STYLE = {
-    "figure.dpi": 100,
-    "savefig.dpi": 100,
-    "figure.figsize": (6.0, 3.6),
-    "font.size": 10,
-    "axes.titlesize": 11,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "legend.frameon": False,
-    "image.cmap": "viridis",
-}
-
 
 def seed_everything(seed: int = SEED) -> None:
     """Seed Python, numpy and torch (CPU) at once."""
@@ -37,7 +23,11 @@ def seed_everything(seed: int = SEED) -> None:
 
 
 def apply_plot_style() -> None:
-    matplotlib.rcParams.update(PLOT_STYLE)
+    """The figures' house style (`lnpaper.figures.style`) for plots a notebook draws itself."""
+    # imported here: lnpaper.figures imports the experiments, which import this module
+    from lnpaper.figures.style import RC_PARAMS
+
+    matplotlib.rcParams.update(RC_PARAMS)
 
 
 def setup(seed: int = SEED, quiet: bool = False, recompute: bool = False) -> None:

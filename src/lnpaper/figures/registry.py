@@ -12,7 +12,7 @@ from pathlib import Path
 
 import matplotlib
 
-from lnpaper.runtime import PLOT_STYLE
+from lnpaper.figures.style import RC_PARAMS
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def figure(name: str, *, notebook: str, experiment: Callable | None = None):
     def register(draw):
         @functools.wraps(draw)
         def styled(*args, **kwargs):
-            with matplotlib.rc_context(PLOT_STYLE):
+            with matplotlib.rc_context(RC_PARAMS):
                 return draw(*args, **kwargs)
 
         if name in FIGURES:
@@ -48,4 +48,4 @@ def figure(name: str, *, notebook: str, experiment: Callable | None = None):
 
 def save_png(fig, path: Path) -> None:
     """PNG with no software or time stamp in its metadata, so a rerun writes the same bytes."""
-    fig.savefig(path, format="png", dpi=PLOT_STYLE["savefig.dpi"], metadata={"Software": None})
+    fig.savefig(path, format="png", dpi=RC_PARAMS["savefig.dpi"], metadata={"Software": None})

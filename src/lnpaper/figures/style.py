@@ -1,0 +1,209 @@
+"""The house style of every figure: one colour per method in every notebook, display names, sizes,
+and the few drawing helpers that keep bands, reference levels, log axes and legends alike.
+
+Colours come from Okabe and Ito's palette, chosen to stay apart for the common forms of colour
+blindness. A method keeps its colour everywhere (LayerNorm is blue in notebook 01 and in notebook
+06); a second factor, such as warmup, batch size, a gain or a learning rate, is a line style or a
+marker, never another hue. `tests/test_figure_style.py` renders every registered figure and checks
+this, with the sizes and fonts below, against what was drawn.
+"""
+
+import math
+
+import numpy as np
+from cycler import cycler
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import LogLocator, NullFormatter
+
+# Okabe & Ito (2008), "Color Universal Design"; grey and brown are added for "none" and WeightNorm.
+BLACK, ORANGE, SKY_BLUE, GREEN = "#000000", "#E69F00", "#56B4E9", "#009E73"
+BLUE, VERMILLION, PURPLE = "#0072B2", "#D55E00", "#CC79A7"
+GREY, BROWN = "#999999", "#8C5A2B"
+REFERENCE = "#555555"  # reference levels and predictions: dark grey, dotted, never a method
+
+METHOD_COLORS = {
+    "no norm": GREY,
+    "BatchNorm": ORANGE,
+    "LayerNorm": BLUE,
+    "RMSNorm": GREEN,
+    "pRMSNorm": GREEN,  # RMSNorm on a fraction of the units: RMSNorm's hue, its own line style
+    "DyT": PURPLE,
+    "WeightNorm": BROWN,
+    "Post-LN": VERMILLION,
+    "Pre-LN": BLUE,  # LayerNorm where the Transformer now puts it
+    "Peri-LN": SKY_BLUE,
+    "T-Fixup": BLACK,
+}
+
+# The names experiments use as keys, and what a reader sees.
+DISPLAY_NAMES = {
+    "none": "no norm",
+    "batchnorm": "BatchNorm",
+    "layernorm": "LayerNorm",
+    "rmsnorm": "RMSNorm",
+    "dyt": "DyT",
+    "weightnorm": "WeightNorm",
+    "post": "Post-LN",
+    "pre": "Pre-LN",
+    "peri": "Peri-LN",
+}
+
+# Model names that stand for a method: the recurrent models, and the Transformer's variants.
+_ALIASES = {
+    "LSTM": "no norm",
+    "tanh RNN": "no norm",
+    "LN-LSTM": "LayerNorm",
+    "LN tanh RNN": "LayerNorm",
+    "BN-LSTM": "BatchNorm",
+    "Pre-DyT": "DyT",
+    "Xavier": "no norm",
+}
+_PREFIXES = sorted([*METHOD_COLORS, *_ALIASES], key=len, reverse=True)
+
+# A second factor, in order of its levels.
+LINE_STYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v")
+
+ONE_PANEL, TWO_PANELS = 6.5, 10.0  # inches; a figure of three or four panels is TWO_PANELS wide
+MIN_FONT_SIZE = 9.0  # points, at the figure's own size
+
+RC_PARAMS = {
+    "figure.dpi": 100,  # as a notebook shows it: 10 in is 1000 px
+    "savefig.dpi": 200,  # figures/, for the README and the book
+    "figure.figsize": (ONE_PANEL, 3.8),
+    "figure.titlesize": 12,
+    "figure.titleweight": "bold",
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "legend.title_fontsize": 9,
+    "legend.frameon": False,
+    "mathtext.fontset": "dejavusans",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "lines.linewidth": 1.6,
+    "image.cmap": "viridis",
+    # lines that are not a method (units, widths, schemes) cycle through the palette's rest
+    "axes.prop_cycle": cycler(color=[BLACK, VERMILLION, SKY_BLUE, "#F0E442", PURPLE, GREEN]),
+}
+
+NATS_PER_TOKEN = "nats per token"
+NATS_PER_IMAGE = "nats per image"
+
+
+def display(key: str) -> str:
+    """The reader's name of an experiment's key: "layernorm" -> "LayerNorm"."""
+    return DISPLAY_NAMES.get(key, key)
+
+
+def method_of(label: str) -> str | None:
+    """The method a label names, read from its start ("LN-LSTM, gain 0.1" -> "LayerNorm"), or None."""
+    for prefix in _PREFIXES:
+        if label.startswith(prefix):
+            rest = label[len(prefix) :]
+            if not rest or rest[0] in " ,:(":
+                return _ALIASES.get(prefix, prefix)
+    return None
+
+
+def color(label: str) -> str:
+    """The colour of the method a label names; an error for a label that names none."""
+    method = method_of(display(label))
+    if method is None:
+        raise KeyError(f"{label!r} names no method of the palette: {sorted(METHOD_COLORS)}")
+    return METHOD_COLORS[method]
+
+
+def new_figure(panels: int = 1, height: float = 3.8) -> Figure:
+    """A figure one panel (6.5 in) or two and more panels (10 in) wide."""
+    width = ONE_PANEL if panels == 1 else TWO_PANELS
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def finding(fig: Figure, text: str) -> None:
+    """The figure's title: what it shows, as a sentence. Settings go to panel titles or the caption."""
+    fig.suptitle(text, x=0.01, ha="left")
+
+
+def seeds_band(n: int) -> str:
+    return f"band: min to max over {n} seeds"
+
+
+def band(ax, x, runs, color: str, label: str | None = None, style: str = "-", lw: float = 1.8):
+    """The mean over runs as a line and their min to max as a band; `runs` is [run][x]."""
+    values = np.asarray(runs, dtype=float)
+    ax.fill_between(x, values.min(0), values.max(0), color=color, alpha=0.18, lw=0)
+    return ax.plot(x, values.mean(0), style, color=color, lw=lw, label=label)[0]
+
+
+def band_handle(n: int) -> Patch:
+    """A legend entry that says what the bands are."""
+    return Patch(facecolor=GREY, alpha=0.35, label=seeds_band(n))
+
+
+def style_handle(style: str, label: str, marker: str | None = None) -> Line2D:
+    """A black legend entry for a second factor's line style or marker."""
+    return Line2D([], [], color=BLACK, ls=style, marker=marker, label=label)
+
+
+def log_axis(ax, which: str = "y", base: float = 10) -> None:
+    """A log axis whose labels are powers of the base alone; its limits are widened to two powers
+    of the base when the data span less, so that at least two ticks carry a label."""
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    (ax.set_yscale if which == "y" else ax.set_xscale)("log", base=base)
+    axis.set_major_locator(LogLocator(base=base, numticks=12))
+    axis.set_minor_locator(LogLocator(base=base, subs="auto", numticks=12))
+    axis.set_minor_formatter(NullFormatter())
+    get, put = (ax.get_ylim, ax.set_ylim) if which == "y" else (ax.get_xlim, ax.set_xlim)
+    low, high = get()
+    powers_inside = math.floor(math.log(high, base)) - math.ceil(math.log(low, base)) + 1
+    if powers_inside < 2:
+        lo = base ** math.floor(math.log(low, base))
+        put(lo, max(high, lo * base))
+
+
+def levels(ax, marks, *, min_gap: float = 0.07) -> None:
+    """Reference levels as dotted grey lines with labels at the right end, pushed apart to at
+    least `min_gap` of the axes' height. `marks` is [(y, text)]; call after the limits are set."""
+    to_axes = ax.transScale + ax.transLimits
+    placed = []
+    for value, text in sorted(marks):
+        ax.axhline(value, color=REFERENCE, lw=1.0, ls=":", zorder=1)
+        y = to_axes.transform((0.5, value))[1]
+        y = max(y, placed[-1][0] + min_gap) if placed else y
+        placed.append((y, text))
+    for y, text in placed:
+        ax.text(0.995, y + 0.01, text, transform=ax.transAxes, ha="right", va="bottom",
+                color=REFERENCE, size=MIN_FONT_SIZE)  # fmt: skip
+
+
+def vertical_mark(ax, x: float, text: str) -> None:
+    """A labelled vertical reference, such as the training length T_max."""
+    ax.axvline(x, color=REFERENCE, lw=1.0, ls="--", zorder=1)
+    ax.text(x, 0.99, f" {text}", transform=ax.get_xaxis_transform(), va="top", ha="left",
+            color=REFERENCE, size=MIN_FONT_SIZE)  # fmt: skip
+
+
+def shared_legend(
+    fig: Figure, axes=None, extra=(), ncols: int | None = None, loc="outside lower center"
+):
+    """One legend for the whole figure, outside the axes: every labelled artist of `axes` (all of
+    the figure's by default) once, then `extra` handles."""
+    handles, labels = [], []
+    for ax in fig.axes if axes is None else np.ravel(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    for handle in extra:
+        handles.append(handle)
+        labels.append(handle.get_label())
+    ncols = ncols or min(len(handles), 4)
+    return fig.legend(handles, labels, loc=loc, ncols=ncols)

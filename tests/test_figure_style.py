@@ -1,0 +1,88 @@
+"""Every registered figure, drawn from the record, against the house style (lnpaper.figures.style):
+the palette's colour for each method it shows, display names, widths, fonts, one legend kept off
+the data, a finding for a title and units on loss axes."""
+
+import functools
+
+import matplotlib
+import pytest
+from matplotlib.colors import to_hex
+from matplotlib.text import Text
+
+from lnpaper.figures import FIGURES, style
+
+RAW_KEYS = set(style.DISPLAY_NAMES)
+
+
+@functools.cache
+def drawn(name: str):
+    fig = FIGURES[name].render()
+    fig.canvas.draw()  # lays the figure out, as saving it does
+    return fig
+
+
+def legends(fig) -> list:
+    return [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+
+
+def handle_color(handle) -> str | None:
+    if isinstance(handle, matplotlib.lines.Line2D):
+        return to_hex(handle.get_color())
+    if hasattr(handle, "get_facecolor"):
+        face = handle.get_facecolor()
+        return to_hex(face[0] if getattr(face, "ndim", 1) == 2 else face)
+    return None
+
+
+def test_method_of_reads_a_label_from_its_start():
+    assert style.method_of("LN-LSTM, gain 0.1") == "LayerNorm"
+    assert style.method_of("LSTM") == "no norm"
+    assert style.method_of("LSTM's best") is None
+    assert style.method_of("RMSNorm") == "RMSNorm"
+    assert style.method_of("pRMSNorm (6.25%)") == "pRMSNorm"
+    assert style.method_of("BatchNormalization") is None
+    assert style.color("layernorm") == style.BLUE
+    with pytest.raises(KeyError, match="names no method"):
+        style.color("unigram")
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_each_method_has_its_colour_and_its_display_name(name):
+    shown = 0
+    for legend in legends(drawn(name)):
+        for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):
+            label = text.get_text()
+            assert label not in RAW_KEYS, f"{name}: legend shows the raw key {label!r}"
+            method = style.method_of(label)
+            colour = handle_color(handle)
+            if method is None or colour is None:
+                continue
+            shown += 1
+            expected = style.METHOD_COLORS[method].lower()
+            assert colour == expected, f"{name}: {label!r} is {colour}, {method} is {expected}"
+    for ax in drawn(name).axes:
+        for tick in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
+            assert tick.get_text() not in RAW_KEYS, f"{name}: an axis shows {tick.get_text()!r}"
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_width_fonts_title_and_one_legend(name):
+    fig = drawn(name)
+    width = fig.get_size_inches()[0]
+    assert width in (style.ONE_PANEL, style.TWO_PANELS), f"{name} is {width} in wide"
+    small = sorted(
+        {(t.get_fontsize(), t.get_text()[:30]) for t in fig.findobj(Text)
+         if t.get_visible() and t.get_text().strip() and t.get_fontsize() < style.MIN_FONT_SIZE}
+    )  # fmt: skip
+    assert not small, f"{name}: text under {style.MIN_FONT_SIZE} pt: {small[:4]}"
+    title = fig.get_suptitle()
+    assert title, f"{name} has no title stating its finding"
+    assert len(legends(fig)) <= 1, f"{name} has {len(legends(fig))} legends: share one"
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_loss_axes_carry_units(name):
+    for ax in drawn(name).axes:
+        label = ax.get_ylabel()
+        if "loss" in label or "NLL" in label:
+            assert "nats" in label, f"{name}: {label!r} has no unit"
