@@ -170,8 +170,9 @@ def log_axis(ax, which: str = "y", base: float = 10) -> None:
 
 
 def levels(ax, marks, *, min_gap: float = 0.07) -> None:
-    """Reference levels as dotted grey lines with labels at the right end, pushed apart to at
-    least `min_gap` of the axes' height. `marks` is [(y, text)]; call after the limits are set."""
+    """Reference levels as dotted grey lines, each labelled on its line at the right end; labels
+    closer than `min_gap` of the axes' height are pushed apart upwards. `marks` is [(y, text)];
+    call after the limits are set."""
     to_axes = ax.transScale + ax.transLimits
     placed = []
     for value, text in sorted(marks):
@@ -180,8 +181,8 @@ def levels(ax, marks, *, min_gap: float = 0.07) -> None:
         y = max(y, placed[-1][0] + min_gap) if placed else y
         placed.append((y, text))
     for y, text in placed:
-        ax.text(0.995, y + 0.01, text, transform=ax.transAxes, ha="right", va="bottom",
-                color=REFERENCE, size=MIN_FONT_SIZE)  # fmt: skip
+        ax.text(0.995, y, text, transform=ax.transAxes, ha="right", va="center", color=REFERENCE,
+                size=MIN_FONT_SIZE, bbox={"fc": "white", "ec": "none", "pad": 1.0})  # fmt: skip
 
 
 def vertical_mark(ax, x: float, text: str) -> None:
