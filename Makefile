@@ -52,8 +52,10 @@ record: $(TESTED)
 	$(BIN)/python -m lnpaper record $(NAMES)
 	$(BIN)/python -m lnpaper figures
 
+# JupyterLab on notebooks/. Lab will not start as root without --allow-root, and containers often
+# run as root. LAB_ARGS passes further options: `make lab LAB_ARGS="--no-browser --port 8899"`.
 lab: $(READER)
-	$(BIN)/jupyter lab notebooks
+	$(BIN)/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # Bring each notebook in line with its jupytext source, then execute it in place, in order. The second
 # pass merges stdout chunks and drops per-cell metadata, both of which depend on timing, so a re-run
