@@ -363,18 +363,19 @@ figures.batch_size(robustness)
 # [+0.011, +0.020] nats. LayerNorm at batch 4 is not merely no worse but better, +0.46 [+0.14,
 # +0.78] points, far from the -1 point margin, and its NLL falls, -0.026 [-0.032, -0.019]. So M5
 # is reproduced. The paper's all-layer BatchNorm loses clearly more accuracy at batch 4, -2.02
-# [-2.37, -1.67] points, while its NLL sits far above both others at either batch size: normalized
-# logits with a gain that starts at 1 cannot become confident in 12 epochs, so its NLL measures
-# that cap rather than the batch size, and the check grades the like-for-like pair.
+# [-2.37, -1.67] points (the squares in the figure), while its NLL sits far above both others at
+# either batch size (in the table; the figure's NLL panel leaves it out): normalized logits with a
+# gain that starts at 1 cannot become confident in 12 epochs, so its NLL measures that cap rather
+# than the batch size, and the check grades the like-for-like pair.
 #
 # Three caveats keep this honest. First, the BatchNorm effect is small at this scale, and the
-# seeds scatter: in the figure, whose bands run from the best to the worst of the 20 seeds,
-# BatchNorm's bands at the two batch sizes overlap in both panels by the last epochs. Only pairing
-# each seed with itself (the same initial weights and example order at both batch sizes) separates
-# them. Second, at batch 128 both networks are still improving at the last epoch (the last
-# columns), so the batch-4 runs, with 33 times more steps, get a head start in optimization. That
-# favours LayerNorm's side of the claim (part of its gain at batch 4 is likely this) and works
-# against BatchNorm's, which degrades anyway. Third, the paper's figure is on MNIST with 1000-unit
+# seeds scatter: in the figure, where each dot is one seed, BatchNorm's dots at the two batch sizes
+# overlap in both panels. Only pairing each seed with itself (the same initial weights and example
+# order at both batch sizes; a faint line joins the two runs) separates them: nearly every
+# BatchNorm line climbs. Second, at batch 128 both networks are still improving at the last epoch
+# (the last columns), so the batch-4 runs, with 33 times more steps, get a head start in
+# optimization. That favours LayerNorm's side of the claim (part of its gain at batch 4 is likely
+# this) and works against BatchNorm's, which degrades anyway. Third, the paper's figure is on MNIST with 1000-unit
 # layers; this is its direction at 1/12 of the input size, not its numbers.
 #
 # ## Claims checked here
