@@ -2,8 +2,9 @@
 
 Every page is loaded from disk in headless Chromium with the network switched off and every request
 that is not a local file refused and recorded. On each page: no TeX is left untypeset, every image
-decodes, every local resource the page asks for exists, and every link inside the book points at a
-file and an anchor that exist. Without Chromium these tests are skipped with a message; the book's
+decodes, every local resource the page asks for exists, every link inside the book points at a
+file and an anchor that exist, and the page logs no error. The claims table fits the page's column
+at two window widths. Without Chromium these tests are skipped with a message; the book's
 table of contents is checked in any case.
 """
 
@@ -33,6 +34,12 @@ CHROMIUM_FLAGS = [
 # TeX that survived typesetting: a backslash command, $$, or $...$ in the visible text.
 RAW_TEX = re.compile(r"\\[A-Za-z]+|\\[()[\]]|\$\$|\$[^$\s][^$]*\$")
 
+# Window sizes the tables are measured at: a laptop's, then a narrower one (the first is the page's
+# size while it loads).
+VIEWPORTS = [{"width": 1280, "height": 900}, {"width": 1024, "height": 768}]
+# The longest text a cell of the claims table may hold; the numbers behind a claim go in its section.
+LONGEST_CELL = 200
+
 # Runs in the page once it has loaded: waits for MathJax, then reports what the tests look at.
 INSPECT_PAGE = """async () => {
   if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; }
@@ -60,6 +67,21 @@ INSPECT_PAGE = """async () => {
     ids: [...document.querySelectorAll("[id]")].map((el) => el.id),
   };
 }"""
+
+# Each table in the page's text column: how wide it is (all of it, also what a scrolling wrapper
+# hides), how much room the column leaves inside its padding, and its longest cell.
+MEASURE_TABLES = """() => [...document.querySelectorAll("article table")].map((table) => {
+  const column = table.closest("article");
+  const style = getComputedStyle(column);
+  const cells = [...table.querySelectorAll("th, td")].map((cell) => cell.textContent.trim());
+  return {
+    width: table.getBoundingClientRect().width,
+    room: column.getBoundingClientRect().width - parseFloat(style.paddingLeft)
+      - parseFloat(style.paddingRight) - parseFloat(style.borderLeftWidth)
+      - parseFloat(style.borderRightWidth),
+    longest_cell: cells.reduce((a, b) => (b.length > a.length ? b : a), ""),
+  };
+})"""
 
 
 def book_pages() -> list[Path]:
@@ -105,10 +127,10 @@ def pages() -> dict:
         browser = playwright.chromium.launch(
             executable_path=shutil.which("chromium"), args=CHROMIUM_FLAGS
         )
-        context = browser.new_context(offline=True)
+        context = browser.new_context(offline=True, viewport=VIEWPORTS[0])
         for path in book_pages():
             page = context.new_page()
-            outside, missing = [], []
+            outside, missing, errors = [], [], []
 
             def local_only(route, outside=outside):
                 if route.request.url.startswith("file:"):
@@ -121,12 +143,23 @@ def pages() -> dict:
                 if request.url.startswith("file:"):
                     missing.append(request.url)
 
+            def note_console_error(message, errors=errors):
+                if message.type == "error":
+                    errors.append(message.text)
+
             page.route("**/*", local_only)
             page.on("requestfailed", note_missing)
+            page.on("console", note_console_error)
+            page.on("pageerror", lambda error, errors=errors: errors.append(str(error)))
             page.goto(path.as_uri(), wait_until="load")
             seen = page.evaluate(INSPECT_PAGE)
+            tables = {}
+            for viewport in VIEWPORTS:
+                page.set_viewport_size(viewport)
+                tables[viewport["width"]] = page.evaluate(MEASURE_TABLES)
             page.close()
-            report[path] = {**seen, "outside": outside, "missing": missing}
+            report[path] = {**seen, "tables": tables, "outside": outside, "missing": missing,
+                            "errors": errors}  # fmt: skip
         browser.close()
     return report
 
@@ -146,6 +179,26 @@ def test_no_page_reaches_outside_the_machine(pages):
 def test_every_local_resource_exists(pages):
     for path, seen in pages.items():
         assert not seen["missing"], f"{path.name} could not load {seen['missing']}"
+
+
+def test_no_page_logs_an_error(pages):
+    for path, seen in pages.items():
+        assert not seen["errors"], f"{path.name} logged errors: {seen['errors']}"
+
+
+def test_the_claims_table_fits_the_page_column_and_its_cells_are_short(pages):
+    claims_page = pages[HTML / "claims.html"]
+    for width, tables in claims_page["tables"].items():
+        assert tables, "the claims page shows no table"
+        for table in tables:
+            assert table["width"] <= table["room"], (
+                f"at a {width} px window the claims table is {table['width']} px wide "
+                f"in a {table['room']} px column"
+            )
+            assert len(table["longest_cell"]) <= LONGEST_CELL, (
+                f"a claims table cell holds {len(table['longest_cell'])} characters: "
+                f"{table['longest_cell'][:80]}..."
+            )
 
 
 def test_every_formula_is_typeset_and_no_tex_is_left(pages):

@@ -1,6 +1,8 @@
 """CLAIMS.md and each notebook's "Claims checked here" table, printed from the claim records, so
 the ledger cannot disagree with the notebooks."""
 
+import re
+
 from lnpaper.claims import (
     invariances,
     layernorm_in_rnns,
@@ -21,8 +23,11 @@ CLAIMS = [
 ]
 BY_ID = {claim.id: claim for claim in CLAIMS}
 
-COLUMNS = ("ID", "claim", "source", "paper's value", "ours", "test", "verdict", "notebook")
-VERDICT_COLUMN = COLUMNS.index("verdict")
+# The fields of a row of rows(), in order.
+COLUMNS = ("ID", "claim", "source", "source's value", "ours", "test", "verdict", "notebook")
+# The table at the top of CLAIMS.md keeps the short fields, so it fits a page; each ID links to the
+# claim's own section, which gives the rest.
+TABLE_COLUMNS = ("ID", "claim", "verdict", "notebook")
 
 
 def rows(ids=None) -> list[tuple[str, ...]]:
@@ -46,34 +51,61 @@ def rows(ids=None) -> list[tuple[str, ...]]:
     return out
 
 
+def anchor(heading: str) -> str:
+    """The anchor of a heading as both GitHub and MyST (myst_heading_anchors) make it: lower case,
+    punctuation other than hyphens dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _notebook_link(notebook: str, text: str) -> str:
+    # Relative to the repository root, where CLAIMS.md is; book/claims.md, which includes it, has
+    # the notebooks beside it too (book/notebooks links to ../notebooks).
+    return f"[{text}](notebooks/{notebook}.ipynb)"
+
+
+def _section(heading, source, value, ours, test, verdict, notebook) -> list[str]:
+    """A claim in full, under its own heading."""
+    fields = [("source", source), ("source's value", value), ("ours", ours), ("test", test)]
+    fields += [("verdict", verdict), ("notebook", _notebook_link(notebook, notebook))]
+    return ["", f"### {heading}", ""] + [f"- **{name}:** {text}" for name, text in fields if text]
+
+
 def markdown() -> str:
-    """The text of CLAIMS.md."""
+    """The text of CLAIMS.md: the verdict counts, one short row per claim, then each claim in full."""
     table = rows()
-    counts = {v: sum(row[VERDICT_COLUMN] == v for row in table) for v in VERDICTS}
+    verdicts = [row[COLUMNS.index("verdict")] for row in table]
+    counts = {v: verdicts.count(v) for v in VERDICTS}
     summary = ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
     lines = [
         "# Claims ledger",
         "",
         "Written by `python -m lnpaper figures` (`make figures`) from the claim records in",
         "`src/lnpaper/claims/` and the experiment record in `results/`; `make test` fails if this file",
-        "differs from a fresh run. Each row gives the source by paper and section, the source's value,",
-        "ours, the test behind the verdict (with its n and, for a claim of equal quality, the margin",
-        "declared before the data were seen) and the verdict: `reproduced`, `partly`, `inconclusive`",
-        "(the test decided neither way), `not reproduced` or `not checkable at CPU scale`. A claim",
-        "that no notebook checks yet says `pending`.",
+        "differs from a fresh run. The table gives each claim's verdict: `reproduced`, `partly`,",
+        "`inconclusive` (the test decided neither way), `not reproduced` or `not checkable at CPU",
+        "scale`; a claim that no notebook checks yet says `pending`. Each ID leads to the claim in full",
+        "below: the source by paper and section, the source's value, ours, and the test behind the",
+        "verdict, with its n and, for a claim of equal quality, the margin declared before the data",
+        "were seen.",
         "",
         f"{len(table)} claims: {summary}.",
         "",
-        "| " + " | ".join(COLUMNS) + " |",
-        "|" + "---|" * len(COLUMNS),
+        "| " + " | ".join(TABLE_COLUMNS) + " |",
+        "|" + "---|" * len(TABLE_COLUMNS),
     ]
-    for row in table:
-        lines.append("| " + " | ".join(_cell(text) for text in row) + " |")
-    return "\n".join(lines) + "\n"
+    sections = []
+    for claim_id, claim, source, value, ours, test, verdict, notebook in table:
+        heading = f"{claim_id} {claim}"
+        number = notebook.split("_")[0]
+        cells = (f"[{claim_id}](#{anchor(heading)})", _cell(claim), verdict,
+                 _notebook_link(notebook, number))  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+        sections += _section(heading, source, value, ours, test, verdict, notebook)
+    return "\n".join([*lines, "", "## Each claim in full", *sections]) + "\n"
 
 
 def checked_here(ids) -> str:
