@@ -307,6 +307,11 @@ assert one_pass_error > 1.0, f"one-pass variance only {one_pass_error:.0%} off a
 assert drift.nonpositive_fraction[at_100] > 0, "no row's one-pass variance went <= 0"
 
 # %% [markdown]
+# The one-pass column falls back to 1.0 at mean $10^4$, but this is not a recovery: the median row's
+# variance came out as exactly 0, which is 100% off. Once a row's variance is $\leq 0$ there is
+# nothing left to compare, so the figure below leaves out the one-pass medians at those offsets and
+# shows the share of such rows instead.
+#
 # The two-pass formula survives where the one-pass formula fails, but it degrades too: at mean $10^4$
 # the rounding of the mean itself ($\approx 10^{-3}$, a tenth of the spread) shifts every centered
 # value. The differences $a_i - \mu$ are small and computed exactly, so subtracting *their* mean a

@@ -2,120 +2,216 @@
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from lnpaper import experiments
+from lnpaper.figures import style
 from lnpaper.figures.registry import figure
 from lnpaper.invariance import PAPER_TABLE
 
 NOTEBOOK = "04_invariances"
 
-ROW_LABELS = {
-    "batchnorm": "BatchNorm\n(Table 1)",
-    "weightnorm": "WeightNorm\n(Table 1)",
-    "layernorm": "LayerNorm\n(Table 1)",
-    "rmsnorm": "RMSNorm\n(its paper's Table 1)",
-    "dyt": "DyT\n(no source: ours only)",
+ROW_SOURCES = {
+    "batchnorm": "Table 1",
+    "weightnorm": "Table 1",
+    "layernorm": "Table 1",
+    "rmsnorm": "its paper's Table 1",
+    "dyt": "no source: ours only",
 }
 COLUMN_LABELS = {
-    "weight_matrix_rescale": "weight matrix\nre-scaling\nW -> dW",
-    "weight_matrix_recenter": "weight matrix\nre-centering\nW -> W + 1c^T",
-    "weight_vector_rescale": "weight vector\nre-scaling\nw_i -> d w_i",
-    "dataset_rescale": "dataset\nre-scaling\nX -> dX",
-    "dataset_recenter": "dataset\nre-centering\nX -> X + 1c^T",
-    "case_rescale": "single case\nre-scaling\nx_n -> d x_n",
+    "weight_matrix_rescale": "weight matrix\nre-scaling\n$W \\to \\delta W$",
+    "weight_matrix_recenter": "weight matrix\nre-centering\n$W \\to W + \\mathbf{1}c^\\top$",
+    "weight_vector_rescale": "weight vector\nre-scaling\n$w_i \\to \\delta w_i$",
+    "dataset_rescale": "dataset\nre-scaling\n$X \\to \\delta X$",
+    "dataset_recenter": "dataset\nre-centering\n$X \\to X + \\mathbf{1}c^\\top$",
+    "case_rescale": "single case\nre-scaling\n$x_n \\to \\delta x_n$",
 }
+ANGLE_EVERY = 8  # steps between the markers of the measured angle, so the prediction shows
+INVARIANT_FILL, CHANGED_FILL = "#4D4D4D", "#F2F2F2"  # neutral: the methods own the hues
 
 
 @figure("invariance_table", notebook=NOTEBOOK, experiment=experiments.invariance_measurements)
 def invariance_table(result) -> Figure:
-    """Table 1 filled in by measurement: each cell is the largest output change over random
-    transformations of its kind (float64); Invariant means below the threshold. A red frame would
-    mark a cell where the measurement disagrees with the source's table."""
+    """Table 1 filled in by measurement (float64, no epsilon): each cell gives the largest change
+    of the layer's output over 6 random transformations of its kind, and says Invariant when that
+    stays below $10^{-8}$. The source of each row's table is under its name; a dashed frame would
+    mark a cell where the measurement disagrees with it."""
     rows, columns = result.rows, result.columns
-    fig = Figure(figsize=(10.5, 5.2), layout="constrained")
+    fig = style.new_figure(2, 5.4)
     ax = fig.subplots()
+    agree = total = 0
     for r, row in enumerate(rows):
+        ax.add_patch(Rectangle((-0.09, r + 0.06), 0.05, 0.88, fc=style.color(row), clip_on=False))
         for c, column in enumerate(columns):
             change = result.max_change[row][column]
             invariant = change < result.threshold
-            colour = "#a6d96a" if invariant else "#f0f0f0"
-            ax.add_patch(Rectangle((c, r), 1, 1, fc=colour, ec="white", lw=2))
+            ax.add_patch(Rectangle((c, r), 1, 1, fc=INVARIANT_FILL if invariant else CHANGED_FILL,
+                                   ec="white", lw=3))  # fmt: skip
+            ink = "white" if invariant else style.BLACK
             word = "Invariant" if invariant else "No"
-            ax.text(c + 0.5, r + 0.4, word, ha="center", va="center", fontsize=11, weight="bold")
-            ax.text(
-                c + 0.5, r + 0.7, f"max change {change:.1e}", ha="center", va="center", fontsize=8
-            )
+            ax.text(c + 0.5, r + 0.4, word, ha="center", va="center", size=12, weight="bold",
+                    color=ink)  # fmt: skip
+            ax.text(c + 0.5, r + 0.72, _number(change), ha="center", va="center", color=ink)
             paper = PAPER_TABLE.get(row, {}).get(column)
-            if paper is not None and paper != invariant:
-                ax.add_patch(Rectangle((c, r), 1, 1, fill=False, ec="red", lw=3))
+            if paper is not None:
+                total += 1
+                agree += paper == invariant
+                if paper != invariant:
+                    ax.add_patch(Rectangle((c + 0.04, r + 0.04), 0.92, 0.92, fill=False,
+                                           ec=style.BLACK, ls="--", lw=2.5))  # fmt: skip
     ax.set_xlim(0, len(columns))
     ax.set_ylim(len(rows), 0)
-    ax.set_xticks(np.arange(len(columns)) + 0.5, [COLUMN_LABELS[c] for c in columns], fontsize=8)
+    ax.set_xticks(np.arange(len(columns)) + 0.5, [COLUMN_LABELS[c] for c in columns])
     ax.xaxis.tick_top()
-    ax.set_yticks(np.arange(len(rows)) + 0.5, [ROW_LABELS[r] for r in rows], fontsize=9)
-    ax.tick_params(length=0)
+    row_labels = [f"{style.display(row)}\n({ROW_SOURCES[row]})" for row in rows]
+    ax.set_yticks(np.arange(len(rows)) + 0.5, row_labels)
+    ax.tick_params(length=0, pad=14)
+    ax.tick_params(axis="y", labelsize=10)
     ax.grid(False)
     for side in ("left", "bottom", "top", "right"):
         ax.spines[side].set_visible(False)
     ax.set_xlabel(
-        f"largest change of the output over {result.draws} random transformations per cell, float64; "
-        f"Invariant: below {result.threshold:g}"
+        f"in each cell: the largest change of the output over {result.draws} random "
+        f"transformations (float64); Invariant: below {_number(result.threshold)}"
+    )
+    dyt = sum(result.max_change["dyt"][c] < result.threshold for c in columns)
+    style.finding(
+        fig,
+        f"Measured, {agree} of {total} cells agree with the sources' tables; "
+        f"DyT, in no table, is invariant to {'none' if dyt == 0 else dyt} of the six",
     )
     return fig
 
 
+def _number(value: float) -> str:
+    """A change as a reader takes it in: 4.8 or 0.68 as they are, 1.3e-15 in powers of ten."""
+    if 0.1 <= value < 100:
+        return f"{value:.2g}"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    power = f"10^{{{int(exponent)}}}"
+    return f"${power}$" if mantissa == "1.0" else f"${mantissa} \\times {power}$"
+
+
 @figure("sgd_geometry", notebook=NOTEBOOK, experiment=experiments.sgd_geometry)
 def sgd_geometry(result) -> Figure:
-    """A layer-normalized MLP trained with plain SGD from the same function at two scales of W1:
-    ||W1|| only grows, and the angle W1 turns per step follows atan(lr ||g|| / ||W1||)."""
-    fig = Figure(figsize=(11.0, 3.6), layout="constrained")
+    r"""An MLP on the 8x8 digits with one hidden layer of 64 units (LayerNorm, then tanh), trained
+    with plain SGD (no momentum, no weight decay, batch 64) twice from the same function, with $W_1$
+    initialized at two scales. Left: $\|W_1\|$ relative to its start. Middle: the angle $W_1$ turns
+    in each step, measured (a marker every 8th step) on the line of its prediction
+    $\arctan(\eta \|g_t\| / \|W_t\|)$; the worst gap is the largest |measured / predicted - 1|
+    over all steps. Right: the training loss, mean over 10 steps. The title's factor compares the
+    first steps' $\tan\theta$."""
+    fig = style.new_figure(3, 3.9)
     norms_ax, angle_ax, loss_ax = fig.subplots(1, 3)
-    for (key, norms), colour in zip(result.norms.items(), ("C0", "C1"), strict=False):
-        label = f"W1 initialized at scale {key}"
-        norms_ax.plot(np.arange(len(norms)), norms, color=colour, label=label)
-        angles = np.array(result.angles[key])
-        steps = np.arange(len(angles))
-        predicted = np.arctan(result.lr * np.array(result.grad_norms[key]) / np.array(norms[:-1]))
-        angle_ax.plot(steps, angles, color=colour, lw=0.8, label=f"measured, scale {key}")
-        angle_ax.plot(steps, predicted, color="black", lw=0.6, ls=":")
-        loss_ax.plot(result.loss_steps, result.train_loss[key], color=colour, label=label)
-    angle_ax.plot([], [], color="black", lw=0.6, ls=":", label="atan(lr ||g_t|| / ||W_t||)")
-    norms_ax.set_title("||W1|| under SGD only grows")
-    norms_ax.set_ylabel("||W1_t||")
-    angle_ax.set_title("angle W1 turns per step")
+    blue = style.color("LayerNorm")
+    scales, gaps = [], []
+    for (key, norms), line, marker in zip(result.norms.items(), style.LINE_STYLES, style.MARKERS,
+                                          strict=False):  # fmt: skip
+        norms = np.array(norms)
+        look = {"color": blue, "ls": line, "marker": marker, "markevery": 50, "ms": 5}
+        norms_ax.plot(np.arange(len(norms)), norms / norms[0], **look)
+        measured = np.array(result.angles[key])
+        predicted = np.arctan(result.lr * np.array(result.grad_norms[key]) / norms[:-1])
+        steps = np.arange(len(measured))
+        angle_ax.plot(steps, predicted, color=style.REFERENCE, lw=0.6, alpha=0.8, zorder=1)
+        sampled = steps[::ANGLE_EVERY]
+        angle_ax.plot(sampled, measured[sampled], ls="", marker=marker, ms=4, color=blue)
+        gaps.append(np.max(np.abs(measured / predicted - 1)))
+        loss_ax.plot(result.loss_steps, result.train_loss[key], **{**look, "markevery": 5})
+        scales.append(style.style_handle(line, f"$W_1$ initialized at scale {key}", marker))
+    norms_ax.set_title("$\\|W_1\\|$ only grows")
+    norms_ax.set_ylabel("$\\|W_1\\|$ / its initial value")
+    angle_ax.set_title(f"angle turned per step (worst gap {_number(max(gaps))})")
     angle_ax.set_ylabel("radians")
-    angle_ax.set_yscale("log")
-    loss_ax.set_title("training loss (mean over 10 steps)")
-    loss_ax.set_yscale("log")
+    style.log_axis(angle_ax, "y")
+    loss_ax.set_title("training loss, mean over 10 steps")
+    loss_ax.set_ylabel(f"loss ({style.NATS_PER_IMAGE})")
+    style.log_axis(loss_ax, "y")
     for ax in (norms_ax, angle_ax, loss_ax):
-        ax.set_xlabel(f"SGD step (lr = {result.lr:g})")
-    norms_ax.legend(fontsize=8)
-    angle_ax.legend(fontsize=8)
+        ax.set_xlabel(f"SGD step ($\\eta = {result.lr:g}$)")
+    model = Line2D([], [], color=blue, label="LayerNorm MLP, plain SGD")
+    measured = Line2D([], [], color=blue, ls="", marker="o", ms=4,
+                      label=f"angle measured, every {ANGLE_EVERY}th step")  # fmt: skip
+    prediction = Line2D([], [], color=style.REFERENCE, lw=0.6,
+                        label="predicted, $\\arctan(\\eta \\|g_t\\| / \\|W_t\\|)$")  # fmt: skip
+    style.shared_legend(fig, extra=[model, *scales, measured, prediction], ncols=3)
+    first, second = (str(key) for key in result.norms)
+    turn = np.tan(result.angles[first][0]) / np.tan(result.angles[second][0])
+    started = result.init_scales[1] / result.init_scales[0]
+    style.finding(
+        fig,
+        f"Under SGD $\\|W_1\\|$ only grows; started {started:g}× larger, the same function "
+        f"turns {turn:.1f}× less per step",
+    )
     return fig
+
+
+# The experiment's kinds of normalized unit: the method, and what was doubled (a hatch).
+FISHER_KINDS = {
+    "weightnorm": ("WeightNorm", ""),
+    "batchnorm": ("BatchNorm, expected statistics", ""),
+    "layernorm, whole W": ("LayerNorm, whole $W$ doubled", ""),
+    "layernorm, one row w_1": ("LayerNorm, one row $w_1$ doubled", "///"),
+}
 
 
 @figure("fisher_doubling", notebook=NOTEBOOK, experiment=experiments.fisher_doubling)
 def fisher_doubling(result) -> Figure:
-    """How each Fisher block, the length element along w and the gradient change when w doubles
-    (log2 axis: -2 is a factor 1/4, -1 is 1/2)."""
-    labels = [*result.nominal, "length\nsqrt(u^T F_ww u)", "gradient\nw.r.t. w"]
-    fig = Figure(figsize=(10.0, 3.8), layout="constrained")
-    ax = fig.subplots()
+    r"""Normalized logistic units (512 inputs, float64) before and after doubling $w$: the factor
+    by which each block of the Fisher information changes (left), and the length element
+    $\sqrt{u^\top F_{ww} u}$ along a fixed direction $u$ and the gradient's norm (right), on a log
+    axis. Dotted: the scale-invariant argument. BatchNorm uses its expected statistics (over all 512
+    inputs); LayerNorm is a layer of 4 units sharing $\mu$ and $\sigma$, with the whole $W$ or only
+    its first row doubled."""
+    fig = style.new_figure(2, 4.0)
+    blocks_ax, derived_ax = fig.subplots(1, 2, sharey=True, width_ratios=[len(result.nominal), 2.6])
+    blocks = list(result.nominal)
+    derived = {
+        "length": result.length_ratio,
+        "gradient": {k: g["w"] for k, g in result.gradient_ratios.items()},
+    }
     width = 0.8 / len(result.kinds)
     for k, kind in enumerate(result.kinds):
-        values = [result.ratios[kind][label] for label in result.nominal]
-        values += [result.length_ratio[kind], result.gradient_ratios[kind]["w"]]
-        positions = np.arange(len(labels)) + (k - (len(result.kinds) - 1) / 2) * width
-        ax.bar(positions, np.log2(values), width, label=kind)
-    nominal = [*result.nominal.values(), 0.5, 0.5]
-    for x, value in enumerate(nominal):
-        ax.plot([x - 0.45, x + 0.45], [np.log2(value)] * 2, color="black", lw=1)
-    ax.plot([], [], color="black", lw=1, label="scale-invariant argument")
-    ax.set_xticks(np.arange(len(labels)), labels)
-    ax.set_yticks([-2, -1, 0, 1], ["1/4", "1/2", "1", "2"])
-    ax.set_ylim(-2.4, 1.9)
-    ax.set_ylabel("after / before (log scale)")
-    ax.set_title("Fisher information of normalized logistic units when w is doubled")
-    ax.legend(fontsize=8, ncols=3, loc="upper center")
+        label, hatch = FISHER_KINDS[kind]
+        colour = style.color(label)
+        offset = (k - (len(result.kinds) - 1) / 2) * width
+        look = {"color": colour, "hatch": hatch, "ec": "white", "lw": 0, "label": label}
+        values = [result.ratios[kind][block] for block in blocks]
+        blocks_ax.bar(np.arange(len(blocks)) + offset, np.log2(values), width, **look)
+        values = [derived[name][kind] for name in derived]
+        derived_ax.bar(
+            np.arange(len(derived)) + offset, np.log2(values), width, **{**look, "label": None}
+        )
+    argument = [(blocks_ax, list(result.nominal.values())), (derived_ax, [0.5, 0.5])]
+    for ax, nominal in argument:
+        for x, value in enumerate(nominal):
+            ax.plot(
+                [x - 0.45, x + 0.45], [np.log2(value)] * 2, color=style.REFERENCE, ls=":", lw=1.6
+            )
+        ax.axhline(0, color=style.BLACK, lw=0.8)
+        ax.grid(axis="x", visible=False)
+    blocks_ax.set_xticks(
+        range(len(blocks)), [f"$F_{{{block.replace('-', '')}}}$" for block in blocks]
+    )
+    blocks_ax.set_title("blocks of the Fisher information")
+    derived_ax.set_xticks(
+        range(2), ["length\n$\\sqrt{u^\\top F_{ww} u}$", "gradient\n$\\|\\nabla_w \\log p\\|$"]
+    )
+    derived_ax.set_title("along $w$")
+    blocks_ax.set_yticks([-2, -1, 0, 1], ["$1/4$", "$1/2$", "$1$", "$2$"])
+    blocks_ax.set_ylim(-2.4, 1.6)
+    blocks_ax.set_ylabel("after / before doubling (log scale)")
+    argument = Line2D(
+        [], [], color=style.REFERENCE, ls=":", lw=1.6, label="scale-invariant argument"
+    )
+    style.shared_legend(fig, extra=[argument], ncols=3)
+    exact = result.kinds[0]
+    row = "layernorm, one row w_1"
+    style.finding(
+        fig,
+        f"Doubling $w$ scales $F_{{ww}}$ by {result.ratios[exact]['w-w']:.2f} and the length element by "
+        f"{result.length_ratio[exact]:.2f}; one LayerNorm row: {result.ratios[row]['w-w']:.2f} and "
+        f"{result.length_ratio[row]:.2f}",
+    )
     return fig

@@ -4,127 +4,263 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Rectangle
+from matplotlib.ticker import NullFormatter
 
 from lnpaper import experiments
+from lnpaper.figures import style
 from lnpaper.figures.registry import figure
 
 NOTEBOOK = "02_the_transpose"
+EXACT_ZERO = "#D9D9D9"  # light grey, apart from every colour of the colour scale
 
 
 @figure("transpose_table", notebook=NOTEBOOK)
 def transpose_table() -> Figure:
-    """The (example x unit) table of summed inputs: BatchNorm takes statistics down a column,
-    LayerNorm along a row. The same numbers, one transposed axis."""
+    """The summed inputs of one layer for one mini-batch, as a table of N = 6 examples by H = 8
+    hidden units (the same random numbers in both panels; darker is larger). BatchNorm takes one
+    mean and variance per column (unit i), over the examples of the batch; LayerNorm takes one per
+    row (example n), over that example's own units. The framed column and row feed the framed
+    statistic."""
     rng = np.random.default_rng(0)
     examples, units = 6, 8
     table = rng.normal(size=(examples, units)) * rng.uniform(0.5, 2.0, size=(examples, 1))
-    fig = Figure(figsize=(9.0, 3.9), layout="constrained")
-    axes = fig.subplots(1, 2)
-    stories = [
-        ("BatchNorm: statistics down a column", "mu_i, sigma_i over the batch", "column", 2),
-        ("LayerNorm: statistics along a row", "mu_n, sigma_n over its own units", "row", 3),
-    ]
-    for ax, (title, note, kind, index) in zip(axes, stories, strict=True):
-        ax.imshow(table, cmap="RdBu_r", vmin=-3, vmax=3)
-        ax.set_title(title)
-        ax.set_xlabel("hidden unit i = 1..H")
-        ax.set_ylabel("example n in the mini-batch")
-        ax.set_xticks(range(units), [str(i + 1) for i in range(units)])
-        ax.set_yticks(range(examples), [str(n + 1) for n in range(examples)])
+    gap = 0.7  # between the table and the strip of its statistics
+    # Both panels span the table and both strips' places, so that their cells are one size.
+    right, bottom = units + gap, examples + gap  # LayerNorm's strip of statistics, BatchNorm's
+    fig = style.new_figure(2, 4.9)
+    bn_ax, ln_ax = fig.subplots(1, 2)
+    column, row = 2, 3  # the unit and the example whose statistics are framed
+    unit_ticks = [str(i + 1) for i in range(units)]
+    example_ticks = [str(n + 1) for n in range(examples)]
+    for ax in (bn_ax, ln_ax):
+        ax.imshow(table, cmap="Greys", vmin=-6, vmax=12)  # light greys: the eye goes to the frames
+        ax.set_xlim(-0.5, right + 0.5)
+        ax.set_ylim(bottom + 0.5, -0.5)
         ax.grid(False)
-        if kind == "column":
-            box = Rectangle((index - 0.5, -0.5), 1, examples, fill=False, lw=3, ec="black")
-            xy, text_xy = (index + 0.5, 1.0), (index + 1.2, 0.6)
-        else:
-            box = Rectangle((-0.5, index - 0.5), units, 1, fill=False, lw=3, ec="black")
-            xy, text_xy = (2.0, index + 0.5), (1.0, index + 1.9)
-        ax.add_patch(box)
-        ax.annotate(
-            note,
-            xy=xy,
-            xytext=text_xy,
-            arrowprops={"arrowstyle": "->"},
-            fontsize=9,
-            bbox={"boxstyle": "round", "fc": "white", "ec": "black"},
-        )
+        ax.tick_params(length=0, labelsize=11)
+        for side in ("left", "bottom"):
+            ax.spines[side].set_visible(False)
+
+    orange = style.color("BatchNorm")
+    for i in range(units):
+        _cell(bn_ax, (i, bottom), orange, framed=i == column)
+    bn_ax.add_patch(_frame((column, 0), 1, examples, orange))
+    _arrow(bn_ax, (column, examples - 0.5), (column, bottom - 0.5), orange)
+    bn_ax.set_xticks(range(units), unit_ticks)
+    bn_ax.set_xlabel("hidden unit $i$", size=11, x=(units / 2) / (right + 1))
+    bn_ax.set_yticks([*range(examples), bottom], [*example_ticks, r"$\mu_i,\ \sigma_i$"])
+    bn_ax.set_ylabel("example $n$ of the mini-batch", size=11, y=1 - (examples / 2) / (bottom + 1))
+    bn_ax.set_title("BatchNorm: one $\\mu_i$, $\\sigma_i$ per unit,\nover the $N$ examples", size=12,
+                    x=(units / 2) / (right + 1))  # fmt: skip
+
+    blue = style.color("LayerNorm")
+    for n in range(examples):
+        _cell(ln_ax, (right, n), blue, framed=n == row)
+    ln_ax.add_patch(_frame((0, row), units, 1, blue))
+    _arrow(ln_ax, (units - 0.5, row), (right - 0.5, row), blue)
+    # The unit numbers go right under the table: BatchNorm's strip leaves this panel's bottom empty.
+    ln_ax.set_xticks([])
+    for i, text in [*enumerate(unit_ticks), (right, r"$\mu_n,\ \sigma_n$")]:
+        ln_ax.text(i, examples - 0.35, text, ha="center", va="top", size=11)
+    ln_ax.text(units / 2 - 0.5, examples + 0.2, "hidden unit $i$", ha="center", va="top", size=11)
+    ln_ax.set_yticks(range(examples), example_ticks)
+    ln_ax.set_title(
+        "LayerNorm: one $\\mu_n$, $\\sigma_n$ per example,\nover its own $H$ units", size=12
+    )
+    style.finding(
+        fig, "BatchNorm's statistics need the whole batch; LayerNorm's need only the example"
+    )
     return fig
+
+
+def _cell(ax, center, colour, framed):
+    """One statistic of the strip beside the table: tinted, and framed when it is the one shown."""
+    x, y = center
+    ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fc=colour, alpha=0.35, ec="white", lw=2))
+    if framed:
+        ax.add_patch(_frame((x, y), 1, 1, colour))
+
+
+def _frame(start, width, height, colour):
+    """A thick frame around the cells from `start` (column, row) on, `width` by `height` cells."""
+    x, y = start
+    return Rectangle((x - 0.5, y - 0.5), width, height, fill=False, ec=colour, lw=3.5, zorder=3)
+
+
+def _arrow(ax, start, end, colour):
+    ax.annotate(
+        "", xy=end, xytext=start, arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2}
+    )
 
 
 @figure("per_token_independence", notebook=NOTEBOOK, experiment=experiments.per_token_independence)
 def per_token_independence(result) -> Figure:
-    """How much each token's output moves when one token's input is changed (log colour scale;
-    black is an exact zero)."""
+    """One token's input is changed in a B x T x d tensor (B = 4 sequences, T = 12 tokens,
+    d = 32 features): each cell is the largest change of that token's output over its d features,
+    on a log colour scale; light grey is a change of exactly 0. LayerNorm normalizes each token
+    over its own features; BatchNorm (training mode) takes each feature's statistics over all
+    B x T tokens."""
     layernorm = np.array(result.layernorm_change)
     batchnorm = np.array(result.batchnorm_change)
-    scale = LogNorm(vmin=1e-3, vmax=max(layernorm.max(), batchnorm.max()))
-    cmap = colormaps["magma"].with_extremes(under="black", bad="black")
-    fig = Figure(figsize=(9.0, 2.8), layout="constrained")
-    axes = fig.subplots(1, 2)
-    panels = [
-        (layernorm, f"LayerNorm: others move {result.layernorm_max_other:.2g}"),
-        (batchnorm, f"BatchNorm over B x T: others move up to {result.batchnorm_max_other:.2g}"),
-    ]
+    moved = np.concatenate([layernorm[layernorm > 0], batchnorm[batchnorm > 0]])
+    scale = LogNorm(
+        vmin=10 ** np.floor(np.log10(moved.min())), vmax=10 ** np.ceil(np.log10(moved.max()))
+    )
+    cmap = colormaps["viridis"].with_extremes(bad=EXACT_ZERO)  # viridis starts dark: no clash
+    fig = style.new_figure(2, 3.1)
+    axes = fig.subplots(1, 2, sharey=True)
+    panels = [(layernorm, "LayerNorm"), (batchnorm, "BatchNorm over all B × T tokens")]
+    b, t = result.perturbed
     for ax, (change, title) in zip(axes, panels, strict=True):
         image = ax.imshow(np.ma.masked_equal(change, 0.0), cmap=cmap, norm=scale, aspect="auto")
-        b, t = result.perturbed
-        ax.add_patch(Rectangle((t - 0.5, b - 0.5), 1, 1, fill=False, ec="cyan", lw=2))
+        ax.add_patch(Rectangle((t - 0.5, b - 0.5), 1, 1, fill=False, ec=style.BLACK, lw=2.5))
         ax.set_title(title)
-        ax.set_xlabel("token position t")
-        ax.set_ylabel("sequence b")
+        ax.set_xlabel("token position $t$")
+        ax.set_xticks(range(0, change.shape[1], 2))
+        ax.set_yticks(range(change.shape[0]))
         ax.grid(False)
-    fig.colorbar(image, ax=axes, label="max |change| of output")
+    axes[0].set_ylabel("sequence $b$")
+    bar = fig.colorbar(image, ax=axes, label="largest change of\nthe token's output", aspect=15)
+    bar.ax.yaxis.set_minor_formatter(NullFormatter())
+    changed = Patch(fc="none", ec=style.BLACK, lw=2.5, label="the token whose input was changed")
+    zero = Patch(fc=EXACT_ZERO, label="exactly 0")
+    style.shared_legend(fig, extra=[changed, zero])
+    others = "exactly 0" if result.layernorm_max_other == 0 else f"{result.layernorm_max_other:.2g}"
+    style.finding(
+        fig,
+        f"One changed token moves the other tokens by {others} under LayerNorm, "
+        f"by up to {result.batchnorm_max_other:.2g} under BatchNorm",
+    )
     return fig
+
+
+# The variants of notebook 02's table, as formulas. They are not methods of the palette: they take
+# the rc colour cycle, with a line style each.
+VARIANT_LABELS = {
+    "eps outside the sqrt": r"$(a-\mu)\,/\,(\sigma+\epsilon)$, the authors' Torch module",
+    "unbiased std, eps outside (Annotated Transformer)":
+        r"$(a-\mu)\,/\,(\mathrm{std}_{H-1}+\epsilon)$, the Annotated Transformer",
+    "unbiased var, eps inside (x.var())": r"$(a-\mu)\,/\sqrt{\mathrm{var}_{H-1}+\epsilon}$, x.var()",
+}  # fmt: skip
+EPS = 1e-5  # the epsilon of every variant and of nn.LayerNorm in the experiment
 
 
 @figure("variants_vs_scale", notebook=NOTEBOOK, experiment=experiments.variants_vs_scale)
 def variants_vs_scale(result) -> Figure:
-    """Each variant's output size relative to torch.nn.LayerNorm's, against the rows' spread."""
-    fig = Figure(figsize=(10.0, 3.8), layout="constrained")
+    r"""Three functions called LayerNorm against torch.nn.LayerNorm, $(a-\mu)/\sqrt{\sigma^2+\epsilon}$,
+    on rows of H = 64 Gaussian values with a given standard deviation (256 rows per point;
+    $\epsilon = 10^{-5}$ everywhere). Left: the ratio of the output sizes; right: its distance from
+    1. The dotted level on the right is the unbiased variants' factor $\sqrt{(H-1)/H}$, away from 1.
+    """
+    fig = style.new_figure(2, 4.2)
     left, right = fig.subplots(1, 2)
-    for (name, ratios), style in zip(result.ratios.items(), ("-", "--", ":"), strict=True):
+    stds = np.array(result.stds)
+    for (name, ratios), line in zip(result.ratios.items(), style.LINE_STYLES, strict=False):
         ratios = np.array(ratios)
-        left.plot(result.stds, ratios, style, marker="o", ms=3, label=name)
-        right.plot(result.stds, np.abs(ratios - 1), style, marker="o", ms=3, label=name)
-    left.axhline(1.0, color="black", lw=0.8)
-    left.set_ylabel("|variant output| / |nn.LayerNorm output|")
-    left.set_title(f"The same name, different functions (H = {result.width}, eps = 1e-5)")
-    right.axhline(1 - np.sqrt(1 - 1 / result.width), color="grey", lw=0.8, ls="--")
-    right.text(result.stds[0], 1.3 * (1 - np.sqrt(1 - 1 / result.width)), "1 - sqrt((H-1)/H)")
-    right.set_ylabel("|ratio - 1|")
-    right.set_title("How far from nn.LayerNorm")
+        label = VARIANT_LABELS[name]
+        left.plot(stds, ratios, line, marker="o", ms=3.5, label=label)
+        right.plot(stds, np.abs(ratios - 1), line, marker="o", ms=3.5)
+    left.set_ylabel(r"$\|y_{\mathrm{variant}}\|\ /\ \|y_{\mathrm{nn.LayerNorm}}\|$")
+    left.set_title(f"output size relative to nn.LayerNorm, $H = {result.width}$")
+    right.set_ylabel(r"$|\,\mathrm{ratio} - 1\,|$")
+    right.set_title("distance from nn.LayerNorm")
     for ax in (left, right):
-        ax.axvline(np.sqrt(1e-5), color="grey", lw=0.8, ls=":")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("standard deviation of the row (dotted: sqrt(eps))")
-    left.legend(fontsize=8)
+        style.log_axis(ax, "x")
+        style.log_axis(ax, "y")
+        ax.set_xlabel("standard deviation of the row")
+        style.vertical_mark(ax, np.sqrt(EPS), r"$\sqrt{\epsilon}$")
+        ax.set_xlim(right=stds.max() * 10**1.7)  # room for the levels' labels, past the data
+    style.levels(left, [(1.0, "nn.LayerNorm")])
+    unbiased_gap = 1 - np.sqrt((result.width - 1) / result.width)
+    style.levels(right, [(unbiased_gap, r"$1-\sqrt{(H-1)/H}$")])
+    style.shared_legend(fig, ncols=1)
+    worst = max(max(ratios) for ratios in result.ratios.values())
+    style.finding(
+        fig,
+        f"Three LayerNorms in the wild: up to {worst:.0f}× nn.LayerNorm below "
+        f"$\\sqrt{{\\epsilon}}$, {unbiased_gap:.1%} off on ordinary rows",
+    )
     return fig
+
+
+# The variance formulas and the two LayerNorm implementations, as the reader sees them.
+VARIANCE_LABELS = {
+    "one pass E[a^2] - E[a]^2": r"one pass, $E[a^2]-E[a]^2$",
+    "two pass E[(a - mu)^2]": r"two passes, $E[(a-\mu)^2]$",
+    "two pass, mean removed twice": "two passes, mean removed twice",
+}
+ONE_PASS = "one pass E[a^2] - E[a]^2"
 
 
 @figure("one_pass_variance", notebook=NOTEBOOK, experiment=experiments.one_pass_variance)
 def one_pass_variance(result) -> Figure:
-    """float32 rows with std 0.01 and a growing mean: the variance, then the LayerNorm output."""
-    labels = [f"{offset:g}" for offset in result.offsets]
-    positions = np.arange(len(labels))
-    fig = Figure(figsize=(9.5, 3.6), layout="constrained")
-    left, right = fig.subplots(1, 2)
+    """float32 rows of H = 1024 values with standard deviation 0.01 and a growing mean (64 rows
+    per offset), each judged against float64 arithmetic on the same float32 values. Top left: the
+    median relative error of the variance; the one-pass line stops where that formula's variance
+    comes out zero or negative, and bottom left gives the share of rows where it does. Right: the
+    largest relative error of the LayerNorm output, PyTorch's fused kernel against lnpaper's."""
+    fig = style.new_figure(2, 4.6)
+    panels = fig.subplot_mosaic(
+        [["variance", "output"], ["nonpositive", "output"]], height_ratios=[2.4, 1]
+    )
+    variance, nonpositive, output = (panels[k] for k in ("variance", "nonpositive", "output"))
+    variance.sharex(nonpositive)
+    positions = np.arange(len(result.offsets))
+    shares = np.array(result.nonpositive_fraction)
     for name, errors in result.variance_error.items():
-        left.plot(positions, errors, marker="o", label=name)
-    for x, share in zip(positions, result.nonpositive_fraction, strict=True):
-        if share > 0:
-            left.annotate(f"{share:.0%} <= 0", (x, 3.0), ha="center", fontsize=8)
-    left.axhline(1.0, color="black", lw=0.8)
-    left.set_title(f"float32 variance, std {result.std:g}, H = {result.width}")
-    left.set_ylabel("median relative error")
-    for name, errors in result.layernorm_error.items():
-        right.plot(positions, errors, marker="o", label=name)
-    right.axhline(1e-3, color="black", lw=0.8, ls="--", label="1e-3, lnpaper's bar")
-    right.set_title("float32 LayerNorm output")
-    right.set_ylabel("max relative error")
-    for ax in (left, right):
-        ax.set_yscale("log")
+        errors = np.array(errors)
+        # Where a row's variance is <= 0 there is no variance to compare: its relative error
+        # reads 1 or more whatever happened, so those offsets are left out, not drawn as recovery.
+        kept = shares == 0 if name == ONE_PASS else np.ones(len(errors), dtype=bool)
+        line = variance.plot(positions[kept], errors[kept], marker="o", label=VARIANCE_LABELS[name])
+        if name == ONE_PASS:
+            one_pass_colour = line[0].get_color()
+    variance.set_title(f"float32 variance, std {result.std:g}, $H = {result.width}$")
+    variance.set_ylabel("median relative error")
+    style.log_axis(variance, "y")
+    variance.tick_params(labelbottom=False)
+    failed = positions[shares > 0]
+    if len(failed):
+        variance.axvspan(failed[0] - 0.5, failed[-1] + 0.5, color=style.GREY, alpha=0.15, lw=0)
+        share_range = f"{shares[failed].min():.0%} to {shares[failed].max():.0%}"
+        variance.text(
+            failed.mean(), 0.93, f"one pass: variance $\\leq 0$\nin {share_range} of rows (below)",
+            transform=variance.get_xaxis_transform(), ha="center", va="top",
+        )  # fmt: skip
+
+    bars = nonpositive.bar(positions, 100 * shares, width=0.6, color=one_pass_colour)
+    nonpositive.bar_label(bars, labels=[f"{share:.0%}" for share in shares], padding=2)
+    nonpositive.set_ylim(0, 130)
+    nonpositive.set_yticks([0, 100], ["0%", "100%"])
+    nonpositive.set_ylabel("rows where\none pass $\\leq 0$")
+    nonpositive.grid(False)
+
+    blue = style.color("LayerNorm")
+    for (name, errors), line in zip(
+        result.layernorm_error.items(), style.LINE_STYLES, strict=False
+    ):
+        output.plot(positions, errors, line, marker="o", color=blue)
+        # labelled on the line: the legend below is the variance formulas'
+        output.annotate(name, (positions[1], errors[1]), xytext=(8, 8), textcoords="offset points",
+                        color=blue, ha="left", va="bottom")  # fmt: skip
+    output.set_title("float32 LayerNorm output")
+    output.set_ylabel("largest relative error")
+    style.log_axis(output, "y")
+    output.set_xlim(-0.4, positions[-1] + 0.9)  # the bar's label sits past the last offset
+    style.levels(output, [(1e-3, "lnpaper's bar")])
+
+    labels = [f"$10^{{{np.log10(offset):.0f}}}$" if offset >= 100 else f"{offset:g}"
+              for offset in result.offsets]  # fmt: skip
+    for ax in (nonpositive, output):
         ax.set_xticks(positions, labels)
-        ax.set_xlabel("mean of the row (offset)")
-        ax.legend(fontsize=8)
+        ax.set_xlabel("mean of the row")
+    style.shared_legend(fig, ncols=3)
+    first = np.argmax(shares > 0)
+    twice = max(result.variance_error["two pass, mean removed twice"])
+    style.finding(
+        fig,
+        f"float32 one-pass variance: $\\leq 0$ in {shares[first]:.0%} of rows at mean "
+        f"{result.offsets[first]:g}; centering twice stays within $10^{{{np.ceil(np.log10(twice)):.0f}}}$",
+    )
     return fig
