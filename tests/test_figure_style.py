@@ -6,6 +6,7 @@ import functools
 
 import matplotlib
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.text import Text
 
@@ -17,7 +18,7 @@ RAW_KEYS = set(style.DISPLAY_NAMES)
 @functools.cache
 def drawn(name: str):
     fig = FIGURES[name].render()
-    fig.canvas.draw()  # lays the figure out, as saving it does
+    FigureCanvasAgg(fig).draw()  # lays the figure out and draws it, as saving it does
     return fig
 
 
@@ -78,6 +79,22 @@ def test_width_fonts_title_and_one_legend(name):
     title = fig.get_suptitle()
     assert title, f"{name} has no title stating its finding"
     assert len(legends(fig)) <= 1, f"{name} has {len(legends(fig))} legends: share one"
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_no_text_runs_off_the_figure(name):
+    fig = drawn(name)
+    renderer = fig.canvas.get_renderer()
+    page = fig.bbox.padded(1.0)  # a pixel of slack for antialiasing
+    parts = {f"axes {i} ({ax.get_title()[:30]!r})": ax for i, ax in enumerate(fig.axes)}
+    parts |= {f"text {t.get_text()[:30]!r}": t for t in [fig._suptitle, *fig.texts] if t}
+    parts |= {f"legend {i}": legend for i, legend in enumerate(legends(fig))}
+    outside = []
+    for part, artist in parts.items():
+        extent = artist.get_tightbbox(renderer)
+        if not (page.contains(*extent.min) and page.contains(*extent.max)):
+            outside.append(part)
+    assert not outside, f"{name}: text beyond the figure's edge: {outside[:4]}"
 
 
 @pytest.mark.parametrize("name", list(FIGURES))
