@@ -129,7 +129,7 @@ def per_token_independence(result) -> Figure:
     others = "exactly 0" if result.layernorm_max_other == 0 else f"{result.layernorm_max_other:.2g}"
     style.finding(
         fig,
-        f"One changed token moves the other tokens by {others} under LayerNorm, "
+        f"One changed token moves the others by {others} under LayerNorm,\n"
         f"by up to {result.batchnorm_max_other:.2g} under BatchNorm",
     )
     return fig
