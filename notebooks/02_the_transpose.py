@@ -74,6 +74,7 @@ gap = np.abs(by_column - by_row_of_transpose).max()
 print(f"max |BN(A) - LN(A^T)^T| {'< 1e-12' if gap < 1e-12 else f'= {gap:.1e}'}")
 assert gap < 1e-12, f"BN(A) and LN(A^T)^T differ by {gap:.2e}"
 
+
 # %% [markdown]
 # That one change of axis removes all three of BatchNorm's problems from notebook 01 at once: the
 # statistics come from the example alone, so the batch can be any size (even 1); a recurrent net
