@@ -236,6 +236,10 @@ assert all(1.0 < growth < 1.1 for growth in r2["growth"]["LN tanh RNN"].values()
 figures.rnn_dynamics(dynamics)
 
 # %% [markdown]
+# In the figure, grey is the plain tanh RNN and blue the LN RNN; the line style is the weight
+# scale, and the shaded steps are the ones that read the digit. A curve that runs off the plotted
+# range is marked where it leaves it, with the value it reaches at step 300.
+#
 # Without LayerNorm the weight scale decides the net's fate. At 0.5 the state shrinks by half at
 # every step and is $10^{-80}$ after 300 steps, and so is any gradient reaching back to the digit;
 # at 2 and 4 the state saturates and a perturbation of the first row grows by 13% and 46% per step
