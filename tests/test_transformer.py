@@ -459,22 +459,35 @@ def test_t2_lemma2_check_can_fail():
     assert check_t2(xiong(0.0, -0.5, post_sq=1.0)).verdict == claims.NOT_REPRODUCED
 
 
+def seeds_of(curve, spread=(1.0, 1.2, 0.9)) -> list:
+    """One curve over checkpoints as three seeds' curves, each scaled by its factor."""
+    return [[factor * v for v in curve] for factor in spread]
+
+
 def test_the_t7_check_can_fail():
     from lnpaper import claims
     from lnpaper.claims import transformer as nb_claims
     from lnpaper.experiments.transformer import ProjectionResult, SmoothnessResult
 
     exact = ProjectionResult([32, 6], 1e-14, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
+    # BatchNorm rougher at step 0 and smoother after it: only the checkpoints after step 0 count
     smooth = SmoothnessResult(
-        norms=["none", "batchnorm"], lr=0.2, step_multipliers=[1.0], checkpoints=[0, 50, 100],
-        loss_range={"none": [0.1, 1.0, 0.8], "batchnorm": [1.6, 0.05, 0.03]},
-        grad_change={"none": [0.4, 6.0, 5.0], "batchnorm": [1.0, 1.1, 1.0]},
-        beta_smoothness={"none": [1, 8, 9], "batchnorm": [3, 4, 4]},
-        train_loss={"none": [2.3, 1.0, 0.5], "batchnorm": [2.3, 0.1, 0.05]},
+        norms=["none", "batchnorm"], seeds=[0, 1, 2], lr=0.2, step_multipliers=[1.0],
+        checkpoints=[0, 50, 100],
+        loss_range={"none": seeds_of([0.1, 1.0, 0.8]), "batchnorm": seeds_of([1.6, 0.05, 0.03])},
+        grad_change={"none": seeds_of([0.4, 6.0, 5.0]), "batchnorm": seeds_of([1.0, 1.1, 1.0])},
+        beta_smoothness={"none": seeds_of([1, 8, 9]), "batchnorm": seeds_of([3, 4, 4])},
+        train_loss={"none": seeds_of([2.3, 1.0, 0.5]), "batchnorm": seeds_of([2.3, 0.1, 0.05])},
     )  # fmt: skip
-    assert nb_claims.check_t7(exact, smooth).verdict == claims.PARTLY
+    finding = nb_claims.check_t7(exact, smooth)
+    assert finding.verdict == claims.PARTLY, finding.ours
+    assert [q.kind for q in finding.quantities] == ["exact", "aggregate", "aggregate"]
     wrong = ProjectionResult([32, 6], 1e-3, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
     assert nb_claims.check_t7(wrong, smooth).verdict == claims.NOT_REPRODUCED
-    rough = SmoothnessResult(**{**vars(smooth), "grad_change": {"none": [1, 1, 1],
-                                                                "batchnorm": [2, 2, 2]}})  # fmt: skip
+    rough = SmoothnessResult(**{**vars(smooth), "grad_change": {"none": seeds_of([1, 1, 1]),
+                                                                "batchnorm": seeds_of([2, 2, 2])}})  # fmt: skip
     assert nb_claims.check_t7(exact, rough).verdict == claims.NOT_REPRODUCED
+    # BatchNorm's gradient change lower on one seed, higher on another: the seeds do not decide
+    mixed = SmoothnessResult(**{**vars(smooth), "grad_change": {
+        "none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([1, 1, 1], spread=(0.5, 2.0, 1.0))}})  # fmt: skip
+    assert nb_claims.check_t7(exact, mixed).verdict == claims.INCONCLUSIVE

@@ -398,13 +398,15 @@ def batchnorm_backward_projection(
 @dataclass
 class SmoothnessResult:
     norms: list
+    seeds: list
     lr: float
     step_multipliers: list  # the steps eta along -g tried, as multiples of lr
     checkpoints: list  # training steps at which the landscape was probed
-    loss_range: dict  # norm -> [per checkpoint: max - min of the loss along the step]
-    grad_change: dict  # norm -> [per checkpoint: max_eta ||g(w - eta g) - g(w)|| / ||g(w)||]
-    beta_smoothness: dict  # norm -> [per checkpoint: max_eta ||g(w - eta g) - g(w)|| / ||eta g||]
-    train_loss: dict  # norm -> [per checkpoint: loss on the probe batch]
+    # each norm -> [seed][checkpoint]:
+    loss_range: dict  # max - min of the loss along the step
+    grad_change: dict  # max_eta ||g(w - eta g) - g(w)|| / ||g(w)||
+    beta_smoothness: dict  # max_eta ||g(w - eta g) - g(w)|| / ||eta g||
+    train_loss: dict  # loss on the probe batch
 
 
 @experiment
@@ -416,24 +418,18 @@ def loss_smoothness(
     checkpoints=(0, 25, 50, 100, 150, 200, 300),
     width: int = 128,
     batch_size: int = 64,
-    seed: int = 0,
+    seeds=tuple(range(10)),
 ) -> SmoothnessResult:
     """Santurkar et al. 2018, Sec. 3.1 and Fig. 4, at digits scale: train an MLP with plain SGD, and
     at each checkpoint walk along the gradient direction from the current weights, measuring on one
     batch (i) the range of the loss (its variation), (ii) how far the gradient moves relative to its
     own size ("gradient predictiveness"), (iii) that change per unit of distance moved
-    ("effective beta-smoothness"). Same data order and seed for every normalizer.
+    ("effective beta-smoothness"). A seed sets the initial weights, the data order and the probe
+    batch; every normalizer sees the same ones, so the normalizers are compared paired by seed.
     """
-    inputs, labels = digits.load("train")
-    order = epoch_batches(len(labels), batch_size, seed)
-    probe = order(10**6)  # one fixed batch (from a far-away epoch) for every measurement
-
-    def loss_fn(model, index):
-        return F.cross_entropy(model(inputs[index]), labels[index])
-
-    etas = [m * lr for m in step_multipliers]
     out = SmoothnessResult(
         norms=list(norms),
+        seeds=[int(s) for s in seeds],
         lr=lr,
         step_multipliers=list(step_multipliers),
         checkpoints=list(checkpoints),
@@ -443,38 +439,56 @@ def loss_smoothness(
         train_loss={},
     )
     for norm in norms:
-        torch.manual_seed(seed)
-        model = MLP((digits.PIXELS, width, width, digits.CLASSES), norm=norm)
-        ranges, changes, betas, losses = [], [], [], []
-        done = 0
-        for checkpoint in checkpoints:
-            if checkpoint > done:  # plain SGD keeps no state: training in pieces is one run
-                train(model, loss_fn, lambda s, start=done: order(start + s), steps=checkpoint - done, lr=lr,
-                      optimizer="sgd")  # fmt: skip
-                done = checkpoint
-            loss, grad = _loss_and_grad(model, loss_fn, probe)
-            weights = [p.detach().clone() for p in model.parameters()]
-            along, change = [loss], []
-            for eta in etas:
-                with torch.no_grad():
-                    for p, w, d in zip(model.parameters(), weights, grad, strict=True):
-                        p.copy_(w - eta * d)
-                loss_eta, grad_eta = _loss_and_grad(model, loss_fn, probe)
-                along.append(loss_eta)
-                change.append(_norm(g1 - g0 for g1, g0 in zip(grad_eta, grad, strict=True)))
-            with torch.no_grad():
-                for p, w in zip(model.parameters(), weights, strict=True):
-                    p.copy_(w)
-            g_norm = _norm(grad)
-            ranges.append(max(along) - min(along))
-            changes.append(max(change) / g_norm)
-            betas.append(max(c / (eta * g_norm) for c, eta in zip(change, etas, strict=True)))
-            losses.append(loss)
-        out.loss_range[norm] = ranges
-        out.grad_change[norm] = changes
-        out.beta_smoothness[norm] = betas
-        out.train_loss[norm] = losses
+        runs = [
+            _probe_landscape(norm, seed, lr, step_multipliers, checkpoints, width, batch_size)
+            for seed in out.seeds
+        ]
+        out.loss_range[norm] = [run["loss_range"] for run in runs]
+        out.grad_change[norm] = [run["grad_change"] for run in runs]
+        out.beta_smoothness[norm] = [run["beta_smoothness"] for run in runs]
+        out.train_loss[norm] = [run["train_loss"] for run in runs]
     return out
+
+
+def _probe_landscape(norm, seed, lr, step_multipliers, checkpoints, width, batch_size) -> dict:
+    """One seed of `loss_smoothness`: measure -> [per checkpoint]."""
+    inputs, labels = digits.load("train")
+    order = epoch_batches(len(labels), batch_size, seed)
+    probe = order(10**6)  # one fixed batch (from a far-away epoch) for every measurement
+
+    def loss_fn(model, index):
+        return F.cross_entropy(model(inputs[index]), labels[index])
+
+    etas = [m * lr for m in step_multipliers]
+    torch.manual_seed(seed)
+    model = MLP((digits.PIXELS, width, width, digits.CLASSES), norm=norm)
+    ranges, changes, betas, losses = [], [], [], []
+    done = 0
+    for checkpoint in checkpoints:
+        if checkpoint > done:  # plain SGD keeps no state: training in pieces is one run
+            train(model, loss_fn, lambda s, start=done: order(start + s), steps=checkpoint - done, lr=lr,
+                  optimizer="sgd")  # fmt: skip
+            done = checkpoint
+        loss, grad = _loss_and_grad(model, loss_fn, probe)
+        weights = [p.detach().clone() for p in model.parameters()]
+        along, change = [loss], []
+        for eta in etas:
+            with torch.no_grad():
+                for p, w, d in zip(model.parameters(), weights, grad, strict=True):
+                    p.copy_(w - eta * d)
+            loss_eta, grad_eta = _loss_and_grad(model, loss_fn, probe)
+            along.append(loss_eta)
+            change.append(_norm(g1 - g0 for g1, g0 in zip(grad_eta, grad, strict=True)))
+        with torch.no_grad():
+            for p, w in zip(model.parameters(), weights, strict=True):
+                p.copy_(w)
+        g_norm = _norm(grad)
+        ranges.append(max(along) - min(along))
+        changes.append(max(change) / g_norm)
+        betas.append(max(c / (eta * g_norm) for c, eta in zip(change, etas, strict=True)))
+        losses.append(loss)
+    return {"loss_range": ranges, "grad_change": changes, "beta_smoothness": betas,
+            "train_loss": losses}  # fmt: skip
 
 
 def _loss_and_grad(model, loss_fn, index):
@@ -497,12 +511,18 @@ def _norm(tensors) -> float:
 # ---- summaries the notebook prints and the claims check ----------------------------------
 
 
-def smoothness_medians(smoothness) -> dict:
-    """measure -> normalizer -> median over the checkpoints after step 0 (training proper)."""
-    measures = ("loss_range", "grad_change", "beta_smoothness")
+SMOOTHNESS_MEASURES = ("loss_range", "grad_change", "beta_smoothness")
+
+
+def smoothness_log_means(smoothness) -> dict:
+    """measure -> normalizer -> [per seed: the mean of the measure's log over the checkpoints after
+    step 0 (training proper)], the log of its geometric mean over training. The measures span
+    decades over training, so a log puts every checkpoint on one footing; one number per seed
+    pairs the normalizers by seed."""
     return {
         key: {
-            norm: statistics.median(values[1:]) for norm, values in getattr(smoothness, key).items()
+            norm: [statistics.fmean(math.log(v) for v in values[1:]) for values in by_seed]
+            for norm, by_seed in getattr(smoothness, key).items()
         }
-        for key in measures
+        for key in SMOOTHNESS_MEASURES
     }

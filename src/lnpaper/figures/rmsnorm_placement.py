@@ -1,131 +1,159 @@
 """Figures of notebook 06, RMSNorm and where the norm goes."""
 
+import math
+
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from lnpaper import experiments
+from lnpaper.figures import style
 from lnpaper.figures.registry import figure
 
 NOTEBOOK = "06_rmsnorm_and_placement"
-NORM_COLORS = {
-    "LayerNorm": "tab:blue",
-    "RMSNorm": "tab:green",
-    "pRMSNorm (6.25%)": "tab:olive",
-    "DyT": "tab:purple",
-}
-PLACEMENT_COLORS = {"Post-LN": "tab:red", "Pre-LN": "tab:blue", "Peri-LN": "tab:green"}
+PRMS = "pRMSNorm (6.25%)"
+# RMSNorm dashed over LayerNorm's solid line (the two nearly coincide); pRMSNorm in RMSNorm's green
+# with a line style and a marker of its own
+LINE_STYLES = {"LayerNorm": "-", "RMSNorm": "--", PRMS: "-.", "DyT": "-"}
+MARKERS = {"LayerNorm": "o", "RMSNorm": "o", PRMS: "s", "DyT": "o"}
+
+
+def _band_handle(statistic: str, seeds: int) -> Patch:
+    """What a figure's lines and bands are."""
+    label = f"line: {statistic}; band: min to max of {seeds} seeds"
+    return Patch(facecolor=style.GREY, alpha=0.35, label=label)
 
 
 @figure("rmsnorm_curves", notebook=NOTEBOOK, experiment=experiments.rmsnorm_study)
 def rmsnorm_curves(result) -> Figure:
-    """P2, P4: the Pre-LN model with each normalizer in every norm slot: training loss (mean over
-    seeds, min..max band) and the held-out loss of each seed, joined across norms."""
-    fig = Figure(figsize=(10.0, 3.9), layout="constrained")
+    """P2, P4: notebook 05's 6-layer Pre-LN language model with LayerNorm, RMSNorm, pRMSNorm (the
+    RMS of the first 6.25% of the units) or DyT in every norm slot, Adam at 3e-3 without warmup.
+    Left: the training loss, mean over seeds and the band from the lowest to the highest seed.
+    Right: each seed's held-out loss after training, joined across the norms (a seed fixes the
+    initial weights and the data); the bar is the mean."""
+    fig = style.new_figure(2, 4.4)
     left, right = fig.subplots(1, 2, width_ratios=(1.6, 1))
-    styles = {"LayerNorm": "-", "RMSNorm": "--", "pRMSNorm (6.25%)": "-", "DyT": "-"}
-    for name, run in result.runs.items():
-        steps = np.array(run["steps"])
-        losses = np.array(run["train_loss"])
-        color = NORM_COLORS[name]
-        left.fill_between(steps, losses.min(0), losses.max(0), color=color, alpha=0.15)
-        left.plot(steps, losses.mean(0), styles[name], color=color, lw=2, label=name)
-    first = result.runs["LayerNorm"]
-    for value, text in ((first["levels"]["unigram"], "unigram"),
-                        (first["levels"]["bigram"], "bigram")):  # fmt: skip
-        left.axhline(value, color="grey", lw=0.8, ls=":")
-        left.annotate(
-            text, (steps[-1], value), fontsize=7, ha="right", va="bottom", color="dimgrey"
-        )
-    left.set_ylim(1.6, 3.2)
-    left.set_xlabel("step")
-    left.set_ylabel("training loss (nats / token)")
-    left.set_title(f"{first['n_layers']} layers, Pre-norm, Adam lr {first['lr']:g}, no warmup")
-    left.legend(fontsize=8)
     names = list(result.runs)
+    for name in names:
+        run = result.runs[name]
+        line = style.band(left, run["steps"], run["train_loss"], style.color(name), name,
+                          LINE_STYLES[name])  # fmt: skip
+        if name == PRMS:  # the line style alone tells the others apart
+            line.set(marker=MARKERS[name], markevery=3, ms=5)
+    first = result.runs["LayerNorm"]
+    left.set_ylim(1.6, 3.2)
+    left.set_xlim(0, first["steps"][-1] * 1.16)  # room for the levels' labels
+    style.levels(left, [(first["levels"]["unigram"], "unigram"),
+                        (first["levels"]["bigram"], "bigram")])  # fmt: skip
+    left.set_xlabel("step")
+    left.set_ylabel(f"training loss, {style.NATS_PER_TOKEN}")
+    left.set_title(f"{first['n_layers']} layers, Pre-norm, Adam lr {first['lr']:g}, no warmup")
     finals = np.array([result.runs[name]["final_loss"] for name in names])  # [norm][seed]
     positions = np.arange(len(names))
     for seed_losses in finals.T:
-        right.plot(positions, seed_losses, color="grey", lw=0.8, alpha=0.7)
+        right.plot(positions, seed_losses, color=style.GREY, lw=0.8, alpha=0.6, zorder=1)
     for position, name, losses in zip(positions, names, finals, strict=True):
-        right.plot([position] * len(losses), losses, "o", color=NORM_COLORS[name])
-        right.plot([position - 0.2, position + 0.2], [losses.mean()] * 2, color="black", lw=1.5)
-    right.set_xticks(positions, [n.replace(" (", "\n(") for n in names], fontsize=8)
-    right.set_ylabel("held-out loss after training")
-    right.set_title(f"each seed ({len(first['seeds'])}), joined; bar = mean")
+        right.plot([position] * len(losses), losses, MARKERS[name], color=style.color(name))
+        right.plot([position - 0.25, position + 0.25], [losses.mean()] * 2, color=style.BLACK,
+                   lw=2)  # fmt: skip
+    right.set_xticks(positions, [name.replace(" (", "\n(") for name in names])
+    right.set_xlim(-0.5, len(names) - 0.5)
+    right.set_ylabel(f"held-out loss after training, {style.NATS_PER_TOKEN}")
+    seeds = len(first["seeds"])
+    right.set_title(f"each of {seeds} seeds, joined; bar: mean")
+    gaps = {name: (finals[k] - finals[names.index("LayerNorm")]).mean() for k, name in
+            enumerate(names)}  # fmt: skip
+    style.finding(fig, f"RMSNorm ends level with LayerNorm (held-out loss {gaps['RMSNorm']:+.3f} "
+                  f"nats from it);\npRMSNorm on 6.25% of the units ends {gaps[PRMS]:+.3f} from it, "
+                  f"DyT {gaps['DyT']:+.2f} (means over {seeds} seeds)")  # fmt: skip
+    style.shared_legend(fig, [left], extra=[_band_handle("mean", seeds)], ncols=5)
     return fig
 
 
 @figure("prms_estimate", notebook=NOTEBOOK, experiment=experiments.prms_estimate)
 def prms_estimate(result) -> Figure:
-    """P4: the distribution of RMS_k / RMS_n on Gaussian rows, and its sd against k."""
-    fig = Figure(figsize=(10.0, 3.8), layout="constrained")
+    """P4: pRMSNorm's estimate of the RMS on Gaussian rows of n units, from the first k = ceil(p n)
+    of them with p = 6.25%. Left: the distribution of the ratio of the estimate to the RMS of all
+    n units, over 20,000 rows per width. Right: its standard deviation against k, with the delta
+    method's prediction and that of k units alone."""
+    fig = style.new_figure(2, 4.2)
     left, right = fig.subplots(1, 2)
     edges = np.array(result.histogram_edges)
-    colors = ["tab:red", "tab:orange", "tab:green", "tab:blue"]
-    for n, k, counts, color in zip(
-        result.widths, result.units_used, result.histogram_counts, colors, strict=True
-    ):
-        density = np.array(counts) / (result.samples * np.diff(edges))
-        left.stairs(density, edges, color=color, lw=1.5, label=f"n = {n}: first k = {k} units")
-    left.axvline(1.0, color="black", lw=0.8, ls=":")
-    left.set_xlabel("RMS of the first k units / RMS of all n")
-    left.set_ylabel("density")
-    left.set_title(f"pRMSNorm's estimate, p = {result.fraction:g}, Gaussian rows")
-    left.legend(fontsize=8)
     k = np.array(result.units_used)
     n = np.array(result.widths)
+    # the widths are not methods: the colours of the house cycle
+    colors = style.RC_PARAMS["axes.prop_cycle"].by_key()["color"][: len(n)]
+    for width, units, counts, color in zip(n, k, result.histogram_counts, colors, strict=True):
+        density = np.array(counts) / (result.samples * np.diff(edges))
+        left.stairs(density, edges, color=color, lw=1.8, label=f"$n = {width}$, $k = {units}$")
+    left.axvline(1.0, color=style.REFERENCE, lw=1.0, ls=":")
+    left.set_xlabel(r"$\mathrm{RMS}_k\,/\,\mathrm{RMS}_n$: the first $k$ units against all $n$")
+    left.set_ylabel("density")
+    left.set_title(rf"$p = {100 * result.fraction:g}\%$, Gaussian rows")
     k_line = np.geomspace(k.min() / 1.5, k.max() * 1.5, 100)
-    right.plot(k_line, np.sqrt(1 / (2 * k_line)), "--", color="grey", lw=1,
-               label="sqrt(1 / 2k): k units alone")  # fmt: skip
-    right.plot(k, result.ratio_sd_theory, "x", color="black", ms=8,
-               label="sqrt((1/k - 1/n) / 2): delta method")  # fmt: skip
-    right.plot(k, result.ratio_sd, "o", color="tab:blue", label=f"measured, {result.samples} rows")
-    for kk, nn, sd in zip(k, n, result.ratio_sd, strict=True):
-        right.annotate(f"n={nn}", (kk, sd), textcoords="offset points", xytext=(6, 4), fontsize=7)
-    right.set_xscale("log")
-    right.set_yscale("log")
-    right.set_xlabel("units used k = ceil(p n)")
+    (alone,) = right.plot(k_line, np.sqrt(1 / (2 * k_line)), ":", color=style.REFERENCE, lw=1.2,
+                          label=r"$\sqrt{1/2k}$: $k$ units alone")  # fmt: skip
+    (delta,) = right.plot(k, result.ratio_sd_theory, "x", color=style.REFERENCE, ms=10, mew=1.5,
+                          label=r"$\sqrt{(1/k - 1/n)/2}$: delta method")  # fmt: skip
+    for units, width, sd, color in zip(k, n, result.ratio_sd, colors, strict=True):
+        right.plot([units], [sd], "o", color=color, ms=7)
+        right.annotate(f"$n = {width}$", (units, sd), textcoords="offset points", xytext=(8, 4))
+    style.log_axis(right, "x")
+    style.log_axis(right, "y")
+    right.set_xlabel(r"units used, $k = \lceil pn \rceil$")
     right.set_ylabel("sd of the ratio")
     right.set_title("How far the estimate strays")
-    right.legend(fontsize=8)
+    measured = style.style_handle("none", f"measured, {result.samples:,} rows", marker="o")
+    style.shared_legend(fig, [left], extra=[measured, delta, alone], ncols=4)
+    style.finding(fig, f"From its first $k = pn$ units pRMSNorm's RMS is off by {result.ratio_sd[0]:.0%}"
+                  f" (sd) at $n = {n[0]}$, and by {result.ratio_sd[-1]:.1%} at $n = {n[-1]}$")  # fmt: skip
     return fig
 
 
-def _per_block(ax, run, key, label, color):
-    """Mean over the seeds that finished, and their min..max band, per block."""
-    values = np.array([v for v in run[key] if v is not None])
-    blocks = np.arange(1, values.shape[1] + 1)
-    ax.fill_between(blocks, values.min(0), values.max(0), color=color, alpha=0.2)
-    ax.plot(blocks, values.mean(0), "o-", color=color, label=label)
+def _per_block(ax, run, key, color):
+    """Mean over the seeds that finished, and their min-to-max band, per block."""
+    values = [v for v in run[key] if v is not None]
+    blocks = np.arange(1, len(values[0]) + 1)
+    line = style.band(ax, blocks, values, color)
+    line.set_marker("o")
+
+
+def _power_of_ten(value: float) -> str:
+    return rf"$10^{{{round(math.log10(value))}}}$"
 
 
 @figure("placement_variance", notebook=NOTEBOOK, experiment=experiments.placement_study)
 def placement_variance(result) -> Figure:
-    """P5: the residual stream's variance and each block's gradient norm, per block, at init and
-    after training at a high learning rate, for Post-LN, Pre-LN and Peri-LN."""
-    fig = Figure(figsize=(10.0, 6.4), layout="constrained")
-    axes = fig.subplots(2, 2)
+    """P5: the variance of the residual stream after each block (top) and the norm of each block's
+    gradient (bottom), at initialization (left) and after 200 steps of Adam at 1e-2 without warmup
+    (right), for Post-LN, Pre-LN and Peri-LN in notebook 05's 6-block, d = 64 model: the mean over
+    seeds, and the band from the lowest to the highest seed."""
+    fig = style.new_figure(4, 7.0)
+    axes = fig.subplots(2, 2, sharey="row")
     first = next(iter(result.runs.values()))
-    steps = first["steps"][-1]
     for name, run in result.runs.items():
-        color = PLACEMENT_COLORS[name]
-        _per_block(axes[0, 0], run, "stream_variance_init", name, color)
-        _per_block(axes[0, 1], run, "stream_variance_final", name, color)
-        _per_block(axes[1, 0], run, "block_grad_norm_init", name, color)
-        _per_block(axes[1, 1], run, "block_grad_norm_final", name, color)
-    titles = (("at init", f"after {steps} steps, Adam lr {first['lr']:g}, no warmup"),) * 2
-    for row, (ylabel, (before, after)) in enumerate(
-        zip(("variance of the stream after block l", "||dL / dtheta_l|| of block l"), titles,
-            strict=True)
-    ):  # fmt: skip
-        for column, when in enumerate((before, after)):
-            ax = axes[row, column]
-            ax.set_yscale("log")
-            ax.set_xlabel("block l")
-            ax.set_ylabel(ylabel)
-            ax.set_title(when, fontsize=10)
-            ax.legend(fontsize=8)
-    seeds = len(first["seeds"])
-    fig.suptitle(f"Where the norm goes ({first['n_layers']} blocks, d = 64, {seeds} seeds: mean "
-                 "and min..max)")  # fmt: skip
+        color = style.color(name)
+        _per_block(axes[0, 0], run, "stream_variance_init", color)
+        _per_block(axes[0, 1], run, "stream_variance_final", color)
+        _per_block(axes[1, 0], run, "block_grad_norm_init", color)
+        _per_block(axes[1, 1], run, "block_grad_norm_final", color)
+    titles = ("at initialization", f"after {first['steps'][-1]} steps, Adam lr {first['lr']:g}")
+    ylabels = ("variance of the stream after block $l$",
+               r"$\|\partial L/\partial \theta_l\|$ of block $l$")  # fmt: skip
+    for row, ylabel in enumerate(ylabels):
+        style.log_axis(axes[row, 0], "y")
+        axes[row, 0].set_ylabel(ylabel)
+        for column, title in enumerate(titles):
+            axes[row, column].set_title(title)
+            axes[row, column].set_xlabel("block $l$")
+    runs = result.runs
+    pre, peri = (np.mean(runs[name]["stream_variance_final"], axis=0)[-1] for name in
+                 ("Pre-LN", "Peri-LN"))  # fmt: skip
+    post_first = np.mean(runs["Post-LN"]["block_grad_norm_final"], axis=0)[0]
+    style.finding(fig, f"After training at a high learning rate Pre-LN's stream reaches a variance "
+                  f"of {pre:.0f}, Peri-LN's {peri:.0f};\nPost-LN's cannot grow, but its first "
+                  f"block's gradient falls to about {_power_of_ten(post_first)}")  # fmt: skip
+    methods = [Line2D([], [], color=style.color(name), marker="o", label=name) for name in runs]
+    style.shared_legend(fig, [], extra=[*methods, _band_handle("mean", len(first["seeds"]))])
     return fig
