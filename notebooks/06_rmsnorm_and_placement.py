@@ -51,6 +51,7 @@ from lnpaper.spread import mean_sd_text
 
 lnpaper.setup()
 
+
 # %% [markdown]
 # ## P1 · Dropping the mean
 #
