@@ -5,7 +5,6 @@ import statistics
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from lnpaper import experiments, stats
@@ -25,10 +24,6 @@ NOTEBOOK = "03_layernorm_in_rnns"
 SHADE = {"color": style.REFERENCE, "alpha": 0.12, "lw": 0}  # a span of steps, not a method
 GAIN_STYLES = {"1.0": "-", "0.1": "--"}  # the gains' initial value: a second factor
 YELLOW = "#F0E442"  # Okabe and Ito's yellow, in the rc cycle (style.py has no name for it)
-
-
-def _method_handle(label: str) -> Line2D:
-    return Line2D([], [], color=style.color(label), lw=2.0, label=label)
 
 
 def _shade_handle(label: str) -> Patch:
@@ -117,7 +112,7 @@ def rnn_dynamics(result) -> Figure:
     )
     # column by column: the two nets, the scales, then the steps that read the digit
     extra = [
-        *(_method_handle(net) for net in (plain, "LN tanh RNN")),
+        *(style.method_handle(net) for net in (plain, "LN tanh RNN")),
         *(style.style_handle(ls, f"weights × {s:g}") for s, ls in scale_styles.items()),
         _shade_handle(f"steps 1–{result.input_steps}: reading a digit's rows"),
     ]
@@ -224,7 +219,7 @@ def gain_init(result) -> Figure:
     )
     seeds = len(result.runs["LN-LSTM, gain 1.0"]["seeds"])
     extra = [
-        *(_method_handle(model) for model in models),
+        *(style.method_handle(model) for model in models),
         *(style.style_handle(ls, f"gains start at {gain}") for gain, ls in GAIN_STYLES.items()),
         style.band_handle(seeds),
     ]

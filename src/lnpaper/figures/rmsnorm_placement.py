@@ -5,7 +5,6 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
 from lnpaper import experiments
 from lnpaper.figures import style
@@ -17,12 +16,6 @@ PRMS = "pRMSNorm (6.25%)"
 # with a line style and a marker of its own
 LINE_STYLES = {"LayerNorm": "-", "RMSNorm": "--", PRMS: "-.", "DyT": "-"}
 MARKERS = {"LayerNorm": "o", "RMSNorm": "o", PRMS: "s", "DyT": "o"}
-
-
-def _band_handle(statistic: str, seeds: int) -> Patch:
-    """What a figure's lines and bands are."""
-    label = f"line: {statistic}; band: min to max of {seeds} seeds"
-    return Patch(facecolor=style.GREY, alpha=0.35, label=label)
 
 
 @figure("rmsnorm_curves", notebook=NOTEBOOK, experiment=experiments.rmsnorm_study)
@@ -67,7 +60,7 @@ def rmsnorm_curves(result) -> Figure:
     style.finding(fig, f"RMSNorm ends level with LayerNorm (held-out loss {gaps['RMSNorm']:+.3f} "
                   f"nats from it);\npRMSNorm on 6.25% of the units ends {gaps[PRMS]:+.3f} from it, "
                   f"DyT {gaps['DyT']:+.2f} (means over {seeds} seeds)")  # fmt: skip
-    style.shared_legend(fig, [left], extra=[_band_handle("mean", seeds)], ncols=5)
+    style.shared_legend(fig, [left], extra=[style.band_handle(seeds, "mean")], ncols=5)
     return fig
 
 
@@ -155,5 +148,5 @@ def placement_variance(result) -> Figure:
                   f"of {pre:.0f}, Peri-LN's {peri:.0f};\nPost-LN's cannot grow, but its first "
                   f"block's gradient falls to about {_power_of_ten(post_first)}")  # fmt: skip
     methods = [Line2D([], [], color=style.color(name), marker="o", label=name) for name in runs]
-    style.shared_legend(fig, [], extra=[*methods, _band_handle("mean", len(first["seeds"]))])
+    style.shared_legend(fig, [], extra=[*methods, style.band_handle(len(first["seeds"]), "mean")])
     return fig

@@ -132,10 +132,6 @@ def finding(fig: Figure, text: str) -> None:
     fig.suptitle(text, x=0.01, ha="left")
 
 
-def seeds_band(n: int) -> str:
-    return f"band: min to max over {n} seeds"
-
-
 def band(ax, x, runs, color: str, label: str | None = None, style: str = "-", lw: float = 1.8):
     """The mean over runs as a line and their min to max as a band; `runs` is [run][x]."""
     values = np.asarray(runs, dtype=float)
@@ -143,9 +139,15 @@ def band(ax, x, runs, color: str, label: str | None = None, style: str = "-", lw
     return ax.plot(x, values.mean(0), style, color=color, lw=lw, label=label)[0]
 
 
-def band_handle(n: int) -> Patch:
-    """A legend entry that says what the bands are."""
-    return Patch(facecolor=GREY, alpha=0.35, label=seeds_band(n))
+def band_handle(n: int, line: str | None = None) -> Patch:
+    """A legend entry that says what the bands are, and what the line through them is."""
+    band = f"band: min to max over {n} seeds"
+    return Patch(facecolor=GREY, alpha=0.35, label=f"line: {line}; {band}" if line else band)
+
+
+def method_handle(label: str, marker: str | None = None) -> Line2D:
+    """A legend entry in the colour of the method `label` names."""
+    return Line2D([], [], color=color(label), lw=2.0, marker=marker, label=label)
 
 
 def style_handle(style: str, label: str, marker: str | None = None) -> Line2D:

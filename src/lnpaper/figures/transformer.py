@@ -6,7 +6,6 @@ import statistics
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
 from lnpaper import experiments
 from lnpaper.experiments.transformer import smoothness_log_means
@@ -15,11 +14,6 @@ from lnpaper.figures.registry import figure
 
 NOTEBOOK = "05_the_transformer"
 WARMUP, NO_WARMUP = "--", "-"  # warmup is a line style, never a hue
-
-
-def _method_handle(label: str, marker: str | None = None) -> Line2D:
-    """A legend entry in the colour of the method `label` names."""
-    return Line2D([], [], color=style.color(label), lw=2, marker=marker, label=label)
 
 
 @figure("grad_norm_vs_depth", notebook=NOTEBOOK, experiment=experiments.xiong_setting)
@@ -48,7 +42,7 @@ def grad_norm_vs_depth(result) -> Figure:
     post, pre = result.post["ratio_last_to_first"], result.pre["ratio_last_to_first"]
     style.finding(fig, f"At init, Pre-LN's gradient falls with depth (x{pre:.2f}, {depths[0]} to "
                   f"{depths[-1]} blocks);\nPost-LN's does not (x{post:.2f})")  # fmt: skip
-    placements = [_method_handle(style.display(run["placement"]), "o") for run in (result.post,
+    placements = [style.method_handle(style.display(run["placement"]), "o") for run in (result.post,
                   result.pre)]  # fmt: skip
     style.shared_legend(fig, [], extra=[*placements, scaled], ncols=3)
     return fig
@@ -142,12 +136,6 @@ def _study_figure(runs, lines, log=False) -> Figure:
     return fig
 
 
-def _band_handle(seeds: int) -> Patch:
-    """What the study figures' lines and bands are."""
-    label = f"line: median; band: min to max of {seeds} seeds"
-    return Patch(facecolor=style.GREY, alpha=0.35, label=label)
-
-
 def _median_final(run) -> float:
     return statistics.median(run["final_loss"])
 
@@ -177,9 +165,11 @@ def warmup_curves(result) -> Figure:
                   f"nats);\nwith warmup it trains, to {_median_final(warm):.2f}, and Pre-LN trains "
                   "either way")  # fmt: skip
     seeds = len(cold["seeds"])
-    style.shared_legend(fig, ncols=3, extra=[
-        _method_handle("Post-LN"), _method_handle("Pre-LN"),
-        *_warmup_handles(runs, [name for name, _, _ in lines]), _band_handle(seeds)])  # fmt: skip
+    methods = [style.method_handle(name) for name in ("Post-LN", "Pre-LN")]
+    warmups = _warmup_handles(runs, [name for name, _, _ in lines])
+    style.shared_legend(
+        fig, ncols=2, extra=[*methods, *warmups, style.band_handle(seeds, "median")]
+    )
     return fig
 
 
@@ -202,9 +192,11 @@ def without_normalization(result) -> Figure:
                   f"with warmup at {_median_final(warm):.2f}, behind Pre-LN's "
                   f"{_median_final(pre):.2f} and DyT's {_median_final(dyt):.2f}")  # fmt: skip
     seeds = len(cold["seeds"])
-    style.shared_legend(fig, ncols=3, extra=[
-        _method_handle("Pre-LN"), _method_handle("Pre-DyT"), _method_handle("no norm (identity)"),
-        *_warmup_handles(runs, [name for name, _, _ in lines]), _band_handle(seeds)])  # fmt: skip
+    methods = [style.method_handle(name) for name in ("Pre-LN", "Pre-DyT", "no norm (identity)")]
+    warmups = _warmup_handles(runs, [name for name, _, _ in lines])
+    style.shared_legend(
+        fig, ncols=3, extra=[*methods, *warmups, style.band_handle(seeds, "median")]
+    )
     return fig
 
 
@@ -240,7 +232,7 @@ def tfixup_curves(result) -> Figure:
                   "diverge")  # fmt: skip
     stopped = Line2D([], [], color=xavier_color, ls="none", marker="^", ms=9,
                      label="Xavier: not finite from this step")  # fmt: skip
-    style.shared_legend(fig, ncols=2, extra=[_method_handle("T-Fixup"), _band_handle(seeds),
+    style.shared_legend(fig, ncols=2, extra=[style.method_handle("T-Fixup"), style.band_handle(seeds, "median"),
                                              stopped])  # fmt: skip
     return fig
 
@@ -288,6 +280,6 @@ def loss_smoothness(result) -> Figure:
                   f"moves {none_over_batchnorm('grad_change'):.1f} times as much ({seeds} seeds)")  # fmt: skip
     one_seed = Line2D([], [], color=style.BLACK, lw=0.8, alpha=0.3, label="one seed")
     median = style.style_handle("-", f"median over {seeds} seeds", marker="o")
-    methods = [_method_handle(style.display(norm)) for norm in result.norms]
+    methods = [style.method_handle(style.display(norm)) for norm in result.norms]
     style.shared_legend(fig, extra=[*methods, one_seed, median], ncols=5)
     return fig
