@@ -98,6 +98,15 @@ def test_no_text_runs_off_the_figure(name):
 
 
 @pytest.mark.parametrize("name", list(FIGURES))
+def test_log_axes_label_powers_of_the_base_only(name):
+    for ax in drawn(name).axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() == "log":
+                labels = [t.get_text() for t in axis.get_minorticklabels() if t.get_text()]
+                assert not labels, f"{name}: minor ticks labelled on a log axis: {labels[:3]}"
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
 def test_loss_axes_carry_units(name):
     for ax in drawn(name).axes:
         label = ax.get_ylabel()
