@@ -23,7 +23,6 @@ from lnpaper.figures.registry import figure
 NOTEBOOK = "03_layernorm_in_rnns"
 SHADE = {"color": style.REFERENCE, "alpha": 0.12, "lw": 0}  # a span of steps, not a method
 GAIN_STYLES = {"1.0": "-", "0.1": "--"}  # the gains' initial value: a second factor
-YELLOW = "#F0E442"  # Okabe and Ito's yellow, in the rc cycle (style.py has no name for it)
 
 
 def _shade_handle(label: str) -> Patch:
@@ -295,7 +294,9 @@ def cnn_coda(result) -> Figure:
     position = np.arange(len(labels))
     # two places in the image, not methods: colours of the rc cycle that no method here uses
     bars.bar(position - 0.2, edge, 0.4, label="border ring", color=style.BLACK)
-    bars.bar(position + 0.2, inside, 0.4, label="interior", color=YELLOW, ec=style.BLACK, lw=0.6)
+    bars.bar(
+        position + 0.2, inside, 0.4, label="interior", color=style.YELLOW, ec=style.BLACK, lw=0.6
+    )
     bars.set_xticks(position, labels)
     bars.set_ylim(0, 1)
     bars.set_ylabel("share of ReLU units on")

@@ -19,7 +19,7 @@ from matplotlib.ticker import LogLocator, NullFormatter
 
 # Okabe & Ito (2008), "Color Universal Design"; grey and brown are added for "none" and WeightNorm.
 BLACK, ORANGE, SKY_BLUE, GREEN = "#000000", "#E69F00", "#56B4E9", "#009E73"
-BLUE, VERMILLION, PURPLE = "#0072B2", "#D55E00", "#CC79A7"
+BLUE, VERMILLION, PURPLE, YELLOW = "#0072B2", "#D55E00", "#CC79A7", "#F0E442"
 GREY, BROWN = "#999999", "#8C5A2B"
 REFERENCE = "#555555"  # reference levels and predictions: dark grey, dotted, never a method
 
@@ -91,7 +91,7 @@ RC_PARAMS = {
     "lines.linewidth": 1.6,
     "image.cmap": "viridis",
     # lines that are not a method (units, widths, schemes) cycle through the palette's rest
-    "axes.prop_cycle": cycler(color=[BLACK, VERMILLION, SKY_BLUE, "#F0E442", PURPLE, GREEN]),
+    "axes.prop_cycle": cycler(color=[BLACK, VERMILLION, SKY_BLUE, YELLOW, PURPLE, GREEN]),
 }
 
 NATS_PER_TOKEN = "nats per token"
