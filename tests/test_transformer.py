@@ -185,6 +185,26 @@ def test_tfixup_scales_value_output_ffn_and_embeddings_by_9n_to_the_minus_quarte
     assert abs(fixup.token_embedding.weight.std().item() - expected) < 0.03 * expected
 
 
+@pytest.mark.parametrize(("init", "factor"), [("default", 1.0), ("tfixup", 8.0)])
+def test_only_tfixup_multiplies_the_token_embedding_by_sqrt_d_before_the_positions(init, factor):
+    torch.manual_seed(0)
+    model = TransformerLM(50, d_model=64, n_layers=12, max_len=16, placement="none", init=init)
+    with torch.no_grad():
+        model.position_embedding.normal_()  # so that a scaled position would show
+    ids = tokens(batch=4, length=16, vocab=50)
+    expected = factor * model.token_embedding(ids) + model.position_embedding
+    assert torch.equal(model.embed(ids), expected)
+
+
+def test_tfixup_tokens_enter_the_stack_with_sd_9n_to_the_minus_quarter():
+    n_layers, d = 12, 64
+    torch.manual_seed(0)
+    model = TransformerLM(2000, d_model=d, n_layers=n_layers, placement="none", init="tfixup")
+    ids = torch.arange(2000).reshape(50, 40)
+    expected = (9 * n_layers) ** -0.25  # N(0, d^{-1/2}) * (9N)^{-1/4} * sqrt(d)
+    assert abs(model.embed(ids).std().item() - expected) < 0.02 * expected
+
+
 def test_loss_at_init_is_near_log_vocab_and_gradients_reach_every_parameter():
     torch.manual_seed(0)
     model = TransformerLM(11, d_model=D, n_layers=2, n_heads=4, placement="pre")

@@ -21,14 +21,19 @@ Initialization, `init`:
 - `default`: Xavier (Glorot) normal for every weight matrix, zero biases, token embeddings N(0, 1),
   position embeddings 0. At init the input to the first block is then exactly Gaussian N(0, I_d), the
   input Xiong et al. (2020, Sec. 3.2) assume. Norm gains start at 1 and biases at 0.
-- `tfixup` (Huang, Perez, Ba, Volkovs 2020, Sec. 3, the decoder rule, since this model is a decoder):
-  Xavier for the weight matrices, token embeddings N(0, d^{-1/2}), read here as a *standard
-  deviation* of d^{-1/2} (the convention of the fairseq code base the paper builds on); then the
-  attention value and output matrices (their v and w), both feed-forward matrices and the token
-  embeddings are multiplied by (9N)^{-1/4}, N the number of blocks. This model multiplies embeddings
-  by nothing else (no sqrt(d) factor). T-Fixup is meant for `placement="none"`, but any placement
-  accepts it.
+- `tfixup` (Huang, Perez, Ba, Volkovs 2020, Sec. 3): Xavier for the weight matrices, token
+  embeddings N(0, d^{-1/2}), read here as a *standard deviation* of d^{-1/2} (the convention of the
+  fairseq code base the paper builds on); then the attention value and output matrices (their v and
+  w), both feed-forward matrices and the token embeddings are multiplied by (9N)^{-1/4}, N the number
+  of blocks. That is the paper's decoder rule, derived for the decoder layers of an encoder-decoder
+  model, whose cross-attention it also scales; here it is applied to a decoder-only stack without
+  cross-attention. As in the authors' fairseq code (`embed_scale`), the looked-up token embedding is
+  multiplied by sqrt(d) in the forward pass, before the positions are added, so a token enters the
+  stack with a standard deviation of (9N)^{-1/4} per coordinate. T-Fixup is meant for
+  `placement="none"`, but any placement accepts it.
 """
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -130,8 +135,9 @@ class Block(nn.Module):
 class TransformerLM(nn.Module):
     """Tokens (B x T, int64) -> next-token logits (B x T x vocab_size).
 
-    x_0 = token embedding + position embedding; the blocks; a final norm for `pre`, `peri` and
-    `sandwich` (whose residual stream is otherwise never normalized); a linear head.
+    x_0 = token embedding (times sqrt(d) under T-Fixup) + position embedding; the blocks; a final
+    norm for `pre`, `peri` and `sandwich` (whose residual stream is otherwise never normalized); a
+    linear head.
     """
 
     def __init__(
@@ -167,6 +173,8 @@ class TransformerLM(nn.Module):
         d_ff = 4 * d_model if d_ff is None else d_ff
         self.vocab_size, self.max_len, self.n_layers = vocab_size, max_len, n_layers
         self.placement, self.norm, self.init = placement, norm, init
+        # fairseq's embed_scale, which T-Fixup's N(0, d^{-1/2}) embeddings are drawn for
+        self.embed_scale = math.sqrt(d_model) if init == "tfixup" else 1.0
         self.token_embedding = nn.Embedding(vocab_size, d_model)
         self.position_embedding = nn.Parameter(torch.zeros(max_len, d_model))
         self.blocks = nn.ModuleList(
@@ -204,7 +212,8 @@ class TransformerLM(nn.Module):
             raise ValueError(f"sequence length {tokens.shape[1]} is not in 1..{self.max_len}")
         if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
             raise ValueError(f"token ids must lie in 0..{self.vocab_size - 1}")
-        return self.token_embedding(tokens) + self.position_embedding[: tokens.shape[1]]
+        tokens_in = self.embed_scale * self.token_embedding(tokens)
+        return tokens_in + self.position_embedding[: tokens.shape[1]]
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         x = self.embed(tokens)
