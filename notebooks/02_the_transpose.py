@@ -21,7 +21,7 @@
 # makes that sentence concrete, then checks the details that the one-line summary hides:
 #
 # - the table, and which way each normalizer reads it (figure);
-# - the formulas as the paper writes them, and the two choices every library adds (claim **F1**);
+# - the formulas as the paper writes them, and the epsilon that code adds to them (claim **F1**);
 # - what "per example" means for a Transformer's B x T x d tensor (**F2**);
 # - the backward pass, derived by hand and checked against autograd (**F3**);
 # - the LayerNorms in the wild that are *not* the same function, and a variance formula that
@@ -92,9 +92,14 @@ assert gap < 1e-12, f"BN(A) and LN(A^T)^T differ by {gap:.2e}"
 #
 # 1. The variance divides by $H$ (the *biased* estimate). It describes this row; it does not
 #    estimate anything about a population.
-# 2. The paper has **no epsilon**. Every implementation adds one, *inside* the square root:
-#    $\sqrt{\sigma^2 + \epsilon}$ with $\epsilon = 10^{-5}$, so a constant row gives $0$ instead
-#    of $0/0$.
+# 2. The paper has **no epsilon**. Code adds one so that a constant row gives $0$ instead of
+#    $0/0$, but not all code puts it in the same place. PyTorch's `nn.LayerNorm` and
+#    `F.layer_norm`, the authors' own Theano `ln()` and Llama-style RMSNorm put it *inside* the
+#    square root, $\sqrt{\sigma^2 + \epsilon}$ ($\epsilon = 10^{-5}$ in the first two). The
+#    authors' Lua/Torch module and the Annotated Transformer put it *outside*, on the standard
+#    deviation, $(a - \mu)/(\sigma + \epsilon)$; the Annotated Transformer also takes the unbiased
+#    standard deviation, with $\epsilon = 10^{-6}$. This notebook follows PyTorch; F4 below measures
+#    how far the others land.
 # 3. The gain $g$ and bias $b$ act after normalization, before the nonlinearity; gains start at 1 and
 #    biases at 0 (Section 6; the supplement's text swaps the two names, the authors' code confirms
 #    this reading).
@@ -230,13 +235,14 @@ assert backward.gradcheck_passed, "torch.autograd.gradcheck failed on lnpaper.La
 # ## LayerNorms in the wild (F4)
 #
 # Many codebases call something LayerNorm that is not `torch.nn.LayerNorm`. Three common departures,
-# kept in `lnpaper.variants`:
+# kept in `lnpaper.variants`, each with the $\epsilon$ of the code it comes from (the last is
+# a slip, not a codebase, so it gets nn.LayerNorm's):
 #
-# | variant | formula | where it comes from |
-# |---|---|---|
-# | eps outside the sqrt | $(a-\mu)/(\sigma + \epsilon)$ | the authors' own Lua/Torch module |
-# | unbiased std, eps outside | $(a-\mu)/(\mathrm{std}_{H-1} + \epsilon)$ | the Annotated Transformer's `LayerNorm` |
-# | unbiased var, eps inside | $(a-\mu)/\sqrt{\mathrm{var}_{H-1} + \epsilon}$ | writing `x.var()` in PyTorch |
+# | variant | formula | $\epsilon$ | where it comes from |
+# |---|---|---|---|
+# | eps outside the sqrt | $(a-\mu)/(\sigma + \epsilon)$ | $10^{-5}$ | the authors' Lua/Torch module |
+# | unbiased std, eps outside | $(a-\mu)/(\mathrm{std}_{H-1} + \epsilon)$ | $10^{-6}$ | the Annotated Transformer |
+# | unbiased var, eps inside | $(a-\mu)/\sqrt{\mathrm{var}_{H-1} + \epsilon}$ | $10^{-5}$ | `x.var()` in PyTorch |
 #
 # The last one is a trap of defaults: `torch.Tensor.var` and `.std` divide by $H-1$ unless told
 # `correction=0` (numpy's divide by $H$ unless told `ddof=1`).
@@ -251,16 +257,17 @@ print(f"np.var(x)            = {np.var(row.numpy()):.4f}")
 # Each variant is the same centered row multiplied by a different number, so one number per row says
 # how far a variant is from `torch.nn.LayerNorm`: the ratio of the two outputs' sizes. It depends on
 # the width $H$ (through $\sqrt{(H-1)/H}$) and, because of where $\epsilon$ sits, on the row's
-# spread: once the standard deviation falls to $\sqrt{\epsilon} \approx 0.003$, eps-inside damps the
-# output while eps-outside still blows it up to unit scale.
+# spread. Once the standard deviation falls to nn.LayerNorm's $\sqrt{\epsilon} = \sqrt{10^{-5}}
+# \approx 0.003$, eps-inside damps the output, while eps-outside still scales it to unit size, down
+# to a spread near its own $\epsilon$. So the size of $\epsilon$ matters too, not only its place.
 
 # %%
 spread = experiments.variants_vs_scale()
-print(f"H = {spread.width}: ratio |variant| / |nn.LayerNorm|")
+print(f"H = {spread.width}: ratio |variant| / |nn.LayerNorm (eps {spread.reference_eps:g})|")
 picks = [0, spread.stds.index(1e-2), spread.stds.index(1.0)]
-print(f"{'variant':52s}" + "".join(f"  std={spread.stds[k]:<7g}" for k in picks))
+print(f"{'variant':52s} {'eps':>6s}" + "".join(f"  std={spread.stds[k]:<7g}" for k in picks))
 for name, ratios in spread.ratios.items():
-    print(f"{name:52s}" + "".join(f"  {ratios[k]:<11.4f}" for k in picks))
+    print(f"{name:52s} {spread.eps[name]:6.0e}" + "".join(f"  {ratios[k]:<11.4f}" for k in picks))
 annotated = spread.ratios["unbiased std, eps outside (Annotated Transformer)"]
 print(f"\nsqrt((H-1)/H) = {np.sqrt((spread.width - 1) / spread.width):.4f}")
 expected = np.sqrt((spread.width - 1) / spread.width)
@@ -271,9 +278,11 @@ figures.variants_vs_scale(spread)
 # %% [markdown]
 # For rows of ordinary size the Annotated Transformer's version is nn.LayerNorm scaled by
 # $\sqrt{(H-1)/H}$: about 0.8% at $H = 64$, 0.05% at $H = 1024$, and a learned gain absorbs it.
-# Where $\epsilon$ sits matters only for rows whose spread is near $\sqrt{\epsilon}$ or below, but
-# there it changes the output by an order of magnitude. Loading weights trained with one variant
-# into another is not exact.
+# Where $\epsilon$ sits matters only for rows whose spread is near nn.LayerNorm's $\sqrt{\epsilon}$
+# or below, but there it changes the output by an order of magnitude. At the smallest spread the
+# Annotated Transformer's curve passes the Torch module's although it divides by the larger, unbiased
+# standard deviation: its $\epsilon$ of $10^{-6}$ is 1% of that divisor, the Torch module's
+# $10^{-5}$ about 10%. Loading weights trained with one variant into another is not exact.
 #
 # ## A variance that breaks in float32 (F4)
 #

@@ -399,6 +399,31 @@ def test_dyt_alpha_init_defaults_to_one_half():
     assert lnpaper.DyT(4).alpha.item() == 0.5
 
 
+class ReferenceShapedDyT(nn.Module):
+    """DyT with the parameters named and shaped as in Zhu et al.'s DynamicTanh: alpha of shape (1,),
+    weight and bias of the normalized shape; written here from the formula."""
+
+    def __init__(self, n: int):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.full((1,), 0.5))
+        self.weight = nn.Parameter(torch.ones(n))
+        self.bias = nn.Parameter(torch.zeros(n))
+
+    def forward(self, x):
+        return self.weight * torch.tanh(self.alpha * x) + self.bias
+
+
+def test_dyt_state_dict_loads_into_the_reference_shape_and_back():
+    ours = _randomized(lnpaper.DyT(6).double(), seed=0)
+    reference = ReferenceShapedDyT(6).double()
+    reference.load_state_dict(ours.state_dict())  # strict: same names, same shapes
+    x = _randn((3, 6), seed=1)
+    torch.testing.assert_close(reference(x), ours(x), rtol=0, atol=0)
+    back = lnpaper.DyT(6).double()
+    back.load_state_dict(_randomized(reference, seed=2).state_dict())
+    torch.testing.assert_close(back(x), reference(x), rtol=0, atol=0)
+
+
 # --- WeightNormLinear ------------------------------------------------------------------------
 
 

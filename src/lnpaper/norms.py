@@ -331,7 +331,7 @@ class WeightNormLinear(nn.Module):
 
 
 class DyT(nn.Module):
-    """Dynamic Tanh: y = gamma * tanh(alpha * x) + beta, alpha one learnable scalar.
+    """Dynamic Tanh: y = gamma * tanh(alpha * x) + beta, alpha one learnable scalar (shape (1,)).
 
     Zhu, Chen, He, LeCun, Liu 2025 (alpha_init 0.5 by default); introduced in notebook 05. No statistic
     of any kind: each value is squashed on its own.
@@ -342,7 +342,9 @@ class DyT(nn.Module):
         self.normalized_shape = check_normalized_shape(normalized_shape)
         if not (math.isfinite(alpha_init) and alpha_init > 0):
             raise ValueError(f"alpha_init must be positive and finite, got {alpha_init!r}")
-        self.alpha = nn.Parameter(torch.tensor(float(alpha_init)))
+        # Shape (1,), not (): the authors' DynamicTanh holds alpha so, and a state_dict loads
+        # across only when the shapes agree.
+        self.alpha = nn.Parameter(torch.full((1,), float(alpha_init)))
         self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # gamma
         self.bias = nn.Parameter(torch.zeros(self.normalized_shape))  # beta
 

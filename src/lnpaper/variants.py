@@ -1,9 +1,10 @@
 """LayerNorm as it is written in the wild: the variants that are *not* the same function.
 
 Each is the formula a well-known codebase or tutorial uses, kept here so notebook 02 can measure how far
-it sits from torch.nn.LayerNorm (biased variance, eps inside the square root): claim F4. Notebook 06
-does the same for RMSNorm's eps. All take a torch tensor and normalize over the last axis, without
-gain or bias.
+it sits from torch.nn.LayerNorm (biased variance, eps = 1e-5 inside the square root): claim F4. A
+variant's default eps is the one its source uses: on rows of small spread, how large eps is matters
+as much as where it sits. Notebook 06 does the same for RMSNorm's eps. All take a torch tensor and
+normalize over the last axis, without gain or bias.
 """
 
 import torch
@@ -12,14 +13,16 @@ from lnpaper.norms import center
 
 
 def eps_outside_sqrt(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    """(a - mu) / (sigma + eps): the authors' Lua/Torch module put eps on the std."""
+    """(a - mu) / (sigma + eps), biased sigma: the authors' Lua/Torch module (ryankiros/layer-norm,
+    torch_modules/LayerNormalization.lua) puts eps, 1e-5 by default, on the std."""
     centered = x - x.mean(dim=-1, keepdim=True)
     sigma = centered.pow(2).mean(dim=-1, keepdim=True).sqrt()
     return centered / (sigma + eps)
 
 
-def unbiased_std_eps_outside(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    """(a - mu) / (std + eps) with the unbiased std (1/(H-1)): the Annotated Transformer's LayerNorm.
+def unbiased_std_eps_outside(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """(a - mu) / (std + eps) with the unbiased std (1/(H-1)): the Annotated Transformer's LayerNorm,
+    whose eps is 1e-6.
 
     `x.std()` in PyTorch is unbiased by default, which is how this variant usually arises.
     """
@@ -27,7 +30,8 @@ def unbiased_std_eps_outside(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor
 
 
 def unbiased_var_eps_inside(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    """(a - mu) / sqrt(var_unbiased + eps): eps in the right place, `x.var()`'s default divisor."""
+    """(a - mu) / sqrt(var_unbiased + eps): eps in the right place, `x.var()`'s default divisor. Not
+    one codebase but a slip anyone can make, so eps is nn.LayerNorm's 1e-5."""
     centered = x - x.mean(dim=-1, keepdim=True)
     return centered / torch.sqrt(x.var(dim=-1, keepdim=True) + eps)
 

@@ -50,10 +50,15 @@ def check_f4(variants, one_pass) -> Finding:
     at_100 = one_pass.offsets.index(100.0)
     one_pass_error = one_pass.variance_error["one pass E[a^2] - E[a]^2"][at_100]
     nonpositive = one_pass.nonpositive_fraction[at_100]
+    annotated_eps = variants.eps["unbiased std, eps outside (Annotated Transformer)"]
+    torch_eps = variants.eps["eps outside the sqrt"]
+    smallest = variants.stds[0]
     ours = (
-        f"H={variants.width}: unbiased std with eps outside gives {annotated[-1]:.4f}x the output at "
-        f"std 10, eps outside {eps_outside[0]:.1f}x at std {variants.stds[0]:g}; one-pass variance at "
-        f"mean 100, std 0.01 (float32): median error {one_pass_error:.0%}, "
+        f"H={variants.width}, each with its source's eps: the Annotated Transformer's (unbiased std, "
+        f"eps {annotated_eps:g} outside) gives {annotated[-1]:.4f}x nn.LayerNorm's output at std "
+        f"{variants.stds[-1]:g} and {annotated[0]:.1f}x at std {smallest:g}, the authors' Torch "
+        f"module (eps {torch_eps:g} outside) {eps_outside[0]:.1f}x at std {smallest:g}; one-pass "
+        f"variance at mean 100, std 0.01 (float32): median error {one_pass_error:.0%}, "
         f"{nonpositive:.0%} of rows <= 0"
     )
     differ = abs(annotated[-1] - 1) > 1e-3 and eps_outside[0] > 2
@@ -67,9 +72,10 @@ CLAIMS = [
     Claim(
         id="F1",
         claim="mu and sigma over the H units of one example, biased variance; gain 1, bias 0 at "
-        "init; eps inside the sqrt in practice",
+        "init; eps inside the sqrt, as PyTorch puts it",
         source=f"{BA_2016}, Sec. 3; init Sec. 6",
-        paper_value="no eps in the paper; eps = 1e-5 inside the sqrt in code",
+        paper_value="no eps in the paper; nn.LayerNorm and the authors' Theano ln(): 1e-5 inside "
+        "the sqrt (their Torch module and the Annotated Transformer: outside)",
         notebook=NOTEBOOK,
         experiments=(experiments.layernorm_parity,),
         check=check_f1,
@@ -96,7 +102,8 @@ CLAIMS = [
         id="F4",
         claim="variants in the wild are different functions; one-pass variance fails at large offsets",
         source="the Annotated Transformer; the authors' Lua/Torch code",
-        paper_value="unbiased std + eps outside; float32 mean 100, std 0.01 gives variance <= 0",
+        paper_value="Annotated Transformer: unbiased std + eps 1e-6 outside; authors' Torch: eps "
+        "1e-5 outside; float32 mean 100, std 0.01 gives variance <= 0",
         notebook=NOTEBOOK,
         experiments=(experiments.variants_vs_scale, experiments.one_pass_variance),
         check=check_f4,

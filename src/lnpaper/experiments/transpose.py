@@ -144,12 +144,17 @@ class VariantsResult:
     width: int  # H
     stds: list  # the spread of the rows, one value per point
     ratios: dict  # variant name -> [mean over rows of |variant| / |nn.LayerNorm| per std]
+    eps: dict  # variant name -> the eps it was run with, its source's
+    reference_eps: float  # nn.LayerNorm's
 
 
+REFERENCE_EPS = 1e-5  # torch.nn.LayerNorm's default
+# Each variant with the eps of the code it comes from (see lnpaper.variants), so that each curve is
+# that code's function: on rows of small spread the size of eps moves the curve, not only its place.
 VARIANTS = {
-    "eps outside the sqrt": variants.eps_outside_sqrt,
-    "unbiased std, eps outside (Annotated Transformer)": variants.unbiased_std_eps_outside,
-    "unbiased var, eps inside (x.var())": variants.unbiased_var_eps_inside,
+    "eps outside the sqrt": (variants.eps_outside_sqrt, 1e-5),
+    "unbiased std, eps outside (Annotated Transformer)": (variants.unbiased_std_eps_outside, 1e-6),
+    "unbiased var, eps inside (x.var())": (variants.unbiased_var_eps_inside, 1e-5),
 }
 
 
@@ -168,10 +173,16 @@ def variants_vs_scale(
     ratios = {name: [] for name in VARIANTS}
     for std in stds:
         x = std * base
-        reference = F.layer_norm(x, (width,), eps=1e-5).norm(dim=-1)
-        for name, variant in VARIANTS.items():
-            ratios[name].append((variant(x).norm(dim=-1) / reference).mean().item())
-    return VariantsResult(width=width, stds=list(stds), ratios=ratios)
+        reference = F.layer_norm(x, (width,), eps=REFERENCE_EPS).norm(dim=-1)
+        for name, (variant, eps) in VARIANTS.items():
+            ratios[name].append((variant(x, eps=eps).norm(dim=-1) / reference).mean().item())
+    return VariantsResult(
+        width=width,
+        stds=list(stds),
+        ratios=ratios,
+        eps={name: eps for name, (_, eps) in VARIANTS.items()},
+        reference_eps=REFERENCE_EPS,
+    )
 
 
 @dataclass

@@ -143,22 +143,28 @@ VARIANT_LABELS = {
         r"$(a-\mu)\,/\,(\mathrm{std}_{H-1}+\epsilon)$, the Annotated Transformer",
     "unbiased var, eps inside (x.var())": r"$(a-\mu)\,/\sqrt{\mathrm{var}_{H-1}+\epsilon}$, x.var()",
 }  # fmt: skip
-EPS = 1e-5  # the epsilon of every variant and of nn.LayerNorm in the experiment
+
+
+def eps_text(eps: float) -> str:
+    """1e-05 as $\\epsilon = 10^{-5}$; every eps here is a power of ten."""
+    return f"$\\epsilon = 10^{{{round(np.log10(eps))}}}$"
 
 
 @figure("variants_vs_scale", notebook=NOTEBOOK, experiment=experiments.variants_vs_scale)
 def variants_vs_scale(result) -> Figure:
-    r"""Three functions called LayerNorm against torch.nn.LayerNorm, $(a-\mu)/\sqrt{\sigma^2+\epsilon}$,
-    on rows of H = 64 Gaussian values with a given standard deviation (256 rows per point;
-    $\epsilon = 10^{-5}$ everywhere). Left: the ratio of the output sizes; right: its distance from
-    1. The dotted level on the right is the unbiased variants' factor $\sqrt{(H-1)/H}$, away from 1.
+    r"""Three functions called LayerNorm against torch.nn.LayerNorm, $(a-\mu)/\sqrt{\sigma^2+\epsilon}$
+    with $\epsilon = 10^{-5}$, on rows of H = 64 Gaussian values with a given standard deviation (256
+    rows per point). Each variant runs with the $\epsilon$ of its source, given in the legend. Left:
+    the ratio of the output sizes; right: its distance from 1. The dashed line is nn.LayerNorm's
+    $\sqrt{\epsilon}$, below which its output shrinks with the row; the dotted level on the right is
+    the unbiased variants' factor $\sqrt{(H-1)/H}$, away from 1.
     """
     fig = style.new_figure(2, 4.2)
     left, right = fig.subplots(1, 2)
     stds = np.array(result.stds)
     for (name, ratios), line in zip(result.ratios.items(), style.LINE_STYLES, strict=False):
         ratios = np.array(ratios)
-        label = VARIANT_LABELS[name]
+        label = f"{VARIANT_LABELS[name]}, {eps_text(result.eps[name])}"
         left.plot(stds, ratios, line, marker="o", ms=3.5, label=label)
         right.plot(stds, np.abs(ratios - 1), line, marker="o", ms=3.5)
     left.set_ylabel(r"$\|y_{\mathrm{variant}}\|\ /\ \|y_{\mathrm{nn.LayerNorm}}\|$")
@@ -169,7 +175,8 @@ def variants_vs_scale(result) -> Figure:
         style.log_axis(ax, "x")
         style.log_axis(ax, "y")
         ax.set_xlabel("standard deviation of the row")
-        style.vertical_mark(ax, np.sqrt(EPS), r"$\sqrt{\epsilon}$")
+        mark = f"$\\sqrt{{\\epsilon}}$ of nn.LayerNorm, {eps_text(result.reference_eps)}"
+        style.vertical_mark(ax, np.sqrt(result.reference_eps), mark)
         ax.set_xlim(right=stds.max() * 10**1.7)  # room for the levels' labels, past the data
     style.levels(left, [(1.0, "nn.LayerNorm")])
     unbiased_gap = 1 - np.sqrt((result.width - 1) / result.width)
@@ -178,7 +185,7 @@ def variants_vs_scale(result) -> Figure:
     worst = max(max(ratios) for ratios in result.ratios.values())
     style.finding(
         fig,
-        f"Three LayerNorms in the wild: up to {worst:.0f}× nn.LayerNorm below "
+        f"Three LayerNorms in the wild: up to {worst:.0f}× nn.LayerNorm on rows below its "
         f"$\\sqrt{{\\epsilon}}$, {unbiased_gap:.1%} off on ordinary rows",
     )
     return fig
