@@ -18,10 +18,12 @@
 # LN-LSTM and LN-GRU (Eq. 20-28) and Section 6 (the experiments), with *Recurrent Batch
 # Normalization* (Cooijmans et al. 2016) as the rival.
 #
-# The paper was written for recurrent networks: every experiment in its Section 6 but one is an RNN.
-# Notebook 01 showed what BatchNorm needs to work inside one (statistics for every time step, and a
-# rule for steps longer than any seen in training). This notebook shows what LayerNorm needs
-# instead, which is nothing, and then checks what the paper says it buys:
+# The paper was written for recurrent networks: all but two of its Section 6 experiments are RNNs
+# (the two: a feed-forward net on permutation-invariant MNIST, Sec. 6.7, and a preliminary
+# convolutional net, Sec. 6.8). Notebook 01 showed what BatchNorm needs to work inside an RNN
+# (statistics for every time step, and a rule for steps longer than any seen in training). This
+# notebook shows what LayerNorm needs instead, which is nothing, and then checks what the paper
+# says it buys:
 #
 # - the LN-LSTM, equation by equation, and what it does not keep (claim **R1**);
 # - why the hidden-to-hidden dynamics stop depending on the scale of the weights (**R2**);
@@ -31,10 +33,12 @@
 # - a coda where BatchNorm is supposed to win: a small CNN (**R5**).
 #
 # **Scaled down.** The paper's recurrent experiments ran on GPUs for days, on MSCOCO, BookCorpus,
-# MNIST and handwriting. Here the data are scikit-learn's 8 x 8 digits read as 8 rows of 8 pixels
-# (the paper's and Cooijmans et al.'s sequential MNIST reads 784 single pixels), the recurrent nets
-# have 64 units and train for 400 steps of batch 64 (21 epochs of 1197 images), over 10 seeds, with
-# 300 validation and 300 test images. What carries over is the direction of each claim, not its
+# binarized MNIST (DRAW, a generative model) and handwriting. Here the data are scikit-learn's
+# 8 x 8 digits read row by row, 8 steps of 8 pixels. That is not sequential MNIST, which reads a
+# 28 x 28 digit one pixel at a time (784 steps): that benchmark is Le et al.'s (2015, for the IRNN)
+# and Cooijmans et al.'s (2016), and Ba et al. did not run it. The recurrent nets have 64 units
+# and train for 400 steps of batch 64 (21 epochs of 1197 images), over 10 seeds, with 300
+# validation and 300 test images. What carries over is the direction of each claim, not its
 # numbers. The LN-GRU of Eq. 26-28 (the order-embedding model's cell) is in `lnpaper.models.recurrent`
 # and its tests, but only LSTMs are trained here.
 #
@@ -263,7 +267,7 @@ figures.rnn_dynamics(dynamics)
 # handwriting model "much faster"; final scores were similar (DRAW 82.36 vs 82.09 nats) or somewhat
 # better (skip-thoughts). The claim is speed.
 #
-# Here, sequential digits: each 8 x 8 image is read row by row ($T = 8$ steps of 8 pixels) by a
+# Here, the 8 x 8 digits read row by row: each image is $T = 8$ steps of 8 pixels, read by a
 # 64-unit LSTM, LN-LSTM or BN-LSTM (Cooijmans et al.: per-step statistics, gains 0.1), and a linear
 # readout of $h_T$ names the digit. All three start from the same $W_x$ and $W_h$ for a given seed,
 # see the same minibatches (batch 64) and use Adam for 400 steps, over 10 seeds. The learning rate
@@ -369,9 +373,9 @@ figures.recurrent_training(study)
 # +0.2] points). With 300 validation and 300 test images, one image is 0.33 points of accuracy, and
 # one confidently wrong image adds about 0.03 to an NLL, so even with 10 seeds the intervals on
 # final accuracy are a point or two wide at this scale. Cooijmans et al. report 99.0% for the
-# BN-LSTM against 98.9% for the LSTM on sequential MNIST and 95.4% against 90.2% on permuted MNIST;
-# the row-by-row digits see no such gap, and the permuted task is not run here (claim M4 stays
-# `partly`).
+# BN-LSTM against 98.9% for the LSTM on sequential MNIST (784 steps) and 95.4% against 90.2% on
+# permuted MNIST; the row-by-row digits see no such gap, and the permuted task is not run here
+# (claim M4 stays `partly`).
 #
 # ## Gains: start at 1.0 or at 0.1?
 #

@@ -291,38 +291,66 @@ def test_gradcheck_input_and_parameters(case):
 
 # --- pRMSNorm --------------------------------------------------------------------------------
 
+ROUNDINGS = ("truncate", "ceil")
+
+
+def _fraction_for(n, k, rounding):
+    """A p whose p * n rounds to k: half a unit above k (truncate; p = 1 at k = n) or below (ceil)."""
+    return (k - 0.5) / n if rounding == "ceil" else min(1.0, (k + 0.5) / n)
+
 
 @st.composite
 def partial_cases(draw):
-    """(n, k, p) with ceil(p * n) = k: p sits halfway between (k - 1) / n and k / n."""
+    """(n, k, p, rounding) with p * n rounded by `rounding` equal to k."""
     n = draw(st.integers(1, 64))
     k = draw(st.integers(1, n))
-    return n, k, (k - 0.5) / n
+    rounding = draw(st.sampled_from(ROUNDINGS))
+    return n, k, _fraction_for(n, k, rounding), rounding
 
 
 @SETTINGS
 @given(case=partial_cases(), lead=lead_shapes, seed=seeds)
-def test_prms_norm_scales_by_rms_of_first_ceil_pn_units(case, lead, seed):
-    n, k, p = case
+def test_prms_norm_scales_by_rms_of_first_k_units(case, lead, seed):
+    n, k, p, rounding = case
     x = _randn((*lead, n), seed)
-    module = _randomized(lnpaper.RMSNorm(n, eps=1e-6, partial=p).double(), seed)
+    module = _randomized(lnpaper.RMSNorm(n, eps=1e-6, partial=p, rounding=rounding).double(), seed)
     rms = (x[..., :k].pow(2).mean(dim=-1, keepdim=True) + 1e-6).sqrt()
+    assert module.n_stat == k
     torch.testing.assert_close(module(x), module.weight * x / rms, **TOL)
+
+
+# int(p * n) is what Zhang & Sennrich's PyTorch and TensorFlow code compute
+@pytest.mark.parametrize("rounding, count", [("truncate", int), ("ceil", math.ceil)])
+@pytest.mark.parametrize("n", [16, 17, 31, 33, 50, 64, 100, 1000])
+def test_prms_norm_equals_the_formula_with_its_rounding(rounding, count, n):
+    p = 0.0625  # exact in binary, so p * n is exact too
+    x = _randn((3, n), seed=n)
+    module = _randomized(lnpaper.RMSNorm(n, eps=1e-6, partial=p, rounding=rounding).double(), n)
+    k = count(p * n)
+    expected = module.weight * x / (x[:, :k].pow(2).mean(dim=-1, keepdim=True) + 1e-6).sqrt()
+    torch.testing.assert_close(module(x), expected, **TOL)
+
+
+def test_prms_norm_truncates_by_default_as_the_authors_code_does():
+    assert lnpaper.RMSNorm(33, partial=0.0625).rounding == "truncate"
+    assert lnpaper.RMSNorm(33, partial=0.0625).n_stat == 2
+    assert lnpaper.RMSNorm(33, partial=0.0625, rounding="ceil").n_stat == 3
 
 
 @st.composite
 def partial_cases_with_a_later_unit(draw):
-    """(n, k, p, j) as in partial_cases, with k < n and a unit j >= k the statistic skips."""
+    """(n, k, p, rounding, j) as in partial_cases, with k < n and a unit j >= k the statistic skips."""
     n = draw(st.integers(2, 64))
     k = draw(st.integers(1, n - 1))
-    return n, k, (k - 0.5) / n, draw(st.integers(k, n - 1))
+    rounding = draw(st.sampled_from(ROUNDINGS))
+    return n, k, _fraction_for(n, k, rounding), rounding, draw(st.integers(k, n - 1))
 
 
 @SETTINGS
 @given(case=partial_cases_with_a_later_unit(), seed=seeds)
 def test_prms_norm_later_unit_changes_only_its_own_output(case, seed):
-    n, _, p, later = case
-    module = lnpaper.RMSNorm(n, partial=p).double()
+    n, _, p, rounding, later = case
+    module = lnpaper.RMSNorm(n, partial=p, rounding=rounding).double()
     x = _randn((n,), seed)
     changed = x.clone()
     changed[later] += 1.0
@@ -342,8 +370,8 @@ def _grow(x, unit):
 @SETTINGS
 @given(case=partial_cases(), seed=seeds)
 def test_prms_norm_last_used_unit_changes_every_output(case, seed):
-    n, k, p = case
-    module = lnpaper.RMSNorm(n, partial=p).double()
+    n, k, p, rounding = case
+    module = lnpaper.RMSNorm(n, partial=p, rounding=rounding).double()
     x = _randn((n,), seed)
     others = torch.arange(n) != k - 1
     assert torch.all(module(_grow(x, k - 1))[others] != module(x)[others])
@@ -368,10 +396,30 @@ def test_prms_norm_at_1024_units_with_p_one_sixteenth_uses_64_units():
     assert torch.all(module(_grow(x, 63))[:, :63] != y[:, :63])
 
 
-def test_prms_norm_unit_count_is_not_pushed_up_by_binary_rounding_of_p():
-    # 0.28 * 25 is 7.000000000000001 in binary floating point; the intended count is 7.
-    assert lnpaper.RMSNorm(25, partial=0.28).n_stat == 7
-    assert lnpaper.RMSNorm(25, partial=0.2801).n_stat == 8
+def test_prms_norm_unit_count_is_not_moved_by_binary_rounding_of_p():
+    # In binary, 0.28 * 25 is 7.000000000000001 and 0.29 * 100 is 28.999999999999996.
+    assert lnpaper.RMSNorm(25, partial=0.28, rounding="ceil").n_stat == 7
+    assert lnpaper.RMSNorm(25, partial=0.2801, rounding="ceil").n_stat == 8
+    assert lnpaper.RMSNorm(100, partial=0.29).n_stat == 29
+    assert lnpaper.RMSNorm(100, partial=0.2899).n_stat == 28
+
+
+@pytest.mark.parametrize("n, partial", [(15, 0.0625), (1, 0.5), (3, 0.3)])
+def test_prms_norm_that_would_use_no_unit_raises(n, partial):
+    message = (
+        f"pRMSNorm would average over no unit: partial={partial!r} of n={n} units is "
+        f"{partial * n:.9g}, which rounding='truncate' makes 0"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        lnpaper.RMSNorm(n, partial=partial)
+    assert lnpaper.RMSNorm(n, partial=partial, rounding="ceil").n_stat == 1
+
+
+@pytest.mark.parametrize("partial", [None, 0.5])
+def test_unknown_rounding_raises(partial):
+    message = "rounding must be one of ('truncate', 'ceil'), got 'round'"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        lnpaper.RMSNorm(8, partial=partial, rounding="round")
 
 
 # --- DyT -------------------------------------------------------------------------------------

@@ -56,15 +56,34 @@ def check_partial(partial: float | None) -> float | None:
     return float(partial)
 
 
-def partial_count(n: int, partial: float | None) -> int:
-    """How many leading units pRMSNorm averages over: ceil(p * n), at least one.
+# how pRMSNorm turns p * n into a count of units
+PARTIAL_ROUNDINGS = {"truncate": math.floor, "ceil": math.ceil}
 
-    p * n is rounded to 9 decimals first, so that p = 0.28, n = 25 gives 7 units and not the 8 that
-    the binary value of 0.28 * 25 (7.000000000000001) would.
+
+def partial_count(n: int, partial: float | None, rounding: str = "truncate") -> int:
+    """How many leading units pRMSNorm averages over: p * n rounded down or up.
+
+    "truncate" rounds down, as the int(p * n) of Zhang & Sennrich's PyTorch and TensorFlow code
+    does; "ceil" rounds up. The two differ whenever p * n is not whole: at n = 33, p = 0.0625 (p * n =
+    2.0625) truncation uses 2 units and ceil 3. A count of 0 is refused (the authors' code divides
+    by zero there).
+
+    p * n is rounded to 9 decimals first, so that a p written in decimal counts as written: in
+    binary, 0.28 * 25 is 7.000000000000001 (ceil would give 8) and 0.29 * 100 is 28.999999999999996
+    (truncation would give 28). At such points, and only there, "truncate" is one unit above the
+    authors' int(p * n).
     """
+    if rounding not in PARTIAL_ROUNDINGS:
+        raise ValueError(f"rounding must be one of {tuple(PARTIAL_ROUNDINGS)}, got {rounding!r}")
     if partial is None:
         return n
-    return max(1, math.ceil(round(partial * n, 9)))
+    count = PARTIAL_ROUNDINGS[rounding](round(partial * n, 9))
+    if count == 0:
+        raise ValueError(
+            f"pRMSNorm would average over no unit: partial={partial!r} of n={n} units is "
+            f"{partial * n:.9g}, which rounding={rounding!r} makes 0"
+        )
+    return count
 
 
 def check_gain_init(gain_init) -> float:

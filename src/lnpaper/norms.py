@@ -90,16 +90,25 @@ class RMSNorm(nn.Module):
 
     Zhang & Sennrich 2019; introduced in notebook 06. With partial=None it is the same function
     as torch.nn.RMSNorm (eps=None means the machine epsilon of the dtype computed in). With
-    partial=p the statistic comes from the first ceil(p * n) units only: pRMSNorm (Zhang & Sennrich,
-    p = 0.0625), which still rescales all n units.
+    partial=p the statistic comes from the first k units only: pRMSNorm (Zhang & Sennrich,
+    p = 0.0625), which still rescales all n units. `rounding` says how p * n becomes k: "truncate"
+    (the default) rounds down, as the authors' PyTorch and TensorFlow code do with int(p * n);
+    "ceil" rounds up. A p that leaves no unit is a ValueError (`lnpaper.checks.partial_count`).
     """
 
-    def __init__(self, normalized_shape, eps: float | None = None, partial: float | None = None):
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float | None = None,
+        partial: float | None = None,
+        rounding: str = "truncate",
+    ):
         super().__init__()
         self.normalized_shape = check_normalized_shape(normalized_shape)
         self.eps = None if eps is None else check_eps(eps)
         self.partial = check_partial(partial)
-        self.n_stat = partial_count(math.prod(self.normalized_shape), self.partial)
+        self.rounding = rounding
+        self.n_stat = partial_count(math.prod(self.normalized_shape), self.partial, rounding)
         self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # g
 
     def forward(self, a: torch.Tensor) -> torch.Tensor:
@@ -109,14 +118,17 @@ class RMSNorm(nn.Module):
         # eps=None: the machine epsilon of the dtype computed in (float32 for halves), as torch does.
         eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
         flat = x.flatten(start_dim=x.ndim - len(self.normalized_shape))
-        used = flat[..., : self.n_stat]  # all units, or pRMSNorm's first p fraction
-        mean_square = used.pow(2).mean(dim=-1, keepdim=True)  # (1/n) sum_i a_i^2
+        used = flat[..., : self.n_stat]  # all n units, or pRMSNorm's first k
+        mean_square = used.pow(2).mean(dim=-1, keepdim=True)  # (1/n) sum_i a_i^2, or over k
         y = flat * torch.rsqrt(mean_square + eps)  # a / RMS(a)
         y = y.unflatten(-1, self.normalized_shape) * self.weight  # g * .
         return y.to(a.dtype)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, partial={self.partial}"
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, partial={self.partial}, "
+            f"rounding={self.rounding!r}"
+        )
 
 
 def _check_momentum(momentum) -> float:

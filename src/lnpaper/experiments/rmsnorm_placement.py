@@ -169,7 +169,7 @@ def memory_traffic(*, shape=(256, 1024)) -> TrafficResult:
 class PartialRMSResult:
     fraction: float
     widths: list  # n
-    units_used: list  # k = ceil(p n), as pRMSNorm counts them
+    units_used: list  # k = floor(p n), as pRMSNorm counts them by default (p n is whole here)
     samples: int
     ratio_mean: list  # per width: mean of RMS_k(a) / RMS_n(a) over Gaussian rows
     ratio_sd: list  # per width: its sample sd
@@ -187,9 +187,10 @@ def prms_estimate(
     samples: int = 20_000,
     seed: int = 0,
 ) -> PartialRMSResult:
-    """P4: pRMSNorm (Zhang & Sennrich 2019) divides by the RMS of the first k = ceil(p n)
-    units instead of all n. For rows of independent N(0, 1) values, u = RMS_k^2 and v = RMS_n^2 have
-    Var u = 2/k, Var v = Cov(u, v) = 2/n (the k units are part of the n), so the delta method gives
+    """P4: pRMSNorm (Zhang & Sennrich 2019) divides by the RMS of the first k = floor(p n)
+    units instead of all n (at the default widths p n is whole, so rounding up gives the same k).
+    For rows of independent N(0, 1) values, u = RMS_k^2 and v = RMS_n^2 have Var u = 2/k,
+    Var v = Cov(u, v) = 2/n (the k units are part of the n), so the delta method gives
     RMS_k / RMS_n = sqrt(u / v) a mean of about 1 - (1/k - 1/n)/4 and an sd of sqrt((1/k - 1/n)/2)."""
     generator = torch.Generator().manual_seed(seed)
     edges = torch.linspace(0.0, 2.5, 51, dtype=torch.float64)

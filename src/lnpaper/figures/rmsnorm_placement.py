@@ -66,7 +66,7 @@ def rmsnorm_curves(result) -> Figure:
 
 @figure("prms_estimate", notebook=NOTEBOOK, experiment=experiments.prms_estimate)
 def prms_estimate(result) -> Figure:
-    """P4: pRMSNorm's estimate of the RMS on Gaussian rows of n units, from the first k = ceil(p n)
+    """P4: pRMSNorm's estimate of the RMS on Gaussian rows of n units, from the first k = floor(p n)
     of them with p = 6.25%. Left: the distribution of the ratio of the estimate to the RMS of all
     n units, over 20,000 rows per width. Right: its standard deviation against k, with the delta
     method's prediction and that of k units alone."""
@@ -94,7 +94,7 @@ def prms_estimate(result) -> Figure:
         right.annotate(f"$n = {width}$", (units, sd), textcoords="offset points", xytext=(8, 4))
     style.log_axis(right, "x")
     style.log_axis(right, "y")
-    right.set_xlabel(r"units used, $k = \lceil pn \rceil$")
+    right.set_xlabel(r"units used, $k = \lfloor pn \rfloor$")
     right.set_ylabel("sd of the ratio")
     right.set_title("How far the estimate strays")
     measured = style.style_handle("none", f"measured, {result.samples:,} rows", marker="o")
