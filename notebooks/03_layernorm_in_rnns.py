@@ -20,7 +20,7 @@
 #
 # The paper was written for recurrent networks: all but two of its Section 6 experiments are RNNs
 # (the two: a feed-forward net on permutation-invariant MNIST, Sec. 6.7, and a preliminary
-# convolutional net, Sec. 6.8). Notebook 01 showed what BatchNorm needs to work inside an RNN
+# convolutional net, the section's last). Notebook 01 showed what BatchNorm needs to work inside an RNN
 # (statistics for every time step, and a rule for steps longer than any seen in training). This
 # notebook shows what LayerNorm needs instead, which is nothing, and then checks what the paper
 # says it buys:

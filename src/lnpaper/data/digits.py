@@ -10,7 +10,8 @@ is measured on the same 300 images in every other:
 
 - `load(split, form="flat")`: (N, 64), pixel values scaled to [0, 1];
 - `form="rows"`: (N, 8, 8), a sequence of T = 8 rows of 8 pixels, top row first;
-- `form="pixels"`: (N, 64, 1), a sequence of T = 64 single pixels in reading order (sequential MNIST);
+- `form="pixels"`: (N, 64, 1), a sequence of T = 64 single pixels in reading order
+  (sequential MNIST's reading, at 64 steps rather than 784);
 - `permuted=True`: the 64 pixels in a fixed random order first (permuted MNIST, or for an MLP the
   "permutation-invariant" task: a model that never uses where a pixel sits does as well either way);
 - `digit_stream(...)`: sequences (N, T, 64) whose every step is a whole random image, a stationary

@@ -361,10 +361,11 @@ def sequence_training(
     seeds=(0, 1, 2),
     eval_every: int = 20,
 ) -> SequenceTrainingResult:
-    """One recurrent classifier of the 8 x 8 digits read as T = 8 rows of 8 pixels (the companion's
-    sequential MNIST), trained with Adam on minibatches, over seeds. With one seed, every cell gets
-    the same W_x and W_h at init and sees the same minibatches. Validation every `eval_every` steps,
-    test after the last step, in eval mode (a BN-LSTM then uses its running statistics)."""
+    """One recurrent classifier of the 8 x 8 digits read as T = 8 rows of 8 pixels (a short stand-in
+    for sequential MNIST, which reads 784 pixels one at a time), trained with Adam on minibatches,
+    over seeds. With one seed, every cell gets the same W_x and W_h at init and sees the same
+    minibatches. Validation every `eval_every` steps, test after the last step, in eval mode (a
+    BN-LSTM then uses its running statistics)."""
     x, y = digits.load("train", form="rows", permuted=permuted)
     val_x, val_y = digits.load("val", form="rows", permuted=permuted)
     test_x, test_y = digits.load("test", form="rows", permuted=permuted)
