@@ -298,23 +298,40 @@ figures.warmup_curves(study)
 # ## T4 · No normalization at all
 #
 # The RMSNorm paper (Zhang & Sennrich 2019) trained Transformer-base on WMT14 En-De with LayerNorm
-# (26.6 BLEU), RMSNorm (26.8) and without normalization: "we fail to train this model". The same
-# model here with `norm="identity"`, same learning rate, with and without warmup. A run *fails* if
-# it diverges or ends above the unigram level, having learned nothing beyond token frequencies; the
-# claim "training fails" is read as "most runs fail": the Clopper-Pearson 95% interval of the rate
-# of failed runs must lie above 1/2. Losses that may run into the hundreds are summarized by their
-# median and range, not a mean.
+# (26.6 BLEU), RMSNorm (26.8) and without normalization: "we fail to train this model". The claim
+# does not single out warmup. Transformer-base is normally trained with Vaswani et al.'s warmup
+# schedule, and the example training script of zero, the authors' toolkit in which their
+# Transformer's RMSNorm is implemented, uses it ("noam", 4000 warmup steps); we could not check
+# the paper's text for the schedule of the failed run. So the failure is tested twice here, on the
+# same model with `norm="identity"` at the same learning rate: without warmup, and with the 50
+# warmup steps of T3, the arm nearer the source's setting.
+#
+# A run *fails* if it diverges or ends above the unigram level, having learned nothing beyond token
+# frequencies. In each arm, "training fails" is read as "most runs fail": the Clopper-Pearson 95%
+# interval of the rate of failed runs must lie above 1/2 (and "most runs train" when it lies below).
+# The claim is reproduced if both arms fail, partly if one does. Losses that may run into the
+# hundreds are summarized by their median and range, not a mean. Where the runs with warmup train,
+# their gap to Pre-LN with the same warmup, paired by seed, says how far behind they end. All of it
+# is at one learning rate, 3e-3; no learning-rate sweep is run, so a rate at which the model
+# without a norm trains without warmup (as Post-LN does at 1e-3, above) is not looked for.
 
 # %%
-for name in ["Pre-LN, no warmup", "no norm (identity), no warmup", "no norm (identity), warmup"]:
+no_norm = {"no warmup": "no norm (identity), no warmup", "warmup": "no norm (identity), warmup"}
+for name in ["Pre-LN, no warmup", "Pre-LN, warmup", *no_norm.values()]:
     print(summary(name, study.runs[name], stats.median_text))
-cold = study.runs["no norm (identity), no warmup"]
-failed, runs = transformer_claims.failed_runs(cold, "unigram"), len(cold["seeds"])
-low, high = stats.binomial_interval(failed, runs)
-print(f"failed runs without a norm or warmup: {failed} of {runs} "
-      f"(rate 95% CI {low:.2f}-{high:.2f})")  # fmt: skip
-behind = stats.paired_difference(final["no norm (identity), warmup"], final["Pre-LN, no warmup"])
-print(f"no norm with warmup minus Pre-LN: {behind.text()}")
+print()
+for arm, name in no_norm.items():
+    failed, runs = transformer_claims.failed_runs(study.runs[name], "unigram"), len(final[name])
+    low, high = stats.binomial_interval(failed, runs)
+    print(f"no norm, {arm:9s}: {failed} of {runs} runs fail (rate 95% CI {low:.2f}-{high:.2f})")
+warm = final[no_norm["warmup"]]
+behind = stats.paired_difference(warm, final["Pre-LN, warmup"])
+below_unigram = stats.paired_difference(warm, [levels.unigram] * len(warm))
+above_bigram = stats.paired_difference(warm, [levels.bigram] * len(warm))
+print(f"no norm with warmup minus the unigram level:   {below_unigram.text()}")
+print(f"no norm with warmup minus the bigram level:    {above_bigram.text()}")
+print(f"no norm minus Pre-LN, both with warmup:        {behind.text()}")
+cold = study.runs[no_norm["no warmup"]]
 print(f"initial held-out loss without a norm: {np.mean(cold['initial_loss']):.1f} "
       f"(ln V = {levels.uniform:.2f})")  # fmt: skip
 torch.manual_seed(0)
@@ -329,7 +346,8 @@ print("no norm, at init: mean square of the stream grows per block by",
       " ".join(f"{g:.1f}" for g in growth))  # fmt: skip
 assert min(growth) > 1.5, f"the stream's mean square grows per block by {min(growth):.2f} or more"
 t4 = transformer_claims.check_t4(study)
-assert t4.verdict == claims.REPRODUCED, t4.ours
+assert t4.verdict == claims.PARTLY, t4.ours
+assert stats.better(below_unigram, "lower") == stats.HOLDS, below_unigram.text()
 assert stats.better(behind, "higher") == stats.HOLDS, f"no norm, warmup - Pre-LN: {behind.text()}"
 figures.without_normalization(study)
 
@@ -340,9 +358,17 @@ figures.without_normalization(study)
 # Without warmup, training never recovers: all six seeds end above the unigram level, at losses from
 # 5.6 to 262 nats. Six failures of six put the failure rate's interval at 0.54 to 1, above one half;
 # six is the fewest seeds for which even a clean sweep can pass this test (five of five give 0.48
-# to 1). With warmup the model trains, but ends near the bigram level, 0.48 nats (0.41 to 0.54)
-# behind Pre-LN on the same seeds. At this scale "fails to train" holds without warmup, and "falls
-# far behind" with it.
+# to 1).
+#
+# With warmup the same model trains: no seed fails, and zero of six puts the rate's interval at 0
+# to 0.46, below one half. Its held-out loss, 2.36 to 2.51 nats, lies 0.30 nats below the unigram
+# level (0.24 to 0.37), so it learns more than token frequencies, but 0.11 nats above the bigram
+# level (0.04 to 0.17), and 0.52 nats (0.45 to 0.59) behind Pre-LN with the same warmup. So the
+# claim is reproduced **in part**: at this scale and this learning rate, a Transformer without
+# normalization fails to train without warmup, and with warmup trains, well behind the normalized
+# model. The arm with warmup is the one nearer the source's setting, so our runs do not show the
+# source's failure there; they do not rule it out at its scale, its 6+6 layers and its tens of
+# thousands of steps either.
 #
 # ## T5 · T-Fixup: an initialization instead of a norm
 #

@@ -354,20 +354,45 @@ def test_t3_warmup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
     assert check_t3(pre_diverged).verdict == claims.PARTLY
 
 
-def test_t4_no_norm_check_counts_failed_runs():
+def test_t4_no_norm_check_tests_both_warmup_arms():
     from lnpaper import claims
     from lnpaper.claims.transformer import check_t4
 
-    good = check_t4(study())  # 2 diverged, 8 above the unigram level
-    assert good.verdict == claims.REPRODUCED and "10 of 10 runs" in good.ours
-    # a model without a norm trains fine: 0 of 10 fail, the rate's interval lies below 1/2
+    failing = [200.0, None, 13.0, 5.6, None, 60.0, 35.0, 110.0, 21.0, 260.0]  # 2 diverged
+    # the default study: every run without warmup fails, every run with it trains
+    partly = check_t4(study())
+    assert partly.verdict == claims.PARTLY
+    assert "no warmup: 10 of 10 runs fail" in partly.ours and "warmup: 0 of 10" in partly.ours
+    # both arms fail: reproduced, and with a diverged run there is no gap to Pre-LN to pair
+    both = check_t4(study(none_warm=failing))
+    assert both.verdict == claims.REPRODUCED and "not paired: a run diverged" in both.ours
+    assert [q.kind for q in both.quantities] == ["count", "count"]
+    # neither arm fails: the model trains with and without warmup
     assert check_t4(study(none_cold=around(1.9))).verdict == claims.NOT_REPRODUCED
-    # 6 of 10 fail: the interval (0.26-0.88) contains 1/2
+    # 6 of 10 fail without warmup, the interval (0.26-0.88) contains 1/2; with warmup none fail
     mixed = [None, 13.0, 5.6, 60.0, 2.8, 21.0, *around(2.2)[:4]]
-    assert check_t4(study(none_cold=mixed)).verdict == claims.INCONCLUSIVE
+    assert check_t4(study(none_cold=mixed)).verdict == claims.NOT_REPRODUCED
+    # the same undecided arm, with a failing warmup arm: one part holds
+    assert check_t4(study(none_cold=mixed, none_warm=failing)).verdict == claims.PARTLY
+    # both undecided
+    assert check_t4(study(none_cold=mixed, none_warm=mixed)).verdict == claims.INCONCLUSIVE
     # ending exactly at the unigram level is not failing; just above it is
-    assert check_t4(study(none_cold=[2.75] * SEEDS)).verdict == claims.NOT_REPRODUCED
-    assert check_t4(study(none_cold=[2.7501] * SEEDS)).verdict == claims.REPRODUCED
+    at_level = study(none_cold=[2.75] * SEEDS, none_warm=[2.75] * SEEDS)
+    assert check_t4(at_level).verdict == claims.NOT_REPRODUCED
+    above = study(none_cold=[2.7501] * SEEDS, none_warm=[2.7501] * SEEDS)
+    assert check_t4(above).verdict == claims.REPRODUCED
+
+
+def test_t4_gap_to_pre_ln_pairs_the_warmup_arms_by_seed():
+    from lnpaper.claims.transformer import check_t4
+
+    # no norm 0.5 nats behind Pre-LN, both with warmup, on average; by a different amount per seed
+    finding = check_t4(study(pre_warm=around(1.95, 0.05), none_warm=around(2.45, 0.05, 1)))
+    (gap,) = [q for q in finding.quantities if q.kind == "aggregate"]
+    assert gap.label == "no norm - Pre-LN loss, both with warmup"
+    assert gap.difference.n == SEEDS and 0.4 < gap.difference.low < gap.value < gap.difference.high
+    assert abs(gap.value - 0.5) < 1e-9 and f"{gap.value:+.3f}" in finding.ours
+    assert [q.value for q in finding.quantities if q.kind == "count"] == [10, 0]
 
 
 def tfixup(xavier, fixup):
