@@ -27,8 +27,9 @@
 #
 # - the LN-LSTM, equation by equation, and what it does not keep (claim **R1**);
 # - why the hidden-to-hidden dynamics stop depending on the scale of the weights (**R2**);
-# - LSTM, LN-LSTM and BN-LSTM trained on the digits read row by row: faster, or better? (**R3**,
-#   **R4**), and the gains' initial value, 1.0 or 0.1;
+# - LSTM, LN-LSTM and BN-LSTM trained on the digits read row by row: faster (**R3**), and as good
+#   or better at the end (**R4**, **R4b**)? LN-LSTM against BN-LSTM (**R6**); the gains' initial
+#   value, 1.0 or 0.1;
 # - sequences twice as long as any seen in training;
 # - a coda where BatchNorm is supposed to win: a small CNN (**R5**).
 #
@@ -54,7 +55,14 @@ import torch
 
 import lnpaper
 from lnpaper import claims, experiments, figures, stats
-from lnpaper.claims.layernorm_in_rnns import R4_MARGIN, check_r3, check_r4, check_r5
+from lnpaper.claims.layernorm_in_rnns import (
+    R4_MARGIN,
+    check_r3,
+    check_r4,
+    check_r4b,
+    check_r5,
+    check_r6,
+)
 from lnpaper.data import digits
 from lnpaper.experiments.layernorm_in_rnns import BASELINE_LR, LOWER_LR, mean_tanh_slope
 from lnpaper.models.recurrent import LayerNormLSTMCell, LayerNormTanhRNNCell, unroll
@@ -260,12 +268,25 @@ figures.rnn_dynamics(dynamics)
 # remains is decided by the gain $g$ (here 1.0) and by the direction of $W_h$, which training can
 # learn. R2 is marked `partly`.
 #
-# ## Training: faster, or better? (R3, R4)
+# ## Training: faster, and as good or better? (R3, R4, R4b, R6)
 #
-# The paper's evidence is a set of learning curves: on order embeddings the LN model reached its
-# best validation score in 60% of the iterations, DRAW trained "almost twice as fast", the
-# handwriting model "much faster"; final scores were similar (DRAW 82.36 vs 82.09 nats) or somewhat
-# better (skip-thoughts). The claim is speed.
+# The paper's evidence is a set of learning curves, and what it claims from them has two halves.
+# LayerNorm trains faster: on order embeddings the LN model reached its best validation score in
+# 60% of the iterations, DRAW trained "almost twice as fast", the handwriting model "much faster"
+# (**R3**). And it ends as good or better, depending on the experiment:
+#
+# - as good (**R4**): DRAW ends at 82.09 nats against the baseline's 82.36 after 200 epochs, and
+#   the handwriting model at a comparable log likelihood;
+# - better (**R4b**): order embeddings improve every retrieval score (caption R@1 46.6 to 48.5,
+#   image R@1 37.8 to 38.9), skip-thoughts every one of five tasks (MR 77.3 to 79.5, for one), and
+#   on the attentive reader (Sec. 6.2, validation curves only, no numbers) the LN-LSTM "converges
+#   to a better validation result" than the plain LSTM;
+# - and the attentive reader's LN-LSTM beats Cooijmans et al.'s BN-LSTM too, faster and to a better
+#   validation result (**R6**).
+#
+# An earlier version of this notebook had a single claim R4, "the gain is speed, not final
+# quality", which quoted DRAW alone and left out the experiments where the paper reports better
+# final numbers. R4 now holds only the ties (DRAW, handwriting); R4b and R6 are new.
 #
 # Here, the 8 x 8 digits read row by row: each image is $T = 8$ steps of 8 pixels, read by a
 # 64-unit LSTM, LN-LSTM or BN-LSTM (Cooijmans et al.: per-step statistics, gains 0.1), and a linear
@@ -279,10 +300,12 @@ figures.rnn_dynamics(dynamics)
 # Every comparison is paired by seed (the same seed gives both models the same initial weights and
 # minibatches): we report the mean of the per-seed differences with its 95% Student-t interval over
 # the 10 seeds. "Faster" (R3) is the validation NLL over the first quarter of training (steps
-# 20-100): the LN-LSTM's must be lower, with the whole interval below 0, at both rates. "No worse
-# at the end" (R4) has a margin fixed in the claim record (`R4_MARGIN`): the LN-LSTM's test accuracy
-# may be at most 1 percentage point below the LSTM's, so the interval's lower end must stay above
-# -1 pp.
+# 20-100): the LN-LSTM's must be lower, with the whole interval below 0, at both rates. The end is
+# judged at 1e-2, the LSTM's own rate. "As good at the end" (R4) has a margin fixed in the claim
+# record before the runs (`R4_MARGIN`): the LN-LSTM's test accuracy may be at most 1 percentage
+# point below the LSTM's, so the interval's lower end must stay above -1 pp. "Better at the end"
+# (R4b) needs no margin: the LN-LSTM's test accuracy must be higher and its test NLL lower, each
+# interval wholly on its side of 0.
 
 # %%
 study = experiments.recurrent_training()
@@ -333,6 +356,9 @@ for model, lr in (("LN-LSTM", BASELINE_LR), ("BN-LSTM", BASELINE_LR), ("LN-LSTM"
 r4 = check_r4(study)  # R4: no worse by more than R4_MARGIN in test accuracy, at the LSTM's rate
 print(f"R4, no worse than {100 * R4_MARGIN:g} pp in test accuracy at lr {BASELINE_LR:g}: {r4.verdict}")
 assert r4.verdict == claims.INCONCLUSIVE, r4.ours
+r4b = check_r4b(study)  # R4b: higher test accuracy and lower test NLL, at the LSTM's rate
+print(f"R4b, higher test accuracy and lower test NLL at lr {BASELINE_LR:g}: {r4b.verdict}")
+assert r4b.verdict == claims.NOT_REPRODUCED, r4b.ours
 figures.recurrent_training(study)
 
 # %% [markdown]
@@ -355,17 +381,24 @@ figures.recurrent_training(study)
 # value below. The steps to the baseline's best are shown, not tested. (An earlier version of this
 # notebook also required them, and marked R3 `partly` because the LN-LSTM never gets there at 1e-2.)
 #
-# The final quality at 1e-2 is where the verdict changed. The LN-LSTM's test accuracy is 97.2%
-# against the LSTM's 98.2%, a paired difference of -1.0 [-2.1, +0.1] points. The interval includes
-# 0, so the LN-LSTM is not shown to be worse, but it also reaches past the declared margin of -1
-# point, so it is not shown to be no worse either: with 10 seeds, R4 is `inconclusive`. An earlier
-# version of this notebook, with 3 seeds and a rule that called two means tied when they lay within
-# the sum of their standard deviations, marked R4 `reproduced`; with more seeds and the paired test
-# that tie does not hold up. The test NLL leans the same way, and more clearly: the LN-LSTM's is
-# higher, +0.051 [+0.019, +0.082], an interval that excludes 0. R4 is decided on accuracy, as
-# declared, so the NLL is reported here but does not set the verdict. At 3e-3 the LN-LSTM ends
-# ahead on both. The paper's "speed, not final quality" holds here only in its first half: at the
-# LSTM's own rate, this run cannot rule out that the LN-LSTM ends slightly worse.
+# At the end, at 1e-2, the LN-LSTM's test accuracy is 97.2% against the LSTM's 98.2%, a paired
+# difference of -1.0 [-2.1, +0.1] points. The interval includes 0, so the LN-LSTM is not shown to
+# be worse, but it also reaches past the declared margin of -1 point, so it is not shown to be no
+# worse either: with 10 seeds, R4 is `inconclusive`. (An earlier version of this notebook, with 3
+# seeds and a rule that called two means tied when they lay within the sum of their standard
+# deviations, marked R4 `reproduced`; with more seeds and the paired test that tie does not hold
+# up.) The test NLL leans the same way, and more clearly: the LN-LSTM's is higher, +0.051 [+0.019,
+# +0.082], an interval that excludes 0. R4 is decided on accuracy alone, because only accuracy had a
+# margin declared before the runs; the NLL is reported but does not set R4's verdict.
+#
+# R4b, better at the end, is `not reproduced` at the LSTM's own rate: the accuracy interval includes
+# 0, and the NLL is significantly *worse*, not better. At 3e-3 the LN-LSTM does end ahead on both
+# (+1.9 [+1.4, +2.5] points, NLL -0.033 [-0.055, -0.011]), but only because 400 steps at that rate
+# are too few for the plain LSTM; a claim about the end is judged against a baseline at its own
+# best rate, so this is not counted. Neither of the paper's end results carries over to this task,
+# then: the tie of DRAW and handwriting (R4) is not shown, and the win of order embeddings and
+# skip-thoughts (R4b) is not there. Here LayerNorm's advantage is a head start, and at the
+# baseline's best rate it may cost a little at the end.
 #
 # The BN-LSTM is a surprise in the other direction: after a slow start (gains of 0.1, below) it has
 # the lowest validation loss from about step 60 on and its mean curve reaches the LSTM's best by
@@ -376,6 +409,36 @@ figures.recurrent_training(study)
 # BN-LSTM against 98.9% for the LSTM on sequential MNIST (784 steps) and 95.4% against 90.2% on
 # permuted MNIST; the row-by-row digits see no such gap, and the permuted task is not run here
 # (claim M4 stays `partly`).
+#
+# ### LN-LSTM against BN-LSTM (R6)
+#
+# On the attentive reader, Ba et al. found the LN-LSTM faster than Cooijmans et al.'s BN-LSTM and
+# ending at a better validation result. Both ran here at 1e-2, from the same weights and minibatches
+# per seed, the BN-LSTM with its paper's gains of 0.1. The test, paired by seed: the LN-LSTM's mean
+# validation NLL lower over the first quarter of training (faster) and over the last quarter, steps
+# 320-400 (where it ends up; five evaluations, less noisy than the last one alone).
+
+# %%
+summary = summaries[BASELINE_LR]
+for part, steps in (("early", "20-100"), ("late", "320-400")):
+    ln, bn = summary["LN-LSTM"][part], summary["BN-LSTM"][part]
+    difference = stats.paired_difference(ln, bn)
+    lower = sum(a < b for a, b in zip(ln, bn, strict=True))
+    print(f"val NLL, steps {steps}: LN-LSTM {sum(ln) / len(ln):.3f}, BN-LSTM {sum(bn) / len(bn):.3f}; "
+          f"LN - BN {difference.text()}, LN lower in {lower} of {difference.n} seeds")
+r6 = check_r6(study)
+print(f"R6, LN-LSTM below BN-LSTM early and late: {r6.verdict}")
+assert r6.verdict == claims.PARTLY, r6.ours
+
+# %% [markdown]
+# The first half holds and the second fails. Over steps 20-100 the LN-LSTM's validation NLL is less
+# than half the BN-LSTM's (0.352 against 0.778; -0.426 [-0.467, -0.385], lower in all 10 seeds):
+# the BN-LSTM's gains of 0.1 hold it back at the start (next section). Over steps 320-400 the
+# BN-LSTM is lower in every seed (0.040 against 0.081; LN minus BN +0.041 [+0.019, +0.063]), and
+# its test NLL is lower too (+0.036 [+0.014, +0.059]). R6 is `partly`: on this task the BN-LSTM
+# starts slower and ends better, the opposite of the attentive reader's second half. The attentive
+# reader reads news articles hundreds of words long, at a far larger scale; this run cannot say
+# which of the differences (length, task, scale) reverses the ending.
 #
 # ## Gains: start at 1.0 or at 0.1?
 #
@@ -413,6 +476,10 @@ for model in ("LN-LSTM", "BN-LSTM"):  # Ba et al.: 1.0 better for LN; here for B
     lower = sum(a < b for a, b in zip(one, tenth, strict=True))
     print(f"   {model}: {gain.text()}, lower in {lower} of {gain.n} seeds")
     assert stats.better(gain, "lower") == stats.HOLDS, f"{model}, gain 1.0 - 0.1: {gain.text()}"
+print("LN-LSTM (gain 1.0) - BN-LSTM, mean val NLL over 200 steps, paired by seed (R6's head start)")
+for bn_gain in ("0.1", "1.0"):
+    head_start = stats.paired_difference(by_gain["LN-LSTM, gain 1.0"], by_gain[f"BN-LSTM, gain {bn_gain}"])
+    print(f"   BN gains at {bn_gain}: {head_start.text()}")
 r3 = check_r3(study, gains)  # R3 whole: early NLL at both rates, and the LN gain
 print(f"R3, faster at both rates and gain 1.0 ahead of 0.1: {r3.verdict}")
 assert r3.verdict == claims.REPRODUCED, r3.ours
@@ -428,6 +495,11 @@ figures.gain_init(gains)
 # hundreds of steps, where the gradient passing through 784 steps of gates matters far more than
 # through 8; at $T = 8$ the slope of 0.606 costs little, and this run cannot say whether 0.1 pays off
 # on long sequences.
+#
+# The gains also explain most of R6's first half. Over these 200 steps the LN-LSTM's mean validation
+# NLL is 0.180 [0.156, 0.205] below the BN-LSTM's at its paper's gains of 0.1, but only 0.067
+# [0.036, 0.097] below a BN-LSTM whose gains start at 1.0: LayerNorm keeps a head start, about a
+# third of the size.
 #
 # ## Longer than training
 #
@@ -518,4 +590,4 @@ figures.cnn_coda(cnn)
 # ## Claims checked here
 
 # %%
-print(claims.checked_here(["R1", "R2", "R3", "R4", "R5"]))
+print(claims.checked_here(["R1", "R2", "R3", "R4", "R4b", "R5", "R6"]))

@@ -1,4 +1,4 @@
-"""Notebook 03's experiments, the small CNN and the R1-R5 checks: they measure what they say, and
+"""Notebook 03's experiments, the small CNN and the R1-R6 checks: they measure what they say, and
 the checks can fail."""
 
 import dataclasses
@@ -106,7 +106,7 @@ def test_r2_check_can_reproduce_partly_or_fail():
     )
 
 
-# ---- R3, R4 --------------------------------------------------------------------------------------
+# ---- R3, R4, R4b, R6 -----------------------------------------------------------------------------
 
 
 def test_sequence_training_records_curves_and_test_numbers():
@@ -159,15 +159,15 @@ FAST_BUT_STALLS = [2.3, 0.5, 0.3, 0.2, 0.15, 0.13, 0.12, 0.11, 0.11]
 GOOD = ([0.98, 0.985, 0.99], [0.05, 0.06, 0.055])
 
 
-def study(ln, lstm=None, ln_test=GOOD, lstm_test=GOOD):
+def study(ln, lstm=None, ln_test=GOOD, lstm_test=GOOD, bn=None):
     """LSTM and LN-LSTM at both rates and a BN-LSTM at the baseline's, with the given curves
-    (one per seed) and test (accuracy, NLL) per seed."""
+    (one per seed; the BN-LSTM's default to the LSTM's) and test (accuracy, NLL) per seed."""
     lstm = [SLOW] * len(ln) if lstm is None else lstm
     runs = {}
     for lr in (BASELINE_LR, LOWER_LR):
         runs["LSTM", lr] = run(lr, lstm, *lstm_test)
         runs["LN-LSTM", lr] = run(lr, ln, *ln_test)
-    runs["BN-LSTM", BASELINE_LR] = run(BASELINE_LR, lstm, *lstm_test)
+    runs["BN-LSTM", BASELINE_LR] = run(BASELINE_LR, lstm if bn is None else bn, *lstm_test)
     return RecurrentStudyResult(runs=runs)
 
 
@@ -187,6 +187,9 @@ def test_training_summary_finds_the_step_where_the_baseline_best_is_reached():
     assert summary["LSTM"]["reach"] == 160 and summary["LN-LSTM"]["reach"] == 120
     assert summary["LN-LSTM"]["reach_per_seed"] == [120, 120, 120]
     assert summary["LN-LSTM"]["early"] == [pytest.approx(0.4)] * 3  # steps 20 and 40 of 160
+    assert summary["early_steps"] == [20, 40] and summary["late_steps"] == [140, 160]
+    assert summary["LN-LSTM"]["late"] == [pytest.approx(0.09)] * 3
+    assert summary["LSTM"]["late"] == [pytest.approx(0.11)] * 3
     stalled = nb_claims.training_summary(study([FAST_BUT_STALLS] * 3), BASELINE_LR)
     assert stalled["LN-LSTM"]["reach"] is None
 
@@ -236,6 +239,55 @@ def test_r4_check(ln_test, verdict):
     )
     assert finding.verdict == verdict, finding.ours
     assert f"n = {SEEDS}" in finding.ours
+
+
+def moved(test, seed: int, accuracy: float = 0.0, nll: float = 0.0):
+    """Another arm's test (accuracies, NLLs) per seed, moved by `accuracy` and `nll`, plus per-seed
+    noise (sd 0.3 points and 0.003): a model paired with that arm by seed."""
+    accuracies, losses = test
+    return (
+        [a + accuracy + d for a, d in zip(accuracies, noise(seed, 0.003), strict=True)],
+        [v + nll + d for v, d in zip(losses, noise(seed + 100, 0.003), strict=True)],
+    )
+
+
+@pytest.mark.parametrize(
+    "ln_test, verdict",
+    [
+        (moved(LSTM_TEST, 2, accuracy=0.01, nll=-0.02), claims.REPRODUCED),  # better on both
+        (moved(LSTM_TEST, 2, accuracy=0.01), claims.PARTLY),  # more accurate, the same NLL
+        (moved(LSTM_TEST, 2, nll=0.02), claims.NOT_REPRODUCED),  # as accurate, a higher NLL
+        (moved(LSTM_TEST, 2), claims.INCONCLUSIVE),  # the same on both: not shown better
+    ],
+)
+def test_r4b_check(ln_test, verdict):
+    finding = nb_claims.check_r4b(
+        study(noisy(FAST, 1), noisy(SLOW, 2), ln_test=ln_test, lstm_test=LSTM_TEST)
+    )
+    assert finding.verdict == verdict, finding.ours
+    assert [q.label for q in finding.quantities] == [
+        "test accuracy, LN-LSTM - LSTM",
+        "test NLL, LN-LSTM - LSTM",
+    ]
+
+
+SLOW_BUT_LOWER = [2.3, 1.0, 0.6, 0.4, 0.3, 0.2, 0.1, 0.05, 0.04]  # BN-LSTM-like: late but lower
+
+
+@pytest.mark.parametrize(
+    "ln, bn, verdict",
+    [
+        (FAST, SLOW, claims.REPRODUCED),  # sooner low, and lower at the end
+        (FAST, SLOW_BUT_LOWER, claims.PARTLY),  # sooner low, but the BN-LSTM ends lower
+        (SLOW, FAST, claims.NOT_REPRODUCED),  # the BN-LSTM is ahead throughout
+        (FAST, FAST, claims.INCONCLUSIVE),  # the seeds cannot tell them apart
+    ],
+)
+def test_r6_check(ln, bn, verdict):
+    finding = nb_claims.check_r6(study(noisy(ln, 1, 0.01), bn=noisy(bn, 2, 0.01)))
+    assert finding.verdict == verdict, finding.ours
+    assert "steps 20-40" in finding.ours and "steps 140-160" in finding.ours
+    assert len(finding.quantities) == 2  # the early and the late validation NLL
 
 
 # ---- longer than training ------------------------------------------------------------------------

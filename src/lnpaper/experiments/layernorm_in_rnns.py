@@ -1,9 +1,9 @@
-"""Experiments of notebook 03, LayerNorm in recurrent networks: claims R1-R5 (and M4's accuracy).
+"""Experiments of notebook 03, LayerNorm in recurrent networks: claims R1-R6 (and M4's accuracy).
 
 - `lnlstm_anatomy` (R1): the LN-LSTM of the supplement's Eq. 20-22 against its written-out formula,
   what its statistics span, and what it does not keep (against the BN-LSTM).
 - `rnn_dynamics` (R2): a tanh RNN and its LN version from the same weights at several scales.
-- `sequence_training`, `recurrent_training`, `gain_init_study` (R3, R4, M4): LSTM, LN-LSTM and
+- `sequence_training`, `recurrent_training`, `gain_init_study` (R3, R4, R4b, R6, M4): LSTM, LN-LSTM and
   BN-LSTM on the digits read row by row, over seeds; the gains' initial value.
 - `longer_sequences` (R1, M4): trained on one length, tested on twice that.
 - `cnn_coda` (R5): a small CNN with no norm, BatchNorm or LayerNorm.
@@ -329,7 +329,7 @@ def rnn_dynamics(
     )
 
 
-# ---- R3, R4, M4: training on the digits read row by row ----------------------------------------
+# ---- R3, R4, R4b, R6, M4: training on the digits read row by row -------------------------------
 
 
 @dataclass
@@ -738,19 +738,26 @@ def dynamics_summary(dynamics) -> dict:
 
 
 def training_summary(study, lr: float) -> dict:
-    """The numbers behind R3 and R4 at one learning rate, against the LSTM at that rate.
+    """The numbers behind R3, R4, R4b and R6 at one learning rate, against the LSTM at that rate.
 
     "level" is the LSTM's best validation NLL (minimum of its curve averaged over seeds), "reach"
     the first evaluation at which a model's averaged curve gets there (None: never), and
     "reach_per_seed" the same per seed against that seed's LSTM. "early" is each seed's mean
-    validation NLL over the first quarter of training (step 0 excluded): how fast it starts.
+    validation NLL over the first quarter of training (step 0 excluded): how fast it starts;
+    "late" the same over the last quarter: where it ends up, less noisy than one evaluation.
     """
     runs = {model: run for (model, run_lr), run in study.runs.items() if run_lr == lr}
     baseline = runs["LSTM"]
     steps = baseline["eval_steps"]
     level = min(statistics.fmean(col) for col in zip(*baseline["val_loss"], strict=True))
     quarter = [k for k, step in enumerate(steps) if 0 < step <= steps[-1] / 4]
-    summary = {"level": level, "steps": steps[-1]}
+    last_quarter = [k for k, step in enumerate(steps) if step > 3 * steps[-1] / 4]
+    summary = {
+        "level": level,
+        "steps": steps[-1],
+        "early_steps": [steps[k] for k in quarter],
+        "late_steps": [steps[k] for k in last_quarter],
+    }
     for model, run in runs.items():
         mean_curve = [statistics.fmean(col) for col in zip(*run["val_loss"], strict=True)]
         summary[model] = {
@@ -760,6 +767,7 @@ def training_summary(study, lr: float) -> dict:
                 for curve, base in zip(run["val_loss"], baseline["val_loss"], strict=True)
             ],
             "early": [statistics.fmean(curve[k] for k in quarter) for curve in run["val_loss"]],
+            "late": [statistics.fmean(curve[k] for k in last_quarter) for curve in run["val_loss"]],
             "test_accuracy": mean_sd(run["test_accuracy"]),
             "test_loss": mean_sd(run["test_loss"]),
         }
