@@ -23,9 +23,12 @@
 # against afterwards. Then Section 5's geometry, one claim at a time:
 #
 # - the table, with the number behind every cell, plus RMSNorm and DyT (claim **I1**);
-# - WeightNorm only reparameterizes a network; LayerNorm computes a different function (**I2**);
+# - WeightNorm, and BatchNorm with expected statistics, compute the same maps as a plain linear
+#   layer, written with other parameters; a LayerNorm layer computes a different class of maps
+#   (**I2**);
 # - why a layer-normalized weight matrix only grows under SGD, and what that does to the step size
-#   (**I3**);
+#   (**I3**; the derivation is Salimans & Kingma's and van Laarhoven's, the reading as implicit
+#   early stopping is the paper's);
 # - the sentence of Section 5.2 that says the curvature "will change by a factor of 1/2", checked to
 #   the digit (**I4**).
 #
@@ -168,39 +171,89 @@ assert with_eps["layernorm"]["weight_matrix_recenter"] < table.threshold, with_e
 # re-centering does not involve $\epsilon$ and stays exact. In practice $10^{-5}$ rarely matters, but
 # it is why the table above is computed with the paper's formula.
 #
-# ## A reparameterization, or a different function (I2)
+# ## A reparameterization, or a different function class (I2)
 #
-# The paper's reading of its own table: weight normalization, and batch normalization written with
-# *expected* statistics ($\mu_i = E_x[w_i^\top x]$, $\sigma_i^2 = \mathrm{Var}_x[w_i^\top x]$), are
-# reparameterizations of an ordinary network: the same set of input-output maps, written with more
-# parameters than needed. Scaling $w_i$ moves along one of the extra directions and the map stays put.
-# Layer normalization is not a reparameterization. Scale one unit's weights by 3 and look at the
-# map on inputs the layer never saw:
+# The paper says that weight normalization, and batch normalization written with *expected*
+# statistics ($\mu_i = E_x[w_i^\top x]$, $\sigma_i^2 = \mathrm{Var}_x[w_i^\top x]$), are
+# reparameterizations of an ordinary network, and that layer normalization is not. The table's
+# cells do not show this. A reparameterization is a statement about the *set* of input-output maps
+# a layer can compute: the same set, written with other (and more) parameters. A cell of the table
+# says which change of the parameters leaves one map unchanged. So the function classes are
+# compared directly:
+#
+# - **WeightNorm** computes $g_i\, v_i^\top x / \lVert v_i \rVert + b_i$, which is the plain
+#   linear layer $W x + b$ with $w_i = g_i v_i / \lVert v_i \rVert$. Conversely every linear layer
+#   is a WeightNorm layer: $v_i = c_i w_i$ for any $c_i > 0$, and $g_i = \lVert w_i \rVert$. The two
+#   sets of maps are one set.
+# - **BatchNorm with expected statistics** is the linear layer with weights $g_i w_i / \sigma_i$
+#   and bias $b_i - g_i \mu_i / \sigma_i$: once the weights are fixed, the statistics are constants.
+#   (Training-mode BatchNorm, with the batch's statistics, is not a function of one input at all:
+#   notebook 01.)
+# - **LayerNorm**, before its gain and bias, maps every input to $y = (a - \mu)/\sigma$, and since
+#   $\sigma^2 = \frac1H \sum_i (a_i - \mu)^2$, every output satisfies $\sum_i y_i = 0$ and
+#   $\lVert y \rVert^2 = H$: a sphere of dimension $H - 2$ inside a hyperplane. A linear layer's
+#   outputs do not lie there. Its output moves linearly with the input, $z(2x) - b = 2\,(z(x) - b)$,
+#   so the only linear layers whose outputs all have $\lVert z \rVert^2 = H$ are constant maps. The
+#   gain and bias then carry LN's sphere to a set of dimension at most $H - 2$. No choice of
+#   parameters turns one kind of layer into the other: two different function classes.
+#
+# The experiment draws 20 random layers of each kind ($D = 10$ inputs, $H = 8$ units; weight lengths,
+# gains and biases drawn at random, gains of either sign for WeightNorm), feeds each 64 random
+# inputs in float64, and measures the largest difference between each map and the linear layer it
+# should equal; then both of LayerNorm's constraints on its 1280 outputs, and how far a plain linear
+# layer's 1280 outputs lie from the same set.
 
 # %%
 reparam = experiments.reparameterization()
-print(f"w_{reparam.unit + 1} -> {reparam.delta:g} w_{reparam.unit + 1}; max change of the map on new inputs")
-print(f"  WeightNorm:                                   {reparam.weightnorm_change:.1e}")
-print(f"  BatchNorm, expected statistics of the new W:  {reparam.batchnorm_expected_change:.1e}")
-print(f"  BatchNorm, running statistics of the old W:   {reparam.batchnorm_stale_change:.3g}")
-print(f"  LayerNorm:                                    {reparam.layernorm_change:.3g}")
-print("  LayerNorm, per unit:", " ".join(f"{v:.2f}" for v in reparam.layernorm_change_per_unit))
-assert max(reparam.weightnorm_change, reparam.batchnorm_expected_change) < 1e-12, (
-    f"not a reparameterization: {reparam.weightnorm_change:.2e}, "
-    f"{reparam.batchnorm_expected_change:.2e}"
-)
-assert min(reparam.layernorm_change_per_unit) > 1e-2, reparam.layernorm_change_per_unit
+rows = [
+    (f"{reparam.draws} random layers x {reparam.cases} inputs, float64: max |difference|", None),
+    ("  WeightNorm vs the linear layer W = g v / ||v||", reparam.weightnorm_vs_linear),
+    ("  a linear layer vs itself written as WeightNorm", reparam.linear_as_weightnorm),
+    ("  BatchNorm, expected statistics, vs its linear layer", reparam.batchnorm_vs_linear),
+    (f"LayerNorm before the affine (H = {reparam.units}), worst output", None),
+    ("  |sum_i y_i|", reparam.layernorm_sum),
+    ("  | ||y||^2 / H - 1 |", reparam.layernorm_norm),
+    (f"  | ||y||^2 / H - 1 |, eps = {reparam.library_eps:g} inside the sqrt",
+     reparam.layernorm_norm_library_eps),
+    ("a plain linear layer's outputs z", None),
+    ("  median |sum_i z_i| / sqrt(H)", reparam.linear_sum),
+    ("  median | ||z||^2 / H - 1 |", reparam.linear_norm),
+    ("  the nearest output misses the set by", reparam.linear_nearest),
+]
+for label, value in rows:
+    print(label if value is None else f"{label:54s}{value:9.2g}")
+identities = (reparam.weightnorm_vs_linear, reparam.linear_as_weightnorm,
+              reparam.batchnorm_vs_linear, reparam.layernorm_sum, reparam.layernorm_norm)
+assert max(identities) < 1e-12, f"an identity fails beyond roundoff: {identities}"
+assert reparam.linear_nearest > 1e-4, f"a linear output lies on LN's set: {reparam.linear_nearest:.2e}"
 
 # %% [markdown]
-# WeightNorm's map is the same to rounding, and so is BatchNorm's when its statistics are the
-# expectations over the data for the *current* weights. (BatchNorm at inference time uses stored
-# running averages, which do not follow $w_i$: then the map changes, one reason the paper says
-# "expected statistics".) LayerNorm's map changes, and in every unit, not only the one whose weights
-# were scaled: $\mu$ and $\sigma$ are shared by the layer, so one weight vector moves all outputs.
+# Every identity holds to float64 roundoff ($10^{-15}$ on outputs of order 1 to 10): WeightNorm and
+# BatchNorm with expected statistics are the linear layer, and the linear layer is WeightNorm. Every
+# LayerNorm output lies on $\{\sum_i y_i = 0,\ \lVert y \rVert^2 = H\}$ to the same roundoff,
+# while a typical linear output misses both constraints by an amount of order one, and even the
+# nearest of 1280 misses by 0.03, thirteen orders of magnitude above roundoff. With the libraries'
+# $\epsilon$ the sum stays exactly zero and the norm falls short: $\lVert y \rVert^2 = H
+# \sigma^2/(\sigma^2 + \epsilon)$, here at worst a relative $2 \times 10^{-4}$ for the output with
+# the smallest spread.
+#
+# The distinction matters for Section 5: WeightNorm and BatchNorm with expected statistics change
+# only the coordinates in which gradient descent moves through the same set of maps, while layer
+# normalization also changes the set.
 #
 # ## The implicit learning rate (I3)
 #
-# Section 5.2 turns the weight-matrix re-scaling invariance into a statement about learning. Let
+# Section 5.2 of the paper studies learning in the geometry that the Fisher information gives the
+# parameters. As the norm of a normalized layer's weights grows, the model becomes less sensitive
+# to them (the curvature sentence checked in I4 below), so learning slows: the paper calls this an
+# implicit "early stopping" that stabilizes learning towards convergence. For plain SGD the effect
+# has an exact, older derivation, which is not the paper's. Salimans & Kingma (2016, Sec. 2.1)
+# showed for weight normalization that the gradient with respect to $v$ is orthogonal to $v$ and
+# scales like $1/\lVert v \rVert$, so that $\lVert v \rVert$ grows monotonically under gradient
+# descent. van Laarhoven (2017) made the same argument for any weight whose scale the output
+# ignores (his paper treats batch and weight normalization; a layer-normalized weight matrix is one
+# more case) and showed that its effective learning rate is $\eta / \lVert W \rVert^2$: L2
+# regularization of such a weight does not regularize the function, it acts through that rate. Let
 # $L(W)$ be the loss of a network with a layer-normalized layer (bias outside $a$, no $\epsilon$).
 # Then $L(\delta W) = L(W)$ for every $\delta > 0$, and three things follow:
 #
@@ -214,7 +267,7 @@ assert min(reparam.layernorm_change_per_unit) > 1e-2, reparam.layernorm_change_p
 #    turns by $\tan\theta_t = \eta \lVert g_t\rVert / \lVert W_t\rVert
 #    = \eta \lVert \nabla L(\hat W_t) \rVert / \lVert W_t \rVert^2$, with $\hat W = W/\lVert W\rVert$.
 #    The effective learning rate is $\eta / \lVert W \rVert^2$, and it falls as $\lVert W \rVert$
-#    grows: the paper's implicit early stopping.
+#    grows: the mechanism, under plain SGD, of the paper's implicit early stopping.
 #
 # The experiment trains a small layer-normalized MLP (64 -> 64, LayerNorm, tanh -> 10) on the 1197
 # training images of scikit-learn's bundled 8x8 digits (`lnpaper.data.digits`, notebook 01) with
@@ -258,7 +311,8 @@ figures.sgd_geometry(sgd)
 # $\eta^2\lVert g\rVert^2$ itself falls like $1/\lVert W\rVert^2$), it keeps taking small angular
 # steps and its loss trails behind. The scale of the weights, invisible to the output, sets the
 # learning rate. With $\epsilon = 10^{-5}$ the orthogonality holds to about $10^{-6}$ rather than
-# exactly; weight decay, which pulls $\lVert W \rVert$ back, is the usual counterweight in practice.
+# exactly; weight decay, which pulls $\lVert W \rVert$ back, is the usual counterweight in practice
+# (van Laarhoven 2017).
 #
 # ## "The curvature will change by a factor of 1/2" (I4)
 #

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 import lnpaper
-from lnpaper import claims, invariance
+from lnpaper import claims, experiments, invariance
 from lnpaper.claims import invariances as nb_claims
 from lnpaper.experiments import invariance_measurements, reparameterization
-from lnpaper.norms import LayerNorm
+from lnpaper.norms import LayerNorm, WeightNormLinear
 
 PAPER_FACTS = Path(__file__).resolve().parents[2] / "shared" / "PAPER_FACTS.md"
 
@@ -174,16 +174,59 @@ def test_the_i1_check_can_fail():
 def test_the_i2_check_can_fail():
     result = reparameterization()
     assert nb_claims.check_i2(result).verdict == claims.REPRODUCED
-    moved = dataclasses.replace(result, weightnorm_change=1e-6)
-    assert nb_claims.check_i2(moved).verdict == claims.NOT_REPRODUCED
-    per_unit = [0.0, *result.layernorm_change_per_unit[1:]]  # sigma not shared: one unit only
-    local = dataclasses.replace(result, layernorm_change_per_unit=per_unit)
-    assert nb_claims.check_i2(local).verdict == claims.NOT_REPRODUCED
+    broken = {
+        "weightnorm_vs_linear": 1e-6,  # WeightNorm no longer the linear layer it names
+        "batchnorm_vs_linear": 1e-6,
+        "layernorm_sum": 1e-3,  # LayerNorm's outputs off the hyperplane
+        "layernorm_norm": 1e-3,  # ... or off the sphere
+        "linear_nearest": 1e-6,  # a linear output on LayerNorm's set
+    }
+    for field, value in broken.items():
+        changed = dataclasses.replace(result, **{field: value})
+        assert nb_claims.check_i2(changed).verdict == claims.NOT_REPRODUCED, field
+
+
+class SquashedWeightNorm(WeightNormLinear):
+    """A WeightNorm layer with a tanh after it: not a reparameterization of a linear layer."""
+
+    def forward(self, x):
+        return torch.tanh(super().forward(x))
+
+
+def test_a_layer_that_is_not_linear_fails_the_weightnorm_equality(monkeypatch, no_store):
+    monkeypatch.setattr(experiments.invariances, "WeightNormLinear", SquashedWeightNorm)
+    result = reparameterization()
+    assert result.linear_as_weightnorm > 1e-2
+    assert nb_claims.check_i2(result).verdict == claims.NOT_REPRODUCED
+
+
+class UncenteredNorm(LayerNorm):
+    """A LayerNorm without its mean, i.e. RMSNorm: on the sphere, off the hyperplane."""
+
+    def forward(self, a):
+        return a / a.pow(2).mean(-1, keepdim=True).sqrt()
+
+
+def test_each_of_layernorms_constraints_is_measured_on_its_own(monkeypatch, no_store):
+    monkeypatch.setattr(experiments.invariances, "LayerNorm", UncenteredNorm)
+    result = reparameterization()
+    assert result.layernorm_sum > 1e-2  # the sum constraint catches the missing mean
+    assert result.layernorm_norm < 1e-13  # the norm constraint alone would not
+    assert nb_claims.check_i2(result).verdict == claims.NOT_REPRODUCED
 
 
 def test_reparameterization_numbers():
     result = reparameterization()
-    assert result.weightnorm_change < 1e-13
-    assert result.batchnorm_expected_change < 1e-13
-    assert result.batchnorm_stale_change > 0.1  # stored running statistics do not follow W
-    assert min(result.layernorm_change_per_unit) > 0.1
+    identities = (
+        result.weightnorm_vs_linear,
+        result.linear_as_weightnorm,
+        result.batchnorm_vs_linear,
+        result.layernorm_sum,
+        result.layernorm_norm,
+    )
+    assert max(identities) < 1e-13
+    assert min(identities) > 0.0  # roundoff, not the same computation twice
+    assert result.linear_sum > 0.3 and result.linear_norm > 0.1  # typical outputs miss by O(1)
+    assert result.linear_nearest > 1e-3
+    # eps inside the sqrt shortens ||y||^2 to H sigma^2 / (sigma^2 + eps): visible, and small
+    assert 1e-7 < result.layernorm_norm_library_eps < 1e-2

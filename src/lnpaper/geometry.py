@@ -9,10 +9,12 @@ Two pieces:
   set of inputs that plays the data distribution. The units: `weightnorm_logistic_unit`,
   `batchnorm_logistic_unit` (statistics over that whole set: the paper's expected statistics) and
   `layernorm_logistic_layer` (H logistic units sharing one LayerNorm).
-- **Weight geometry under SGD** (Sec. 5.1-5.2, "implicit learning rate"). If a layer's output does
-  not change when its weight matrix W is scaled, then d/d(delta) L(delta W) = 0 at delta = 1, i.e.
-  <grad, W> = 0; plain SGD then only grows ||W||, and the angle W turns per step shrinks like
-  lr / ||W||^2. `WeightGeometry` records these quantities at every step of a training run.
+- **Weight geometry under SGD** (the "implicit early stopping" of Sec. 5.2; the derivation below is
+  Salimans & Kingma 2016, Sec. 2.1, for weight normalization, and van Laarhoven 2017 for any
+  scale-invariant weight). If a layer's output does not change when its weight matrix W is scaled,
+  then d/d(delta) L(delta W) = 0 at delta = 1, i.e. <grad, W> = 0; plain SGD then only grows ||W||,
+  and the angle W turns per step shrinks like lr / ||W||^2. `WeightGeometry` records these
+  quantities at every step of a training run.
 """
 
 import math

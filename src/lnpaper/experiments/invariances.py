@@ -74,66 +74,111 @@ def lost_invariances(table: InvarianceResult, row: str, reference: str) -> list:
 
 @dataclass
 class ReparameterizationResult:
-    unit: int  # the unit whose incoming weights are re-scaled
-    delta: float  # by this factor
-    weightnorm_change: float  # max |change| of WeightNorm's output on fresh inputs
-    batchnorm_expected_change: float  # BatchNorm with expected statistics recomputed for the new W
-    batchnorm_stale_change: float  # BatchNorm evaluated with the statistics of the old W
-    layernorm_change: float
-    layernorm_change_per_unit: list  # max |change| of each unit's LayerNorm output
+    draws: int  # random layers, each with fresh parameters and `cases` fresh inputs
+    cases: int
+    units: int  # H
+    weightnorm_vs_linear: float  # max |g_i v_i.x / ||v_i|| + b_i - (x W^T + b)_i|, W = g v / ||v||
+    linear_as_weightnorm: float  # max |(x W^T + b) - WN(x)|, WN's v_i = c_i w_i, g_i = ||w_i||
+    batchnorm_vs_linear: float  # BN with expected statistics against the linear layer it equals
+    layernorm_sum: float  # max |sum_i y_i| over every case, y = (a - mu) / sigma (no affine)
+    layernorm_norm: float  # max | ||y||^2 / H - 1 |
+    layernorm_norm_library_eps: float  # the same with eps = library_eps inside the square root
+    library_eps: float
+    linear_sum: float  # median |sum_i z_i| / sqrt(H) over a plain linear layer's outputs z
+    linear_norm: float  # median | ||z||^2 / H - 1 |
+    linear_nearest: float  # min over z of max(|sum z| / sqrt(H), | ||z||^2 / H - 1 |)
 
 
 @experiment
 def reparameterization(
     *,
-    unit: int = 0,
-    delta: float = 3.0,
-    population: int = 512,
-    fresh: int = 64,
+    draws: int = 20,
+    cases: int = 64,
     inputs: int = 10,
     units: int = 8,
+    population: int = 512,
+    library_eps: float = 1e-5,
     seed: int = 0,
 ) -> ReparameterizationResult:
-    """I2: scale one unit's incoming weights and compare the input-output maps on inputs the layer
-    never saw. WeightNorm and BatchNorm with expected statistics are the same map (a
-    reparameterization); LayerNorm's map changes, in every unit, because sigma is shared."""
+    """I2: which function class each layer computes, in float64 over random parameters and inputs.
+
+    A reparameterization writes the same set of maps with other parameters: WeightNorm's map is
+    the plain linear layer with W = g v / ||v||, and every linear layer is a WeightNorm layer;
+    BatchNorm with the expected statistics of a data distribution (here `population` draws) is the
+    linear layer with w_i g_i / sigma_i and bias b_i - g_i mu_i / sigma_i. LayerNorm's output
+    before its affine lies on {sum y = 0, ||y||^2 = H}, which a plain linear layer's does not."""
     generator = torch.Generator().manual_seed(seed)
-    w = torch.randn(units, inputs, generator=generator, dtype=torch.float64) / inputs**0.5
-    scaled = w.clone()
-    scaled[unit] *= delta
-    data = torch.randn(population, inputs, generator=generator, dtype=torch.float64)  # p(x)
-    x = torch.randn(fresh, inputs, generator=generator, dtype=torch.float64)
 
-    weightnorm = WeightNormLinear(inputs, units, bias=False).double()
-    layernorm = LayerNorm(units, eps=invariance.PAPER_EPS).double()
+    def normal(*shape):
+        return torch.randn(*shape, generator=generator, dtype=torch.float64)
+
+    def positive_factors(rows):  # one per row, between e^-2 and e^2
+        return torch.exp(4 * torch.rand(rows, 1, generator=generator, dtype=torch.float64) - 2)
+
+    weightnorm = WeightNormLinear(inputs, units).double()
     batchnorm = BatchNorm(units, eps=invariance.PAPER_EPS).double().eval()
-
-    def with_expected_statistics(weights):
-        """Eval-mode BatchNorm whose mu_i, sigma_i^2 are E[w_i.x] and Var[w_i.x] over p(x)."""
-        a = data @ weights.T
-        batchnorm.running_mean.copy_(a.mean(dim=0))
-        batchnorm.running_var.copy_(a.var(dim=0, correction=0))
-        return batchnorm(x @ weights.T)
-
+    layernorm = LayerNorm(units, eps=invariance.PAPER_EPS, elementwise_affine=False).double()
+    layernorm_library = LayerNorm(units, eps=library_eps, elementwise_affine=False).double()
+    gaps = {"weightnorm": [], "as_weightnorm": [], "batchnorm": []}
+    normalized, normalized_library, linear = [], [], []
     with torch.no_grad():
-        weightnorm.scale.copy_(0.5 + torch.rand(units, generator=generator, dtype=torch.float64))
-        weightnorm.direction.copy_(w)
-        wn_before = weightnorm(x)
-        weightnorm.direction.copy_(scaled)
-        wn_after = weightnorm(x)
-        bn_before = with_expected_statistics(w)
-        bn_after = with_expected_statistics(scaled)
-        with_expected_statistics(w)  # the statistics of the old W, kept after W changed
-        bn_stale = batchnorm(x @ scaled.T)
-        ln_change = (layernorm(x @ scaled.T) - layernorm(x @ w.T)).abs().amax(dim=0)
+        for _ in range(draws):
+            x = normal(cases, inputs)
+            # WeightNorm as the paper writes it, g_i v_i.x / ||v_i|| + b_i, with random g (either
+            # sign), v of random lengths and b; against the linear layer with W = g v / ||v||
+            v = normal(units, inputs) * positive_factors(units)
+            g, b = normal(units), 0.5 * normal(units)
+            lengths = torch.linalg.vector_norm(v, dim=1)
+            weightnorm_map = g * (x @ v.T) / lengths + b
+            w = g[:, None] * v / lengths[:, None]
+            gaps["weightnorm"].append((weightnorm_map - (x @ w.T + b)).abs().max().item())
+
+            # a plain linear layer, written as WeightNorm: v_i = c_i w_i for random c_i > 0
+            w, b = normal(units, inputs) / inputs**0.5, 0.5 * normal(units)
+            z = x @ w.T + b
+            weightnorm.direction.copy_(w * positive_factors(units))
+            weightnorm.scale.copy_(torch.linalg.vector_norm(w, dim=1))
+            weightnorm.bias.copy_(b)
+            gaps["as_weightnorm"].append((z - weightnorm(x)).abs().max().item())
+            linear.append(z)
+
+            # BatchNorm with expected statistics: mu_i = E[w_i.x], sigma_i^2 = Var[w_i.x] over p(x)
+            population_a = normal(population, inputs) @ w.T
+            mu, var = population_a.mean(dim=0), population_a.var(dim=0, correction=0)
+            batchnorm.running_mean.copy_(mu)
+            batchnorm.running_var.copy_(var)
+            batchnorm.weight.copy_(positive_factors(units).squeeze(1))
+            batchnorm.bias.copy_(0.5 * normal(units))
+            scale = batchnorm.weight / var.sqrt()
+            as_linear = x @ (scale[:, None] * w).T + (batchnorm.bias - scale * mu)
+            gaps["batchnorm"].append((batchnorm(x @ w.T) - as_linear).abs().max().item())
+
+            a = x @ (normal(units, inputs) / inputs**0.5).T
+            normalized.append(layernorm(a))
+            normalized_library.append(layernorm_library(a))
+    y, y_library, z = (torch.cat(outputs) for outputs in (normalized, normalized_library, linear))
+
+    def sum_error(outputs):
+        return outputs.sum(dim=1).abs()
+
+    def norm_error(outputs):
+        return (outputs.pow(2).sum(dim=1) / units - 1).abs()
+
+    linear_sum, linear_norm = sum_error(z) / units**0.5, norm_error(z)
     return ReparameterizationResult(
-        unit=unit,
-        delta=delta,
-        weightnorm_change=(wn_after - wn_before).abs().max().item(),
-        batchnorm_expected_change=(bn_after - bn_before).abs().max().item(),
-        batchnorm_stale_change=(bn_stale - bn_before).abs().max().item(),
-        layernorm_change=ln_change.max().item(),
-        layernorm_change_per_unit=ln_change.tolist(),
+        draws=draws,
+        cases=cases,
+        units=units,
+        weightnorm_vs_linear=max(gaps["weightnorm"]),
+        linear_as_weightnorm=max(gaps["as_weightnorm"]),
+        batchnorm_vs_linear=max(gaps["batchnorm"]),
+        layernorm_sum=sum_error(y).max().item(),
+        layernorm_norm=norm_error(y).max().item(),
+        layernorm_norm_library_eps=norm_error(y_library).max().item(),
+        library_eps=library_eps,
+        linear_sum=linear_sum.median().item(),
+        linear_norm=linear_norm.median().item(),
+        linear_nearest=torch.maximum(linear_sum, linear_norm).min().item(),
     )
 
 
