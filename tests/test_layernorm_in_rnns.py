@@ -1,5 +1,5 @@
-"""Notebook 03's experiments, the small CNN and the R1-R6 checks: they measure what they say, and
-the checks can fail."""
+"""Notebook 03's experiments, the small CNN and the checks of R1-R5, R3b and R4b: they measure
+what they say, and the checks can fail."""
 
 import dataclasses
 import math
@@ -106,7 +106,7 @@ def test_r2_check_can_reproduce_partly_or_fail():
     )
 
 
-# ---- R3, R4, R4b, R6 -----------------------------------------------------------------------------
+# ---- R3, R3b, R4, R4b ---------------------------------------------------------------------------
 
 
 def test_sequence_training_records_curves_and_test_numbers():
@@ -283,8 +283,8 @@ SLOW_BUT_LOWER = [2.3, 1.0, 0.6, 0.4, 0.3, 0.2, 0.1, 0.05, 0.04]  # BN-LSTM-like
         (FAST, FAST, claims.INCONCLUSIVE),  # the seeds cannot tell them apart
     ],
 )
-def test_r6_check(ln, bn, verdict):
-    finding = nb_claims.check_r6(study(noisy(ln, 1, 0.01), bn=noisy(bn, 2, 0.01)))
+def test_r3b_check(ln, bn, verdict):
+    finding = nb_claims.check_r3b(study(noisy(ln, 1, 0.01), bn=noisy(bn, 2, 0.01)))
     assert finding.verdict == verdict, finding.ours
     assert "steps 20-40" in finding.ours and "steps 140-160" in finding.ours
     assert len(finding.quantities) == 2  # the early and the late validation NLL

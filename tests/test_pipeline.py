@@ -51,13 +51,15 @@ def test_every_figure_draws_a_registered_experiment():
 def test_claim_ids_are_unique_and_well_formed():
     ids = [claim.id for claim in claims.CLAIMS]
     assert len(ids) == len(set(ids))
-    assert all(re.fullmatch(r"[A-Z]\d", claim_id) for claim_id in ids)
+    # a letter and a digit, as in the paper-facts sheet; a lower-case letter after it for a claim
+    # split off from that item (R4b: R4's "better at the end")
+    assert all(re.fullmatch(r"[A-Z]\d[a-z]?", claim_id) for claim_id in ids)
 
 
 @pytest.mark.skipif(not PAPER_FACTS.exists(), reason="shared/PAPER_FACTS.md is not beside the repo")
 def test_every_claim_of_the_ledger_is_in_paper_facts():
     in_facts = set(re.findall(r"\*\*([A-Z]\d)\b", PAPER_FACTS.read_text()))
-    assert {claim.id for claim in claims.CLAIMS} <= in_facts
+    assert {claim.id[:2] for claim in claims.CLAIMS} <= in_facts
 
 
 def test_a_claim_heading_anchor_is_the_one_github_and_myst_give_it():

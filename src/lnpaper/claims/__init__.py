@@ -1,7 +1,7 @@
 """The claims ledger: one record per claim the companion checks (a module per notebook), the
 verdicts, and the writer of CLAIMS.md.
 
-Claim IDs (M1-M5, F1-F4, R1-R6 and R4b, I1-I4, T1-T7, P1-P5) follow the project's paper-facts
+Claim IDs (M1-M5, F1-F4, R1-R5 with R3b and R4b, I1-I4, T1-T7, P1-P5) follow the project's paper-facts
 sheet, which holds the sources' exact equations and numbers.
 """
 

@@ -1,10 +1,11 @@
-"""Experiments of notebook 03, LayerNorm in recurrent networks: claims R1-R6 (and M4's accuracy).
+"""Experiments of notebook 03, LayerNorm in recurrent networks: claims R1-R5, R3b, R4b (and M4's
+accuracy).
 
 - `lnlstm_anatomy` (R1): the LN-LSTM of the supplement's Eq. 20-22 against its written-out formula,
   what its statistics span, and what it does not keep (against the BN-LSTM).
 - `rnn_dynamics` (R2): a tanh RNN and its LN version from the same weights at several scales.
-- `sequence_training`, `recurrent_training`, `gain_init_study` (R3, R4, R4b, R6, M4): LSTM, LN-LSTM and
-  BN-LSTM on the digits read row by row, over seeds; the gains' initial value.
+- `sequence_training`, `recurrent_training`, `gain_init_study` (R3, R3b, R4, R4b, M4): LSTM,
+  LN-LSTM and BN-LSTM on the digits read row by row, over seeds; the gains' initial value.
 - `longer_sequences` (R1, M4): trained on one length, tested on twice that.
 - `cnn_coda` (R5): a small CNN with no norm, BatchNorm or LayerNorm.
 """
@@ -329,7 +330,7 @@ def rnn_dynamics(
     )
 
 
-# ---- R3, R4, R4b, R6, M4: training on the digits read row by row -------------------------------
+# ---- R3, R3b, R4, R4b, M4: training on the digits read row by row -------------------------------
 
 
 @dataclass
@@ -738,7 +739,7 @@ def dynamics_summary(dynamics) -> dict:
 
 
 def training_summary(study, lr: float) -> dict:
-    """The numbers behind R3, R4, R4b and R6 at one learning rate, against the LSTM at that rate.
+    """The numbers behind R3, R3b, R4 and R4b at one learning rate, against the LSTM at that rate.
 
     "level" is the LSTM's best validation NLL (minimum of its curve averaged over seeds), "reach"
     the first evaluation at which a model's averaged curve gets there (None: never), and
