@@ -102,7 +102,7 @@ def record_command(args) -> int:
 def reproduce_command(args) -> int:
     from lnpaper import reproduce
 
-    return reproduce.reproduce_command(args.workers, args.report)
+    return reproduce.reproduce_command(args.workers, args.report, args.names)
 
 
 def bench_command(args) -> int:
@@ -134,6 +134,9 @@ def main(argv=None) -> int:
     record_parser.set_defaults(run=record_command)
     reproduce_parser = commands.add_parser(
         "reproduce", help="recompute every experiment and compare it with the record"
+    )
+    reproduce_parser.add_argument(
+        "names", nargs="*", metavar="NAME", help="only these experiments and their callers"
     )
     reproduce_parser.add_argument("--workers", type=int, default=default_workers())
     reproduce_parser.add_argument("--report", type=Path, help="also write the report here")

@@ -240,26 +240,57 @@ def report_markdown(recorded, fresh, quantities, verdicts, identical, minutes, w
     return "\n".join(lines) + "\n"
 
 
-def reproduce_command(workers: int, report: Path | None) -> int:
+def _with_callers(entries: list[dict], names: list[str]) -> set[str]:
+    """The keys of the entries of experiments `names` and of every entry that calls one of them."""
+    chosen = {e["key"] for e in entries if e["experiment"] in names}
+    callers = {e["key"]: {k for _, k in e["calls"]} for e in entries}
+    while True:
+        more = {k for k, calls in callers.items() if calls & chosen} - chosen
+        if not more:
+            return chosen
+        chosen |= more
+
+
+def reproduce_command(workers: int, report: Path | None, names: list[str] = ()) -> int:
+    """Recompute the record (or only the entries of `names`, their callers and the claims that
+    rest on them: a writer's quick check) and compare it with what is recorded."""
     recorded_dir = record.record_dir()
     recorded = record.entries(recorded_dir)
     if not recorded:
         print(f"reproduce: no record in {recorded_dir}", file=sys.stderr)
         return 1
+    chosen_claims = None
+    if names:
+        from lnpaper import claims
+
+        unknown = sorted(set(names) - _registered())
+        if unknown:
+            print(f"unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
+            return 2
+        keys = _with_callers(recorded, list(names))
+        unchanged = [e for e in recorded if e["key"] not in keys]
+        recorded = [e for e in recorded if e["key"] in keys]
+        touched = {e["experiment"] for e in recorded}
+        chosen_claims = [c for c in claims.CLAIMS if {r.__name__ for r in c.experiments} & touched]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="lnpaper-reproduce-") as fresh_name:
         fresh_dir = Path(fresh_name)
+        if names:  # the entries not asked for are read as recorded
+            for entry in unchanged:
+                name = f"{entry['experiment']}-{entry['key']}.json"
+                (fresh_dir / name).write_bytes((recorded_dir / name).read_bytes())
         print(
             f"reproduce: recomputing {len(recorded)} entries on {workers} worker(s), "
             f"CPU capability {torch.backends.cpu.get_cpu_capability()}"
         )
         recompute(recorded, fresh_dir, workers)
-        fresh = {e["key"]: e for e in record.entries(fresh_dir)}
+        asked = {e["key"] for e in recorded}
+        fresh = {e["key"]: e for e in record.entries(fresh_dir) if e["key"] in asked}
         missing = [e for e in recorded if e["key"] not in fresh]
         identical = sum(
             e["result"] == fresh[e["key"]]["result"] for e in recorded if e["key"] in fresh
         )
-        quantities, verdicts = compare_claims(recorded_dir, fresh_dir)
+        quantities, verdicts = compare_claims(recorded_dir, fresh_dir, chosen_claims)
     minutes = (time.perf_counter() - started) / 60
     text = report_markdown(recorded, fresh, quantities, verdicts, identical, minutes, workers)
     if report is not None:
