@@ -289,3 +289,14 @@ def test_the_comparison_catches_a_changed_quantity_and_a_changed_verdict(tmp_pat
     quantities, verdicts = reproduce.compare_claims(recorded, fresh, f3)
     assert not quantities[0][-1]
     assert verdicts == [("F3", "backward_parity", "reproduced", "not reproduced", False)]
+
+
+def test_a_partial_reproduction_takes_the_named_entries_and_every_caller():
+    entries = [
+        {"key": "a", "experiment": "study", "calls": [("runs", "b")]},
+        {"key": "b", "experiment": "runs", "calls": []},
+        {"key": "c", "experiment": "other", "calls": []},
+    ]
+    assert reproduce._with_callers(entries, ["runs"]) == {"a", "b"}
+    assert reproduce._with_callers(entries, ["study"]) == {"a"}
+    assert reproduce._with_callers(entries, ["nothing"]) == set()
