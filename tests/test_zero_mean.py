@@ -1,0 +1,96 @@
+"""The zero-mean rewrite of a Pre-LN Transformer (Jiang et al. 2023): same outputs with RMSNorm."""
+
+import pytest
+import torch
+
+from lnpaper.models.transformer import TransformerLM
+from lnpaper.models.zero_mean import center_residual_writers, zero_mean_rmsnorm
+from lnpaper.norms import LayerNorm, RMSNorm
+
+VOCAB = 11
+
+
+def trained_looking_model(seed: int = 0, **options) -> TransformerLM:
+    """A Pre-LN model in float64 whose norm gains and biases and position embeddings are not at
+    their init values (at init b = 0 and the positions are 0, and a wrong fold would go unseen)."""
+    torch.manual_seed(seed)
+    model = TransformerLM(VOCAB, d_model=16, n_layers=3, n_heads=2, max_len=8, **options).double()
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, LayerNorm):
+                module.weight.copy_(1 + 0.3 * torch.randn_like(module.weight))
+                module.bias.copy_(0.5 * torch.randn_like(module.bias) + 0.2)
+        model.position_embedding.normal_(0.3, 0.5)
+        for parameter in model.parameters():
+            if parameter.ndim == 1 and parameter.abs().max() == 0:  # zero biases
+                parameter.normal_(0.1, 0.2)
+    return model
+
+
+def tokens(seed: int = 1) -> torch.Tensor:
+    return torch.randint(0, VOCAB, (4, 8), generator=torch.Generator().manual_seed(seed))
+
+
+def residual_stream(model, x):
+    """The stream after the embeddings and after every block."""
+    states = [model.embed(x)]
+    for block in model.blocks:
+        states.append(block(states[-1]))
+    return states
+
+
+def test_centering_leaves_the_outputs_and_makes_every_stream_state_zero_mean():
+    model = trained_looking_model()
+    x = tokens()
+    before = model(x)
+    centered = center_residual_writers(model)
+    assert torch.allclose(centered(x), before, rtol=0, atol=1e-12)
+    for state in residual_stream(centered, x):
+        assert state.mean(dim=-1).abs().max() < 1e-13
+
+
+def test_the_rmsnorm_model_computes_the_layernorm_models_function_in_float64():
+    model = trained_looking_model()
+    x = tokens()
+    converted = zero_mean_rmsnorm(model)
+    assert not any(isinstance(m, LayerNorm) for m in converted.modules())
+    assert sum(isinstance(m, RMSNorm) for m in converted.modules()) == 2 * 3 + 1
+    assert all(m.eps == 1e-5 for m in converted.modules() if isinstance(m, RMSNorm))
+    difference = (converted(x) - model(x)).abs().max().item()
+    assert difference < 1e-12, difference
+    assert model(x).abs().max() > 1  # the logits are not all tiny, so the bound means something
+
+
+def test_the_rewrite_copies_and_a_wrong_fold_is_caught():
+    model = trained_looking_model()
+    x = tokens()
+    before = model(x)
+    converted = zero_mean_rmsnorm(model)
+    assert torch.equal(model(x), before)  # the original is untouched
+    with torch.no_grad():  # drop one folded bias: the outputs must then differ
+        converted.head.bias.copy_(model.head.bias)
+    assert (converted(x) - before).abs().max() > 1e-3
+
+
+def test_without_centering_layernorm_is_not_rmsnorm(monkeypatch):
+    from lnpaper.models import zero_mean
+
+    model = trained_looking_model()
+    x = tokens()
+    monkeypatch.setattr(zero_mean, "center_residual_writers", lambda m: m)
+    uncentered = zero_mean.zero_mean_rmsnorm(model)
+    assert (uncentered(x) - model(x)).abs().max() > 1e-2
+
+
+@pytest.mark.parametrize(
+    "options, problem",
+    [
+        ({"placement": "post"}, "Pre-LN"),
+        ({"placement": "peri"}, "Pre-LN"),
+        ({"norm": "rmsnorm"}, "Pre-LN"),
+    ],
+)
+def test_models_the_rewrite_does_not_hold_for_are_refused(options, problem):
+    model = TransformerLM(VOCAB, d_model=16, n_layers=2, n_heads=2, max_len=8, **options)
+    with pytest.raises(ValueError, match=problem):
+        zero_mean_rmsnorm(model)
