@@ -58,7 +58,7 @@ def test_pre_ln_block_adds_sublayers_to_an_unnormalized_residual_stream():
     torch.testing.assert_close(b(x), h + b.ffn(b.ffn_in_norm(h)))
 
 
-@pytest.mark.parametrize("placement", ["pre", "peri", "sandwich", "none"])
+@pytest.mark.parametrize("placement", ["pre", "peri", "reordered", "none"])
 def test_residual_stream_is_never_normalized_inside_the_stack(placement):
     """With every sublayer's output matrix at zero the stack is the identity: nothing on the
     residual path rescales it. Post-LN's stack normalizes it instead."""
@@ -71,7 +71,7 @@ def test_residual_stream_is_never_normalized_inside_the_stack(placement):
                 last.bias.zero_()
     x = residual_input()
     for b in model.blocks:
-        # (peri, sandwich: LayerNorm of an all-zero sublayer output is its bias, 0)
+        # (peri, reordered: LayerNorm of an all-zero sublayer output is its bias, 0)
         torch.testing.assert_close(b(x), x)
     assert per_token_stats(x)[1].mean() > 10  # still the input's scale, not 1
 
@@ -87,9 +87,8 @@ def test_post_ln_with_the_same_zeroed_sublayers_normalizes_the_stream():
     assert mean.abs().max() < 1e-5 and (var - 1).abs().max() < 1e-3
 
 
-@pytest.mark.parametrize("placement", ["peri", "sandwich"])
-def test_peri_ln_normalizes_both_input_and_output_of_each_sublayer(placement):
-    b = block(placement).blocks[0]
+def test_peri_ln_normalizes_both_input_and_output_of_each_sublayer():
+    b = block("peri").blocks[0]
     seen = {}
     b.attn.register_forward_hook(lambda m, inputs, out: seen.update(attn_in=inputs[0]))
     b.ffn.register_forward_hook(lambda m, inputs, out: seen.update(ffn_in=inputs[0]))
@@ -107,11 +106,6 @@ def test_peri_ln_normalizes_both_input_and_output_of_each_sublayer(placement):
         assert (var - 1).abs().max() < 1e-3, name
 
 
-def test_sandwich_is_the_peri_block_under_its_older_name():
-    x = tokens()
-    torch.testing.assert_close(block("sandwich")(x), block("peri")(x))
-
-
 def test_none_has_no_normalizer_at_all():
     model = TransformerLM(11, d_model=D, n_layers=2, n_heads=4, placement="none")
     assert model.final_norm is None
@@ -127,8 +121,8 @@ def test_identity_norm_is_the_placement_without_normalization(placement):
     assert not torch.allclose(block(placement, norm="layernorm")(x), plain)
 
 
-@pytest.mark.parametrize("placement", ["pre", "peri", "sandwich"])
-def test_final_norm_for_pre_and_peri_only(placement):
+@pytest.mark.parametrize("placement", ["pre", "peri", "reordered"])
+def test_final_norm_for_pre_peri_and_reordered_only(placement):
     assert block(placement).final_norm is not None
     assert block("post").final_norm is None
 
@@ -536,3 +530,166 @@ def test_the_t7_check_can_fail():
     mixed = SmoothnessResult(**{**vars(smooth), "grad_change": {
         "none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([1, 1, 1], spread=(0.5, 2.0, 1.0))}})  # fmt: skip
     assert nb_claims.check_t7(exact, mixed).verdict == claims.INCONCLUSIVE
+
+
+# ---- the model options: each against its formula; the defaults change nothing ----------------
+
+from lnpaper.models.transformer import (  # noqa: E402
+    GEMMA2_ATTN_LOGIT_CAP,
+    GEMMA2_FINAL_LOGIT_CAP,
+    CausalSelfAttention,
+    gemma2_model,
+    make_norm,
+    peri_ln_model,
+    soft_cap,
+)
+
+
+def model_with(seed=0, **options):
+    torch.manual_seed(seed)
+    return TransformerLM(11, d_model=D, n_layers=2, n_heads=4, **options)
+
+
+def test_default_options_build_the_same_network_as_before():
+    """Every option off is the model the record was made with: same parameters, same logits."""
+    x = tokens()
+    plain = model_with(placement="peri")
+    off = model_with(placement="peri", embed_norm=False, scale_embedding=False, gain_offset=False,
+                     attn_logit_cap=None, final_logit_cap=None)  # fmt: skip
+    assert [n for n, _ in plain.named_parameters()] == [n for n, _ in off.named_parameters()]
+    assert torch.equal(plain(x), off(x))
+
+
+def test_reordered_block_normalizes_only_each_sublayers_output():
+    b = block("reordered").blocks[0]
+    assert b.attn_in_norm is None and b.ffn_in_norm is None
+    seen = {}
+    b.attn.register_forward_hook(lambda m, inputs, out: seen.update(attn_in=inputs[0]))
+    x = residual_input()
+    h = x + b.attn_out_norm(b.attn(x))  # x + Norm(F(x)), OLMo 2
+    torch.testing.assert_close(b(x), h + b.ffn_out_norm(b.ffn(h)))
+    assert torch.equal(seen["attn_in"], x)  # the sublayer reads the raw stream
+    mean, var = per_token_stats(b(x) - h)  # what it adds is normalized
+    assert mean.abs().max() < 1e-4 and (var - 1).abs().max() < 1e-3
+
+
+def test_embed_norm_normalizes_the_embedding_output():
+    model = model_with(placement="peri", embed_norm=True)
+    with torch.no_grad():
+        model.position_embedding.normal_()
+    ids = tokens()
+    raw = model.token_embedding(ids) + model.position_embedding[: ids.shape[1]]
+    torch.testing.assert_close(model.embed(ids), model.embed_norm(raw))
+    mean, var = per_token_stats(model.embed(ids))
+    assert mean.abs().max() < 1e-5 and (var - 1).abs().max() < 1e-3
+    assert model_with(placement="peri").embed_norm is None
+
+
+def test_scale_embedding_multiplies_the_token_embedding_by_sqrt_d_before_the_positions():
+    model = model_with(placement="peri", scale_embedding=True)
+    with torch.no_grad():
+        model.position_embedding.normal_()
+    ids = tokens()
+    expected = math.sqrt(D) * model.token_embedding(ids) + model.position_embedding[:10]
+    torch.testing.assert_close(model.embed(ids), expected)
+
+
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm", "dyt"])
+def test_gain_offset_stores_w_and_computes_with_one_plus_w(norm):
+    plain, offset = make_norm(norm, D), make_norm(norm, D, gain_offset=True)
+    stored = dict(offset.named_parameters())
+    w = stored["parametrizations.weight.original"]
+    assert torch.equal(w, torch.zeros(D))  # w = 0 at init: g = 1, the same function
+    x = residual_input()
+    torch.testing.assert_close(offset(x), plain(x))
+    with torch.no_grad():
+        w.copy_(torch.linspace(-0.5, 0.5, D))
+        plain.weight.copy_(1 + torch.linspace(-0.5, 0.5, D))  # g = 1 + w
+    torch.testing.assert_close(offset(x), plain(x))
+    assert torch.equal(offset.weight, 1 + w)
+
+
+def test_gain_offset_reaches_every_norm_of_the_model():
+    model = model_with(placement="peri", embed_norm=True, gain_offset=True)
+    norms = [m for m in model.modules() if hasattr(m, "parametrizations")]
+    assert len(norms) == 2 * 2 * 2 + 1 + 1  # four per block, the embedding's, the final
+    assert not any(n.endswith("weight") and "original" not in n for n, _ in model.named_parameters()
+                   if "norm" in n)  # fmt: skip
+
+
+def test_soft_cap_is_cap_tanh_z_over_cap():
+    z = torch.linspace(-200, 200, 101, dtype=torch.float64)
+    torch.testing.assert_close(soft_cap(z, 30.0), 30.0 * torch.tanh(z / 30.0))
+    assert soft_cap(z, 30.0).abs().max() < 30.0
+    small = torch.tensor([1e-3], dtype=torch.float64)
+    torch.testing.assert_close(soft_cap(small, 30.0), small)  # about z while |z| << cap
+
+
+def test_final_logit_cap_caps_the_heads_logits():
+    plain, capped = model_with(placement="pre"), model_with(placement="pre", final_logit_cap=0.5)
+    x = tokens()
+    torch.testing.assert_close(capped(x), 0.5 * torch.tanh(plain(x) / 0.5))
+
+
+def attention_by_hand(attn, x, cap):
+    batch, length, d = x.shape
+    heads = attn.n_heads
+
+    def split(t):
+        return t.view(batch, length, heads, d // heads).transpose(1, 2)
+
+    q, k, v = split(attn.query(x)), split(attn.key(x)), split(attn.value(x))
+    scores = torch.einsum("bhtd,bhsd->bhts", q, k) / math.sqrt(d // heads)
+    if cap is not None:
+        scores = cap * torch.tanh(scores / cap)
+    weights = torch.zeros_like(scores)
+    for t in range(length):  # softmax over s <= t only
+        weights[..., t, : t + 1] = torch.softmax(scores[..., t, : t + 1], dim=-1)
+    mixed = torch.einsum("bhts,bhsd->bhtd", weights, v)
+    return attn.out(mixed.transpose(1, 2).reshape(batch, length, d))
+
+
+@pytest.mark.parametrize("cap", [None, 1e9, 0.3])
+def test_attention_logit_cap_is_cap_tanh_of_the_scaled_scores(cap):
+    torch.manual_seed(0)
+    attn = CausalSelfAttention(D, 4, logit_cap=cap).double()
+    x = residual_input().double()
+    torch.testing.assert_close(attn(x), attention_by_hand(attn, x, cap))
+
+
+def test_attention_logit_cap_changes_large_scores():
+    torch.manual_seed(0)
+    plain = CausalSelfAttention(D, 4)
+    torch.manual_seed(0)
+    capped = CausalSelfAttention(D, 4, logit_cap=0.3)
+    x = residual_input()
+    assert (plain(x) - capped(x)).abs().max() > 1e-2  # the scores here reach well past 0.3
+
+
+def test_peri_ln_and_gemma2_share_the_block_but_not_the_model():
+    peri, gemma = peri_ln_model(11, d_model=D, n_heads=4), gemma2_model(11, d_model=D, n_heads=4)
+    assert peri.placement == gemma.placement == "peri"
+    assert peri.embed_norm is not None and gemma.embed_norm is None
+    assert peri.embed_scale == 1.0 and gemma.embed_scale == math.sqrt(D)
+    assert gemma.final_logit_cap == GEMMA2_FINAL_LOGIT_CAP == 30.0
+    assert all(b.attn.logit_cap == GEMMA2_ATTN_LOGIT_CAP == 50.0 for b in gemma.blocks)
+    assert gemma.norm == "rmsnorm" and gemma.blocks[0].attn_in_norm.weight.eq(1).all()
+    assert peri.final_logit_cap is None and peri.blocks[0].attn.logit_cap is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"placement": "sandwich"}, "gemma2_model"),
+        ({"placement": "none", "embed_norm": True}, "need a norm"),
+        ({"norm": "identity", "gain_offset": True}, "need a norm"),
+        ({"init": "tfixup", "scale_embedding": True}, "twice"),
+        ({"final_logit_cap": 0.0}, "final_logit_cap must be"),
+        ({"attn_logit_cap": float("inf")}, "attn_logit_cap must be"),
+        ({"final_logit_cap": "30"}, "final_logit_cap must be"),
+        ({"embed_norm": 1}, "embed_norm must be True or False"),
+    ],
+)
+def test_bad_option_combinations_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TransformerLM(11, **kwargs)
