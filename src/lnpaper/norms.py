@@ -368,3 +368,95 @@ class DyT(nn.Module):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, alpha={self.alpha.item():.3g}"
+
+
+class Derf(nn.Module):
+    """Dynamic erf: y = gamma * erf(alpha * x + s) + beta, alpha and s learnable scalars.
+
+    Chen, Lu, Zhu, Sun, Liu 2025 ("Stronger Normalization-Free Transformers"); alpha_init 0.5 and
+    s_init 0 as in their code; introduced in notebook 07. DyT with erf for tanh and a learnable
+    shift inside. alpha and s are held with shape (1,), as DyT's alpha is: our reading of the
+    formula's scalars.
+    """
+
+    def __init__(self, normalized_shape, alpha_init: float = 0.5, shift_init: float = 0.0):
+        super().__init__()
+        self.normalized_shape = check_normalized_shape(normalized_shape)
+        if not (math.isfinite(alpha_init) and alpha_init > 0):
+            raise ValueError(f"alpha_init must be positive and finite, got {alpha_init!r}")
+        if not math.isfinite(shift_init):
+            raise ValueError(f"shift_init must be finite, got {shift_init!r}")
+        self.alpha = nn.Parameter(torch.full((1,), float(alpha_init)))
+        self.shift = nn.Parameter(torch.full((1,), float(shift_init)))  # s
+        self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # gamma
+        self.bias = nn.Parameter(torch.zeros(self.normalized_shape))  # beta
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_floating(x, "Derf")
+        check_trailing_shape(x.shape, self.normalized_shape)
+        y = torch.erf(self.alpha * x.to(_compute_dtype(x)) + self.shift)  # erf(alpha x + s)
+        return (y * self.weight + self.bias).to(x.dtype)  # gamma * . + beta
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, alpha={self.alpha.item():.3g}, s={self.shift.item():.3g}"
+
+
+DETACHABLE = ("mean", "std")
+
+
+class DetachNorm(nn.Module):
+    """LayerNorm whose mean, standard deviation or both are constants to the backward pass.
+
+    Xu et al. 2019 ("Understanding and Improving Layer Normalization", Sec. 3); introduced in
+    notebook 07. The forward pass is LayerNorm's, y = g * (a - mu) / sqrt(sigma^2 + eps) + b, with
+    the same eps; `detach` names the statistics whose gradients are cut (mu.detach(),
+    sigma.detach()), which is how they test whether the backward pass through the statistics,
+    not the forward re-centering and re-scaling, is what helps. detach=() is plain LayerNorm;
+    elementwise_affine=False gives their "LayerNorm-simple" (no gain, no bias).
+    """
+
+    def __init__(
+        self,
+        normalized_shape,
+        detach=DETACHABLE,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+    ):
+        super().__init__()
+        self.normalized_shape = check_normalized_shape(normalized_shape)
+        self.eps = check_eps(eps)
+        self.detach = tuple(detach)
+        unknown = set(self.detach) - set(DETACHABLE)
+        if unknown or len(set(self.detach)) != len(self.detach):
+            raise ValueError(
+                f"detach must name distinct statistics out of {DETACHABLE}, got {detach!r}"
+            )
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # g
+            self.bias = nn.Parameter(torch.zeros(self.normalized_shape))  # b
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, a: torch.Tensor) -> torch.Tensor:
+        check_floating(a, "DetachNorm")
+        check_trailing_shape(a.shape, self.normalized_shape)
+        dims = tuple(range(-len(self.normalized_shape), 0))
+        x = a.to(_compute_dtype(a))
+        mu = x.mean(dim=dims, keepdim=True)
+        if "mean" in self.detach:
+            mu = mu.detach()
+        centered = x - mu
+        # sigma from the centered values: with only the mean detached, sigma's gradient still
+        # reaches x through `centered`
+        std = (centered.pow(2).mean(dim=dims, keepdim=True) + self.eps).sqrt()
+        if "std" in self.detach:
+            std = std.detach()
+        y = centered / std
+        if self.elementwise_affine:
+            y = y * self.weight + self.bias
+        return y.to(a.dtype)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, detach={self.detach}, eps={self.eps}"
