@@ -278,3 +278,43 @@ def test_most_runs_needs_enough_runs():
     assert stats.most_runs(5, 5) == stats.INCONCLUSIVE  # lower bound 0.48: five is too few
     assert stats.most_runs(0, 6) == stats.FAILS
     assert stats.most_runs(3, 6) == stats.INCONCLUSIVE
+
+
+# ---- spikes (notebook 06, P5) ---------------------------------------------------------------------
+
+
+def test_a_spike_exceeds_factor_times_the_trailing_median():
+    values = [1.0] * 12 + [2.5] + [1.0] * 5 + [1.9]  # 2.5 > 2 * 1; 1.9 is not
+    assert stats.spike_steps(values) == [12]
+    assert stats.count_spikes(values) == 1
+    assert stats.spike_steps(values, factor=1.5) == [12, 18]
+
+
+def test_the_median_is_of_the_window_before_the_step_only():
+    # a steady rise by 10% a step is never a spike; a jump to 3x the window's median is
+    rising = [1.1**t for t in range(40)]
+    assert stats.spike_steps(rising) == []
+    window = rising[20:30]
+    jumped = rising[:30] + [3 * sorted(window)[5]]  # above 2x the median of the 10 before
+    assert stats.spike_steps(jumped) == [30]
+
+
+def test_no_step_of_the_first_window_is_a_spike():
+    values = [1.0, 100.0, 1.0, 1.0, 1.0, 1.0]
+    assert stats.spike_steps(values, window=5) == []
+    assert stats.spike_steps(values, window=1) == [1]  # at window 1: previous step alone
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"values": [1.0, float("nan")]}, r"values\[1\] is nan"),
+        ({"values": [1.0, None]}, r"values\[1\] is None"),
+        ({"values": [1.0], "factor": 1.0}, "factor must be"),
+        ({"values": [1.0], "window": 0}, "window must be"),
+        ({"values": [1.0], "window": 2.0}, "window must be"),
+    ],
+)
+def test_spike_steps_rejects(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        stats.spike_steps(**kwargs)

@@ -206,3 +206,36 @@ def count_tolerance(recorded: int, now: int, n: int, k: float = 3.0) -> float:
             raise ValueError(f"{name} = {count} is not a count of 0..{n} runs")
     p = (recorded + now) / (2 * n)
     return k * math.sqrt(2 * n * p * (1 - p))  # k * sqrt(2 n p (1 - p))
+
+
+# A spike in a training curve (notebook 06, P5), declared once, before any run was looked at: step t
+# is a spike when its value exceeds SPIKE_FACTOR times the median of the SPIKE_WINDOW values before
+# it. The median of a trailing window follows a curve that drifts (gradient norms fall and rise over
+# training) but not one step that jumps; the first SPIKE_WINDOW steps have no window and are never
+# spikes.
+SPIKE_FACTOR, SPIKE_WINDOW = 2.0, 10
+
+
+def spike_steps(values, factor: float = SPIKE_FACTOR, window: int = SPIKE_WINDOW) -> list[int]:
+    """The steps t >= window with values[t] > factor * median(values[t - window : t])."""
+    values = list(values)
+    if not (isinstance(factor, int | float) and math.isfinite(factor) and factor > 1):
+        raise ValueError(f"factor must be a finite number > 1, got {factor!r}")
+    if not (isinstance(window, int) and not isinstance(window, bool) and window >= 1):
+        raise ValueError(f"window must be an int >= 1, got {window!r}")
+    for index, value in enumerate(values):
+        if not _is_finite(value):
+            raise ValueError(
+                f"values[{index}] is {value}: pass the steps before a divergence, and count the "
+                "divergence with count_diverged"
+            )
+    return [
+        t
+        for t in range(window, len(values))
+        if values[t] > factor * statistics.median(values[t - window : t])
+    ]
+
+
+def count_spikes(values, factor: float = SPIKE_FACTOR, window: int = SPIKE_WINDOW) -> int:
+    """How many steps of one run are spikes (see spike_steps)."""
+    return len(spike_steps(values, factor, window))
