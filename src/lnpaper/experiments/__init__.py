@@ -6,6 +6,7 @@ Every experiment goes through the record in `lnpaper.record`, so the notebook th
 """
 
 from lnpaper.experiments.invariances import (
+    adam_geometry,
     fisher_doubling,
     invariance_measurements,
     reparameterization,
@@ -13,7 +14,6 @@ from lnpaper.experiments.invariances import (
 )
 from lnpaper.experiments.layernorm_in_rnns import (
     cnn_coda,
-    gain_init_study,
     lnlstm_anatomy,
     longer_sequences,
     recurrent_training,
@@ -64,7 +64,6 @@ __all__ = [
     "cnn_coda",
     "experiment",
     "fisher_doubling",
-    "gain_init_study",
     "grad_norm_vs_depth",
     "invariance_measurements",
     "layernorm_parity",
@@ -86,6 +85,7 @@ __all__ = [
     "rnn_dynamics",
     "sequence_training",
     "sgd_geometry",
+    "adam_geometry",
     "tfixup_study",
     "train_vs_inference",
     "variants_vs_scale",

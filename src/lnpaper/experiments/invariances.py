@@ -1,6 +1,7 @@
 """Experiments of notebook 04, invariances and the geometry of Section 5: claims I1-I4."""
 
 import copy
+import math
 from dataclasses import dataclass
 
 import torch
@@ -417,3 +418,254 @@ def invariance_extremes(result) -> tuple[float, float]:
         if change >= result.threshold
     )
     return largest_invariant, smallest_no
+
+
+# ---- I5: Adam and AdamW on a scale-invariant layer --------------------------------------------
+
+
+def _batched_layernorm_mlps(scales: torch.Tensor, hidden: int, seeds) -> list[torch.Tensor]:
+    """One 64 -> hidden -> LayerNorm (no eps, no affine) -> tanh -> 10 MLP per (scale, seed), all
+    stacked on a leading axis: [W1 (M, hidden, 64), W2 (M, 10, hidden), b2 (M, 1, 10)], float64.
+    Model m = (i, j) has scale scales[i] and seed seeds[j]; the same seed draws the same weights
+    at every scale, so a row of models is one function with W1 at several scales."""
+    first, second = [], []
+    for seed in seeds:
+        generator = torch.Generator().manual_seed(int(seed))
+        first.append(torch.randn(hidden, 64, generator=generator, dtype=torch.float64) / 8.0)
+        second.append(torch.randn(10, hidden, generator=generator, dtype=torch.float64))
+    w1 = (scales[:, None, None, None] * torch.stack(first)).flatten(0, 1)
+    w2 = torch.stack(second).repeat(len(scales), 1, 1) * hidden**-0.5
+    return [w1, w2, torch.zeros(len(w1), 1, 10, dtype=torch.float64)]
+
+
+def _batched_losses(params, images, labels, indices) -> torch.Tensor:
+    """The mean cross-entropy of each stacked model on its own batch images[indices[m]]."""
+    w1, w2, b2 = params
+    a = torch.bmm(images[indices], w1.transpose(1, 2))
+    a = a - a.mean(-1, keepdim=True)  # LayerNorm over the hidden units: scaling W1 changes nothing
+    y = a / a.pow(2).mean(-1, keepdim=True).sqrt()
+    logits = torch.bmm(torch.tanh(y), w2.transpose(1, 2)) + b2
+    losses = nn.functional.cross_entropy(
+        logits.flatten(0, 1), labels[indices].flatten(), reduction="none"
+    )
+    return losses.view(indices.shape).mean(1)
+
+
+def _flat_angle(before: torch.Tensor, after: torch.Tensor) -> torch.Tensor:
+    """Per model, the angle between its W1 before and after a step (Kahan's form, as `angle`)."""
+    u = before.flatten(1) / before.flatten(1).norm(dim=1, keepdim=True)
+    v = after.flatten(1) / after.flatten(1).norm(dim=1, keepdim=True)
+    return 2 * torch.atan2((u - v).norm(dim=1), (u + v).norm(dim=1))
+
+
+def _run_batched(params, groups, optimizer, images, labels, orders, steps):
+    """Train the stacked models `steps` steps (each model's loss only moves its own weights, and
+    Adam is per element, so one optimizer over the stack is M independent optimizers); return
+    per step and model ||W1_t|| (t = 0..steps), the angle W1 turns, and the loss."""
+    for p in params:
+        p.requires_grad_()
+    opt = optimizer(groups)
+    w1 = params[0]
+    norms, angles, losses = [w1.detach().flatten(1).norm(dim=1)], [], []
+    for step in range(steps):
+        indices = torch.stack([order(step) for order in orders])
+        loss = _batched_losses(params, images, labels, indices)
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        before = w1.detach().clone()
+        opt.step()
+        angles.append(_flat_angle(before, w1.detach()))
+        norms.append(w1.detach().flatten(1).norm(dim=1))
+        losses.append(loss.detach())
+    return torch.stack(norms), torch.stack(angles), torch.stack(losses)
+
+
+@dataclass
+class AdamGeometryResult:
+    seeds: list
+    hidden: int
+    elements: int  # C, the number of entries of W1: the scale-invariant group
+    batch: int
+    betas: list  # Adam's (beta1, beta2), torch's defaults
+    # (a) no weight decay, W1 started at several scales; [scale][seed]:
+    init_scales: list
+    window: int  # steps over which the angle per step is averaged
+    adam_lr: float
+    sgd_lr: float
+    init_norms: list  # [scale][seed] ||W1_0||
+    adam_angles: list  # [scale][seed] mean angle per step over the window
+    sgd_angles: list
+    # (b) AdamW, several (lr, lambda), W1 started at one scale; [config][seed] unless a curve:
+    configs: list  # [(lr, lambda)]
+    adamw_init_scale: float
+    steps: int
+    tail: int  # the last `tail` steps give the equilibrium values
+    equilibrium_angle: list  # mean angle per step over the tail
+    equilibrium_norm: list  # mean ||W1|| over the tail
+    approach_steps: list  # first step with | ||W1||^2 - equilibrium^2 | below 1/e of its start
+    final_loss: list  # mean training loss over the tail
+    curve_every: int
+    angle_curve: list  # [config][t / curve_every]: mean over seeds of the angle per step
+    norm_curve: list  # [config][t / curve_every]: mean over seeds of ||W1_t||
+
+
+@experiment
+def adam_geometry(
+    *,
+    init_scales=(0.5, 1.0, 2.0, 4.0, 8.0),
+    window: int = 20,
+    adam_lr: float = 1e-3,
+    sgd_lr: float = 0.05,
+    configs=((1e-2, 0.5), (5e-3, 1.0), (2e-2, 0.5)),
+    adamw_init_scale: float = 3.0,
+    steps: int = 800,
+    tail: int = 200,
+    hidden: int = 32,
+    batch: int = 64,
+    seeds=tuple(range(10)),
+    curve_every: int = 4,
+) -> AdamGeometryResult:
+    """I5: the layer-normalized MLP of I3 (smaller), one model per (setting, seed) stacked and
+    trained together. (a) Adam and plain SGD without weight decay, W1 started at several scales of
+    one function: the angle per step over the first `window` steps. (b) AdamW with decoupled
+    weight decay on W1 only (W1 <- W1 - lr lambda W1 beside Adam's step), W1 started at
+    `adamw_init_scale`: the angle per step and ||W1|| once they settle, and how fast ||W1|| gets
+    there."""
+    if not 0 < tail < steps:
+        raise ValueError(f"tail must lie between 0 and steps = {steps}, got {tail}")
+    if window < 1 or len(init_scales) < 2:
+        raise ValueError(
+            f"need window >= 1 and two or more init_scales, got {window}, {init_scales}"
+        )
+    images, labels = digits.load("train")
+    images = images.double()
+    seeds = [int(s) for s in seeds]
+    n_seeds = len(seeds)
+    betas = (0.9, 0.999)
+
+    def orders(copies: int):
+        return [epoch_batches(len(labels), batch, seed) for seed in seeds] * copies
+
+    scales = torch.tensor(init_scales, dtype=torch.float64)
+    per_scale = {}
+    for name, lr in (("adam", adam_lr), ("sgd", sgd_lr)):
+        params = _batched_layernorm_mlps(scales, hidden, seeds)
+        if name == "adam":
+            optimizer = lambda groups, lr=lr: torch.optim.Adam(groups, lr=lr, betas=betas)  # noqa: E731
+        else:
+            optimizer = lambda groups, lr=lr: torch.optim.SGD(groups, lr=lr)  # noqa: E731
+        norms, angles, _ = _run_batched(params, params, optimizer, images, labels,
+                                        orders(len(scales)), window)  # fmt: skip
+        per_scale[name] = angles.mean(0).view(len(scales), n_seeds).tolist()
+        per_scale["norms"] = norms[0].view(len(scales), n_seeds).tolist()
+
+    # (b): one stack per (lr, lambda), each its own parameter group, trained as one.
+    stacks = [
+        _batched_layernorm_mlps(
+            torch.tensor([adamw_init_scale], dtype=torch.float64), hidden, seeds
+        )
+        for _ in configs
+    ]
+    groups = []
+    for (lr, decay), stack in zip(configs, stacks, strict=True):
+        for k, p in enumerate(stack):
+            p.requires_grad_()
+            groups.append({"params": [p], "lr": lr, "weight_decay": decay if k == 0 else 0.0})
+    norms, angles, losses = _run_stacks(stacks, groups, betas, images, labels,
+                                        orders(len(configs)), steps)  # fmt: skip
+    k = len(configs)
+    norms = norms.view(steps + 1, k, n_seeds)
+    angles = angles.view(steps, k, n_seeds)
+    losses = losses.view(steps, k, n_seeds)
+    settled_norm = norms[-tail:].mean(0)
+    gap = (norms.pow(2) - settled_norm.pow(2)).abs()
+    below = gap < gap[0] * math.exp(-1)
+    approach = below.double().argmax(0).double()  # the first step below 1/e of the starting gap
+    approach[~below.any(0)] = float("nan")
+    return AdamGeometryResult(
+        seeds=seeds,
+        hidden=hidden,
+        elements=hidden * 64,
+        batch=batch,
+        betas=list(betas),
+        init_scales=list(init_scales),
+        window=window,
+        adam_lr=adam_lr,
+        sgd_lr=sgd_lr,
+        init_norms=per_scale["norms"],
+        adam_angles=per_scale["adam"],
+        sgd_angles=per_scale["sgd"],
+        configs=[list(c) for c in configs],
+        adamw_init_scale=adamw_init_scale,
+        steps=steps,
+        tail=tail,
+        equilibrium_angle=angles[-tail:].mean(0).tolist(),
+        equilibrium_norm=settled_norm.tolist(),
+        approach_steps=approach.tolist(),
+        final_loss=losses[-tail:].mean(0).tolist(),
+        curve_every=curve_every,
+        angle_curve=angles[::curve_every].mean(2).T.tolist(),
+        norm_curve=norms[::curve_every].mean(2).T.tolist(),
+    )
+
+
+def _run_stacks(stacks, groups, betas, images, labels, orders, steps):
+    """`_run_batched` for several stacks with their own parameter groups: their W1 side by side."""
+    opt = torch.optim.AdamW(groups, betas=betas, foreach=True)
+    first = [stack[0] for stack in stacks]
+    norms, angles, losses = [torch.cat([w.detach() for w in first]).flatten(1).norm(dim=1)], [], []
+    for step in range(steps):
+        indices = torch.stack([order(step) for order in orders])
+        params = [torch.cat([stack[k] for stack in stacks]) for k in range(3)]
+        loss = _batched_losses(params, images, labels, indices)
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        before = torch.cat([w.detach() for w in first])
+        opt.step()
+        after = torch.cat([w.detach() for w in first])
+        angles.append(_flat_angle(before, after))
+        norms.append(after.flatten(1).norm(dim=1))
+        losses.append(loss.detach())
+    return torch.stack(norms), torch.stack(angles), torch.stack(losses)
+
+
+def angle_slopes(result, optimizer: str) -> list[float]:
+    """I5 (a): per seed, the least-squares slope of log(angle per step) on log ||W1_0|| over the
+    init scales; -1 if the angle goes like lr / ||W|| (Adam), -2 like lr / ||W||^2 (SGD)."""
+    angles = {"adam": result.adam_angles, "sgd": result.sgd_angles}[optimizer]
+    slopes = []
+    for j in range(len(result.seeds)):
+        x = [math.log(row[j]) for row in result.init_norms]
+        y = [math.log(row[j]) for row in angles]
+        mx, my = sum(x) / len(x), sum(y) / len(y)
+        sxx = sum((a - mx) ** 2 for a in x)
+        slopes.append(sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / sxx)
+    return slopes
+
+
+def adamw_predictions(result, config: int) -> dict:
+    """I5 (b), the rotational equilibrium of Kosson et al. 2024 for AdamW's (lr, lambda) number
+    `config`, C = result.elements:
+
+        angle per step  sqrt(2 lr lambda (1 - beta1) / (1 + beta1))
+        ||W||           sqrt(lr C / (2 lambda))
+        approach        1 / (2 lr lambda) steps (the time constant of ||W||^2)
+    """
+    lr, decay = result.configs[config]
+    beta1 = result.betas[0]
+    return {
+        "angle": math.sqrt(2 * lr * decay * (1 - beta1) / (1 + beta1)),
+        "norm": math.sqrt(lr * result.elements / (2 * decay)),
+        "approach": 1 / (2 * lr * decay),
+    }
+
+
+def adamw_ratios(result, config: int) -> dict:
+    """Per seed, measured / predicted for the angle, the norm and the approach time."""
+    predicted = adamw_predictions(result, config)
+    measured = {
+        "angle": result.equilibrium_angle[config],
+        "norm": result.equilibrium_norm[config],
+        "approach": result.approach_steps[config],
+    }
+    return {key: [v / predicted[key] for v in measured[key]] for key in predicted}
