@@ -14,6 +14,7 @@ from lnpaper.experiments.invariances import (
 )
 from lnpaper.experiments.layernorm_in_rnns import (
     cnn_coda,
+    gain_init_study,
     lnlstm_anatomy,
     longer_sequences,
     recurrent_training,
@@ -64,6 +65,7 @@ __all__ = [
     "cnn_coda",
     "experiment",
     "fisher_doubling",
+    "gain_init_study",
     "grad_norm_vs_depth",
     "invariance_measurements",
     "layernorm_parity",
