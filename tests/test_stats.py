@@ -318,3 +318,10 @@ def test_no_step_of_the_first_window_is_a_spike():
 def test_spike_steps_rejects(kwargs, message):
     with pytest.raises(ValueError, match=message):
         stats.spike_steps(**kwargs)
+
+
+def test_jump_ratios_are_each_step_over_the_trailing_median():
+    values = [1.0, 2.0, 4.0, 3.0, 8.0]
+    assert stats.jump_ratios(values, window=2) == [4.0 / 1.5, 3.0 / 3.0, 8.0 / 3.5]
+    with pytest.raises(ValueError, match=r"values\[1\] is 0"):
+        stats.jump_ratios([1.0, 0.0])

@@ -216,11 +216,10 @@ def count_tolerance(recorded: int, now: int, n: int, k: float = 3.0) -> float:
 SPIKE_FACTOR, SPIKE_WINDOW = 2.0, 10
 
 
-def spike_steps(values, factor: float = SPIKE_FACTOR, window: int = SPIKE_WINDOW) -> list[int]:
-    """The steps t >= window with values[t] > factor * median(values[t - window : t])."""
+def jump_ratios(values, window: int = SPIKE_WINDOW) -> list[float]:
+    """values[t] / median(values[t - window : t]) for t = window, window + 1, ...: how far each step
+    jumps above the recent level of its curve (the statistic a spike is a large value of)."""
     values = list(values)
-    if not (isinstance(factor, int | float) and math.isfinite(factor) and factor > 1):
-        raise ValueError(f"factor must be a finite number > 1, got {factor!r}")
     if not (isinstance(window, int) and not isinstance(window, bool) and window >= 1):
         raise ValueError(f"window must be an int >= 1, got {window!r}")
     for index, value in enumerate(values):
@@ -229,11 +228,19 @@ def spike_steps(values, factor: float = SPIKE_FACTOR, window: int = SPIKE_WINDOW
                 f"values[{index}] is {value}: pass the steps before a divergence, and count the "
                 "divergence with count_diverged"
             )
+        if value <= 0:
+            raise ValueError(f"values[{index}] is {value}: a norm or size must be > 0")
     return [
-        t
-        for t in range(window, len(values))
-        if values[t] > factor * statistics.median(values[t - window : t])
+        values[t] / statistics.median(values[t - window : t]) for t in range(window, len(values))
     ]
+
+
+def spike_steps(values, factor: float = SPIKE_FACTOR, window: int = SPIKE_WINDOW) -> list[int]:
+    """The steps t >= window with values[t] > factor * median(values[t - window : t])."""
+    if not (isinstance(factor, int | float) and math.isfinite(factor) and factor > 1):
+        raise ValueError(f"factor must be a finite number > 1, got {factor!r}")
+    ratios = jump_ratios(values, window)
+    return [window + i for i, ratio in enumerate(ratios) if ratio > factor]
 
 
 def count_spikes(values, factor: float = SPIKE_FACTOR, window: int = SPIKE_WINDOW) -> int:

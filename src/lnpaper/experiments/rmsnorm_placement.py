@@ -8,19 +8,25 @@
 - `prms_estimate` (P4): how well the first 6.25% of the units estimate the RMS.
 - `placement_study` (P5): Post-LN, Pre-LN and Peri-LN trained at a high learning rate, with the
   residual stream's variance and each block's gradient norm at init and after training.
+- `spike_training`, `spike_study` (P5): Pre-LN and Peri-LN at two learning rates, the global
+  gradient norm logged at every step, its spikes counted (`lnpaper.stats.spike_steps`).
 """
 
+import copy
 import math
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
+from torch.func import functional_call, stack_module_state, vmap
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from lnpaper import bench
+from lnpaper import bench, stats
+from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.experiments.registry import experiment
 from lnpaper.experiments.transformer import StudyResult, lm_training
-from lnpaper.models.transformer import PRMS_FRACTION
+from lnpaper.models.transformer import PRMS_FRACTION, TransformerLM
 from lnpaper.norms import LayerNorm, RMSNorm
 from lnpaper.spread import mean_sd
 
@@ -233,6 +239,100 @@ def placement_study(*, lr: float = 1e-2, seeds=tuple(range(6)), steps: int = 200
     runs = {
         name: lm_training(placement=placement, lr=lr, seeds=seeds, steps=steps)
         for name, placement in PLACEMENT_CONFIGS.items()
+    }
+    return StudyResult(runs=runs)
+
+
+@dataclass
+class SpikeRunResult:
+    placement: str
+    lr: float
+    seeds: list
+    steps: int
+    grad_norm: list  # per seed: ||dL/dtheta|| over all parameters at every step, before Adam's step
+    final_loss: list  # per seed: held-out loss after training (None if the run diverged)
+    diverged_at: list  # per seed: first step whose training loss was not finite, else None
+    spike_factor: float  # the spike definition the counts use (lnpaper.stats)
+    spike_window: int
+    spikes: list  # per seed: the steps that are spikes
+
+
+@experiment
+def spike_training(
+    *,
+    placement: str = "pre",
+    lr: float = 1e-2,
+    seeds=tuple(range(6)),
+    steps: int = 100,
+    d_model: int = 64,
+    n_layers: int = 6,
+    n_heads: int = 2,
+    batch_size: int = 16,
+    length: int = 16,
+) -> SpikeRunResult:
+    """P5: `lm_training`'s model, data and optimizer (each seed's initial weights and sequences are
+    the same as there; Adam without warmup), every seed's model trained at once as one batch
+    (torch.func.vmap over the stacked weights; Adam is elementwise, so one Adam over the stack is one
+    per seed). Logged at every step: the global gradient norm of each seed's model,
+    sqrt(sum over all its parameters of the squared gradient)."""
+    language = SyntheticLanguage()
+    held_out = language.sample(256, length + 1, seed=999_999)
+    seeds = [int(s) for s in seeds]
+    models = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        models.append(
+            TransformerLM(language.vocab_size, d_model=d_model, n_layers=n_layers,
+                          n_heads=n_heads, max_len=length, placement=placement)
+        )  # fmt: skip
+    data = torch.stack([language.sample(steps * batch_size, length + 1, seed=s) for s in seeds])
+    params, buffers = stack_module_state(models)
+    template = copy.deepcopy(models[0]).to("meta")
+
+    def loss(p, b, tokens):  # next_token_loss of one seed's model
+        logits = functional_call(template, (p, b), (tokens[:, :-1],), {"check_ids": False})
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
+
+    losses_of = vmap(loss, in_dims=(0, 0, 0))
+    optimizer = torch.optim.Adam(params.values(), lr=lr)
+    norms, diverged_at = [[] for _ in seeds], [None] * len(seeds)
+    for step in range(steps):
+        losses = losses_of(params, buffers, data[:, step * batch_size : (step + 1) * batch_size])
+        optimizer.zero_grad(set_to_none=True)
+        losses.sum().backward()  # each seed's parameters get only its own loss's gradient
+        squares = sum(p.grad.flatten(1).pow(2).sum(dim=1) for p in params.values())
+        for i, (value, norm) in enumerate(zip(losses.tolist(), squares.sqrt().tolist(),
+                                              strict=True)):  # fmt: skip
+            if diverged_at[i] is None and not (math.isfinite(value) and math.isfinite(norm)):
+                diverged_at[i] = step
+            if diverged_at[i] is None:
+                norms[i].append(norm)
+        if all(d is not None for d in diverged_at):
+            break
+        optimizer.step()
+    with torch.no_grad():
+        final = vmap(loss, in_dims=(0, 0, None))(params, buffers, held_out).tolist()
+    spikes = [stats.spike_steps(run) for run in norms]
+    return SpikeRunResult(
+        placement=placement, lr=lr, seeds=seeds, steps=steps, grad_norm=norms,
+        final_loss=[None if d is not None else v for d, v in zip(diverged_at, final, strict=True)],
+        diverged_at=diverged_at, spike_factor=stats.SPIKE_FACTOR,
+        spike_window=stats.SPIKE_WINDOW, spikes=spikes,
+    )  # fmt: skip
+
+
+SPIKE_PLACEMENTS = {"Pre-LN": "pre", "Peri-LN": "peri"}
+
+
+@experiment
+def spike_study(*, lrs=(1e-2, 3e-2), seeds=tuple(range(6)), steps: int = 100) -> StudyResult:
+    """P5: Pre-LN and Peri-LN at each learning rate, 1e-2 (`placement_study`'s) and 3e-2, for the
+    first 100 steps, where a high rate without warmup is least stable; runs are keyed
+    "Pre-LN, lr 0.01"."""
+    runs = {
+        f"{name}, lr {lr:g}": spike_training(placement=placement, lr=lr, seeds=seeds, steps=steps)
+        for lr in lrs
+        for name, placement in SPIKE_PLACEMENTS.items()
     }
     return StudyResult(runs=runs)
 
