@@ -2,8 +2,7 @@
 
 import math
 
-from lnpaper import experiments
-from lnpaper import stats
+from lnpaper import experiments, stats
 from lnpaper.claims.core import (
     BA_2016,
     NOT_REPRODUCED,

@@ -1,6 +1,11 @@
 """Figures: one function per figure, a registry, and the writer behind `python -m lnpaper figures`."""
 
-from lnpaper.figures.invariances import fisher_doubling, invariance_table, sgd_geometry
+from lnpaper.figures.invariances import (
+    adam_geometry,
+    fisher_doubling,
+    invariance_table,
+    sgd_geometry,
+)
 from lnpaper.figures.layernorm_in_rnns import (
     cnn_coda,
     gain_init,
@@ -59,6 +64,7 @@ __all__ = [
     "rnn_dynamics",
     "save_png",
     "sgd_geometry",
+    "adam_geometry",
     "tfixup_curves",
     "train_vs_inference",
     "transpose_table",

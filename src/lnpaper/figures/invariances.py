@@ -147,6 +147,57 @@ def sgd_geometry(result) -> Figure:
     return fig
 
 
+@figure("adam_geometry", notebook=NOTEBOOK, experiment=experiments.adam_geometry)
+def adam_geometry(result) -> Figure:
+    r"""A LayerNorm MLP on the 8x8 digits (64 -> 32 -> LayerNorm -> tanh -> 10, batch 64, float64,
+    10 seeds). Left: the angle $W_1$ turns per step, mean over the first steps, against $\|W_1\|$
+    at the start, for one function with $W_1$ at five scales; Adam without weight decay and plain
+    SGD; the grey lines have slopes -1 and -2. Right: AdamW with decoupled weight decay on $W_1$,
+    three $(\eta, \lambda)$, started at $3\times$ scale: the angle per step (mean over seeds),
+    and dotted, Kosson et al.'s equilibrium $\sqrt{2\eta\lambda(1-\beta_1)/(1+\beta_1)}$."""
+    fig = style.new_figure(2, 4.2)
+    scale_ax, adamw_ax = fig.subplots(1, 2)
+    blue = style.color("LayerNorm")
+    norms = np.array(result.init_norms).mean(1)
+    fits = {}
+    for name, angles, marker, exponent in (("Adam", result.adam_angles, "o", -1),
+                                           ("SGD", result.sgd_angles, "s", -2)):  # fmt: skip
+        angles = np.array(angles).mean(1)
+        slopes = experiments.invariances.angle_slopes(result, name.lower())
+        fits[name] = float(np.mean(slopes))
+        lr = result.adam_lr if name == "Adam" else result.sgd_lr
+        scale_ax.plot(norms, angles, ls="", marker=marker, ms=7, color=blue,
+                      label=f"LayerNorm MLP, {name} ($\\eta = {lr:g}$), slope {fits[name]:.2f}")  # fmt: skip
+        reference = angles[0] * (norms / norms[0]) ** exponent
+        scale_ax.plot(norms, reference, color=style.REFERENCE, lw=1.0, ls=":", zorder=1)
+    style.log_axis(scale_ax, "x", base=2)
+    style.log_axis(scale_ax, "y")
+    scale_ax.set_xlabel("$\\|W_1\\|$ at the start (same function at every scale)")
+    scale_ax.set_ylabel(f"angle per step, radians (first {result.window} steps)")
+    scale_ax.set_title("no weight decay: Adam ~ $\\eta/\\|W\\|$, SGD ~ $\\eta/\\|W\\|^2$")
+    steps = np.arange(len(result.angle_curve[0])) * result.curve_every
+    ratios, marks = [], []
+    for c, ((lr, decay), line) in enumerate(zip(result.configs, style.LINE_STYLES, strict=False)):
+        predicted = experiments.invariances.adamw_predictions(result, c)["angle"]
+        adamw_ax.plot(steps, result.angle_curve[c], ls=line, color=blue,
+                      label=f"LayerNorm MLP, AdamW $\\eta = {lr:g}$, $\\lambda = {decay:g}$")  # fmt: skip
+        ratios.append(float(np.mean(result.equilibrium_angle[c])) / predicted)
+        marks.append((predicted, f"predicted, $\\eta\\lambda = {lr * decay:g}$"))
+    adamw_ax.axvspan(result.steps - result.tail, result.steps, color=style.GREY, alpha=0.15, lw=0)
+    adamw_ax.set_ylim(0, 1.25 * max(m[0] for m in marks))
+    style.levels(adamw_ax, sorted(set(marks)))
+    adamw_ax.set_xlabel(f"AdamW step (shaded: the last {result.tail}, the equilibrium)")
+    adamw_ax.set_ylabel("angle per step, radians")
+    adamw_ax.set_title("AdamW: the angular update settles, below the prediction")
+    style.shared_legend(fig, ncols=2)
+    style.finding(
+        fig,
+        f"Adam turns $W$ like $\\eta/\\|W\\|$ (slope {fits['Adam']:.2f}; SGD "
+        f"{fits['SGD']:.2f}); AdamW settles at {min(ratios):.2f}-{max(ratios):.2f}x the predicted angle",
+    )
+    return fig
+
+
 # The experiment's kinds of normalized unit: the method, and what was doubled (a hatch).
 FISHER_KINDS = {
     "weightnorm": ("WeightNorm", ""),
