@@ -9,7 +9,8 @@ from torch import nn
 
 from lnpaper import claims, geometry
 from lnpaper.claims import invariances as nb_claims
-from lnpaper.experiments import fisher_doubling, sgd_geometry
+from lnpaper.experiments import adam_geometry, fisher_doubling, sgd_geometry
+from lnpaper.experiments.invariances import adamw_predictions, angle_slopes
 from lnpaper.norms import LayerNorm
 from lnpaper.train import train
 
@@ -205,3 +206,87 @@ def test_fisher_doubling_numbers():
         assert result.gradient_ratios[kind] == pytest.approx({"w": 0.5, "g": 1, "b": 1}, rel=1e-12)
         assert abs(result.radial_curvature[kind]) < 1e-12
     assert result.logit_change["layernorm, one row w_1"] > 0.1
+
+
+# ---- I5: Adam and AdamW ----------------------------------------------------------------------
+
+
+def _small_adam_run(**changes):
+    arguments = {"init_scales": (1.0, 4.0), "window": 3, "configs": ((2e-2, 0.5),),
+                 "steps": 60, "tail": 20, "hidden": 8, "seeds": (0, 1)}  # fmt: skip
+    return adam_geometry(**{**arguments, **changes})
+
+
+def test_adam_first_step_turns_w_like_lr_over_norm():
+    # Adam's first step is lr * g / (|g| + eps) per element: the same size at every scale of W1, so
+    # one function at 4x the scale turns about 4x less (in tan; Adam's step is not exactly
+    # orthogonal to W, which leaves 1e-3), where SGD, whose step is, turns exactly 16x less.
+    result = _small_adam_run(window=1)
+    for j in range(2):
+        ratio = result.init_norms[1][j] / result.init_norms[0][j]
+        adam = math.tan(result.adam_angles[0][j]) / math.tan(result.adam_angles[1][j])
+        sgd = math.tan(result.sgd_angles[0][j]) / math.tan(result.sgd_angles[1][j])
+        assert adam == pytest.approx(ratio, rel=1e-2)
+        assert sgd == pytest.approx(ratio**2, rel=1e-9)
+
+
+def test_adamw_shrinks_a_large_w_towards_its_equilibrium():
+    result = _small_adam_run()
+    first, last = result.norm_curve[0][0], result.norm_curve[0][-1]
+    # far above its equilibrium, ||W|| decays by about (1 - lr lambda) per step: 0.99^56 = 0.57
+    lr, decay = result.configs[0]
+    assert 0.9 * (1 - lr * decay) ** result.steps * first < last < 0.8 * first
+    assert len(result.angle_curve[0]) == len(range(0, result.steps, result.curve_every))
+
+
+def test_adam_geometry_refuses_a_tail_as_long_as_the_run():
+    with pytest.raises(ValueError, match="tail"):
+        _small_adam_run(tail=60)
+    with pytest.raises(ValueError, match="init_scales"):
+        _small_adam_run(init_scales=(1.0,))
+
+
+def test_angle_slopes_read_the_exponent():
+    result = adam_geometry()
+    norms = result.init_norms
+    exact = dataclasses.replace(
+        result,
+        adam_angles=[[0.3 / n for n in row] for row in norms],
+        sgd_angles=[[0.3 / n**2 for n in row] for row in norms],
+    )
+    assert angle_slopes(exact, "adam") == pytest.approx([-1.0] * len(result.seeds), abs=1e-12)
+    assert angle_slopes(exact, "sgd") == pytest.approx([-2.0] * len(result.seeds), abs=1e-12)
+
+
+def test_adamw_predictions_follow_kosson_et_al():
+    result = adam_geometry()
+    predicted = adamw_predictions(result, 0)
+    lr, decay = result.configs[0]
+    assert predicted["angle"] / math.sqrt(2 * lr * decay) == pytest.approx(0.2294, abs=1e-4)
+    assert predicted["norm"] ** 2 == pytest.approx(lr * result.elements / (2 * decay))
+    assert predicted["approach"] == pytest.approx(1 / (2 * lr * decay))
+
+
+def test_the_i5_check_says_partly_and_can_move_both_ways():
+    result = adam_geometry()
+    assert nb_claims.check_i5(result).verdict == claims.PARTLY
+    n = len(result.seeds)
+    on_the_prediction = {
+        "equilibrium_angle": [[adamw_predictions(result, c)["angle"]] * n for c in range(3)],
+        "equilibrium_norm": [[adamw_predictions(result, c)["norm"]] * n for c in range(3)],
+        "approach_steps": [[adamw_predictions(result, c)["approach"]] * n for c in range(3)],
+    }
+    # identical per-seed values have a zero-width interval: jitter them a little
+    jittered = {
+        key: [[v * (1 + 1e-3 * (j - n / 2) / n) for j, v in enumerate(row)] for row in rows]
+        for key, rows in on_the_prediction.items()
+    }
+    agreeing = dataclasses.replace(result, **jittered)
+    assert nb_claims.check_i5(agreeing).verdict == claims.REPRODUCED
+    like_sgd = dataclasses.replace(
+        result, adam_angles=[[0.3 / v**2 for v in row] for row in result.init_norms]
+    )
+    assert (
+        nb_claims.check_i5(dataclasses.replace(agreeing, adam_angles=like_sgd.adam_angles)).verdict
+        == claims.PARTLY
+    )
