@@ -343,20 +343,59 @@ def test_placement_summary():
     )
 
 
+def spike_curve(spikes: int, jump: float, seed: int, steps: int = 60) -> list:
+    """A gently falling gradient-norm curve with `spikes` steps jumping to `jump` times it."""
+    curve = [3.0 * 0.99**t * (1 + 0.01 * math.sin(seed + t)) for t in range(steps)]
+    for k in range(spikes):
+        curve[15 + 12 * k] *= jump
+    return curve
+
+
+def spike_study(pre_spikes, peri_spikes, pre_jump=5.0, peri_jump=2.5, lrs=(1e-2, 3e-2)):
+    """Per lr, Pre-LN with `pre_spikes[i]` spikes on seed i, Peri-LN with `peri_spikes[i]`."""
+    runs = {}
+    for lr in lrs:
+        for name, counts, jump in (("Pre-LN", pre_spikes, pre_jump),
+                                   ("Peri-LN", peri_spikes, peri_jump)):  # fmt: skip
+            curves = [spike_curve(k, jump if k else 1.0, i) for i, k in enumerate(counts)]
+            runs[f"{name}, lr {lr:g}"] = {
+                "lr": lr, "seeds": list(range(len(counts))), "steps": 60,
+                "grad_norm": curves, "final_loss": [2.3] * len(counts),
+                "diverged_at": [None] * len(counts), "spike_factor": stats.SPIKE_FACTOR,
+                "spike_window": stats.SPIKE_WINDOW,
+                "spikes": [stats.spike_steps(c) for c in curves],
+            }  # fmt: skip
+    return StudyResult(runs=runs)
+
+
+STEADY = spike_study([2, 3, 2, 3, 2, 3], [0, 1, 0, 0, 1, 0])  # Peri-LN: fewer, smaller spikes
+SAME = spike_study([1, 0, 1, 0, 1, 0], [0, 1, 0, 1, 0, 1], pre_jump=3.0, peri_jump=3.0)
+
+
+def test_spike_summary_counts_each_runs_spikes_and_largest_jump():
+    summary = nb_claims.spike_summary(STEADY)
+    assert set(summary) == {1e-2, 3e-2}
+    assert summary[1e-2]["Pre-LN"]["spikes"] == [2, 3, 2, 3, 2, 3]
+    assert summary[1e-2]["Peri-LN"]["spikes"] == [0, 1, 0, 0, 1, 0]
+    assert summary[1e-2]["Pre-LN"]["largest_jump"][0] == pytest.approx(5.0, rel=0.05)
+
+
 def test_check_p5_can_fail():
     pre = [200.0, 400.0, 800.0]  # Pre-LN: variance 800 at the end, 4x over depth, grads 3x apart
     balanced = placement(pre_final=pre, peri_final=[5.0, 7.0, 9.0])
-    assert nb_claims.check_p5(balanced).verdict == claims.REPRODUCED
-    # as in the record: smaller and steadier, but a steeper rise over depth than Pre-LN's
+    assert nb_claims.check_p5(balanced, STEADY).verdict == claims.REPRODUCED
+    # smaller and steadier, but a steeper rise over depth than Pre-LN's
     steeper = placement(pre_final=pre, peri_final=[5.0, 20.0, 60.0])
-    assert nb_claims.check_p5(steeper).verdict == claims.PARTLY
-    # Peri-LN larger, steeper and less even on every measure
+    assert nb_claims.check_p5(steeper, STEADY).verdict == claims.PARTLY
+    assert nb_claims.check_p5(balanced, SAME).verdict == claims.PARTLY  # spikes undecided
+    # Peri-LN larger, steeper and less even on every measure, and spikier
     reversed_ = placement(pre_final=[5.0, 7.0, 9.0], peri_final=[200.0, 400.0, 800.0],
                           peri_grad=(0.9, 0.1, 0.1))  # fmt: skip
-    assert nb_claims.check_p5(reversed_).verdict == claims.NOT_REPRODUCED
+    spikier = spike_study([0, 1, 0, 0, 1, 0], [2, 3, 2, 3, 2, 3], pre_jump=2.5, peri_jump=5.0)
+    assert nb_claims.check_p5(reversed_, spikier).verdict == claims.NOT_REPRODUCED
     # Peri-LN the same as Pre-LN up to seed-to-seed scatter: no measure decides
     same = placement(pre_final=pre, peri_final=pre, peri_grad=(0.3, 0.1, 0.1))
-    assert nb_claims.check_p5(same).verdict == claims.INCONCLUSIVE
+    assert nb_claims.check_p5(same, SAME).verdict == claims.INCONCLUSIVE
 
 
 def test_check_p5_counts_diverged_runs():
@@ -364,5 +403,35 @@ def test_check_p5_counts_diverged_runs():
     peri = diverged.runs["Peri-LN"]
     peri["final_loss"][0] = None  # a diverged run has no loss and no final statistics
     peri["stream_variance_final"][0] = peri["block_grad_norm_final"][0] = None
-    finding = nb_claims.check_p5(diverged)
+    finding = nb_claims.check_p5(diverged, STEADY)
     assert finding.verdict == claims.NOT_REPRODUCED and "1 Pre-LN or Peri-LN run(s)" in finding.ours
+    spiky = spike_study([2] * 6, [0] * 6)
+    spiky.runs["Pre-LN, lr 0.03"]["final_loss"][2] = None
+    assert (
+        nb_claims.check_p5(
+            placement(pre_final=[200.0, 400.0, 800.0], peri_final=[5.0, 7.0, 9.0]), spiky
+        ).verdict
+        == claims.NOT_REPRODUCED
+    )
+
+
+def test_spike_training_logs_each_seeds_global_gradient_norm(no_store):
+    """Step 0's logged norm is the norm of the gradient of the seed's own unbatched model, as
+    lm_training builds it (same init, same first batch)."""
+    from lnpaper.data.synthetic_language import SyntheticLanguage
+    from lnpaper.experiments.rmsnorm_placement import spike_training
+    from lnpaper.models.transformer import next_token_loss
+
+    result = spike_training(placement="peri", lr=1e-2, seeds=(0, 3), steps=12, n_layers=2)
+    assert [len(n) for n in result.grad_norm] == [12, 12] and result.diverged_at == [None, None]
+    assert result.spikes == [stats.spike_steps(n) for n in result.grad_norm]
+    language = SyntheticLanguage()
+    for i, seed in enumerate((0, 3)):
+        torch.manual_seed(seed)
+        model = TransformerLM(language.vocab_size, d_model=64, n_layers=2, n_heads=2,
+                              max_len=16, placement="peri")  # fmt: skip
+        first = language.sample(12 * 16, 17, seed=seed)[:16]
+        next_token_loss(model, first).backward()
+        norm = torch.sqrt(sum(p.grad.pow(2).sum() for p in model.parameters())).item()
+        assert result.grad_norm[i][0] == pytest.approx(norm, rel=1e-5)
+    assert all(v is not None and 1.0 < v < 4.0 for v in result.final_loss)

@@ -356,3 +356,19 @@ def placement_summary(study) -> dict:
             "grad_spread": [max(grad) / min(grad) for _, _, grad in finished],
         }
     return summary
+
+
+def spike_summary(study) -> dict:
+    """lr -> {"Pre-LN": ..., "Peri-LN": ...}, each with, per seed, the number of spikes of the
+    global gradient norm and its largest jump (largest step over the median of the steps before
+    it, `stats.jump_ratios`)."""
+    summary = {}
+    for name, run in study.runs.items():
+        arm = name.split(",")[0]
+        summary.setdefault(run["lr"], {})[arm] = {
+            "spikes": [len(steps) for steps in run["spikes"]],
+            "largest_jump": [
+                max(stats.jump_ratios(norms, run["spike_window"])) for norms in run["grad_norm"]
+            ],
+        }
+    return summary
