@@ -218,7 +218,9 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         batch, tokens, d = x.shape
-        if self.logit_cap is None and self.qk_norm is None:
+        # torch.func.vmap has no batching rule for the fused kernel and would loop over the seeds
+        batched = torch._C._functorch.is_batchedtensor(x)
+        if self.logit_cap is None and self.qk_norm is None and not batched:
             q, k, v = (
                 t.view(batch, tokens, self.n_heads, d // self.n_heads).transpose(1, 2)
                 for t in (self.query(x), self.key(x), self.value(x))

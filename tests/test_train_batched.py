@@ -1,0 +1,81 @@
+"""Seeds trained as one batch give what training each seed alone gives, and diverged seeds are
+contained."""
+
+import pytest
+import torch
+
+from lnpaper.data.synthetic_language import SyntheticLanguage
+from lnpaper.models.transformer import TransformerLM, next_token_loss
+from lnpaper.train import train
+from lnpaper.train_batched import train_language_models
+
+SEEDS, STEPS, BATCH, LENGTH = (0, 1, 2), 6, 4, 8
+
+
+def build(seed, **options):
+    torch.manual_seed(seed)
+    return TransformerLM(SyntheticLanguage().vocab_size, d_model=16, n_layers=2, n_heads=2,
+                         max_len=LENGTH, **options)  # fmt: skip
+
+
+def data_for(seeds):
+    language = SyntheticLanguage()
+    return torch.stack([language.sample(STEPS * BATCH, LENGTH + 1, seed=s) for s in seeds])
+
+
+@pytest.mark.parametrize("options", [{}, {"placement": "post"}, {"qk_norm": "layernorm"}])
+def test_batched_seeds_follow_the_one_seed_loop(options):
+    data = data_for(SEEDS)
+    held_out = SyntheticLanguage().sample(16, LENGTH + 1, seed=99)
+    runs, stacked = train_language_models(
+        [build(s, **options) for s in SEEDS],
+        lambda step: data[:, step * BATCH : (step + 1) * BATCH],
+        held_out, steps=STEPS, lr=1e-2, log_every=2,
+    )  # fmt: skip
+    for i, seed in enumerate(SEEDS):
+        alone = build(seed, **options)
+        history = train(alone, next_token_loss,
+                        lambda step, i=i: data[i, step * BATCH : (step + 1) * BATCH],
+                        steps=STEPS, lr=1e-2, log_every=2)  # fmt: skip
+        assert runs.train_loss[i] == pytest.approx(history.train_loss, rel=1e-5)
+        with torch.no_grad():
+            assert runs.final_loss[i] == pytest.approx(next_token_loss(alone, held_out).item(),
+                                                       rel=1e-5)  # fmt: skip
+            same = stacked.model(i, alone)
+            inputs = held_out[:, :-1]
+            assert torch.allclose(same(inputs), alone(inputs), atol=1e-5)
+
+
+def test_a_diverged_seed_is_recorded_and_the_others_go_on():
+    data = data_for(SEEDS)
+    models = [build(s) for s in SEEDS]
+    with torch.no_grad():
+        models[1].head.weight.fill_(float("nan"))
+    held_out = SyntheticLanguage().sample(16, LENGTH + 1, seed=99)
+    runs, _ = train_language_models(
+        models, lambda step: data[:, step * BATCH : (step + 1) * BATCH], held_out,
+        steps=STEPS, lr=1e-2, log_every=2,
+    )  # fmt: skip
+    assert runs.diverged_at == [None, 0, None]
+    assert runs.final_loss[1] is None and runs.train_loss[1] == []
+    assert all(v is not None for v in (runs.final_loss[0], runs.final_loss[2]))
+
+
+def test_the_monitor_logs_per_seed_values_at_the_asked_steps():
+    data = data_for(SEEDS)
+    held_out = SyntheticLanguage().sample(16, LENGTH + 1, seed=99)
+    runs, _ = train_language_models(
+        [build(s) for s in SEEDS], lambda step: data[:, step * BATCH : (step + 1) * BATCH],
+        held_out, steps=STEPS, lr=1e-2,
+        monitor=lambda step, stacked: {"loss": stacked.losses(held_out, shared=True)},
+        monitor_steps=(0, STEPS),
+    )  # fmt: skip
+    assert [row[0] for row in runs.logs["loss"]] == pytest.approx(runs.initial_loss)
+    assert [row[1] for row in runs.logs["loss"]] == pytest.approx(runs.final_loss)
+
+
+def test_weight_decay_needs_adamw():
+    data = data_for(SEEDS[:1])
+    with pytest.raises(ValueError, match="adamw"):
+        train_language_models([build(0)], lambda step: data[:, :BATCH], data[0, :4],
+                              steps=1, lr=1e-3, weight_decay=0.1)  # fmt: skip
