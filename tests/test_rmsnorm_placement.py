@@ -31,10 +31,23 @@ def test_equal_footing_norms_are_layernorm_with_center_and_rmsnorm_without(norm)
     torch.testing.assert_close(norm(a, center=False), F.rms_norm(a, (40,), eps=bench.EPS))
 
 
-def test_every_benchmark_row_computes_its_norm():
+@pytest.mark.parametrize("norm", [bench.composed_norm, bench.fewest_pass_norm])
+def test_equal_footing_norms_apply_the_gain_and_layernorms_bias(norm):
+    a = rows()
+    gain, bias = (t.double().detach() for t in bench.affine_parameters(40))
+    expected = F.layer_norm(a, (40,), gain, bias, eps=bench.EPS)
+    torch.testing.assert_close(norm(a, center=True, gain=gain, bias=bias), expected)
+    expected = F.rms_norm(a, (40,), gain, eps=bench.EPS)
+    torch.testing.assert_close(norm(a, center=False, gain=gain), expected)
+
+
+def test_every_benchmark_row_computes_its_norm_with_its_affine_parameters():
     a = rows().float()
     ops = bench.candidates(40)
-    layer_norm, rms_norm = F.layer_norm(a, (40,)), F.rms_norm(a, (40,))
+    gain, bias = bench.affine_parameters(40)
+    assert gain.requires_grad and bias.requires_grad and (gain - 1).abs().max() > 0.01
+    layer_norm = F.layer_norm(a, (40,), gain, bias, eps=bench.EPS)
+    rms_norm = F.rms_norm(a, (40,), gain, eps=bench.EPS)
     torch.testing.assert_close(ops[bench.FLOOR](a), a)
     for _, name in bench.ROWS:
         expected = layer_norm if "layer" in name.lower() else rms_norm
@@ -435,3 +448,69 @@ def test_spike_training_logs_each_seeds_global_gradient_norm(no_store):
         norm = torch.sqrt(sum(p.grad.pow(2).sum() for p in model.parameters())).item()
         assert result.grad_norm[i][0] == pytest.approx(norm, rel=1e-5)
     assert all(v is not None and 1.0 < v < 4.0 for v in result.final_loss)
+
+
+# ---- P3 from measured times ------------------------------------------------------------------------
+
+
+def timing(ratios_by_setting, rounds=5):
+    """A TimingResult whose per-round RMSNorm / LayerNorm ratios are given per setting and way:
+    {setting: {way: (forward ratio, fwd+bwd ratio)}}; LayerNorm takes 1 ms in every round."""
+    from lnpaper.experiments.rmsnorm_placement import TimingResult
+
+    times = {}
+    for setting, ways in ratios_by_setting.items():
+        entry = {}
+        for way, (rms, ln) in bench.PAIRS.items():
+            fwd, both = ways[way]
+            wobble = [1 + 0.01 * k for k in range(rounds)]
+            entry[ln] = {"forward": [1e-3 * w for w in wobble],
+                         "forward_backward": [2e-3 * w for w in wobble]}  # fmt: skip
+            entry[rms] = {"forward": [1e-3 * w * fwd for w in wobble],
+                          "forward_backward": [2e-3 * w * both for w in wobble]}  # fmt: skip
+        times[setting] = entry
+    return TimingResult(shapes=[[4, 8]], threads=[1, 2], rounds=rounds, machine="test",
+                        times=times)  # fmt: skip
+
+
+def traffic_result():
+    from lnpaper.experiments.rmsnorm_placement import TrafficResult
+
+    names = [name for pair in bench.PAIRS.values() for name in pair]
+    return TrafficResult(shape=[4, 8], forward=dict.fromkeys(names, 5.0),
+                         forward_backward=dict.fromkeys(names, 9.0), forward_ops={})  # fmt: skip
+
+
+def test_time_ratio_is_the_median_of_per_round_ratios():
+    times = {"a": {"forward": [1.0, 3.0, 10.0]}, "b": {"forward": [2.0, 2.0, 2.0]}}
+    assert nb_claims.time_ratio(times, "a", "b", "forward") == 1.5
+
+
+def test_check_p3_grades_measured_times_and_can_fail():
+    alike = {"as shipped": (0.6, 0.7), "one op per step": (0.6, 0.7), "fewest passes": (0.8, 0.85)}
+    shipped_slow = {**alike, "as shipped": (1.3, 2.5)}
+    saves = timing({"s, 1 thread(s)": alike, "s, 2 thread(s)": alike})
+    assert nb_claims.check_p3(traffic_result(), saves).verdict == claims.REPRODUCED
+    as_measured = timing({"s, 1 thread(s)": shipped_slow, "s, 2 thread(s)": shipped_slow})
+    assert nb_claims.check_p3(traffic_result(), as_measured).verdict == claims.PARTLY
+    slower = {way: (1.3, 1.4) for way in bench.PAIRS}
+    lost = timing({"s, 1 thread(s)": slower, "s, 2 thread(s)": slower})
+    assert nb_claims.check_p3(traffic_result(), lost).verdict == claims.NOT_REPRODUCED
+    # a ratio that saves with one thread and costs with two decides nothing
+    level = {way: (1.0, 1.05) for way in bench.PAIRS}
+    split = timing({"s, 1 thread(s)": alike, "s, 2 thread(s)": slower})
+    for verdict_of in (split, timing({"s, 1 thread(s)": level, "s, 2 thread(s)": level})):
+        assert nb_claims.check_p3(traffic_result(), verdict_of).verdict == claims.INCONCLUSIVE
+    finding = nb_claims.check_p3(traffic_result(), as_measured)
+    assert "as shipped fwd+bwd 2.50-2.50 (fails)" in finding.ours and "GPU" in finding.ours
+
+
+def test_norm_timing_keeps_every_round_per_setting(no_store):
+    from lnpaper.experiments.rmsnorm_placement import norm_timing
+
+    result = norm_timing(shapes=((8, 16),), threads=(1,), rounds=3, warmup=1)
+    assert list(result.times) == ["8x16, 1 thread(s)"]
+    times = result.times["8x16, 1 thread(s)"]
+    assert set(times) == set(bench.candidates(16))
+    assert all(len(t["forward"]) == len(t["forward_backward"]) == 3 for t in times.values())
+    assert all(v > 0 for t in times.values() for v in t["forward"] + t["forward_backward"])

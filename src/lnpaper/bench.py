@@ -6,11 +6,14 @@ Speed is measured here and never enforced by a test. Each time is the fastest of
 operation that must read and write every value once. The absolute times depend on the machine; the
 ratios travel better.
 
-Notebook 06 (claim P3) prints the same table from the same functions. It compares LayerNorm and
-RMSNorm three ways: as PyTorch ships them (on CPU, `F.layer_norm` is one fused kernel while
-`F.rms_norm` is composed of five ops), and twice on equal footing, both norms written the same way
-(one function, RMSNorm being LayerNorm with mu = 0): one torch op per step of the formula, and the
-fewest passes over memory (one read per statistic, one pass that reads and writes).
+Notebook 06 (claim P3) prints the same table from the same functions, timed by the recorded
+experiment `norm_timing` (medians over rounds, at 1 and 2 threads). It compares LayerNorm and
+RMSNorm three ways, every norm with its affine parameters (LayerNorm a gain and a bias, RMSNorm a
+gain): as PyTorch ships them (on CPU, `F.layer_norm` is one fused kernel while `F.rms_norm` is
+composed of separate ops), and twice on equal footing, both norms written the same way (one
+function, RMSNorm being LayerNorm with mu = 0 and no bias): one torch op per step of the formula,
+and the fewest passes over memory (one read per statistic, one pass that reads and writes, one for
+the affine map).
 
 The allocator is pinned (`pin_allocator`): glibc's default raises its trim threshold only to twice
 the largest block it has seen freed, so the composed ops, which hold several full-size temporaries
@@ -22,7 +25,6 @@ without it.
 import ctypes
 import ctypes.util
 import functools
-import math
 import os
 import platform
 import time
@@ -70,16 +72,35 @@ def pin_allocator() -> str:
 # (R = read, W = write; a clone is R + W).
 
 
-def composed_norm(a: torch.Tensor, center: bool, eps: float = EPS) -> torch.Tensor:
-    """One torch op per step of the formula: LayerNorm 5 R + 3 W, RMSNorm 3 R + 2 W."""
+def composed_norm(
+    a: torch.Tensor,
+    center: bool,
+    gain: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    eps: float = EPS,
+) -> torch.Tensor:
+    """One torch op per step of the formula: LayerNorm 5 R + 3 W, RMSNorm 3 R + 2 W; the gain g
+    adds R + W to both, LayerNorm's bias b another R + W."""
     if center:
         a = a - a.mean(dim=-1, keepdim=True)  # a - mu                                R, R + W
     mean_square = a.pow(2).mean(dim=-1, keepdim=True)  # sigma^2 or RMS^2            R + W, R
-    return a * torch.rsqrt(mean_square + eps)  # divided by sqrt(. + eps)            R + W
+    y = a * torch.rsqrt(mean_square + eps)  # divided by sqrt(. + eps)               R + W
+    if gain is not None:
+        y = y * gain  # g * .                                                        R + W
+    if bias is not None:
+        y = y + bias  # + b                                                          R + W
+    return y
 
 
-def fewest_pass_norm(a: torch.Tensor, center: bool, eps: float = EPS) -> torch.Tensor:
-    """One read per statistic, then y = s * a + t in one pass: LayerNorm 3 R + W, RMSNorm 2 R + W.
+def fewest_pass_norm(
+    a: torch.Tensor,
+    center: bool,
+    gain: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    eps: float = EPS,
+) -> torch.Tensor:
+    """One read per statistic, then y = s * a + t in one pass: LayerNorm 3 R + W, RMSNorm 2 R + W;
+    then g * y + b (LayerNorm) or g * y (RMSNorm) in one more pass, R + W.
 
     For timing only: LayerNorm's sigma^2 = E[a^2] - mu^2 is the one-pass variance that fails when
     the mean dwarfs the spread (notebook 02, F4); a fused kernel such as F.layer_norm gets both
@@ -88,7 +109,10 @@ def fewest_pass_norm(a: torch.Tensor, center: bool, eps: float = EPS) -> torch.T
     mean_square = torch.linalg.vector_norm(a, dim=-1, keepdim=True).square() / a.shape[-1]  # R
     mu = a.mean(dim=-1, keepdim=True) if center else torch.zeros_like(mean_square)  # R if center
     inv_scale = torch.rsqrt(mean_square - mu.square() + eps)  # 1 / sqrt(sigma^2 + eps)
-    return torch.addcmul(-mu * inv_scale, a, inv_scale)  # (a - mu) / scale              R + W
+    y = torch.addcmul(-mu * inv_scale, a, inv_scale)  # (a - mu) / scale                 R + W
+    if gain is None:
+        return y if bias is None else y + bias
+    return y * gain if bias is None else torch.addcmul(bias, y, gain)  # g * y (+ b)     R + W
 
 
 FLOOR = "clone (memory floor)"
@@ -111,15 +135,14 @@ PAIRS = {
 }
 
 
-def seconds_per_call(
+def seconds_per_round(
     functions: dict, rounds: int = 15, warmup: int = 10, block: float = 4e-3
 ) -> dict:
-    """name -> the fastest time of one call, over `rounds` rounds that visit every function in turn.
+    """name -> the time of one call in each of `rounds` rounds that visit every function in turn.
 
-    Other processes on the machine only ever add time, so the fastest round is the best estimate
-    of the cost itself, and taking turns exposes every function to the same disturbances. Each
-    round times a block of calls lasting about `block` seconds, well above the timer's resolution.
-    The warmup calls also let the heap grow to its working size.
+    Taking turns exposes every function to the same disturbances. Each round times a block of
+    calls lasting about `block` seconds, well above the timer's resolution. The warmup calls also
+    let the heap grow to its working size.
     """
     calls = {}
     for name, fn in functions.items():
@@ -128,29 +151,57 @@ def seconds_per_call(
         start = time.perf_counter()
         fn()
         calls[name] = max(1, round(block / max(time.perf_counter() - start, 1e-7)))
-    best = dict.fromkeys(functions, math.inf)
+    times = {name: [] for name in functions}
     for _ in range(rounds):
         for name, fn in functions.items():
             start = time.perf_counter()
             for _ in range(calls[name]):
                 fn()
-            best[name] = min(best[name], (time.perf_counter() - start) / calls[name])
-    return best
+            times[name].append((time.perf_counter() - start) / calls[name])
+    return times
+
+
+def seconds_per_call(
+    functions: dict, rounds: int = 15, warmup: int = 10, block: float = 4e-3
+) -> dict:
+    """name -> the fastest time of one call over the rounds of `seconds_per_round`: other
+    processes on the machine only ever add time, so the fastest round is the best estimate of the
+    cost itself (what `python -m lnpaper bench` prints; the claim check uses medians)."""
+    return {
+        name: min(times)
+        for name, times in seconds_per_round(functions, rounds, warmup, block).items()
+    }
+
+
+def affine_parameters(width: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A gain g near 1 and a bias b near 0, both with gradients (a trained norm has both)."""
+    generator = torch.Generator().manual_seed(1)
+    gain = 1 + 0.1 * torch.randn(width, generator=generator)
+    bias = 0.1 * torch.randn(width, generator=generator)
+    return gain.requires_grad_(), bias.requires_grad_()
 
 
 def candidates(width: int) -> dict:
-    """name -> function of one (rows, width) tensor, for every row of the table and the floor."""
+    """name -> function of one (rows, width) tensor, for every row of the table and the floor.
+    Every norm has its affine parameters: LayerNorm a gain and a bias, RMSNorm a gain."""
+    gain, bias = affine_parameters(width)
     ours_ln, ours_rms = LayerNorm(width), RMSNorm(width)
+    with torch.no_grad():
+        ours_ln.weight.copy_(gain)
+        ours_ln.bias.copy_(bias)
+        ours_rms.weight.copy_(gain)
     return {
         FLOOR: lambda x: x.clone(),
-        "F.layer_norm (fused)": lambda x: F.layer_norm(x, (width,)),
-        "F.rms_norm (composed)": lambda x: F.rms_norm(x, (width,)),
+        "F.layer_norm (fused)": lambda x: F.layer_norm(x, (width,), gain, bias, eps=EPS),
+        "F.rms_norm (composed)": lambda x: F.rms_norm(x, (width,), gain, eps=EPS),
         "lnpaper.LayerNorm": ours_ln,
         "lnpaper.RMSNorm": ours_rms,
-        "layer norm, composed": functools.partial(composed_norm, center=True),
-        "rms norm, composed": functools.partial(composed_norm, center=False),
-        "layer norm, fewest passes": functools.partial(fewest_pass_norm, center=True),
-        "rms norm, fewest passes": functools.partial(fewest_pass_norm, center=False),
+        "layer norm, composed": functools.partial(composed_norm, center=True, gain=gain, bias=bias),
+        "rms norm, composed": functools.partial(composed_norm, center=False, gain=gain),
+        "layer norm, fewest passes": functools.partial(
+            fewest_pass_norm, center=True, gain=gain, bias=bias
+        ),
+        "rms norm, fewest passes": functools.partial(fewest_pass_norm, center=False, gain=gain),
     }
 
 
@@ -162,18 +213,38 @@ def forward_backward(op, x):
     return run
 
 
-def time_norms(shape) -> dict:
-    """name -> (forward, forward + backward) time as a multiple of the clone's; and the floor's
-    own times in ms under the key "floor ms"."""
+def norm_times(shape, rounds: int = 15, warmup: int = 10) -> dict:
+    """name -> (forward times, forward + backward times), one per round (`seconds_per_round`)."""
     torch.manual_seed(0)
     x = torch.randn(*shape)
     x_grad = x.clone().requires_grad_()
     ops = candidates(shape[-1])
     with torch.no_grad():
-        forward = seconds_per_call({name: lambda op=op: op(x) for name, op in ops.items()})
-    both = seconds_per_call({name: forward_backward(op, x_grad) for name, op in ops.items()})
-    ratios = {name: (forward[name] / forward[FLOOR], both[name] / both[FLOOR]) for name in ops}
-    return {**ratios, "floor ms": (forward[FLOOR] * 1e3, both[FLOOR] * 1e3)}
+        forward = seconds_per_round(
+            {name: lambda op=op: op(x) for name, op in ops.items()}, rounds, warmup
+        )
+    both = seconds_per_round(
+        {name: forward_backward(op, x_grad) for name, op in ops.items()}, rounds, warmup
+    )
+    return {name: (forward[name], both[name]) for name in ops}
+
+
+def ratios_to_floor(times: dict, summary=min) -> dict:
+    """name -> (forward, forward + backward) time as a multiple of the clone's, each time the
+    `summary` (min or statistics.median) of its rounds; the floor's own times in ms under the key
+    "floor ms"."""
+    floor_fwd, floor_both = (summary(t) for t in times[FLOOR])
+    ratios = {
+        name: (summary(fwd) / floor_fwd, summary(both) / floor_both)
+        for name, (fwd, both) in times.items()
+    }
+    return {**ratios, "floor ms": (floor_fwd * 1e3, floor_both * 1e3)}
+
+
+def time_norms(shape) -> dict:
+    """name -> (forward, forward + backward) time as a multiple of the clone's, each the fastest
+    round; and the floor's own times in ms under the key "floor ms"."""
+    return ratios_to_floor(norm_times(shape))
 
 
 def format_norms(shape, ratios: dict) -> str:

@@ -4,7 +4,9 @@
 - `rmsnorm_study` (P2, P4): the Pre-LN language model of notebook 05 with LayerNorm, RMSNorm,
   pRMSNorm and DyT (each configuration is an `lm_training` run, so notebook 05's come from the store).
 - `memory_traffic` (P3): how many values each way of writing the two norms reads and writes, counted
-  op by op; the timings themselves are in `lnpaper.bench` (never in a stored result).
+  op by op.
+- `norm_timing` (P3): the times of `lnpaper.bench`'s table, every round kept, at 1 and 2 threads;
+  a machine's times, stored so the notebook prints what the verdict was decided from.
 - `prms_estimate` (P4): how well the first 6.25% of the units estimate the RMS.
 - `placement_study` (P5): Post-LN, Pre-LN and Peri-LN trained at a high learning rate, with the
   residual stream's variance and each block's gradient norm at init and after training.
@@ -166,6 +168,50 @@ def memory_traffic(*, shape=(256, 1024)) -> TrafficResult:
             op(x_grad).sum().backward()
         both[name] = (counter.read + counter.written) / numel
     return TrafficResult(shape=list(shape), forward=forward, forward_backward=both, forward_ops=ops)
+
+
+@dataclass
+class TimingResult:
+    shapes: list
+    threads: list
+    rounds: int
+    machine: str  # torch version, CPU capability, allocator pin
+    times: dict  # "4096x1024, 1 thread(s)" -> name -> {"forward": [s per call, one per round],
+    #              "forward_backward": [...]}
+
+
+def timing_setting(shape, threads: int) -> str:
+    return f"{shape[0]}x{shape[1]}, {threads} thread(s)"
+
+
+@experiment
+def norm_timing(
+    *, shapes=bench.SHAPES, threads=(1, 2), rounds: int = 11, warmup: int = 3
+) -> TimingResult:
+    """P3: every version of `lnpaper.bench`'s table, forward and forward + backward, timed in
+    `rounds` rounds that visit every version in turn (`bench.seconds_per_round`), on each shape
+    with 1 and with 2 threads, the allocator pinned (`bench.pin_allocator`). Wall-clock times:
+    another run, let alone another machine, gives other numbers; the claim grades medians of
+    per-round ratios with a margin, and calls a comparison undecided where settings disagree."""
+    allocator = bench.pin_allocator()
+    before = torch.get_num_threads()
+    times = {}
+    try:
+        for count in threads:
+            torch.set_num_threads(int(count))
+            for shape in shapes:
+                measured = bench.norm_times(tuple(shape), rounds, warmup)
+                times[timing_setting(shape, count)] = {
+                    name: {"forward": fwd, "forward_backward": both}
+                    for name, (fwd, both) in measured.items()
+                }
+    finally:
+        torch.set_num_threads(before)
+    machine = f"torch {torch.__version__}, {torch.backends.cpu.get_cpu_capability()}, {allocator}"
+    return TimingResult(
+        shapes=[list(s) for s in shapes], threads=[int(t) for t in threads], rounds=rounds,
+        machine=machine, times=times,
+    )  # fmt: skip
 
 
 # ---- P4: how good is the partial estimate? ------------------------------------------------------
