@@ -79,3 +79,17 @@ def test_weight_decay_needs_adamw():
     with pytest.raises(ValueError, match="adamw"):
         train_language_models([build(0)], lambda step: data[:, :BATCH], data[0, :4],
                               steps=1, lr=1e-3, weight_decay=0.1)  # fmt: skip
+
+
+def test_the_global_gradient_norm_is_logged_at_every_step():
+    data = data_for(SEEDS)
+    held_out = SyntheticLanguage().sample(16, LENGTH + 1, seed=99)
+    runs, _ = train_language_models(
+        [build(s) for s in SEEDS], lambda step: data[:, step * BATCH : (step + 1) * BATCH],
+        held_out, steps=2, lr=1e-2, log_grad_norm=True,
+    )  # fmt: skip
+    alone = build(SEEDS[1])
+    next_token_loss(alone, data[1, :BATCH]).backward()
+    norm = torch.sqrt(sum(p.grad.pow(2).sum() for p in alone.parameters())).item()
+    assert len(runs.logs["grad_norm"][1]) == 2
+    assert runs.logs["grad_norm"][1][0] == pytest.approx(norm, rel=1e-5)

@@ -92,12 +92,15 @@ def train_language_models(
     log_every: int = 10,
     monitor: Callable[[int, StackedModels], dict] | None = None,
     monitor_steps=(),
+    log_grad_norm: bool = False,
 ) -> tuple[SeedRuns, StackedModels]:
     """Train models[i] on next_batch(step)[i] (S x B x T+1 tokens) for `steps` steps, all at once.
 
     `monitor(step, stacked)` is called before the step numbered `step` for each step in
     `monitor_steps` (`steps` for after the last one) and returns {name: S values}; they are logged
-    in `SeedRuns.logs[name][seed]`. Held-out losses are on `held_out` (B x T+1, shared)."""
+    in `SeedRuns.logs[name][seed]`. With `log_grad_norm`, `logs["grad_norm"][seed]` holds each
+    step's global gradient norm, sqrt(sum of every parameter's squared gradient), before the
+    optimizer's step. Held-out losses are on `held_out` (B x T+1, shared)."""
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
     if not lr > 0:
@@ -135,6 +138,12 @@ def train_language_models(
             break
         opt.zero_grad(set_to_none=True)
         losses.nan_to_num(0.0, 0.0, 0.0).sum().backward()  # a diverged seed adds nothing
+        if log_grad_norm:
+            squares = sum(p.grad.flatten(1).pow(2).sum(dim=1) for p in stacked.params.values())
+            rows = runs.logs.setdefault("grad_norm", [[] for _ in range(stacked.size)])
+            for i, norm in enumerate(squares.sqrt().tolist()):
+                if runs.diverged_at[i] is None:
+                    rows[i].append(norm)
         opt.step()
         window.append(values)
         if len(window) == log_every or step == steps - 1:
