@@ -499,37 +499,84 @@ def test_t2_lemma2_check_can_fail():
 
 
 def seeds_of(curve, spread=(1.0, 1.2, 0.9)) -> list:
-    """One curve over checkpoints as three seeds' curves, each scaled by its factor."""
+    """One curve over the points (step 0, then the loss levels) as three seeds' curves, each
+    scaled by its factor."""
     return [[factor * v for v in curve] for factor in spread]
 
 
-def test_the_t7_check_can_fail():
-    from lnpaper import claims
-    from lnpaper.claims import transformer as nb_claims
-    from lnpaper.experiments.transformer import ProjectionResult, SmoothnessResult
+def _smoothness(**changes):
+    from lnpaper.experiments.transformer import SmoothnessResult
 
-    exact = ProjectionResult([32, 6], 1e-14, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
-    # BatchNorm rougher at step 0 and smoother after it: only the checkpoints after step 0 count
-    smooth = SmoothnessResult(
+    # BatchNorm rougher at step 0, smoother at the two matched losses
+    fields = dict(
         norms=["none", "batchnorm"], seeds=[0, 1, 2], lr=0.2, step_multipliers=[1.0],
-        checkpoints=[0, 50, 100],
-        loss_range={"none": seeds_of([0.1, 1.0, 0.8]), "batchnorm": seeds_of([1.6, 0.05, 0.03])},
+        loss_levels=[1.0, 0.5], max_steps=100,
+        steps={"none": seeds_of([0, 40, 80]), "batchnorm": seeds_of([0, 4, 10])},
+        loss_range={"none": seeds_of([0.1, 1.0, 0.8]), "batchnorm": seeds_of([1.6, 0.5, 0.3])},
         grad_change={"none": seeds_of([0.4, 6.0, 5.0]), "batchnorm": seeds_of([1.0, 1.1, 1.0])},
         beta_smoothness={"none": seeds_of([1, 8, 9]), "batchnorm": seeds_of([3, 4, 4])},
-        train_loss={"none": seeds_of([2.3, 1.0, 0.5]), "batchnorm": seeds_of([2.3, 0.1, 0.05])},
+        train_loss={"none": seeds_of([2.3, 1.0, 0.5]), "batchnorm": seeds_of([2.3, 0.9, 0.5])},
     )  # fmt: skip
-    finding = nb_claims.check_t7(exact, smooth)
+    return SmoothnessResult(**{**fields, **changes})
+
+
+def test_the_t7_check_grades_every_measure_at_matched_loss_and_at_step_0():
+    from lnpaper import claims
+    from lnpaper.claims import transformer as nb_claims
+    from lnpaper.experiments.transformer import ProjectionResult
+
+    exact = ProjectionResult([32, 6], 1e-14, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
+    finding = nb_claims.check_t7(exact, _smoothness())
+    # smoother at matched loss on all three, rougher at step 0 on all three: partly
     assert finding.verdict == claims.PARTLY, finding.ours
-    assert [q.kind for q in finding.quantities] == ["exact", "aggregate", "aggregate"]
+    assert [q.kind for q in finding.quantities] == ["exact"] + ["aggregate"] * 6
+    labels = " ".join(q.label for q in finding.quantities)
+    for word in ("loss variation", "gradient change", "beta-smoothness", "matched loss", "step 0"):
+        assert word in labels
     wrong = ProjectionResult([32, 6], 1e-3, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
-    assert nb_claims.check_t7(wrong, smooth).verdict == claims.NOT_REPRODUCED
-    rough = SmoothnessResult(**{**vars(smooth), "grad_change": {"none": seeds_of([1, 1, 1]),
-                                                                "batchnorm": seeds_of([2, 2, 2])}})  # fmt: skip
+    assert nb_claims.check_t7(wrong, _smoothness()).verdict == claims.NOT_REPRODUCED
+    # rougher everywhere, on every measure: not reproduced
+    rough = _smoothness(
+        loss_range={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
+        grad_change={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
+        beta_smoothness={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
+    )
     assert nb_claims.check_t7(exact, rough).verdict == claims.NOT_REPRODUCED
-    # BatchNorm's gradient change lower on one seed, higher on another: the seeds do not decide
-    mixed = SmoothnessResult(**{**vars(smooth), "grad_change": {
-        "none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([1, 1, 1], spread=(0.5, 2.0, 1.0))}})  # fmt: skip
-    assert nb_claims.check_t7(exact, mixed).verdict == claims.INCONCLUSIVE
+    # smoother everywhere: still only partly, the input-distribution half is not run
+    smooth = _smoothness(
+        loss_range={"none": seeds_of([2, 2, 2]), "batchnorm": seeds_of([1, 1, 1])},
+        beta_smoothness={"none": seeds_of([9, 8, 9]), "batchnorm": seeds_of([3, 4, 4])},
+        grad_change={"none": seeds_of([2, 6, 5]), "batchnorm": seeds_of([1, 1.1, 1])},
+    )
+    assert nb_claims.check_t7(exact, smooth).verdict == claims.PARTLY
+    # a level never reached: nothing to pair
+    missed = _smoothness(loss_range={"none": [[0.1, 1.0, None]] * 3,
+                                     "batchnorm": seeds_of([1.6, 0.5, 0.3])})  # fmt: skip
+    assert nb_claims.check_t7(exact, missed).verdict == claims.INCONCLUSIVE
+
+
+def test_smoothness_summaries_split_step_0_from_the_matched_points():
+    from lnpaper.experiments.transformer import smoothness_at_init, smoothness_log_means
+
+    result = _smoothness()
+    matched = smoothness_log_means(result)["loss_range"]["none"][0]
+    assert matched == pytest.approx((math.log(1.0) + math.log(0.8)) / 2)
+    assert smoothness_at_init(result)["loss_range"]["batchnorm"][0] == pytest.approx(math.log(1.6))
+
+
+def test_loss_smoothness_probes_at_the_first_step_reaching_each_level():
+    from lnpaper.experiments import loss_smoothness
+
+    result = loss_smoothness(norms=("batchnorm",), loss_levels=(1.5, 0.8), max_steps=60,
+                             width=16, seeds=(0,))  # fmt: skip
+    steps, losses = result.steps["batchnorm"][0], result.train_loss["batchnorm"][0]
+    assert steps[0] == 0 and steps[1] <= steps[2] <= 60
+    assert losses[1] <= 1.5 and losses[2] <= 0.8
+    with pytest.raises(ValueError, match="decreasing"):
+        loss_smoothness(loss_levels=(0.5, 1.0))
+    never = loss_smoothness(norms=("none",), loss_levels=(1e-9,), max_steps=3, width=16,
+                            seeds=(0,))  # fmt: skip
+    assert never.steps["none"][0] == [0, None]
 
 
 # ---- the model options: each against its formula; the defaults change nothing ----------------

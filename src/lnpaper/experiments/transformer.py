@@ -401,12 +401,15 @@ class SmoothnessResult:
     seeds: list
     lr: float
     step_multipliers: list  # the steps eta along -g tried, as multiples of lr
-    checkpoints: list  # training steps at which the landscape was probed
-    # each norm -> [seed][checkpoint]:
+    loss_levels: list  # training-loss levels on the probe batch at which the landscape is probed
+    max_steps: int  # a level not reached by then has None at its point
+    # each norm -> [seed][point]; point 0 is step 0 (the initialization), point k the first step
+    # whose loss on the probe batch is at or below loss_levels[k - 1]:
+    steps: dict  # the training step of each point
     loss_range: dict  # max - min of the loss along the step
     grad_change: dict  # max_eta ||g(w - eta g) - g(w)|| / ||g(w)||
     beta_smoothness: dict  # max_eta ||g(w - eta g) - g(w)|| / ||eta g||
-    train_loss: dict  # loss on the probe batch
+    train_loss: dict  # loss on the probe batch at the point
 
 
 @experiment
@@ -415,24 +418,32 @@ def loss_smoothness(
     norms=("none", "batchnorm", "layernorm"),
     lr: float = 0.2,
     step_multipliers=(0.5, 1.0, 2.0, 4.0),
-    checkpoints=(0, 25, 50, 100, 150, 200, 300),
+    loss_levels=(1.0, 0.5, 0.2, 0.1),
+    max_steps: int = 800,
     width: int = 128,
     batch_size: int = 64,
     seeds=tuple(range(10)),
 ) -> SmoothnessResult:
     """Santurkar et al. 2018, Sec. 3.1 and Fig. 4, at digits scale: train an MLP with plain SGD, and
-    at each checkpoint walk along the gradient direction from the current weights, measuring on one
-    batch (i) the range of the loss (its variation), (ii) how far the gradient moves relative to its
-    own size ("gradient predictiveness"), (iii) that change per unit of distance moved
-    ("effective beta-smoothness"). A seed sets the initial weights, the data order and the probe
-    batch; every normalizer sees the same ones, so the normalizers are compared paired by seed.
+    at matched training loss walk along the gradient direction from the current weights, measuring
+    on one batch (i) the range of the loss (its variation), (ii) how far the gradient moves
+    relative to its own size ("gradient predictiveness"), (iii) that change per unit of distance
+    moved ("effective beta-smoothness"). The points: step 0, then the first step at which the loss
+    on the probe batch reaches each of `loss_levels`, so that every normalizer is compared as near
+    a minimum as the others, not after as many steps (BatchNorm gets there far sooner). A seed sets
+    the initial weights, the data order and the probe batch, the same for every normalizer, so
+    the normalizers are compared paired by seed.
     """
+    if list(loss_levels) != sorted(loss_levels, reverse=True) or min(loss_levels) <= 0:
+        raise ValueError(f"loss_levels must be positive and decreasing, got {loss_levels}")
     out = SmoothnessResult(
         norms=list(norms),
         seeds=[int(s) for s in seeds],
         lr=lr,
         step_multipliers=list(step_multipliers),
-        checkpoints=list(checkpoints),
+        loss_levels=list(loss_levels),
+        max_steps=max_steps,
+        steps={},
         loss_range={},
         grad_change={},
         beta_smoothness={},
@@ -440,18 +451,19 @@ def loss_smoothness(
     )
     for norm in norms:
         runs = [
-            _probe_landscape(norm, seed, lr, step_multipliers, checkpoints, width, batch_size)
+            _probe_landscape(
+                norm, seed, lr, step_multipliers, loss_levels, max_steps, width, batch_size
+            )  # fmt: skip
             for seed in out.seeds
         ]
-        out.loss_range[norm] = [run["loss_range"] for run in runs]
-        out.grad_change[norm] = [run["grad_change"] for run in runs]
-        out.beta_smoothness[norm] = [run["beta_smoothness"] for run in runs]
-        out.train_loss[norm] = [run["train_loss"] for run in runs]
+        for key in ("steps", *SMOOTHNESS_MEASURES, "train_loss"):
+            getattr(out, key)[norm] = [run[key] for run in runs]
     return out
 
 
-def _probe_landscape(norm, seed, lr, step_multipliers, checkpoints, width, batch_size) -> dict:
-    """One seed of `loss_smoothness`: measure -> [per checkpoint]."""
+def _probe_landscape(norm, seed, lr, step_multipliers, loss_levels, max_steps, width,
+                     batch_size) -> dict:  # fmt: skip
+    """One seed of `loss_smoothness`: measure -> [per point: step 0, then each loss level]."""
     inputs, labels = digits.load("train")
     order = epoch_batches(len(labels), batch_size, seed)
     probe = order(10**6)  # one fixed batch (from a far-away epoch) for every measurement
@@ -462,13 +474,10 @@ def _probe_landscape(norm, seed, lr, step_multipliers, checkpoints, width, batch
     etas = [m * lr for m in step_multipliers]
     torch.manual_seed(seed)
     model = MLP((digits.PIXELS, width, width, digits.CLASSES), norm=norm)
-    ranges, changes, betas, losses = [], [], [], []
-    done = 0
-    for checkpoint in checkpoints:
-        if checkpoint > done:  # plain SGD keeps no state: training in pieces is one run
-            train(model, loss_fn, lambda s, start=done: order(start + s), steps=checkpoint - done, lr=lr,
-                  optimizer="sgd")  # fmt: skip
-            done = checkpoint
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)  # plain SGD: no state
+    out = {key: [] for key in ("steps", *SMOOTHNESS_MEASURES, "train_loss")}
+
+    def measure(step: int) -> None:
         loss, grad = _loss_and_grad(model, loss_fn, probe)
         weights = [p.detach().clone() for p in model.parameters()]
         along, change = [loss], []
@@ -483,12 +492,41 @@ def _probe_landscape(norm, seed, lr, step_multipliers, checkpoints, width, batch
             for p, w in zip(model.parameters(), weights, strict=True):
                 p.copy_(w)
         g_norm = _norm(grad)
-        ranges.append(max(along) - min(along))
-        changes.append(max(change) / g_norm)
-        betas.append(max(c / (eta * g_norm) for c, eta in zip(change, etas, strict=True)))
-        losses.append(loss)
-    return {"loss_range": ranges, "grad_change": changes, "beta_smoothness": betas,
-            "train_loss": losses}  # fmt: skip
+        out["steps"].append(step)
+        out["loss_range"].append(max(along) - min(along))
+        out["grad_change"].append(max(change) / g_norm)
+        out["beta_smoothness"].append(max(c / (eta * g_norm) for c, eta in zip(change, etas, strict=True)))  # fmt: skip
+        out["train_loss"].append(loss)
+
+    measure(0)
+    levels = list(loss_levels)
+    step = 0
+    while levels and step < max_steps:
+        model.train()
+        optimizer.zero_grad(set_to_none=True)
+        loss_fn(model, order(step)).backward()
+        optimizer.step()
+        step += 1
+        reached = [level for level in levels if _probe_loss(model, loss_fn, probe) <= level]
+        if reached:  # one point stands for every level crossed in this step
+            for _ in reached:
+                measure(step)
+            levels = levels[len(reached) :]
+    for _ in levels:  # never reached: no value to pair
+        for key in out:
+            out[key].append(None)
+    return out
+
+
+def _probe_loss(model, loss_fn, index) -> float:
+    """The loss on the probe batch in training mode, leaving BatchNorm's running estimates as
+    they were."""
+    saved = {k: v.clone() for k, v in model.state_dict().items() if "running" in k}
+    model.train()
+    with torch.no_grad():
+        loss = loss_fn(model, index).item()
+    model.load_state_dict({**model.state_dict(), **saved})
+    return loss
 
 
 def _loss_and_grad(model, loss_fn, index):
@@ -515,13 +553,27 @@ SMOOTHNESS_MEASURES = ("loss_range", "grad_change", "beta_smoothness")
 
 
 def smoothness_log_means(smoothness) -> dict:
-    """measure -> normalizer -> [per seed: the mean of the measure's log over the checkpoints after
-    step 0 (training proper)], the log of its geometric mean over training. The measures span
-    decades over training, so a log puts every checkpoint on one footing; one number per seed
-    pairs the normalizers by seed."""
+    """measure -> normalizer -> [per seed: the mean of the measure's log over the matched-loss
+    points (after step 0)], the log of its geometric mean over the loss levels. The measures span
+    decades, so a log puts every level on one footing; one number per seed pairs the normalizers
+    by seed. A seed that missed a level has None."""
     return {
         key: {
-            norm: [statistics.fmean(math.log(v) for v in values[1:]) for values in by_seed]
+            norm: [
+                None if None in values[1:] else statistics.fmean(math.log(v) for v in values[1:])
+                for values in by_seed
+            ]
+            for norm, by_seed in getattr(smoothness, key).items()
+        }
+        for key in SMOOTHNESS_MEASURES
+    }
+
+
+def smoothness_at_init(smoothness) -> dict:
+    """measure -> normalizer -> [per seed: the log of the measure at step 0]."""
+    return {
+        key: {
+            norm: [math.log(values[0]) for values in by_seed]
             for norm, by_seed in getattr(smoothness, key).items()
         }
         for key in SMOOTHNESS_MEASURES

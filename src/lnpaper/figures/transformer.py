@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from lnpaper import experiments
-from lnpaper.experiments.transformer import smoothness_log_means
+from lnpaper.experiments.transformer import smoothness_at_init, smoothness_log_means
 from lnpaper.figures import style
 from lnpaper.figures.registry import figure
 
@@ -250,34 +250,42 @@ SMOOTHNESS_PANELS = (
 @figure("loss_smoothness", notebook=NOTEBOOK, experiment=experiments.loss_smoothness)
 def loss_smoothness(result) -> Figure:
     """T7, after Santurkar et al.'s Fig. 4: notebook 01's MLP on digits with no norm, BatchNorm or
-    LayerNorm before each ReLU, trained with plain SGD; at each checkpoint, steps of 0.5 to 4 times
-    the learning rate along the gradient g from the weights w, on one fixed batch, measure how far
-    the loss and the gradient move. Each seed is a faint line, the median over seeds a thick one.
-    The title's ratios are of geometric means over the checkpoints after step 0, over the seeds."""
+    LayerNorm before each ReLU, trained with plain SGD; at step 0 and at the first step at which
+    the loss on one fixed batch reaches 1, 0.5, 0.2 and 0.1, steps of 0.5 to 4 times the learning
+    rate along the gradient g from the weights w, on that batch, measure how far the loss and the
+    gradient move. Plotted against that training loss, so each normalizer is compared as near a
+    minimum as the others; training runs to the right. Each seed is a faint line, the median over
+    seeds a thick one; step 0 is the leftmost point. The title's ratios are of geometric means
+    over the matched-loss points (step 0 apart), over the seeds."""
     fig = style.new_figure(3, 4.0)
     axes = fig.subplots(1, 3)
     seeds = len(result.seeds)
     for ax, (key, title, ylabel) in zip(axes, SMOOTHNESS_PANELS, strict=True):
-        curves = {norm: np.array(getattr(result, key)[norm]) for norm in result.norms}
-        for norm, by_seed in curves.items():  # [seed][checkpoint]
-            ax.plot(result.checkpoints, by_seed.T, color=style.color(norm), lw=0.8, alpha=0.3)
-        for norm, by_seed in curves.items():  # the medians over every seed's line
-            ax.plot(result.checkpoints, np.median(by_seed, 0), "o-", color=style.color(norm), lw=2,
-                    ms=4)  # fmt: skip
+        for norm in result.norms:
+            values = np.array(getattr(result, key)[norm], dtype=float)  # [seed][point], nan: missed
+            losses = np.array(result.train_loss[norm], dtype=float)
+            ax.plot(losses.T, values.T, color=style.color(norm), lw=0.8, alpha=0.3)
+            ax.plot(np.nanmedian(losses, 0), np.nanmedian(values, 0), "o-",
+                    color=style.color(norm), lw=2, ms=4)  # fmt: skip
         style.log_axis(ax, "y")
+        style.log_axis(ax, "x")
+        ax.invert_xaxis()
         ax.set_title(title)
-        ax.set_xlabel(f"SGD step (lr {result.lr:g})")
+        ax.set_xlabel(f"probe-batch loss ({style.NATS_PER_IMAGE})")
         ax.set_ylabel(ylabel)
     logs = smoothness_log_means(result)
+    init = smoothness_at_init(result)
 
-    def none_over_batchnorm(key: str) -> float:
+    def none_over_batchnorm(table, key: str) -> float:
         return math.exp(
-            statistics.fmean(logs[key]["none"]) - statistics.fmean(logs[key]["batchnorm"])
+            statistics.fmean(table[key]["none"]) - statistics.fmean(table[key]["batchnorm"])
         )
 
-    style.finding(fig, f"With no norm the loss varies {none_over_batchnorm('loss_range'):.0f} "
-                  "times as much along a gradient step as with BatchNorm,\nand the gradient "
-                  f"moves {none_over_batchnorm('grad_change'):.1f} times as much ({seeds} seeds)")  # fmt: skip
+    style.finding(fig, "At matched loss no norm's loss varies "
+                  f"{none_over_batchnorm(logs, 'loss_range'):.1f}x, its gradient moves "
+                  f"{none_over_batchnorm(logs, 'grad_change'):.1f}x BatchNorm's;\nat "
+                  f"step 0 BatchNorm's loss varies {1 / none_over_batchnorm(init, 'loss_range'):.0f}x "
+                  f"no norm's ({seeds} seeds)")  # fmt: skip
     one_seed = Line2D([], [], color=style.BLACK, lw=0.8, alpha=0.3, label="one seed")
     median = style.style_handle("-", f"median over {seeds} seeds", marker="o")
     methods = [style.method_handle(style.display(norm)) for norm in result.norms]
