@@ -5,6 +5,13 @@ Every experiment goes through the record in `lnpaper.record`, so the notebook th
 `python -m lnpaper figures` that draws it pay for it once.
 """
 
+from lnpaper.experiments.after_2020 import (
+    gain_decay,
+    qk_run,
+    qk_sweep,
+    reordered_study,
+    spike_run,
+)
 from lnpaper.experiments.invariances import (
     adam_geometry,
     fisher_doubling,
@@ -56,6 +63,11 @@ from lnpaper.experiments.why_batchnorm_fails import (
 
 __all__ = [
     "EXPERIMENTS",
+    "gain_decay",
+    "qk_run",
+    "qk_sweep",
+    "reordered_study",
+    "spike_run",
     "backward_parity",
     "batch_dependence",
     "batch_of_one",
