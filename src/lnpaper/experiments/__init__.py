@@ -12,6 +12,12 @@ from lnpaper.experiments.after_2020 import (
     reordered_study,
     spike_run,
 )
+from lnpaper.experiments.after_2020_mean import (
+    after_dyt_study,
+    detach_study,
+    norm_variant_training,
+    zero_mean_drift,
+)
 from lnpaper.experiments.invariances import (
     adam_geometry,
     fisher_doubling,
@@ -62,6 +68,10 @@ from lnpaper.experiments.why_batchnorm_fails import (
 )
 
 __all__ = [
+    "after_dyt_study",
+    "detach_study",
+    "norm_variant_training",
+    "zero_mean_drift",
     "EXPERIMENTS",
     "gain_decay",
     "qk_run",
