@@ -12,6 +12,12 @@ from lnpaper.experiments.after_2020 import (
     reordered_study,
     spike_run,
 )
+from lnpaper.experiments.after_2020_depth import (
+    branch_dependence,
+    deepnorm_study,
+    gradient_profile,
+    layer_scaling_study,
+)
 from lnpaper.experiments.after_2020_mean import (
     after_dyt_study,
     detach_study,
@@ -72,6 +78,10 @@ __all__ = [
     "detach_study",
     "norm_variant_training",
     "zero_mean_drift",
+    "branch_dependence",
+    "deepnorm_study",
+    "gradient_profile",
+    "layer_scaling_study",
     "EXPERIMENTS",
     "gain_decay",
     "qk_run",
