@@ -354,3 +354,93 @@ def test_each_recurrent_classifier_learns_the_digits_row_by_row(kind):
         log_every=30,
     )
     assert history.train_loss[-1] < 0.4 * history.train_loss[0]  # measured: 0.15-0.26
+
+
+# ---- many seeds as one model -------------------------------------------------------------------
+
+
+def _per_seed_models(kind, seeds, inputs=8, hidden=6, max_steps=8, gain_init=None):
+    models = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        cell = make_cell(kind, inputs, hidden, max_steps=max_steps, gain_init=gain_init)
+        models.append(_perturb_affine(SequenceClassifier(cell, digits.CLASSES), seed))
+    return models
+
+
+@pytest.mark.parametrize("kind", ["lstm", "ln-lstm", "bn-lstm", "ln-gru"])
+def test_seed_batched_classifier_is_the_per_seed_models_outputs_grads_and_statistics(kind):
+    from lnpaper.models.recurrent import SeedBatchedClassifier
+
+    seeds = (0, 1, 2)
+    models = _per_seed_models(kind, seeds, gain_init=None if kind == "lstm" else 0.7)
+    batched = SeedBatchedClassifier(models)
+    x, y = digits.load("train", form="rows")
+    index = torch.stack(
+        [torch.randperm(len(x), generator=torch.Generator().manual_seed(s))[:16] for s in seeds]
+    )
+    logits = batched(x[index])
+    F.cross_entropy(logits.flatten(0, 1), y[index].flatten(), reduction="sum").backward()
+    stacked = batched.stacked()
+    for s, model in enumerate(models):
+        alone = model(x[index[s]])
+        F.cross_entropy(alone, y[index[s]], reduction="sum").backward()
+        torch.testing.assert_close(logits[s], alone, atol=1e-6, rtol=1e-5)
+        for name, p in model.named_parameters():
+            scale = p.grad.abs().max().item()
+            error = (batched.p(name).grad[s] - p.grad).abs().max().item()
+            assert error <= 1e-5 * scale + 1e-7, f"{kind} {name}: grad differs by {error:.2g}"
+        for name, buffer in model.named_buffers():  # BN's running statistics, per step
+            torch.testing.assert_close(stacked[name][s], buffer, atol=1e-6, rtol=1e-5)
+        torch.testing.assert_close(batched.per_seed(s)(x[index[s]]), alone, atol=1e-6, rtol=1e-5)
+    # eval mode on sequences longer than training: the BN-LSTM's T_max rule, per seed
+    batched.eval()
+    longer = torch.cat([x[:10], x[:10]], dim=1)
+    with torch.no_grad():
+        out = batched(longer.expand(len(seeds), *longer.shape))
+        for s, model in enumerate(models):
+            torch.testing.assert_close(out[s], model.eval()(longer), atol=1e-6, rtol=1e-5)
+
+
+def test_seed_batched_classifier_cuts_bn_statistics_at_statistics_steps():
+    from lnpaper.models.recurrent import SeedBatchedClassifier
+
+    batched = SeedBatchedClassifier(_per_seed_models("bn-lstm", (0, 1)))
+    x = digits.load("test", form="rows")[0][:12]
+    with torch.no_grad():
+        for start in range(0, 60, 12):  # running statistics that differ from step to step
+            train_x = digits.load("train", form="rows")[0][start : start + 12]
+            batched(train_x.expand(2, *train_x.shape))
+        models = [batched.per_seed(s) for s in range(2)]
+        batched.eval()
+        for model in models:  # the same cut by hand: rows >= 3 take row 2's statistics
+            for norm in (model.cell.norm_hh, model.cell.norm_ih, model.cell.norm_c):
+                norm.running_mean[3:] = norm.running_mean[2]
+                norm.running_var[3:] = norm.running_var[2]
+        batched.statistics_steps = 3
+        out = batched(x.expand(2, *x.shape))
+        for s, model in enumerate(models):
+            torch.testing.assert_close(out[s], model.eval()(x), atol=1e-6, rtol=1e-5)
+        batched.statistics_steps = None
+        assert (batched(x.expand(2, *x.shape)) - out).abs().max() > 1e-4
+
+
+@pytest.mark.parametrize(
+    ("models", "shape", "message"),
+    [
+        ([], None, "at least one model"),
+        ("mixed", None, "one cell type"),
+        ("gru", None, "one cell type"),
+        ("lstm", (3, 4, 8, 8), "seeds=2"),
+        ("lstm", (2, 4, 8, 7), r"\(seeds=2, N, T, 8\)"),
+    ],
+)
+def test_seed_batched_classifier_refuses_bad_input(models, shape, message):
+    from lnpaper.models.recurrent import SeedBatchedClassifier
+
+    if models == "mixed":
+        models = _per_seed_models("lstm", (0,)) + _per_seed_models("ln-lstm", (1,))
+    elif isinstance(models, str):
+        models = _per_seed_models(models, (0, 1))
+    with pytest.raises(ValueError, match=message):
+        SeedBatchedClassifier(models)(torch.zeros(shape))

@@ -350,3 +350,190 @@ def make_cell(
     if kind in normalized:
         return normalized[kind](inputs, hidden, gain_init=1.0 if gain_init is None else gain_init)
     return {"lstm": LSTMCell, "gru": GRUCell, "rnn": TanhRNNCell}[kind](inputs, hidden)
+
+
+# ---- many seeds as one model --------------------------------------------------------------------
+#
+# A CPU spends most of a small recurrent net's step on the overhead of launching tiny operations.
+# Training S seeds one after another pays it S times; stacking the S copies of every weight along
+# a leading seed axis pays it once, with torch.bmm doing S independent products. The seeds never
+# mix: the loss is the sum of the S per-seed losses, so each copy gets its own gradient, and Adam
+# is elementwise, so each copy takes the step it would take alone.
+
+
+def _batched_linear(x, weight, bias=None):
+    """x (S, N, in) @ W^T for each of S weights (S, out, in), + b (S, out)."""
+    if bias is None:
+        return torch.bmm(x, weight.transpose(1, 2))
+    return torch.baddbmm(bias[:, None], x, weight.transpose(1, 2))
+
+
+def _batched_layer_norm(a, gain, bias, eps: float):
+    """g * (a - mu) / sqrt(sigma^2 + eps) + b over the last axis; g, b (S, D) per seed.
+
+    torch's fused kernel normalizes (the same function as `lnpaper.LayerNorm`, which composes it
+    from centered squares: they agree to float32 roundoff; the fused one launches one operation
+    instead of six, which is what a recurrent step's cost is made of here)."""
+    return torch.addcmul(bias[:, None], F.layer_norm(a, a.shape[-1:], eps=eps), gain[:, None])
+
+
+class SeedBatchedClassifier(nn.Module):
+    """S `SequenceClassifier`s of one kind of cell, one per seed, run as one model.
+
+    Made from the S per-seed models (`SeedBatchedClassifier(models)`), so every seed starts from
+    exactly the weights it has alone; parameters and BatchNorm buffers become (S, ...) tensors,
+    named as in the per-seed model with "." replaced by "__". Input x is (S, N, T, inputs): each
+    seed reads its own minibatch; the output is the last step's logits (S, N, classes). The cells
+    supported are those the training experiments use: "lstm", "ln-lstm", "bn-lstm", "ln-gru".
+    `per_seed(s)` gives seed s back as an ordinary model (tests compare the two). Setting
+    `statistics_steps` = k makes a BN-LSTM in eval mode use the statistics of step k - 1 for
+    every step >= k, as if T_max were k (notebook 03's T_max inside the transient).
+    """
+
+    KINDS = {
+        LSTMCell: "lstm",
+        LayerNormLSTMCell: "ln-lstm",
+        BatchNormLSTMCell: "bn-lstm",
+        LayerNormGRUCell: "ln-gru",
+    }
+
+    def __init__(self, models: list):
+        super().__init__()
+        if not models:
+            raise ValueError("SeedBatchedClassifier needs at least one model (one per seed)")
+        kinds = {type(m.cell) for m in models}
+        if len(kinds) != 1 or next(iter(kinds)) not in self.KINDS:
+            names = sorted(k.__name__ for k in kinds)
+            raise ValueError(
+                f"SeedBatchedClassifier stacks models of one cell type among "
+                f"{sorted(k.__name__ for k in self.KINDS)}, got {names}"
+            )
+        if any(m.every_step for m in models):
+            raise ValueError("SeedBatchedClassifier reads the last step only (every_step=False)")
+        self._template = (models[0],)  # a tuple: not a submodule, its parameters not ours
+        cell = models[0].cell
+        self.kind = self.KINDS[type(cell)]
+        self.seeds = len(models)
+        self.hidden_size = cell.hidden_size
+        self.input_size = cell.input_size
+        states = [m.state_dict() for m in models]
+        for name, _ in models[0].named_parameters():
+            stacked = torch.stack([s[name] for s in states]).clone()
+            self.register_parameter(name.replace(".", "__"), nn.Parameter(stacked))
+        for name, _ in models[0].named_buffers():  # (S, T_max, C) kept as (T_max, S * C)
+            stacked = torch.stack([s[name] for s in states]).transpose(0, 1)
+            self.register_buffer(name.replace(".", "__"), stacked.flatten(1).contiguous())
+        self.statistics_steps = None  # BN-LSTM at inference: a T_max below max_steps, if set
+        if self.kind == "bn-lstm":
+            self.max_steps = cell.norm_c.max_steps
+            self.momentum = cell.norm_c.momentum
+            self.bn_eps = cell.norm_c.eps
+        if self.kind in ("ln-lstm", "ln-gru"):
+            self.ln_eps = next(m for m in cell.modules() if isinstance(m, LayerNorm)).eps
+
+    def p(self, name: str) -> torch.Tensor:
+        """A parameter or buffer by its per-seed name, e.g. p("cell.norm_c.weight")."""
+        return getattr(self, name.replace(".", "__"))
+
+    def stacked(self) -> dict:
+        """Every parameter and buffer by its per-seed name, seed axis first: (S, ...)."""
+        return dict(self._named_stacked())
+
+    def per_seed(self, s: int) -> nn.Module:
+        """Seed s as an ordinary SequenceClassifier (a copy)."""
+        import copy
+
+        model = copy.deepcopy(self._template[0])
+        model.load_state_dict({name: value[s] for name, value in self._named_stacked()})
+        return model.train(self.training)
+
+    def _named_stacked(self):
+        for name, _ in self._template[0].named_parameters():
+            yield name, self.p(name).detach()
+        for name, buffer in self._template[0].named_buffers():
+            yield name, self.p(name).view(buffer.shape[0], self.seeds, -1).transpose(0, 1)
+
+    def _layer_norm(self, a, name):
+        return _batched_layer_norm(a, self.p(name + ".weight"), self.p(name + ".bias"), self.ln_eps)
+
+    def _batch_norm(self, a, name, step: int):
+        """RecurrentBatchNorm of step `step` for each seed: statistics over the N axis of (S, N, C).
+
+        The S seeds' C units sit side by side as S * C channels of one fused F.batch_norm (batch
+        statistics of step t, running estimates of row t moved toward the batch mean and unbiased
+        variance by `momentum`; at inference row min(t, T_max - 1)): the same rule, one kernel."""
+        if self.training and step >= self.max_steps:
+            raise ValueError(
+                f"BN-LSTM got step {step} in training mode, but max_steps = {self.max_steps}"
+            )
+        limit = self.statistics_steps or self.max_steps
+        t = min(step, limit - 1)  # beyond T_max: the statistics of T_max - 1
+        seeds, count, units = a.shape
+        bias = getattr(self, name.replace(".", "__") + "__bias", None)
+        y = F.batch_norm(
+            a.transpose(0, 1).reshape(count, seeds * units),
+            self.p(name + ".running_mean")[t],  # (S * C,) rows of (T_max, S * C) buffers
+            self.p(name + ".running_var")[t],
+            weight=self.p(name + ".weight").flatten(),
+            bias=None if bias is None else bias.flatten(),
+            training=self.training,
+            momentum=self.momentum,
+            eps=self.bn_eps,
+        )
+        return y.view(count, seeds, units).transpose(0, 1)
+
+    def step(self, x, state, t: int):
+        """One step of all S cells: x (S, N, inputs), state a tuple of (S, N, H)."""
+        H = self.hidden_size
+        if self.kind == "ln-gru":
+            (h,) = state
+            inputs = _batched_linear(x, self.p("cell.weight_ih"))  # [W_x x_t; W x_t]
+            recurrent = _batched_linear(h, self.p("cell.weight_hh"))  # [W_h h; U h]
+            gates = self._layer_norm(recurrent[..., : 2 * H], "cell.norm_gates_hh")
+            gates = gates + self._layer_norm(inputs[..., : 2 * H], "cell.norm_gates_ih")  # (26)
+            z, r = gates.chunk(2, dim=-1)
+            candidate = torch.tanh(
+                self._layer_norm(inputs[..., 2 * H :], "cell.norm_candidate_ih")
+                + torch.sigmoid(r)
+                * self._layer_norm(recurrent[..., 2 * H :], "cell.norm_candidate_hh")
+            )  # (27)
+            return ((1 - torch.sigmoid(z)) * h + torch.sigmoid(z) * candidate,)  # (28)
+        h, c = state
+        if self.kind == "lstm":
+            gates = _batched_linear(x, self.p("cell.weight_ih"), self.p("cell.bias_ih"))
+            gates = gates + _batched_linear(h, self.p("cell.weight_hh"), self.p("cell.bias_hh"))
+        else:
+            recurrent = _batched_linear(h, self.p("cell.weight_hh"))  # W_h h_{t-1}
+            inputs = _batched_linear(x, self.p("cell.weight_ih"))  # W_x x_t
+            if self.kind == "ln-lstm":  # Eq. 20
+                gates = self._layer_norm(recurrent, "cell.norm_hh") + self._layer_norm(
+                    inputs, "cell.norm_ih"
+                )
+            else:
+                gates = self._batch_norm(recurrent, "cell.norm_hh", t) + self._batch_norm(
+                    inputs, "cell.norm_ih", t
+                )
+            gates = gates + self.p("cell.bias")[:, None]
+        squashed = torch.sigmoid(gates)  # one launch for the three sigmoid gates (g's is unused)
+        i, f, _, o = squashed.chunk(4, dim=-1)
+        c = f * c + i * torch.tanh(gates[..., 2 * H : 3 * H])
+        if self.kind == "lstm":
+            out = c
+        elif self.kind == "ln-lstm":
+            out = self._layer_norm(c, "cell.norm_c")  # Eq. 22
+        else:
+            out = self._batch_norm(c, "cell.norm_c", t)
+        return o * torch.tanh(out), c
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_floating(x, "SeedBatchedClassifier")
+        if x.ndim != 4 or x.shape[0] != self.seeds or x.shape[3] != self.input_size:
+            raise ValueError(
+                f"SeedBatchedClassifier expects (seeds={self.seeds}, N, T, {self.input_size}), "
+                f"got shape {tuple(x.shape)}"
+            )
+        zeros = x.new_zeros(self.seeds, x.shape[1], self.hidden_size)
+        state = (zeros,) if self.kind == "ln-gru" else (zeros, zeros.clone())
+        for t in range(x.shape[2]):
+            state = self.step(x[:, :, t], state, t)
+        return _batched_linear(state[0], self.p("readout.weight"), self.p("readout.bias"))
