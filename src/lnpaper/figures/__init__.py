@@ -1,5 +1,6 @@
 """Figures: one function per figure, a registry, and the writer behind `python -m lnpaper figures`."""
 
+from lnpaper.figures.after_2020 import qk_norm_sweep
 from lnpaper.figures.invariances import (
     adam_geometry,
     fisher_doubling,
@@ -41,6 +42,7 @@ from lnpaper.figures.why_batchnorm_fails import (
 __all__ = [
     "FIGURES",
     "FigureSpec",
+    "qk_norm_sweep",
     "batch_dependence",
     "batch_size",
     "cnn_coda",

@@ -1,0 +1,160 @@
+"""Claims of notebook 07 on attention logits and today's placements: Q1, O1, G1."""
+
+import math
+import statistics
+
+from lnpaper import experiments, stats
+from lnpaper.claims.core import (
+    Claim,
+    Finding,
+    aggregate,
+    combine,
+    count,
+    exact,
+    tested,
+)
+from lnpaper.data.synthetic_language import SyntheticLanguage
+from lnpaper.experiments.after_2020 import LOGIT_LIMIT, qk_summary
+
+NOTEBOOK = "07_after_2020"
+# Q1: the logit comparison is made at the grid's learning rate 1e-1, the lowest at which
+# Wortsman et al. see the logits of models without QK-norm blow up (their Fig. 1).
+Q1_LR = 1e-1
+
+
+def failed(loss) -> bool:
+    """A run that diverged or ended no better than the unigram level (it learned no more than how
+    often each token occurs)."""
+    return loss is None or not math.isfinite(loss) or loss >= SyntheticLanguage().levels().unigram
+
+
+def check_q1(sweep) -> Finding:
+    """Two parts, paired by seed: (1) at lr 1e-1 the largest layer-0 logit over training is lower
+    with QK-LayerNorm (log10 of the peak, QK-LayerNorm minus none, below 0); (2) Wortsman et al.'s
+    learning-rate sensitivity is lower with QK-LayerNorm (difference below 0). Shown, not graded:
+    how many runs passed 1e4 and how many of those failed (diverged or ended above the unigram
+    level), Wortsman et al.'s "every run past 1e4 diverged"."""
+    summary = qk_summary(sweep)
+    none, qk = summary["no QK-norm"], summary["QK-LayerNorm"]
+    peak_none, peak_qk = none["peak_logit"][Q1_LR], qk["peak_logit"][Q1_LR]
+    logits = stats.paired_difference([math.log10(v) for v in peak_qk],
+                                     [math.log10(v) for v in peak_none])  # fmt: skip
+    logits_outcome = stats.better(logits, "lower")
+    sensitivity = stats.paired_difference(qk["sensitivity"], none["sensitivity"])
+    sensitivity_outcome = stats.better(sensitivity, "lower")
+    past = [(lr, i) for arm in (none, qk) for lr, peaks in arm["peak_logit"].items()
+            for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
+    past_none = [(lr, i) for lr, peaks in none["peak_logit"].items()
+                 for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
+    failed_past = sum(failed(none["final_loss"][lr][i]) for lr, i in past_none)
+    n = len(none["sensitivity"])
+    ours = (
+        f"2-block Pre-LN LM, {n} seeds per cell, Adam at 7 rates 3e-4..3e-1: at lr 1e-1 the largest "
+        f"layer-0 logit reaches a median {statistics.median(peak_none):.3g} without QK-norm and "
+        f"{statistics.median(peak_qk):.3g} with it; log10 of the peak, QK-LayerNorm minus none, "
+        f"{tested(logits, logits_outcome, digits=2)}. LR sensitivity without "
+        f"{statistics.mean(none['sensitivity']):.3f}, with {statistics.mean(qk['sensitivity']):.3f} "
+        f"nats; QK-LayerNorm minus none {tested(sensitivity, sensitivity_outcome)}. {len(past)} runs "
+        f"passed a logit of 1e4, all without QK-norm: {failed_past} of {len(past_none)} failed "
+        "(diverged or ended above the unigram level)"
+    )
+    quantities = (
+        aggregate("log10 peak layer-0 logit at lr 0.1, QK-LN - none", logits),
+        aggregate("LR sensitivity, QK-LN - none", sensitivity),
+        count(
+            "runs without QK-norm past a logit of 1e4", len(past_none), n * len(none["peak_logit"])
+        ),  # fmt: skip
+    )
+    return Finding(ours, combine([logits_outcome, sensitivity_outcome]), quantities)
+
+
+def check_o1(study) -> Finding:
+    """Per learning rate, paired by seed, reordered minus Pre-LN: the number of gradient-norm
+    spikes (`lnpaper.stats.spike_steps`) lower, and the held-out loss (shown with its CI)."""
+    outcomes, parts, quantities = [], [], []
+    for lr in study.lrs:
+        pre, reordered = study.runs["Pre-LN"][lr], study.runs["reordered"][lr]
+        spikes = stats.paired_difference([len(s) for s in reordered["spikes"]],
+                                         [len(s) for s in pre["spikes"]])  # fmt: skip
+        outcome = stats.better(spikes, "lower")
+        outcomes.append(outcome)
+        loss = stats.paired_difference(reordered["final_loss"], pre["final_loss"])
+        total_pre = sum(len(s) for s in pre["spikes"])
+        total_reordered = sum(len(s) for s in reordered["spikes"])
+        parts.append(
+            f"lr {lr:g}: spikes {total_reordered} (reordered) vs {total_pre} (Pre-LN) over "
+            f"{len(pre['seeds'])} runs, difference per run {tested(spikes, outcome, digits=2)}; "
+            f"held-out loss, reordered minus Pre-LN, {tested(loss, stats.better(loss, 'lower'))}"
+        )
+        quantities += [aggregate(f"spikes per run at lr {lr:g}, reordered - Pre-LN", spikes),
+                       aggregate(f"held-out loss at lr {lr:g}, reordered - Pre-LN", loss)]  # fmt: skip
+    definition = (
+        f"a spike: a step whose gradient norm exceeds {stats.SPIKE_FACTOR:g} x the median of the "
+        f"{stats.SPIKE_WINDOW} before it"
+    )
+    ours = f"6-block LayerNorm LM, Adam without warmup, {definition}. " + "; ".join(parts)
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_g1(result) -> Finding:
+    """(1) g and 1 + w are one function at init (float64, bound 1e-12); (2) under AdamW the mean
+    gain ends higher with 1 + w (decay pulls w, not g, to 0), paired by seed."""
+    plain, offset = result.mean_gain["g"], result.mean_gain["1 + w"]
+    gains = stats.paired_difference(offset, plain)
+    gains_outcome = stats.better(gains, "higher")
+    init_outcome = stats.HOLDS if result.init_difference < 1e-12 else stats.FAILS
+    loss = stats.paired_difference(result.final_loss["1 + w"], result.final_loss["g"])
+    ours = (
+        f"Gemma-style 4-block model (peri block, RMSNorm, sqrt(d) embedding, caps 50 / 30): at init "
+        f"g and 1 + w give logits equal to {result.init_difference:.1e} (float64). AdamW lr "
+        f"{result.lr:g}, decay {result.weight_decay:g}, {result.steps} steps: the mean gain ends at "
+        f"{statistics.mean(plain):.3f} stored as g and {statistics.mean(offset):.3f} stored as 1 + w; "
+        f"1 + w minus g {tested(gains, gains_outcome)}; held-out loss, 1 + w minus g, "
+        f"{tested(loss, stats.better(loss, 'lower'))} (shown, not graded)"
+    )
+    quantities = (
+        exact("logits, g vs 1 + w at init, float64", result.init_difference, 1e-12),
+        aggregate("mean gain after AdamW, 1 + w - g", gains),
+    )
+    return Finding(ours, combine([init_outcome, gains_outcome]), quantities)
+
+
+CLAIMS = [
+    Claim(
+        id="Q1",
+        claim="QK-norm stops the growth of attention logits at high learning rates and lowers the "
+        "learning-rate sensitivity",
+        source="Wortsman et al. 2023 (arXiv:2309.14322); Henry et al. 2020; Dehghani et al. 2023",
+        paper_value="small models diverge at high lr when max attention logit > 1e4; "
+        "sensitivity lower with qk-layernorm (their Fig. 1)",
+        notebook=NOTEBOOK,
+        experiments=(experiments.qk_sweep,),
+        check=check_q1,
+        test="paired by seed, 95% t CI: log10 of the largest layer-0 logit at lr 0.1, QK-LN minus "
+        "none, below 0; learning-rate sensitivity (mean over the grid of min(loss, loss at init) "
+        "minus the best), QK-LN minus none, below 0",
+    ),
+    Claim(
+        id="O1",
+        claim="OLMo 2's reordered norm, x + Norm(F(x)), gives fewer gradient spikes",
+        source="OLMo 2 (Team OLMo 2024, arXiv:2501.00656)",
+        paper_value="fewer loss and gradient spikes (secondary numbers only)",
+        notebook=NOTEBOOK,
+        experiments=(experiments.reordered_study,),
+        check=check_o1,
+        test="per learning rate (3e-2, 1e-1), spikes per run (stats.spike_steps), reordered minus "
+        "Pre-LN, paired by seed, 95% t CI below 0",
+    ),
+    Claim(
+        id="G1",
+        claim="Gemma's (1 + w) gains are the same function at init as g, and under weight decay "
+        "are pulled toward 1, not 0",
+        source="Gemma 2 / 3 (google-deepmind/gemma; HF modeling_gemma2)",
+        paper_value="parameterization in the code; no number",
+        notebook=NOTEBOOK,
+        experiments=(experiments.gain_decay,),
+        check=check_g1,
+        test="logits equal at init within 1e-12 (float64); mean gain after AdamW, 1 + w minus g, "
+        "paired by seed, 95% t CI above 0",
+    ),
+]
