@@ -1,0 +1,182 @@
+"""Notebook 07, "what the norm computes": E1's exactness and drift measures, the batched variant
+runs of E2 and Y1 (settings, data budgets, saturation), and the checks' verdicts on made-up
+results that should pass, fail or stay undecided."""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from lnpaper import claims
+from lnpaper.claims import after_2020_mean as nb_claims
+from lnpaper.data.synthetic_language import SyntheticLanguage
+from lnpaper.experiments import after_2020_mean as ex
+from lnpaper.experiments.transformer import StudyResult
+from lnpaper.models.transformer import TransformerLM
+from lnpaper.models.zero_mean import zero_mean_rmsnorm
+
+LANGUAGE = SyntheticLanguage()
+
+
+def small_model(seed=0, **options):
+    torch.manual_seed(seed)
+    return TransformerLM(LANGUAGE.vocab_size, d_model=16, n_layers=2, n_heads=2, max_len=8,
+                         **options)  # fmt: skip
+
+
+def perturbed(model):
+    """Non-trivial gains, biases and a mean in every writer, as training leaves them."""
+    generator = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.3 * torch.randn(p.shape, generator=generator, dtype=p.dtype))
+    return model
+
+
+def test_rewrite_is_exact_and_a_plain_swap_is_not():
+    model = perturbed(small_model())
+    tokens = LANGUAGE.sample(8, 8, seed=3)
+    diff, scale = ex._max_logit_diff(model, tokens)
+    assert diff < nb_claims.EXACT_BOUND, diff
+    assert scale > 1.0
+    swapped = zero_mean_rmsnorm(model)  # now undo the centering: RMSNorm on a stream with a mean
+    swapped.load_state_dict(
+        {**swapped.state_dict(), "token_embedding.weight": model.token_embedding.weight + 0.5}
+    )
+    with torch.no_grad():
+        off = (swapped(tokens) - model(tokens)).abs().max().item()
+    assert off > 1e-3, f"an uncentered stream should change RMSNorm's output, moved {off}"
+
+
+def test_norm_inputs_have_zero_mean_only_after_the_rewrite():
+    model = perturbed(small_model()).double()
+    tokens = LANGUAGE.sample(8, 8, seed=3)
+    assert ex._norm_input_means(model, tokens) > 1e-2
+    assert ex._norm_input_means(zero_mean_rmsnorm(model), tokens) < 1e-12
+
+
+def test_zero_mean_drift_starts_at_roundoff_and_logs_every_comparison(no_store):
+    result = ex.zero_mean_drift(seeds=(0, 1), steps=4, compare_every=2, d_model=16, n_layers=2,
+                                length=8)  # fmt: skip
+    assert result.monitor_steps == [0, 2, 4]
+    assert all(len(row) == 3 for row in result.logit_drift + result.loss_drift)
+    assert max(result.max_logit_diff_init, result.max_logit_diff_trained) < 1e-10
+    assert all(row[0] < 1e-4 for row in result.logit_drift), "float32 rewrite at init"
+    assert all(row[-1] > row[0] for row in result.logit_drift), "Adam moves the forms apart"
+    assert len(result.final_loss_layernorm) == len(result.final_loss_rmsnorm) == 2
+
+
+def test_variant_runs_key_settings_and_cycle_the_pool(no_store):
+    result = ex.norm_variant_training(norm="dyt", alpha_inits=(0.2, 1.0), budgets=("fresh", "pool"),
+                                      seeds=(0, 1), steps=3, pool_size=16, d_model=16,
+                                      n_layers=2, length=8, log_every=1)  # fmt: skip
+    assert set(result.final_loss) == {f"alpha {a}, {b}" for a in ("0.2", "1") for b in ex.BUDGETS}
+    # the pool is the fresh stream's first batch, so at step 0 both budgets see the same batch
+    first = {name: [row[0] for row in runs] for name, runs in result.train_loss.items()}
+    assert first["alpha 0.2, fresh"] == pytest.approx(first["alpha 0.2, pool"], rel=1e-6)
+    assert first["alpha 0.2, fresh"] != pytest.approx(first["alpha 1, fresh"], rel=1e-3)
+    slots = 2 * 2 + 1
+    assert all(len(row) == slots for rows in result.saturation_final.values() for row in rows)
+    low, high = (ex.mean_saturation(dataclasses.asdict(result), f"alpha {a}, fresh", "init")
+                 for a in ("0.2", "1"))  # fmt: skip
+    assert max(low) < min(high), "a larger alpha saturates more values at init"
+
+
+def test_saturation_counts_values_beyond_two():
+    model = small_model(norm="dyt", alpha_init=1.0)
+    tokens = LANGUAGE.sample(4, 8, seed=5)
+    fractions, alphas = ex._saturation(model, tokens)
+    assert alphas == [1.0] * 5
+    x = model.embed(tokens)  # the first slot reads the embedding: N(0, 1) values
+    expected = (x.abs() > 2).double().mean().item()
+    assert fractions[0] == pytest.approx(expected)
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match="needs alpha_inits"):
+        ex.norm_variant_training.__wrapped__(norm="dyt")
+    with pytest.raises(ValueError, match="no alpha"):
+        ex.norm_variant_training.__wrapped__(norm="layernorm", alpha_inits=(0.5,))
+    with pytest.raises(ValueError, match="budgets"):
+        ex.norm_variant_training.__wrapped__(budgets=("lots",))
+    with pytest.raises(ValueError, match="pool_size"):
+        ex.norm_variant_training.__wrapped__(pool_size=20)
+
+
+# ---- the checks, on made-up results --------------------------------------------------------
+
+
+def losses(base, shift, n=10):
+    return [base + 0.01 * math.sin(i) + shift + 0.001 * (i % 3) for i in range(n)]
+
+
+def variant_run(final_loss: dict, steps=150, seeds=10, pool_size=64):
+    return {"final_loss": final_loss, "lr": 3e-3, "steps": steps, "seeds": list(range(seeds)),
+            "pool_size": pool_size}  # fmt: skip
+
+
+def detach_study(simple, both, mean=0.05, std=0.1):
+    runs = {"LayerNorm": variant_run({"fresh": losses(2.0, 0.0)})}
+    for name, shift in (("LayerNorm-simple", simple), ("both detached", both),
+                        ("mean detached", mean), ("std detached", std)):  # fmt: skip
+        runs[name] = variant_run({"fresh": losses(2.0, shift)})
+    return StudyResult(runs=runs)
+
+
+@pytest.mark.parametrize(
+    "simple, expected",
+    [(-0.05, claims.REPRODUCED), (0.002, claims.PARTLY), (0.2, claims.NOT_REPRODUCED)],
+)
+def test_e2_grades_better_no_worse_and_worse(simple, expected):
+    assert nb_claims.check_e2(detach_study(simple, 0.1)).verdict == expected
+
+
+def test_e2b_needs_detaching_both_to_hurt():
+    assert nb_claims.check_e2b(detach_study(0.0, 0.1)).verdict == claims.REPRODUCED
+    assert nb_claims.check_e2b(detach_study(0.0, -0.1)).verdict == claims.NOT_REPRODUCED
+
+
+def after_dyt(pool_shift, fresh_shift, n=6):
+    runs = {"LayerNorm": variant_run({"fresh": losses(2.0, 0, n), "pool": losses(2.5, 0, n)},
+                                     seeds=n)}  # fmt: skip
+    for method in ("DyT", "Derf"):
+        runs[method] = variant_run({f"alpha {a:g}, fresh": losses(2.0, fresh_shift, n)
+                                    for a in ex.Y1_ALPHAS}, seeds=n)  # fmt: skip
+        runs[f"{method}, pool"] = variant_run({"alpha 0.5, pool": losses(2.5, pool_shift, n)},
+                                              seeds=n)  # fmt: skip
+    return StudyResult(runs=runs)
+
+
+@pytest.mark.parametrize(
+    "pool, fresh, expected",
+    [(-0.1, 0.1, claims.REPRODUCED), (-0.1, -0.1, claims.PARTLY),
+     (0.1, -0.1, claims.NOT_REPRODUCED)],
+)  # fmt: skip
+def test_y1_needs_both_regimes(pool, fresh, expected):
+    assert nb_claims.check_y1(after_dyt(pool, fresh)).verdict == expected
+    assert nb_claims.check_y1b(after_dyt(pool, fresh)).verdict == claims.NOT_CHECKABLE
+
+
+def drift_result(init_diff, rms_shift):
+    n = 10
+    return ex.ZeroMeanDriftResult(
+        seeds=list(range(n)), d_model=64, n_layers=6, lr=3e-3, steps=100,
+        monitor_steps=[0, 100], max_logit_diff_init=init_diff, max_logit_diff_trained=init_diff,
+        logit_scale=10.0, max_stream_mean_init=1e-16, stream_mean_trained=[0.1] * n,
+        logit_drift=[[1e-6, 0.5]] * n, loss_drift=[[0.0, rms_shift]] * n,
+        final_loss_layernorm=losses(2.0, 0.0), final_loss_rmsnorm=losses(2.0, rms_shift),
+        initial_loss=[2.8] * n,
+    )  # fmt: skip
+
+
+def test_e1_grades_exactness_and_the_trained_match():
+    assert nb_claims.check_e1(drift_result(1e-15, 0.001)).verdict == claims.REPRODUCED
+    assert nb_claims.check_e1(drift_result(1e-6, 0.001)).verdict == claims.PARTLY
+    assert nb_claims.check_e1(drift_result(1e-6, 0.2)).verdict == claims.NOT_REPRODUCED
+
+
+def test_claim_ids_have_a_paper_facts_base():
+    for claim in nb_claims.CLAIMS:
+        assert claim.id[:2] in {"E1", "E2", "Y1"}
+        assert claim.notebook == "07_after_2020"
