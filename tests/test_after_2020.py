@@ -1,0 +1,109 @@
+"""Notebook 07's Q1, O1 and G1: the sensitivity formula, and checks that reproduce, fail or stay
+undecided on results built by hand."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from lnpaper import claims
+from lnpaper.claims.after_2020 import check_g1, check_o1, check_q1, failed
+from lnpaper.data.synthetic_language import SyntheticLanguage
+from lnpaper.experiments.after_2020 import lr_sensitivity, qk_run, qk_summary
+
+LRS = (1e-3, 1e-2, 1e-1)
+
+
+def test_lr_sensitivity_is_wortsman_et_al_s_mean_gap_to_the_best_rate():
+    # losses 2.0, 2.5 and a diverged run, init 3.0: capped 2.0, 2.5, 3.0; mean 2.5 minus best 2.0
+    assert lr_sensitivity({1e-3: 2.0, 1e-2: 2.5, 1e-1: None}, 3.0) == pytest.approx(0.5)
+    # a run worse than at init counts as the loss at init
+    assert lr_sensitivity({1e-3: 2.0, 1e-2: 4.0}, 3.0) == pytest.approx(0.5)
+    assert lr_sensitivity({1e-3: 2.0, 1e-2: 2.0}, 3.0) == 0.0
+
+
+def run(peaks, finals, initial=2.77):
+    return {"seeds": list(range(len(finals))), "initial_loss": [initial] * len(finals),
+            "final_loss": finals, "max_logit": [[3.0, p] for p in peaks]}  # fmt: skip
+
+
+def sweep(none_peak, qk_peak, none_loss, qk_loss, n=6):
+    """none/qk: the peak logit and final loss at 1e-1 for every seed (a little seed spread)."""
+
+    def arm(peak, loss):
+        return {
+            1e-3: run([3.0 + 0.1 * i for i in range(n)], [2.5 + 0.01 * i for i in range(n)]),
+            1e-2: run([5.0 + 0.1 * i for i in range(n)], [2.4 + 0.01 * i for i in range(n)]),
+            1e-1: run(
+                [peak * (1 + 0.1 * i) for i in range(n)], [loss + 0.01 * i for i in range(n)]
+            ),
+        }
+
+    return SimpleNamespace(lrs=list(LRS), runs={"no QK-norm": arm(none_peak, none_loss),
+                                                "QK-LayerNorm": arm(qk_peak, qk_loss)})  # fmt: skip
+
+
+def test_q1_reproduces_fails_and_counts_runs_past_the_limit():
+    good = check_q1(sweep(5e4, 12.0, 2.76, 2.45))
+    assert good.verdict == claims.REPRODUCED
+    assert "6 without QK-norm, 6 of them failed" in good.ours
+    # QK-norm that did nothing: the same logits and losses in both arms
+    assert check_q1(sweep(12.0, 12.0, 2.45, 2.45)).verdict == claims.INCONCLUSIVE
+    # QK-norm that made things worse on both counts
+    assert check_q1(sweep(12.0, 5e4, 2.45, 2.76)).verdict == claims.NOT_REPRODUCED
+
+
+def test_a_failed_run_diverged_or_ended_no_better_than_the_unigram_level():
+    unigram = SyntheticLanguage().levels().unigram
+    assert failed(None) and failed(float("nan")) and failed(unigram)
+    assert not failed(unigram - 0.01)
+
+
+def test_qk_summary_takes_the_peak_over_training():
+    summary = qk_summary(sweep(5e4, 12.0, 2.76, 2.45))
+    assert summary["no QK-norm"]["peak_logit"][1e-1][0] == pytest.approx(5e4)
+    assert len(summary["QK-LayerNorm"]["sensitivity"]) == 6
+
+
+def spikes(counts):
+    return [list(range(c)) for c in counts]
+
+
+def o1_study(pre_counts, reordered_counts):
+    def arm(counts, loss):
+        return {"spikes": spikes(counts), "final_loss": [loss + 0.01 * i for i in range(6)],
+                "seeds": list(range(6))}  # fmt: skip
+
+    return SimpleNamespace(lrs=[3e-2], runs={"Pre-LN": {3e-2: arm(pre_counts, 2.6)},
+                                            "reordered": {3e-2: arm(reordered_counts, 2.4)}})  # fmt: skip
+
+
+def test_o1_grades_the_spike_counts():
+    assert check_o1(o1_study([3, 4, 2, 5, 3, 4], [0, 1, 0, 0, 1, 0])).verdict == claims.REPRODUCED
+    assert check_o1(o1_study([0] * 6, [0] * 6)).verdict == claims.INCONCLUSIVE  # nothing to count
+    assert (
+        check_o1(o1_study([0, 1, 0, 0, 1, 0], [3, 4, 2, 5, 3, 4])).verdict == claims.NOT_REPRODUCED
+    )
+
+
+def gain_result(offset_gains, init_difference=0.0):
+    return SimpleNamespace(
+        lr=3e-3, weight_decay=0.5, steps=150, seeds=list(range(6)), init_difference=init_difference,
+        mean_gain={"g": [0.82 + 0.002 * i for i in range(6)], "1 + w": offset_gains},
+        final_loss={"g": [2.1 + 0.01 * i for i in range(6)], "1 + w": [2.09 + 0.01 * i for i in range(6)]},
+    )  # fmt: skip
+
+
+def test_g1_needs_one_function_at_init_and_the_pull_toward_one():
+    toward_one = [1.01 + 0.001 * i for i in range(6)]
+    assert check_g1(gain_result(toward_one)).verdict == claims.REPRODUCED
+    assert check_g1(gain_result(toward_one, init_difference=1e-3)).verdict == claims.PARTLY
+    same = [0.82 + 0.002 * i for i in range(6)]
+    assert check_g1(gain_result(same)).verdict == claims.PARTLY  # no difference under decay
+
+
+def test_a_qk_run_logs_the_layer_0_logit_and_refuses_nothing_it_should_accept():
+    result = qk_run(qk_norm="layernorm", lr=1e-2, seeds=(0, 1), steps=4, warmup_steps=1,
+                    logit_every=2)  # fmt: skip
+    assert result.logit_steps == [0, 2, 4]
+    assert all(len(row) == 3 and all(v > 0 for v in row) for row in result.max_logit)
+    assert all(v is not None for v in result.final_loss)
