@@ -23,7 +23,7 @@ from lnpaper.claims.core import (
     count,
     tested,
 )
-from lnpaper.experiments.after_2020_depth import ARM_NAMES
+from lnpaper.experiments.after_2020_depth import ARM_NAMES, mean_dependence
 
 NOTEBOOK = "07_after_2020"
 
@@ -49,11 +49,6 @@ def mechanism_only(outcomes) -> str:
 
 
 # ---- A2 --------------------------------------------------------------------------------------
-
-
-def mean_dependence(result, arm: str) -> list[list[float]]:
-    """[depth][seed]: the mean over a model's sublayers of Var[f] / Var[s + f]."""
-    return [[statistics.fmean(ratios) for ratios in by_seed] for by_seed in result.dependence[arm]]
 
 
 def check_a2(result) -> Finding:

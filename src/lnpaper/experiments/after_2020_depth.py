@@ -150,7 +150,7 @@ def branch_dependence(
     *,
     arms=("post", "pre", "admin"),
     depths=(6, 12, 18),
-    seeds=tuple(range(10)),
+    seeds=tuple(range(8)),
     perturbation: float = 0.01,
     draws: int = 3,
     d_model: int = 64,
@@ -185,6 +185,11 @@ def branch_dependence(
             result.dependence[arm].append(ratios)
             result.output_change[arm].append(changes)
     return result
+
+
+def mean_dependence(result, arm: str) -> list[list[float]]:
+    """[depth][seed]: the mean over a model's sublayers of Var[f] / Var[s + f]."""
+    return [[statistics.fmean(ratios) for ratios in by_seed] for by_seed in result.dependence[arm]]
 
 
 # ---- training, shared by D1, X1 and L1 ----------------------------------------------------
@@ -237,11 +242,11 @@ class DeepNormResult:
 @experiment
 def deepnorm_study(
     *,
-    arms=("post", "deepnorm", "pre"),
+    arms=("post", "deepnorm"),
     n_layers: int = 6,
     lr: float = 3e-3,
     seeds=tuple(range(8)),
-    steps: int = 200,
+    steps: int = 100,
     update_steps: int = 20,
     d_model: int = 64,
     n_heads: int = 2,
@@ -305,10 +310,10 @@ class GradientProfileResult:
 def gradient_profile(
     *,
     arms=("post", "pre", "mix"),
-    n_layers: int = 12,
+    n_layers: int = 8,
     lr: float = 1e-3,
     seeds=tuple(range(10)),
-    steps: int = 30,
+    steps: int = 20,
     d_model: int = 64,
     n_heads: int = 2,
     batch_size: int = 16,
@@ -391,10 +396,10 @@ class LayerScalingResult:
 def layer_scaling_study(
     *,
     arms=("pre", "layer_scaling"),
-    n_layers: int = 12,
+    n_layers: int = 8,
     lr: float = 3e-3,
-    seeds=tuple(range(10)),
-    steps: int = 200,
+    seeds=tuple(range(8)),
+    steps: int = 100,
     d_model: int = 64,
     n_heads: int = 2,
     batch_size: int = 16,
