@@ -780,9 +780,9 @@ assert min(c for row in change.values() for c in row if c >= 1e-10) > 1e-2, chan
 # | | the papers | here |
 # |---|---|---|
 # | quality (P2) | WMT14 En-De, Transformer-base, BLEU | 6 blocks, $d = 64$, toy language, 200 steps, 10 seeds |
-# | speed (P3) | GPU wall time, 2019's Theano, TensorFlow, PyTorch | one CPU thread, PyTorch 2.13 eager, 2 shapes |
+# | speed (P3) | GPU wall time, 2019's Theano, TensorFlow, PyTorch | CPU, 1 and 2 threads, torch 2.13 eager, 2 shapes |
 # | pRMSNorm (P4) | $p = 6.25\%$ of hundreds to thousands of units | $n$ = 64 to 4096; in the model 4 of 64 units |
-# | placement (P5) | up to 3.2B parameters, long pre-training | 6 blocks, $d = 64$, 200 steps at lr 1e-2, 6 seeds |
+# | placement (P5) | up to 3.2B parameters, long training | 6 blocks, $d = 64$, lr 1e-2, 3e-2, 100-200 steps, 6 seeds |
 #
 # ## Claims checked here
 
