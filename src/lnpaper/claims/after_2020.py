@@ -42,21 +42,24 @@ def check_q1(sweep) -> Finding:
     logits_outcome = stats.better(logits, "lower")
     sensitivity = stats.paired_difference(qk["sensitivity"], none["sensitivity"])
     sensitivity_outcome = stats.better(sensitivity, "lower")
-    past = [(lr, i) for arm in (none, qk) for lr, peaks in arm["peak_logit"].items()
-            for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
-    past_none = [(lr, i) for lr, peaks in none["peak_logit"].items()
-                 for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
+
+    def past_limit(arm):  # the (lr, seed) of every run whose largest logit passed 1e4
+        return [(lr, i) for lr, peaks in arm["peak_logit"].items()
+                for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
+
+    past_none, past_qk = past_limit(none), past_limit(qk)
     failed_past = sum(failed(none["final_loss"][lr][i]) for lr, i in past_none)
     n = len(none["sensitivity"])
     ours = (
-        f"2-block Pre-LN LM, {n} seeds per cell, Adam at 7 rates 3e-4..3e-1: at lr 1e-1 the largest "
+        f"2-block Pre-LN LM, {n} seeds per cell, Adam at {len(sweep.lrs)} rates "
+        f"{min(sweep.lrs):g}..{max(sweep.lrs):g}: at lr 1e-1 the largest "
         f"layer-0 logit reaches a median {statistics.median(peak_none):.3g} without QK-norm and "
         f"{statistics.median(peak_qk):.3g} with it; log10 of the peak, QK-LayerNorm minus none, "
         f"{tested(logits, logits_outcome, digits=2)}. LR sensitivity without "
         f"{statistics.mean(none['sensitivity']):.3f}, with {statistics.mean(qk['sensitivity']):.3f} "
-        f"nats; QK-LayerNorm minus none {tested(sensitivity, sensitivity_outcome)}. {len(past)} runs "
-        f"passed a logit of 1e4, all without QK-norm: {failed_past} of {len(past_none)} failed "
-        "(diverged or ended above the unigram level)"
+        f"nats; QK-LayerNorm minus none {tested(sensitivity, sensitivity_outcome)}. Runs past a "
+        f"logit of 1e4: {len(past_none)} without QK-norm, {failed_past} of them failed (diverged or "
+        f"ended above the unigram level); {len(past_qk)} with it"
     )
     quantities = (
         aggregate("log10 peak layer-0 logit at lr 0.1, QK-LN - none", logits),

@@ -19,9 +19,9 @@ def qk_norm_sweep(sweep):
     """Q1, after Wortsman et al.'s Fig. 1: the held-out loss and the largest layer-0 attention
     logit against the learning rate, with and without QK-LayerNorm (mean and range over seeds)."""
     summary = qk_summary(sweep)
-    fig = style.new_figure(panels=2)
+    fig = style.new_figure(panels=2, height=4.4)
     loss_ax, logit_ax = fig.subplots(1, 2)
-    unigram = SyntheticLanguage().levels()
+    language = SyntheticLanguage().levels()
     n = len(next(iter(summary.values()))["sensitivity"])
     for arm, arm_summary in summary.items():
         colour = QK_COLORS[arm]
@@ -37,7 +37,8 @@ def qk_norm_sweep(sweep):
         ax.set_xlabel("learning rate (Adam, 10% warmup)")
     loss_ax.set_ylabel(f"held-out loss ({style.NATS_PER_TOKEN})")
     loss_ax.set_title("final loss, capped at the loss at init")
-    style.levels(loss_ax, [(unigram.unigram, "unigram level"), (unigram.bigram, "bigram level")])
+    loss_ax.set_ylim(language.bigram - 0.1, language.uniform + 0.1)
+    style.levels(loss_ax, [(language.unigram, "unigram"), (language.bigram, "bigram")])
     logit_ax.set_ylabel(r"largest layer-0 logit $|z_{ij}|$ in training")
     logit_ax.set_title(r"attention logits $z_{ij} = q_i \cdot k_j / \sqrt{d_h}$")
     style.log_axis(logit_ax, "y")
@@ -45,10 +46,11 @@ def qk_norm_sweep(sweep):
     none, qk = summary["no QK-norm"], summary["QK-LayerNorm"]
     style.finding(
         fig,
-        f"QK-LayerNorm keeps layer-0 logits near {statistics.median(qk['peak_logit'][1e-1]):.0f} "
-        f"at lr 0.1, where they reach {statistics.median(none['peak_logit'][1e-1]):,.0f} without it; "
-        f"LR sensitivity {statistics.mean(qk['sensitivity']):.2f} vs "
-        f"{statistics.mean(none['sensitivity']):.2f} nats",
+        f"At lr 0.1 QK-LayerNorm keeps the largest layer-0 logit near "
+        f"{statistics.median(qk['peak_logit'][1e-1]):.0f}; without it the logit reaches "
+        f"{statistics.median(none['peak_logit'][1e-1]):,.0f} (medians).\n"
+        f"Learning-rate sensitivity: {statistics.mean(qk['sensitivity']):.3f} nats with it, "
+        f"{statistics.mean(none['sensitivity']):.3f} without (means over seeds)",
     )
     style.shared_legend(fig, extra=[style.band_handle(n, "mean")])
     return fig
