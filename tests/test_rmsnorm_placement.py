@@ -514,3 +514,16 @@ def test_norm_timing_keeps_every_round_per_setting(no_store):
     assert set(times) == set(bench.candidates(16))
     assert all(len(t["forward"]) == len(t["forward_backward"]) == 3 for t in times.values())
     assert all(v > 0 for t in times.values() for v in t["forward"] + t["forward_backward"])
+
+
+def test_ratios_to_floor_divide_each_summary_by_the_clones():
+    import statistics
+
+    times = {
+        bench.FLOOR: ([1.0, 2.0, 9.0], [4.0, 4.0, 4.0]),
+        "x": ([3.0, 4.0, 5.0], [8.0, 1.0, 9.0]),
+    }
+    fastest = bench.ratios_to_floor(times)
+    assert fastest["x"] == (3.0, 0.25) and fastest["floor ms"] == (1e3, 4e3)
+    middle = bench.ratios_to_floor(times, statistics.median)
+    assert middle["x"] == (2.0, 2.0) and middle[bench.FLOOR] == (1.0, 1.0)
