@@ -10,6 +10,7 @@ import torch
 
 from lnpaper import claims
 from lnpaper.claims import layernorm_in_rnns as nb_claims
+from lnpaper.data import digits
 from lnpaper.experiments import (
     cnn_coda,
     lnlstm_anatomy,
@@ -18,13 +19,12 @@ from lnpaper.experiments import (
     sequence_training,
 )
 from lnpaper.experiments.layernorm_in_rnns import (
-    BASELINE_LR,
-    LOWER_LR,
+    PER_ORDER,
     RecurrentStudyResult,
+    best_lr_index,
     border_mask,
     cnn_summary,
     dynamics_summary,
-    first_step_at_or_below,
     framed_images,
     mean_tanh_slope,
 )
@@ -40,14 +40,6 @@ def test_mean_tanh_slope_gives_cooijmans_numbers():
     z = torch.randn(2_000_000, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     monte_carlo = (1 - torch.tanh(2.0 * z) ** 2).mean().item()
     assert mean_tanh_slope(2.0) == pytest.approx(monte_carlo, abs=2e-3)
-
-
-def test_first_step_at_or_below():
-    assert first_step_at_or_below([0, 10, 20], [3.0, 1.0, 0.5], 1.0) == 10
-    assert first_step_at_or_below([0, 10, 20], [3.0, 1.0, 0.5], 0.1) is None
-
-
-# ---- R1 ------------------------------------------------------------------------------------------
 
 
 def test_r1_anatomy_and_its_check():
@@ -106,16 +98,83 @@ def test_r2_check_can_reproduce_partly_or_fail():
     )
 
 
-# ---- R3, R3b, R4, R4b ---------------------------------------------------------------------------
+# ---- R3, R3b, R3c, R4, R4b, M4b-M4d --------------------------------------------------------------
 
 
-def test_sequence_training_records_curves_and_test_numbers():
-    result = sequence_training(cell="bn-lstm", hidden=8, steps=20, seeds=(0, 1), eval_every=10)
-    assert result.eval_steps == [0, 10, 20]
-    assert len(result.val_loss) == 2 and len(result.val_loss[0]) == 3
-    assert result.val_loss[0][-1] < result.val_loss[0][0]
-    assert all(0 <= a <= 1 for a in result.test_accuracy)
-    assert result.val_loss[0] != result.val_loss[1]  # seeds differ
+def test_sequence_training_records_a_curve_per_order_rate_and_seed():
+    result = sequence_training(
+        cell="bn-lstm", form="pixels", orders=(False, True), hidden=4, steps=4, batch_size=8,
+        lrs=(1e-2, 3e-2), seeds=(0, 1), eval_every=2, extra_steps=3, statistics_steps=5,
+    )  # fmt: skip
+    assert result.eval_steps == [0, 2, 4]
+    for field in ("val_loss", "val_accuracy", "test_loss", "test_accuracy"):
+        curves = getattr(result, field)
+        assert [len(curves), len(curves[0]), len(curves[0][0]), len(curves[0][0][0])] == [
+            2,
+            2,
+            2,
+            3,
+        ]
+    for field in ("longer_test_accuracy", "cut_test_loss"):
+        assert [len(getattr(result, field)), len(getattr(result, field)[0])] == [2, 2]
+    assert result.test_loss[0][0][0] != result.test_loss[0][0][1]  # seeds differ
+    assert result.test_loss[0][0][0][0] == result.test_loss[0][1][0][0]  # same init for both rates
+    assert result.test_loss[0][0][0][0] != result.test_loss[1][0][0][0]  # the orders differ
+    assert result.cut_test_loss[0][0][0] != result.test_loss[0][0][0][-1]  # the cut matters
+    with pytest.raises(ValueError, match="BN-LSTM only"):
+        sequence_training(cell="lstm", statistics_steps=3)
+
+
+def test_sequence_training_is_each_seed_trained_alone_with_torch_adam():
+    """The batched run of (rate, seed) equals the plain loop: torch's Adam on one model."""
+    from lnpaper.models.recurrent import SequenceClassifier
+    from lnpaper.train import epoch_batches
+
+    x, y = digits.load("train", form="rows", permuted=True)
+    test_x, test_y = digits.load("test", form="rows", permuted=True)
+    lrs, seeds = (1e-2, 3e-2), (0, 3)
+    for cell in ("lstm", "bn-lstm", "ln-lstm", "ln-gru"):
+        batched = sequence_training(cell=cell, orders=(True,), hidden=8, steps=5, batch_size=16,
+                                    lrs=lrs, seeds=seeds, eval_every=5)  # fmt: skip
+        for i, lr in enumerate(lrs):
+            for j, seed in enumerate(seeds):
+                torch.manual_seed(seed)
+                model = SequenceClassifier(make_cell(cell, 8, 8, max_steps=8), 10)
+                optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+                batches = epoch_batches(len(x), 16, seed)
+                for step in range(5):
+                    index = batches(step)
+                    loss = torch.nn.functional.cross_entropy(model(x[index]), y[index])
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                with torch.no_grad():
+                    alone = torch.nn.functional.cross_entropy(model.eval()(test_x), test_y).item()
+                assert batched.test_loss[0][i][j][-1] == pytest.approx(alone, abs=1e-4), cell
+
+
+def test_per_seed_adam_is_torch_adam_per_model_and_refuses_bad_rates():
+    from lnpaper.experiments.layernorm_in_rnns import PerSeedAdam
+
+    start = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(0))
+    lrs = [1e-3, 1e-2, 1e-1]
+    stacked = torch.nn.Parameter(start.clone())
+    ours = PerSeedAdam([stacked], lrs)
+    alone = [torch.nn.Parameter(start[k].clone()) for k in range(3)]
+    theirs = [torch.optim.Adam([p], lr=lr) for p, lr in zip(alone, lrs, strict=True)]
+    for step in range(4):
+        grads = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(step + 1))
+        stacked.grad = grads.clone()
+        ours.step()
+        for k in range(3):
+            alone[k].grad = grads[k].clone()
+            theirs[k].step()
+    for k in range(3):
+        torch.testing.assert_close(stacked[k], alone[k], atol=1e-6, rtol=1e-6)
+    with pytest.raises(ValueError, match="positive"):
+        PerSeedAdam([stacked], [1e-3, 0.0, 1e-2])
+    with pytest.raises(ValueError, match="leading axis of 2"):
+        PerSeedAdam([stacked], [1e-3, 1e-2])
 
 
 def test_every_cell_starts_from_the_same_weights_for_one_seed():
@@ -129,6 +188,7 @@ def test_every_cell_starts_from_the_same_weights_for_one_seed():
 
 
 SEEDS = 10  # enough for the paired t intervals to decide
+LRS = [3e-3, 1e-2, 3e-2]
 
 
 def noise(seed: int, scale: float) -> list[float]:
@@ -138,132 +198,120 @@ def noise(seed: int, scale: float) -> list[float]:
 
 
 def noisy(curve, seed: int, scale: float = 0.05) -> list[list[float]]:
-    """SEEDS validation curves: `curve` shifted per seed by noise of sd `scale`."""
+    """SEEDS test curves: `curve` shifted per seed by noise of sd `scale`."""
     return [[value + shift for value in curve] for shift in noise(seed, scale)]
 
 
-def run(lr, curves, test_accuracy, test_loss):
-    steps = [20 * k for k in range(len(curves[0]))]
+def arm(curves, final_accuracy=None, best: int = 1, cut=None):
+    """A run on the grid LRS whose rate `best` has these test (and validation) curves, the others
+    the same curves 0.5 higher; final test accuracy per seed; a BN-LSTM's cut NLL per seed."""
+    accuracy = final_accuracy or [0.98] * len(curves)
+
+    def at(k, values):
+        return values if k == best else [[v + 0.5 for v in c] for c in values]
+
+    test_loss = [at(k, curves) for k in range(len(LRS))]
+    test_accuracy = [[[0.1] * (len(c) - 1) + [a] for c, a in zip(curves, accuracy, strict=True)]
+                     for _ in LRS]  # fmt: skip
     return {
-        "lr": lr,
-        "eval_steps": steps,
-        "val_loss": curves,
-        "test_accuracy": test_accuracy,
-        "test_loss": test_loss,
+        "lrs": LRS,
+        "eval_steps": [20 * k for k in range(len(curves[0]))],
+        "val_loss": [test_loss],
+        "test_loss": [test_loss],
+        "test_accuracy": [test_accuracy],
+        "longer_test_loss": [],
+        "longer_test_accuracy": [],
+        "cut_test_loss": [] if cut is None else [[cut] * len(LRS)],
+        "cut_test_accuracy": [] if cut is None else [[accuracy] * len(LRS)],
+        "statistics_steps": None if cut is None else 8,
     }
+
+
+def two_orders(runs_pixel: dict, runs_permuted: dict) -> RecurrentStudyResult:
+    """A sequential_digits-like study: each label's run with both orders."""
+    runs = {}
+    for label, first in runs_pixel.items():
+        second = runs_permuted[label]
+        runs[label] = dict(first)
+        for field in PER_ORDER:
+            runs[label][field] = first.get(field, []) + second.get(field, [])
+    return RecurrentStudyResult(form="pixels", orders=[False, True], runs=runs)
 
 
 SLOW = [2.3, 1.0, 0.6, 0.4, 0.3, 0.2, 0.15, 0.12, 0.1]
 FAST = [2.3, 0.5, 0.3, 0.2, 0.15, 0.12, 0.1, 0.09, 0.09]
-FAST_BUT_STALLS = [2.3, 0.5, 0.3, 0.2, 0.15, 0.13, 0.12, 0.11, 0.11]
-GOOD = ([0.98, 0.985, 0.99], [0.05, 0.06, 0.055])
 
 
-def study(ln, lstm=None, ln_test=GOOD, lstm_test=GOOD, bn=None):
-    """LSTM and LN-LSTM at both rates and a BN-LSTM at the baseline's, with the given curves
-    (one per seed; the BN-LSTM's default to the LSTM's) and test (accuracy, NLL) per seed."""
-    lstm = [SLOW] * len(ln) if lstm is None else lstm
-    runs = {}
-    for lr in (BASELINE_LR, LOWER_LR):
-        runs["LSTM", lr] = run(lr, lstm, *lstm_test)
-        runs["LN-LSTM", lr] = run(lr, ln, *ln_test)
-    runs["BN-LSTM", BASELINE_LR] = run(BASELINE_LR, lstm if bn is None else bn, *lstm_test)
-    return RecurrentStudyResult(runs=runs)
+def rows(ln, lstm, gain_one=None, gain_tenth=None, bn=None, ln_accuracy=None, lstm_accuracy=None):
+    runs = {
+        "LSTM": arm(lstm, lstm_accuracy, best=0),
+        "LN-LSTM": arm(ln, ln_accuracy, best=2),
+        "LN-LSTM, gain 0.1": arm(gain_tenth or ln),
+        "BN-LSTM": arm(bn or lstm),
+    }
+    if gain_one is not None:
+        runs["LN-LSTM"] = arm(gain_one, ln_accuracy, best=2)
+    return RecurrentStudyResult(form="rows", orders=[False], runs=runs)
 
 
-def gains(one, tenth):
-    steps = [20 * k for k in range(len(one[0]))]
-    return RecurrentStudyResult(
-        runs={
-            "LN-LSTM, gain 1.0": {"eval_steps": steps, "val_loss": one},
-            "LN-LSTM, gain 0.1": {"eval_steps": steps, "val_loss": tenth},
-        }
-    )
-
-
-def test_training_summary_finds_the_step_where_the_baseline_best_is_reached():
-    summary = nb_claims.training_summary(study([FAST] * 3), BASELINE_LR)
-    assert summary["level"] == pytest.approx(0.1)
-    assert summary["LSTM"]["reach"] == 160 and summary["LN-LSTM"]["reach"] == 120
-    assert summary["LN-LSTM"]["reach_per_seed"] == [120, 120, 120]
-    assert summary["LN-LSTM"]["early"] == [pytest.approx(0.4)] * 3  # steps 20 and 40 of 160
-    assert summary["early_steps"] == [20, 40] and summary["late_steps"] == [140, 160]
-    assert summary["LN-LSTM"]["late"] == [pytest.approx(0.09)] * 3
-    assert summary["LSTM"]["late"] == [pytest.approx(0.11)] * 3
-    stalled = nb_claims.training_summary(study([FAST_BUT_STALLS] * 3), BASELINE_LR)
-    assert stalled["LN-LSTM"]["reach"] is None
-
-
-GAIN_AHEAD = (noisy([2.3, 0.5, 0.3], 11), noisy([2.3, 1.0, 0.6], 12))  # gain 1.0 lower
-GAIN_BEHIND = GAIN_AHEAD[::-1]
-GAIN_TIED = (noisy([2.3, 0.5, 0.3], 11), noisy([2.3, 0.5, 0.3], 12))
+def test_training_summary_judges_each_model_at_its_best_rate_on_validation():
+    s = nb_claims.training_summary(rows(noisy(FAST, 1), noisy(SLOW, 2)))
+    assert s["LSTM"]["lr"] == LRS[0] and s["LN-LSTM"]["lr"] == LRS[2]
+    assert s["early_steps"] == [20, 40] and s["late_steps"] == [140, 160]
+    assert s["LN-LSTM"]["early"][0] == pytest.approx(0.4 + noise(1, 0.05)[0])
+    diverged = arm(noisy(FAST, 1), best=0)
+    diverged["val_loss"][0][0][3][2] = math.nan  # one seed at the best rate diverged
+    assert best_lr_index({"val_loss": diverged["val_loss"][0]}) == 1
 
 
 @pytest.mark.parametrize(
-    "ln, lstm, by_gain, verdict",
+    "ln, lstm, tenth, verdict",
     [
-        (noisy(FAST, 1), noisy(SLOW, 2), GAIN_AHEAD, claims.REPRODUCED),
-        (noisy(FAST, 1), noisy(SLOW, 2), GAIN_BEHIND, claims.PARTLY),  # the gain part fails
-        # faster early, though it never reaches the baseline's best: speed is the early NLL
-        (noisy(FAST_BUT_STALLS, 1), noisy(SLOW, 2), GAIN_AHEAD, claims.REPRODUCED),
-        (noisy(SLOW, 1), noisy(FAST, 2), GAIN_BEHIND, claims.NOT_REPRODUCED),  # slower, everywhere
-        (noisy(SLOW, 1), noisy(SLOW, 2), GAIN_TIED, claims.INCONCLUSIVE),  # the seeds cannot tell
+        (noisy(FAST, 1), noisy(SLOW, 2), noisy(SLOW, 3), claims.REPRODUCED),
+        (noisy(FAST, 1), noisy(SLOW, 2), noisy(FAST, 3, 0.01), claims.PARTLY),  # gain part fails
+        (noisy(SLOW, 1), noisy(FAST, 2), noisy(FAST, 3), claims.NOT_REPRODUCED),
+        (noisy(SLOW, 1), noisy(SLOW, 2), noisy(SLOW, 3), claims.INCONCLUSIVE),
     ],
 )
-def test_r3_check(ln, lstm, by_gain, verdict):
-    finding = nb_claims.check_r3(study(ln, lstm), gains(*by_gain))
+def test_r3_check(ln, lstm, tenth, verdict):
+    finding = nb_claims.check_r3(rows(ln, lstm, gain_tenth=tenth))
     assert finding.verdict == verdict, finding.ours
-    assert len(finding.quantities) == 3  # early NLL at both rates, and the gain
+    assert "LSTM lr 0.003, LN-LSTM lr 0.03" in finding.ours
+    assert len(finding.quantities) == 2
 
 
-def accuracy_arm(mean: float, seed: int) -> tuple[list[float], list[float]]:
-    """SEEDS test accuracies around `mean` (sd 0.5 points) and NLLs."""
-    return [mean + d for d in noise(seed, 0.005)], [0.05 + d for d in noise(seed + 100, 0.005)]
-
-
-LSTM_TEST = accuracy_arm(0.98, 1)
+def accuracy_arm(mean: float, seed: int) -> list[float]:
+    """SEEDS final test accuracies around `mean` (sd 0.5 points)."""
+    return [mean + d for d in noise(seed, 0.005)]
 
 
 @pytest.mark.parametrize(
-    "ln_test, verdict",
-    [
-        (accuracy_arm(0.98, 2), claims.REPRODUCED),  # the same final quality
-        (accuracy_arm(0.99, 2), claims.REPRODUCED),  # better: no worse either
-        (accuracy_arm(0.97, 2), claims.INCONCLUSIVE),  # a point lower: the interval spans -1 pp
-        (accuracy_arm(0.95, 2), claims.NOT_REPRODUCED),  # three points lower
-    ],
-)
-def test_r4_check(ln_test, verdict):
-    finding = nb_claims.check_r4(
-        study(noisy(FAST, 1), noisy(SLOW, 2), ln_test=ln_test, lstm_test=LSTM_TEST)
-    )
+    "ln_mean, verdict",
+    [(0.98, claims.REPRODUCED), (0.99, claims.REPRODUCED), (0.97, claims.INCONCLUSIVE),
+     (0.95, claims.NOT_REPRODUCED)],
+)  # fmt: skip
+def test_r4_check(ln_mean, verdict):
+    study = rows(noisy(FAST, 1), noisy(SLOW, 2), ln_accuracy=accuracy_arm(ln_mean, 2),
+                 lstm_accuracy=accuracy_arm(0.98, 1))  # fmt: skip
+    finding = nb_claims.check_r4(study)
     assert finding.verdict == verdict, finding.ours
     assert f"n = {SEEDS}" in finding.ours
 
 
-def moved(test, seed: int, accuracy: float = 0.0, nll: float = 0.0):
-    """Another arm's test (accuracies, NLLs) per seed, moved by `accuracy` and `nll`, plus per-seed
-    noise (sd 0.3 points and 0.003): a model paired with that arm by seed."""
-    accuracies, losses = test
-    return (
-        [a + accuracy + d for a, d in zip(accuracies, noise(seed, 0.003), strict=True)],
-        [v + nll + d for v, d in zip(losses, noise(seed + 100, 0.003), strict=True)],
-    )
-
-
 @pytest.mark.parametrize(
-    "ln_test, verdict",
+    "ln_shift, ln_mean, verdict",
     [
-        (moved(LSTM_TEST, 2, accuracy=0.01, nll=-0.02), claims.REPRODUCED),  # better on both
-        (moved(LSTM_TEST, 2, accuracy=0.01), claims.PARTLY),  # more accurate, the same NLL
-        (moved(LSTM_TEST, 2, nll=0.02), claims.NOT_REPRODUCED),  # as accurate, a higher NLL
-        (moved(LSTM_TEST, 2), claims.INCONCLUSIVE),  # the same on both: not shown better
+        (-0.05, 0.99, claims.REPRODUCED),  # better on both
+        (0.0, 0.99, claims.PARTLY),  # more accurate, the same NLL
+        (0.05, 0.98, claims.NOT_REPRODUCED),  # as accurate, a higher NLL
     ],
 )
-def test_r4b_check(ln_test, verdict):
-    finding = nb_claims.check_r4b(
-        study(noisy(FAST, 1), noisy(SLOW, 2), ln_test=ln_test, lstm_test=LSTM_TEST)
-    )
+def test_r4b_check(ln_shift, ln_mean, verdict):
+    lstm = noisy(SLOW, 2, 0.01)
+    ln = [[v + (ln_shift if k == len(c) - 1 else 0) for k, v in enumerate(c)] for c in lstm]
+    study = rows(ln, lstm, ln_accuracy=[a + d for a, d in zip(accuracy_arm(ln_mean, 1),
+                 noise(5, 0.002), strict=True)], lstm_accuracy=accuracy_arm(0.98, 1))  # fmt: skip
+    finding = nb_claims.check_r4b(study)
     assert finding.verdict == verdict, finding.ours
     assert [q.label for q in finding.quantities] == [
         "test accuracy, LN-LSTM - LSTM",
@@ -283,11 +331,69 @@ SLOW_BUT_LOWER = [2.3, 1.0, 0.6, 0.4, 0.3, 0.2, 0.1, 0.05, 0.04]  # BN-LSTM-like
         (FAST, FAST, claims.INCONCLUSIVE),  # the seeds cannot tell them apart
     ],
 )
-def test_r3b_check(ln, bn, verdict):
-    finding = nb_claims.check_r3b(study(noisy(ln, 1, 0.01), bn=noisy(bn, 2, 0.01)))
+def test_r3b_and_r3c_checks(ln, bn, verdict):
+    study = rows(noisy(ln, 1, 0.01), noisy(SLOW, 2), bn=noisy(bn, 2, 0.01))
+    finding = nb_claims.check_r3b(study)
     assert finding.verdict == verdict, finding.ours
     assert "steps 20-40" in finding.ours and "steps 140-160" in finding.ours
-    assert len(finding.quantities) == 2  # the early and the late validation NLL
+    assert len(finding.quantities) == 2
+    pixels = two_orders(study.runs, study.runs)
+    finding = nb_claims.check_r3c(pixels)
+    assert finding.verdict == verdict, finding.ours
+    assert len(finding.quantities) == 4 and "permuted" in finding.ours
+
+
+def pixel_study(bn_gain: tuple, lstm=(0.98, 0.90), cut_shift=0.3, gain_one=SLOW):
+    """Both orders: LSTM and BN-LSTM final accuracies (pixel, permuted means), the BN-LSTM's
+    gain over the LSTM per order, its cut NLL shifted by `cut_shift`."""
+    orders = []
+    for order, (base, gain) in enumerate(zip(lstm, bn_gain, strict=True)):
+        lstm_accuracy = accuracy_arm(base, 10 + order)
+        bn_accuracy = [a + gain + d for a, d in zip(lstm_accuracy, noise(20 + order, 0.003),
+                                                    strict=True)]  # fmt: skip
+        bn_curves = noisy(FAST, 30 + order, 0.01)
+        cut = [c[-1] + cut_shift + d for c, d in zip(bn_curves, noise(40 + order, 0.01),
+                                                      strict=True)]  # fmt: skip
+        orders.append({
+            "LSTM": arm(noisy(SLOW, 1), lstm_accuracy),
+            "BN-LSTM": arm(bn_curves, bn_accuracy, cut=cut),
+            "BN-LSTM, gain 1.0": arm(noisy(gain_one, 50 + order, 0.01)),
+        })  # fmt: skip
+    return two_orders(*orders)
+
+
+@pytest.mark.parametrize(
+    "bn_gain, verdict",
+    [
+        ((0.001, 0.05), claims.REPRODUCED),  # as good pixel by pixel, far better permuted
+        ((0.001, 0.001), claims.PARTLY),  # as good, but no larger gain permuted
+        ((-0.05, -0.1), claims.NOT_REPRODUCED),  # worse in both, and less so pixel by pixel
+    ],
+)
+def test_m4b_check(bn_gain, verdict):
+    finding = nb_claims.check_m4b(pixel_study(bn_gain))
+    assert finding.verdict == verdict, finding.ours
+    assert len(finding.quantities) == 3
+
+
+@pytest.mark.parametrize(
+    "cut_shift, verdict",
+    [(0.3, claims.REPRODUCED), (0.0, claims.INCONCLUSIVE), (-0.3, claims.NOT_REPRODUCED)],
+)
+def test_m4c_check(cut_shift, verdict):
+    finding = nb_claims.check_m4c(pixel_study((0.0, 0.0), cut_shift=cut_shift))
+    assert finding.verdict == verdict, finding.ours
+    assert "T_max = 8" in finding.ours
+
+
+@pytest.mark.parametrize(
+    "gain_one, verdict",
+    [(SLOW, claims.REPRODUCED), ([v - 0.2 for v in FAST], claims.NOT_REPRODUCED)],
+)
+def test_m4d_check(gain_one, verdict):
+    finding = nb_claims.check_m4d(pixel_study((0.0, 0.0), gain_one=gain_one))
+    assert finding.verdict == verdict, finding.ours
+    assert len(finding.quantities) == 2
 
 
 # ---- longer than training ------------------------------------------------------------------------

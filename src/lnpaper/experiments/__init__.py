@@ -33,12 +33,12 @@ from lnpaper.experiments.invariances import (
 )
 from lnpaper.experiments.layernorm_in_rnns import (
     cnn_coda,
-    gain_init_study,
     lnlstm_anatomy,
     longer_sequences,
     recurrent_training,
     rnn_dynamics,
     sequence_training,
+    sequential_digits,
 )
 from lnpaper.experiments.registry import EXPERIMENTS, experiment
 from lnpaper.experiments.rmsnorm_placement import (
@@ -97,7 +97,6 @@ __all__ = [
     "cnn_coda",
     "experiment",
     "fisher_doubling",
-    "gain_init_study",
     "grad_norm_vs_depth",
     "invariance_measurements",
     "layernorm_parity",
@@ -118,6 +117,7 @@ __all__ = [
     "rmsnorm_vs_layernorm",
     "rnn_dynamics",
     "sequence_training",
+    "sequential_digits",
     "sgd_geometry",
     "adam_geometry",
     "tfixup_study",

@@ -1,15 +1,19 @@
-"""Experiments of notebook 03, LayerNorm in recurrent networks: claims R1-R5, R3b, R4b (and M4's
-accuracy).
+"""Experiments of notebook 03, LayerNorm in recurrent networks: claims R1-R5, R3b, R3c, R4b and
+M4b-M4d.
 
 - `lnlstm_anatomy` (R1): the LN-LSTM of the supplement's Eq. 20-22 against its written-out formula,
   what its statistics span, and what it does not keep (against the BN-LSTM).
 - `rnn_dynamics` (R2): a tanh RNN and its LN version from the same weights at several scales.
-- `sequence_training`, `recurrent_training`, `gain_init_study` (R3, R3b, R4, R4b, M4): LSTM,
-  LN-LSTM and BN-LSTM on the digits read row by row, over seeds; the gains' initial value.
+- `sequence_training`, `recurrent_training` (R3, R3b, R4, R4b): LSTM, LN-LSTM and BN-LSTM, their
+  gains at 1.0 and 0.1, on the digits read row by row, over seeds and one learning-rate grid, all
+  seeds and rates of a cell trained as one batched model (`SeedBatchedClassifier`).
+- `sequential_digits` (R3c, M4b-M4d): the same at T = 64, pixel by pixel and permuted, with the
+  LN-GRU; a shorter T_max for the BN-LSTM, and test sequences longer than training.
 - `longer_sequences` (R1, M4): trained on one length, tested on twice that.
 - `cnn_coda` (R5): a small CNN with no norm, BatchNorm or LayerNorm.
 """
 
+import math
 import statistics
 import warnings
 from dataclasses import dataclass
@@ -33,6 +37,7 @@ from lnpaper.models.recurrent import (
     LayerNormLSTMCell,
     LayerNormTanhRNNCell,
     LSTMCell,
+    SeedBatchedClassifier,
     SequenceClassifier,
     TanhRNNCell,
     make_cell,
@@ -51,11 +56,6 @@ def mean_tanh_slope(scale: float, points: int = 80) -> float:
     nodes, weights = np.polynomial.hermite_e.hermegauss(points)  # weight exp(-z^2 / 2)
     slope = 1 - np.tanh(scale * nodes) ** 2
     return float(weights @ slope / np.sqrt(2 * np.pi))
-
-
-def first_step_at_or_below(steps: list, curve: list, level: float) -> int | None:
-    """The first step whose value is <= level, or None if the curve never gets there."""
-    return next((step for step, value in zip(steps, curve, strict=True) if value <= level), None)
 
 
 # ---- R1: the LN-LSTM, equation by equation -----------------------------------------------------
@@ -330,23 +330,85 @@ def rnn_dynamics(
     )
 
 
-# ---- R3, R3b, R4, R4b, M4: training on the digits read row by row -------------------------------
+# ---- R3, R3b, R4, R4b, M4: training on the digits, one learning-rate grid for every model -------
+
+LR_GRID = (3e-3, 1e-2, 3e-2)  # Adam's learning rates: the same three for every model and task
+
+
+class PerSeedAdam:
+    """torch.optim.Adam (its defaults: betas 0.9, 0.999, eps 1e-8, no weight decay) on parameters
+    with a leading model axis, each model with its own learning rate `lrs` (one per model).
+
+    Adam is elementwise, so model k takes exactly the step it would take alone at lrs[k]; this is
+    what lets one batched model try a whole learning-rate grid (tests compare it with torch's)."""
+
+    def __init__(self, params, lrs, betas=(0.9, 0.999), eps: float = 1e-8):
+        self.params = [p for p in params if p.requires_grad]
+        self.lrs = torch.as_tensor(lrs, dtype=torch.float32)
+        if self.lrs.ndim != 1 or not bool((self.lrs > 0).all()):
+            raise ValueError(f"lrs must be a 1-d sequence of positive rates, got {lrs!r}")
+        for p in self.params:
+            if p.shape[0] != len(self.lrs):
+                raise ValueError(
+                    f"every parameter needs a leading axis of {len(self.lrs)} models (one per "
+                    f"learning rate), got shape {tuple(p.shape)}"
+                )
+        self.betas, self.eps, self.steps = betas, eps, 0
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.steps += 1
+        b1, b2 = self.betas
+        correction1, correction2 = 1 - b1**self.steps, 1 - b2**self.steps
+        for p, m, v in zip(self.params, self.m, self.v, strict=True):
+            m.lerp_(p.grad, 1 - b1)  # m = b1 m + (1 - b1) g
+            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)  # v = b2 v + (1 - b2) g^2
+            denom = (v.sqrt() / correction2**0.5).add_(self.eps)  # sqrt(v_hat) + eps
+            step = (self.lrs / correction1).view(-1, *[1] * (p.ndim - 1))
+            p.sub_(step * m / denom)  # p -= lr m_hat / (sqrt(v_hat) + eps)
+
+
+def blank_tail(x: torch.Tensor, steps: int) -> torch.Tensor:
+    """Sequences (N, T, F) followed by `steps` blank (zero) steps: a test longer than training
+    whose extra steps carry no information, as the blank border of an image read pixel by pixel."""
+    return torch.cat([x, x.new_zeros(x.shape[0], steps, x.shape[2])], dim=1)
 
 
 @dataclass
 class SequenceTrainingResult:
     cell: str
     gain_init: float | None  # None: the cell's default (LayerNorm 1.0, BatchNorm 0.1)
-    permuted: bool
+    form: str  # "rows" (T = 8 rows of 8 pixels) or "pixels" (T = 64 single pixels)
+    orders: list  # the tasks trained side by side: False reading order, True permuted
     hidden: int
-    lr: float
+    lrs: list  # the learning-rate grid; every list below is indexed [order][lr][seed]...
     batch_size: int
     seeds: list
     eval_steps: list
-    val_loss: list  # [seed][eval step], validation NLL in eval mode
-    val_accuracy: list  # [seed][eval step]
-    test_loss: list  # [seed], after the last step
-    test_accuracy: list  # [seed]
+    val_loss: list  # [order][lr][seed][eval step], validation NLL in eval mode
+    val_accuracy: list
+    test_loss: list  # [order][lr][seed][eval step], test NLL at the same steps
+    test_accuracy: list
+    extra_steps: int  # blank steps appended for the longer test (0: none)
+    longer_test_loss: list  # [order][lr][seed] after the last step, test + extra_steps blanks
+    longer_test_accuracy: list
+    statistics_steps: int | None  # BN-LSTM only: a T_max cut inside the sequence (None: none)
+    cut_test_loss: list  # [order][lr][seed] after the last step, statistics of steps >= cut
+    cut_test_accuracy: list  # taken from step cut - 1
+
+
+def _evaluate(model, x, y) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per model: NLL and accuracy of the batched `model`, model k reading x[k] (N, T, F)."""
+    logits = model(x)
+    nll = F.cross_entropy(logits.flatten(0, 1), y.repeat(model.seeds), reduction="none")
+    right = logits.argmax(-1) == y
+    return nll.view(model.seeds, -1).mean(1), right.float().mean(1)
 
 
 @experiment
@@ -354,54 +416,112 @@ def sequence_training(
     *,
     cell: str = "lstm",
     gain_init: float | None = None,
-    permuted: bool = False,
+    form: str = "rows",
+    orders=(False,),
     hidden: int = 64,
     steps: int = 400,
     batch_size: int = 64,
-    lr: float = 1e-2,
+    lrs=LR_GRID,
     seeds=(0, 1, 2),
     eval_every: int = 20,
+    extra_steps: int = 0,
+    statistics_steps: int | None = None,
 ) -> SequenceTrainingResult:
-    """One recurrent classifier of the 8 x 8 digits read as T = 8 rows of 8 pixels (a short stand-in
-    for sequential MNIST, which reads 784 pixels one at a time), trained with Adam on minibatches,
-    over seeds. With one seed, every cell gets the same W_x and W_h at init and sees the same
-    minibatches. Validation every `eval_every` steps, test after the last step, in eval mode (a
-    BN-LSTM then uses its running statistics)."""
-    x, y = digits.load("train", form="rows", permuted=permuted)
-    val_x, val_y = digits.load("val", form="rows", permuted=permuted)
-    test_x, test_y = digits.load("test", form="rows", permuted=permuted)
-    result = SequenceTrainingResult(
+    """One recurrent classifier of the 8 x 8 digits, read as T = 8 rows of 8 pixels (form "rows")
+    or as T = 64 single pixels (form "pixels", sequential MNIST's task at 8 x 8), in each pixel
+    order of `orders` (True: permuted, one fixed random order), trained with Adam at every
+    learning rate of `lrs` from every seed.
+
+    All len(orders) x len(lrs) x len(seeds) runs are one `SeedBatchedClassifier`: seed s starts
+    from the weights `make_cell` draws after torch.manual_seed(s) (the same W_x, W_h for every
+    cell) and sees the minibatches of epoch_batches(..., seed=s), whatever its order and rate.
+    Validation and test every `eval_every` steps, in eval mode (a BN-LSTM then uses its running
+    statistics). After the last step: the test sequences followed by `extra_steps` blank steps,
+    and for the BN-LSTM with `statistics_steps` = k the test with the statistics of every step
+    >= k taken from step k - 1 (the T_max rule with a shorter T_max)."""
+    if statistics_steps is not None and cell != "bn-lstm":
+        raise ValueError(f"statistics_steps is for the BN-LSTM only, got cell {cell!r}")
+    orders = [bool(o) for o in orders]
+    seeds = [int(s) for s in seeds]
+    lrs = [float(lr) for lr in lrs]
+    if not orders or not seeds or not lrs:
+        raise ValueError(f"need at least one order, rate and seed, got {orders}, {lrs}, {seeds}")
+    splits = {}
+    for split in ("train", "val", "test"):
+        data = [digits.load(split, form=form, permuted=o) for o in orders]
+        splits[split] = torch.stack([x for x, _ in data]), data[0][1]  # (orders, N, T, F), (N,)
+    x, y = splits["train"]
+    length, features = x.shape[2:]
+    runs = [(o, lr, seed) for o in range(len(orders)) for lr in lrs for seed in seeds]
+    models = []
+    for _, _, seed in runs:
+        torch.manual_seed(seed)
+        recurrent = make_cell(cell, features, hidden, max_steps=length, gain_init=gain_init)
+        models.append(SequenceClassifier(recurrent, digits.CLASSES))
+    model = SeedBatchedClassifier(models)
+    optimizer = PerSeedAdam(model.parameters(), [lr for _, lr, _ in runs])
+    order_of = torch.tensor([o for o, _, _ in runs])
+    batches = [epoch_batches(x.shape[1], batch_size, seed) for _, _, seed in runs]
+    curves = {"val_loss": [], "val_accuracy": [], "test_loss": [], "test_accuracy": []}
+    eval_steps = []
+
+    def each_model(data):  # (orders, N, T, F) -> (models, N, T, F), a view
+        return data[order_of]
+
+    def evaluate(step: int) -> None:
+        model.eval()
+        with torch.no_grad():
+            for split in ("val", "test"):
+                nll, accuracy = _evaluate(model, each_model(splits[split][0]), splits[split][1])
+                curves[f"{split}_loss"].append(nll)
+                curves[f"{split}_accuracy"].append(accuracy)
+        eval_steps.append(step)
+        model.train()
+
+    evaluate(0)
+    for step in range(steps):
+        index = torch.stack([batch(step) for batch in batches])  # (models, batch_size)
+        logits = model(x[order_of[:, None], index])
+        # the sum of the per-model mean losses: each model gets its own gradient
+        loss = F.cross_entropy(logits.flatten(0, 1), y[index].flatten(), reduction="sum")
+        optimizer.zero_grad()
+        (loss / batch_size).backward()
+        optimizer.step()
+        if (step + 1) % eval_every == 0 or step + 1 == steps:
+            evaluate(step + 1)
+    model.eval()
+    test_x, test_y = splits["test"]
+    longer = cut = None
+    with torch.no_grad():
+        if extra_steps:
+            longer = _evaluate(model, each_model(blank_tail(test_x.flatten(0, 1), extra_steps)
+                                                 .unflatten(0, test_x.shape[:2])), test_y)  # fmt: skip
+        if statistics_steps is not None:
+            model.statistics_steps = statistics_steps
+            cut = _evaluate(model, each_model(test_x), test_y)
+            model.statistics_steps = None
+
+    def nested(values: torch.Tensor) -> list:  # (models, ...) -> [order][lr][seed]...
+        return values.view(len(orders), len(lrs), len(seeds), *values.shape[1:]).tolist()
+
+    return SequenceTrainingResult(
         cell=cell,
         gain_init=gain_init,
-        permuted=permuted,
+        form=form,
+        orders=orders,
         hidden=hidden,
-        lr=lr,
+        lrs=lrs,
         batch_size=batch_size,
-        seeds=[int(s) for s in seeds],
-        eval_steps=[],
-        val_loss=[],
-        val_accuracy=[],
-        test_loss=[],
-        test_accuracy=[],
+        seeds=seeds,
+        eval_steps=eval_steps,
+        **{name: nested(torch.stack(values, dim=1)) for name, values in curves.items()},
+        extra_steps=extra_steps,
+        longer_test_loss=[] if longer is None else nested(longer[0]),
+        longer_test_accuracy=[] if longer is None else nested(longer[1]),
+        statistics_steps=statistics_steps,
+        cut_test_loss=[] if cut is None else nested(cut[0]),
+        cut_test_accuracy=[] if cut is None else nested(cut[1]),
     )
-    for seed in result.seeds:
-        torch.manual_seed(seed)
-        recurrent = make_cell(cell, digits.SIDE, hidden, max_steps=digits.SIDE, gain_init=gain_init)
-        model = SequenceClassifier(recurrent, digits.CLASSES)
-        result.eval_steps, run = train_and_test(
-            model,
-            (x, y),
-            (val_x, val_y),
-            (test_x, test_y),
-            steps=steps,
-            lr=lr,
-            batch_size=batch_size,
-            seed=seed,
-            eval_every=eval_every,
-        )
-        for field, value in run.items():
-            getattr(result, field).append(value)
-    return result
 
 
 def train_and_test(
@@ -409,7 +529,8 @@ def train_and_test(
 ):
     """Adam on epoch-shuffled minibatches of `train_split`; validation every `eval_every` steps and
     the test split after the last step, both in eval mode. Returns the evaluation steps and this
-    run's {val_loss, val_accuracy: curves, test_loss, test_accuracy: numbers}."""
+    run's {val_loss, val_accuracy: curves, test_loss, test_accuracy: numbers}. (The CNN coda's
+    loop; the recurrent runs batch their seeds in `sequence_training`.)"""
     (x, y), (val_x, val_y), (test_x, test_y) = train_split, val_split, test_split
     history = train(
         model,
@@ -432,79 +553,104 @@ def train_and_test(
     }
 
 
-RECURRENT_MODELS = {"LSTM": "lstm", "LN-LSTM": "ln-lstm", "BN-LSTM": "bn-lstm"}
-BASELINE_LR = 1e-2  # the plain LSTM's learning rate: the best of the three it is run at
-LOWER_LR = 3e-3
-TRAINING_RUNS = (  # (model, Adam's learning rate)
-    ("LSTM", BASELINE_LR),
-    ("LN-LSTM", BASELINE_LR),
-    ("BN-LSTM", BASELINE_LR),
-    ("LSTM", LOWER_LR),
-    ("LN-LSTM", LOWER_LR),
-    ("LSTM", 2e-2),  # only to show that BASELINE_LR is the LSTM's best
-)
+# label -> (cell, gain_init); None: each paper's own gain (LayerNorm 1.0, BatchNorm 0.1)
+RECURRENT_MODELS = {
+    "LSTM": ("lstm", None),
+    "LN-LSTM": ("ln-lstm", None),
+    "LN-LSTM, gain 0.1": ("ln-lstm", 0.1),
+    "BN-LSTM": ("bn-lstm", None),
+    "BN-LSTM, gain 1.0": ("bn-lstm", 1.0),
+    "LN-GRU": ("ln-gru", None),
+}
+ROW_MODELS = ("LSTM", "LN-LSTM", "LN-LSTM, gain 0.1", "BN-LSTM", "BN-LSTM, gain 1.0")
+PIXEL_MODELS = ("LSTM", "LN-LSTM", "BN-LSTM", "BN-LSTM, gain 1.0", "LN-GRU")
 
 
 @dataclass
 class RecurrentStudyResult:
-    # (model, lr) -> SequenceTrainingResult as a plain dict; gain_init_study's keys are labels
-    runs: dict
+    form: str
+    orders: list  # False: reading order, True: permuted; the runs' lists are indexed [order]...
+    runs: dict  # label -> SequenceTrainingResult as a plain dict
 
 
 @experiment
 def recurrent_training(
-    *, runs=TRAINING_RUNS, steps: int = 400, seeds=tuple(range(10)), permuted: bool = False
+    *,
+    models=ROW_MODELS,
+    form: str = "rows",
+    orders=(False,),
+    hidden: int = 32,
+    steps: int = 300,
+    batch_size: int = 32,
+    lrs=LR_GRID,
+    seeds=tuple(range(10)),
+    eval_every: int = 25,
+    extra_steps: int = 0,
+    statistics_steps: int | None = None,
 ) -> RecurrentStudyResult:
-    """R3, R4, M4: LSTM, LN-LSTM and BN-LSTM with the same optimizer, steps, seeds and minibatches,
-    at the learning rates of `runs`; each normalizer's gains start at its paper's value (LayerNorm
-    1.0, BatchNorm 0.1). The plain LSTM also runs at a higher rate, so that the baseline's rate is
-    seen to be its best."""
-    return RecurrentStudyResult(
-        runs={
-            (model, lr): vars(
-                sequence_training(
-                    cell=RECURRENT_MODELS[model], steps=steps, lr=lr, seeds=seeds, permuted=permuted
-                )
+    """R3, R3b, R4, R4b: every model of `models` (labels of RECURRENT_MODELS) with the same
+    optimizer, steps, seeds, minibatches and learning-rate grid, so that each can be compared at
+    its own best rate; by default on the digits read row by row (T = 8). `statistics_steps`
+    applies to the BN-LSTMs only."""
+    unknown = [m for m in models if m not in RECURRENT_MODELS]
+    if unknown:
+        raise ValueError(f"unknown models {unknown}: choose from {sorted(RECURRENT_MODELS)}")
+    runs = {}
+    for label in models:
+        cell, gain_init = RECURRENT_MODELS[label]
+        runs[label] = vars(
+            sequence_training(
+                cell=cell,
+                gain_init=gain_init,
+                form=form,
+                orders=orders,
+                hidden=hidden,
+                steps=steps,
+                batch_size=batch_size,
+                lrs=lrs,
+                seeds=seeds,
+                eval_every=eval_every,
+                extra_steps=extra_steps,
+                statistics_steps=statistics_steps if cell == "bn-lstm" else None,
             )
-            for model, lr in runs
-        }
-    )
+        )
+    return RecurrentStudyResult(form=form, orders=[bool(o) for o in orders], runs=runs)
 
 
-def _first_steps(run: dict, steps: int) -> dict:
-    """A training run cut to its evaluations up to `steps`."""
-    keep = sum(step <= steps for step in run["eval_steps"])
-    cut = dict(run)
-    cut["eval_steps"] = run["eval_steps"][:keep]
-    cut["val_loss"] = [curve[:keep] for curve in run["val_loss"]]
-    cut["val_accuracy"] = [curve[:keep] for curve in run["val_accuracy"]]
-    return cut
+PIXEL_STEPS = 150  # short curves, 16 units, batches of 16: T = 64 costs 8x T = 8 per step
+TRANSIENT_CUT = 8  # a T_max inside the transient of the pixel-by-pixel BN-LSTM
+BLANK_STEPS = 16  # blank pixels appended to the longer test sequences
 
 
 @experiment
-def gain_init_study(
-    *, steps: int = 200, lr: float = BASELINE_LR, seeds=tuple(range(10))
+def sequential_digits(
+    *,
+    models=PIXEL_MODELS,
+    hidden: int = 16,
+    steps: int = PIXEL_STEPS,
+    batch_size: int = 16,
+    lrs=LR_GRID,
+    seeds=tuple(range(8)),
+    eval_every: int = 30,
 ) -> RecurrentStudyResult:
-    """The gains' initial value: LN-LSTM at 1.0 (Ba et al.) and 0.1, BN-LSTM at 0.1 (Cooijmans et
-    al.) and 1.0, over the first `steps` steps. The runs at each paper's own value are the first
-    `steps` steps of `recurrent_training` (the same seeds and minibatches, so the same numbers)."""
-    main = recurrent_training(seeds=seeds).runs
-    if ("LN-LSTM", lr) not in main or ("BN-LSTM", lr) not in main:
-        raise ValueError(f"recurrent_training has no LN-LSTM and BN-LSTM runs at lr {lr:g}")
-    runs = {
-        "LN-LSTM, gain 1.0": _first_steps(main["LN-LSTM", lr], steps),
-        "LN-LSTM, gain 0.1": vars(
-            sequence_training(cell="ln-lstm", gain_init=0.1, steps=steps, lr=lr, seeds=seeds)
-        ),
-        "BN-LSTM, gain 0.1": _first_steps(main["BN-LSTM", lr], steps),
-        "BN-LSTM, gain 1.0": vars(
-            sequence_training(cell="bn-lstm", gain_init=1.0, steps=steps, lr=lr, seeds=seeds)
-        ),
-    }
-    for run in runs.values():  # test numbers belong to the end of a run, not to its first steps
-        run.pop("test_loss", None)
-        run.pop("test_accuracy", None)
-    return RecurrentStudyResult(runs=runs)
+    """Notebook 03, section 3: the digits read pixel by pixel (T = 64, sequential MNIST at 8 x 8)
+    and in a fixed permuted order, side by side in one batched model per cell; LSTM, LN-LSTM,
+    BN-LSTM with gains 0.1 and 1.0, LN-GRU, on the same learning-rate grid. Besides the curves:
+    the test with BLANK_STEPS blank pixels appended (longer than training), and the BN-LSTMs with
+    their statistics cut at TRANSIENT_CUT steps."""
+    return recurrent_training(
+        models=models,
+        form="pixels",
+        orders=(False, True),
+        hidden=hidden,
+        steps=steps,
+        batch_size=batch_size,
+        lrs=lrs,
+        seeds=seeds,
+        eval_every=eval_every,
+        extra_steps=BLANK_STEPS,
+        statistics_steps=TRANSIENT_CUT,
+    )
 
 
 # ---- longer than training ----------------------------------------------------------------------
@@ -545,7 +691,10 @@ def longer_sequences(
         accuracy[name] = []
         for seed in seeds:
             torch.manual_seed(seed)
-            cell = make_cell(RECURRENT_MODELS[name], digits.PIXELS, hidden, max_steps=train_length)
+            kind, gain_init = RECURRENT_MODELS[name]
+            cell = make_cell(
+                kind, digits.PIXELS, hidden, max_steps=train_length, gain_init=gain_init
+            )
             model = SequenceClassifier(cell, digits.CLASSES, every_step=True)
             train(
                 model,
@@ -738,49 +887,84 @@ def dynamics_summary(dynamics) -> dict:
     }
 
 
-def training_summary(study, lr: float) -> dict:
-    """The numbers behind R3, R3b, R4 and R4b at one learning rate, against the LSTM at that rate.
+def _quarters(steps: list) -> tuple[list, list]:
+    """Indices of the evaluations in the first quarter of training (step 0 excluded) and in the
+    last quarter."""
+    early = [k for k, step in enumerate(steps) if 0 < step <= steps[-1] / 4]
+    late = [k for k, step in enumerate(steps) if step > 3 * steps[-1] / 4]
+    return early, late
 
-    "level" is the LSTM's best validation NLL (minimum of its curve averaged over seeds), "reach"
-    the first evaluation at which a model's averaged curve gets there (None: never), and
-    "reach_per_seed" the same per seed against that seed's LSTM. "early" is each seed's mean
-    validation NLL over the first quarter of training (step 0 excluded): how fast it starts;
-    "late" the same over the last quarter: where it ends up, less noisy than one evaluation.
-    """
-    runs = {model: run for (model, run_lr), run in study.runs.items() if run_lr == lr}
-    baseline = runs["LSTM"]
-    steps = baseline["eval_steps"]
-    level = min(statistics.fmean(col) for col in zip(*baseline["val_loss"], strict=True))
-    quarter = [k for k, step in enumerate(steps) if 0 < step <= steps[-1] / 4]
-    last_quarter = [k for k, step in enumerate(steps) if step > 3 * steps[-1] / 4]
-    summary = {
-        "level": level,
-        "steps": steps[-1],
-        "early_steps": [steps[k] for k in quarter],
-        "late_steps": [steps[k] for k in last_quarter],
-    }
-    for model, run in runs.items():
-        mean_curve = [statistics.fmean(col) for col in zip(*run["val_loss"], strict=True)]
+
+def _finite_mean(values) -> float:
+    values = list(values)
+    return statistics.fmean(values) if all(math.isfinite(v) for v in values) else math.inf
+
+
+def validation_areas(run: dict) -> list:
+    """Per learning rate: the validation NLL averaged over the evaluations after step 0 and over
+    seeds (the area under the mean curve: it rewards a fast start and a low end alike); infinite
+    if any seed's curve is not finite."""
+    return [_finite_mean(v for curve in per_lr for v in curve[1:]) for per_lr in run["val_loss"]]
+
+
+def best_lr_index(run: dict) -> int:
+    """The learning rate a model is judged at, chosen on the validation split only: the smallest
+    `validation_areas` (a rate at which a seed diverged is never the best unless all did)."""
+    areas = validation_areas(run)
+    return min(range(len(areas)), key=lambda k: (areas[k], k))
+
+
+PER_ORDER = (  # the fields of a SequenceTrainingResult indexed [order] first
+    "val_loss",
+    "val_accuracy",
+    "test_loss",
+    "test_accuracy",
+    "longer_test_loss",
+    "longer_test_accuracy",
+    "cut_test_loss",
+    "cut_test_accuracy",
+)
+
+
+def training_summary(study, order: int = 0) -> dict:
+    """The numbers behind R3, R3b, R4, R4b and notebook 03's section 3 for one pixel order of
+    `study` (index into study.orders), each model at its own best learning rate (`best_lr_index`,
+    validation only). What is compared is measured on the test split, per seed: "early" the mean
+    test NLL over the first quarter of training (step 0 excluded), how fast a model starts; "late"
+    the same over the last quarter; "curve" over every evaluation after step 0; "final_*" after
+    the last step; "longer_*" on test sequences with blank steps appended; "cut_*" (BN-LSTM) with
+    the statistics cut to a shorter T_max."""
+    summary = {}
+    for model, full in study.runs.items():
+        run = dict(full)
+        for name in PER_ORDER:
+            run[name] = full[name][order] if full.get(name) else []
+        k = best_lr_index(run)
+        early, late = _quarters(run["eval_steps"])
+        curves = run["test_loss"][k]
+
+        def at_best(name, run=run, k=k):
+            return run[name][k] if run[name] else None
+
         summary[model] = {
-            "reach": first_step_at_or_below(steps, mean_curve, level),
-            "reach_per_seed": [
-                first_step_at_or_below(steps, curve, min(base))
-                for curve, base in zip(run["val_loss"], baseline["val_loss"], strict=True)
-            ],
-            "early": [statistics.fmean(curve[k] for k in quarter) for curve in run["val_loss"]],
-            "late": [statistics.fmean(curve[k] for k in last_quarter) for curve in run["val_loss"]],
-            "test_accuracy": mean_sd(run["test_accuracy"]),
-            "test_loss": mean_sd(run["test_loss"]),
+            "lr": run["lrs"][k],
+            "val_area": validation_areas(run),
+            "early": [statistics.fmean(c[j] for j in early) for c in curves],
+            "late": [statistics.fmean(c[j] for j in late) for c in curves],
+            "curve": [statistics.fmean(c[1:]) for c in curves],
+            "final_loss": [c[-1] for c in curves],
+            "final_accuracy": [c[-1] for c in run["test_accuracy"][k]],
+            "longer_loss": at_best("longer_test_loss"),
+            "longer_accuracy": at_best("longer_test_accuracy"),
+            "cut_loss": at_best("cut_test_loss"),
+            "cut_accuracy": at_best("cut_test_accuracy"),
         }
+    steps = next(iter(study.runs.values()))["eval_steps"]
+    early, late = _quarters(steps)
+    summary["steps"] = steps[-1]
+    summary["early_steps"] = [steps[j] for j in early]
+    summary["late_steps"] = [steps[j] for j in late]
     return summary
-
-
-def gain_summary(gains) -> dict:
-    """run -> per seed, the mean validation NLL over the evaluations after step 0."""
-    return {
-        name: [statistics.fmean(curve[1:]) for curve in run["val_loss"]]
-        for name, run in gains.runs.items()
-    }
 
 
 def cnn_summary(cnn) -> dict:

@@ -13,6 +13,7 @@ from lnpaper.figures.layernorm_in_rnns import (
     longer_sequences,
     recurrent_training,
     rnn_dynamics,
+    sequential_digits,
 )
 from lnpaper.figures.registry import FIGURES, FigureSpec, figure, save_png
 from lnpaper.figures.rmsnorm_placement import placement_variance, prms_estimate, rmsnorm_curves
@@ -65,6 +66,7 @@ __all__ = [
     "rmsnorm_curves",
     "rnn_dynamics",
     "save_png",
+    "sequential_digits",
     "sgd_geometry",
     "adam_geometry",
     "tfixup_curves",

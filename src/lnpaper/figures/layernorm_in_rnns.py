@@ -9,10 +9,8 @@ from matplotlib.patches import Patch
 
 from lnpaper import experiments, stats
 from lnpaper.experiments.layernorm_in_rnns import (
-    BASELINE_LR,
-    LOWER_LR,
+    best_lr_index,
     dynamics_summary,
-    gain_summary,
     length_summary,
     mean_tanh_slope,
     training_summary,
@@ -119,110 +117,145 @@ def rnn_dynamics(result) -> Figure:
     return fig
 
 
-def _level_at_left(ax, value: float, text: str) -> None:
-    """A reference level as style.levels draws it, but labelled at the left end: at the right end
-    the curves that approach the level would run under its label."""
-    ax.axhline(value, color=style.REFERENCE, lw=1.0, ls=":", zorder=1)
-    ax.text(0.005, value, text, transform=ax.get_yaxis_transform(), ha="left", va="center",
-            color=style.REFERENCE, size=style.MIN_FONT_SIZE,
-            bbox={"fc": "white", "ec": "none", "pad": 1.0})  # fmt: skip
+def _best_curves(result, model: str, order: int = 0, field: str = "test_loss"):
+    """A model's curves [seed][eval step] at its own best learning rate (chosen on validation)."""
+    run = dict(result.runs[model])
+    run["val_loss"] = run["val_loss"][order]
+    return run[field][order][best_lr_index(run)]
+
+
+MODEL_STYLES = {"BN-LSTM, gain 1.0": "--", "LN-LSTM, gain 0.1": "--", "LN-GRU": "-."}
+
+
+def _model_color(model: str) -> str:
+    return style.color("LN-LSTM" if model == "LN-GRU" else model)  # the LN-GRU: LayerNorm's hue
 
 
 @figure("recurrent_training", notebook=NOTEBOOK, experiment=experiments.recurrent_training)
 def recurrent_training(result) -> Figure:
-    """Validation NLL during training on the 8 x 8 digits read row by row (8 steps of 8 pixels,
-    one prediction and so one NLL per digit), at the plain LSTM's best learning rate and a lower
-    one: Adam, batch 64, 400 steps, 64 units, the same seeds and minibatches for every model; mean
-    over seeds, band from min to max. The dotted level is the LSTM's best at that rate (the minimum
-    of its mean curve). Claim R3 compares the models over the first quarter of training."""
-    # the learning rates at which the LN-LSTM ran (the LSTM alone also runs at a higher one)
-    rates = sorted({lr for model, lr in result.runs if model == "LN-LSTM"}, reverse=True)
-    summaries = {lr: training_summary(result, lr) for lr in rates}
-    fig = style.new_figure(len(rates), 4.0)
-    axes = np.atleast_1d(fig.subplots(1, len(rates), sharey=True))
-    for ax, lr in zip(axes, rates, strict=True):
-        for (model, run_lr), run in result.runs.items():
-            if run_lr == lr:
-                style.band(ax, run["eval_steps"], run["val_loss"], style.color(model), model)
-        best = " (the LSTM's best)" if lr == BASELINE_LR else ""
-        ax.set_title(f"Adam, lr {lr:g}{best}")
-        ax.set_xlabel("training step")
-    axes[0].set_ylabel(f"validation NLL ({style.NATS_PER_IMAGE})")
-    style.log_axis(axes[0], "y")
-    for ax, lr in zip(axes, rates, strict=True):
-        _level_at_left(ax, summaries[lr]["level"], "LSTM's best")
-    steps = result.runs["LSTM", BASELINE_LR]["eval_steps"]
-    quarter = [step for step in steps if 0 < step <= steps[-1] / 4]  # as training_summary's
-    early = {
-        lr: {
-            model: statistics.fmean(summaries[lr][model]["early"]) for model in ("LSTM", "LN-LSTM")
-        }
-        for lr in (BASELINE_LR, LOWER_LR)
-    }
+    """Left: test NLL during training on the 8 x 8 digits read row by row (8 steps of 8 pixels, one
+    prediction and so one NLL per digit), each model at its own best learning rate of the grid
+    (chosen on the validation split): Adam, the same seeds and minibatches for every model; mean
+    over seeds, band from min to max. Right: the validation score that chose the rate, the mean
+    validation NLL over the run, at every rate of the grid. Claim R3 compares the models over the
+    first quarter of training."""
+    s = training_summary(result)
+    fig = style.new_figure(2, 4.0)
+    curve_ax, grid_ax = fig.subplots(1, 2)
+    models = ("LSTM", "LN-LSTM", "BN-LSTM")
+    steps = result.runs["LSTM"]["eval_steps"]
+    for model in models:
+        style.band(curve_ax, steps, _best_curves(result, model), style.color(model),
+                   f"{model} (lr {s[model]['lr']:g})")  # fmt: skip
+        grid_ax.plot(result.runs[model]["lrs"], s[model]["val_area"], "o-",
+                     color=style.color(model))  # fmt: skip
+    curve_ax.axvspan(s["early_steps"][0], s["early_steps"][-1], **SHADE)
+    curve_ax.set_xlabel("training step")
+    curve_ax.set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
+    curve_ax.set_title("each at its own best learning rate")
+    style.log_axis(curve_ax, "y")
+    grid_ax.set_xlabel("Adam's learning rate")
+    grid_ax.set_ylabel(f"mean validation NLL ({style.NATS_PER_IMAGE})")
+    grid_ax.set_title("the grid every model ran")
+    style.log_axis(grid_ax, "x")
+    early = {m: statistics.fmean(s[m]["early"]) for m in ("LSTM", "LN-LSTM")}
     style.finding(
         fig,
-        f"LayerNorm lowers the LSTM's early NLL (steps {quarter[0]}–{quarter[-1]}, lr "
-        + " and ".join(f"{lr:g}" for lr in early)
-        + ": "
-        + ", ".join(f"{e['LN-LSTM']:.2f} vs {e['LSTM']:.2f}" for e in early.values())
-        + ")",
+        f"Rows (T = 8), each at its best rate: LayerNorm's early test NLL {early['LN-LSTM']:.2f} "
+        f"vs the LSTM's {early['LSTM']:.2f} (steps {s['early_steps'][0]}–{s['early_steps'][-1]})",
     )
-    seeds = len(result.runs["LSTM", BASELINE_LR]["seeds"])
-    style.shared_legend(fig, extra=[style.band_handle(seeds)])
+    seeds = len(result.runs["LSTM"]["seeds"])
+    extra = [_shade_handle("first quarter (R3's early NLL)"), style.band_handle(seeds)]
+    style.shared_legend(fig, axes=[curve_ax], extra=extra, ncols=3)
     return fig
 
 
-@figure("gain_init", notebook=NOTEBOOK, experiment=experiments.gain_init_study)
+@figure("gain_init", notebook=NOTEBOOK, experiment=experiments.recurrent_training)
 def gain_init(result) -> Figure:
     """The gains' initial value, 1.0 or 0.1, for the LN-LSTM and the BN-LSTM on the digits read row
-    by row (Adam, lr 0.01, batch 64, 200 steps): validation NLL, mean over seeds, band from min to
-    max. Right: the average slope of tanh on inputs of standard deviation s, E[1 - tanh^2(s z)] for
-    z ~ N(0, 1), which is how much gradient a gate passes when its normalized input is scaled by a
-    gain s."""
+    by row, each at its own best learning rate of the grid: test NLL, mean over seeds, band from
+    min to max. Right: the average slope of tanh on inputs of standard deviation s,
+    E[1 - tanh^2(s z)] for z ~ N(0, 1), which is how much gradient a gate passes when its
+    normalized input is scaled by a gain s."""
+    s = training_summary(result)
     fig = style.new_figure(3, 3.9)
     ln_ax, bn_ax, slope_ax = fig.subplots(1, 3)
     bn_ax.sharey(ln_ax)
-    models = {"LN-LSTM": ln_ax, "BN-LSTM": bn_ax}
-    for model, ax in models.items():
-        for gain, ls in GAIN_STYLES.items():
-            run = result.runs[f"{model}, gain {gain}"]
-            style.band(ax, run["eval_steps"], run["val_loss"], style.color(model), style=ls)
+    names = {
+        "LN-LSTM": ("LN-LSTM", "LN-LSTM, gain 0.1"),
+        "BN-LSTM": ("BN-LSTM, gain 1.0", "BN-LSTM"),
+    }
+    steps = result.runs["LSTM"]["eval_steps"]
+    for (model, (one, tenth)), ax in zip(names.items(), (ln_ax, bn_ax), strict=True):
+        for run, ls in ((one, GAIN_STYLES["1.0"]), (tenth, GAIN_STYLES["0.1"])):
+            style.band(ax, steps, _best_curves(result, run), style.color(model), style=ls)
         ax.set_title(model)
         ax.set_xlabel("training step")
-    ln_ax.set_ylabel(f"validation NLL ({style.NATS_PER_IMAGE})")
+    ln_ax.set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
     style.log_axis(ln_ax, "y")
     bn_ax.tick_params(labelleft=False)
     scales = np.geomspace(0.01, 10, 61)
-    slope_ax.plot(scales, [mean_tanh_slope(s) for s in scales], color=style.BLACK)
-    for s in (0.1, 1.0):
-        slope = mean_tanh_slope(s)
-        slope_ax.plot([s], [slope], "o", color=style.BLACK)
-        slope_ax.annotate(f"gain {s:.1f}: {slope:.3f}", (s, slope), xytext=(7, 4),
+    slope_ax.plot(scales, [mean_tanh_slope(v) for v in scales], color=style.BLACK)
+    for v in (0.1, 1.0):
+        slope = mean_tanh_slope(v)
+        slope_ax.plot([v], [slope], "o", color=style.BLACK)
+        slope_ax.annotate(f"gain {v:.1f}: {slope:.3f}", (v, slope), xytext=(7, 4),
                           textcoords="offset points", size=style.MIN_FONT_SIZE)  # fmt: skip
     style.log_axis(slope_ax, "x")
     slope_ax.set_ylim(0, 1.08)
     slope_ax.set_xlabel("gain $s$ on a normalized input $z$")
     slope_ax.set_ylabel("mean slope $E[1 - \\tanh^2(s z)]$")
     slope_ax.set_title("how much gradient tanh passes")
-    by_gain = gain_summary(result)
     differences = {
-        model: stats.paired_difference(by_gain[f"{model}, gain 1.0"], by_gain[f"{model}, gain 0.1"])
-        for model in models
+        model: stats.paired_difference(s[one]["curve"], s[tenth]["curve"])
+        for model, (one, tenth) in names.items()
     }
-    steps = result.runs["LN-LSTM, gain 1.0"]["eval_steps"][-1]
     style.finding(
         fig,
-        f"Gains started at 1.0 beat 0.1 early on (mean NLL of {steps} steps: "
-        + ", ".join(f"{_signed(d.mean, 2)} {model}" for model, d in differences.items())
-        + ")",
+        f"Gains started at 1.0 minus 0.1, mean test NLL over {s['steps']} steps: "
+        + ", ".join(f"{_signed(d.mean, 2)} {model}" for model, d in differences.items()),
     )
-    seeds = len(result.runs["LN-LSTM, gain 1.0"]["seeds"])
+    seeds = len(result.runs["LSTM"]["seeds"])
     extra = [
-        *(style.method_handle(model) for model in models),
+        *(style.method_handle(model) for model in names),
         *(style.style_handle(ls, f"gains start at {gain}") for gain, ls in GAIN_STYLES.items()),
         style.band_handle(seeds),
     ]
     style.shared_legend(fig, extra=extra, ncols=5)
+    return fig
+
+
+@figure("sequential_digits", notebook=NOTEBOOK, experiment=experiments.sequential_digits)
+def sequential_digits(result) -> Figure:
+    """The digits read pixel by pixel (T = 64, left) and in a fixed permuted order (right): test
+    NLL during training, each model at its own best learning rate of the grid (chosen on the
+    validation split, per task); Adam, the same seeds and minibatches for every model and both
+    tasks; mean over seeds, band from min to max. Claims R3c and M4b-M4d."""
+    fig = style.new_figure(2, 4.2)
+    axes = fig.subplots(1, 2, sharey=True)
+    steps = result.runs["LSTM"]["eval_steps"]
+    accuracy = {}
+    for order, ax in enumerate(axes):
+        s = training_summary(result, order)
+        for model in result.runs:
+            style.band(ax, steps, _best_curves(result, model, order), _model_color(model), model,
+                       style=MODEL_STYLES.get(model, "-"))  # fmt: skip
+        ax.set_title(("pixel by pixel" if order == 0 else "permuted") + ", T = 64")
+        ax.set_xlabel("training step")
+        accuracy[order] = {m: 100 * statistics.fmean(s[m]["final_accuracy"]) for m in result.runs}
+    axes[0].set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
+    style.log_axis(axes[0], "y")
+    axes[1].tick_params(labelleft=False)
+    style.finding(
+        fig,
+        "T = 64, final test accuracy, LSTM / LN-LSTM / BN-LSTM: "
+        + "; ".join(
+            ("pixels " if order == 0 else "permuted ")
+            + " / ".join(f"{a[m]:.0f}%" for m in ("LSTM", "LN-LSTM", "BN-LSTM"))
+            for order, a in accuracy.items()
+        ),
+    )
+    style.shared_legend(fig, extra=[style.band_handle(len(result.runs["LSTM"]["seeds"]))], ncols=6)
     return fig
 
 
