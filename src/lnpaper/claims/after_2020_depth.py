@@ -251,7 +251,7 @@ CLAIMS = [
         notebook=NOTEBOOK,
         experiments=(experiments.branch_dependence,),
         check=check_a2,
-        test="at init, 10 seeds, paired t 95%: mean Var[f]/Var[s+f] Post - Pre > 0 and Admin - "
+        test="at init, 8 seeds, paired t 95%: mean Var[f]/Var[s+f] Post - Pre > 0 and Admin - "
         "Post < 0 at L = 18; log relative output change under a 1% perturbation of every weight "
         "matrix: Post's growth L = 6 to 18 > 0 and above Pre's, Admin - Post < 0 at L = 18",
     ),
@@ -263,7 +263,7 @@ CLAIMS = [
         notebook=NOTEBOOK,
         experiments=(experiments.deepnorm_study,),
         check=check_d1,
-        test="6 blocks, Adam lr 3e-3 without warmup (where notebook 05's Post-LN stalls), 8 seeds, "
+        test="6 blocks, Adam lr 3e-3 without warmup (where notebook 05's Post-LN stalls), 100 steps, 8 seeds, "
         "paired t 95%: held-out loss DeepNorm - Post-LN < 0; log largest RMS logit change over "
         "the first 20 steps DeepNorm - Post-LN < 0; holding both is 'partly' (mechanism only)",
     ),
@@ -276,7 +276,7 @@ CLAIMS = [
         notebook=NOTEBOOK,
         experiments=(experiments.gradient_profile,),
         check=check_x1,
-        test="12 blocks, 10 seeds, at init and after 30 Adam steps (lr 1e-3), paired t 95%: "
+        test="8 blocks, 10 seeds, at init and after 20 Adam steps (lr 1e-3), paired t 95%: "
         "tilt (last quarter's mean log block gradient norm - first quarter's) < 0 for Pre-LN and "
         "> 0 for Post-LN; spread (sd of the log norms over blocks) Mix - Pre < 0 and Mix - Post < 0",
     ),
@@ -290,7 +290,7 @@ CLAIMS = [
         notebook=NOTEBOOK,
         experiments=(experiments.layer_scaling_study,),
         check=check_l1,
-        test="Pre-LN, 12 blocks, Adam lr 3e-3, 200 steps, 10 seeds, after training, paired t "
+        test="Pre-LN, 8 blocks, Adam lr 3e-3, 100 steps, 6 seeds, after training, paired t "
         "95%: skip-loss of the deeper half - shallower half < 0 without scaling; with - without: "
         "log last stream variance < 0, deeper half's angular distance > 0, deeper half's "
         "skip-loss > 0; holding all is 'partly' (mechanism only)",

@@ -398,7 +398,7 @@ def layer_scaling_study(
     arms=("pre", "layer_scaling"),
     n_layers: int = 8,
     lr: float = 3e-3,
-    seeds=tuple(range(8)),
+    seeds=tuple(range(6)),
     steps: int = 100,
     d_model: int = 64,
     n_heads: int = 2,
