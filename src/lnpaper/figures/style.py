@@ -21,6 +21,7 @@ from matplotlib.ticker import LogLocator, NullFormatter
 BLACK, ORANGE, SKY_BLUE, GREEN = "#000000", "#E69F00", "#56B4E9", "#009E73"
 BLUE, VERMILLION, PURPLE, YELLOW = "#0072B2", "#D55E00", "#CC79A7", "#F0E442"
 GREY, BROWN = "#999999", "#8C5A2B"
+GOLD = "#B08800"  # Okabe & Ito's yellow darkened to be read on white: Derf (notebook 07)
 REFERENCE = "#555555"  # reference levels and predictions: dark grey, dotted, never a method
 
 METHOD_COLORS = {
@@ -30,6 +31,7 @@ METHOD_COLORS = {
     "RMSNorm": GREEN,
     "pRMSNorm": GREEN,  # RMSNorm on a fraction of the units: RMSNorm's hue, its own line style
     "DyT": PURPLE,
+    "Derf": GOLD,
     "WeightNorm": BROWN,
     "Post-LN": VERMILLION,
     "Pre-LN": BLUE,  # LayerNorm where the Transformer now puts it
