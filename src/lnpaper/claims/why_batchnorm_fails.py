@@ -100,56 +100,123 @@ def check_m4(lstm) -> Finding:
 
 # M5 is graded on test accuracy averaged over the last 3 epochs (12 to 10). What we tried first,
 # and the reproduction check (on ATEN_CPU_CAPABILITY=default) turned over: the last epoch's
-# accuracy (BatchNorm's interval ends on 0: -0.3 [-0.7, +0.0] pp at 20 seeds) and the last epoch's
+# accuracy (BatchNorm's interval ended on 0: -0.3 [-0.7, +0.0] pp at 20 seeds) and the last epoch's
 # NLL (on the other path three LayerNorm seeds at batch 4 spike, to 0.08-0.28 nats, and its
 # interval widens past any small margin). Averaging the last epochs damps the spikes and the
 # steps of a third of a point that 300 test digits allow. "Robust": no worse at batch 4 by more
 # than one point of accuracy (3 of the 300 digits), the margin declared at the start.
+#
+# Declared with the issue-14 arms, before their runs: M5 grades LayerNorm alone (no worse by the
+# margin). M5b grades the paper's BatchNorm (unbiased batch variance, every layer normalized):
+# lower at batch 4 (interval below 0); the other BatchNorms are reported beside it. M5c asks
+# whether that loss is the running averages' fault: the same trained nets evaluated with each
+# layer's exact statistics over the training set must still be lower at batch 4 than at 128
+# (interval below 0) for the loss to be the training's, not the inference estimate's; the
+# population-minus-running difference at batch 4 (same nets) is reported beside it.
 M5_MARGIN = 0.01
 M5_LAST_EPOCHS = 3
+M5_PAPER_BN = "paper's batchnorm"
+POPULATION = "population "
+
+
+def m5_late(robustness, name: str, batch: int, key: str = "accuracy") -> list:
+    """Per seed, `key` averaged over the last M5_LAST_EPOCHS epochs of `name` at `batch`."""
+    runs = robustness.curves[name][batch]
+    return [statistics.fmean(run[key][-M5_LAST_EPOCHS:]) for run in runs]
 
 
 def m5_differences(robustness, name: str, key: str = "accuracy") -> stats.Difference:
-    """Test accuracy (or NLL) at the small batch minus at the big one, each the mean over the
-    last M5_LAST_EPOCHS epochs, paired by seed."""
+    """Test accuracy (or NLL, or "population accuracy") at the small batch minus at the big one,
+    each the mean over the last M5_LAST_EPOCHS epochs, paired by seed."""
     big, small = robustness.batch_sizes
+    return stats.paired_difference(
+        m5_late(robustness, name, small, key), m5_late(robustness, name, big, key)
+    )
 
-    def late(batch):
-        runs = robustness.curves[name][batch]
-        return [statistics.fmean(run[key][-M5_LAST_EPOCHS:]) for run in runs]
 
-    return stats.paired_difference(late(small), late(big))
+def m5_population_gain(robustness, name: str, key: str = "accuracy") -> stats.Difference:
+    """At the small batch, the same nets with exact population statistics minus with their
+    running averages, over the last epochs, paired by seed."""
+    small = robustness.batch_sizes[1]
+    return stats.paired_difference(
+        m5_late(robustness, name, small, POPULATION + key), m5_late(robustness, name, small, key)
+    )
+
+
+def _outcome_text(outcome: str, holds_text: str) -> str:
+    return holds_text if outcome == stats.HOLDS else outcome
 
 
 def check_m5(robustness) -> Finding:
     big, small = robustness.batch_sizes
-    ln, bn = m5_differences(robustness, "layernorm"), m5_differences(robustness, "batchnorm")
-    ln_robust = stats.no_worse(ln, M5_MARGIN, "higher")
-    bn_degrades = stats.better(bn, "lower")
+    ln = m5_differences(robustness, "layernorm")
     ln_nll = m5_differences(robustness, "layernorm", "nll")
-    bn_nll = m5_differences(robustness, "batchnorm", "nll")
+    robust = stats.no_worse(ln, M5_MARGIN, "higher")
     cells = m5_cells(robustness)
 
-    def cell(name, batch):
-        (nll, _), (accuracy, _) = cells[name, batch]["nll"], cells[name, batch]["accuracy"]
+    def cell(batch):
+        (nll, _), (accuracy, _) = (
+            cells["layernorm", batch]["nll"],
+            cells["layernorm", batch]["accuracy"],
+        )
         return f"{100 * accuracy:.1f}% / {nll:.3f}"
 
     ours = (
         f"digits 64-{robustness.sizes[1]}-{robustness.sizes[2]}-10, {robustness.epochs} epochs, "
-        f"final test accuracy / NLL, mean of {len(robustness.seeds)} seeds: LN "
-        f"{cell('layernorm', big)} at batch {big}, {cell('layernorm', small)} at {small}; BN "
-        f"{cell('batchnorm', big)}, {cell('batchnorm', small)}. Accuracy over the last "
-        f"{M5_LAST_EPOCHS} epochs, batch {small} minus {big}: LN "
-        f"{tested(ln, 'no worse by 1 pp' if ln_robust == stats.HOLDS else ln_robust, 100, 'pp', 2)}"
-        f"; BN {tested(bn, 'lower' if bn_degrades == stats.HOLDS else bn_degrades, 100, 'pp', 2)}"
-        f". NLL, not graded: LN {ln_nll.mean:+.3f} [{ln_nll.low:+.3f}, {ln_nll.high:+.3f}], BN "
-        f"{bn_nll.mean:+.3f} [{bn_nll.low:+.3f}, {bn_nll.high:+.3f}]"
+        f"LN final test accuracy / NLL, mean of {len(robustness.seeds)} seeds: {cell(big)} at "
+        f"batch {big}, {cell(small)} at {small}. Accuracy over the last {M5_LAST_EPOCHS} epochs, "
+        f"batch {small} minus {big}: "
+        f"{tested(ln, _outcome_text(robust, 'no worse by 1 pp'), 100, 'pp', 2)}; NLL, not graded: "
+        f"{ln_nll.mean:+.3f} [{ln_nll.low:+.3f}, {ln_nll.high:+.3f}]"
+    )
+    return Finding(ours, combine([robust]), (aggregate(f"LN accuracy, batch {small} - {big}", ln),))
+
+
+def check_m5b(robustness) -> Finding:
+    big, small = robustness.batch_sizes
+    paper = m5_differences(robustness, M5_PAPER_BN)
+    degrades = stats.better(paper, "lower")
+    others = "; ".join(
+        f"{name} {100 * d.mean:+.2f} [{100 * d.low:+.2f}, {100 * d.high:+.2f}]"
+        for name in ("batchnorm", "unbiased batchnorm", "none")
+        for d in [m5_differences(robustness, name)]
+    )
+    ours = (
+        f"accuracy over the last {M5_LAST_EPOCHS} epochs, batch {small} minus {big}, the paper's "
+        f"BatchNorm (unbiased batch variance, every layer): "
+        f"{tested(paper, _outcome_text(degrades, 'lower'), 100, 'pp', 2)}. Not graded, pp: {others}"
+    )
+    like_for_like = m5_differences(robustness, "batchnorm")
+    quantities = (
+        aggregate(f"paper's BN accuracy, batch {small} - {big}", paper),
+        aggregate(f"BN (hidden layers) accuracy, batch {small} - {big}", like_for_like),
+    )
+    return Finding(ours, combine([degrades]), quantities)
+
+
+def check_m5c(robustness) -> Finding:
+    big, small = robustness.batch_sizes
+    exact = m5_differences(robustness, M5_PAPER_BN, POPULATION + "accuracy")
+    persists = stats.better(exact, "lower")
+    gains = "; ".join(
+        f"{name} {100 * g.mean:+.2f} [{100 * g.low:+.2f}, {100 * g.high:+.2f}]"
+        for name in ("batchnorm", "unbiased batchnorm", M5_PAPER_BN)
+        for g in [m5_population_gain(robustness, name)]
+    )
+    ours = (
+        f"the paper's BatchNorm evaluated with exact population statistics (same nets), accuracy "
+        f"over the last {M5_LAST_EPOCHS} epochs, batch {small} minus {big}: "
+        f"{tested(exact, _outcome_text(persists, 'still lower'), 100, 'pp', 2)}. At batch "
+        f"{small}, population minus running statistics, pp: {gains}"
     )
     quantities = (
-        aggregate(f"LN accuracy, batch {small} - {big}", ln),
-        aggregate(f"BN accuracy, batch {small} - {big}", bn),
+        aggregate(f"paper's BN, population statistics, batch {small} - {big}", exact),
+        aggregate(
+            f"paper's BN at batch {small}, population - running",
+            m5_population_gain(robustness, M5_PAPER_BN),
+        ),
     )
-    return Finding(ours, combine([ln_robust, bn_degrades]), quantities)
+    return Finding(ours, combine([persists]), quantities)
 
 
 NOTEBOOK = "01_why_batchnorm_fails"
@@ -194,13 +261,36 @@ CLAIMS = [
     ),
     Claim(
         id="M5",
-        claim="LayerNorm is robust to batch size; BatchNorm degrades at batch 4",
+        claim="LayerNorm is robust to the batch size: no worse at batch 4 than at 128",
         source=f"{BA_2016}, Sec. 6.7",
         paper_value="figure only (MNIST 784-1000-1000-10, batch 128 vs 4)",
         notebook=NOTEBOOK,
         experiments=(experiments.batch_size_robustness,),
         check=check_m5,
-        test="test accuracy over the last 3 epochs, batch 4 minus 128, paired by seed, 95% t CI: "
-        "LN no worse (CI above -1 pp), BN lower (CI below 0)",
+        test="LN test accuracy over the last 3 epochs, batch 4 minus 128, paired by seed, 95% t "
+        "CI: no worse (CI above -1 pp)",
+    ),
+    Claim(
+        id="M5b",
+        claim="BatchNorm (the paper's: unbiased batch variance, every layer) degrades at batch 4",
+        source=f"{BA_2016}, Sec. 6.7",
+        paper_value="figure only (MNIST 784-1000-1000-10, batch 128 vs 4)",
+        notebook=NOTEBOOK,
+        experiments=(experiments.batch_size_robustness,),
+        check=check_m5b,
+        test="the paper's BN, test accuracy over the last 3 epochs, batch 4 minus 128, paired by "
+        "seed, 95% t CI: lower (CI below 0)",
+    ),
+    Claim(
+        id="M5c",
+        claim="BatchNorm's loss at batch 4 is not its running averages: it stays with exact "
+        "population statistics",
+        source=f"our question on {BA_2016}, Sec. 6.7",
+        paper_value="not in the paper",
+        notebook=NOTEBOOK,
+        experiments=(experiments.batch_size_robustness,),
+        check=check_m5c,
+        test="the paper's BN evaluated with exact training-set statistics, test accuracy over the "
+        "last 3 epochs, batch 4 minus 128, paired by seed, 95% t CI: lower (CI below 0)",
     ),
 ]

@@ -14,7 +14,7 @@ from torch import nn
 
 from lnpaper.data import digits
 from lnpaper.experiments.registry import experiment
-from lnpaper.models.mlp import MLP
+from lnpaper.models.mlp import MLP, SeedBatchedMLP
 from lnpaper.models.recurrent import LSTMCell, SequenceClassifier, unroll
 from lnpaper.norms import BatchNorm, LayerNorm, RecurrentBatchNorm
 from lnpaper.spread import mean_sd
@@ -400,11 +400,19 @@ def lstm_statistics(
 
 M5_MODELS = {  # name -> (norm, norm_logits)
     "layernorm": ("layernorm", False),  # the paper: LN on the hidden layers, not the logits
-    "batchnorm": ("batchnorm", False),  # the same network with BatchNorm in LN's places
-    # The paper's BN baseline normalized every layer, the logits too. Its gain (1 at init) caps
-    # the logits' scale, so its test NLL says more about that cap than about the batch size.
-    "batchnorm incl. logits": ("batchnorm", True),
+    # BatchNorm in LN's places, as torch does it: the batch's biased variance in training, the
+    # running (unbiased) estimate at inference, a gap of sqrt(4/3) = 1.15x in scale at batch 4
+    "batchnorm": ("batchnorm", False),
+    # the same places, the unbiased batch variance in training too: no built-in gap
+    "unbiased batchnorm": ("unbiased batchnorm", False),
+    # the paper's baseline (Sec. 6.7): the unbiased variance, and every layer normalized, the
+    # logits too. Its gain (1 at init) caps the logits' scale, so its test NLL says more about
+    # that cap than about the batch size; its accuracy is comparable.
+    "paper's batchnorm": ("unbiased batchnorm", True),
+    "none": ("none", False),  # no normalizer: what batch size does to the plain network
 }
+M5_BATCHNORMS = ("batchnorm", "unbiased batchnorm", "paper's batchnorm")
+POPULATION = "population "  # prefix of the curves of BatchNorm with exact population statistics
 
 
 @dataclass
@@ -416,43 +424,99 @@ class BatchSizeResult:
     batch_sizes: list
     train_examples: int
     steps: dict  # batch size -> optimizer steps for `epochs` epochs
-    curves: dict  # model -> batch size -> [per seed: {"nll": [...], "accuracy": [...]}]
-    final: dict  # model -> batch size -> {"nll": [per seed], "accuracy": [per seed]}
+    # model -> batch size -> [per seed: {"nll": [...], "accuracy": [...]}], before training and
+    # after every epoch; BatchNorm models also "population nll", "population accuracy"
+    curves: dict
+    final: dict  # model -> batch size -> {key: [per seed]}, after the last epoch
 
 
 @dataclass
 class BatchSizeRuns:
     steps: int  # optimizer steps for `epochs` epochs
-    curves: list  # per seed: {"nll": [...], "accuracy": [...]}, after every epoch
-    final: dict  # {"nll": [per seed], "accuracy": [per seed]}, after the last epoch
+    curves: list  # per seed: {"nll": [...], "accuracy": [...], ...}, before and after every epoch
+    final: dict  # {key: [per seed]}, after the last epoch
+
+
+def seed_batched_scores(network, x, y, statistics=None) -> dict:
+    """Per seed, test NLL and accuracy of a SeedBatchedMLP on (x, y), every seed the same x."""
+    logits = network(x.expand(len(network.seeds), -1, -1), statistics)  # (S, N, classes)
+    nll = F.cross_entropy(
+        logits.transpose(1, 2), y.expand(len(network.seeds), -1), reduction="none"
+    )
+    accuracy = (logits.argmax(-1) == y).float()
+    return {"nll": nll.mean(1).tolist(), "accuracy": accuracy.mean(1).tolist()}
+
+
+def train_seeds(network, x, y, batch_size, steps, lr, evaluate=None, eval_every=0) -> list:
+    """Train a SeedBatchedMLP on classification: what `lnpaper.train.train` does for one seed,
+    for every seed at once. Seed s sees its batches in epoch_batches(n, batch_size, s) order; the
+    loss is the sum over seeds of each seed's mean cross-entropy, so seed s's gradient is its own
+    run's, and Adam, elementwise, is S independent Adams. `evaluate(network)` runs in eval mode
+    without gradients before the first step and every `eval_every` steps. Returns the per-step
+    training losses, (steps, S)."""
+    orders = [epoch_batches(len(x), batch_size, seed) for seed in network.seeds]
+    # fused: one kernel per step over all the stacked weights, the same elementwise Adam
+    optimizer = torch.optim.Adam(network.parameters(), lr=lr, fused=True)
+
+    def run_eval() -> None:
+        network.eval()
+        with torch.no_grad():
+            evaluate(network)
+        network.train()
+
+    if evaluate is not None:
+        run_eval()
+    network.train()
+    losses = []
+    for step in range(steps):
+        index = torch.stack([order(step) for order in orders])  # (S, batch): seed s's batch
+        logits = network(x[index])
+        per_seed = F.cross_entropy(logits.transpose(1, 2), y[index], reduction="none").mean(1)
+        optimizer.zero_grad(set_to_none=True)
+        per_seed.sum().backward()
+        optimizer.step()
+        losses.append(per_seed.detach())
+        if evaluate is not None and eval_every and (step + 1) % eval_every == 0:
+            run_eval()
+    return torch.stack(losses)
 
 
 @experiment
 def batch_size_runs(
     *, model: str, batch_size: int, sizes=M5_SIZES, epochs: int = 12, lr: float = 1e-3, seeds=(0,)
 ) -> BatchSizeRuns:
-    """One cell of M5: `model` trained at one batch size over seeds (its own record entry, so
-    that the cells are computed side by side)."""
+    """One cell of M5: `model` trained at one batch size, every seed at once (its own record
+    entry, so that the cells are computed side by side).
+
+    The seeds train as one SeedBatchedMLP: seed s starts from MLP(...) after manual_seed(s) and
+    sees the examples in epoch_batches(n, batch_size, s) order, exactly as its own run would
+    (tests/test_mlp.py checks the two agree), with Adam over the stacked weights. After every
+    epoch, in eval mode: test NLL and accuracy, and for BatchNorm a second evaluation of the same
+    nets with each layer's exact mean and variance over the whole training set in place of the
+    running averages ("population ..."): no extra training."""
+    if model not in M5_MODELS:
+        raise ValueError(f"model must be one of {tuple(M5_MODELS)}, got {model!r}")
     x, y = digits.load("train")
     test_x, test_y = digits.load("test")
     norm, norm_logits = M5_MODELS[model]
+    network = SeedBatchedMLP(sizes, norm=norm, seeds=seeds, norm_logits=norm_logits)
     per_epoch = len(x) // batch_size
-    curves = []
-    for seed in seeds:
-        torch.manual_seed(seed)
-        network = MLP(sizes, norm=norm, norm_logits=norm_logits)
-        history = train(
-            network,
-            classification_loss(x, y),
-            epoch_batches(len(x), batch_size, seed),
-            steps=epochs * per_epoch,
-            lr=lr,
-            log_every=per_epoch,
-            evaluate=lambda network: nll_and_accuracy(network, test_x, test_y),
-            eval_every=per_epoch,
-        )
-        curves.append({key: history.eval_curve(key) for key in ("nll", "accuracy")})
-    final = {key: [run[key][-1] for run in curves] for key in ("nll", "accuracy")}
+    evals = []
+
+    def evaluate(network) -> None:
+        scores = seed_batched_scores(network, test_x, test_y)
+        if model in M5_BATCHNORMS:
+            exact = network.population_statistics(x.expand(len(network.seeds), -1, -1))
+            population = seed_batched_scores(network, test_x, test_y, exact)
+            scores.update({POPULATION + key: value for key, value in population.items()})
+        evals.append(scores)
+
+    train_seeds(network, x, y, batch_size, epochs * per_epoch, lr, evaluate, per_epoch)
+    curves = [
+        {key: [scores[key][s] for scores in evals] for key in evals[0]}
+        for s in range(len(network.seeds))
+    ]
+    final = {key: [run[key][-1] for run in curves] for key in evals[0]}
     return BatchSizeRuns(steps=epochs * per_epoch, curves=curves, final=final)
 
 
@@ -466,10 +530,11 @@ def batch_size_robustness(
     lr: float = 1e-3,
     seeds=tuple(range(20)),
 ) -> BatchSizeResult:
-    """M5 (Ba et al. 2016, Sec. 6.7): an MLP on permutation-invariant digits with LayerNorm or
-    BatchNorm, trained with Adam at batch 128 and at batch 4 for the same number of epochs (so the
-    same examples seen; batch 4 takes 32x more steps). Test NLL and accuracy after every epoch,
-    in eval mode (BatchNorm with its running averages); `final` holds the last epoch's."""
+    """M5 (Ba et al. 2016, Sec. 6.7): an MLP on permutation-invariant digits with LayerNorm, three
+    BatchNorms (see M5_MODELS) or no normalizer, trained with Adam at batch 128 and at batch 4 for
+    the same number of epochs (so the same examples seen; batch 4 takes 32x more steps). Test NLL
+    and accuracy after every epoch, in eval mode (BatchNorm with its running averages, and again
+    with exact population statistics); `final` holds the last epoch's."""
     cells = {
         (name, batch_size): batch_size_runs(
             model=name, batch_size=batch_size, sizes=sizes, epochs=epochs, lr=lr, seeds=seeds

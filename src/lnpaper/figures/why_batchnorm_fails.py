@@ -1,6 +1,5 @@
 """Figures of notebook 01, why BatchNorm fails for sequence models."""
 
-import statistics
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -8,7 +7,12 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from lnpaper import experiments
-from lnpaper.claims.why_batchnorm_fails import M5_LAST_EPOCHS, m5_differences
+from lnpaper.claims.why_batchnorm_fails import (
+    M5_LAST_EPOCHS,
+    M5_PAPER_BN,
+    m5_differences,
+    m5_late,
+)
 from lnpaper.experiments.why_batchnorm_fails import m4_summary
 from lnpaper.figures import style
 from lnpaper.figures.registry import figure
@@ -350,14 +354,20 @@ def recurrent_batchnorm(result) -> Figure:
 
 # ---- M5 ----------------------------------------------------------------------------------------
 
-M5_MARKERS = {"layernorm": "o", "batchnorm": "o", "batchnorm incl. logits": "s"}
-M5_NAMES = {"batchnorm incl. logits": "BatchNorm incl. logits"}
+M5_LABELS = {  # the reader's name of each arm (its start names the method, for the colour)
+    "layernorm": "LayerNorm",
+    "batchnorm": "BatchNorm, torch's",
+    "unbiased batchnorm": "BatchNorm, unbiased",
+    "paper's batchnorm": "BatchNorm, the paper's",
+    "none": "no norm",
+}
+M5_MARKERS = {"layernorm": "o", "batchnorm": "o", "unbiased batchnorm": "D",
+              "paper's batchnorm": "s", "none": "o"}  # fmt: skip
 
 
 def _late_mean(robustness, name: str, batch: int, key: str) -> np.ndarray:
     """Per seed, the mean over the last M5_LAST_EPOCHS epochs: the values m5_differences pairs."""
-    runs = robustness.curves[name][batch]
-    return np.array([statistics.fmean(run[key][-M5_LAST_EPOCHS:]) for run in runs])
+    return np.array(m5_late(robustness, name, batch, key))
 
 
 def _paired_dots(ax, x, before, after, color, marker) -> None:
@@ -368,34 +378,30 @@ def _paired_dots(ax, x, before, after, color, marker) -> None:
     for a, b, dx in zip(before, after, jitter, strict=True):
         ax.plot([x + dx, x + 1 + dx], [a, b], color=color, lw=0.6, alpha=0.35)
     for column, values in ((x, before), (x + 1, after)):
-        ax.scatter(column + jitter, values, s=18, color=color, marker=marker, alpha=0.8, lw=0)
+        ax.scatter(column + jitter, values, s=16, color=color, marker=marker, alpha=0.8, lw=0)
         ax.plot([column - 0.2, column + 0.2], [values.mean()] * 2, color=style.BLACK, lw=2.2)
 
 
 def _m5_panel(ax, result, key: str, models) -> dict:
-    """One quantity (test error or NLL) of M5: per model, each seed at both batch sizes, and
-    under the pair the paired difference m5_differences grades. Returns model -> mean difference,
-    in the panel's units."""
+    """Test error of M5 per model (key "accuracy", or "population accuracy" for BatchNorm with
+    exact statistics): each seed at both batch sizes, and under the pair the paired difference
+    m5_differences grades. Returns model -> mean difference of the error, in points."""
     big, small = result.batch_sizes
-    to_panel = -100.0 if key == "accuracy" else 1.0  # accuracy is drawn as error, in points
-    digits = 2 if key == "accuracy" else 3
     changes = {}
     for place, name in enumerate(models):
         x = 2.6 * place
-        before, after = (_late_mean(result, name, batch, key) for batch in (big, small))
-        if key == "accuracy":
-            before, after = 100 - 100 * before, 100 - 100 * after
-        label = M5_NAMES.get(name, style.display(name))
+        before, after = (100 - 100 * _late_mean(result, name, b, key) for b in (big, small))
+        label = M5_LABELS[name]
         color = style.color(label)
         _paired_dots(ax, x, before, after, color, M5_MARKERS[name])
         difference = m5_differences(result, name, key)
-        changes[name] = to_panel * difference.mean
-        low, high = sorted((to_panel * difference.low, to_panel * difference.high))
-        interval = f"{changes[name]:+.{digits}f}\n[{low:+.{digits}f}, {high:+.{digits}f}]"
+        changes[name] = -100 * difference.mean
+        low, high = sorted((-100 * difference.low, -100 * difference.high))
+        interval = f"{changes[name]:+.2f}\n[{low:+.2f}, {high:+.2f}]"
         x_data_y_axes = ax.get_xaxis_transform()  # under the pair, and above its group
         ax.text(x + 0.5, -0.1, interval, transform=x_data_y_axes, ha="center", va="top", size=FONT)
-        ax.text(x + 0.5, 1.0, label.replace(" incl.", "\nincl."), color=color,
-                transform=x_data_y_axes, ha="center", va="bottom", size=10)  # fmt: skip
+        ax.text(x + 0.5, 1.0, label.replace(", ", ",\n"), color=color,
+                transform=x_data_y_axes, ha="center", va="bottom", size=FONT)  # fmt: skip
     ax.set_xticks(
         [2.6 * place + offset for place in range(len(models)) for offset in (0, 1)],
         [str(batch) for _ in models for batch in (big, small)],
@@ -403,7 +409,7 @@ def _m5_panel(ax, result, key: str, models) -> dict:
     ax.set_xlim(-0.5, 2.6 * (len(models) - 1) + 1.5)
     ax.set_ylim(bottom=0)
     ax.grid(False, axis="x")
-    ax.set_xlabel(f"batch size; below: batch {small} minus {big}, mean [95% CI]", labelpad=34)
+    ax.set_xlabel(f"batch size; below: {small} minus {big}, mean [95% CI]", labelpad=34)
     return changes
 
 
@@ -414,26 +420,33 @@ def _rises(change: float) -> str:
 @figure("batch_size", notebook=NOTEBOOK, experiment=experiments.batch_size_robustness)
 def batch_size(result) -> Figure:
     """The paper's Fig. 6 at digits scale: an MLP (64-256-256-10, Adam, learning rate 1e-3, 12
-    epochs) with LayerNorm or BatchNorm on its hidden layers, trained at batch 128 and at batch 4.
-    Each dot is one seed's test error (left) or test NLL (right), averaged over the last 3 epochs;
-    a faint line joins the same seed's two runs, and a bar marks the mean over the 20 seeds. Under
-    each pair: the mean paired difference, batch 4 minus 128, with its 95% t interval (the test
-    M5 is graded on). The paper's BatchNorm baseline, which also normalizes the logits (squares),
-    is drawn on the left only: its NLL, far above the others at both batch sizes because the gain
-    of its normalized logits caps their scale, is in the notebook's table."""
+    epochs) with LayerNorm, one of three BatchNorms, or no normalizer, trained at batch 128 and at
+    batch 4. Each dot is one seed's test error, averaged over the last 3 epochs; a faint line
+    joins the same seed's two runs, and a bar marks the mean over the seeds. Under each pair: the
+    mean paired difference, batch 4 minus 128, with its 95% t interval (the tests of M5, M5b and
+    M5c). Left, as trained: BatchNorm at inference uses its running averages. Right, the same
+    BatchNorm nets evaluated again with each layer's exact statistics over the training set.
+    BatchNorm, torch's: biased batch variance in training, unbiased running estimate at
+    inference; unbiased: the unbiased batch variance in training too; the paper's: unbiased, and
+    the logits normalized as well. Test NLL is in the notebook's table."""
     big, small = result.batch_sizes
-    fig = style.new_figure(2, 4.2)
-    error_ax, nll_ax = fig.subplots(1, 2)
-    error_change = _m5_panel(error_ax, result, "accuracy", list(result.curves))
-    _m5_panel(nll_ax, result, "nll", ["layernorm", "batchnorm"])
+    fig = style.new_figure(2, 4.6)
+    running_ax, exact_ax = fig.subplots(1, 2, width_ratios=[5, 3.2])
+    models = [name for name in M5_LABELS if name in result.curves]
+    batchnorms = [name for name in models if "population accuracy" in result.final[name][big]]
+    running = _m5_panel(running_ax, result, "accuracy", models)
+    exact = _m5_panel(exact_ax, result, "population accuracy", batchnorms)
     late = f"mean of the last {M5_LAST_EPOCHS} epochs"
-    error_ax.set_ylabel(f"test error (%), {late}")
-    nll_ax.set_ylabel(f"test NLL ({style.NATS_PER_IMAGE}),\n{late}")
-    bn, ln = error_change["batchnorm"], error_change["layernorm"]
+    running_ax.set_ylabel(f"test error (%), {late}")
+    running_ax.set_title("as trained (BatchNorm infers with its running averages)", pad=34)
+    exact_ax.set_title("the same nets, exact training-set statistics", pad=34)
+    exact_ax.sharey(running_ax)
+    ln, bn, bn_exact = running["layernorm"], running[M5_PAPER_BN], exact[M5_PAPER_BN]
     style.finding(
         fig,
-        f"From batch {big} to {small}, BatchNorm's test error {_rises(bn)} {abs(bn):.2f} points, "
-        f"LayerNorm's {_rises(ln)} {abs(ln):.2f}",
+        f"From batch {big} to {small}, LayerNorm's test error {_rises(ln)} {abs(ln):.2f} points, "
+        f"the paper's BatchNorm's {_rises(bn)} {abs(bn):.2f};\nwith exact statistics at "
+        f"inference, BatchNorm's still {_rises(bn_exact)} {abs(bn_exact):.2f}",
     )
     n = len(result.seeds)
     seed = Line2D([], [], color=style.BLACK, alpha=0.5, marker="o", lw=0.6, label="one seed")
