@@ -391,8 +391,8 @@ figures.adam_geometry(adam)
 # steps makes the updates add up faster than a random walk, which pushes the norm up, and the same
 # step on a longer $W$ turns it less. On this small, quickly fitted task (training loss 0.06-0.10
 # in the window) the mean-field prediction gives the order of magnitude and the $\eta\lambda$
-# dependence, not the number; Kosson et al. report closer agreement on large, noisier training runs,
-# which we cannot check here.
+# dependence, not the number. The model is meant for long, noisy training of large networks, where
+# steps decorrelate better; that regime is not checked here.
 #
 # ## "The curvature will change by a factor of 1/2" (I4)
 #
