@@ -1,6 +1,5 @@
 """Figures of notebook 01, why BatchNorm fails for sequence models."""
 
-
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
