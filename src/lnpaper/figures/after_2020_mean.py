@@ -96,10 +96,14 @@ def after_dyt(result) -> Figure:
     ln = runs["LayerNorm"]["final_loss"]
     offsets = {"DyT": -0.012, "Derf": 0.012}
 
+    handles = []
+
     def point(ax, x, values, budget, method, marker, label=None):
         diff = stats.paired_difference(values, ln[budget])
         ax.errorbar(x, diff.mean, yerr=[[diff.mean - diff.low], [diff.high - diff.mean]],
-                    fmt=marker, color=style.color(method), capsize=3, label=label)  # fmt: skip
+                    fmt=marker, color=style.color(method), capsize=3)  # fmt: skip
+        if label is not None:  # a plain line-and-marker entry (an errorbar's has no face colour)
+            handles.append(style.method_handle(label, marker=marker))
         return diff
 
     found = {}
@@ -143,5 +147,5 @@ def after_dyt(result) -> Figure:
         f"{found['DyT', 'fresh'].mean:+.3f} on fresh data; Derf {found['Derf', 'pool'].mean:+.3f}"
         f" / {found['Derf', 'fresh'].mean:+.3f}",
     )
-    style.shared_legend(fig, extra=extra, ncols=4)
+    style.shared_legend(fig, extra=[*handles, *extra], ncols=4)
     return fig
