@@ -244,14 +244,14 @@ def sequential_digits(result) -> Figure:
         ax.set_xlabel("training step")
         accuracy[order] = {m: 100 * statistics.fmean(s[m]["final_accuracy"]) for m in result.runs}
     axes[0].set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
-    style.log_axis(axes[0], "y")
     axes[1].tick_params(labelleft=False)
     style.finding(
         fig,
-        "T = 64, final test accuracy, LSTM / LN-LSTM / BN-LSTM: "
+        f"T = 64, {steps[-1]} steps, accuracy LSTM / LN-LSTM / BN-LSTM: "
         + "; ".join(
             ("pixels " if order == 0 else "permuted ")
-            + " / ".join(f"{a[m]:.0f}%" for m in ("LSTM", "LN-LSTM", "BN-LSTM"))
+            + " / ".join(f"{a[m]:.0f}" for m in ("LSTM", "LN-LSTM", "BN-LSTM"))
+            + "%"
             for order, a in accuracy.items()
         ),
     )
