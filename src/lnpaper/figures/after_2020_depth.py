@@ -163,7 +163,7 @@ def layer_scaling(result) -> Figure:
     measures = (
         ("variance", "Var of the stream after block l"),
         ("angle", "angular distance, input to output"),
-        ("skip_loss", f"loss rise without block l, {style.NATS_PER_TOKEN}"),
+        ("skip_loss", f"loss rise when skipped, {style.NATS_PER_TOKEN}"),
     )
     for ax, (key, label) in zip(panels, measures, strict=True):
         for arm in result.arms:
@@ -171,11 +171,11 @@ def layer_scaling(result) -> Figure:
             init = np.array(getattr(result, f"{key}_init")[arm]).mean(0)
             ax.plot(blocks, init, ":", color=LOOKS[arm][0], lw=1.0)
         ax.set_xlabel("block l")
-        ax.set_ylabel(label.replace("loss rise", "held-out loss rise"))
+        ax.set_ylabel(label)
     style.log_axis(panels[0])
     panels[0].set_title("stream variance")
     panels[1].set_title("how far a block turns its input")
-    panels[2].set_title("what a block is worth")
+    panels[2].set_title("what a block is worth (held-out)")
     plain, scaled = result.variance_trained["pre"], result.variance_trained["layer_scaling"]
     last = {"pre": _geometric_mean(v[-1] for v in plain),
             "layer_scaling": _geometric_mean(v[-1] for v in scaled)}  # fmt: skip
