@@ -263,9 +263,9 @@ CLAIMS = [
     ),
     Claim(
         id="I5",
-        claim="Adam: the angular step of a scale-invariant weight goes like lr / ||W||; AdamW "
-        "settles at an angular update sqrt(2 lr lambda (1 - beta1)/(1 + beta1)) per step, with "
-        "||W|| = sqrt(lr C / (2 lambda)), after about 1/(2 lr lambda) steps",
+        claim="Adam turns a scale-invariant weight like lr / ||W||; AdamW settles at "
+        "sqrt(2 lr lambda (1 - b1)/(1 + b1)) per step, ||W|| = sqrt(lr C / (2 lambda)), in about "
+        "1/(2 lr lambda) steps",
         source="Kosson et al. 2024, Rotational equilibrium (AdamW); the 1/||W|| scaling and the "
         "equilibrium norm derived here from the same model",
         paper_value="slope -1 (Adam) vs -2 (SGD); angle 0.229 sqrt(2 lr lambda) for beta1 = 0.9",
