@@ -4,6 +4,9 @@ the ledger cannot disagree with the notebooks."""
 import re
 
 from lnpaper.claims import (
+    after_2020,
+    after_2020_depth,
+    after_2020_mean,
     invariances,
     layernorm_in_rnns,
     rmsnorm_placement,
@@ -20,6 +23,9 @@ CLAIMS = [
     *invariances.CLAIMS,
     *transformer.CLAIMS,
     *rmsnorm_placement.CLAIMS,
+    *after_2020_depth.CLAIMS,
+    *after_2020.CLAIMS,
+    *after_2020_mean.CLAIMS,
 ]
 BY_ID = {claim.id: claim for claim in CLAIMS}
 
