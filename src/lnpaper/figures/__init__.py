@@ -2,6 +2,12 @@
 
 from lnpaper.figures.after_2020 import qk_norm_sweep
 from lnpaper.figures.after_2020_mean import after_dyt, detach_norms, zero_mean_drift
+from lnpaper.figures.after_2020_depth import (
+    branch_dependence,
+    deepnorm_update,
+    gradient_profile,
+    layer_scaling,
+)
 from lnpaper.figures.invariances import (
     adam_geometry,
     fisher_doubling,
@@ -44,6 +50,10 @@ from lnpaper.figures.why_batchnorm_fails import (
 __all__ = [
     "FIGURES",
     "FigureSpec",
+    "branch_dependence",
+    "deepnorm_update",
+    "gradient_profile",
+    "layer_scaling",
     "after_dyt",
     "detach_norms",
     "zero_mean_drift",

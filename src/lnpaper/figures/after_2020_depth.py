@@ -127,10 +127,14 @@ def gradient_profile(result) -> Figure:
             runs = np.array(getattr(result, key)[arm])
             line = _line(ax, blocks, runs, arm)
             line.set_ydata(np.exp(np.log(runs).mean(0)))
-        style.log_axis(ax)
         ax.axvline(result.n_post + 0.5, color=style.REFERENCE, lw=1.0, ls=":")
         ax.set_xlabel("block l")
         ax.set_title(title)
+    every = [
+        v for key, _ in when for runs in getattr(result, key).values() for p in runs for v in p
+    ]
+    panels[0].set_ylim(min(every) / 1.5, max(every) * 1.5)
+    style.log_axis(panels[0])
     panels[0].set_ylabel("||dL/dtheta_l||")
     panels[0].text(result.n_post + 0.6, 0.02, f"Mix-LN: Post-LN up to block {result.n_post}",
                    transform=panels[0].get_xaxis_transform(), color=style.REFERENCE,
@@ -141,11 +145,10 @@ def gradient_profile(result) -> Figure:
 
     style.finding(
         fig,
-        "Pre-LN's deep blocks and Post-LN's early blocks get the smaller gradients; Mix-LN's are "
-        "more even\n(max/min over blocks after training: Post-LN "
+        "Pre-LN's deep blocks and Post-LN's early ones get the smaller gradients; Mix-LN evens out "
+        f"Post-LN's,\nnot Pre-LN's (max/min over blocks after {result.steps} steps: Post-LN "
         f"{ratio('post', 'grad_norm_trained'):.1f}, Pre-LN {ratio('pre', 'grad_norm_trained'):.1f}"
-        f", Mix-LN {ratio('mix', 'grad_norm_trained'):.1f}; geometric means of "
-        f"{len(result.seeds)} seeds)",
+        f", Mix-LN {ratio('mix', 'grad_norm_trained'):.1f}; {len(result.seeds)} seeds)",
     )
     style.shared_legend(fig, [panels[0]],
                         extra=[style.band_handle(len(result.seeds), "geometric mean")])  # fmt: skip
