@@ -20,6 +20,8 @@ read them without a second copy of the cell. `unroll` runs a cell over a batch o
 - `BatchNormLSTMCell`: Cooijmans et al. 2016, Sec. 3
 - `GRUCell`, `LayerNormGRUCell`: Ba et al. 2016, supplement Eq. 23-25 and 26-28
 - `TanhRNNCell`, `LayerNormTanhRNNCell`: the vanilla RNN and its LN version (Sec. 3.1)
+- `SeedBatchedClassifier`: many seeds (or learning rates) of one classifier as one batched model,
+  the same numbers as the per-seed models, at a fraction of the cost (notebook 03's training runs)
 
 LSTM gates are stacked in PyTorch's order [i; f; g; o] (the supplement writes [f; i; o; g]). The
 order is only a naming: LayerNorm's statistics over the whole stacked vector do not depend on it.
