@@ -1,13 +1,13 @@
 """Figures: one function per figure, a registry, and the writer behind `python -m lnpaper figures`."""
 
 from lnpaper.figures.after_2020 import qk_norm_sweep
-from lnpaper.figures.after_2020_mean import after_dyt, detach_norms, zero_mean_drift
 from lnpaper.figures.after_2020_depth import (
     branch_dependence,
     deepnorm_update,
     gradient_profile,
     layer_scaling,
 )
+from lnpaper.figures.after_2020_mean import after_dyt, detach_norms, zero_mean_drift
 from lnpaper.figures.invariances import (
     adam_geometry,
     fisher_doubling,
@@ -50,13 +50,13 @@ from lnpaper.figures.why_batchnorm_fails import (
 __all__ = [
     "FIGURES",
     "FigureSpec",
+    "after_dyt",
+    "detach_norms",
+    "zero_mean_drift",
     "branch_dependence",
     "deepnorm_update",
     "gradient_profile",
     "layer_scaling",
-    "after_dyt",
-    "detach_norms",
-    "zero_mean_drift",
     "qk_norm_sweep",
     "batch_dependence",
     "batch_size",
