@@ -63,18 +63,12 @@ lnpaper.setup()
 # the mechanism each paper proposes, and the verdicts say which.
 
 # %%
-import inspect
-
 import numpy as np
-import torch
 
-from lnpaper import claims, experiments, figures, stats  # as the notebook's first cell
-from lnpaper.claims import after_2020_depth as depth_claims
+from lnpaper.claims.after_2020_depth import profile_summary
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.experiments.after_2020_depth import ARM_NAMES, mean_dependence, sublayer_dependence
 from lnpaper.models.transformer import TransformerLM, admin_profile
-
-DEPTH_CLAIMS = {claim.id: claim for claim in depth_claims.CLAIMS}
 
 
 def source_lines(function, *needles):
@@ -97,9 +91,10 @@ def source_lines(function, *needles):
 # much as the stream. In Pre-LN the stream is never normalized and grows, so the $i$-th branch is
 # a smaller and smaller part of it. Their argument: heavy dependence turns a small change of the
 # parameters into a large change of the output, $\|F(x; W + \delta) - F(x; W)\|$, which grows
-# with depth, $O(N)$ for Post-LN against $O(\log N)$ for Pre-LN (and this, not vanishing
-# gradients, makes Post-LN fragile: an argument we do not grade). Their fix, Admin, keeps Post-LN
-# but weights the stream: $x_i = \mathrm{LN}(x_{i-1} \odot \omega_i + f_i(x_{i-1}))$, with
+# with depth, $O(N)$ for Post-LN against $O(\log N)$ for Pre-LN (their Sec. 4; and this, not
+# vanishing gradients, makes Post-LN fragile: an argument we do not grade). Their fix, Admin,
+# keeps Post-LN but weights the stream:
+# $x_i = \mathrm{LN}(x_{i-1} \odot \omega_i + f_i(x_{i-1}))$, with
 # $\omega$ set by one profiling pass to the accumulated variance of the branches before it. In
 # `lnpaper`:
 
@@ -139,7 +134,7 @@ for arm in a2.arms:
     print(f"{ARM_NAMES[arm]:8s} dependency " + " ".join(f"{v:.3f}" for v in dependence)
           + "   output change " + " ".join(f"{v:.4f}" for v in change)
           + f"   (L = {', '.join(map(str, a2.depths))})")  # fmt: skip
-a2_finding = DEPTH_CLAIMS["A2"].evaluate()
+a2_finding = claims.BY_ID["A2"].evaluate()
 print(a2_finding.ours)
 assert a2_finding.verdict == claims.REPRODUCED, a2_finding.ours
 figures.branch_dependence(a2)
@@ -205,7 +200,7 @@ for arm in d1.arms:
     first = [u[0] for u in d1.model_update[arm]]
     print(f"{ARM_NAMES[arm]:8s} update at step 1: {stats.median_text(first)}; held-out loss after "
           f"{d1.steps} steps: {stats.median_text(d1.final_loss[arm])} nats")  # fmt: skip
-d1_finding = DEPTH_CLAIMS["D1"].evaluate()
+d1_finding = claims.BY_ID["D1"].evaluate()
 print(d1_finding.ours)
 assert d1_finding.verdict == claims.PARTLY, d1_finding.ours
 figures.deepnorm_update(d1)
@@ -223,9 +218,9 @@ figures.deepnorm_update(d1)
 # Li, Yin and Liu (2025, *Mix-LN*, ICLR 2025, arXiv:2412.13795) read the two placements' failure
 # modes off their gradients: Pre-LN gives its deep layers small gradients (their outputs are
 # small against the grown stream, so the deep layers learn little), Post-LN its early layers
-# (every LayerNorm on the way back divides the gradient). Mix-LN uses Post-LN for the first
-# $\lfloor L/4 \rfloor$ blocks and Pre-LN for the rest, hoping for gradients of one size
-# throughout. In `lnpaper` it is a placement of the whole model:
+# (the gradient passes through every later LayerNorm on its way back). Mix-LN uses Post-LN for
+# the first $\lfloor L/4 \rfloor$ blocks and Pre-LN for the rest, hoping for gradients of one
+# size throughout. In `lnpaper` it is a placement of the whole model:
 
 # %%
 source_lines(TransformerLM.__init__, "n_post = int(MIX_POST_FRACTION")
@@ -243,11 +238,11 @@ assert [b.placement for b in mix.blocks] == ["post"] * 2 + ["pre"] * 6
 
 # %%
 x1 = experiments.gradient_profile()
-profile = depth_claims.profile_summary(x1)
+profile = profile_summary(x1)
 for (when, arm), measures in profile.items():
     print(f"{when:8s} {ARM_NAMES[arm]:8s} tilt {np.mean(measures['tilt']):+.2f}, "
           f"spread {np.mean(measures['spread']):.2f}")  # fmt: skip
-x1_finding = DEPTH_CLAIMS["X1"].evaluate()
+x1_finding = claims.BY_ID["X1"].evaluate()
 print(x1_finding.ours)
 assert x1_finding.verdict == claims.PARTLY, x1_finding.ours
 figures.gradient_profile(x1)
@@ -280,20 +275,20 @@ assert all(abs(b.input_scale - (i + 1) ** -0.5) < 1e-12 for i, b in enumerate(sc
 
 # %% [markdown]
 # The experiment `layer_scaling_study` trains 8-block Pre-LN models with and without the scaling
-# (Adam 3e-3, no warmup, 100 steps, 8 seeds) and measures, per block $l$ on the 256 held-out
+# (Adam 3e-3, no warmup, 100 steps, 6 seeds) and measures, per block $l$ on the 256 held-out
 # sequences: the variance of the stream it outputs; the angular distance between its input and
-# output, $\arccos(\cos(x_l, x_{l+1}))/\pi$ averaged over tokens (Sun et al.'s and Gromov et
-# al.'s measure of how far a block turns the stream); and how much the held-out loss rises when
-# that block alone is skipped.
+# output, $\arccos(\cos(x_l, x_{l+1}))/\pi$ averaged over tokens (how far a block turns the
+# stream: 0 for a block that leaves every token's direction alone); and how much the held-out
+# loss rises when that block alone is skipped.
 
 # %%
 l1 = experiments.layer_scaling_study()
 for arm in l1.arms:
-    print(f"{ARM_NAMES[arm]:10s} stream variance, block 1 / {l1.n_layers}: "
-          f"{np.mean([v[0] for v in l1.variance_trained[arm]]):.3g} / "
-          f"{np.mean([v[-1] for v in l1.variance_trained[arm]]):.3g}; loss rise without a block, "
-          f"per block: " + " ".join(f"{v:.3f}" for v in np.mean(l1.skip_loss_trained[arm], 0)))  # fmt: skip
-l1_finding = DEPTH_CLAIMS["L1"].evaluate()
+    first, last = (np.mean([v[i] for v in l1.variance_trained[arm]]) for i in (0, -1))
+    worth = " ".join(f"{v:.3f}" for v in np.mean(l1.skip_loss_trained[arm], 0))
+    print(f"{ARM_NAMES[arm]:10s} stream variance, block 1 / {l1.n_layers}: {first:.3g} / "
+          f"{last:.3g}; loss rise without a block, per block: {worth}")  # fmt: skip
+l1_finding = claims.BY_ID["L1"].evaluate()
 print(l1_finding.ours)
 assert l1_finding.verdict == claims.PARTLY, l1_finding.ours
 figures.layer_scaling(l1)
@@ -389,7 +384,8 @@ figures.qk_norm_sweep(sweep)
 from lnpaper.models.transformer import Block
 
 source = inspect.getsource(Block.forward)
-print(source[source.index('        if self.placement == "reordered"') :].split("        x = x + self.attn(x)  # none")[0])
+reordered = source[source.index('        if self.placement == "reordered"') :]
+print(reordered.split("        x = x + self.attn(x)  # none")[0])
 
 # %% [markdown]
 # The test counts gradient-norm spikes. A spike is defined once, in `lnpaper.stats.spike_steps`,
@@ -680,16 +676,25 @@ figures.after_dyt(after)
 # ## A map of today's open models
 #
 # Where the norm sits and what it computes in the open-weight families a reader is most likely to
-# meet, from the facts sheet's sources (the models' code and reports). Each entry links to the
-# notebook or section that measures what that choice does.
+# meet, from the facts sheet's sources (the models' code and reports). All five normalize with
+# [RMSNorm][06]; each entry links to the notebook or section that measures what that choice does.
 #
-# | model | norm | placement | gains | on queries and keys | embedding | logits |
-# |---|---|---|---|---|---|---|
-# | Llama | [RMSNorm](06_rmsnorm_and_placement.ipynb) | [Pre-LN](05_the_transformer.ipynb) | $g$ | none | as looked up | as computed |
-# | Qwen | [RMSNorm](06_rmsnorm_and_placement.ipynb) | [Pre-LN](05_the_transformer.ipynb) | $g$ | (not in our sources) | as looked up | as computed |
-# | Gemma 2 | [RMSNorm](06_rmsnorm_and_placement.ipynb) | [before and after each sublayer](06_rmsnorm_and_placement.ipynb) | [$1 + w$](#sec-gemma) | none | [$\times\sqrt d$](#sec-gemma) | [soft-capped at 30; attention at 50](#sec-gemma) |
-# | Gemma 3 | [RMSNorm](06_rmsnorm_and_placement.ipynb) | [before and after each sublayer](06_rmsnorm_and_placement.ipynb) | [$1 + w$](#sec-gemma) | [RMSNorm per head](#sec-qk) | [$\times\sqrt d$](#sec-gemma) | as computed |
-# | OLMo 2 | [RMSNorm](06_rmsnorm_and_placement.ipynb) | [after the sublayer only](#sec-placements) | $g$ | [RMSNorm over the projection](#sec-qk) | as looked up | as computed, z-loss $10^{-5}$ |
+# | model | placement | gains | on queries and keys | embedding | logits |
+# |---|---|---|---|---|---|
+# | Llama | [Pre-LN][05] | $g$ | none | as looked up | as computed |
+# | Qwen | [Pre-LN][05] | $g$ | (not in our sources) | as looked up | as computed |
+# | Gemma 2 | [sandwich][06] | [$1 + w$][g1] | none | [$\times\sqrt d$][g1] | [capped: 30; attention 50][g1] |
+# | Gemma 3 | [sandwich][06] | [$1 + w$][g1] | [RMSNorm per head][q1] | [$\times\sqrt d$][g1] | as computed |
+# | OLMo 2 | [after the sublayer][o1] | $g$ | [RMSNorm, full width][q1] | as looked up | z-loss $10^{-5}$ |
+#
+# "Sandwich": a norm before and after each sublayer (notebook 06's P5); "full width": over the
+# whole query or key projection, before the heads are split.
+#
+# [05]: 05_the_transformer.ipynb
+# [06]: 06_rmsnorm_and_placement.ipynb
+# [q1]: #sec-qk
+# [o1]: #sec-placements
+# [g1]: #sec-gemma
 #
 # Every row kept *Layer Normalization*'s per-example statistic and dropped its mean (notebook 06);
 # none kept BatchNorm (notebook 01). What moved is where the statistic is taken and what else is
