@@ -1,8 +1,10 @@
 """The claims ledger: one record per claim the companion checks (a module per notebook), the
 verdicts, and the writer of CLAIMS.md.
 
-Claim IDs (M1-M5, F1-F4, R1-R5 with R3b and R4b, I1-I4, T1-T7, P1-P5) follow the project's paper-facts
-sheet, which holds the sources' exact equations and numbers.
+Claim IDs follow the project's paper-facts sheet, which holds the sources' exact equations and
+numbers: M1-M5, F1-F4, R1-R5, I1-I5, T1-T7, P1-P5 and notebook 07's A2, D1, X1, L1, Q1, O1, G1, E1,
+E2, Y1. A letter after the number (R3b, M5b, E1b) splits off a part of the same item that gets its
+own verdict.
 """
 
 from lnpaper.claims.core import (
