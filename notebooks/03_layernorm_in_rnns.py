@@ -33,7 +33,7 @@
 # - sequences twice as long as any seen in training;
 # - the recurrent experiments at a real length: the digits read pixel by pixel ($T = 64$) and
 #   permuted, with the LN-GRU too; Cooijmans et al.'s table (**M4b**), a $T_{max}$ inside the
-#   transient (**M4c**), BatchNorm's gains (**M4d**), LN-LSTM against BN-LSTM again (**R3c**);
+#   transient (**M4c**), BatchNorm's gains (**M4d**), LN-LSTM against BN-LSTM at the end (**R3c**);
 # - a coda where BatchNorm is supposed to win: a small CNN (**R5**).
 #
 # **Scaled down.** The paper's recurrent experiments ran on GPUs for days, on MSCOCO, BookCorpus,
@@ -499,7 +499,8 @@ figures.longer_sequences(longer)
 # - **M4c**, $T_{max}$ inside the transient: the same trained BN-LSTM tested with the statistics of
 #   steps 8-63 all taken from step 7, against its own 64 per-step statistics: test NLL higher;
 # - **M4d**, the gain init: BN-LSTM gains from 0.1 below 1.0 in test NLL over the run;
-# - **R3c**, LN-LSTM against BN-LSTM as in R3b: lower test NLL over the first and the last quarter.
+# - **R3c**, LN-LSTM against BN-LSTM as in R3b's second half: lower test NLL over the last quarter
+#   (the first quarter holds one evaluation here, step 30; it is shown, not graded, see below).
 #
 # One more thing is shown, not graded: the test sequences followed by 16 blank pixels, longer than
 # any sequence seen in training.
@@ -571,9 +572,12 @@ figures.sequential_digits(pixels)
 #   in test NLL over the run (-0.196 [-0.332, -0.060] pixel by pixel, -0.349 [-0.466, -0.232]
 #   permuted), the reverse of $T = 8$ above, where 1.0 led early. Cooijmans et al.'s choice pays off
 #   where the sequence is long.
-# - **R3c** is `not reproduced`. Early (the first evaluation, step 30) the two are not told apart
-#   (LN minus BN -0.19 [-0.39, +0.01] in reading order, +0.05 [-0.05, +0.14] permuted); late
-#   (steps 120-150) the BN-LSTM is lower in both (+0.21 [+0.07, +0.34] and +0.61 [+0.46, +0.75]).
+# - **R3c** is `not reproduced`: late (steps 120-150) the BN-LSTM is lower in both orders (LN minus
+#   BN +0.21 [+0.07, +0.34] and +0.61 [+0.46, +0.75]). Early, at step 30, the LN-LSTM leans ahead in
+#   reading order (-0.19 [-0.39, +0.01]) and the two are even permuted (+0.05 [-0.05, +0.14]); that
+#   early half was first graded too, but recomputed with `ATEN_CPU_CAPABILITY=default` its
+#   reading-order part crossed to "LN lower" (-0.22), so on one evaluation and 8 seeds it was never
+#   established, and it is shown, not graded.
 #
 # The LN-LSTM is not ahead of the plain LSTM either (shown, not graded: LN minus LSTM over the run
 # +0.067 [-0.010, +0.143] and +0.156 [-0.031, +0.342]), and it is the weakest model permuted. The

@@ -338,9 +338,15 @@ def test_r3b_and_r3c_checks(ln, bn, verdict):
     assert "steps 20-40" in finding.ours and "steps 140-160" in finding.ours
     assert len(finding.quantities) == 2
     pixels = two_orders(study.runs, study.runs)
-    finding = nb_claims.check_r3c(pixels)
-    assert finding.verdict == verdict, finding.ours
-    assert len(finding.quantities) == 4 and "permuted" in finding.ours
+    finding = nb_claims.check_r3c(pixels)  # the late half alone
+    late = {
+        claims.REPRODUCED: claims.REPRODUCED,
+        claims.PARTLY: claims.NOT_REPRODUCED,
+        claims.NOT_REPRODUCED: claims.NOT_REPRODUCED,
+        claims.INCONCLUSIVE: claims.INCONCLUSIVE,
+    }
+    assert finding.verdict == late[verdict], finding.ours
+    assert len(finding.quantities) == 2 and "permuted" in finding.ours
 
 
 def pixel_study(bn_gain: tuple, lstm=(0.98, 0.90), cut_shift=0.3, gain_one=SLOW):
