@@ -67,7 +67,6 @@ from lnpaper.claims.layernorm_in_rnns import (
     check_r3c,
     check_r4,
     check_r4b,
-    check_r5,
 )
 from lnpaper.data import digits
 from lnpaper.experiments.layernorm_in_rnns import mean_tanh_slope, training_summary
@@ -594,7 +593,7 @@ figures.sequential_digits(pixels)
 # test sequences test the task as much as the normalizer: notebook 01's stream task and the section
 # "Longer than training" above, where the answer is asked at every step, are the fair version.
 #
-# ## Coda: where BatchNorm wins (R5)
+# ## Coda: where BatchNorm wins (R5, R5b)
 #
 # The paper ends its experiments with a "preliminary" convolutional network: LayerNorm sped training
 # up over no normalization, "but batch normalization outperforms the other methods". It gives no
@@ -605,16 +604,21 @@ figures.sequential_digits(pixels)
 # Here a small CNN (two 3 x 3 conv layers of 8 and 16 channels, ReLU, 2 x 2 max-pool, linear
 # readout; `lnpaper.models.cnn.SmallCNN`) trains for 200 steps with no norm, with BatchNorm (per
 # channel, over the batch and the positions) and with LayerNorm (per image, over every unit of the
-# layer, $C \times$ height $\times$ width), 10 seeds each. The 8 x 8 digits fill their box, unlike
+# layer, $C \times$ height $\times$ width), 10 seeds each. Both normalizers get a gain and a bias per
+# channel, $2C$ parameters each: a gain and bias per *unit* would give LayerNorm $2CHW$, and a bias
+# per position could absorb the very border effect the paper blames. The 8 x 8 digits fill their box, unlike
 # MNIST's, whose 20 x 20 digits sit in a blank 28 x 28 frame; so the runs are repeated with each
 # digit framed by 2 blank pixels (12 x 12, MNIST's proportion), which puts the rarely-on border
-# units back. The claim has two parts, each tested in test NLL, paired by seed, at each image size:
-# LN below no norm, and BN below LN (the whole 95% interval of the difference below 0).
+# units back. The claim has two parts, graded apart, each in test NLL, paired by seed, at each image
+# size: LN below no norm (**R5**), and BN below LN (**R5b**; the whole 95% interval of the
+# difference below 0). "Units on" counts only units that respond to the image: a unit that sees
+# nothing but the blank frame computes ReLU(bias), the same for every digit, and tells nothing
+# about how often border units fire.
 
 # %%
 cnn = experiments.cnn_coda()
 for margin, by_norm in experiments.layernorm_in_rnns.cnn_summary(cnn).items():
-    print(f"{8 + 2 * margin}x{8 + 2 * margin} images; no-norm CNN, share of units on at the border "
+    print(f"{8 + 2 * margin}x{8 + 2 * margin} images; no-norm CNN, responding units on at the border "
           f"vs inside: conv 1 {cnn.border_active[margin][0]:.2f} vs {cnn.interior_active[margin][0]:.2f}, "
           f"conv 2 {cnn.border_active[margin][1]:.2f} vs {cnn.interior_active[margin][1]:.2f}")
     for norm, cells in by_norm.items():
@@ -626,30 +630,29 @@ for margin, by_norm in experiments.layernorm_in_rnns.cnn_summary(cnn).items():
     bn_ln = stats.paired_difference(loss["batchnorm"], loss["layernorm"])
     print(f"   test NLL, LN - none {ln_none.text()}; LN lower: {stats.better(ln_none, 'lower')}")
     print(f"   test NLL, BN - LN   {bn_ln.text()}; BN lower: {stats.better(bn_ln, 'lower')}")
-    assert stats.better(ln_none, "lower") == stats.HOLDS, f"{margin} px margin: LN - none {ln_none.text()}"
-    assert stats.better(bn_ln, "lower") == stats.INCONCLUSIVE, f"{margin} px margin: BN - LN {bn_ln.text()}"
-border, inside = cnn.border_active[2][1], cnn.interior_active[2][1]
-assert border < 0.75 * inside, f"12x12, conv 2: units on {border:.2f} at the border, {inside:.2f} inside"
-r5 = check_r5(cnn)
-print(f"R5, LN below no norm and BN below LN at both sizes: {r5.verdict}")
-assert r5.verdict == claims.PARTLY, r5.ours
+r5, r5b = claims.BY_ID["R5"].evaluate(), claims.BY_ID["R5b"].evaluate()
+print(f"R5, LN below no norm at both sizes: {r5.verdict}")
+print(f"R5b, BN below LN at both sizes: {r5b.verdict}")
+assert r5.verdict == claims.REPRODUCED, r5.ours
+assert r5b.verdict == claims.INCONCLUSIVE, r5b.ours
 figures.cnn_coda(cnn)
 
 # %% [markdown]
-# The first half of the claim reproduces: both normalizers cut the test NLL of the plain CNN to about
-# a third (LN minus none: -0.069 [-0.092, -0.047] on the bare digits, -0.084 [-0.112, -0.056] in the
-# blank frame) and train faster from the first steps. The second half does not show at this scale:
-# BN minus LN is +0.002 [-0.001, +0.004] on the bare digits and +0.000 [-0.006, +0.007] in the frame,
-# intervals that straddle 0, so the 10 seeds cannot tell the two apart, and if anything LayerNorm
-# is a hair ahead on the bare digits. The frame does recreate the paper's premise (in the second
-# conv layer, border units are on 37% of the time against 56% inside), so the premise alone does not
-# make LayerNorm lose here. Two 3 x 3 layers over a 12 x 12 image are a long way from the paper's
-# unspecified network, so R5 is `partly`: LN beats no norm at both sizes, BN beating LN is
-# `inconclusive` at both. The paper's own conclusion was that more research was needed; later
-# practice settled it by using BatchNorm (or per-channel GroupNorm) for CNNs and LayerNorm for
-# sequence models.
+# The first half of the claim reproduces (**R5**): both normalizers cut the test NLL of the plain
+# CNN to about a third (LN minus none: -0.068 [-0.089, -0.047] on the bare digits, -0.083 [-0.111,
+# -0.056] in the blank frame) and train faster from the first steps. The second half does not show at
+# this scale (**R5b**, `inconclusive`): BN minus LN is +0.001 [-0.003, +0.004] on the bare digits and
+# -0.000 [-0.006, +0.005] in the frame, intervals that straddle 0, so 10 seeds cannot tell the two
+# apart even with LayerNorm's affine cut to BatchNorm's $2C$ parameters. Nor does the frame recreate
+# the paper's premise as strongly as a raw count suggests: counting every unit, an earlier version of
+# this notebook found border units of the second conv layer on 37% of the time against 56% inside,
+# but most of that gap was units that see only blank pixels and output a constant. Among units that
+# respond to the digit, border units are on 58% of the time against 68% inside. Two 3 x 3 layers over
+# a 12 x 12 image are a long way from the paper's unspecified network; the paper called its result
+# preliminary, and later practice settled the question by using BatchNorm (or per-channel GroupNorm)
+# for CNNs and LayerNorm for sequence models.
 #
 # ## Claims checked here
 
 # %%
-print(claims.checked_here(["R1", "R2", "R3", "R3b", "R3c", "R4", "R4b", "M4b", "M4c", "M4d", "R5"]))
+print(claims.checked_here(["R1", "R2", "R3", "R3b", "R3c", "R4", "R4b", "M4b", "M4c", "M4d", "R5", "R5b"]))

@@ -731,6 +731,20 @@ def framed_images(split: str, margin: int) -> tuple[torch.Tensor, torch.Tensor]:
     return F.pad(images, (margin,) * 4), y
 
 
+def units_on(activations: torch.Tensor, border: torch.Tensor) -> tuple[float, float]:
+    """The share of ReLU units on, (N, C, side, side) activations, at the border and inside it,
+    counting only units that respond to the image: a unit whose receptive field is blank in every
+    image computes ReLU(bias), the same value for all, and is left out whether that is 0 or not."""
+    responds = activations.std(dim=0) > 1e-6  # (C, side, side): varies across the images
+    on = (activations > 0).float().mean(dim=0)  # (C, side, side): share of images it is on for
+
+    def share(region):
+        mask = responds & region
+        return (on[mask].sum() / mask.sum().clamp(min=1)).item()
+
+    return share(border.expand_as(responds)), share((~border).expand_as(responds))
+
+
 def border_mask(side: int, width: int) -> torch.Tensor:
     """True within `width` pixels of the edge of a side x side grid."""
     mask = torch.ones(side, side, dtype=torch.bool)
@@ -755,7 +769,7 @@ class CNNResult:
     border_positions: dict  # margin -> positions in the border ring (of side^2)
     border_ink: dict  # margin -> mean pixel value in the border ring, training images
     interior_ink: dict  # the same inside it
-    border_active: dict  # margin -> per conv layer: share of ReLU units on in the ring
+    border_active: dict  # margin -> per conv layer: share of responding ReLU units on in the ring
     interior_active: dict  # the same inside it
 
 
@@ -833,11 +847,10 @@ def cnn_coda(
                 if norm == "none" and seed == result.seeds[0]:
                     with torch.no_grad():
                         for relu in (2, 5):  # the ReLU after each conv layer
-                            on = (
-                                model.features[: relu + 1](test_x) > 0
-                            ).float()  # (N, C, side, side)
-                            result.border_active[margin].append(on[:, :, border].mean().item())
-                            result.interior_active[margin].append(on[:, :, ~border].mean().item())
+                            border_on, inside_on = units_on(model.features[: relu + 1](test_x),
+                                                            border)  # fmt: skip
+                            result.border_active[margin].append(border_on)
+                            result.interior_active[margin].append(inside_on)
             for field, values in runs.items():
                 getattr(result, field)[margin][norm] = values
     return result

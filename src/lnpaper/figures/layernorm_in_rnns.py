@@ -332,8 +332,8 @@ def cnn_coda(result) -> Figure:
     )
     bars.set_xticks(position, labels)
     bars.set_ylim(0, 1)
-    bars.set_ylabel("share of ReLU units on")
-    bars.set_title("no norm: ReLU units on")
+    bars.set_ylabel("share of responding units on")
+    bars.set_title("no norm: responding ReLU units on")
     loss = result.test_loss
     differences = [
         stats.paired_difference(loss[m]["batchnorm"], loss[m]["layernorm"]) for m in result.margins

@@ -10,7 +10,9 @@ and gives no setup. This one reads the 8 x 8 digits:
 - `batchnorm`: per channel, statistics over the batch and the 64 positions (Ioffe & Szegedy 2015,
   the convolutional form), `lnpaper.BatchNorm` on (N, C, 64);
 - `layernorm`: per example, statistics over every unit of the layer, C x 8 x 8 (Ba et al.: "all the
-  hidden units in a layer"), `lnpaper.LayerNorm((C, 8, 8))`, gain and bias per unit;
+  hidden units in a layer"), with a gain and a bias per channel, as BatchNorm has: 2C parameters
+  each. (A gain and bias per unit, 2 C H W of them, would let a per-position bias absorb the
+  border effect the paper blames for LayerNorm's loss.)
 - `none`: the convolutions keep their biases.
 """
 
@@ -35,11 +37,25 @@ class PlaneBatchNorm(nn.Module):
         return self.norm(a.flatten(2)).view_as(a)  # (N, C, H*W): statistics over N and H*W
 
 
+class PlaneLayerNorm(nn.Module):
+    """LayerNorm of a conv layer: one mean and variance per example over (C, H, W), then a gain and
+    a bias per channel, y = g_c (a - mu) / sqrt(sigma^2 + eps) + b_c."""
+
+    def __init__(self, channels: int, side: int):
+        super().__init__()
+        self.norm = LayerNorm((channels, side, side), elementwise_affine=False)
+        self.weight = nn.Parameter(torch.ones(channels, 1, 1))  # g_c
+        self.bias = nn.Parameter(torch.zeros(channels, 1, 1))  # b_c
+
+    def forward(self, a: torch.Tensor) -> torch.Tensor:
+        return self.norm(a) * self.weight + self.bias
+
+
 def conv_norm(norm: str, channels: int, side: int) -> nn.Module:
     if norm == "batchnorm":
         return PlaneBatchNorm(channels)
     if norm == "layernorm":
-        return LayerNorm((channels, side, side))
+        return PlaneLayerNorm(channels, side)
     return nn.Identity()
 
 
