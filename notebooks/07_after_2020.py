@@ -50,6 +50,7 @@ import lnpaper
 from lnpaper import claims, experiments, figures, stats
 
 lnpaper.setup()
+
 # %% [markdown]
 # ## Deep stacks: Admin, DeepNorm, Mix-LN and LayerNorm Scaling
 #
@@ -658,6 +659,7 @@ assert y1.verdict == claims.PARTLY, y1.ours
 
 # %%
 figures.after_dyt(after)
+
 # %% [markdown]
 # <a id="sec-ngpt"></a>
 # ## Where the geometry ends: nGPT
