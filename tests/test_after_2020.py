@@ -80,6 +80,8 @@ def o1_study(pre_counts, reordered_counts):
 def test_o1_grades_the_spike_counts():
     assert check_o1(o1_study([3, 4, 2, 5, 3, 4], [0, 1, 0, 0, 1, 0])).verdict == claims.REPRODUCED
     assert check_o1(o1_study([0] * 6, [0] * 6)).verdict == claims.INCONCLUSIVE  # nothing to count
+    # five spikes in twelve runs: too few to count, though the t interval alone would clear 0
+    assert check_o1(o1_study([1, 1, 1, 1, 1, 0], [0] * 6)).verdict == claims.INCONCLUSIVE
     assert (
         check_o1(o1_study([0, 1, 0, 0, 1, 0], [3, 4, 2, 5, 3, 4])).verdict == claims.NOT_REPRODUCED
     )

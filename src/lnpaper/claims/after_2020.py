@@ -17,6 +17,11 @@ from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.experiments.after_2020 import LOGIT_LIMIT, qk_summary
 
 NOTEBOOK = "07_after_2020"
+# O1: a spike count is compared only where the two arms together have at least one spike per run.
+# With fewer, the count is a handful of rare events whose number changes with the numeric path (at
+# lr 3e-2 the record has 2 spikes in 12 runs, ATEN's portable kernels 5), and a paired t interval
+# over mostly-zero counts says more about that chaos than about the placement.
+MIN_SPIKES_PER_RUN = 1.0
 # Q1: the logit comparison is made at the grid's learning rate 1e-1, the lowest at which
 # Wortsman et al. see the logits of models without QK-norm blow up (their Fig. 1).
 Q1_LR = 1e-1
@@ -73,20 +78,25 @@ def check_q1(sweep) -> Finding:
 
 def check_o1(study) -> Finding:
     """Per learning rate, paired by seed, reordered minus Pre-LN: the number of gradient-norm
-    spikes (`lnpaper.stats.spike_steps`) lower, and the held-out loss (shown with its CI)."""
+    spikes (`lnpaper.stats.spike_steps`) lower, where there are enough spikes to count
+    (MIN_SPIKES_PER_RUN; otherwise undecided), and the held-out loss (shown with its CI)."""
     outcomes, parts, quantities = [], [], []
     for lr in study.lrs:
         pre, reordered = study.runs["Pre-LN"][lr], study.runs["reordered"][lr]
         spikes = stats.paired_difference([len(s) for s in reordered["spikes"]],
                                          [len(s) for s in pre["spikes"]])  # fmt: skip
-        outcome = stats.better(spikes, "lower")
-        outcomes.append(outcome)
-        loss = stats.paired_difference(reordered["final_loss"], pre["final_loss"])
         total_pre = sum(len(s) for s in pre["spikes"])
         total_reordered = sum(len(s) for s in reordered["spikes"])
+        runs = len(pre["spikes"]) + len(reordered["spikes"])
+        enough = total_pre + total_reordered >= MIN_SPIKES_PER_RUN * runs
+        outcome = stats.better(spikes, "lower") if enough else stats.INCONCLUSIVE
+        outcomes.append(outcome)
+        loss = stats.paired_difference(reordered["final_loss"], pre["final_loss"])
+        counted = "" if enough else ", too few spikes to test"
         parts.append(
             f"lr {lr:g}: spikes {total_reordered} (reordered) vs {total_pre} (Pre-LN) over "
-            f"{len(pre['seeds'])} runs, difference per run {tested(spikes, outcome, digits=2)}; "
+            f"{len(pre['seeds'])} runs each{counted}, difference per run "
+            f"{tested(spikes, outcome, digits=2)}; "
             f"held-out loss, reordered minus Pre-LN, {tested(loss, stats.better(loss, 'lower'))}"
         )
         quantities += [aggregate(f"spikes per run at lr {lr:g}, reordered - Pre-LN", spikes),
