@@ -503,7 +503,7 @@ figures.longer_sequences(longer)
 #
 # One more thing is shown, not graded: the test sequences followed by 16 blank pixels, longer than
 # any sequence seen in training.
-
+#
 # First, what one pixel per step does to Eq. 20. With a single input, $W_x x_t$ is the column
 # $w$ of $W_x$ times the pixel value, so LayerNorm over its $4H$ units returns
 # $x_t (w - \bar w) / \sqrt{x_t^2 \sigma_w^2 + \epsilon}$: the same vector for every inked pixel

@@ -305,8 +305,7 @@ figures.layer_scaling(l1)
 # not graded: a gain at this size is not the 7B result). So: `partly`; the variance is tamed, the
 # claimed reason for the gain is not what we see at 8 blocks and 100 steps.
 # %% [markdown]
-# <a id="sec-qk"></a>
-# ## Q1 · Normalizing the queries and keys
+# ## Q1: normalizing the queries and keys
 #
 # Every norm so far sat on the residual stream or on a sublayer's input. The attention logits
 # $z_{ij} = q_i \cdot k_j / \sqrt{d_h}$ are a product of two projections of a normalized input,
@@ -371,8 +370,7 @@ figures.qk_norm_sweep(sweep)
 # trained for longer.
 
 # %% [markdown]
-# <a id="sec-placements"></a>
-# ## O1 · OLMo 2's reordered norm
+# ## O1: the reordered norm of OLMo 2
 #
 # OLMo 2 (Team OLMo, 2024) moved the norm off the sublayer's input and onto its output,
 # $h = x + \mathrm{RMSNorm}(\mathrm{Attn}(x))$, $\text{out} = h + \mathrm{RMSNorm}(\mathrm{MLP}(h))$:
@@ -416,8 +414,7 @@ assert o1_finding.verdict == claims.INCONCLUSIVE, o1_finding.ours
 # normalized, so no block can write more than unit scale into the stream.
 
 # %% [markdown]
-# <a id="sec-gemma"></a>
-# ## G1 · Gemma's gains, embeddings and caps
+# ## G1: the gains, embeddings and caps of Gemma
 #
 # Gemma 2 and 3 (google-deepmind/gemma; the Hugging Face port `modeling_gemma2`) use notebook 06's
 # sandwich block with RMSNorm and three details of their own: the token embedding is multiplied by
@@ -661,7 +658,6 @@ assert y1.verdict == claims.PARTLY, y1.ours
 figures.after_dyt(after)
 
 # %% [markdown]
-# <a id="sec-ngpt"></a>
 # ## Where the geometry ends: nGPT
 #
 # Notebook 04 read LayerNorm geometrically: a norm puts each hidden vector on a sphere, and a
@@ -674,7 +670,6 @@ figures.after_dyt(after)
 # here: the authors' own README says the gain shows only late, around 200k steps, and that a bf16
 # reimplementation inflates it. We describe it and claim nothing.
 #
-# <a id="sec-map"></a>
 # ## A map of today's open models
 #
 # Where the norm sits and what it computes in the open-weight families a reader is most likely to
@@ -694,9 +689,9 @@ figures.after_dyt(after)
 #
 # [05]: 05_the_transformer.ipynb
 # [06]: 06_rmsnorm_and_placement.ipynb
-# [q1]: #sec-qk
-# [o1]: #sec-placements
-# [g1]: #sec-gemma
+# [q1]: #q1-normalizing-the-queries-and-keys
+# [o1]: #o1-the-reordered-norm-of-olmo-2
+# [g1]: #g1-the-gains-embeddings-and-caps-of-gemma
 #
 # Every row kept *Layer Normalization*'s per-example statistic and dropped its mean (notebook 06);
 # none kept BatchNorm (notebook 01). What moved is where the statistic is taken and what else is
