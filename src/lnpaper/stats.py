@@ -16,15 +16,22 @@ A run that diverged (None, inf or nan) has no value to pair: it is counted, and 
 are summarized by their median and range, never averaged (one diverged run would make a mean
 meaningless).
 
+Counts of rare events per run (gradient spikes) are compared with an exact sign test over the
+seeds (`fewer_events`), not a t interval over small integers.
+
 The reproduction check compares a recorded aggregate with a recomputed one: two estimates of one
 mean difference agree when they lie within 3 standard errors of their difference,
 3 * sqrt(se_recorded^2 + se_now^2); two counts of diverged runs likewise, with the binomial
-standard error.
+standard error. Every decision carries a robustness band that follows from the same rule: one whose
+interval edge lies within the band of its boundary is fragile, since a machine that reproduces every
+quantity may still put it on the other side (see "decisions" below).
 """
 
+import contextlib
 import math
 import statistics
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 from scipy.stats import beta as beta_distribution
 from scipy.stats import t as student_t
@@ -44,6 +51,8 @@ class Difference:
     low: float  # 95% t interval: mean -+ t_{0.975, n-1} * se
     high: float
     method: str  # "paired t, 95%"
+    # the per-seed differences a_i - b_i, for the one-seed check of a decision (`one_seed`)
+    values: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     def text(self, digits: int = 3) -> str:
         """'+0.012 [+0.004, +0.020] (paired t, 95% CI, n = 10)': signed, so the direction of the
@@ -74,9 +83,19 @@ def paired_difference(a, b) -> Difference:
                     "not compared"
                 )
     differences = [float(x) - float(y) for x, y in zip(a, b, strict=True)]
+    for index, value in enumerate(differences):
+        if not math.isfinite(value):
+            raise ValueError(
+                f"a[{index}] - b[{index}] = {a[index]} - {b[index]} overflows to {value}"
+            )
     n = len(differences)
     mean = statistics.fmean(differences)
-    sd = statistics.stdev(differences)  # sqrt(sum (d_i - mean)^2 / (n - 1)); 0 if all d_i equal
+    try:  # sqrt(sum (d_i - mean)^2 / (n - 1)); 0 if all d_i equal
+        sd = statistics.stdev(differences)
+    except OverflowError:
+        sd = math.inf
+    if not (math.isfinite(mean) and math.isfinite(sd)):
+        raise ValueError(f"the differences {differences} are too large to average in float64")
     se = sd / math.sqrt(n)
     half_width = float(student_t.ppf((1 + CONFIDENCE) / 2, n - 1)) * se  # t_{0.975, n-1} * se
     return Difference(
@@ -87,49 +106,196 @@ def paired_difference(a, b) -> Difference:
         low=mean - half_width,
         high=mean + half_width,
         method=f"paired t, {CONFIDENCE:.0%}",
+        values=tuple(differences),
     )
+
+
+# ---- decisions, and how robust each one is ------------------------------------------------------
+#
+# A decision is an interval set against a boundary: the paired difference's CI against 0 (better)
+# or against +-margin (matches, no_worse), or a rate's interval against 1/2 (most_runs). Another
+# machine recomputes every run on another numeric path, and chaotic training turns that into what
+# is, for the mean, close to a fresh draw of the seeds: the recomputed CI lies elsewhere.
+#
+# The robustness band. The reproduction check accepts a recomputed mean difference within
+# k * sqrt(se_recorded^2 + se_now^2) of the recorded one (`reproduction_tolerance`, k = 3); with
+# se_now = se_recorded that is 3 * sqrt(2) * se. So a machine that reproduces every quantity may
+# still move a CI edge by that much, and a decision whose recorded edge lies nearer its boundary
+# than this band can land on the other side without anything being wrong: it is *fragile*, and a
+# flip of it is evidence of nothing. For counts (most_runs, sign tests) the band is the binomial
+# `count_tolerance` of the count. A decision's `alternatives` are the outcomes it reaches when each
+# edge (or count) moves anywhere within its band; it is fragile when there are any. The rule was
+# fixed before it was applied to any claim, and the check fails only on a decision that was not
+# fragile and changed (`lnpaper.reproduce`).
+#
+# Every decision made inside `collect_decisions()` is kept, in order, so a claim's check records its
+# decisions without naming them twice; `collect_decisions(overrides={i: outcome})` makes decision i
+# come out as `outcome`, which tells whether a fragile decision's other side would change the
+# claim's verdict.
+
+ROBUSTNESS_K = 3.0  # the reproduction check's k: the band is what a passing check lets an edge move
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision: what was tested, its interval, the boundaries it was set against, and the
+    band (`robustness_band`) within which a recomputation may move the interval's edges."""
+
+    test: str  # e.g. "a - b < 0", "|a - b| < 0.01", "rate > 1/2"
+    outcome: str  # HOLDS, FAILS or INCONCLUSIVE
+    low: float
+    high: float
+    boundaries: tuple[float, ...]
+    band: float
+    alternatives: tuple[str, ...] = ()  # other outcomes reachable within the band
+    one_seed: int | None = None  # a seed whose removal alone changes the outcome, if one does
+    difference: Difference | None = field(default=None, repr=False, compare=False)
+    label: str = ""  # what was counted, for decisions on counts (no Difference to name them by)
+    evidence: str = ""  # for counts: the numbers in words, instead of an interval
+
+    @property
+    def fragile(self) -> bool:
+        return bool(self.alternatives)
+
+    def margin_text(self) -> str:
+        """'CI [+0.004, +0.020], boundary 0, band 0.011': the numbers a reader needs to see why the
+        decision is robust or fragile."""
+        if self.evidence:
+            return self.evidence
+        bounds = ", ".join(f"{b:+.3g}" if b else "0" for b in self.boundaries)
+        return f"CI [{self.low:+.3g}, {self.high:+.3g}], boundary {bounds}, band {self.band:.2g}"
+
+
+class _Collector:
+    def __init__(self, overrides: dict[int, str]):
+        self.decisions: list[Decision] = []
+        self.overrides = dict(overrides)
+
+
+_collectors: list[_Collector] = []
+
+
+@contextlib.contextmanager
+def collect_decisions(overrides: dict[int, str] | None = None) -> Iterator[list[Decision]]:
+    """Keep every decision made inside the block, in order; decision i comes out as overrides[i]
+    when given (the recorded Decision keeps the outcome the data gave)."""
+    collector = _Collector(overrides or {})
+    _collectors.append(collector)
+    try:
+        yield collector.decisions
+    finally:
+        _collectors.remove(collector)
+
+
+def _decided(decision: Decision) -> str:
+    if not _collectors:
+        return decision.outcome
+    collector = _collectors[-1]
+    index = len(collector.decisions)
+    collector.decisions.append(decision)
+    return collector.overrides.get(index, decision.outcome)
+
+
+def robustness_band(difference: Difference) -> float:
+    """How far a recomputation may move the edges of `difference`'s interval and still pass the
+    reproduction check: ROBUSTNESS_K * sqrt(2) * se."""
+    return reproduction_tolerance(difference, difference, ROBUSTNESS_K)
+
+
+def _interval_decision(difference: Difference, test: str, boundaries, rule: Callable) -> str:
+    """Decide with rule(low, high), then find the outcomes within the band, and whether one seed
+    alone carries the outcome."""
+    band = robustness_band(difference)
+    low, high = difference.low, difference.high
+    outcome = rule(low, high)
+    moved = {
+        rule(low + s, high + t)
+        for s in (-band, 0.0, band)
+        for t in (-band, 0.0, band)
+        if low + s <= high + t
+    }
+    decision = Decision(
+        test=test,
+        outcome=outcome,
+        low=low,
+        high=high,
+        boundaries=tuple(boundaries),
+        band=band,
+        alternatives=tuple(sorted(moved - {outcome})),
+        one_seed=_one_seed(difference, outcome, rule),
+        difference=difference,
+    )
+    return _decided(decision)
+
+
+def _one_seed(difference: Difference, outcome: str, rule: Callable) -> int | None:
+    """The first seed whose removal alone changes the outcome (a CI over the other n - 1), if any:
+    an interval that one seed decides says so. Needs the per-seed values and n >= 4."""
+    values = difference.values
+    if len(values) < 4:
+        return None
+    t = float(student_t.ppf((1 + CONFIDENCE) / 2, len(values) - 2))
+    for index in range(len(values)):
+        rest = values[:index] + values[index + 1 :]
+        mean, se = statistics.fmean(rest), statistics.stdev(rest) / math.sqrt(len(rest))
+        if rule(mean - t * se, mean + t * se) != outcome:
+            return index
+    return None
+
+
+def _better_rule(direction: str) -> Callable:
+    if direction == "lower":  # claim: a - b < 0
+        return lambda low, high: HOLDS if high < 0 else FAILS if low > 0 else INCONCLUSIVE
+    if direction == "higher":  # claim: a - b > 0
+        return lambda low, high: HOLDS if low > 0 else FAILS if high < 0 else INCONCLUSIVE
+    raise ValueError(f"direction must be 'lower' or 'higher', got {direction!r}")
 
 
 def better(difference: Difference, direction: str) -> str:
     """Verdict on "a is lower (or higher) than b": the interval must clear 0, not just the mean."""
-    if direction == "lower":  # claim: a - b < 0
-        claimed_side, other_side = difference.high < 0, difference.low > 0
-    elif direction == "higher":  # claim: a - b > 0
-        claimed_side, other_side = difference.low > 0, difference.high < 0
-    else:
-        raise ValueError(f"direction must be 'lower' or 'higher', got {direction!r}")
-    if claimed_side:
-        return HOLDS
-    return FAILS if other_side else INCONCLUSIVE
+    rule = _better_rule(direction)
+    test = "a - b < 0" if direction == "lower" else "a - b > 0"
+    return _interval_decision(difference, test, (0.0,), rule)
+
+
+def _check_margin(margin) -> None:
+    if isinstance(margin, bool) or not isinstance(margin, int | float):
+        raise TypeError(f"margin must be a number, got {margin!r}")
+    if not (math.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be a finite number > 0, got {margin}")
 
 
 def matches(difference: Difference, margin: float) -> str:
     """Verdict on "a matches b within margin": a wide interval around 0 is no evidence of a match,
     so the whole interval must fit inside the margin; one entirely outside it is a mismatch."""
-    if not (math.isfinite(margin) and margin > 0):
-        raise ValueError(f"margin must be a finite number > 0, got {margin}")
-    if -margin < difference.low and difference.high < margin:
-        return HOLDS
-    if difference.low > margin or difference.high < -margin:
-        return FAILS
-    return INCONCLUSIVE
+    _check_margin(margin)
+
+    def rule(low, high):
+        if -margin < low and high < margin:
+            return HOLDS
+        return FAILS if low > margin or high < -margin else INCONCLUSIVE
+
+    return _interval_decision(difference, f"|a - b| < {margin:g}", (-margin, margin), rule)
 
 
 def no_worse(difference: Difference, margin: float, better_direction: str) -> str:
     """Verdict on "a is no worse than b by more than margin" (non-inferiority), for claims of the
     form "matches or beats" or "does not degrade": the interval's worse end must stay inside the
     margin; an interval entirely beyond it is a loss of quality."""
-    if not (math.isfinite(margin) and margin > 0):
-        raise ValueError(f"margin must be a finite number > 0, got {margin}")
+    _check_margin(margin)
     if better_direction == "lower":  # worse means a - b > 0
-        worst, best = difference.high, difference.low
-    elif better_direction == "higher":  # worse means a - b < 0
-        worst, best = -difference.low, -difference.high
-    else:
-        raise ValueError(f"better_direction must be 'lower' or 'higher', got {better_direction!r}")
-    if worst < margin:
-        return HOLDS
-    return FAILS if best > margin else INCONCLUSIVE
+
+        def rule(low, high):
+            return HOLDS if high < margin else FAILS if low > margin else INCONCLUSIVE
+
+        return _interval_decision(difference, f"a - b < {margin:g}", (margin,), rule)
+    if better_direction == "higher":  # worse means a - b < 0
+
+        def rule(low, high):
+            return HOLDS if low > -margin else FAILS if high < -margin else INCONCLUSIVE
+
+        return _interval_decision(difference, f"a - b > -{margin:g}", (-margin,), rule)
+    raise ValueError(f"better_direction must be 'lower' or 'higher', got {better_direction!r}")
 
 
 def binomial_interval(k: int, n: int) -> tuple[float, float]:
@@ -142,13 +308,96 @@ def binomial_interval(k: int, n: int) -> tuple[float, float]:
     return low, high
 
 
-def most_runs(k: int, n: int) -> str:
-    """Verdict on "most runs do it" (fail, diverge) from k of n: the rate's 95% interval must lie
-    above 1/2; one entirely below 1/2 says most runs do not."""
+def _most_runs_rule(k: int, n: int) -> str:
     low, high = binomial_interval(k, n)
     if low > 0.5:
         return HOLDS
     return FAILS if high < 0.5 else INCONCLUSIVE
+
+
+def _count_band(k: int, n: int) -> int:
+    """How many runs a recomputed count of k of n may move and still pass the check."""
+    return math.floor(count_tolerance(k, k, n, ROBUSTNESS_K))
+
+
+def most_runs(k: int, n: int, label: str = "") -> str:
+    """Verdict on "most runs do it" (fail, diverge) from k of n: the rate's 95% interval must lie
+    above 1/2; one entirely below 1/2 says most runs do not."""
+    outcome = _most_runs_rule(k, n)
+    band = _count_band(k, n)
+    moved = {_most_runs_rule(j, n) for j in range(max(0, k - band), min(n, k + band) + 1)}
+    low, high = binomial_interval(k, n)
+    decision = Decision(
+        test=f"rate > 1/2 ({k} of {n})",
+        outcome=outcome,
+        low=low,
+        high=high,
+        boundaries=(0.5,),
+        band=band / n,
+        alternatives=tuple(sorted(moved - {outcome})),
+        label=label,
+        evidence=f"{k} of {n} runs, rate CI [{low:.2f}, {high:.2f}] against 1/2, band +-{band} runs",
+    )
+    return _decided(decision)
+
+
+def _sign_rule(wins: int, losses: int) -> str:
+    """Exact two-sided sign test at 95%: with m = wins + losses untied pairs, Binomial(m, 1/2)
+    under no difference; holds when P(W >= wins) <= 2.5%, fails when P(W <= wins) <= 2.5%."""
+    m = wins + losses
+    if m == 0:
+        return INCONCLUSIVE
+    tail = (1 - CONFIDENCE) / 2
+    upper = sum(math.comb(m, j) for j in range(wins, m + 1)) / 2**m  # P(W >= wins)
+    lower = sum(math.comb(m, j) for j in range(0, wins + 1)) / 2**m  # P(W <= wins)
+    if upper <= tail:
+        return HOLDS
+    return FAILS if lower <= tail else INCONCLUSIVE
+
+
+def fewer_events(a, b, label: str = "") -> str:
+    """Verdict on "a has fewer events than b" from counts per run paired by seed (spikes per run):
+    an exact sign test over the seeds, ties dropped. Counts of rare events are small integers with
+    many ties; a t interval over them says little, while the sign test's answer is exact."""
+    a, b = list(a), list(b)
+    if len(a) != len(b):
+        raise ValueError(f"a has {len(a)} counts and b has {len(b)}; pair them one per seed")
+    for name, values in (("a", a), ("b", b)):
+        for index, value in enumerate(values):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name}[{index}] is {value!r}: counts are integers >= 0")
+    n = len(a)
+    wins = sum(x < y for x, y in zip(a, b, strict=True))
+    losses = sum(x > y for x, y in zip(a, b, strict=True))
+    outcome = _sign_rule(wins, losses)
+    band_w, band_l = _count_band(wins, n), _count_band(losses, n)
+    moved = {
+        _sign_rule(w, lost)
+        for w in range(max(0, wins - band_w), wins + band_w + 1)
+        for lost in range(max(0, losses - band_l), losses + band_l + 1)
+        if w + lost <= n
+    }
+    decision = Decision(
+        test=f"sign test, a < b in {wins} of {wins + losses} untied seeds",
+        outcome=outcome,
+        low=float(wins),
+        high=float(wins + losses),
+        boundaries=(),
+        band=float(max(band_w, band_l)),
+        alternatives=tuple(sorted(moved - {outcome})),
+        label=label,
+        evidence=f"a fewer in {wins}, more in {losses} of {n} seeds, band +-{band_w} and "
+        f"+-{band_l} seeds",
+    )
+    return _decided(decision)
+
+
+def event_counts_text(a, b) -> str:
+    """'fewer in 4, more in 1, tied in 1 of 6 seeds': the sign test's data in words."""
+    a, b = list(a), list(b)
+    wins = sum(x < y for x, y in zip(a, b, strict=True))
+    losses = sum(x > y for x, y in zip(a, b, strict=True))
+    return f"fewer in {wins}, more in {losses}, tied in {len(a) - wins - losses} of {len(a)} seeds"
 
 
 def count_diverged(values) -> int:

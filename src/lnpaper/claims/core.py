@@ -11,8 +11,15 @@ the verdicts with the record's, each quantity by the rule its kind names:
 - `count`: how many of n runs did something (diverged, ended above a level); within the binomial
   bound of `stats.count_tolerance`.
 Per-seed values of chaotic training are compared only through such aggregates.
+
+Every decision a check makes (`lnpaper.stats`: better, matches, no_worse, most_runs, fewer_events)
+is kept with the finding, with its robustness band. A claim is `borderline` when one of its fragile
+decisions, put on its other side, would change the claim's verdict: the ledger says so beside the
+verdict, with the numbers, and the reproduction check reports such a decision if it moves instead of
+failing.
 """
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,10 +73,42 @@ def count(label: str, k: int, n: int) -> Quantity:
 
 
 @dataclass(frozen=True)
+class Borderline:
+    """A fragile decision whose other side changes the claim's verdict."""
+
+    decision: int  # its index among the finding's decisions
+    label: str
+    alternative: str  # the decision's outcome on the other side of its band
+    verdict: str  # the claim's verdict then
+
+    def text(self, decision: stats.Decision) -> str:
+        return (
+            f"{self.label}: {decision.outcome}, but within machine noise of {self.alternative} "
+            f"({decision.margin_text()}); then the verdict would be {self.verdict}"
+        )
+
+
+@dataclass(frozen=True)
 class Finding:
     ours: str  # our measured value, in words and rounded numbers
     verdict: str  # one of VERDICTS
     quantities: tuple[Quantity, ...] = ()  # what the verdict rests on, for the reproduction check
+    decisions: tuple[stats.Decision, ...] = ()  # every decision the check made, in order
+    borderline: tuple[Borderline, ...] = ()  # the fragile decisions that could move the verdict
+
+    def decision_label(self, index: int) -> str:
+        """The label of the aggregate quantity a decision was made on, else its place."""
+        decision = self.decisions[index]
+        if decision.label:
+            return decision.label
+        difference = decision.difference
+        for quantity in self.quantities:
+            if difference is not None and quantity.difference is difference:
+                return quantity.label
+        return f"decision {index + 1} ({self.decisions[index].test})"
+
+    def borderline_text(self) -> str:
+        return "; ".join(b.text(self.decisions[b.decision]) for b in self.borderline)
 
 
 @dataclass(frozen=True)
@@ -84,15 +123,37 @@ class Claim:
     test: str = ""  # how the verdict is decided: the test, n, and the margin declared beforehand
 
     def evaluate(self) -> Finding:
+        """The check on the experiments' results, with the decisions it made and, for each fragile
+        one, whether its other side would change the verdict (the check is run again with that
+        decision's outcome set to the other side)."""
         if self.check is None:
             return Finding("", PENDING)
-        finding = self.check(*(run() for run in self.experiments))
+        results = [run() for run in self.experiments]
+        with stats.collect_decisions() as decisions:
+            finding = self.check(*results)
         if finding.verdict not in VERDICTS:
             raise ValueError(f"{self.id}: unknown verdict {finding.verdict!r}")
         for quantity in finding.quantities:
             if not math.isfinite(quantity.value):
                 raise ValueError(f"{self.id}: quantity {quantity.label!r} is {quantity.value}")
-        return finding
+        finding = dataclasses.replace(finding, decisions=tuple(decisions))
+        borderline = []
+        for index, decision in enumerate(decisions):
+            for alternative in decision.alternatives:
+                with stats.collect_decisions(overrides={index: alternative}):
+                    moved = self.check(*results).verdict
+                if moved != finding.verdict:
+                    label = finding.decision_label(index)
+                    borderline.append(Borderline(index, label, alternative, moved))
+                    break
+        return dataclasses.replace(finding, borderline=tuple(borderline))
+
+    def verdict_with(self, overrides: dict[int, str]) -> str:
+        """The verdict with decision i set to overrides[i]: would moving those decisions alone
+        explain another verdict?"""
+        results = [run() for run in self.experiments]
+        with stats.collect_decisions(overrides=overrides):
+            return self.check(*results).verdict
 
 
 def verdict(holds: bool) -> str:

@@ -36,21 +36,31 @@ COLUMNS = ("ID", "claim", "source", "source's value", "ours", "test", "verdict",
 TABLE_COLUMNS = ("ID", "claim", "verdict", "notebook")
 
 
+def verdict_text(finding) -> str:
+    """The verdict as the ledger shows it: 'partly', or 'partly (borderline)' when a fragile
+    decision could move it (`lnpaper.claims.core.Borderline`)."""
+    return f"{finding.verdict} (borderline)" if finding.borderline else finding.verdict
+
+
 def rows(ids=None) -> list[tuple[str, ...]]:
-    """One row of the ledger per claim, evaluated now (experiments come from the record)."""
+    """One row of the ledger per claim, evaluated now (experiments come from the record); the
+    verdict column carries the borderline marker, and `ours` ends with its numbers."""
     chosen = CLAIMS if ids is None else [BY_ID[i] for i in ids]
     out = []
     for claim in chosen:
         finding = claim.evaluate()
+        ours = finding.ours
+        if finding.borderline:
+            ours += f". Borderline: {finding.borderline_text()}"
         out.append(
             (
                 claim.id,
                 claim.claim,
                 claim.source,
                 claim.paper_value,
-                finding.ours,
+                ours,
                 claim.test,
-                finding.verdict,
+                verdict_text(finding),
                 claim.notebook,
             )
         )
@@ -83,9 +93,10 @@ def _section(heading, source, value, ours, test, verdict, notebook) -> list[str]
 def markdown() -> str:
     """The text of CLAIMS.md: the verdict counts, one short row per claim, then each claim in full."""
     table = rows()
-    verdicts = [row[COLUMNS.index("verdict")] for row in table]
+    verdicts = [row[COLUMNS.index("verdict")].removesuffix(" (borderline)") for row in table]
     counts = {v: verdicts.count(v) for v in VERDICTS}
     summary = ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
+    borderline = sum(row[COLUMNS.index("verdict")].endswith("(borderline)") for row in table)
     lines = [
         "# Claims ledger",
         "",
@@ -96,9 +107,11 @@ def markdown() -> str:
         "scale`; a claim that no notebook checks yet says `pending`. Each ID leads to the claim in full",
         "below: the source by paper and section, the source's value, ours, and the test behind the",
         "verdict, with its n and, for a claim of equal quality, the margin declared before the data",
-        "were seen.",
+        "were seen. A verdict marked `(borderline)` rests on a decision whose interval lies within",
+        "machine-to-machine noise of its boundary (the robustness band of `lnpaper.stats`), where the",
+        "other side would change the verdict; its section gives both sides' numbers.",
         "",
-        f"{len(table)} claims: {summary}.",
+        f"{len(table)} claims: {summary}; {borderline} of them borderline.",
         "",
         "| " + " | ".join(TABLE_COLUMNS) + " |",
         "|" + "---|" * len(TABLE_COLUMNS),

@@ -146,7 +146,7 @@ def check_t4(study) -> Finding:
     for name, run in arms.items():
         failed = failed_runs(run, "unigram")
         low, high = stats.binomial_interval(failed, n)
-        outcomes.append(stats.most_runs(failed, n))
+        outcomes.append(stats.most_runs(failed, n, f"failed runs, {name}"))
         quantities.append(count(f"failed runs, {name}", failed, n))
         parts.append(
             f"{name}: {failed} of {n} runs fail (rate 95% CI {low:.2f}-{high:.2f}: "
@@ -173,7 +173,7 @@ def check_t5(study) -> Finding:
     xavier, fixup = study.runs.values()
     n = len(xavier["seeds"])
     failed = failed_runs(xavier, "unigram")
-    xavier_fails = stats.most_runs(failed, n)
+    xavier_fails = stats.most_runs(failed, n, "failed runs, Xavier")
     trains, gap = below_level(fixup, "bigram")
     ours = (
         f"{fixup['n_layers']} layers (not 200), no norm, no warmup, lr {fixup['lr']:g}, {n} seeds: "

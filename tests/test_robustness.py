@@ -1,0 +1,182 @@
+"""The robustness band (lnpaper.stats): which decisions are fragile, the exact sign test for counts,
+the borderline marker of a claim, and how the reproduction check treats a decision that moves."""
+
+import json
+import math
+
+import pytest
+from scipy import stats as scipy_stats
+
+from lnpaper import record, reproduce, stats
+from lnpaper.claims import core
+from lnpaper.stats import FAILS, HOLDS, INCONCLUSIVE
+
+
+def seeds_with_mean(mean: float, spread: float = 1.0, n: int = 10) -> list[float]:
+    """n per-seed differences with the given mean and a fixed shape (sd proportional to spread)."""
+    shape = [(-1) ** i * (1 + i % 3) for i in range(n)]
+    centre = sum(shape) / n
+    return [mean + spread * (v - centre) for v in shape]
+
+
+def decide(values, rule):
+    with stats.collect_decisions() as decisions:
+        outcome = rule(stats.paired_difference(values, [0.0] * len(values)))
+    (decision,) = decisions
+    assert decision.outcome == outcome
+    return decision
+
+
+def test_the_band_is_what_a_passing_reproduction_check_lets_an_edge_move():
+    difference = stats.paired_difference(seeds_with_mean(1.0), [0.0] * 10)
+    assert stats.robustness_band(difference) == pytest.approx(3 * math.sqrt(2) * difference.se)
+    assert stats.robustness_band(difference) == pytest.approx(
+        stats.reproduction_tolerance(difference, difference)
+    )
+
+
+def test_a_decision_is_marked_fragile_near_its_boundary_and_unmarked_far_from_it():
+    far = decide(seeds_with_mean(10.0), lambda d: stats.better(d, "higher"))
+    near = decide(seeds_with_mean(2.0), lambda d: stats.better(d, "higher"))
+    assert far.outcome == near.outcome == HOLDS
+    assert far.low - far.band > 0 and not far.fragile and far.alternatives == ()
+    assert 0 < near.low < near.band and near.fragile and near.alternatives == (INCONCLUSIVE,)
+    # the same interval against a margin: fragile when the margin lies within the band of an edge
+    inside = decide(seeds_with_mean(0.0, 0.01), lambda d: stats.matches(d, 1.0))
+    edge = decide(
+        seeds_with_mean(0.0, 0.01), lambda d: stats.matches(d, inside.high + 0.5 * inside.band)
+    )
+    assert inside.outcome == edge.outcome == HOLDS
+    assert not inside.fragile and edge.fragile
+
+
+def test_an_interval_on_its_boundary_can_land_on_either_side():
+    straddling = decide(seeds_with_mean(0.0), lambda d: stats.better(d, "lower"))
+    assert straddling.outcome == INCONCLUSIVE
+    assert straddling.alternatives == (FAILS, HOLDS)
+
+
+def test_no_worse_is_fragile_only_near_its_margin():
+    values = seeds_with_mean(0.0, 0.01)
+    robust = decide(values, lambda d: stats.no_worse(d, 1.0, "higher"))
+    fragile = decide(values, lambda d: stats.no_worse(d, -min(values) * 0.5 + 0.02, "higher"))
+    assert not robust.fragile
+    assert fragile.boundaries[0] < 0 and fragile.fragile
+
+
+def test_one_seed_that_alone_decides_is_named():
+    steady = [0.1, 0.12, 0.09, 0.11, 0.1, 0.13, 0.08, 0.1]
+    outlier = [*steady[:-1], 3.0]  # one wild seed widens the interval over 0
+    assert decide(steady, lambda d: stats.better(d, "higher")).one_seed is None
+    widened = decide(outlier, lambda d: stats.better(d, "higher"))
+    assert widened.outcome == INCONCLUSIVE and widened.one_seed == 7
+
+
+def test_overrides_set_a_decisions_outcome_and_keep_what_the_data_gave():
+    difference = stats.paired_difference(seeds_with_mean(10.0), [0.0] * 10)
+    with stats.collect_decisions(overrides={1: FAILS}) as decisions:
+        first = stats.better(difference, "higher")
+        second = stats.better(difference, "higher")
+    assert (first, second) == (HOLDS, FAILS)
+    assert [d.outcome for d in decisions] == [HOLDS, HOLDS]
+    assert stats.better(difference, "higher") == HOLDS  # outside a collector nothing is kept
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ([0, 0, 0, 0, 0, 0], [1, 2, 1, 3, 1, 1], HOLDS),  # fewer in 6 of 6: p = 1/64 < 2.5%
+        ([0, 0, 0, 0, 0, 0], [1, 2, 1, 3, 1, 0], INCONCLUSIVE),  # 5 of 5: p = 1/32 > 2.5%
+        ([3, 2, 4, 1, 2, 5], [0, 0, 0, 0, 0, 0], FAILS),
+        ([0, 0, 0, 0], [0, 0, 0, 0], INCONCLUSIVE),  # every pair tied: no evidence
+    ],
+)
+def test_fewer_events_is_an_exact_sign_test(a, b, expected):
+    assert stats.fewer_events(a, b) == expected
+    wins = sum(x < y for x, y in zip(a, b, strict=True))
+    untied = sum(x != y for x, y in zip(a, b, strict=True))
+    if untied:
+        p_fewer = scipy_stats.binomtest(wins, untied, 0.5, alternative="greater").pvalue
+        assert (expected == HOLDS) == (p_fewer <= 0.025)
+
+
+def test_a_sign_test_on_six_seeds_is_fragile_unless_the_counts_are_all_alike():
+    with stats.collect_decisions() as decisions:
+        stats.fewer_events([0, 0, 0, 0, 0, 0], [1, 2, 1, 3, 1, 1])
+        stats.fewer_events([0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 1])
+    everywhere, twice = decisions
+    assert not everywhere.fragile  # 6 of 6 and 0 of 6: the binomial band is 0 at p = 0 and 1
+    assert twice.fragile and HOLDS in twice.alternatives
+
+
+@pytest.mark.parametrize(("a", "b"), [([1, 2.0], [0, 1]), ([True, 1], [0, 0]), ([-1, 0], [0, 0])])
+def test_fewer_events_takes_counts_only(a, b):
+    with pytest.raises(ValueError, match="counts are integers"):
+        stats.fewer_events(a, b)
+
+
+def test_differences_that_overflow_are_refused_by_name():
+    with pytest.raises(ValueError, match="overflows"):
+        stats.paired_difference([1e308, 1e308], [-1e308, -1e308])
+
+
+# ---- a claim's borderline marker, and the reproduction check -----------------------------------
+
+
+def values_claim(claim_id: str = "Z9") -> core.Claim:
+    """A claim whose check reads per-seed differences from `values.json` in the current record
+    folder, so that a recorded and a recomputed record can give it different data."""
+
+    def check() -> core.Finding:
+        values = json.loads((record.current().directory / "values.json").read_text())
+        difference = stats.paired_difference(values, [0.0] * len(values))
+        outcome = stats.better(difference, "higher")
+        return core.Finding(
+            f"{difference.text()}", core.from_outcome(outcome), (core.aggregate("z", difference),)
+        )
+
+    return core.Claim(claim_id, "z is above 0", "none", "z > 0", "00_test", check=check)
+
+
+def evaluated(directory, claim):
+    with record.using(record.settings_for("on", directory)):
+        return claim.evaluate()
+
+
+def write_values(directory, values):
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "values.json").write_text(json.dumps(values))
+
+
+def test_a_fragile_decision_that_would_move_the_verdict_makes_it_borderline(tmp_path):
+    write_values(tmp_path / "far", seeds_with_mean(10.0))
+    write_values(tmp_path / "near", seeds_with_mean(2.0))
+    far, near = (
+        evaluated(tmp_path / "far", values_claim()),
+        evaluated(tmp_path / "near", values_claim()),
+    )
+    assert far.verdict == near.verdict == core.REPRODUCED
+    assert far.borderline == ()
+    (borderline,) = near.borderline
+    assert (borderline.label, borderline.alternative, borderline.verdict) == (
+        "z",
+        INCONCLUSIVE,
+        core.INCONCLUSIVE,
+    )
+    assert "within machine noise of inconclusive" in near.borderline_text()
+
+
+def test_the_check_lists_a_moved_fragile_decision_and_fails_on_a_robust_one(tmp_path):
+    recorded, fragile_now, robust_now = (tmp_path / n for n in ("recorded", "fragile", "robust"))
+    write_values(recorded, seeds_with_mean(2.0))  # holds, within the band of 0
+    write_values(fragile_now, seeds_with_mean(0.5))  # inconclusive now
+    claim = values_claim()
+    _, verdicts, decisions = reproduce.compare_claims(recorded, fragile_now, [claim])
+    assert verdicts[0][2:] == (core.REPRODUCED, core.INCONCLUSIVE, "moved (fragile)")
+    assert decisions[0].changed and decisions[0].ok
+
+    write_values(recorded, seeds_with_mean(10.0))  # far from 0: not fragile
+    write_values(robust_now, seeds_with_mean(0.5))
+    _, verdicts, decisions = reproduce.compare_claims(recorded, robust_now, [claim])
+    assert verdicts[0][-1] == "CHANGED"
+    assert decisions[0].changed and not decisions[0].ok
