@@ -70,6 +70,7 @@ def test_one_seed_that_alone_decides_is_named():
     assert decide(steady, lambda d: stats.better(d, "higher")).one_seed is None
     widened = decide(outlier, lambda d: stats.better(d, "higher"))
     assert widened.outcome == INCONCLUSIVE and widened.one_seed == 7
+    assert widened.without_it == HOLDS
 
 
 def test_overrides_set_a_decisions_outcome_and_keep_what_the_data_gave():

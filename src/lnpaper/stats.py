@@ -149,6 +149,7 @@ class Decision:
     band: float
     alternatives: tuple[str, ...] = ()  # other outcomes reachable within the band
     one_seed: int | None = None  # a seed whose removal alone changes the outcome, if one does
+    without_it: str = ""  # the outcome without that seed
     difference: Difference | None = field(default=None, repr=False, compare=False)
     label: str = ""  # what was counted, for decisions on counts (no Difference to name them by)
     evidence: str = ""  # for counts: the numbers in words, instead of an interval
@@ -214,6 +215,7 @@ def _interval_decision(difference: Difference, test: str, boundaries, rule: Call
         for t in (-band, 0.0, band)
         if low + s <= high + t
     }
+    one_seed, without_it = _one_seed(difference, outcome, rule)
     decision = Decision(
         test=test,
         outcome=outcome,
@@ -222,25 +224,27 @@ def _interval_decision(difference: Difference, test: str, boundaries, rule: Call
         boundaries=tuple(boundaries),
         band=band,
         alternatives=tuple(sorted(moved - {outcome})),
-        one_seed=_one_seed(difference, outcome, rule),
+        one_seed=one_seed,
+        without_it=without_it,
         difference=difference,
     )
     return _decided(decision)
 
 
-def _one_seed(difference: Difference, outcome: str, rule: Callable) -> int | None:
-    """The first seed whose removal alone changes the outcome (a CI over the other n - 1), if any:
-    an interval that one seed decides says so. Needs the per-seed values and n >= 4."""
+def _one_seed(difference: Difference, outcome: str, rule: Callable) -> tuple[int | None, str]:
+    """The first seed whose removal alone changes the outcome (a CI over the other n - 1), and the
+    outcome without it: an interval that one seed decides says so. Needs per-seed values, n >= 4."""
     values = difference.values
     if len(values) < 4:
-        return None
+        return None, ""
     t = float(student_t.ppf((1 + CONFIDENCE) / 2, len(values) - 2))
     for index in range(len(values)):
         rest = values[:index] + values[index + 1 :]
         mean, se = statistics.fmean(rest), statistics.stdev(rest) / math.sqrt(len(rest))
-        if rule(mean - t * se, mean + t * se) != outcome:
-            return index
-    return None
+        without = rule(mean - t * se, mean + t * se)
+        if without != outcome:
+            return index, without
+    return None, ""
 
 
 def _better_rule(direction: str) -> Callable:

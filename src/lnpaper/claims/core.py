@@ -110,6 +110,22 @@ class Finding:
     def borderline_text(self) -> str:
         return "; ".join(b.text(self.decisions[b.decision]) for b in self.borderline)
 
+    def one_seed_text(self) -> str:
+        """'test NLL, A - B: holds, inconclusive without the 4th of 10 seeds': the decisions that
+        one seed carries, each once."""
+        parts = [
+            f"{self.decision_label(i)}: {d.outcome}, {d.without_it} without the "
+            f"{_ordinal(d.one_seed + 1)} of {len(d.difference.values)} seeds"
+            for i, d in enumerate(self.decisions)
+            if d.one_seed is not None
+        ]
+        return "; ".join(dict.fromkeys(parts))
+
+
+def _ordinal(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
 
 @dataclass(frozen=True)
 class Claim:

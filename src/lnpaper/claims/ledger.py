@@ -52,6 +52,8 @@ def rows(ids=None) -> list[tuple[str, ...]]:
         ours = finding.ours
         if finding.borderline:
             ours += f". Borderline: {finding.borderline_text()}"
+        if finding.one_seed_text():
+            ours += f". One seed decides: {finding.one_seed_text()}"
         out.append(
             (
                 claim.id,
