@@ -2,10 +2,12 @@
 record [NAME...] [--workers N] | reproduce [--workers N] [--report FILE] | bench [--no-pin]
 
 `figures` with no names draws every registered figure into figures/ and writes CLAIMS.md from the
-same run, both from the record in results/; `--check` draws into a temporary folder instead and
-fails, naming each difference, if anything differs from what is committed. That is the drift gate
-`make test` ends with. `record` recomputes entries of the record; `reproduce` recomputes all of it
-elsewhere and compares (`lnpaper.reproduce`).
+same run, both from the record in results/; a PNG whose redraw shows the same picture, within the
+pixel tolerance `PNG_TOLERANCE`, is left as it is. `--check` draws into a temporary folder instead
+and fails, naming each difference, if a picture differs beyond that tolerance or CLAIMS.md differs
+at all (it is text, compared exactly). That is the drift gate `make test` ends with. `record`
+recomputes entries of the record; `reproduce` recomputes all of it elsewhere and compares
+(`lnpaper.reproduce`).
 """
 
 import argparse
@@ -14,19 +16,20 @@ import tempfile
 from pathlib import Path
 
 from lnpaper import claims
-from lnpaper.figures import FIGURES, save_png
+from lnpaper.figures import FIGURES
+from lnpaper.figures.registry import PNG_TOLERANCE, png_difference, write_png_if_changed
 
 CLAIMS_FILE = Path("CLAIMS.md")
 
 
-def write_figures(names, out: Path) -> None:
+def write_figures(names, out: Path) -> int:
+    """Draw `names` into `out`, leaving a PNG that its redraw matches within tolerance; how many written."""
     out.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        save_png(FIGURES[name].render(), out / f"{name}.png")
+    return sum(write_png_if_changed(FIGURES[name].render(), out / f"{name}.png") for name in names)
 
 
 def compare_figures(names, committed: Path, every: bool) -> list[str]:
-    """Differences between committed PNGs and a fresh drawing of `names`."""
+    """Committed PNGs that a fresh drawing of `names` does not match within PNG_TOLERANCE."""
     problems = []
     with tempfile.TemporaryDirectory() as fresh_dir:
         fresh = Path(fresh_dir)
@@ -35,8 +38,10 @@ def compare_figures(names, committed: Path, every: bool) -> list[str]:
             old = committed / f"{name}.png"
             if not old.exists():
                 problems.append(f"{old} is missing: run `make figures`")
-            elif old.read_bytes() != (fresh / f"{name}.png").read_bytes():
-                problems.append(f"{old} differs from a fresh drawing of figure {name!r}")
+            elif difference := png_difference(old, fresh / f"{name}.png"):
+                problems.append(
+                    f"{old} differs from a fresh drawing of figure {name!r}: {difference}"
+                )
     if every:
         for stale in sorted(set(p.stem for p in committed.glob("*.png")) - set(FIGURES)):
             problems.append(f"{committed / stale}.png has no figure function: delete it")
@@ -71,11 +76,14 @@ def figures_command(args) -> int:
         print(
             f"figures --check: {len(names)} figures"
             + (" and CLAIMS.md" if every else "")
-            + " match a fresh run"
+            + f" match a fresh run (PNGs within RMS {PNG_TOLERANCE})"
         )
         return 0
-    write_figures(names, args.out)
-    print(f"wrote {len(names)} figures to {args.out}/")
+    written = write_figures(names, args.out)
+    print(
+        f"wrote {written} of {len(names)} figures to {args.out}/; the other "
+        f"{len(names) - written} match their redraw within RMS {PNG_TOLERANCE} and are left as they are"
+    )
     if every:
         CLAIMS_FILE.write_text(claims.markdown())
         print(f"wrote {CLAIMS_FILE}")
