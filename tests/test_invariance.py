@@ -3,7 +3,6 @@ and checks that fail when a transformation or a normalizer is broken."""
 
 import dataclasses
 import re
-from pathlib import Path
 
 import pytest
 import torch
@@ -13,8 +12,6 @@ from lnpaper import claims, experiments, invariance
 from lnpaper.claims import invariances as nb_claims
 from lnpaper.experiments import invariance_measurements, reparameterization
 from lnpaper.norms import LayerNorm, WeightNormLinear
-
-PAPER_FACTS = Path(__file__).resolve().parents[2] / "shared" / "PAPER_FACTS.md"
 
 # Written out from the sources, independently of lnpaper.invariance.PAPER_TABLE: Ba et al. 2016,
 # Table 1, and Zhang & Sennrich 2019, Table 1. I = Invariant, N = No, in the order of COLUMNS.
@@ -59,16 +56,19 @@ def test_no_verdict_depends_on_the_seed():
     assert not any(tables[0]["dyt"].values())  # DyT: a pointwise tanh of a, invariant to nothing
 
 
-@pytest.mark.skipif(not PAPER_FACTS.exists(), reason="shared/PAPER_FACTS.md is not beside the repo")
-def test_paper_table_constant_equals_the_facts_sheet():
-    text = PAPER_FACTS.read_text()
-    names = {"BatchNorm": "batchnorm", "WeightNorm": "weightnorm", "LayerNorm": "layernorm"}
-    names["RMSNorm (its paper's Table 1)"] = "rmsnorm"
-    for label, row in names.items():
-        line = re.search(rf"^\s*\| {re.escape(label)} \|(.*)\|\s*$", text, re.MULTILINE).group(1)
-        cells = [cell.strip() for cell in line.split("|")]
-        assert [cell == "Inv" for cell in cells] == list(invariance.PAPER_TABLE[row].values())
-        assert invariance.PAPER_TABLE[row] == expected(row)
+def test_paper_table_constant_equals_the_sources_and_the_claim_record():
+    # PAPER_TABLE is what the I1 and P2 checks compare with; SOURCES above is written out separately.
+    assert list(invariance.PAPER_TABLE) == list(SOURCES)
+    for row, cells in invariance.PAPER_TABLE.items():
+        assert tuple(cells) == COLUMNS, row
+        assert cells == expected(row), row
+    # I1's record counts the cells it checks: Table 1's 18 (3 rows) and RMSNorm's 6
+    [i1] = [claim for claim in claims.CLAIMS if claim.id == "I1"]
+    assert "Ba, Kiros, Hinton 2016, Table 1" in i1.source
+    assert "Zhang & Sennrich 2019, Table 1" in i1.source
+    counts = re.search(r"(\d+) cells of Table 1 \+ RMSNorm's (\d+)", i1.paper_value).groups()
+    paper_cells, rmsnorm_cells = (int(n) for n in counts)
+    assert paper_cells == 3 * len(COLUMNS) and rmsnorm_cells == len(COLUMNS)
 
 
 def test_the_numbers_behind_the_cells_are_far_apart():
