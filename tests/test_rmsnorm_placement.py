@@ -374,8 +374,7 @@ def spike_study(pre_spikes, peri_spikes, pre_jump=5.0, peri_jump=2.5, lrs=(1e-2,
             runs[f"{name}, lr {lr:g}"] = {
                 "lr": lr, "seeds": list(range(len(counts))), "steps": 60,
                 "grad_norm": curves, "final_loss": [2.3] * len(counts),
-                "diverged_at": [None] * len(counts), "spike_factor": stats.SPIKE_FACTOR,
-                "spike_window": stats.SPIKE_WINDOW,
+                "diverged_at": [None] * len(counts),
                 "spikes": [stats.spike_steps(c) for c in curves],
             }  # fmt: skip
     return StudyResult(runs=runs)
@@ -428,14 +427,14 @@ def test_check_p5_counts_diverged_runs():
     )
 
 
-def test_spike_training_logs_each_seeds_global_gradient_norm(no_store):
+def test_spike_run_logs_each_seeds_global_gradient_norm(no_store):
     """Step 0's logged norm is the norm of the gradient of the seed's own unbatched model, as
     lm_training builds it (same init, same first batch)."""
     from lnpaper.data.synthetic_language import SyntheticLanguage
-    from lnpaper.experiments.rmsnorm_placement import spike_training
+    from lnpaper.experiments.rmsnorm_placement import spike_run
     from lnpaper.models.transformer import next_token_loss
 
-    result = spike_training(placement="peri", lr=1e-2, seeds=(0, 3), steps=12, n_layers=2)
+    result = spike_run(placement="peri", lr=1e-2, seeds=(0, 3), steps=12, n_layers=2)
     assert [len(n) for n in result.grad_norm] == [12, 12] and result.diverged_at == [None, None]
     assert result.spikes == [stats.spike_steps(n) for n in result.grad_norm]
     language = SyntheticLanguage()

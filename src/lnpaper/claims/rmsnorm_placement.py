@@ -212,7 +212,7 @@ def check_p5(study, spikes) -> Finding:
         "Peri-LN over Pre-LN, geometric mean ratio [95% t CI, paired by seed]: "
         + "; ".join(parts)
         + f". Global gradient norm at every step of the first {first['steps']} (spike: above "
-        f"{first['spike_factor']:g}x the median of the {first['spike_window']} steps before), Pre-LN "
+        f"{stats.SPIKE_FACTOR:g}x the median of the {stats.SPIKE_WINDOW} steps before), Pre-LN "
         "vs Peri-LN: " + "; ".join(spike_parts)
     )
     return Finding(ours, combine(outcomes), tuple(quantities))

@@ -10,7 +10,6 @@ from lnpaper.experiments.after_2020 import (
     qk_run,
     qk_sweep,
     reordered_study,
-    spike_run,
 )
 from lnpaper.experiments.after_2020_depth import (
     branch_dependence,
@@ -47,6 +46,7 @@ from lnpaper.experiments.rmsnorm_placement import (
     prms_estimate,
     rmsnorm_study,
     rmsnorm_vs_layernorm,
+    spike_run,
 )
 from lnpaper.experiments.transformer import (
     batchnorm_backward_projection,

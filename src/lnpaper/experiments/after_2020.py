@@ -7,9 +7,9 @@ initial weights and the training sequences, so configurations are compared paire
 
 - `qk_run`, `qk_sweep` (Q1): Wortsman et al. 2023's learning-rate sweep, with and without per-head
   QK-LayerNorm, logging the largest layer-0 attention logit |z_ij| over training.
-- `spike_run`, `reordered_study` (O1): Pre-LN against OLMo 2's reordered norm x + Norm(F(x)) at two
-  high learning rates, the global gradient norm logged at every step and its spikes counted
-  (`lnpaper.stats.spike_steps`).
+- `reordered_study` (O1): Pre-LN against OLMo 2's reordered norm x + Norm(F(x)) at two high
+  learning rates, the global gradient norm logged at every step and its spikes counted
+  (`lnpaper.stats.spike_steps`): notebook 06's `spike_run`, so the Pre-LN runs at 3e-2 are P5's.
 - `gain_decay` (G1): RMSNorm gains stored as g (decay pulls g to 0) or as w in g = 1 + w (decay
   pulls g to 1), trained with AdamW.
 """
@@ -19,38 +19,14 @@ from dataclasses import dataclass
 
 import torch
 
-from lnpaper import stats
-from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.experiments.registry import experiment
-from lnpaper.models.transformer import TransformerLM
+from lnpaper.experiments.rmsnorm_placement import batches, build_models, held_out, spike_run
 from lnpaper.norms import RMSNorm
 from lnpaper.train_batched import train_language_models
 
-HELD_OUT_SEED = 999_999  # notebook 05's held-out sequences
 # Wortsman et al. 2023, Sec. 3: the learning rates their sensitivity is evaluated at
 WORTSMAN_LRS = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1)
 LOGIT_LIMIT = 1e4  # Wortsman et al.: every run whose largest attention logit passed 1e4 diverged
-
-
-def build_models(seeds, *, length: int, **options) -> list[TransformerLM]:
-    """One model per seed, seeded as `lm_training` seeds them."""
-    vocab_size = SyntheticLanguage().vocab_size
-    models = []
-    for seed in seeds:
-        torch.manual_seed(seed)
-        models.append(TransformerLM(vocab_size, max_len=length, **options))
-    return models
-
-
-def batches(seeds, *, steps: int, batch_size: int, length: int):
-    """next_batch(step) -> S x B x T+1: seed s's sequences, fresh every step, as in lm_training."""
-    language = SyntheticLanguage()
-    data = torch.stack([language.sample(steps * batch_size, length + 1, seed=s) for s in seeds])
-    return lambda step: data[:, step * batch_size : (step + 1) * batch_size]
-
-
-def held_out(length: int) -> torch.Tensor:
-    return SyntheticLanguage().sample(256, length + 1, seed=HELD_OUT_SEED)
 
 
 # ---- Q1: QK-norm and the learning-rate sweep ----------------------------------------------------
@@ -171,58 +147,6 @@ def qk_summary(sweep) -> dict:
 
 
 # ---- O1: OLMo 2's reordered norm and loss spikes ------------------------------------------------
-
-
-@dataclass
-class SpikeRun:
-    placement: str
-    lr: float
-    seeds: list
-    steps: int
-    grad_norm: list  # [seed][step]: the global gradient norm before each step
-    spikes: list  # [seed]: the steps that are spikes (lnpaper.stats.spike_steps)
-    train_loss: list  # [seed][k], every 10 steps
-    final_loss: list
-    diverged_at: list
-
-
-@experiment
-def spike_run(
-    *,
-    placement: str = "pre",
-    lr: float = 1e-2,
-    seeds=tuple(range(6)),
-    steps: int = 100,
-    n_layers: int = 6,
-    d_model: int = 64,
-    n_heads: int = 2,
-    batch_size: int = 16,
-    length: int = 16,
-) -> SpikeRun:
-    """O1: notebook 05's six-block LayerNorm model with the norm where `placement` puts it,
-    Adam at `lr` without warmup; the global gradient norm at every step."""
-    seeds = [int(s) for s in seeds]
-    options = dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, placement=placement)
-    runs, _ = train_language_models(
-        build_models(seeds, length=length, **options),
-        batches(seeds, steps=steps, batch_size=batch_size, length=length),
-        held_out(length),
-        steps=steps,
-        lr=lr,
-        log_grad_norm=True,
-    )
-    norms = runs.logs["grad_norm"]
-    return SpikeRun(
-        placement=placement,
-        lr=lr,
-        seeds=seeds,
-        steps=steps,
-        grad_norm=norms,
-        spikes=[stats.spike_steps(row) for row in norms],
-        train_loss=runs.train_loss,
-        final_loss=runs.final_loss,
-        diverged_at=runs.diverged_at,
-    )
 
 
 @dataclass

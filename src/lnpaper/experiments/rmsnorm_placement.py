@@ -10,17 +10,15 @@
 - `prms_estimate` (P4): how well the first 6.25% of the units estimate the RMS.
 - `placement_study` (P5): Post-LN, Pre-LN and Peri-LN trained at a high learning rate, with the
   residual stream's variance and each block's gradient norm at init and after training.
-- `spike_training`, `spike_study` (P5): Pre-LN and Peri-LN at two learning rates, the global
-  gradient norm logged at every step, its spikes counted (`lnpaper.stats.spike_steps`).
+- `spike_run`, `spike_study` (P5, and O1 in notebook 07): Pre-LN and Peri-LN at two learning
+  rates, the global gradient norm logged at every step, its spikes counted
+  (`lnpaper.stats.spike_steps`).
 """
 
-import copy
 import math
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
-from torch.func import functional_call, stack_module_state, vmap
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
@@ -31,6 +29,7 @@ from lnpaper.experiments.transformer import StudyResult, lm_training
 from lnpaper.models.transformer import PRMS_FRACTION, TransformerLM
 from lnpaper.norms import LayerNorm, RMSNorm
 from lnpaper.spread import mean_sd
+from lnpaper.train_batched import train_language_models
 
 # ---- P1: RMSNorm is LayerNorm without the centering ---------------------------------------------
 
@@ -289,82 +288,83 @@ def placement_study(*, lr: float = 1e-2, seeds=tuple(range(6)), steps: int = 200
     return StudyResult(runs=runs)
 
 
+HELD_OUT_SEED = 999_999  # notebook 05's held-out sequences
+
+
+def build_models(seeds, *, length: int, **options) -> list[TransformerLM]:
+    """One model per seed, seeded as `lm_training` seeds them."""
+    vocab_size = SyntheticLanguage().vocab_size
+    models = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        models.append(TransformerLM(vocab_size, max_len=length, **options))
+    return models
+
+
+def batches(seeds, *, steps: int, batch_size: int, length: int):
+    """next_batch(step) -> S x B x T+1: seed s's sequences, fresh every step, as in lm_training."""
+    language = SyntheticLanguage()
+    data = torch.stack([language.sample(steps * batch_size, length + 1, seed=s) for s in seeds])
+    return lambda step: data[:, step * batch_size : (step + 1) * batch_size]
+
+
+def held_out(length: int) -> torch.Tensor:
+    return SyntheticLanguage().sample(256, length + 1, seed=HELD_OUT_SEED)
+
+
 @dataclass
-class SpikeRunResult:
+class SpikeRun:
     placement: str
     lr: float
     seeds: list
     steps: int
-    grad_norm: list  # per seed: ||dL/dtheta|| over all parameters at every step, before Adam's step
-    final_loss: list  # per seed: held-out loss after training (None if the run diverged)
-    diverged_at: list  # per seed: first step whose training loss was not finite, else None
-    spike_factor: float  # the spike definition the counts use (lnpaper.stats)
-    spike_window: int
-    spikes: list  # per seed: the steps that are spikes
+    grad_norm: list  # [seed][step]: the global gradient norm before each step
+    spikes: list  # [seed]: the steps that are spikes (lnpaper.stats.spike_steps)
+    train_loss: list  # [seed][k], every 10 steps
+    final_loss: list
+    diverged_at: list
 
 
 @experiment
-def spike_training(
+def spike_run(
     *,
     placement: str = "pre",
     lr: float = 1e-2,
     seeds=tuple(range(6)),
     steps: int = 100,
-    d_model: int = 64,
     n_layers: int = 6,
+    d_model: int = 64,
     n_heads: int = 2,
     batch_size: int = 16,
     length: int = 16,
-) -> SpikeRunResult:
-    """P5: `lm_training`'s model, data and optimizer (each seed's initial weights and sequences are
-    the same as there; Adam without warmup), every seed's model trained at once as one batch
-    (torch.func.vmap over the stacked weights; Adam is elementwise, so one Adam over the stack is one
-    per seed). Logged at every step: the global gradient norm of each seed's model,
-    sqrt(sum over all its parameters of the squared gradient)."""
-    language = SyntheticLanguage()
-    held_out = language.sample(256, length + 1, seed=999_999)
+) -> SpikeRun:
+    """P5 and O1: notebook 05's six-block LayerNorm model with the norm where `placement` puts it
+    (Pre-LN, Peri-LN, OLMo 2's reordered), Adam at `lr` without warmup, every seed's model trained
+    at once (`lnpaper.train_batched`; each seed's initial weights and sequences are `lm_training`'s);
+    logged at every step, each seed's global gradient norm sqrt(sum over its parameters of the
+    squared gradient), and its spikes (`lnpaper.stats.spike_steps`)."""
     seeds = [int(s) for s in seeds]
-    models = []
-    for seed in seeds:
-        torch.manual_seed(seed)
-        models.append(
-            TransformerLM(language.vocab_size, d_model=d_model, n_layers=n_layers,
-                          n_heads=n_heads, max_len=length, placement=placement)
-        )  # fmt: skip
-    data = torch.stack([language.sample(steps * batch_size, length + 1, seed=s) for s in seeds])
-    params, buffers = stack_module_state(models)
-    template = copy.deepcopy(models[0]).to("meta")
-
-    def loss(p, b, tokens):  # next_token_loss of one seed's model
-        logits = functional_call(template, (p, b), (tokens[:, :-1],), {"check_ids": False})
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
-
-    losses_of = vmap(loss, in_dims=(0, 0, 0))
-    optimizer = torch.optim.Adam(params.values(), lr=lr)
-    norms, diverged_at = [[] for _ in seeds], [None] * len(seeds)
-    for step in range(steps):
-        losses = losses_of(params, buffers, data[:, step * batch_size : (step + 1) * batch_size])
-        optimizer.zero_grad(set_to_none=True)
-        losses.sum().backward()  # each seed's parameters get only its own loss's gradient
-        squares = sum(p.grad.flatten(1).pow(2).sum(dim=1) for p in params.values())
-        for i, (value, norm) in enumerate(zip(losses.tolist(), squares.sqrt().tolist(),
-                                              strict=True)):  # fmt: skip
-            if diverged_at[i] is None and not (math.isfinite(value) and math.isfinite(norm)):
-                diverged_at[i] = step
-            if diverged_at[i] is None:
-                norms[i].append(norm)
-        if all(d is not None for d in diverged_at):
-            break
-        optimizer.step()
-    with torch.no_grad():
-        final = vmap(loss, in_dims=(0, 0, None))(params, buffers, held_out).tolist()
-    spikes = [stats.spike_steps(run) for run in norms]
-    return SpikeRunResult(
-        placement=placement, lr=lr, seeds=seeds, steps=steps, grad_norm=norms,
-        final_loss=[None if d is not None else v for d, v in zip(diverged_at, final, strict=True)],
-        diverged_at=diverged_at, spike_factor=stats.SPIKE_FACTOR,
-        spike_window=stats.SPIKE_WINDOW, spikes=spikes,
-    )  # fmt: skip
+    options = dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, placement=placement)
+    runs, _ = train_language_models(
+        build_models(seeds, length=length, **options),
+        batches(seeds, steps=steps, batch_size=batch_size, length=length),
+        held_out(length),
+        steps=steps,
+        lr=lr,
+        log_grad_norm=True,
+    )
+    norms = runs.logs["grad_norm"]
+    return SpikeRun(
+        placement=placement,
+        lr=lr,
+        seeds=seeds,
+        steps=steps,
+        grad_norm=norms,
+        spikes=[stats.spike_steps(row) for row in norms],
+        train_loss=runs.train_loss,
+        final_loss=runs.final_loss,
+        diverged_at=runs.diverged_at,
+    )
 
 
 SPIKE_PLACEMENTS = {"Pre-LN": "pre", "Peri-LN": "peri"}
@@ -376,7 +376,7 @@ def spike_study(*, lrs=(1e-2, 3e-2), seeds=tuple(range(6)), steps: int = 100) ->
     first 100 steps, where a high rate without warmup is least stable; runs are keyed
     "Pre-LN, lr 0.01"."""
     runs = {
-        f"{name}, lr {lr:g}": spike_training(placement=placement, lr=lr, seeds=seeds, steps=steps)
+        f"{name}, lr {lr:g}": spike_run(placement=placement, lr=lr, seeds=seeds, steps=steps)
         for lr in lrs
         for name, placement in SPIKE_PLACEMENTS.items()
     }
@@ -414,7 +414,7 @@ def spike_summary(study) -> dict:
         summary.setdefault(run["lr"], {})[arm] = {
             "spikes": [len(steps) for steps in run["spikes"]],
             "largest_jump": [
-                max(stats.jump_ratios(norms, run["spike_window"])) for norms in run["grad_norm"]
+                max(stats.jump_ratios(norms, stats.SPIKE_WINDOW)) for norms in run["grad_norm"]
             ],
         }
     return summary

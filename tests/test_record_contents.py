@@ -1,0 +1,21 @@
+"""What the committed record holds: every entry belongs to a registered experiment (the check would
+stop on one that no longer exists), and every file is standard JSON that any tool can read."""
+
+import json
+
+from lnpaper import record
+from lnpaper.experiments import EXPERIMENTS
+
+
+def test_every_entry_names_a_registered_experiment():
+    names = {entry["experiment"] for entry in record.entries(record.REPO_RESULTS)}
+    assert names <= set(EXPERIMENTS), sorted(names - set(EXPERIMENTS))
+
+
+def _not_json(name: str):
+    raise ValueError(f"{name} is not JSON (NaN and Infinity are Python's extension)")
+
+
+def test_every_file_is_standard_json():
+    for path in sorted(record.REPO_RESULTS.glob("*.json")):
+        json.loads(path.read_text(), parse_constant=_not_json)
