@@ -72,6 +72,17 @@ def test_citation_names_the_package_version_and_the_paper():
     citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert str(citation["version"]) == project["version"]
-    assert citation["license"] == project["license"]["text"]
+    assert citation["license"] == project["license"] == "MIT"
     paper = citation["references"][0]
     assert paper["title"] == "Layer Normalization" and paper["year"] == 2016
+
+
+def test_the_license_file_is_the_mit_text_for_the_citations_authors():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert project["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License\n")
+    [holder] = [author["name"] for author in citation["authors"]]
+    assert re.search(rf"^Copyright \(c\) \d{{4}} {re.escape(holder)}$", text, re.MULTILINE)
+    assert "Permission is hereby granted, free of charge" in text
