@@ -2,14 +2,19 @@
 
 Bad input gets a ValueError that names the problem, never a silent NaN: with eps = 0 a constant row
 divides 0 by 0, and a shape that broadcasts by accident normalizes the wrong axis without complaint.
+Each check is written once here and called by every public constructor at its boundary (never per
+forward pass): the message names the argument and the value, and nothing is coerced. `True` is not
+a count and `8.0` is not a size; numpy's integers (`np.int64(8)`) are ints and are accepted as
+Python ints, since an index array's element is the natural way to write a size.
 """
 
 import math
+import numbers
 
 
 def check_eps(eps: float) -> float:
     """eps sits inside the square root (sqrt(var + eps)); it must be a positive, finite number."""
-    if isinstance(eps, bool) or not isinstance(eps, int | float):
+    if not _is_real(eps):
         raise ValueError(f"eps must be a positive float, got {eps!r} of type {type(eps).__name__}")
     if not (math.isfinite(eps) and eps > 0):
         raise ValueError(
@@ -18,11 +23,59 @@ def check_eps(eps: float) -> float:
     return float(eps)
 
 
+def _is_int(value) -> bool:
+    """A Python or numpy integer, not a bool (numpy's bool is no numbers.Integral anyway)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def check_int(name: str, value, minimum: int | None = None) -> int:
+    """An int (Python or numpy, not a bool) >= `minimum`, returned as a Python int."""
+    if not _is_int(value):
+        raise ValueError(f"{name} must be an int, got {value!r} of type {type(value).__name__}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
 def check_positive_int(name: str, value) -> int:
     """A count (features, steps, layers, sequences): an int >= 1, and not a bool."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if not _is_int(value) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def check_flag(name: str, value) -> bool:
+    """A switch: True or False, not 1, 0 or None, which would be read as one silently."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
     return value
+
+
+def check_choice(name: str, value, choices) -> str:
+    """One of a fixed set of names."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_finite_float(name: str, value) -> float:
+    """A finite real number (not a bool), returned as a float."""
+    if not _is_real(value) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def check_positive_float(name: str, value) -> float:
+    """A finite real number > 0 (not a bool: True would be read as 1), returned as a float."""
+    if not _is_real(value):
+        raise ValueError(f"{name} must be a positive float, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    return float(value)
 
 
 def check_trailing_shape(shape: tuple[int, ...], normalized_shape: tuple[int, ...]) -> None:
@@ -36,20 +89,25 @@ def check_trailing_shape(shape: tuple[int, ...], normalized_shape: tuple[int, ..
 
 
 def check_normalized_shape(normalized_shape) -> tuple[int, ...]:
-    """Accept an int or a sequence of positive ints, as torch.nn.LayerNorm does."""
-    if isinstance(normalized_shape, int):
+    """Accept an int or a non-empty tuple or list of positive ints, as torch.nn.LayerNorm does
+    (torch.Size is a tuple); a bool, a float or a string is refused, also as an element."""
+    if _is_int(normalized_shape):
         normalized_shape = (normalized_shape,)
-    shape = tuple(normalized_shape)
-    if not shape or not all(isinstance(s, int) and s > 0 for s in shape):
+    if not isinstance(normalized_shape, tuple | list) or not normalized_shape:
+        raise ValueError(
+            f"normalized_shape must be positive ints (one int, or a non-empty tuple or list), "
+            f"got {normalized_shape!r}"
+        )
+    if not all(_is_int(s) and s > 0 for s in normalized_shape):
         raise ValueError(f"normalized_shape must be positive ints, got {normalized_shape!r}")
-    return shape
+    return tuple(int(s) for s in normalized_shape)
 
 
 def check_partial(partial: float | None) -> float | None:
     """pRMSNorm's fraction of units used for the statistic: 0 < p <= 1, or None for all units."""
     if partial is None:
         return None
-    if isinstance(partial, bool) or not isinstance(partial, int | float):
+    if not _is_real(partial):
         raise ValueError(f"partial must be a float in (0, 1] or None, got {partial!r}")
     if not (0 < partial <= 1):
         raise ValueError(f"partial must lie in (0, 1], got partial={partial!r}")
@@ -73,8 +131,7 @@ def partial_count(n: int, partial: float | None, rounding: str = "truncate") -> 
     (truncation would give 28). At such points, and only there, "truncate" is one unit above the
     authors' int(p * n).
     """
-    if rounding not in PARTIAL_ROUNDINGS:
-        raise ValueError(f"rounding must be one of {tuple(PARTIAL_ROUNDINGS)}, got {rounding!r}")
+    check_choice("rounding", rounding, PARTIAL_ROUNDINGS)
     if partial is None:
         return n
     count = PARTIAL_ROUNDINGS[rounding](round(partial * n, 9))
@@ -88,11 +145,7 @@ def partial_count(n: int, partial: float | None, rounding: str = "truncate") -> 
 
 def check_gain_init(gain_init) -> float:
     """A normalizer's initial gain: a positive finite number (bools refused)."""
-    if isinstance(gain_init, bool) or not isinstance(gain_init, int | float):
-        raise ValueError(f"gain_init must be a positive float, got {gain_init!r}")
-    if not (math.isfinite(gain_init) and gain_init > 0):
-        raise ValueError(f"gain_init must be positive and finite, got {gain_init!r}")
-    return float(gain_init)
+    return check_positive_float("gain_init", gain_init)
 
 
 def check_floating(x, who: str) -> None:

@@ -32,11 +32,29 @@ def _check_param(name: str, p, shape: tuple[int, ...]) -> np.ndarray:
     return p
 
 
+def _overflow_scale(statistic: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray | None:
+    """Where a statistic overflowed, the row's max |a| (1 elsewhere), or None where none did.
+
+    A row at 1e200 has squares beyond float64's 1.8e308: sigma^2 is inf, 1 / sqrt(inf) is 0, and
+    the output would be the bias alone. The inputs are finite (`_as_float64`), so any non-finite
+    statistic is an overflow. The statistics are homogeneous of degree 2 in a, so a row computed
+    from a / s with eps / s^2 is the same function, with squares at most 1.
+    """
+    if np.isfinite(statistic).all():
+        return None
+    return np.where(np.isfinite(statistic), 1.0, np.abs(x).max(axis=axis, keepdims=True))
+
+
 def _standardize(x: np.ndarray, axis: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """x_hat = (x - mu) / sqrt(sigma^2 + eps) along `axis`, with the biased variance."""
-    mu = x.mean(axis=axis, keepdims=True)  # mu = (1/H) sum_i a_i
-    centered = x - mu
-    var = (centered**2).mean(axis=axis, keepdims=True)  # sigma^2 = (1/H) sum_i (a_i - mu)^2
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is redone below
+        mu = x.mean(axis=axis, keepdims=True)  # mu = (1/H) sum_i a_i
+        centered = x - mu
+        var = (centered**2).mean(axis=axis, keepdims=True)  # sigma^2 = (1/H) sum_i (a_i - mu)^2
+    scale = _overflow_scale(var, x, axis)
+    if scale is not None:  # the same function on a / s; rows with s = 1 come out unchanged
+        x_hat, inv_std = _standardize(x / scale, axis, eps / scale / scale)
+        return x_hat, inv_std / scale
     inv_std = 1.0 / np.sqrt(var + eps)  # eps inside the square root, as every library does
     return centered * inv_std, inv_std
 
@@ -86,7 +104,12 @@ def layer_norm_backward(dy, x, gain, eps: float = 1e-5):
 
 def _rms_scale(x: np.ndarray, eps: float) -> np.ndarray:
     """1 / RMS(a) with RMS(a) = sqrt((1/n) sum_i a_i^2 + eps) (Zhang & Sennrich 2019)."""
-    return 1.0 / np.sqrt((x**2).mean(axis=-1, keepdims=True) + eps)
+    with np.errstate(over="ignore"):  # an overflow is redone below
+        mean_square = (x**2).mean(axis=-1, keepdims=True)
+    scale = _overflow_scale(mean_square, x, -1)
+    if scale is not None:  # the same function on a / s (see _overflow_scale)
+        return _rms_scale(x / scale, eps / scale / scale) / scale
+    return 1.0 / np.sqrt(mean_square + eps)
 
 
 def rms_norm(x, gain, eps: float = 1e-5) -> np.ndarray:

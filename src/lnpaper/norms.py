@@ -14,17 +14,22 @@ The normalizers compute half-precision inputs (float16, bfloat16) in float32 and
 their own dtype; WeightNormLinear, like nn.Linear, wants input and weights of one dtype.
 """
 
+import functools
 import math
 
 import torch
 from torch import nn
 
 from lnpaper.checks import (
+    check_choice,
     check_eps,
+    check_finite_float,
+    check_flag,
     check_floating,
     check_gain_init,
     check_normalized_shape,
     check_partial,
+    check_positive_float,
     check_positive_int,
     check_trailing_shape,
     partial_count,
@@ -48,6 +53,54 @@ def center(x: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
     return centered - centered.mean(dim=dims, keepdim=True)
 
 
+def overflowed(statistic: torch.Tensor, x: torch.Tensor, dims: tuple[int, ...]):
+    """Where a row's statistic (a variance, a mean square) is not finite though its input is, or
+    None where there is no such row: the usual case, decided by one look at one value per row.
+
+    In float32 a row at 2.5e19 has squares beyond 3.4e38: the variance is inf, 1/sqrt(inf) is 0,
+    and the norm would return its bias alone without a word. A row that holds inf or NaN itself
+    (a diverging run) is left as it is: its output stays what it always was. Inside
+    torch.func.vmap (many seeds trained as one batch) a value cannot steer Python, and the check
+    is skipped.
+    """
+    if torch._C._functorch.is_batchedtensor(statistic) or bool(torch.isfinite(statistic).all()):
+        return None
+    finite_input = torch.isfinite(x)
+    for dim in dims:
+        finite_input = finite_input.all(dim=dim, keepdim=True)
+    rows = finite_input & ~torch.isfinite(statistic)
+    return rows if bool(rows.any()) else None
+
+
+def without_overflow(standardize, x: torch.Tensor, dims: tuple[int, ...], eps, source=None):
+    """standardize(x, eps) -> (y, statistic), computed as written; where the statistic of a finite
+    row overflowed, that row's y again from x / s and eps / s^2, s = max |source| over `dims`
+    (source is x, or the part of x the statistic reads). Returns y and the statistic as written.
+
+    Every normalizer here is unchanged when x and eps become x / s and eps / s^2 (its statistic is
+    homogeneous of degree 2 in x), and with s the row's largest value the squares are at most 1. s
+    is a constant to the backward pass, which is exact, since the function does not depend on s.
+    Rows that did not overflow keep the values computed as written, bit for bit.
+    """
+    y, statistic = standardize(x, eps)
+    rows = overflowed(statistic, x, dims)
+    if rows is None:
+        return y, statistic
+    source = x if source is None else source
+    scale = source.detach().abs().amax(dim=dims, keepdim=True)
+    scale = torch.where(rows, scale, torch.ones_like(scale))
+    y_rescaled, _ = standardize(x / scale, eps / scale.pow(2))
+    return torch.where(rows, y_rescaled, y), statistic
+
+
+def standardize(x: torch.Tensor, eps, dims: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+    """((a - mu) / sqrt(sigma^2 + eps), sigma^2) over `dims`, the biased variance: LayerNorm's
+    statistics over a row, BatchNorm's over a batch."""
+    centered = center(x, dims)  # a - mu
+    var = centered.pow(2).mean(dim=dims, keepdim=True)  # sigma^2, biased (1/H)
+    return centered * torch.rsqrt(var + eps), var  # (a - mu) / sqrt(sigma^2 + eps)
+
+
 class LayerNorm(nn.Module):
     """y = g * (a - mu) / sqrt(sigma^2 + eps) + b over the last len(normalized_shape) axes.
 
@@ -59,7 +112,7 @@ class LayerNorm(nn.Module):
         super().__init__()
         self.normalized_shape = check_normalized_shape(normalized_shape)
         self.eps = check_eps(eps)
-        self.elementwise_affine = elementwise_affine
+        self.elementwise_affine = check_flag("elementwise_affine", elementwise_affine)
         if elementwise_affine:
             self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # g
             self.bias = nn.Parameter(torch.zeros(self.normalized_shape))  # b
@@ -72,9 +125,8 @@ class LayerNorm(nn.Module):
         check_trailing_shape(a.shape, self.normalized_shape)
         dims = tuple(range(-len(self.normalized_shape), 0))
         x = a.to(_compute_dtype(a))
-        centered = center(x, dims)  # a - mu
-        var = centered.pow(2).mean(dim=dims, keepdim=True)  # sigma^2, biased (1/H)
-        y = centered * torch.rsqrt(var + self.eps)  # (a - mu) / sqrt(sigma^2 + eps)
+        # y = (a - mu) / sqrt(sigma^2 + eps), sigma^2 biased (1/H); see `standardize`
+        y, _ = without_overflow(functools.partial(standardize, dims=dims), x, dims, self.eps)
         if self.elementwise_affine:
             y = y * self.weight + self.bias  # g * . + b
         return y.to(a.dtype)
@@ -107,7 +159,7 @@ class RMSNorm(nn.Module):
         self.normalized_shape = check_normalized_shape(normalized_shape)
         self.eps = None if eps is None else check_eps(eps)
         self.partial = check_partial(partial)
-        self.rounding = rounding
+        self.rounding = check_choice("rounding", rounding, ("truncate", "ceil"))
         self.n_stat = partial_count(math.prod(self.normalized_shape), self.partial, rounding)
         self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # g
 
@@ -118,9 +170,13 @@ class RMSNorm(nn.Module):
         # eps=None: the machine epsilon of the dtype computed in (float32 for halves), as torch does.
         eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
         flat = x.flatten(start_dim=x.ndim - len(self.normalized_shape))
-        used = flat[..., : self.n_stat]  # all n units, or pRMSNorm's first k
-        mean_square = used.pow(2).mean(dim=-1, keepdim=True)  # (1/n) sum_i a_i^2, or over k
-        y = flat * torch.rsqrt(mean_square + eps)  # a / RMS(a)
+
+        def standardize(flat, eps):
+            used = flat[..., : self.n_stat]  # all n units, or pRMSNorm's first k
+            mean_square = used.pow(2).mean(dim=-1, keepdim=True)  # (1/n) sum_i a_i^2, or over k
+            return flat * torch.rsqrt(mean_square + eps), mean_square  # a / RMS(a)
+
+        y, _ = without_overflow(standardize, flat, (-1,), eps, source=flat[..., : self.n_stat])
         y = y.unflatten(-1, self.normalized_shape) * self.weight  # g * .
         return y.to(a.dtype)
 
@@ -168,16 +224,17 @@ def _batch_normalize(
     shape = (1, -1) if a.ndim == 2 else (1, -1, 1)
     x = a.to(_compute_dtype(a))
     if training:
-        centered = center(x, dims)  # a - mu_B
-        var = centered.pow(2).mean(dim=dims, keepdim=True)  # sigma_B^2, biased
+        # (a - mu_B) / sqrt(sigma_B^2 + eps), sigma_B^2 biased; an overflowed sigma_B^2 stays inf in
+        # the running estimate, which cannot hold it either
+        normalized, var = without_overflow(functools.partial(standardize, dims=dims), x, dims, eps)
         with torch.no_grad():
             mean = x.mean(dim=dims)
             unbiased_var = var.flatten() * count / (count - 1)
             running_mean.lerp_(mean.to(running_mean.dtype), momentum)
             running_var.lerp_(unbiased_var.to(running_var.dtype), momentum)
-    else:
-        centered = x - running_mean.to(x.dtype).reshape(shape)
-        var = running_var.to(x.dtype).reshape(shape)
+        return normalized
+    centered = x - running_mean.to(x.dtype).reshape(shape)
+    var = running_var.to(x.dtype).reshape(shape)
     return centered * torch.rsqrt(var + eps)
 
 
@@ -258,13 +315,12 @@ class RecurrentBatchNorm(nn.Module):
     ):
         super().__init__()
         self.num_features = check_positive_int("num_features", num_features)
-        check_positive_int("max_steps", max_steps)
         gain_init = check_gain_init(gain_init)
-        self.max_steps = max_steps
+        self.max_steps = check_positive_int("max_steps", max_steps)
         self.eps = check_eps(eps)
         self.momentum = _check_momentum(momentum)
         self.weight = nn.Parameter(torch.full((num_features,), float(gain_init)))  # g, shared
-        if bias:
+        if check_flag("bias", bias):
             self.bias = nn.Parameter(torch.zeros(num_features))  # b, shared
         else:
             self.register_parameter("bias", None)
@@ -323,7 +379,9 @@ class WeightNormLinear(nn.Module):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True):
         super().__init__()
-        linear = nn.Linear(in_features, out_features, bias=bias)
+        in_features = check_positive_int("in_features", in_features)
+        out_features = check_positive_int("out_features", out_features)
+        linear = nn.Linear(in_features, out_features, bias=check_flag("bias", bias))
         self.in_features, self.out_features = in_features, out_features
         self.direction = nn.Parameter(linear.weight.detach().clone())  # v
         self.scale = nn.Parameter(linear.weight.detach().norm(dim=1))  # g
@@ -352,8 +410,7 @@ class DyT(nn.Module):
     def __init__(self, normalized_shape, alpha_init: float = 0.5):
         super().__init__()
         self.normalized_shape = check_normalized_shape(normalized_shape)
-        if not (math.isfinite(alpha_init) and alpha_init > 0):
-            raise ValueError(f"alpha_init must be positive and finite, got {alpha_init!r}")
+        alpha_init = check_positive_float("alpha_init", alpha_init)
         # Shape (1,), not (): the authors' DynamicTanh holds alpha so, and a state_dict loads
         # across only when the shapes agree.
         self.alpha = nn.Parameter(torch.full((1,), float(alpha_init)))
@@ -382,10 +439,8 @@ class Derf(nn.Module):
     def __init__(self, normalized_shape, alpha_init: float = 0.5, shift_init: float = 0.0):
         super().__init__()
         self.normalized_shape = check_normalized_shape(normalized_shape)
-        if not (math.isfinite(alpha_init) and alpha_init > 0):
-            raise ValueError(f"alpha_init must be positive and finite, got {alpha_init!r}")
-        if not math.isfinite(shift_init):
-            raise ValueError(f"shift_init must be finite, got {shift_init!r}")
+        alpha_init = check_positive_float("alpha_init", alpha_init)
+        shift_init = check_finite_float("shift_init", shift_init)
         self.alpha = nn.Parameter(torch.full((1,), float(alpha_init)))
         self.shift = nn.Parameter(torch.full((1,), float(shift_init)))  # s
         self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # gamma
@@ -425,13 +480,15 @@ class DetachNorm(nn.Module):
         super().__init__()
         self.normalized_shape = check_normalized_shape(normalized_shape)
         self.eps = check_eps(eps)
+        if isinstance(detach, str) or not isinstance(detach, tuple | list):
+            raise ValueError(f"detach must be a tuple out of {DETACHABLE}, got {detach!r}")
         self.detach = tuple(detach)
         unknown = set(self.detach) - set(DETACHABLE)
         if unknown or len(set(self.detach)) != len(self.detach):
             raise ValueError(
                 f"detach must name distinct statistics out of {DETACHABLE}, got {detach!r}"
             )
-        self.elementwise_affine = elementwise_affine
+        self.elementwise_affine = check_flag("elementwise_affine", elementwise_affine)
         if elementwise_affine:
             self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # g
             self.bias = nn.Parameter(torch.zeros(self.normalized_shape))  # b
@@ -444,16 +501,21 @@ class DetachNorm(nn.Module):
         check_trailing_shape(a.shape, self.normalized_shape)
         dims = tuple(range(-len(self.normalized_shape), 0))
         x = a.to(_compute_dtype(a))
-        mu = x.mean(dim=dims, keepdim=True)
-        if "mean" in self.detach:
-            mu = mu.detach()
-        centered = x - mu
-        # sigma from the centered values: with only the mean detached, sigma's gradient still
-        # reaches x through `centered`
-        std = (centered.pow(2).mean(dim=dims, keepdim=True) + self.eps).sqrt()
-        if "std" in self.detach:
-            std = std.detach()
-        y = centered / std
+
+        def standardize(x, eps):
+            mu = x.mean(dim=dims, keepdim=True)
+            if "mean" in self.detach:
+                mu = mu.detach()
+            centered = x - mu
+            # sigma from the centered values: with only the mean detached, sigma's gradient still
+            # reaches x through `centered`
+            var = centered.pow(2).mean(dim=dims, keepdim=True)
+            std = (var + eps).sqrt()
+            if "std" in self.detach:
+                std = std.detach()
+            return centered / std, var
+
+        y, _ = without_overflow(standardize, x, dims, self.eps)  # a sigma^2 overflowed: see there
         if self.elementwise_affine:
             y = y * self.weight + self.bias
         return y.to(a.dtype)

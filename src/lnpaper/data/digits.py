@@ -25,7 +25,7 @@ import functools
 import numpy as np
 import torch
 
-from lnpaper.checks import check_positive_int
+from lnpaper.checks import check_choice, check_flag, check_int, check_positive_int
 
 SIDE = 8  # images are SIDE x SIDE
 PIXELS = SIDE * SIDE
@@ -65,8 +65,7 @@ def pixel_permutation() -> np.ndarray:
 
 
 def _check_split(split: str) -> None:
-    if split not in SPLIT_SIZES:
-        raise ValueError(f"split must be one of {tuple(SPLIT_SIZES)}, got {split!r}")
+    check_choice("split", split, SPLIT_SIZES)
 
 
 def load(split: str, *, form: str = "flat", permuted: bool = False):
@@ -75,8 +74,8 @@ def load(split: str, *, form: str = "flat", permuted: bool = False):
     flat: (N, 64); rows: (N, 8, 8) = (N, T, features); pixels: (N, 64, 1) = (N, T, features).
     """
     _check_split(split)
-    if form not in FORMS:
-        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+    check_choice("form", form, FORMS)
+    check_flag("permuted", permuted)
     images, labels = _all_images()
     index = split_indices()[split]
     x = images[index]
@@ -97,8 +96,9 @@ def digit_stream(split: str, *, count: int, length: int, seed: int):
     change of a recurrent net's activation statistics over time comes from the net itself.
     """
     _check_split(split)
-    check_positive_int("count", count)
-    check_positive_int("length", length)
+    count = check_positive_int("count", count)
+    length = check_positive_int("length", length)
+    seed = check_int("seed", seed)
     x, y = load(split)
     generator = torch.Generator().manual_seed(seed)
     index = torch.randint(len(x), (count, length), generator=generator)

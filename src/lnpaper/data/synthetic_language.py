@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lnpaper.checks import check_positive_int
+from lnpaper.checks import check_int, check_positive_int
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,11 @@ class SyntheticLanguage:
     """A seeded second-order Markov language; `sample(n, length, seed)` draws token sequences."""
 
     def __init__(self, vocab_size: int = 16, branching: int = 3, seed: int = 0):
-        if not (isinstance(vocab_size, int) and vocab_size >= 2):
-            raise ValueError(f"vocab_size must be an int >= 2, got {vocab_size!r}")
-        if not (isinstance(branching, int) and 1 <= branching <= vocab_size):
+        vocab_size = check_int("vocab_size", vocab_size, minimum=2)
+        branching = check_positive_int("branching", branching)
+        if branching > vocab_size:
             raise ValueError(f"branching must be an int in 1..{vocab_size}, got {branching!r}")
+        seed = check_int("seed", seed)
         self.vocab_size, self.branching, self.seed = vocab_size, branching, seed
         generator = torch.Generator().manual_seed(seed)
         v = vocab_size
@@ -85,7 +86,7 @@ class SyntheticLanguage:
 
     def entropy_floor(self, length: int) -> float:
         """The lowest possible next-token loss averaged over targets x_1..x_{length-1}."""
-        if length < 2:
+        if check_int("length", length) < 2:
             raise ValueError(f"length must be >= 2 to have a next token, got {length}")
         pi = self.pair_distribution
         first = _entropy(pi) - _entropy(pi.sum(dim=1))  # H(x_1 | x_0) = H(x_0, x_1) - H(x_0)
@@ -93,9 +94,9 @@ class SyntheticLanguage:
 
     def sample(self, n: int, length: int, seed: int) -> torch.Tensor:
         """n sequences of `length` tokens (int64, shape n x length); the first pair from pi."""
-        check_positive_int("n", n)
-        if not (isinstance(length, int) and length >= 2):
-            raise ValueError(f"length must be an int >= 2, got {length!r}")
+        n = check_positive_int("n", n)
+        length = check_int("length", length, minimum=2)
+        seed = check_int("seed", seed)
         v = self.vocab_size
         generator = torch.Generator().manual_seed(seed)
         tokens = torch.empty(n, length, dtype=torch.int64)

@@ -68,8 +68,11 @@ class SmallCNN(nn.Module):
         super().__init__()
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+        if not isinstance(channels, tuple | list) or len(channels) != 2:
+            raise ValueError(f"channels must be two positive ints (c1, c2), got {channels!r}")
         c1, c2 = (check_positive_int("channels", c) for c in channels)
-        if check_positive_int("side", side) % 2:
+        side = check_positive_int("side", side)
+        if side % 2:
             raise ValueError(f"side must be even (a 2 x 2 pool follows), got {side}")
         self.norm, self.side = norm, side
         bias = norm == "none"  # a normalizer's own b replaces the conv bias

@@ -13,6 +13,7 @@ LayerNorm to the last layer, while its BatchNorm baseline normalizes every layer
 import torch
 from torch import nn
 
+from lnpaper.checks import check_flag, check_int, check_positive_int
 from lnpaper.norms import BatchNorm, LayerNorm, center
 
 
@@ -70,14 +71,18 @@ class MLP(nn.Module):
 
     def __init__(self, sizes=(64, 128, 128, 10), norm: str = "layernorm", norm_logits=False):
         super().__init__()
-        sizes = tuple(sizes)
-        if len(sizes) < 2 or not all(isinstance(s, int) and s > 0 for s in sizes):
+        if not isinstance(sizes, tuple | list) or len(sizes) < 2:
             raise ValueError(f"sizes must be at least two positive ints, got {sizes!r}")
-        if norm not in NORMS:
+        try:
+            sizes = tuple(check_positive_int("sizes", s) for s in sizes)
+        except ValueError:
+            raise ValueError(f"sizes must be at least two positive ints, got {sizes!r}") from None
+        if not isinstance(norm, str) or norm not in NORMS:
             raise ValueError(f"norm must be one of {tuple(NORMS)}, got {norm!r}")
+        check_flag("norm_logits", norm_logits)
         if norm_logits and norm == "none":
             raise ValueError("norm_logits=True needs a normalizer, got norm='none'")
-        self.sizes, self.norm, self.norm_logits = sizes, norm, bool(norm_logits)
+        self.sizes, self.norm, self.norm_logits = sizes, norm, norm_logits
         make_norm = NORMS[norm]
         layers = []
         for k, (width_in, width_out) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
@@ -128,7 +133,7 @@ class SeedBatchedMLP(nn.Module):
 
     def __init__(self, sizes, norm: str = "layernorm", seeds=(0,), norm_logits=False):
         super().__init__()
-        seeds = tuple(seeds)
+        seeds = tuple(check_int("seed", seed) for seed in seeds)
         if not seeds:
             raise ValueError("seeds must hold at least one seed, got ()")
         nets = []

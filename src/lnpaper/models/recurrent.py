@@ -33,7 +33,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lnpaper.checks import check_floating, check_gain_init, check_positive_int
+from lnpaper.checks import (
+    check_choice,
+    check_flag,
+    check_floating,
+    check_gain_init,
+    check_positive_int,
+)
 from lnpaper.norms import LayerNorm, RecurrentBatchNorm
 
 
@@ -318,9 +324,11 @@ class SequenceClassifier(nn.Module):
 
     def __init__(self, cell: RecurrentCell, classes: int, every_step: bool = False):
         super().__init__()
+        if not isinstance(cell, RecurrentCell):
+            raise ValueError(f"cell must be a RecurrentCell (make_cell), got {type(cell).__name__}")
         self.cell = cell
         self.readout = nn.Linear(cell.hidden_size, check_positive_int("classes", classes))
-        self.every_step = every_step
+        self.every_step = check_flag("every_step", every_step)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hidden, _ = unroll(self.cell, x)
@@ -333,12 +341,16 @@ CELLS = ("lstm", "ln-lstm", "bn-lstm", "gru", "ln-gru", "rnn", "ln-rnn")
 def make_cell(
     kind: str, inputs: int, hidden: int, *, max_steps: int | None = None, gain_init=None
 ) -> RecurrentCell:
-    """One cell by name (CELLS). `max_steps` (T_max) is needed by "bn-lstm" only; `gain_init`
-    (normalized cells only) defaults to each paper's choice: 1.0 for LayerNorm, 0.1 for BatchNorm."""
-    if kind not in CELLS:
-        raise ValueError(f"cell must be one of {CELLS}, got {kind!r}")
+    """One cell by name (CELLS). `max_steps` (T_max, the longest training length) is needed by
+    "bn-lstm", whose per-step statistics it sizes; the other cells keep no per-step state, so for
+    them it changes nothing, but it is still checked (a positive int), so that one call with the
+    training length builds any cell (as the experiments of notebook 03 do). `gain_init` (normalized
+    cells only) defaults to each paper's choice: 1.0 for LayerNorm, 0.1 for BatchNorm."""
+    check_choice("cell", kind, CELLS)
     if gain_init is not None and kind in ("lstm", "gru", "rnn"):
         raise ValueError(f"cell {kind!r} has no normalizer, so no gain_init (got {gain_init!r})")
+    if max_steps is not None:  # the training length, checked for every cell (see the docstring)
+        max_steps = check_positive_int("max_steps", max_steps)
     if kind == "bn-lstm":
         if max_steps is None:
             raise ValueError("cell 'bn-lstm' needs max_steps (T_max, the longest training length)")

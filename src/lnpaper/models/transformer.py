@@ -75,7 +75,12 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils import parametrize
 
-from lnpaper.checks import check_positive_int
+from lnpaper.checks import (
+    check_choice,
+    check_flag,
+    check_positive_float,
+    check_positive_int,
+)
 from lnpaper.norms import Derf, DetachNorm, DyT, LayerNorm, RMSNorm
 
 PLACEMENTS = ("post", "pre", "peri", "reordered", "none")  # a block's
@@ -108,9 +113,34 @@ def check_placement(placement: str, allowed=PLACEMENTS) -> None:
         raise ValueError(f"placement must be one of {allowed}, got {placement!r}")
 
 
-def check_cap(name: str, cap) -> None:
-    if cap is not None and not (isinstance(cap, int | float) and math.isfinite(cap) and cap > 0):
-        raise ValueError(f"{name} must be None or a finite number > 0, got {cap!r}")
+def check_cap(name: str, cap) -> float | None:
+    """A soft cap: None, or a finite number > 0 (True is not a cap of 1)."""
+    if cap is None:
+        return None
+    try:
+        return check_positive_float(name, cap)
+    except ValueError:
+        raise ValueError(f"{name} must be None or a finite number > 0, got {cap!r}") from None
+
+
+def check_heads(d_model, n_heads) -> None:
+    """d_model and n_heads positive ints, and the heads splitting d_model evenly."""
+    check_positive_int("d_model", d_model)
+    check_positive_int("n_heads", n_heads)
+    if d_model % n_heads:
+        raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+
+
+def check_qk_norm(qk_norm, qk_norm_span) -> None:
+    if qk_norm is not None:
+        check_choice("qk_norm", qk_norm, QK_NORMS)
+    check_choice("qk_norm_span", qk_norm_span, ("head", "full"))
+    if qk_norm is None and qk_norm_span != "head":
+        raise ValueError(
+            f"qk_norm_span={qk_norm_span!r} says where the qk_norm goes, but qk_norm is None"
+        )
+    if qk_norm == "l2" and qk_norm_span != "head":
+        raise ValueError("qk_norm 'l2' normalizes each head's q and k: qk_norm_span 'head'")
 
 
 def soft_cap(z: torch.Tensor, cap: float) -> torch.Tensor:
@@ -134,6 +164,8 @@ def make_norm(
     """One normalizer over the last axis (each token on its own); with `gain_offset` its gain is
     stored as w in g = 1 + w, w = 0 at init (`module.weight` still reads g). `alpha_init` is the
     pointwise norms' (dyt, derf) initial alpha."""
+    check_choice("norm", norm, NORMS)
+    check_flag("gain_offset", gain_offset)
     if norm == "layernorm":
         module = LayerNorm(d_model)
     elif norm == "rmsnorm":
@@ -172,13 +204,10 @@ class CausalSelfAttention(nn.Module):
         max_len: int = 64,
     ):
         super().__init__()
-        check_cap("attn_logit_cap", logit_cap)
-        if qk_norm is not None and qk_norm not in QK_NORMS:
-            raise ValueError(f"qk_norm must be None or one of {QK_NORMS}, got {qk_norm!r}")
-        if qk_norm_span not in ("head", "full"):
-            raise ValueError(f"qk_norm_span must be 'head' or 'full', got {qk_norm_span!r}")
-        if qk_norm == "l2" and qk_norm_span != "head":
-            raise ValueError("qk_norm 'l2' normalizes each head's q and k: qk_norm_span 'head'")
+        check_heads(d_model, n_heads)
+        logit_cap = check_cap("attn_logit_cap", logit_cap)
+        check_qk_norm(qk_norm, qk_norm_span)
+        check_positive_int("max_len", max_len)
         self.n_heads, self.logit_cap = n_heads, logit_cap
         self.qk_norm, self.qk_norm_span = qk_norm, qk_norm_span
         self.query = nn.Linear(d_model, d_model)  # W^Q
@@ -239,6 +268,8 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int):
         super().__init__()
+        check_positive_int("d_model", d_model)
+        check_positive_int("d_ff", d_ff)
         self.w1 = nn.Linear(d_model, d_ff)  # W^(1)
         self.w2 = nn.Linear(d_ff, d_model)  # W^(2): the matrix of Xiong et al.'s Theorem 1
 
@@ -278,6 +309,11 @@ class Block(nn.Module):
         if placement == "mix":
             raise ValueError("a block is 'post' or 'pre'; 'mix' is a TransformerLM placement")
         check_placement(placement)
+        check_heads(d_model, n_heads)
+        check_positive_int("d_ff", d_ff)
+        check_flag("admin", admin)
+        residual_scale = check_positive_float("residual_scale", residual_scale)
+        input_scale = check_positive_float("input_scale", input_scale)
         if (residual_scale != 1.0 or admin) and placement != "post":
             raise ValueError("residual_scale and admin weight Post-LN's residual sum: 'post' only")
         if input_scale != 1.0 and placement != "pre":
@@ -364,16 +400,14 @@ class TransformerLM(nn.Module):
         learned_embed_scale: bool = False,
     ):
         super().__init__()
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("d_model", d_model),
-            ("n_layers", n_layers),
-            ("n_heads", n_heads),
-            ("max_len", max_len),
-        ):
-            check_positive_int(name, value)
-        if d_model % n_heads:
-            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        vocab_size = check_positive_int("vocab_size", vocab_size)
+        d_model = check_positive_int("d_model", d_model)
+        n_layers = check_positive_int("n_layers", n_layers)
+        n_heads = check_positive_int("n_heads", n_heads)
+        max_len = check_positive_int("max_len", max_len)
+        check_heads(d_model, n_heads)
+        if d_ff is not None:
+            d_ff = check_positive_int("d_ff", d_ff)  # 0 would make the feed-forward do nothing
         check_placement(placement, MODEL_PLACEMENTS)
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
@@ -390,13 +424,25 @@ class TransformerLM(nn.Module):
         ):
             if not isinstance(flag, bool):
                 raise ValueError(f"{name} must be True or False, got {flag!r}")
-        check_cap("attn_logit_cap", attn_logit_cap)
-        check_cap("final_logit_cap", final_logit_cap)
-        if (embed_norm or gain_offset) and (placement == "none" or norm == "identity"):
-            raise ValueError(
-                "embed_norm and gain_offset need a norm; placement 'none' and norm 'identity' "
-                "have none"
-            )
+        attn_logit_cap = check_cap("attn_logit_cap", attn_logit_cap)
+        final_logit_cap = check_cap("final_logit_cap", final_logit_cap)
+        check_qk_norm(qk_norm, qk_norm_span)
+        needing_a_norm = {
+            "embed_norm": embed_norm,
+            "gain_offset": gain_offset,
+            "deepnorm": deepnorm,
+            "admin": admin,
+            "layer_scaling": layer_scaling,
+        }
+        if norm == "identity" or placement == "none":
+            for name, wanted in needing_a_norm.items():
+                if wanted:
+                    raise ValueError(
+                        f"{name}=True would need a norm; placement {placement!r} with norm "
+                        f"{norm!r} has none (embed_norm and gain_offset act on a norm; deepnorm, "
+                        f"admin and layer_scaling are rules for the norms around the residual "
+                        f"stream)"
+                    )
         if (deepnorm or admin) and placement != "post":
             raise ValueError("deepnorm and admin are Post-LN schemes: they need placement 'post'")
         if deepnorm and admin:
@@ -405,6 +451,7 @@ class TransformerLM(nn.Module):
             raise ValueError("deepnorm has its own init (beta); it needs init 'default'")
         if layer_scaling and placement != "pre":
             raise ValueError("layer_scaling scales Pre-LN's input norms: it needs placement 'pre'")
+        check_positive_float("alpha_init", alpha_init)
         if alpha_init != 0.5 and norm not in POINTWISE:
             raise ValueError(f"alpha_init is the init of {POINTWISE}'s alpha; norm is {norm!r}")
         if placement == "mix" and int(MIX_POST_FRACTION * n_layers) == 0:
