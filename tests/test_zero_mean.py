@@ -94,3 +94,25 @@ def test_models_the_rewrite_does_not_hold_for_are_refused(options, problem):
     model = TransformerLM(VOCAB, d_model=16, n_layers=2, n_heads=2, max_len=8, **options)
     with pytest.raises(ValueError, match=problem):
         zero_mean_rmsnorm(model)
+
+
+def test_layer_scaling_folds_the_bias_divided_by_sqrt_l():
+    """With layer_scaling a block's input norm's output, bias included, is multiplied by
+    1 / sqrt(l) before W reads it: the folded bias is W b / sqrt(l) (issue 21: W b was off by 0.37
+    in the logits)."""
+    model = trained_looking_model(layer_scaling=True)
+    x = tokens()
+    converted = zero_mean_rmsnorm(model)
+    assert [block.input_scale for block in converted.blocks] == [1.0, 2**-0.5, 3**-0.5]
+    difference = (converted(x) - model(x)).abs().max().item()
+    assert difference < 1e-12, difference
+
+
+def test_embed_norm_is_refused_by_name():
+    """The embedding norm writes g * x_hat + b into the stream; once g has trained its output's
+    mean depends on the token, and no centering of the writers removes it."""
+    model = trained_looking_model(embed_norm=True)
+    with pytest.raises(ValueError, match="embed_norm=True"):
+        zero_mean_rmsnorm(model)
+    with pytest.raises(ValueError, match="embed_norm=True"):
+        center_residual_writers(model)

@@ -561,7 +561,9 @@ def admin_profile(model: TransformerLM, tokens: torch.Tensor) -> list[float]:
     """Admin's initialization (Liu et al. 2020) from one forward pass over `tokens`: sublayer by
     sublayer (attention, then feed-forward, block after block), omega_1 = 1 and
     omega_{i+1} = sqrt(Var[omega_i x_{i-1}] + Var[f_i(x_{i-1})]), variances over every coordinate
-    of the batch. Sets each omega vector to its value and returns the values."""
+    of the batch. Population variances, dividing by n, as the authors' profiling code computes them
+    (Transformer-Clinic, fairseq/modules/transformer_layer.py: np.var of the flattened tensors), not
+    torch's unbiased default. Sets each omega vector to its value and returns the values."""
     if not any(block.attn_omega is not None for block in model.blocks):
         raise ValueError("admin_profile needs a model built with admin=True")
     x, omega, values = model.embed(tokens), 1.0, []
@@ -573,7 +575,7 @@ def admin_profile(model: TransformerLM, tokens: torch.Tensor) -> list[float]:
             weight.fill_(omega)
             values.append(omega)
             f = branch(x)
-            omega = math.sqrt((omega * x).var().item() + f.var().item())
+            omega = math.sqrt((omega * x).var(correction=0).item() + f.var(correction=0).item())
             x = norm(weight * x + f)  # the block's own forward, with omega_i
     return values
 

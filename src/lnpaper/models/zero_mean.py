@@ -15,6 +15,13 @@ thrown away. Two exact rewrites follow.
 2. On a zero-mean input LayerNorm is RMSNorm: mu = 0 and sigma^2 = (1/d) sum_i x_i^2, so
    g (x - mu) / sqrt(sigma^2 + eps) + b = g x / RMS(x) + b with the same eps. RMSNorm has no bias; b
    folds into the linear layers that read the norm's output: (r + b) W^T + c = r W^T + (W b + c).
+   With `layer_scaling` a block's input norms' outputs are multiplied by 1 / sqrt(l) before the
+   linear layers read them, so the bias folds in scaled: (r + b) / sqrt(l) W^T + c =
+   r / sqrt(l) W^T + (W b / sqrt(l) + c).
+
+A norm on the embedding output (`embed_norm`) is refused: it writes g * x_hat + b into the stream,
+whose mean over the hidden axis, sum_i g_i x_hat_i / d + mean(b), depends on the token once the gain
+g has trained away from a constant, and no change of the writers' weights removes it.
 
 `zero_mean_rmsnorm(model)` does both on a copy and returns an RMSNorm model with the same outputs
 (tested in float64 in tests/test_zero_mean.py). The equivalence is exact at one set of weights;
@@ -41,6 +48,12 @@ def _check_convertible(model: TransformerLM) -> None:
     norms = [m for m in model.modules() if isinstance(m, LayerNorm)]
     if any(not m.elementwise_affine for m in norms):
         raise ValueError("the zero-mean rewrite expects LayerNorms with a gain and a bias")
+    if model.embed_norm is not None:
+        raise ValueError(
+            "the zero-mean rewrite cannot take embed_norm=True: the embedding norm writes "
+            "g * x_hat + b into the stream, whose mean over the hidden axis depends on the token "
+            "once g is not constant, so the stream cannot be made zero-mean"
+        )
 
 
 @torch.no_grad()
@@ -78,8 +91,12 @@ def zero_mean_rmsnorm(model: TransformerLM) -> TransformerLM:
     converted = center_residual_writers(copy.deepcopy(model))
     for block in converted.blocks:
         attention = block.attn
-        _fold_bias(block.attn_in_norm.bias, [attention.query, attention.key, attention.value])
-        _fold_bias(block.ffn_in_norm.bias, [block.ffn.w1])
+        # the norm's output reaches the linear layers times input_scale (1 / sqrt(l) with
+        # layer_scaling, else 1), and so does its bias: c -> c + W b * input_scale
+        attn_bias = block.attn_in_norm.bias * block.input_scale
+        ffn_bias = block.ffn_in_norm.bias * block.input_scale
+        _fold_bias(attn_bias, [attention.query, attention.key, attention.value])
+        _fold_bias(ffn_bias, [block.ffn.w1])
         block.attn_in_norm = _as_rmsnorm(block.attn_in_norm)
         block.ffn_in_norm = _as_rmsnorm(block.ffn_in_norm)
     _fold_bias(converted.final_norm.bias, [converted.head])
