@@ -101,6 +101,18 @@ def claims_command(args) -> int:
     return 0
 
 
+def at_least_one(text: str) -> int:
+    """--workers of `record`: a whole number of processes, at least 1 (checked before anything in
+    the record is touched)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def record_command(args) -> int:
     from lnpaper import reproduce
 
@@ -138,7 +150,7 @@ def main(argv=None) -> int:
 
     record_parser = commands.add_parser("record", help="recompute entries of the record")
     record_parser.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
-    record_parser.add_argument("--workers", type=int, default=default_workers())
+    record_parser.add_argument("--workers", type=at_least_one, default=default_workers())
     record_parser.set_defaults(run=record_command)
     reproduce_parser = commands.add_parser(
         "reproduce", help="recompute every experiment and compare it with the record"

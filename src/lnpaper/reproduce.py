@@ -11,11 +11,16 @@ tolerance its kind gives (`lnpaper.claims.core`). `make test` runs it on another
 (`ATEN_CPU_CAPABILITY=default`) than the record's, so every CI run shows that the record travels.
 """
 
+import contextlib
+import importlib
+import inspect
 import math
 import multiprocessing
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -43,16 +48,46 @@ def _depths(entries: list[dict]) -> dict[str, int]:
     return depth
 
 
-def _worker_init(directory: str) -> None:
+def _worker_init(directory: str, modules: tuple = ()) -> None:
+    """A worker computes in fill mode into `directory`. It leaves Ctrl-C to its parent, which stops
+    it; it stops at once when told to (SIGTERM) or when its parent is gone, removing a half-written
+    entry, so that no worker outlives a `record` that was interrupted or killed."""
     record.configure(record.settings_for("fill", Path(directory)))
+    for module in modules:  # experiments registered outside lnpaper.experiments
+        importlib.import_module(module)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: _stop_worker(directory))
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.1)
+        _stop_worker(directory)
+
+    threading.Thread(target=watch, daemon=True, name="lnpaper-parent-watch").start()
 
 
-def _compute(name: str, arguments: dict) -> float:
+def _stop_worker(directory: str) -> None:
+    # Holding record._writing, no entry of this process is half written, and none can start.
+    record._writing.acquire(timeout=5)
+    record.remove_partial(Path(directory), os.getpid())
+    os._exit(1)
+
+
+def _compute(name: str, arguments: dict, redo: frozenset = frozenset()) -> tuple[float, list]:
+    """Compute one entry (and what it calls that the record lacks); the keys in `redo` are computed
+    again although the record holds them. Its seconds, and the entries it could not write."""
     from lnpaper.experiments import EXPERIMENTS
 
+    record._redo.clear()
+    record._redo.update(redo)
+    record._unwritten.clear()
     start = time.perf_counter()
-    EXPERIMENTS[name](**arguments)
-    return time.perf_counter() - start
+    try:
+        EXPERIMENTS[name](**arguments)
+    finally:
+        record._redo.clear()
+    return time.perf_counter() - start, list(record._unwritten)
 
 
 def _progress(done: int, total: int, label: str, seconds: float, started: float) -> None:
@@ -67,41 +102,106 @@ def _progress(done: int, total: int, label: str, seconds: float, started: float)
     )
 
 
-def recompute(entries: list[dict], directory: Path, workers: int) -> None:
+def recompute(
+    entries: list[dict],
+    directory: Path,
+    workers: int,
+    redo: set[str] = frozenset(),
+    modules: tuple = (),
+) -> list[str]:
     """Compute `entries` (name and arguments) into `directory` in fill mode: callees first, the
     longest first among those ready (by their recorded seconds; an entry never recorded, first),
-    on `workers` processes."""
+    on `workers` processes. The keys in `redo` are computed again although the record holds them,
+    each new entry replacing the old one when complete; an entry that calls one reads it once
+    it is redone (a callee not yet redone that a caller reaches is computed by the caller).
+    `modules` are imported in each worker (experiments registered elsewhere).
+
+    Interrupted (Ctrl-C, SIGTERM, a failed experiment), it stops its workers at once, and the
+    record holds each entry's old version or its new one. Returns the entries that could not be
+    written."""
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
     depths = _depths(entries)
     pending = sorted(entries, key=lambda e: -e.get("made", {}).get("seconds", math.inf))
     done_keys: set[str] = set()
+    unwritten: list[str] = []
     started = time.perf_counter()
     # spawn, not fork: a forked torch inherits the parent's thread pools
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_worker_init, initargs=(str(directory),)
-    ) as pool:
-        running = {}
-        while pending or running:
-            ready = [
-                e for e in pending if all(k in done_keys for _, k in e["calls"] if k in depths)
-            ]
-            for entry in ready[: workers - len(running)]:
-                pending.remove(entry)
-                future = pool.submit(_compute, entry["experiment"], entry["arguments"])
-                running[future] = entry
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                entry = running.pop(future)
-                seconds = future.result()
-                done_keys.add(entry["key"])
-                label = entry.get("label") or f"{entry['experiment']}-{entry['key']}"
-                _progress(
-                    len(entries) - len(pending) - len(running),
-                    len(entries),
-                    label,
-                    seconds,
-                    started,
-                )
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=context,
+        initializer=_worker_init,
+        initargs=(str(directory), tuple(modules)),
+    )
+    with _sigterm_raises():
+        try:
+            running = {}
+            while pending or running:
+                ready = [
+                    e for e in pending if all(k in done_keys for _, k in e["calls"] if k in depths)
+                ]
+                for entry in ready[: workers - len(running)]:
+                    pending.remove(entry)
+                    left = frozenset(redo) - done_keys
+                    future = pool.submit(_compute, entry["experiment"], entry["arguments"], left)
+                    running[future] = entry
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    entry = running.pop(future)
+                    seconds, failed = future.result()
+                    unwritten += failed
+                    done_keys.add(entry["key"])
+                    label = entry.get("label") or f"{entry['experiment']}-{entry['key']}"
+                    _progress(
+                        len(entries) - len(pending) - len(running),
+                        len(entries),
+                        label,
+                        seconds,
+                        started,
+                    )
+        except BaseException:
+            _stop_pool(pool, Path(directory))
+            raise
+        pool.shutdown()
+    return unwritten
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """SIGTERM raises SystemExit in the main thread, as Ctrl-C raises KeyboardInterrupt, so that
+    `recompute` can stop its workers before it goes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise SystemExit(128 + signum)
+
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _stop_pool(pool: ProcessPoolExecutor, directory: Path) -> None:
+    """Stop every worker now (a running experiment is not waited for) and remove what one was
+    writing."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError):
+            process.terminate()  # the worker removes its partial entry and exits
+    deadline = time.monotonic() + 5
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join(5)
+    for process in processes:
+        record.remove_partial(directory, process.pid)
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def default_workers() -> int:
@@ -110,13 +210,22 @@ def default_workers() -> int:
 
 def record_command(names: list[str], workers: int) -> int:
     """Recompute the entries of `names` (all if none) and the entries that call them, in the record
-    itself; then compute whatever the claims and figures need that it still lacks."""
-    directory = record.record_dir()
-    existing = record.entries(directory)
+    itself, and the default call of each experiment named; then compute whatever the claims and
+    figures need that it still lacks. Each new entry replaces the old one only when it is complete,
+    so an interrupted `record` loses nothing."""
+    if workers < 1:
+        print(f"record: --workers must be at least 1, got {workers}", file=sys.stderr)
+        return 2
     unknown = sorted(set(names) - _registered())
     if unknown:
-        print(f"unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
+        print(f"record: unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
+    directory = record.record_dir()
+    problem = _unwritable(directory)
+    if problem:
+        print(f"record: cannot write into the record {directory} ({problem})", file=sys.stderr)
+        return 1
+    existing = record.entries(directory)
     chosen = {e["key"] for e in existing if not names or e["experiment"] in names}
     callers = {e["key"]: {k for _, k in e["calls"]} for e in existing}
     while True:  # the entries that call a chosen one are stale too
@@ -125,20 +234,56 @@ def record_command(names: list[str], workers: int) -> int:
             break
         chosen |= more
     redo = [e for e in existing if e["key"] in chosen]
-    for entry in redo:
-        (directory / f"{entry['experiment']}-{entry['key']}.json").unlink()
     # Then whatever the claims and figures ask for that is not recorded yet (new arguments, a new
-    # experiment): their experiments with default arguments, computed unless already there.
-    asked = {run.__name__ for run in _default_calls() if not names or run.__name__ in names}
-    tasks = redo + [
-        {"experiment": name, "arguments": {}, "key": f"{name}()", "calls": [], "label": f"{name}()"}
+    # experiment), and the default call of each experiment named: computed unless already there.
+    asked = {run.__name__ for run in _default_calls() if not names} | set(names)
+    recorded = {e["key"] for e in existing}
+    defaults = [
+        {"experiment": name, "arguments": {}, "key": key, "calls": [], "label": f"{name}()"}
         for name in sorted(asked)
+        if (key := _default_key(name)) is not None and key not in recorded
     ]
-    print(f"record: {len(redo)} entries and {len(asked)} default calls into {directory}, "
+    tasks = redo + defaults
+    print(f"record: {len(redo)} entries and {len(defaults)} default calls into {directory}, "
           f"{workers} worker(s)")  # fmt: skip
-    recompute(tasks, directory, workers)
+    try:
+        unwritten = recompute(tasks, directory, workers, redo=chosen)
+    except KeyboardInterrupt:
+        print(
+            f"record: interrupted; each entry in {directory} is as it was or newly complete",
+            file=sys.stderr,
+        )
+        return 130
+    for problem in unwritten:
+        print(f"record: could not write {problem}", file=sys.stderr)
     print(f"record: {len(record.entries(directory))} entries in {directory}")
-    return 0
+    return 1 if unwritten else 0
+
+
+def _unwritable(directory: Path) -> str:
+    """Why an entry cannot be written into `directory`, or "" (tried, not guessed from modes:
+    root writes into a read-only folder, and a read-only file system refuses root)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=directory, prefix=".lnpaper-write-check-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        return error.strerror or str(error)
+    return ""
+
+
+def _default_key(name: str) -> str | None:
+    """The record key of experiment `name` called with its default arguments; None if it has an
+    argument without a default (it is only ever called by another experiment)."""
+    from lnpaper.experiments import EXPERIMENTS
+
+    try:
+        bound = inspect.signature(EXPERIMENTS[name]).bind()
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    return record.key(name, dict(bound.arguments))
 
 
 def _default_calls() -> list:
@@ -198,7 +343,11 @@ def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[li
 def _machine(entries: list[dict]) -> str:
     capabilities = sorted({e["made"]["cpu_capability"] for e in entries})
     dates = sorted({e["made"]["date"] for e in entries})
-    return f"CPU capability {', '.join(capabilities)}, made {dates[0]} to {dates[-1]}"
+    models = sorted({e["made"].get("cpu_model") or "CPU model not recorded" for e in entries})
+    return (
+        f"CPU capability {', '.join(capabilities)} ({'; '.join(models)}), "
+        f"made {dates[0]} to {dates[-1]}"
+    )
 
 
 def report_markdown(recorded, fresh, quantities, verdicts, identical, minutes, workers) -> str:

@@ -1,0 +1,379 @@
+"""Nothing lost, nothing silently wrong (issue 21): entries replaced only when the new one is whole,
+arguments and the record's folder checked before anything is touched, entries of the wrong shape
+named and recomputed, standard JSON for NaN and infinities, advice that works for the call at hand,
+and the CPU's model name in each new entry."""
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+from lnpaper import record, reproduce
+from lnpaper.__main__ import main
+from lnpaper.experiments.registry import experiment
+
+
+@dataclasses.dataclass
+class SafeResult:
+    values: list
+    scale: float
+    by_size: dict = dataclasses.field(default_factory=dict)
+    label: str | None = None
+
+
+@experiment
+def safe_experiment(*, scale: float = 2.0, sizes=(1, 2)) -> SafeResult:
+    _log("safe_experiment")
+    return SafeResult(
+        values=[s * scale for s in sizes], scale=scale, by_size={s: s * scale for s in sizes}
+    )
+
+
+@experiment
+def safe_caller(*, scale: float = 2.0) -> SafeResult:
+    _log("safe_caller")
+    inner = safe_experiment(scale=scale)
+    return SafeResult(values=[*inner.values, sum(inner.values)], scale=scale)
+
+
+@experiment
+def non_finite_experiment() -> SafeResult:
+    return SafeResult(
+        values=[math.nan, math.inf, -math.inf, 1.5],
+        scale=math.nan,
+        by_size={1: math.inf, (2, 3): -math.inf},
+    )
+
+
+def _log(name: str) -> None:
+    """Each computation, in a file shared by worker processes (LNPAPER_TEST_LOG)."""
+    if os.environ.get("LNPAPER_TEST_LOG"):
+        with open(os.environ["LNPAPER_TEST_LOG"], "a") as log:
+            log.write(name + "\n")
+
+
+@pytest.fixture
+def store(tmp_path):
+    record.configure(record.settings_for("fill", tmp_path))
+    yield tmp_path
+    record.configure(None)
+
+
+@pytest.fixture
+def copied_record(tmp_path, monkeypatch):
+    """A copy of the committed record, where `record` writes (never results/ itself)."""
+    directory = tmp_path / "results"
+    shutil.copytree(record.REPO_RESULTS, directory)
+    monkeypatch.setenv("LNPAPER_RECORD_DIR", str(directory))
+    return directory
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
+
+
+# ---- 1. an entry is replaced only by a whole new one ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        ("replace", OSError(28, "No space left on device")),
+        ("fsync", OSError(28, "No space left on device")),
+        ("replace", KeyboardInterrupt()),
+    ],
+    ids=["full disk at the rename", "full disk at the write", "Ctrl-C"],
+)
+def test_a_failed_or_interrupted_write_leaves_the_old_entry_and_no_temporary_file(
+    store, monkeypatch, failure
+):
+    safe_experiment()
+    (path,) = store.glob("safe_experiment-*.json")
+    old = path.read_bytes()
+    entry = json.loads(old)
+    entry["result"]["values"] = [9.0, 9.0]
+    where, error = failure
+
+    def fail(*args):
+        raise error
+
+    monkeypatch.setattr(os, where, fail)
+    with pytest.raises(type(error)):
+        record.write_entry(path, entry)
+    monkeypatch.undo()
+    assert path.read_bytes() == old
+    assert [p.name for p in store.iterdir()] == [path.name]  # no *.tmp left
+
+
+def test_a_redo_whose_write_fails_keeps_the_old_entry_and_says_so(store, monkeypatch):
+    safe_experiment()
+    (path,) = store.glob("safe_experiment-*.json")
+    old = path.read_bytes()
+    record._redo.add(path.stem.rsplit("-", 1)[1])
+    record._unwritten.clear()
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    try:
+        with pytest.warns(UserWarning, match="could not record"):
+            assert safe_experiment().values == [2.0, 4.0]
+    finally:
+        record._redo.clear()
+    assert path.read_bytes() == old and [p.name for p in store.iterdir()] == [path.name]
+    assert record._unwritten and "No space left" in record._unwritten[0]
+    record._unwritten.clear()
+
+
+def test_record_interrupted_before_it_recomputes_has_deleted_nothing(copied_record, monkeypatch):
+    before = _files(copied_record)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(reproduce, "recompute", interrupted)
+    with contextlib.suppress(KeyboardInterrupt):
+        assert reproduce.record_command(["rnn_dynamics", "cnn_coda"], 1) == 130
+    assert _files(copied_record) == before
+
+
+def test_record_replaces_an_entry_with_its_recomputed_one(copied_record):
+    (path,) = copied_record.glob("layernorm_parity-*.json")
+    old = json.loads(path.read_text())
+    assert reproduce.record_command(["layernorm_parity"], 1) == 0
+    new = json.loads(path.read_text())
+    assert new["result"] == old["result"] and new["made"]["cpu_model"] == record.cpu_model()
+    assert sorted(_files(copied_record)) == sorted(p.name for p in record.REPO_RESULTS.iterdir())
+
+
+def test_a_redone_caller_reads_its_redone_callees_which_are_computed_once(tmp_path, monkeypatch):
+    """Callees are redone first; the caller then reads their new entries (a changed callee shows
+    in the caller), and nothing is computed twice."""
+    directory = tmp_path / "record"
+    with record.using(record.settings_for("fill", directory)):
+        safe_caller()
+    callee, caller = (
+        next(directory.glob(f"{name}-*.json")) for name in ("safe_experiment", "safe_caller")
+    )
+    for path, values in ((callee, [-1.0, -1.0]), (caller, [-1.0, -1.0, -2.0])):
+        entry = json.loads(path.read_text())
+        entry["result"]["values"] = values  # as if an older version of the code had made them
+        path.write_text(json.dumps(entry))
+    log = tmp_path / "log"
+    monkeypatch.setenv("LNPAPER_TEST_LOG", str(log))
+    tasks = [json.loads(p.read_text()) for p in (caller, callee)]
+    redo = {task["key"] for task in tasks}
+    reproduce.recompute(tasks, directory, workers=2, redo=redo, modules=(__name__,))
+    assert json.loads(callee.read_text())["result"]["values"] == [2.0, 4.0]
+    assert json.loads(caller.read_text())["result"]["values"] == [2.0, 4.0, 6.0]
+    assert sorted(log.read_text().split()) == ["safe_caller", "safe_experiment"]
+    assert not list(directory.glob("*.tmp"))
+
+
+# ---- 2. arguments checked before anything is touched ---------------------------------------------
+
+
+def test_record_with_no_workers_is_refused_and_touches_nothing(copied_record, capsys):
+    before = _files(copied_record)
+    assert reproduce.record_command(["rnn_dynamics"], 0) == 2
+    assert "--workers must be at least 1, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["record", "rnn_dynamics", "--workers", "0"])
+    assert stop.value.code == 2 and "must be at least 1, got 0" in capsys.readouterr().err
+    assert reproduce.record_command(["rnn_dynamics", "no_such_experiment"], 1) == 2
+    assert "unknown experiment(s): no_such_experiment" in capsys.readouterr().err
+    assert _files(copied_record) == before
+
+
+def test_record_named_computes_that_experiments_default_call(tmp_path, monkeypatch):
+    """So that `python -m lnpaper record NAME`, which RecordMissing advises for a default call,
+    records it, also for an experiment that only other experiments call."""
+    monkeypatch.setenv("LNPAPER_RECORD_DIR", str(tmp_path))
+    asked = []
+    monkeypatch.setattr(reproduce, "recompute", lambda tasks, *a, **k: asked.extend(tasks) or [])
+    assert reproduce.record_command(["lm_training"], 1) == 0
+    assert [task["key"] for task in asked] == [reproduce._default_key("lm_training")]
+
+
+# ---- 4. a record that cannot be written is refused, by name --------------------------------------
+
+
+def test_record_into_a_folder_it_cannot_create_fails_naming_it(tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("LNPAPER_RECORD_DIR", str(blocker / "results"))
+    assert reproduce.record_command(["layernorm_parity"], 1) == 1
+    assert f"cannot write into the record {blocker / 'results'}" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a folder without write permission")
+def test_record_into_a_read_only_record_fails_naming_it(copied_record, capsys):
+    before = _files(copied_record)
+    copied_record.chmod(0o555)
+    try:
+        assert reproduce.record_command(["layernorm_parity"], 1) == 1
+    finally:
+        copied_record.chmod(0o755)
+    assert f"cannot write into the record {copied_record}" in capsys.readouterr().err
+    assert _files(copied_record) == before
+
+
+# ---- 5. an entry of the wrong shape is broken: named and recomputed ------------------------------
+
+
+def _edit(path: Path, edit) -> None:
+    entry = json.loads(path.read_text())
+    edit(entry)
+    path.write_text(json.dumps(entry))
+
+
+SHAPES = {
+    "a string": lambda e: e.update(result="oops"),
+    "null": lambda e: e.update(result=None),
+    "a list": lambda e: e.update(result=[1, 2]),
+    "{}": lambda e: e.update(result={}),
+    "an extra field": lambda e: e["result"].update(extra=1),
+    "a field of the wrong type": lambda e: e["result"].update(values="oops"),
+    "a number of the wrong type": lambda e: e["result"].update(scale="2.0"),
+    "a bool for a number": lambda e: e["result"].update(scale=True),
+    "a wrong optional": lambda e: e["result"].update(label=3),
+    "a broken non-finite marker": lambda e: e["result"].update(scale={"__float__": "lots"}),
+    "no calls": lambda e: e.pop("calls", None),
+    "calls of the wrong shape": lambda e: e.update(calls=[["safe_experiment"]]),
+    "no made": lambda e: e.pop("made", None),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_an_entry_of_the_wrong_shape_is_named_and_recomputed(store, shape):
+    safe_experiment()
+    (path,) = store.glob("safe_experiment-*.json")
+    for mode in ("on", "fill"):
+        _edit(path, SHAPES[shape])
+        with pytest.warns(UserWarning, match=f"record entry {path} is broken"):
+            assert record.entries(store) == []  # what `record` reads: no KeyError, no crash
+        record.configure(record.settings_for(mode, store))
+        with pytest.warns(UserWarning, match=f"record entry {path} is broken") as seen:
+            assert safe_experiment() == SafeResult([2.0, 4.0], 2.0, {1: 2.0, 2: 4.0})
+        assert len(seen) == 1
+    assert json.loads(path.read_text())["result"]["values"] == [2.0, 4.0]  # fill rewrote it
+
+
+def test_the_message_names_the_field(store):
+    safe_experiment()
+    (path,) = store.glob("safe_experiment-*.json")
+    _edit(path, SHAPES["a field of the wrong type"])
+    with pytest.warns(UserWarning, match=r"result.values should be list, got str 'oops'"):
+        safe_experiment()
+    _edit(path, SHAPES["no calls"])
+    with pytest.warns(UserWarning, match="it lacks 'calls'"):
+        safe_experiment()
+
+
+def test_every_committed_entry_has_the_shape_of_its_experiment():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = record.entries(record.REPO_RESULTS)
+    assert len(found) == len(list(record.REPO_RESULTS.glob("*.json")))
+
+
+# ---- 6. NaN and infinities as standard JSON ------------------------------------------------------
+
+
+def _strict(text: str):
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_nan_and_infinities_are_written_as_standard_json_and_come_back(store):
+    fresh = non_finite_experiment()
+    (path,) = store.glob("non_finite_experiment-*.json")
+    entry = _strict(path.read_text())  # no bare NaN or Infinity
+    assert entry["result"]["values"][:3] == [
+        {"__float__": "NaN"},
+        {"__float__": "Infinity"},
+        {"__float__": "-Infinity"},
+    ]
+    recorded = non_finite_experiment()
+    for result in (fresh, recorded):
+        assert math.isnan(result.values[0]) and result.values[1:] == [math.inf, -math.inf, 1.5]
+        assert math.isnan(result.scale) and result.by_size == {1: math.inf, (2, 3): -math.inf}
+    assert entry["key"] == record.key("non_finite_experiment", {})  # keys hash the arguments only
+
+
+def test_an_older_entry_with_bare_nan_still_reads(store):
+    non_finite_experiment()
+    (path,) = store.glob("non_finite_experiment-*.json")
+    entry = _strict(path.read_text())
+    entry["result"] = {"values": [math.nan, math.inf], "scale": -math.inf}
+    path.write_text(json.dumps(entry))  # as the record wrote them before
+    assert "NaN" in path.read_text()
+    record.configure(record.settings_for("on", store))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = non_finite_experiment()
+    assert math.isnan(result.values[0]) and result.values[1] == math.inf
+    assert result.scale == -math.inf
+
+
+# ---- 7. advice that works for the call at hand ---------------------------------------------------
+
+
+def test_a_missing_call_with_other_arguments_is_told_what_works(store):
+    record.configure(record.settings_for("on", store))
+    with pytest.raises(record.RecordMissing) as missing:
+        safe_experiment(scale=5.0)
+    message = str(missing.value)
+    assert "safe_experiment(scale=5.0, sizes=[1, 2])" in message
+    assert "Add it with `python -m lnpaper record" not in message
+    assert "LNPAPER_RECORD=off" in message and "lnpaper.setup(recompute=True)" in message
+    assert "LNPAPER_RECORD=fill" in message
+    # and the advice works: fill computes and records it, after which it reads
+    record.configure(record.settings_for("fill", store))
+    assert safe_experiment(scale=5.0).values == [5.0, 10.0]
+    record.configure(record.settings_for("on", store))
+    assert safe_experiment(scale=5.0).values == [5.0, 10.0]
+    with record.using("off"):
+        assert safe_experiment(scale=6.0).values == [6.0, 12.0]
+
+
+def test_a_missing_default_call_is_told_to_record_it(store):
+    record.configure(record.settings_for("on", store))
+    with pytest.raises(record.RecordMissing, match="Add it with `python -m lnpaper record safe_"):
+        safe_experiment(sizes=[1, 2])  # the defaults, spelled out
+
+
+# ---- 8. the CPU model beside the capability ------------------------------------------------------
+
+
+def test_an_entry_names_the_cpu_model_and_keys_do_not_change(store, monkeypatch):
+    safe_experiment()
+    (path,) = store.glob("safe_experiment-*.json")
+    made = json.loads(path.read_text())["made"]
+    assert made["cpu_model"] == record.cpu_model()
+    if Path("/proc/cpuinfo").exists() and "model name" in Path("/proc/cpuinfo").read_text():
+        assert made["cpu_model"]
+    assert path.stem.endswith(record.key("safe_experiment", {"scale": 2.0, "sizes": (1, 2)}))
+    monkeypatch.setattr(record, "Path", lambda _: Path("/nonexistent/cpuinfo"))
+    monkeypatch.setattr(record.platform, "processor", lambda: "a CPU")
+    assert record.cpu_model() == "a CPU"
+    monkeypatch.setattr(record.platform, "processor", lambda: "")
+    assert record.cpu_model() == ""
+
+
+def test_the_report_names_the_cpu_models_of_the_record():
+    def made(model):
+        return {"made": {"cpu_capability": "AVX2", "date": "2026-12-01", "cpu_model": model}}
+
+    old = {"made": {"cpu_capability": "AVX2", "date": "2026-11-30"}}
+    line = reproduce._machine([made("AMD EPYC"), made("Intel Xeon"), old])
+    assert "AMD EPYC" in line and "Intel Xeon" in line and "not recorded" in line
