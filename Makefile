@@ -1,6 +1,7 @@
 # Two commands for a reader: `make figures` and `make test`. Everything else is for writers.
+# Another Python in its own venv: `make unit-and-notebooks PYTHON=python3.13 VENV=.venv-py3.13`.
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 BIN    := $(VENV)/bin
 # One stamp per install set, so `make lab` can add the reading tools without slowing `make test`.
 TESTED := $(VENV)/.installed-test
@@ -29,9 +30,12 @@ figures: $(TESTED)
 # that read it (tests/test_book.py).
 test: lint reproduce book unit-and-notebooks check
 
+# actionlint checks the CI workflow; shellcheck and pyflakes are off so every machine runs the same
+# checks (GitHub's runners have shellcheck on PATH, these machines do not).
 lint: $(TESTED)
 	$(BIN)/ruff check src tests notebooks book
 	$(BIN)/ruff format --check src tests book
+	$(BIN)/actionlint -shellcheck= -pyflakes= .github/workflows/*.yml
 
 unit-and-notebooks: $(TESTED)
 	$(BIN)/python -m pytest -rs -n 2 --dist loadfile --nbval --nbval-current-env \
