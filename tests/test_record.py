@@ -279,16 +279,17 @@ def test_the_comparison_catches_a_changed_quantity_and_a_changed_verdict(tmp_pat
     for directory in (recorded, fresh):
         reproduce.recompute(tasks, directory, workers=1)
     f3 = [claims.BY_ID["F3"]]
-    quantities, verdicts = reproduce.compare_claims(recorded, fresh, f3)
-    assert all(row[-1] for row in quantities + verdicts) and quantities
+    quantities, verdicts, _ = reproduce.compare_claims(recorded, fresh, f3)
+    assert all(row[-1] for row in quantities) and quantities
+    assert [row[-1] for row in verdicts] == ["same"]
 
     (path,) = fresh.glob("backward_parity-*.json")
     entry = json.loads(path.read_text())
     entry["result"]["max_diff_dx"] = 1e-9  # beyond F3's roundoff bound, and its verdict flips
     path.write_text(json.dumps(entry))
-    quantities, verdicts = reproduce.compare_claims(recorded, fresh, f3)
+    quantities, verdicts, _ = reproduce.compare_claims(recorded, fresh, f3)
     assert not quantities[0][-1]
-    assert verdicts == [("F3", "backward_parity", "reproduced", "not reproduced", False)]
+    assert verdicts == [("F3", "backward_parity", "reproduced", "not reproduced", "CHANGED")]
 
 
 def test_a_partial_reproduction_takes_the_named_entries_and_every_caller():

@@ -181,3 +181,19 @@ def test_the_check_lists_a_moved_fragile_decision_and_fails_on_a_robust_one(tmp_
     _, verdicts, decisions = reproduce.compare_claims(recorded, robust_now, [claim])
     assert verdicts[0][-1] == "CHANGED"
     assert decisions[0].changed and not decisions[0].ok
+
+
+@pytest.mark.parametrize(
+    ("recorded", "native", "asked", "aten"),
+    [
+        ({"AVX2"}, "AVX512", None, None),  # another CPU: its own kernels are another path
+        ({"AVX512"}, "AVX512", None, "avx2"),
+        ({"AVX2"}, "AVX2", None, "default"),
+        ({"AVX2", "AVX512"}, "AVX512", None, "default"),
+        ({"AVX2"}, "AVX2", "avx2", None),  # the caller's choice is kept
+    ],
+)
+def test_the_check_picks_the_fastest_path_other_than_the_records(recorded, native, asked, aten):
+    chosen, path = reproduce.choose_path(recorded, native, asked)
+    assert chosen == aten
+    assert path

@@ -12,22 +12,25 @@ tolerance its kind gives (`lnpaper.claims.core`). `make test` runs it on another
 """
 
 import contextlib
+import datetime
 import importlib
 import inspect
 import math
 import multiprocessing
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from lnpaper import record
+from lnpaper import record, stats
 
 
 def _depths(entries: list[dict]) -> dict[str, int]:
@@ -309,9 +312,14 @@ def _number(value: float) -> str:
     return f"{value:.4g}"
 
 
-def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[list, list]:
-    """(quantity rows, verdict rows) of every claim (or the `chosen` ones), recorded against
-    recomputed."""
+def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[list, list, list]:
+    """(quantity rows, verdict rows, decision rows) of every claim (or the `chosen` ones),
+    recorded against recomputed.
+
+    A decision that lands on its other side is a failure only when the record does not mark it
+    fragile (`lnpaper.stats`: its interval lay farther from its boundary than the robustness
+    band); a fragile one is listed. A verdict that changes is a failure unless every decision
+    that changed under it was fragile."""
     from lnpaper import claims
 
     chosen = chosen or claims.CLAIMS
@@ -321,23 +329,58 @@ def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[li
             return {claim.id: claim.evaluate() for claim in chosen}
 
     before, after = evaluate(recorded_dir), evaluate(fresh_dir)
-    quantities, verdicts = [], []
+    quantities, verdicts, decisions = [], [], []
     for claim in chosen:
         claim_id, old, new = claim.id, before[claim.id], after[claim.id]
         names = ", ".join(run.__name__ for run in claim.experiments)
-        verdicts.append((claim_id, names, old.verdict, new.verdict, old.verdict == new.verdict))
+        moved = {}
+        for index, (was, now) in enumerate(zip(old.decisions, new.decisions, strict=False)):
+            decisions.append(DecisionRow(claim_id, old.decision_label(index), was, now))
+            if was.outcome != now.outcome:
+                moved[index] = now.outcome
+        if old.verdict == new.verdict:
+            status = "same"
+        else:  # moved through fragile decisions only: their new outcomes alone give the new verdict
+            fragile = all(old.decisions[i].fragile for i in moved)
+            with record.using(record.settings_for("on", recorded_dir)):
+                explained = moved and claim.verdict_with(moved) == new.verdict
+            status = "moved (fragile)" if fragile and explained else "CHANGED"
+        verdicts.append((claim_id, names, old.verdict, new.verdict, status))
         fresh = {q.label: q for q in new.quantities}
         for quantity in old.quantities:
             now = fresh.get(quantity.label)
             if now is None:
                 quantities.append((claim_id, quantity.label, quantity.kind,
-                                   _number(quantity.value), "missing", "", False))  # fmt: skip
+                                   _number(quantity.value), "missing", "", "", False))  # fmt: skip
                 continue
             tolerance = quantity.tolerance(now)
             ok = abs(now.value - quantity.value) <= tolerance
+            # An aggregate whose tolerance is wider than the effect it decides (its size, or the
+            # margin it is held against) cannot tell that effect from none: reported as too loose.
+            boundaries = [abs(b) for d in old.decisions if d.difference is quantity.difference
+                          and d.difference is not None for b in d.boundaries]  # fmt: skip
+            effect = max([abs(quantity.value), *boundaries])
+            loose = quantity.kind == "aggregate" and tolerance > effect
             quantities.append((claim_id, quantity.label, quantity.kind, _number(quantity.value),
-                               _number(now.value), _number(tolerance), ok))  # fmt: skip
-    return quantities, verdicts
+                               _number(now.value), _number(tolerance), "too loose" if loose else "",
+                               ok))  # fmt: skip
+    return quantities, verdicts, decisions
+
+
+@dataclass(frozen=True)
+class DecisionRow:
+    claim: str
+    label: str
+    recorded: stats.Decision
+    now: stats.Decision
+
+    @property
+    def changed(self) -> bool:
+        return self.recorded.outcome != self.now.outcome
+
+    @property
+    def ok(self) -> bool:
+        return not self.changed or self.recorded.fragile
 
 
 def _machine(entries: list[dict]) -> str:
@@ -350,38 +393,109 @@ def _machine(entries: list[dict]) -> str:
     )
 
 
-def report_markdown(recorded, fresh, quantities, verdicts, identical, minutes, workers) -> str:
-    env = ", ".join(
-        f"{k}={os.environ[k]}" for k in ("ATEN_CPU_CAPABILITY", "MKL_CBWR") if os.environ.get(k)
-    )
+def _commit() -> str:
+    """The commit the check ran on, with '+ changes' when the tree differed from it."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "src"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "not a git checkout"
+    return f"{head} + changes to src/" if dirty else head  # fmt: skip
+
+
+def _this_machine() -> str:
+    """This machine as the report names it: CPU model and its native capability."""
+    capability = torch.backends.cpu.get_cpu_capability()
+    return f"{record.cpu_model() or 'CPU model unknown'}, native {capability}"
+
+
+def _interval(decision: stats.Decision) -> str:
+    if decision.evidence:
+        return decision.evidence.split(", band")[0]
+    return f"[{decision.low:+.3g}, {decision.high:+.3g}]"
+
+
+def _boundary(decision: stats.Decision) -> str:
+    if not decision.boundaries:
+        return "sign test"
+    return ", ".join(f"{b:+.3g}" if b else "0" for b in decision.boundaries)
+
+
+def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical, minutes,
+                    workers, path) -> str:  # fmt: skip
+    env = f"MKL_CBWR={os.environ['MKL_CBWR']}" if os.environ.get("MKL_CBWR") else ""
     failed_q = [row for row in quantities if not row[-1]]
-    failed_v = [row for row in verdicts if not row[-1]]
+    loose = [row for row in quantities if row[-2]]
+    changed_v = [row for row in verdicts if row[-1] != "same"]
+    failed_v = [row for row in verdicts if row[-1] == "CHANGED"]
+    fragile = [row for row in decisions if row.recorded.fragile]
+    moved = [row for row in decisions if row.changed]
     lines = [
         "# Reproduction report: this machine against the record",
         "",
         "Written by `python -m lnpaper reproduce` (run by `make test`): every experiment in",
-        "`results/` recomputed here and compared with the record. Verdicts must be identical; each",
-        "quantity a verdict rests on must lie within its tolerance: a roundoff bound for exact",
-        "quantities, 3 standard errors of the difference for aggregates over seeds, a binomial bound",
-        "for counts of runs.",
+        "`results/` recomputed here and compared with the record. Each quantity a verdict rests on",
+        "must lie within its tolerance: a roundoff bound for exact quantities, 3 standard errors of",
+        "the difference for aggregates over seeds, a binomial bound for counts of runs. Each",
+        "decision (an interval against its boundary) must come out the same unless the record marks",
+        "it fragile: its interval lay within the robustness band of its boundary (`lnpaper.stats`:",
+        "3 sqrt(2) standard errors, what a passing quantity check lets an edge move), so a machine",
+        "that reproduces every quantity may still put it on the other side. A fragile decision that",
+        "moved is listed, not failed; a verdict may move only through fragile decisions.",
         "",
+        f"- code: commit {_commit()}, {datetime.date.today().isoformat()}",
         f"- record: {len(recorded)} entries, {_machine(recorded)}",
-        f"- now: {torch.backends.cpu.get_cpu_capability()}"
+        f"- now: {_this_machine()}, recomputed on {path}"
         + (f" ({env})" if env else "")
         + f", {workers} worker(s), {minutes:.1f} min",
         f"- {identical} of {len(recorded)} entries came out bit for bit identical",
-        f"- verdicts: {len(verdicts) - len(failed_v)} of {len(verdicts)} the same",
-        f"- quantities: {len(quantities) - len(failed_q)} of {len(quantities)} within tolerance",
+        f"- verdicts: {len(verdicts) - len(changed_v)} of {len(verdicts)} the same, "
+        f"{len(changed_v) - len(failed_v)} moved through fragile decisions, "
+        f"{len(failed_v)} changed",
+        f"- decisions: {len(decisions)}, {len(fragile)} fragile in the record; {len(moved)} moved "
+        f"({sum(not row.ok for row in moved)} of them not fragile)",
+        f"- quantities: {len(quantities) - len(failed_q)} of {len(quantities)} within tolerance; "
+        f"{len(loose)} aggregates with a tolerance wider than the value itself (too loose to check "
+        "anything: too few seeds, or runs that collapse)",
         "",
-        "| claim | experiments | recorded verdict | now | same |",
+        "| claim | experiments | recorded verdict | now | status |",
         "|---|---|---|---|---|",
     ]
-    for claim_id, names, old, new, same in verdicts:
-        lines.append(f"| {claim_id} | {names} | {old} | {new} | {'yes' if same else '**NO**'} |")
+    for claim_id, names, old, new, status in verdicts:
+        shown = status if status == "same" else f"**{status}**"
+        lines.append(f"| {claim_id} | {names} | {old} | {new} | {shown} |")
     lines += [
         "",
-        "| claim | quantity | rule | recorded | now | tolerance | ok |",
-        "|---|---|---|---|---|---|---|",
+        "Each decision: its interval as recorded and now, the boundary it is set against, and the",
+        "band; `fragile` when the recorded interval lay within the band of the boundary, `one seed`",
+        "when dropping a single seed alone changes the recorded outcome.",
+        "",
+        "| claim | decision | test | boundary | band | recorded | outcome | now | outcome | "
+        "fragile | ok |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in decisions:
+        was, now = row.recorded, row.now
+        notes = ["yes" if was.fragile else ""] + (["one seed"] if was.one_seed is not None else [])
+        cells = [row.claim, row.label, was.test, _boundary(was), f"{was.band:.2g}", _interval(was),
+                 was.outcome, _interval(now), now.outcome, ", ".join(n for n in notes if n),
+                 "yes" if row.ok else "**NO**"]  # fmt: skip
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines += [
+        "",
+        "| claim | quantity | rule | recorded | now | tolerance | note | ok |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for *cells, ok in quantities:
         cells = [cell.replace("|", "\\|") for cell in cells]
@@ -398,6 +512,25 @@ def _with_callers(entries: list[dict], names: list[str]) -> set[str]:
         if not more:
             return chosen
         chosen |= more
+
+
+# ATEN_CPU_CAPABILITY's value for each capability torch reports
+_ATEN_VALUES = {"DEFAULT": "default", "AVX2": "avx2", "AVX512": "avx512"}
+
+
+def choose_path(recorded: set[str], native: str, asked: str | None) -> tuple[str | None, str]:
+    """The numeric path to recompute on: (the ATEN_CPU_CAPABILITY to set, or None for none, and
+    the path as the report names it). The check is only worth its time on a path other than every
+    one the record was made on, and the fastest such path is the best: the native kernels if they
+    differ from the record's, else AVX2 on an AVX-512 CPU, else ATEN's portable kernels (about a
+    fifth slower). A value the caller set in the environment is kept."""
+    if asked:
+        return None, f"ATEN_CPU_CAPABILITY={asked} (set by the caller)"
+    if native not in recorded:
+        return None, f"native {native} (the record's: {', '.join(sorted(recorded))})"
+    if native == "AVX512" and "AVX2" not in recorded:
+        return "avx2", "ATEN_CPU_CAPABILITY=avx2 (native AVX512 is the record's own path)"
+    return "default", f"ATEN_CPU_CAPABILITY=default (native {native} is the record's own path)"
 
 
 def reproduce_command(workers: int, report: Path | None, names: list[str] = ()) -> int:
@@ -421,6 +554,11 @@ def reproduce_command(workers: int, report: Path | None, names: list[str] = ()) 
         recorded = [e for e in recorded if e["key"] in keys]
         touched = {e["experiment"] for e in recorded}
         chosen_claims = [c for c in claims.CLAIMS if {r.__name__ for r in c.experiments} & touched]
+    capabilities = {e["made"]["cpu_capability"] for e in recorded}
+    native = torch.backends.cpu.get_cpu_capability()
+    aten, path = choose_path(capabilities, native, os.environ.get("ATEN_CPU_CAPABILITY"))
+    if aten is not None:  # the spawned workers import torch after this, and so take this path
+        os.environ["ATEN_CPU_CAPABILITY"] = aten
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="lnpaper-reproduce-") as fresh_name:
         fresh_dir = Path(fresh_name)
@@ -428,10 +566,7 @@ def reproduce_command(workers: int, report: Path | None, names: list[str] = ()) 
             for entry in unchanged:
                 name = f"{entry['experiment']}-{entry['key']}.json"
                 (fresh_dir / name).write_bytes((recorded_dir / name).read_bytes())
-        print(
-            f"reproduce: recomputing {len(recorded)} entries on {workers} worker(s), "
-            f"CPU capability {torch.backends.cpu.get_cpu_capability()}"
-        )
+        print(f"reproduce: recomputing {len(recorded)} entries on {workers} worker(s), {path}")
         recompute(recorded, fresh_dir, workers)
         asked = {e["key"] for e in recorded}
         fresh = {e["key"]: e for e in record.entries(fresh_dir) if e["key"] in asked}
@@ -439,21 +574,33 @@ def reproduce_command(workers: int, report: Path | None, names: list[str] = ()) 
         identical = sum(
             e["result"] == fresh[e["key"]]["result"] for e in recorded if e["key"] in fresh
         )
-        quantities, verdicts = compare_claims(recorded_dir, fresh_dir, chosen_claims)
+        quantities, verdicts, decisions = compare_claims(recorded_dir, fresh_dir, chosen_claims)
     minutes = (time.perf_counter() - started) / 60
-    text = report_markdown(recorded, fresh, quantities, verdicts, identical, minutes, workers)
+    text = report_markdown(
+        recorded, fresh, quantities, verdicts, decisions, identical, minutes, workers, path
+    )
     if report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(text)
     print(text)
     problems = [f"{e['experiment']}-{e['key']} was not recomputed" for e in missing]
     problems += [
-        f"{c}: verdict {old!r} recorded, {new!r} now"
-        for c, _, old, new, same in verdicts
-        if not same
+        f"{c}: verdict {old!r} recorded, {new!r} now, through a decision that was not fragile"
+        for c, _, old, new, status in verdicts
+        if status == "CHANGED"
+    ]
+    problems += [
+        f"{row.claim}: {row.label}: {row.recorded.outcome} recorded ({row.recorded.margin_text()}), "
+        f"{row.now.outcome} now ({_interval(row.now)}); the record did not mark it fragile"
+        for row in decisions
+        if not row.ok
     ]
     problems += [f"{c}: {label} {rec} recorded, {now} now (tolerance {tol})"
-                 for c, label, _, rec, now, tol, ok in quantities if not ok]  # fmt: skip
+                 for c, label, _, rec, now, tol, _, ok in quantities if not ok]  # fmt: skip
+    for row in decisions:
+        if row.changed and row.ok:
+            print(f"reproduce: fragile decision moved (not a failure): {row.claim}: {row.label}: "
+                  f"{row.recorded.outcome} -> {row.now.outcome}", file=sys.stderr)  # fmt: skip
     for problem in problems:
         print(f"reproduce: {problem}", file=sys.stderr)
     return 1 if problems else 0
