@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 01 · Why BatchNorm fails for sequence models
 #
-# *Layer Normalization* (Ba, Kiros, Hinton 2016), Sections 1-2 (the motivation) and 6.7 (batch
+# *Layer Normalization* (Ba, Kiros, Hinton 2016), Sections 1-2 (the motivation) and 6.6 (batch
 # size), with *Recurrent Batch Normalization* (Cooijmans et al. 2016) for the recurrent case.
 #
 # In 2016 batch normalization was the standard way to speed up training, and it rests on one quiet
@@ -27,7 +27,7 @@
 # - training and inference compute two different functions (**M3**);
 # - a recurrent net needs statistics for every time step, and a rule for steps longer than any
 #   seen in training (**M4**, Cooijmans et al.);
-# - at batch size 4 BatchNorm trains worse, LayerNorm does not (**M5**, **M5b**, Sec. 6.7, on
+# - at batch size 4 BatchNorm trains worse, LayerNorm does not (**M5**, **M5b**, Sec. 6.6, on
 #   digits), and exact statistics at inference do not undo BatchNorm's loss (**M5c**).
 #
 # Runs in seconds: every experiment result is read from the record in `results/`. A live run
@@ -289,16 +289,19 @@ figures.recurrent_batchnorm(lstm)
 # ones. Per-step statistics normalize every step, and the T_max rule carries them to four times the
 # training length without loss, *because* step $T_{max}$ lies in the steady state: cut training
 # inside the transient ($T_{max} = 2$) and every later step is mis-normalized by half a standard
-# deviation. This is the extra machinery the paper calls "problematic": a buffer of statistics per
-# time step, and an assumption about stationarity.
+# deviation. So recurrent BatchNorm needs extra machinery: a buffer of statistics per time step,
+# and an assumption about stationarity to reach beyond it. What the paper calls "problematic"
+# (Sec. 3.1) is the narrower case the rule is for: "a test sequence longer than any of the
+# training sequences".
 #
 # What this does not show is Cooijmans et al.'s accuracy on sequential MNIST (LSTM 98.9%, BN-LSTM
-# 99.0%; permuted 90.2% vs 95.4%): training BN-LSTMs is the subject of notebook 03, so M4 is marked
-# `partly` here.
+# 99.0%; permuted 90.2% vs 95.4%): M4 checks the statistics, and notebook 03 trains the BN-LSTM
+# against the LSTM on the digits read pixel by pixel and permuted (M4b), so M4 is marked `partly`
+# here.
 #
 # ## M5: batch size 128 against batch size 4
 #
-# Section 6.7 of the paper trains a 784-1000-1000-10 network on permutation-invariant MNIST with
+# Section 6.6 of the paper trains a 784-1000-1000-10 network on permutation-invariant MNIST with
 # Adam, at batch 128 and at batch 4, and shows (a figure, no numbers) that LayerNorm is robust to the
 # batch size while BatchNorm gets worse at batch 4. Here at digits scale:
 #
@@ -318,8 +321,9 @@ figures.recurrent_batchnorm(lstm)
 #   - `unbiased batchnorm`: the same places, dividing by $s_B$ in training too
 #     (`lnpaper.models.mlp.UnbiasedBatchNorm`), so that training and inference divide by the same
 #     quantity;
-#   - `paper's batchnorm`: the baseline of Sec. 6.7, the unbiased variance and *every* layer
-#     normalized, the logits too;
+#   - `paper's batchnorm`: the baseline of Sec. 6.6, *every* layer normalized, the logits too,
+#     with the unbiased variance (the paper uses it "for the smaller batch-size"; we use it at
+#     batch 128 as well, where it differs from the biased one by a factor of 128/127);
 #   - `none`: no normalizer (the linear layers keep their biases);
 # - **two evaluations of each BatchNorm net**: with its running averages, as trained, and again,
 #   the same weights, with each layer's *exact* mean and variance over the whole training set

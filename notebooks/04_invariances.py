@@ -246,18 +246,18 @@ assert reparam.linear_nearest > 1e-4, f"a linear output lies on LN's set: {repar
 # ## The implicit learning rate (I3)
 #
 # Section 5.2 of the paper studies learning in the geometry that the Fisher information gives the
-# parameters. As the norm of a normalized layer's weights grows, the model becomes less sensitive
-# to them (the curvature sentence checked in I4 below), so learning slows: the paper calls this an
+# parameters. As the norm of a normalized layer's weights grows, the model becomes less sensitive to
+# them (the curvature sentence checked in I4 below), so learning slows: the paper calls this an
 # implicit "early stopping" that stabilizes learning towards convergence. For plain SGD the effect
 # has an exact, older derivation, which is not the paper's. Salimans & Kingma (2016, Sec. 2.1)
 # showed for weight normalization that the gradient with respect to $v$ is orthogonal to $v$ and
 # scales like $1/\lVert v \rVert$, so that $\lVert v \rVert$ grows monotonically under gradient
-# descent. van Laarhoven (2017) made the same argument for any weight whose scale the output
-# ignores (his paper treats batch and weight normalization; a layer-normalized weight matrix is one
-# more case) and showed that its effective learning rate is $\eta / \lVert W \rVert^2$: L2
-# regularization of such a weight does not regularize the function, it acts through that rate. Let
-# $L(W)$ be the loss of a network with a layer-normalized layer (bias outside $a$, no $\epsilon$).
-# Then $L(\delta W) = L(W)$ for every $\delta > 0$, and three things follow:
+# descent. van Laarhoven (2017) made the same argument for any weight whose scale the output ignores
+# (his discussion names batch, layer and weight normalization alike) and showed that its effective
+# learning rate is $\eta / \lVert W \rVert^2$: L2 regularization of such a weight does not
+# regularize the function, it acts through that rate. Let $L(W)$ be the loss of a network with a
+# layer-normalized layer (bias outside $a$, no $\epsilon$). Then $L(\delta W) = L(W)$ for every
+# $\delta > 0$, and three things follow:
 #
 # 1. Differentiate in $\delta$ at $\delta = 1$: $\langle \nabla L(W), W \rangle = 0$. The gradient
 #    is orthogonal to $W$.
@@ -326,14 +326,15 @@ figures.sgd_geometry(sgd)
 # $\theta \approx \eta\sqrt{C}\,\rho / \lVert W\rVert$: one power of $\lVert W \rVert$ where SGD has
 # two.
 #
-# With decoupled weight decay (AdamW, $W \leftarrow W - \eta\lambda W$ beside the Adam step), the norm
-# no longer only grows, and Kosson et al. (2024, "Rotational equilibrium") argue that it settles where
-# the two balance. Their model, and our derivation of the norm from it (PAPER_FACTS asks that it be
-# checked): if the gradients of successive steps are uncorrelated and $\sqrt{v}$ tracks $E[g^2]$,
-# then $g/\sqrt v$ has RMS 1 per element, and over many steps the Adam updates add up like a random
-# walk of $C$ unit-RMS elements of size $\eta$ (momentum only spreads each gradient over several
-# steps; its total weight is 1). Per step the squared norm then gains $\eta^2 C$ and loses
-# $2\eta\lambda\lVert W\rVert^2$:
+# With decoupled weight decay (AdamW, $W \leftarrow W - \eta\lambda W$ beside the Adam step), the
+# norm no longer only grows, and Kosson et al. (2024, "Rotational equilibrium") show that it settles
+# where the two balance; the equilibrium norm and angle below are theirs (derived within their
+# random-walk model), and that Adam leaves one power of $1/\lVert W \rVert$ in place is van
+# Laarhoven's (2017) observation. We restate the model in our notation to check it: if the gradients
+# of successive steps are uncorrelated and $\sqrt{v}$ tracks $E[g^2]$, then $g/\sqrt v$ has RMS 1
+# per element, and over many steps the Adam updates add up like a random walk of $C$ unit-RMS
+# elements of size $\eta$ (momentum only spreads each gradient over several steps; its total weight
+# is 1). Per step the squared norm then gains $\eta^2 C$ and loses $2\eta\lambda\lVert W\rVert^2$:
 #
 # $$\lVert W \rVert^2_{t+1} \approx (1 - 2\eta\lambda)\lVert W\rVert_t^2 + \eta^2 C
 #   \;\Rightarrow\; \lVert W\rVert_\infty = \sqrt{\eta C / (2\lambda)},$$

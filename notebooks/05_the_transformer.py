@@ -284,16 +284,16 @@ assert pre_gain.high < post_gain.low, f"Pre-LN {pre_gain.text()}, Post-LN {post_
 figures.warmup_curves(study)
 
 # %% [markdown]
-# It reproduces, in the small. Without warmup, all six Post-LN seeds stall at the unigram level
-# (2.75): they learn token frequencies and nothing more, the loss flat for 180 steps. With 50 warmup
-# steps the same model passes the bigram level on every seed; warmup lowers its loss by 0.59 nats
-# (95% interval 0.55 to 0.64). Pre-LN trains without warmup, to 0.37 nats below the bigram level.
-# Warmup helps Pre-LN too, a little: by 0.041 nats (0.021 to 0.060), an interval that excludes 0
-# with six paired seeds, where the earlier three-seed version of this notebook read the difference
-# as smaller than the seeds' spread. That is about a fourteenth of what warmup does for Post-LN, and
-# the claim is that Pre-LN does not *need* warmup, which holds. Xiong et al. also found that warmup
-# helped with plain SGD, so Adam's noisy early variance estimates are not the whole story; we test
-# Adam only.
+# It reproduces, in the small. Without warmup, all six Post-LN seeds stall between the unigram
+# level (2.75) and the uniform level (2.77): they learn at most the token frequencies, the loss
+# flat for 180 steps. With 50 warmup steps the same model passes the bigram level on every seed;
+# warmup lowers its loss by 0.59 nats (95% interval 0.55 to 0.64). Xiong et al.'s comparison is
+# Pre-LN *without* warmup against Post-LN *with* it, and that holds clearly: Pre-LN without warmup
+# ends 0.20 nats lower (0.15 to 0.25) on every seed. What does not hold is that warmup is useless to
+# Pre-LN: it still helps, by 0.041 nats (0.021 to 0.060), twice the 0.02 nats this ledger calls
+# negligible, though a fourteenth of what it does for Post-LN. So Pre-LN does not *need* warmup,
+# and is better off with it. Xiong et al. also found that warmup helped with plain SGD, so Adam's
+# noisy early variance estimates are not the whole story; we test Adam only.
 #
 # ## T4 · No normalization at all
 #
@@ -383,8 +383,11 @@ figures.without_normalization(study)
 # The $(9N)^{-1/4}$ rule was derived for the decoder layers of an encoder-decoder model, which have a
 # cross-attention sublayer as well (the authors' code scales its value and output matrices too). We
 # use it on a decoder-only stack, whose blocks have only self-attention and the feed-forward network.
-# The embedding scale is applied as in the authors' fairseq code: the looked-up token embedding is
-# multiplied by $\sqrt d$ (fairseq's `embed_scale`) before the position embedding is added. So at
+# Block by block that is the shape of T-Fixup's *encoder* layer, whose rule is $0.67 N^{-1/4}$
+# (0.36 at $N = 12$, against the decoder rule's 0.31); we keep the decoder rule for a causal
+# language model, and with either the branches start small. The embedding scale is applied as in
+# the authors' fairseq code: the looked-up token embedding is multiplied by $\sqrt d$ (fairseq's
+# `embed_scale`) before the position embedding is added. So at
 # $d = 64$ and $N = 12$ a token enters the stack with a standard deviation of
 # $\sqrt d \cdot d^{-1/2} (9N)^{-1/4} = (9N)^{-1/4} \approx 0.31$ per coordinate.
 #

@@ -87,11 +87,12 @@ for name, other in (("lnpaper.RMSNorm", ours), ("F.rms_norm", torchs)):
 # %% [markdown]
 # ### Where the epsilon goes
 #
-# Zhang and Sennrich's RMS has no $\epsilon$; code needs one and puts it in one of two places. Inside
-# the square root, $a / \sqrt{\overline{a^2} + \epsilon}$, as above: `torch.nn.RMSNorm` and the
-# Llama and T5 code. Or on the RMS itself, $a / (\mathrm{RMS}(a) + \epsilon)$: GPT-NeoX until 2025
-# and OLMo's first version (`lnpaper.variants.rms_eps_outside_sqrt`). For a row whose RMS is $r$ the
-# two differ by the factor $\sqrt{r^2 + \epsilon} / (r + \epsilon)$, whatever the row:
+# Zhang and Sennrich's RMS has no $\epsilon$; code needs one and puts it in one of two places.
+# Inside the square root, $a / \sqrt{\overline{a^2} + \epsilon}$, as above: `torch.nn.RMSNorm` and
+# the Llama and T5 code. Or on the RMS itself, $a / (\mathrm{RMS}(a) + \epsilon)$: the RMSNorm
+# authors' own PyTorch code and GPT-NeoX until 2025 (`lnpaper.variants.rms_eps_outside_sqrt`). For a
+# row whose RMS is $r$ the two differ by the factor $\sqrt{r^2 + \epsilon} / (r + \epsilon)$,
+# whatever the row:
 
 # %%
 unit_rows = torch.randn(4, 64, dtype=torch.float64)
@@ -628,8 +629,8 @@ figures.placement_variance(placement)
 #
 # Post-LN shows its own failure: its stream cannot grow, but after training its early blocks
 # receive almost no gradient (about $10^{-7}$ for the first block against $10^{-1}$ for the last),
-# and it stays at the unigram level (2.77 against 2.75), the warmup failure of notebook 05 (T3) at a
-# higher learning rate.
+# and it ends at the uniform level (2.77; the unigram level is 2.75), the warmup failure of
+# notebook 05 (T3) at a higher learning rate.
 #
 # And the blow-up is a matter of learning rate: the Pre-LN LayerNorm runs of P2, at 3e-3, end with a
 # last-block variance of

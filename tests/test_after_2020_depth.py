@@ -193,3 +193,41 @@ def test_mechanism_only_never_claims_more_than_partly():
     assert depth_claims.mechanism_only([stats.HOLDS, stats.HOLDS]) == claims.PARTLY
     assert depth_claims.mechanism_only([stats.FAILS]) == claims.NOT_REPRODUCED
     assert depth_claims.mechanism_only([stats.HOLDS, stats.FAILS]) == claims.PARTLY
+
+
+def l1_result(skip_pre, skip_scaled, angle_pre, angle_scaled, seeds=6):
+    """A layer_scaling_study result: per arm and seed, per block, the skip-loss and angular distance
+    given as one profile each, with a small seed-to-seed wobble."""
+    from types import SimpleNamespace
+
+    def arm(profile):
+        return [
+            [v * (1 + 0.02 * ((s + b) % 3)) for b, v in enumerate(profile)] for s in range(seeds)
+        ]
+
+    variance = {"pre": arm([1.0 + b for b in range(8)]), "layer_scaling": arm([1.0] * 8)}
+    return SimpleNamespace(
+        seeds=list(range(seeds)), arms=["pre", "layer_scaling"], n_layers=8, lr=3e-3, steps=100,
+        final_loss={"pre": [2.0 + 0.01 * s for s in range(seeds)],
+                    "layer_scaling": [1.95 + 0.01 * s for s in range(seeds)]},
+        skip_loss_trained={"pre": arm(skip_pre), "layer_scaling": arm(skip_scaled)},
+        angle_trained={"pre": arm(angle_pre), "layer_scaling": arm(angle_scaled)},
+        variance_trained=variance,
+    )  # fmt: skip
+
+
+def test_l1_is_the_curse_and_l1b_the_fix_each_graded_on_its_own():
+    cursed = [0.3, 0.2, 0.1, 0.08, 0.02, 0.01, 0.01, 0.005]
+    restored = [0.3, 0.2, 0.1, 0.08, 0.06, 0.05, 0.05, 0.04]
+    weaker = [0.3, 0.2, 0.1, 0.08, 0.01, 0.005, 0.005, 0.002]
+    angle = [0.3, 0.2, 0.1, 0.05, 0.04, 0.03, 0.02, 0.02]
+    wider = [0.3, 0.2, 0.1, 0.05, 0.08, 0.07, 0.06, 0.06]
+    narrower = [0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.01, 0.01]
+    fixed = l1_result(cursed, restored, angle, wider)
+    assert depth_claims.check_l1(fixed).verdict == claims.PARTLY  # no control arm: at most partly
+    assert depth_claims.check_l1b(fixed).verdict == claims.REPRODUCED
+    assert depth_claims.check_l1b(l1_result(cursed, weaker, angle, narrower)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+    flat = [0.05] * 8
+    assert depth_claims.check_l1(l1_result(flat[::-1], flat, angle, wider)).verdict != claims.PARTLY

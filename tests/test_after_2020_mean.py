@@ -126,7 +126,12 @@ def detach_study(simple, both, mean=0.05, std=0.1):
 
 @pytest.mark.parametrize(
     "simple, expected",
-    [(-0.05, claims.REPRODUCED), (0.002, claims.PARTLY), (0.2, claims.NOT_REPRODUCED)],
+    [
+        (-0.05, claims.REPRODUCED),  # better by more than the 0.02-nat margin
+        (-0.005, claims.PARTLY),  # below 0, but by a negligible amount: no worse, not better
+        (0.002, claims.PARTLY),
+        (0.2, claims.NOT_REPRODUCED),
+    ],
 )
 def test_e2_grades_better_no_worse_and_worse(simple, expected):
     assert nb_claims.check_e2(detach_study(simple, 0.1)).verdict == expected

@@ -347,7 +347,8 @@ def test_r3b_and_r3c_checks(ln, bn, verdict):
         claims.INCONCLUSIVE: claims.INCONCLUSIVE,
     }
     assert finding.verdict == late[verdict], finding.ours
-    assert len(finding.quantities) == 2 and "permuted" in finding.ours
+    assert [q.kind for q in finding.quantities].count("aggregate") == 2
+    assert "permuted" in finding.ours and "collapsed runs" in finding.ours
 
 
 def pixel_study(bn_gain: tuple, lstm=(0.98, 0.90), cut_shift=0.3, gain_one=SLOW):
@@ -380,7 +381,24 @@ def pixel_study(bn_gain: tuple, lstm=(0.98, 0.90), cut_shift=0.3, gain_one=SLOW)
 def test_m4b_check(bn_gain, verdict):
     finding = nb_claims.check_m4b(pixel_study(bn_gain))
     assert finding.verdict == verdict, finding.ours
-    assert len(finding.quantities) == 3
+    assert [q.kind for q in finding.quantities].count("aggregate") == 3
+
+
+def test_m4b_counts_collapsed_runs_apart():
+    """A run that ends below twice chance is counted, per model and order, as a quantity of its
+    own (the reproduction check compares the count with the binomial rule)."""
+    healthy = nb_claims.check_m4b(pixel_study((0.001, 0.05)))
+    collapsed = nb_claims.check_m4b(pixel_study((0.001, 0.05), lstm=(0.98, 0.15)))
+    counts = {q.label: q.value for q in healthy.quantities if q.kind == "count"}
+    assert counts == {
+        "pixel by pixel, collapsed LSTM runs": 0.0,
+        "pixel by pixel, collapsed BN-LSTM runs": 0.0,
+        "permuted, collapsed LSTM runs": 0.0,
+        "permuted, collapsed BN-LSTM runs": 0.0,
+    }
+    counts = {q.label: q.value for q in collapsed.quantities if q.kind == "count"}
+    assert counts["permuted, collapsed LSTM runs"] > 0
+    assert counts["pixel by pixel, collapsed LSTM runs"] == 0.0
 
 
 @pytest.mark.parametrize(

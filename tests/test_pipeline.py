@@ -131,3 +131,15 @@ def test_a_claim_check_can_fail():
     shares[at_100] = 0.0  # one-pass variance never went <= 0: the float32 failure did not show
     robust = dataclasses.replace(one_pass, nonpositive_fraction=shares)
     assert transpose_claims.check_f4(variants_vs_scale(), robust).verdict == claims.NOT_REPRODUCED
+
+
+def test_the_readme_table_names_every_claim_of_each_notebook():
+    by_notebook = {}
+    for claim in claims.CLAIMS:
+        by_notebook.setdefault(claim.notebook, []).append(claim.id)
+    rows = {}
+    for line in (ROOT / "README.md").read_text().splitlines():
+        found = re.match(r"\| \[`(\d\d_\w+)`\]", line)
+        if found:
+            rows[found.group(1)] = line.rstrip(" |").rsplit(" | ", 1)[1].split(", ")
+    assert rows == by_notebook

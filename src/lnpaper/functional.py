@@ -55,7 +55,7 @@ def _standardize(x: np.ndarray, axis: int, eps: float) -> tuple[np.ndarray, np.n
     if scale is not None:  # the same function on a / s; rows with s = 1 come out unchanged
         x_hat, inv_std = _standardize(x / scale, axis, eps / scale / scale)
         return x_hat, inv_std / scale
-    inv_std = 1.0 / np.sqrt(var + eps)  # eps inside the square root, as every library does
+    inv_std = 1.0 / np.sqrt(var + eps)  # eps inside the square root, as torch and the authors do
     return centered * inv_std, inv_std
 
 
@@ -77,7 +77,8 @@ def _project_out(dx_hat, x_hat, inv_std, axis, center: bool):
 def layer_norm(x, gain, bias, eps: float = 1e-5) -> np.ndarray:
     """LayerNorm over the last axis: y = g * (a - mu) / sqrt(sigma^2 + eps) + b.
 
-    Ba et al. 2016, Sec. 3 (the paper has no eps; implementations add it inside the sqrt).
+    Ba et al. 2016, Sec. 3 (the paper has no eps; torch and the authors' Theano code add it inside
+    the sqrt, their Torch module outside it: notebook 02 compares the places).
     """
     eps = check_eps(eps)
     x = _as_float64("x", x)

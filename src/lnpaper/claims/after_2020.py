@@ -155,8 +155,10 @@ CLAIMS = [
         id="G1",
         claim="Gemma's (1 + w) gains are the same function at init as g, and under weight decay "
         "are pulled toward 1, not 0",
-        source="Gemma 2 / 3 (google-deepmind/gemma; HF modeling_gemma2)",
-        paper_value="parameterization in the code; no number",
+        source="Gemma 2 / 3 (google-deepmind/gemma; HF modeling_gemma2): the parameterization "
+        "only; the weight-decay reading is ours",
+        paper_value="parameterization in the code (w = 0 at init, x (1 + w)); no number, and no "
+        "statement that the gains are decayed",
         notebook=NOTEBOOK,
         experiments=(experiments.gain_decay,),
         check=check_g1,

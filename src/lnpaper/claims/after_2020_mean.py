@@ -119,17 +119,19 @@ def _setting_text(study) -> str:
 
 
 def check_e2(study) -> Finding:
-    """LayerNorm-simple against LayerNorm: better (the interval below 0) is the source's claim;
-    no worse by LM_MARGIN is the weaker half."""
+    """LayerNorm-simple against LayerNorm. "No worse" holds when the interval's upper end is below
+    +LM_MARGIN; "better" counts only beyond the margin, since a gain inside it is one the ledger
+    calls negligible elsewhere (P2, T6, E1): better by more than LM_MARGIN is reproduced, no worse
+    but not better beyond the margin is partly."""
     difference = detach_differences(study)["LayerNorm-simple"]
     if difference is None:
         return Finding(f"{_setting_text(study)}: a run diverged", NOT_REPRODUCED)
-    better = stats.better(difference, "lower")
     no_worse = stats.no_worse(difference, LM_MARGIN, "lower")
-    if better == stats.HOLDS:
-        verdict, word = REPRODUCED, "better"
+    within = stats.matches(difference, LM_MARGIN)
+    if no_worse == stats.HOLDS and within == stats.FAILS:  # entirely below -LM_MARGIN
+        verdict, word = REPRODUCED, f"better by more than {LM_MARGIN:g}"
     elif no_worse == stats.HOLDS:
-        verdict, word = PARTLY, f"no worse by {LM_MARGIN:g}, not better"
+        verdict, word = PARTLY, f"no worse; any gain within the negligible {LM_MARGIN:g}"
     elif no_worse == stats.FAILS:
         verdict, word = NOT_REPRODUCED, "worse"
     else:
@@ -222,8 +224,8 @@ CLAIMS = [
         claim="In a Pre-LN Transformer the mean is redundant: with a zero-mean main branch, "
         "LayerNorm can be replaced by RMSNorm and the outputs are unchanged",
         source="Jiang et al., NeurIPS 2023, arXiv:2305.14858 (Pre-RMSNorm and Pre-CRMSNorm)",
-        paper_value="outputs equal (their example asserts allclose in float64); equivalence "
-        "during training not established by the source",
+        paper_value="outputs equal (their example asserts allclose in float64); equivalent "
+        "'in both training and inference' for a rewrite kept zero-mean (abstract)",
         notebook=NOTEBOOK,
         experiments=(experiments.zero_mean_drift,),
         check=check_e1,
@@ -252,8 +254,10 @@ CLAIMS = [
         experiments=(experiments.detach_study,),
         check=check_e2,
         test="held-out loss, LayerNorm-simple minus LayerNorm, paired by seed (10), 95% t CI: "
-        f"below 0 better (reproduced); below +{LM_MARGIN:g} no worse (partly); margin declared "
-        "beforehand",
+        f"below -{LM_MARGIN:g} better (reproduced); below +{LM_MARGIN:g} no worse (partly: a gain "
+        f"inside +-{LM_MARGIN:g} is negligible, the margin P2, T6 and E1 use); margin declared "
+        "beforehand, the rule for 'better' changed after review (a gain of a seventh of the "
+        "margin had been graded better)",
     ),
     Claim(
         id="E2b",

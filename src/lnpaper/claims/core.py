@@ -36,6 +36,11 @@ VERDICTS = (REPRODUCED, PARTLY, INCONCLUSIVE, NOT_REPRODUCED, NOT_CHECKABLE, PEN
 
 BA_2016 = "Ba, Kiros, Hinton 2016"
 
+# What a claim's check can show. An identity (an equation, an invariance, an implementation matching
+# its formula) can fail only through a bug, so its `reproduced` is not evidence about training; the
+# ledger counts identities apart from empirical findings.
+IDENTITY, EMPIRICAL = "identity", "empirical"
+
 
 @dataclass(frozen=True)
 class Quantity:
@@ -137,6 +142,7 @@ class Claim:
     experiments: tuple[Callable, ...] = ()  # their results are passed to `check`, in order
     check: Callable[..., Finding] | None = None
     test: str = ""  # how the verdict is decided: the test, n, and the margin declared beforehand
+    kind: str = EMPIRICAL  # IDENTITY for an exact result that can fail only through a bug
 
     def evaluate(self) -> Finding:
         """The check on the experiments' results, with the decisions it made and, for each fragile

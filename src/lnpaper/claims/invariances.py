@@ -5,6 +5,7 @@ import math
 from lnpaper import experiments, stats
 from lnpaper.claims.core import (
     BA_2016,
+    IDENTITY,
     NOT_REPRODUCED,
     PARTLY,
     Claim,
@@ -219,6 +220,7 @@ NOTEBOOK = "04_invariances"
 CLAIMS = [
     Claim(
         id="I1",
+        kind=IDENTITY,
         claim="Table 1: invariances of BatchNorm, WeightNorm and LayerNorm under six transformations "
         "(and RMSNorm's row from its own paper)",
         source=f"{BA_2016}, Table 1; Zhang & Sennrich 2019, Table 1",
@@ -229,6 +231,7 @@ CLAIMS = [
     ),
     Claim(
         id="I2",
+        kind=IDENTITY,
         claim="WeightNorm, and BatchNorm with expected statistics, reparameterize a linear layer "
         "(the same maps); LN's output before the affine lies on {sum y = 0, ||y||^2 = H}: "
         "another function class",
@@ -243,6 +246,7 @@ CLAIMS = [
     ),
     Claim(
         id="I3",
+        kind=IDENTITY,
         claim="implicit learning-rate decay: gradient orthogonal to W, ||W|| grows under SGD, "
         "angular step shrinks like lr / ||W||^2",
         source="Salimans & Kingma 2016, Sec. 2.1, and van Laarhoven 2017 (the derivation); "
@@ -266,8 +270,8 @@ CLAIMS = [
         claim="Adam turns a scale-invariant weight like lr / ||W||; AdamW settles at "
         "sqrt(2 lr lambda (1 - b1)/(1 + b1)) per step, ||W|| = sqrt(lr C / (2 lambda)), in about "
         "1/(2 lr lambda) steps",
-        source="Kosson et al. 2024, Rotational equilibrium (AdamW); the 1/||W|| scaling and the "
-        "equilibrium norm derived here from the same model",
+        source="Kosson et al. 2024, Rotational equilibrium (the AdamW equilibrium norm and "
+        "angle); van Laarhoven 2017 (Adam removes only part of the 1/||W|| dependence)",
         paper_value="slope -1 (Adam) vs -2 (SGD); angle 0.229 sqrt(2 lr lambda) for beta1 = 0.9",
         notebook=NOTEBOOK,
         experiments=(experiments.adam_geometry,),

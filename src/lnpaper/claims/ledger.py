@@ -14,7 +14,7 @@ from lnpaper.claims import (
     transpose,
     why_batchnorm_fails,
 )
-from lnpaper.claims.core import VERDICTS
+from lnpaper.claims.core import EMPIRICAL, IDENTITY, VERDICTS
 
 CLAIMS = [
     *why_batchnorm_fails.CLAIMS,
@@ -85,10 +85,13 @@ def _notebook_link(notebook: str, text: str) -> str:
     return f"[{text}](notebooks/{notebook}.ipynb)"
 
 
-def _section(heading, source, value, ours, test, verdict, notebook) -> list[str]:
+def _section(heading, source, value, ours, test, verdict, notebook, kind) -> list[str]:
     """A claim in full, under its own heading."""
     fields = [("source", source), ("source's value", value), ("ours", ours), ("test", test)]
-    fields += [("verdict", verdict), ("notebook", _notebook_link(notebook, notebook))]
+    fields += [("verdict", verdict)]
+    if kind == IDENTITY:
+        fields += [("kind", "an identity or implementation check: it can fail only through a bug")]
+    fields += [("notebook", _notebook_link(notebook, notebook))]
     return ["", f"### {heading}", ""] + [f"- **{name}:** {text}" for name, text in fields if text]
 
 
@@ -99,6 +102,13 @@ def markdown() -> str:
     counts = {v: verdicts.count(v) for v in VERDICTS}
     summary = ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
     borderline = sum(row[COLUMNS.index("verdict")].endswith("(borderline)") for row in table)
+    kinds = {}
+    for row, verdict in zip(table, verdicts, strict=True):
+        kinds.setdefault(BY_ID[row[0]].kind, []).append(verdict)
+
+    def counted(found):
+        return ", ".join(f"{found.count(v)} {v}" for v in VERDICTS if found.count(v))
+
     lines = [
         "# Claims ledger",
         "",
@@ -115,6 +125,11 @@ def markdown() -> str:
         "",
         f"{len(table)} claims: {summary}; {borderline} of them borderline.",
         "",
+        f"Of these, {len(kinds.get(IDENTITY, []))} are identities or implementation checks (an "
+        "equation, an invariance, code against its formula), which can fail only through a bug: "
+        f"{counted(kinds.get(IDENTITY, []))}. The {len(kinds.get(EMPIRICAL, []))} empirical "
+        f"findings: {counted(kinds.get(EMPIRICAL, []))}.",
+        "",
         "| " + " | ".join(TABLE_COLUMNS) + " |",
         "|" + "---|" * len(TABLE_COLUMNS),
     ]
@@ -125,7 +140,8 @@ def markdown() -> str:
         cells = (f"[{claim_id}](#{anchor(heading)})", _cell(claim), verdict,
                  _notebook_link(notebook, number))  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
-        sections += _section(heading, source, value, ours, test, verdict, notebook)
+        sections += _section(heading, source, value, ours, test, verdict, notebook,
+                             BY_ID[claim_id].kind)  # fmt: skip
     return "\n".join([*lines, "", "## Each claim in full", *sections]) + "\n"
 
 

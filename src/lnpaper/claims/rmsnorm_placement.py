@@ -245,7 +245,8 @@ CLAIMS = [
         id="P3",
         claim="RMSNorm saves time",
         source="Zhang & Sennrich 2019",
-        paper_value="7%-64% (64% is pRMSNorm; RMSNorm 6.9%-40.8%), GPU wall time",
+        paper_value="7%-64% (64% is pRMSNorm; RMSNorm 6.9%-40.8%), GPU wall time (table values "
+        "from secondary quotes of the paper's v1, not checked against its table)",
         notebook=NOTEBOOK,
         experiments=(experiments.memory_traffic, experiments.rmsnorm_placement.norm_timing),
         check=check_p3,

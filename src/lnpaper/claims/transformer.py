@@ -97,33 +97,50 @@ def below_level(run: dict, level: str) -> tuple[str, stats.Difference | None]:
 
 def check_t3(study) -> Finding:
     """Post-LN without warmup ends higher than with it (paired by seed); Pre-LN without warmup
-    ends below the bigram level, i.e. trains."""
+    reaches what Post-LN reaches with warmup (Xiong et al.'s comparison: no worse by LM_MARGIN,
+    paired by seed). Shown, not graded: whether warmup still helps Pre-LN, against the margin."""
     runs = study.runs
     post_cold, post_warm = runs["Post-LN, no warmup"], runs["Post-LN, warmup"]
     pre_cold, pre_warm = runs["Pre-LN, no warmup"], runs["Pre-LN, warmup"]
     bigram = post_cold["levels"]["bigram"]
-    if stats.count_diverged(post_cold["final_loss"] + post_warm["final_loss"]):
-        # a diverged run has no final loss to pair: counted, and this part left undecided
-        diverged = stats.count_diverged(post_cold["final_loss"] + post_warm["final_loss"])
-        needs, needs_text, quantities = stats.INCONCLUSIVE, f"{diverged} run(s) diverged", ()
+    quantities = []
+
+    def paired(a, b, label):  # a - b, or None when a run diverged (nothing to pair: counted)
+        if stats.count_diverged(a["final_loss"] + b["final_loss"]):
+            return None
+        difference = stats.paired_difference(a["final_loss"], b["final_loss"])
+        quantities.append(aggregate(label, difference))
+        return difference
+
+    def diverged_text(*arms):
+        return f"{stats.count_diverged([v for a in arms for v in a['final_loss']])} run(s) diverged"
+
+    warmup_gain = paired(post_cold, post_warm, "Post-LN loss, no warmup - warmup")
+    if warmup_gain is None:
+        needs, needs_text = stats.INCONCLUSIVE, diverged_text(post_cold, post_warm)
     else:
-        warmup_gain = stats.paired_difference(post_cold["final_loss"], post_warm["final_loss"])
         needs = stats.better(warmup_gain, "higher")
         needs_text = tested(warmup_gain, "higher" if needs == stats.HOLDS else needs, unit="nats")
-        quantities = (aggregate("Post-LN loss, no warmup - warmup", warmup_gain),)
-    trains, gap = below_level(pre_cold, "bigram")
-    if gap is not None:
-        quantities += (aggregate("Pre-LN no warmup, loss - bigram level", gap),)
+    against = paired(pre_cold, post_warm, "loss, Pre-LN no warmup - Post-LN warmup")
+    if against is None:
+        trains, trains_text = stats.INCONCLUSIVE, diverged_text(pre_cold, post_warm)
+    else:
+        trains = stats.no_worse(against, LM_MARGIN, "lower")
+        word = f"no worse by {LM_MARGIN:g}" if trains == stats.HOLDS else trains
+        trains_text = tested(against, word, unit="nats")
+    pre_gap = paired(pre_cold, pre_warm, "Pre-LN loss, no warmup - warmup")
+    gap_text = diverged_text(pre_cold, pre_warm) if pre_gap is None else pre_gap.text()
     ours = (
         f"held-out loss after {post_cold['steps'][-1]} steps, Adam lr {post_cold['lr']:g}, "
         f"{len(post_cold['seeds'])} seeds (bigram level {bigram:.3g}): Post-LN "
         f"{mean_sd_text(post_cold['final_loss'])} without warmup vs "
         f"{mean_sd_text(post_warm['final_loss'])} with {post_warm['warmup_steps']} warmup steps, "
-        f"difference {needs_text}; Pre-LN {mean_sd_text(pre_cold['final_loss'])} without vs "
-        f"{mean_sd_text(pre_warm['final_loss'])} with, without warmup minus the bigram level "
-        + (tested(gap, "below" if trains == stats.HOLDS else trains) if gap else "diverged")
+        f"difference {needs_text}; Pre-LN without warmup {mean_sd_text(pre_cold['final_loss'])}, "
+        f"minus Post-LN with warmup {trains_text}. Not graded: Pre-LN with warmup "
+        f"{mean_sd_text(pre_warm['final_loss'])}, without minus with {gap_text} (against the "
+        f"{LM_MARGIN:g}-nat margin)"
     )
-    return Finding(ours, combine([needs, trains]), quantities)
+    return Finding(ours, combine([needs, trains]), tuple(quantities))
 
 
 # the outcome of "most runs fail" (stats.most_runs), said of one arm's runs
@@ -344,7 +361,9 @@ CLAIMS = [
         experiments=(experiments.normalization_study,),
         check=check_t3,
         test="Post-LN: loss without minus with warmup, paired by seed, 95% t CI above 0; Pre-LN "
-        "without warmup: loss minus the bigram level, 95% t CI below 0",
+        "without warmup minus Post-LN with warmup (the source's comparison), paired by seed, 95% t "
+        f"CI below +{LM_MARGIN:g} (no worse; margin declared for P2, T6, E1). Until the second "
+        "review the Pre-LN half was 'ends below the bigram level', a weaker test",
     ),
     Claim(
         id="T4",

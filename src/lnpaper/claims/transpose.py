@@ -3,6 +3,7 @@
 from lnpaper import experiments
 from lnpaper.claims.core import (
     BA_2016,
+    IDENTITY,
     Claim,
     Finding,
     exact,
@@ -71,6 +72,7 @@ NOTEBOOK = "02_the_transpose"
 CLAIMS = [
     Claim(
         id="F1",
+        kind=IDENTITY,
         claim="mu and sigma over the H units of one example, biased variance; gain 1, bias 0 at "
         "init; eps inside the sqrt, as PyTorch puts it",
         source=f"{BA_2016}, Sec. 3; init Sec. 6",
@@ -82,6 +84,7 @@ CLAIMS = [
     ),
     Claim(
         id="F2",
+        kind=IDENTITY,
         claim="in B x T x d, each (b, t) is normalized over its d features alone",
         source=f"{BA_2016}, Sec. 3, applied per token as in the Transformer",
         paper_value="no mixing across tokens or examples",
@@ -91,6 +94,7 @@ CLAIMS = [
     ),
     Claim(
         id="F3",
+        kind=IDENTITY,
         claim="LayerNorm's backward pass has a closed form equal to autograd",
         source="derivation (notebook 02)",
         paper_value="projection off 1 and x_hat, scaled by g / sigma",

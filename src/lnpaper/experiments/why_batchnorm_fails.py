@@ -2,7 +2,7 @@
 
 M1-M3 measure BatchNorm's three problems on the summed inputs and the MLP of the digits task; M4
 follows the statistics of an LSTM's gate pre-activations over time (Cooijmans et al. 2016); M5 is the
-batch-size experiment of Ba et al. 2016, Sec. 6.7, scaled down to the 8 x 8 digits.
+batch-size experiment of Ba et al. 2016, Sec. 6.6, scaled down to the 8 x 8 digits.
 """
 
 import copy
@@ -405,7 +405,7 @@ M5_MODELS = {  # name -> (norm, norm_logits)
     "batchnorm": ("batchnorm", False),
     # the same places, the unbiased batch variance in training too: no built-in gap
     "unbiased batchnorm": ("unbiased batchnorm", False),
-    # the paper's baseline (Sec. 6.7): the unbiased variance, and every layer normalized, the
+    # the paper's baseline (Sec. 6.6): the unbiased variance, and every layer normalized, the
     # logits too. Its gain (1 at init) caps the logits' scale, so its test NLL says more about
     # that cap than about the batch size; its accuracy is comparable.
     "paper's batchnorm": ("unbiased batchnorm", True),
@@ -530,7 +530,7 @@ def batch_size_robustness(
     lr: float = 1e-3,
     seeds=tuple(range(20)),
 ) -> BatchSizeResult:
-    """M5 (Ba et al. 2016, Sec. 6.7): an MLP on permutation-invariant digits with LayerNorm, three
+    """M5 (Ba et al. 2016, Sec. 6.6): an MLP on permutation-invariant digits with LayerNorm, three
     BatchNorms (see M5_MODELS) or no normalizer, trained with Adam at batch 128 and at batch 4 for
     the same number of epochs (so the same examples seen; batch 4 takes 32x more steps). Test NLL
     and accuracy after every epoch, in eval mode (BatchNorm with its running averages, and again

@@ -188,10 +188,10 @@ def layer_scaling(result) -> Figure:
              for arm in result.arms}  # fmt: skip
     style.finding(
         fig,
-        f"After {result.steps} steps, 1/sqrt(l) on Pre-LN's norms changes the last stream's "
-        f"variance {last['pre']:.3g} -> {last['layer_scaling']:.3g};\nthe deeper half's blocks "
-        f"are worth {worth['pre']:.3f} -> {worth['layer_scaling']:.3f} nats each when skipped "
-        f"(means of {len(result.seeds)} seeds)",
+        f"After {result.steps} steps, 1/sqrt(l) on Pre-LN's norms: last stream's variance "
+        f"{last['pre']:.3g} -> {last['layer_scaling']:.3g} (geometric mean);\nthe deeper half's "
+        f"blocks worth {worth['pre']:.3f} -> {worth['layer_scaling']:.3f} nats each when skipped "
+        f"(mean of {len(result.seeds)} seeds)",
     )
     init_handle = Line2D([], [], color=style.BLACK, ls=":", lw=1.0, label="at init (mean)")
     style.shared_legend(fig, [panels[0]],

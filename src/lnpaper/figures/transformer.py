@@ -161,7 +161,7 @@ def warmup_curves(result) -> Figure:
     runs = result.runs
     fig = _study_figure(runs, lines)
     cold, warm = runs["Post-LN, no warmup"], runs["Post-LN, warmup"]
-    style.finding(fig, f"Without warmup Post-LN ends at the unigram level ({_median_final(cold):.2f} "
+    style.finding(fig, f"Without warmup Post-LN ends near the uniform level ({_median_final(cold):.2f} "
                   f"nats);\nwith warmup it trains, to {_median_final(warm):.2f}, and Pre-LN trains "
                   "either way")  # fmt: skip
     seeds = len(cold["seeds"])

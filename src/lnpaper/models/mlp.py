@@ -1,4 +1,4 @@
-"""The fully connected classifier of the batch-size experiment (Ba et al. 2016, Sec. 6.7).
+"""The fully connected classifier of the batch-size experiment (Ba et al. 2016, Sec. 6.6).
 
 The paper trains a 784-1000-1000-10 network on permutation-invariant MNIST with BatchNorm or with
 LayerNorm; notebook 01 (claim M5) trains a narrower one on the 8 x 8 digits. Each hidden layer is
@@ -20,7 +20,7 @@ from lnpaper.norms import BatchNorm, LayerNorm, center
 class UnbiasedBatchNorm(BatchNorm):
     """BatchNorm that normalizes with the batch's *unbiased* variance in training too.
 
-    Ba et al. 2016, Sec. 6.7 (notebook 01, M5): their BatchNorm baseline used the unbiased
+    Ba et al. 2016, Sec. 6.6 (notebook 01, M5): their BatchNorm baseline used the unbiased
     variance at batch 4. torch's convention (and `lnpaper.BatchNorm`) trains on the biased one,
     s^2 (N - 1) / N, while the running estimate, used at inference, tracks the unbiased one: at
     batch 4 a unit's inference output is sqrt(3/4) = 0.87 of its training-time scale, a built-in

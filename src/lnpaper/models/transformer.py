@@ -41,7 +41,8 @@ Options of notebook 07, also off by default:
   each head's d_head coordinates (`qk_norm_span="head"`: ViT-22B, Wortsman et al. 2023, Gemma 3) or
   over the whole d-wide projection before the heads are split (`"full"`: OLMo 2); `l2` is Henry et
   al. 2020's: q / ||q|| and k / ||k|| per head, and the dot product times a learnable scalar g,
-  g_0 = log2(L^2 - L) with L = `max_len`, instead of 1 / sqrt(d_head).
+  g_0 = log2(L^2 - L), instead of 1 / sqrt(d_head). Henry et al.'s L is the 97.5th percentile of
+  the training sequences' lengths; here every training sequence is `max_len` long, so L = `max_len`.
 - `deepnorm` (Wang et al. 2022, with `placement="post"`): x_{l+1} = LN(alpha x_l + G(x_l)), alpha =
   (2M)^{1/4} for M blocks, and after the normal init W^V, W^O, W^(1) and W^(2) are multiplied by
   beta = (8M)^{-1/4} (W^Q and W^K are not).
@@ -57,15 +58,18 @@ Initialization, `init`:
   position embeddings 0. At init the input to the first block is then exactly Gaussian N(0, I_d), the
   input Xiong et al. (2020, Sec. 3.2) assume. Norm gains start at 1 and biases at 0.
 - `tfixup` (Huang, Perez, Ba, Volkovs 2020, Sec. 3): Xavier for the weight matrices, token
-  embeddings N(0, d^{-1/2}), read here as a *standard deviation* of d^{-1/2} (the convention of the
-  fairseq code base the paper builds on); then the attention value and output matrices (their v and
-  w), both feed-forward matrices and the token embeddings are multiplied by (9N)^{-1/4}, N the number
-  of blocks. That is the paper's decoder rule, derived for the decoder layers of an encoder-decoder
-  model, whose cross-attention it also scales; here it is applied to a decoder-only stack without
-  cross-attention. As in the authors' fairseq code (`embed_scale`), the looked-up token embedding is
-  multiplied by sqrt(d) in the forward pass, before the positions are added, so a token enters the
-  stack with a standard deviation of (9N)^{-1/4} per coordinate. T-Fixup is meant for
-  `placement="none"`, but any placement accepts it.
+  embeddings N(0, d^{-1/2}), read here as a *standard deviation* of d^{-1/2} (the convention of
+  the fairseq code base the paper builds on); then the attention value and output matrices (their
+  v and w), both feed-forward matrices and the token embeddings are multiplied by (9N)^{-1/4}, N
+  the number of blocks. That is the paper's decoder rule, derived for the decoder layers of an
+  encoder-decoder model, whose cross-attention it also scales; here it is applied to a
+  decoder-only stack without cross-attention. Structurally our two-sublayer block is T-Fixup's
+  encoder layer, whose rule is 0.67 N^{-1/4} (0.36 against the decoder rule's 0.31 at N = 12); we
+  keep the decoder rule because the stack is a decoder (causal, trained as a language model), and
+  say so where T5 is checked. As in the authors' fairseq code (`embed_scale`), the looked-up token
+  embedding is multiplied by sqrt(d) in the forward pass, before the positions are added, so a
+  token enters the stack with a standard deviation of (9N)^{-1/4} per coordinate. T-Fixup is meant
+  for `placement="none"`, but any placement accepts it.
 """
 
 import math
@@ -89,7 +93,7 @@ DETACHED = {"detach_mean": ("mean",), "detach_std": ("std",), "detach_both": ("m
 POINTWISE = ("dyt", "derf")  # no statistic: each value squashed on its own, with a learnable alpha
 NORMS = ("layernorm", "rmsnorm", "prmsnorm", *POINTWISE, "layernorm_simple", *DETACHED, "identity")
 QK_NORMS = ("layernorm", "rmsnorm", "l2")
-MIX_POST_FRACTION = 0.25  # Mix-LN: Post-LN in the first floor(0.25 L) blocks (their code: 12 -> 3)
+MIX_POST_FRACTION = 0.25  # Mix-LN (Li et al., arXiv:2412.13795): Post-LN in the first floor(0.25 L)
 PRMS_FRACTION = 0.0625  # Zhang & Sennrich's p for pRMSNorm
 INITS = ("default", "tfixup")
 FINAL_NORM = (
