@@ -106,12 +106,30 @@ def test_an_entry_says_how_it_was_made_and_what_it_called(store):
 
 
 def test_a_missing_entry_is_an_error_naming_the_experiment_and_its_arguments(store):
-    record.configure(record.settings_for("on", store))
+    record.configure(record.settings_for("strict", store))
     with pytest.raises(
         record.RecordMissing, match=r"counting_experiment\(scale=5.0, sizes=\[1, 2\]\)"
     ):
         counting_experiment(scale=5.0)
     assert CALLS == []
+
+
+def test_a_readers_own_call_runs_live_says_so_and_writes_nothing(store, capsys):
+    """In the default mode a call the record lacks is computed here, in memory, announced with
+    the recorded default call's time as a guide; strict mode (make test) keeps it an error."""
+    record.configure(record.settings_for("fill", store))
+    counting_experiment()  # the default call, recorded
+    record.configure(record.settings_for("on", store))
+    files = sorted(p.name for p in store.iterdir())
+    CALLS.clear()
+    assert counting_experiment(scale=5.0).values == [5.0, 10.0]
+    err = capsys.readouterr().err
+    assert "counting_experiment(scale=5.0, sizes=[1, 2]) is not in the record" in err
+    assert "computing it here, live" in err and "its default call took" in err
+    assert "not recorded" in err
+    assert sorted(p.name for p in store.iterdir()) == files
+    counting_experiment(scale=5.0)  # kept in memory: computed once
+    assert CALLS == [5.0]
 
 
 @pytest.mark.parametrize("garbage", ["", '{"experiment": "counting_exp', "not json", "[]"])
@@ -181,9 +199,11 @@ def test_modes_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("LNPAPER_RECORD", "off")
     assert record.current().read is False and record.current().missing == "compute"
     monkeypatch.setenv("LNPAPER_RECORD", "")
+    assert record.current().missing == "live"
+    monkeypatch.setenv("LNPAPER_RECORD", "strict")
     assert record.current().missing == "error"
     monkeypatch.setenv("LNPAPER_RECORD", "sometimes")
-    with pytest.raises(ValueError, match="LNPAPER_RECORD must be one of on, off, fill"):
+    with pytest.raises(ValueError, match="LNPAPER_RECORD must be one of on, strict, off, fill"):
         record.current()
 
 

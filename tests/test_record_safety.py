@@ -329,7 +329,7 @@ def test_an_older_entry_with_bare_nan_still_reads(store):
 
 
 def test_a_missing_call_with_other_arguments_is_told_what_works(store):
-    record.configure(record.settings_for("on", store))
+    record.configure(record.settings_for("strict", store))
     with pytest.raises(record.RecordMissing) as missing:
         safe_experiment(scale=5.0)
     message = str(missing.value)
@@ -347,7 +347,7 @@ def test_a_missing_call_with_other_arguments_is_told_what_works(store):
 
 
 def test_a_missing_default_call_is_told_to_record_it(store):
-    record.configure(record.settings_for("on", store))
+    record.configure(record.settings_for("strict", store))
     with pytest.raises(record.RecordMissing, match="Add it with `python -m lnpaper record safe_"):
         safe_experiment(sizes=[1, 2])  # the defaults, spelled out
 

@@ -20,8 +20,11 @@ Results are standard JSON: a NaN or an infinity is written as {"__float__": "NaN
 "Infinity", "-Infinity"), and the bare `NaN` of older entries still reads.
 
 Modes (`LNPAPER_RECORD`, or `configure`):
-- `on` (default): read the record; an experiment missing from it is an error naming it and its
-  arguments, never a silent recompute.
+- `on` (default): read the record. A call it lacks (a reader's own argument) is computed here, live,
+  in memory, never written, and says so: what it computes, about how long the recorded call of the
+  same experiment took, and how long this one took.
+- `strict`: read the record; a call missing from it is an error naming it and its arguments, never
+  a silent recompute (`make test`, nbval, `make figures` and the reproduction check's comparison).
 - `off`: a live run. Every experiment is computed on this machine, kept in memory for this process,
   and nothing is written. `lnpaper.setup(recompute=True)` does the same from a notebook.
 - `fill`: read the record, and compute and write what is missing (`make notebooks`, `record`).
@@ -41,6 +44,7 @@ import math
 import os
 import platform
 import re
+import sys
 import tempfile
 import threading
 import time
@@ -57,7 +61,7 @@ from lnpaper.runtime import THREADS
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_RESULTS = PACKAGE_DIR.parents[1] / "results"
-MODES = ("on", "off", "fill")
+MODES = ("on", "strict", "off", "fill")
 
 
 class RecordMissing(LookupError):
@@ -67,7 +71,9 @@ class RecordMissing(LookupError):
 @dataclasses.dataclass(frozen=True)
 class Settings:
     read: bool  # use recorded entries
-    missing: str  # what a call not in the record does: "error", "compute" (in memory) or "write"
+    # what a call not in the record does: "error", "live" (computed in memory, announced),
+    # "compute" (in memory: a live run) or "write"
+    missing: str
     directory: Path
     mode: str  # the name a reader sees in the setup line
 
@@ -89,9 +95,12 @@ def record_dir() -> Path:
 def settings_for(mode: str, directory: Path | None = None) -> Settings:
     if mode not in MODES:
         raise ValueError(f"LNPAPER_RECORD must be one of {', '.join(MODES)}, got {mode!r}")
-    read, missing = {"on": (True, "error"), "off": (False, "compute"), "fill": (True, "write")}[
-        mode
-    ]
+    read, missing = {
+        "on": (True, "live"),
+        "strict": (True, "error"),
+        "off": (False, "compute"),
+        "fill": (True, "write"),
+    }[mode]
     return Settings(read, missing, Path(directory) if directory else record_dir(), mode)
 
 
@@ -437,8 +446,9 @@ def missing_message(name: str, fn, arguments: dict, directory: Path) -> str:
     only, so a call with other arguments is told how to run it live or record it."""
     head = f"{describe(name, arguments)} is not in the record ({directory}). "
     live = (
-        "compute it here without recording it with LNPAPER_RECORD=off or, in a notebook, "
-        "`lnpaper.setup(recompute=True)` (a live run)"
+        "compute it here without recording it: with LNPAPER_RECORD unset (or `on`) a call the "
+        "record lacks runs live, and LNPAPER_RECORD=off or, in a notebook, "
+        "`lnpaper.setup(recompute=True)` computes everything live"
     )
     if _is_default_call(fn, arguments):
         return (
@@ -481,9 +491,36 @@ def call(name: str, fn, result_type: type, arguments: dict):
                     _unwritten.append(f"{path} ({error})")
                 _redo.discard(entry_key)
     elif entry is None:
+        announce = settings.missing == "live" and not broken  # a broken entry is named already
+        if announce:
+            print(live_message(name, fn, arguments, settings.directory), file=sys.stderr)
         entry = compute(name, fn, arguments)
         _memory[entry_key] = entry
+        if announce:
+            print(f"computed {name} here in {entry['made']['seconds']:.1f} s (not recorded)",
+                  file=sys.stderr)  # fmt: skip
     return decode(result_type, entry["result"])
+
+
+def live_message(name: str, fn, arguments: dict, directory: Path) -> str:
+    """What a reader's own call is about to do, and a guess at how long: the recorded seconds of
+    the same experiment's default call (same machine class, other arguments: a guide, not a
+    promise)."""
+    text = (
+        f"{describe(name, arguments)} is not in the record: computing it here, live, in memory "
+        "(nothing is written; LNPAPER_RECORD=strict makes this an error)"
+    )
+    defaults = {
+        key_: parameter.default
+        for key_, parameter in inspect.signature(fn).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+    with warnings.catch_warnings():  # only its seconds are read: a broken entry is named elsewhere
+        warnings.simplefilter("ignore")
+        recorded = read_entry(directory / f"{name}-{key(name, defaults)}.json")
+    if recorded is not None and "seconds" in recorded.get("made", {}):
+        text += f"; its default call took {recorded['made']['seconds']:.1f} s when recorded"
+    return text
 
 
 @contextlib.contextmanager

@@ -325,7 +325,7 @@ def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[li
     chosen = chosen or claims.CLAIMS
 
     def evaluate(directory):
-        with record.using(record.settings_for("on", directory)):
+        with record.using(record.settings_for("strict", directory)):
             return {claim.id: claim.evaluate() for claim in chosen}
 
     before, after = evaluate(recorded_dir), evaluate(fresh_dir)
@@ -342,7 +342,7 @@ def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[li
             status = "same"
         else:  # moved through fragile decisions only: their new outcomes alone give the new verdict
             fragile = all(old.decisions[i].fragile for i in moved)
-            with record.using(record.settings_for("on", recorded_dir)):
+            with record.using(record.settings_for("strict", recorded_dir)):
                 explained = moved and claim.verdict_with(moved) == new.verdict
             status = "moved (fragile)" if fragile and explained else "CHANGED"
         verdicts.append((claim_id, names, old.verdict, new.verdict, status))
