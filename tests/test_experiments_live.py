@@ -1,0 +1,109 @@
+"""Every experiment the other tests only read from the record, run live at small arguments (a few
+steps, two seeds), and its claim's check run on what it returns: a bug in an experiment's code
+shows here, in the unit suite, not first in the 20-minute reproduction check."""
+
+import math
+
+import pytest
+
+from lnpaper import claims, experiments, record
+from lnpaper.claims.core import VERDICTS
+
+
+@pytest.fixture(autouse=True)
+def live():
+    """A live run: computed here, in memory, nothing read from or written to the record."""
+    with record.using("off"):
+        yield
+
+
+def finite_numbers(value) -> list[float]:
+    """Every number in a result, nested in dicts, lists and dataclass dicts."""
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in finite_numbers(v)]
+    if isinstance(value, list | tuple):
+        return [x for v in value for x in finite_numbers(v)]
+    if hasattr(value, "__dataclass_fields__"):
+        return finite_numbers(vars(value))
+    return []
+
+
+def check(claim_id: str, *results) -> None:
+    finding = claims.BY_ID[claim_id].check(*results)
+    assert finding.verdict in VERDICTS and finding.ours, claim_id
+
+
+TWO = (0, 1)
+
+
+def test_layernorm_parity_and_backward_parity():
+    parity = experiments.layernorm_parity(shapes=((2, 8), (3, 16)))
+    backward = experiments.backward_parity(shape=(3, 8))
+    check("F1", parity)
+    check("F3", backward)
+
+
+def test_xiong_setting():
+    result = experiments.xiong_setting(seeds=TWO, d_model=16)
+    assert result.post and result.pre
+
+
+def test_normalization_study_and_its_claims():
+    study = experiments.normalization_study(seeds=TWO, steps=4, warmup_steps=2)
+    assert len(study.runs) >= 6
+    for claim_id in ("T3", "T4"):
+        check(claim_id, study)
+
+
+def test_tfixup_study():
+    study = experiments.tfixup_study(n_layers=2, seeds=TWO, steps=3)
+    assert study.runs
+
+
+def test_rmsnorm_and_placement_studies():
+    rms = experiments.rmsnorm_study(seeds=TWO, steps=3)
+    placement = experiments.placement_study(seeds=TWO, steps=3)
+    assert rms.runs and placement.runs
+    check("P2", rms)
+
+
+def test_qk_sweep_and_reordered_study():
+    sweep = experiments.qk_sweep(lrs=(1e-2, 1e-1), seeds=TWO, steps=3)
+    reordered = experiments.reordered_study(lrs=(3e-2, 1e-1), seeds=TWO, steps=12)
+    assert set(sweep.runs) and set(reordered.runs) == {"Pre-LN", "reordered"}
+    check("Q1", sweep)
+    check("O1", reordered)
+
+
+def test_gain_decay():
+    result = experiments.gain_decay(seeds=TWO, steps=3, n_layers=2)
+    assert all(math.isfinite(v) for v in finite_numbers(result.mean_gain))
+    check("G1", result)
+
+
+def test_branch_dependence():
+    result = experiments.branch_dependence(depths=(2, 4), seeds=TWO, draws=1, d_model=16)
+    check("A2", result)
+
+
+def test_after_dyt_study():
+    study = experiments.after_dyt_study(seeds=TWO, steps=3)
+    assert study.runs
+    check("Y1", study)
+
+
+def test_recurrent_training_and_sequential_digits():
+    # 8 steps evaluated at each: enough evaluations for the first and last quarters
+    rows = experiments.recurrent_training(hidden=8, steps=8, seeds=TWO, eval_every=1,
+                                          lrs=(1e-2,))  # fmt: skip
+    pixels = experiments.sequential_digits(hidden=4, steps=8, seeds=TWO, eval_every=1,
+                                           lrs=(1e-2,))  # fmt: skip
+    assert rows.runs and pixels.runs
+    for claim_id in ("R3", "R4", "R4b"):
+        check(claim_id, rows)
+    for claim_id in ("M4b", "M4c", "M4d", "R3c"):
+        check(claim_id, pixels)
