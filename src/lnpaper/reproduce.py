@@ -466,8 +466,15 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
         f"- decisions: {len(decisions)}, {len(fragile)} fragile in the record; {len(moved)} moved "
         f"({sum(not row.ok for row in moved)} of them not fragile)",
         f"- quantities: {len(quantities) - len(failed_q)} of {len(quantities)} within tolerance; "
-        f"{len(loose)} aggregates with a tolerance wider than the value itself (too loose to check "
-        "anything: too few seeds, or runs that collapse)",
+        f"{len(loose)} aggregates with a tolerance wider than the effect they decide (too loose "
+        "to check it: too few seeds, or runs that collapse)",
+        "",
+        *[
+            f"- moved, fragile: {row.claim}, {row.label}: {row.recorded.outcome} -> "
+            f"{row.now.outcome}"
+            for row in moved
+            if row.ok
+        ],
         "",
         "| claim | experiments | recorded verdict | now | status |",
         "|---|---|---|---|---|",
@@ -490,7 +497,7 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
         notes = ["yes" if was.fragile else ""] + (["one seed"] if was.one_seed is not None else [])
         cells = [row.claim, row.label, was.test, _boundary(was), f"{was.band:.2g}", _interval(was),
                  was.outcome, _interval(now), now.outcome, ", ".join(n for n in notes if n),
-                 "yes" if row.ok else "**NO**"]  # fmt: skip
+                 ("yes (moved)" if row.changed else "yes") if row.ok else "**NO**"]  # fmt: skip
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     lines += [
         "",
