@@ -39,7 +39,9 @@ lint: $(TESTED)
 	$(BIN)/ruff format --check src tests book
 	$(BIN)/actionlint -shellcheck= -pyflakes= .github/workflows/*.yml
 
-unit-and-notebooks: $(TESTED)
+# The book's browser tests read book/_build, so the book is built first (from the committed
+# reproduction report when `make reproduce` has not written one here).
+unit-and-notebooks: $(TESTED) book
 	LNPAPER_RECORD=strict $(BIN)/python -m pytest -rs -n 2 --dist loadfile --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
 
