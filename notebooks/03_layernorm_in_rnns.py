@@ -57,19 +57,12 @@ import torch
 
 import lnpaper
 from lnpaper import claims, experiments, figures, stats
-from lnpaper.claims.layernorm_in_rnns import (
+from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
+from lnpaper.chapters.ch03_layernorm_in_rnns.claims import (
     R4_MARGIN,
-    check_m4b,
-    check_m4c,
-    check_m4d,
-    check_r3,
-    check_r3b,
-    check_r3c,
-    check_r4,
-    check_r4b,
 )
+from lnpaper.chapters.ch03_layernorm_in_rnns.runs import mean_tanh_slope, training_summary
 from lnpaper.data import digits
-from lnpaper.experiments.layernorm_in_rnns import mean_tanh_slope, training_summary
 from lnpaper.models.recurrent import LayerNormLSTMCell, LayerNormTanhRNNCell, unroll
 from lnpaper.spread import mean_sd_text
 
@@ -224,7 +217,7 @@ assert anatomy.layernorm_stored == 0 < anatomy.batchnorm_stored, (
 
 # %%
 dynamics = experiments.rnn_dynamics()
-r2 = experiments.layernorm_in_rnns.dynamics_summary(dynamics)
+r2 = ch03_runs.dynamics_summary(dynamics)
 print(f"{'':14s} {'scale':>5s} {'RMS a_t: t=8':>13s} {'t=300':>9s} {'RMS h_t: t=300':>15s} "
       f"{'dependence on x_0: t=300':>25s} {'per step':>9s}")
 for net in dynamics.summed_rms:
@@ -345,15 +338,15 @@ for model in ("LN-LSTM", "BN-LSTM"):
     final = stats.paired_difference(summary[model]["final_loss"], summary["LSTM"]["final_loss"])
     print(f"   {model}: test NLL, steps 25-75 {early.text()}; final accuracy (pp) "
           f"{accuracy.text(1)}; final NLL {final.text()}")
-r3 = check_r3(study)
+r3 = claims.BY_ID["R3"].evaluate()
 print(f"R3, faster, and LN gain 1.0 ahead of 0.1: {r3.verdict}")
-assert r3.verdict == claims.PARTLY, r3.ours
-r4 = check_r4(study)  # R4: no worse by more than R4_MARGIN in final test accuracy
+claims.expect(r3, claims.PARTLY)
+r4 = claims.BY_ID["R4"].evaluate()  # R4: no worse by more than R4_MARGIN in final test accuracy
 print(f"R4, no worse than {100 * R4_MARGIN:g} pp in final test accuracy: {r4.verdict}")
-assert r4.verdict == claims.INCONCLUSIVE, r4.ours
-r4b = check_r4b(study)  # R4b: higher final test accuracy and lower final test NLL
+claims.expect(r4, claims.INCONCLUSIVE)
+r4b = claims.BY_ID["R4b"].evaluate()  # R4b: higher final test accuracy and lower final test NLL
 print(f"R4b, higher final test accuracy and lower final test NLL: {r4b.verdict}")
-assert r4b.verdict == claims.INCONCLUSIVE, r4b.ours
+claims.expect(r4b, claims.INCONCLUSIVE)
 figures.recurrent_training(study)
 
 # %% [markdown]
@@ -391,9 +384,9 @@ for part, steps in (("early", "25-75"), ("late", "250-300")):
     lower = sum(a < b for a, b in zip(ln, bn, strict=True))
     print(f"test NLL, steps {steps}: LN-LSTM {sum(ln) / len(ln):.3f}, BN-LSTM {sum(bn) / len(bn):.3f}; "
           f"LN - BN {difference.text()}, LN lower in {lower} of {difference.n} seeds")
-r3b = check_r3b(study)
+r3b = claims.BY_ID["R3b"].evaluate()
 print(f"R3b, LN-LSTM below BN-LSTM early and late: {r3b.verdict}")
-assert r3b.verdict == claims.NOT_REPRODUCED, r3b.ours
+claims.expect(r3b, claims.NOT_REPRODUCED)
 
 # %% [markdown]
 # Neither half holds. Over steps 25-75 the two are not told apart (LN minus BN +0.059 [-0.050,
@@ -459,7 +452,7 @@ figures.gain_init(study)
 
 # %%
 longer = experiments.longer_sequences()
-lengths = experiments.layernorm_in_rnns.length_summary(longer)
+lengths = ch03_runs.length_summary(longer)
 print(f"{'model':10s} {'steps 2-7 (trained)':>20s} {'steps 8-15 (longer)':>20s}")
 for model, parts in lengths.items():
     (inside, inside_sd), (beyond, beyond_sd) = parts["inside"], parts["beyond"]
@@ -547,13 +540,13 @@ for order, task in tasks.items():
     gru = stats.paired_difference(s["LN-GRU"]["curve"], s["LN-LSTM"]["curve"])
     print(f"   {task}: LN-LSTM - LSTM {ln.text()}; LN-GRU - LN-LSTM {gru.text()}")
 findings = {}
-for claim_id, check in (("M4b", check_m4b), ("M4c", check_m4c), ("M4d", check_m4d),
-                        ("R3c", check_r3c)):
-    findings[claim_id] = check(pixels)
+for claim_id in ("M4b", "M4c", "M4d", "R3c"):
+    findings[claim_id] = claims.BY_ID[claim_id].evaluate()
     print(f"\n{claim_id}: {findings[claim_id].verdict}\n   {findings[claim_id].ours}")
 expected = {"M4b": claims.PARTLY, "M4c": claims.REPRODUCED, "M4d": claims.REPRODUCED,
             "R3c": claims.NOT_REPRODUCED}
-assert {k: f.verdict for k, f in findings.items()} == expected, {k: f.ours for k, f in findings.items()}
+for claim_id, verdict in expected.items():
+    claims.expect(findings[claim_id], verdict)
 figures.sequential_digits(pixels)
 
 # %% [markdown]
@@ -622,7 +615,7 @@ figures.sequential_digits(pixels)
 
 # %%
 cnn = experiments.cnn_coda()
-for margin, by_norm in experiments.layernorm_in_rnns.cnn_summary(cnn).items():
+for margin, by_norm in ch03_runs.cnn_summary(cnn).items():
     print(f"{8 + 2 * margin}x{8 + 2 * margin} images; no-norm CNN, responding units on at the border "
           f"vs inside: conv 1 {cnn.border_active[margin][0]:.2f} vs {cnn.interior_active[margin][0]:.2f}, "
           f"conv 2 {cnn.border_active[margin][1]:.2f} vs {cnn.interior_active[margin][1]:.2f}")
@@ -638,8 +631,8 @@ for margin, by_norm in experiments.layernorm_in_rnns.cnn_summary(cnn).items():
 r5, r5b = claims.BY_ID["R5"].evaluate(), claims.BY_ID["R5b"].evaluate()
 print(f"R5, LN below no norm at both sizes: {r5.verdict}")
 print(f"R5b, BN below LN at both sizes: {r5b.verdict}")
-assert r5.verdict == claims.REPRODUCED, r5.ours
-assert r5b.verdict == claims.INCONCLUSIVE, r5b.ours
+claims.expect(r5, claims.REPRODUCED)
+claims.expect(r5b, claims.INCONCLUSIVE)
 figures.cnn_coda(cnn)
 
 # %% [markdown]

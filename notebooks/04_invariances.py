@@ -44,6 +44,7 @@ import torch
 
 import lnpaper
 from lnpaper import claims, experiments, figures, invariance
+from lnpaper.chapters.ch04_invariances import runs as ch04_runs
 
 lnpaper.setup()
 
@@ -114,13 +115,13 @@ with torch.no_grad():
 
 # %%
 table = experiments.invariance_measurements()
-print(experiments.invariances.table_text(table))
+print(ch04_runs.table_text(table))
 
 for seed, measured in zip(table.seeds, table.tables, strict=True):
     for row, paper_row in invariance.PAPER_TABLE.items():
         assert measured[row] == paper_row, (seed, row)
     assert measured == table.tables[0], f"seed {seed} gives another table"  # no seed dependence
-largest_invariant, smallest_no = experiments.invariances.invariance_extremes(table)
+largest_invariant, smallest_no = ch04_runs.invariance_extremes(table)
 print(f"\nlargest change in an Invariant cell: {largest_invariant:.1e}")
 print(f"smallest change in a No cell (any single draw): {smallest_no:.3g}")
 print(f"seeds {table.seeds}: the same verdicts every time, and the 24 cells of the sources' tables")
@@ -356,7 +357,7 @@ figures.sgd_geometry(sgd)
 # is the mean over the last 200.
 
 # %%
-from lnpaper.experiments.invariances import adamw_predictions, adamw_ratios, angle_slopes
+from lnpaper.chapters.ch04_invariances.runs import adamw_predictions, adamw_ratios, angle_slopes
 
 adam = experiments.adam_geometry()
 for name, exponent in (("adam", -1), ("sgd", -2)):

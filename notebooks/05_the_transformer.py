@@ -42,7 +42,7 @@ import torch
 
 import lnpaper
 from lnpaper import claims, experiments, figures, stats
-from lnpaper.claims import transformer as transformer_claims
+from lnpaper.chapters.ch05_transformer import claims as transformer_claims
 from lnpaper.data import SyntheticLanguage
 from lnpaper.models import TransformerLM
 from lnpaper.models.transformer import Block
@@ -169,16 +169,16 @@ print(f"14-to-6 ratio  Post-LN {post.ratio_last_to_first:.2f} +- {post.ratio_sta
       f"   Pre-LN {pre.ratio_last_to_first:.2f} +- {pre.ratio_standard_error:.2f}"
       f"   (the bound's scaling for Pre-LN: sqrt(6/14) = {np.sqrt(6 / 14):.2f})")  # fmt: skip
 xiong = experiments.xiong_setting()  # the two runs above, together
-t1 = transformer_claims.check_t1(xiong)  # per-seed slopes (depth_slopes), their mean and interval
+t1 = claims.BY_ID["T1"].evaluate()  # per-seed slopes (depth_slopes), their mean and interval
 post_slope, pre_slope = (quantity.difference for quantity in t1.quantities)
 margin = transformer_claims.T1_SLOPE_MARGIN
 post_flat, pre_falls = stats.matches(post_slope, margin), stats.better(pre_slope, "lower")
 print("\nslope of log ||dL/dW^(2)|| against log L, mean over seeds (1/sqrt(L): -0.5)")
 print(f"  Post-LN {post_slope.text()}: inside +-{margin:g}? {post_flat}")
 print(f"  Pre-LN  {pre_slope.text()}: below 0? {pre_falls}")
-assert pre_falls == stats.HOLDS, f"Pre-LN's slope {pre_slope.text()} is not below 0"
-assert post_flat == stats.INCONCLUSIVE, f"Post-LN's slope {post_slope.text()}: {post_flat}"
-assert t1.verdict == claims.PARTLY, t1.ours
+stats.expect(stats.HOLDS, stats.better, pre_slope, "lower")
+stats.expect(stats.INCONCLUSIVE, stats.matches, post_slope, margin)
+claims.expect(t1, claims.PARTLY)
 figures.grad_norm_vs_depth(xiong)
 
 # %% [markdown]
@@ -274,12 +274,12 @@ pre_gap = stats.paired_difference(final["Pre-LN, no warmup"], bigram_level)
 print(f"\nPost-LN, no warmup minus warmup:       {post_gain.text()}")
 print(f"Pre-LN, no warmup minus bigram level:  {pre_gap.text()}")
 print(f"Pre-LN, no warmup minus warmup:        {pre_gain.text()}")
-t3 = transformer_claims.check_t3(study)
-assert t3.verdict == claims.REPRODUCED, t3.ours
+t3 = claims.BY_ID["T3"].evaluate()
+claims.expect(t3, claims.REPRODUCED)
 assert min(final["Post-LN, no warmup"]) > levels.bigram > max(final["Post-LN, warmup"]), (
     f"Post-LN: {final['Post-LN, no warmup']} without warmup, {final['Post-LN, warmup']} with"
 )
-assert stats.better(pre_gain, "higher") == stats.HOLDS, f"warmup and Pre-LN: {pre_gain.text()}"
+stats.expect(stats.HOLDS, stats.better, pre_gain, "higher")
 assert pre_gain.high < post_gain.low, f"Pre-LN {pre_gain.text()}, Post-LN {post_gain.text()}"
 figures.warmup_curves(study)
 
@@ -345,10 +345,10 @@ with torch.no_grad():
 print("no norm, at init: mean square of the stream grows per block by",
       " ".join(f"{g:.1f}" for g in growth))  # fmt: skip
 assert min(growth) > 1.5, f"the stream's mean square grows per block by {min(growth):.2f} or more"
-t4 = transformer_claims.check_t4(study)
-assert t4.verdict == claims.PARTLY, t4.ours
-assert stats.better(below_unigram, "lower") == stats.HOLDS, below_unigram.text()
-assert stats.better(behind, "higher") == stats.HOLDS, f"no norm, warmup - Pre-LN: {behind.text()}"
+t4 = claims.BY_ID["T4"].evaluate()
+claims.expect(t4, claims.PARTLY)
+stats.expect(stats.HOLDS, stats.better, below_unigram, "lower")
+stats.expect(stats.HOLDS, stats.better, behind, "higher")
 figures.without_normalization(study)
 
 # %% [markdown]
@@ -411,8 +411,8 @@ stream_at_init = np.median(fixup_run["stream_variance_init"], axis=0)  # per blo
 print(f"T-Fixup at init, variance of the stream after block 1 and block {len(stream_at_init)}: "
       f"{stream_at_init[0]:.3f} and {stream_at_init[-1]:.3f} (median over seeds); "
       f"the embedding's (9N)^(-1/2) = {(9 * fixup_run['n_layers']) ** -0.5:.3f}")  # fmt: skip
-t5 = transformer_claims.check_t5(fixup)
-assert t5.verdict == claims.REPRODUCED, t5.ours
+t5 = claims.BY_ID["T5"].evaluate()
+claims.expect(t5, claims.REPRODUCED)
 figures.tfixup_curves(fixup)
 
 # %% [markdown]
@@ -451,8 +451,8 @@ print(f"DyT minus LayerNorm: {dyt_gap.text()} nats; no worse by "
       f"{transformer_claims.LM_MARGIN:g}? {no_worse}")  # fmt: skip
 per_seed = [d - n for d, n in zip(dyt_run["final_loss"], layernorm_run["final_loss"], strict=True)]
 print(f"DyT better on {sum(g < 0 for g in per_seed)} of {len(per_seed)} seeds")
-t6 = transformer_claims.check_t6(norm_study)
-assert t6.verdict == claims.REPRODUCED, t6.ours
+t6 = claims.BY_ID["T6"].evaluate()
+claims.expect(t6, claims.REPRODUCED)
 assert max(per_seed) < 0, f"DyT - LayerNorm per seed: {', '.join(f'{g:+.3f}' for g in per_seed)}"
 
 # %% [markdown]
@@ -532,19 +532,20 @@ for norm in smooth.norms:
         print(f"  {point:9s} step {column['steps']:5.0f} {column['loss_range']:9.3f} "
               f"{column['grad_change']:9.2f} {column['beta_smoothness']:9.2f}")
 print("\nover no norm's, paired by seed [95% t CI]; lower is smoother")
-outcomes = {}
+outcomes, ratios = {}, {}
 for at in transformer_claims.T7_POINTS:
     for norm in ("batchnorm", "layernorm"):
         for key, ratio in transformer_claims.smoothness_ratios(smooth, norm, at).items():
+            ratios[at, norm, key] = ratio
             outcomes[at, norm, key] = stats.better(ratio, "lower")
             print(f"  {at:12s} {names[norm]:9s} {transformer_claims.T7_WORDS[key]:28s} "
                   f"{transformer_claims.ratio_text(ratio):22s} lower: {outcomes[at, norm, key]}")  # fmt: skip
-t7 = transformer_claims.check_t7(projection, smooth)
+t7 = claims.BY_ID["T7"].evaluate()
 print(f"T7: {t7.verdict}")
 for key in transformer_claims.T7_TESTED:
-    assert outcomes["matched loss", "batchnorm", key] == stats.HOLDS, (key, outcomes)
-    assert outcomes["step 0", "batchnorm", key] == stats.FAILS, (key, outcomes)
-assert t7.verdict == claims.PARTLY, t7.ours
+    stats.expect(stats.HOLDS, stats.better, ratios["matched loss", "batchnorm", key], "lower")
+    stats.expect(stats.FAILS, stats.better, ratios["step 0", "batchnorm", key], "lower")
+claims.expect(t7, claims.PARTLY)
 figures.loss_smoothness(smooth)
 
 # %% [markdown]

@@ -47,7 +47,10 @@ import torch.nn.functional as F
 
 import lnpaper
 from lnpaper import bench, claims, experiments, figures, invariance, stats, variants
-from lnpaper.claims.transformer import LM_MARGIN
+from lnpaper.chapters.ch04_invariances import runs as ch04_runs
+from lnpaper.chapters.ch05_transformer.claims import LM_MARGIN
+from lnpaper.chapters.ch06_rmsnorm_placement import claims as ch06_claims
+from lnpaper.chapters.ch06_rmsnorm_placement import runs as ch06_runs
 from lnpaper.models import TransformerLM
 from lnpaper.spread import mean_sd_text
 
@@ -153,8 +156,8 @@ assert max(p1.layernorm_shift_change) < 1e-12 < min(p1.rmsnorm_shift_change), (
 
 # %%
 table = experiments.invariance_measurements()
-print(experiments.invariances.table_text(table, rows=("layernorm", "rmsnorm")))
-lost = experiments.invariances.lost_invariances(table, "rmsnorm", reference="layernorm")
+print(ch04_runs.table_text(table, rows=("layernorm", "rmsnorm")))
+lost = ch04_runs.lost_invariances(table, "rmsnorm", reference="layernorm")
 print(f"\nRMSNorm loses: {lost}; its row matches Zhang & Sennrich's Table 1: "
       f"{all(t['rmsnorm'] == invariance.PAPER_TABLE['rmsnorm'] for t in table.tables)}")  # fmt: skip
 assert lost == ["weight_matrix_recenter"], f"RMSNorm loses {lost} against LayerNorm"
@@ -200,7 +203,7 @@ print("RMSNorm - LayerNorm, seed by seed:", " ".join(f"{d:+.3f}" for d in rms_fi
 rms_vs_ln = stats.paired_difference(rms_final, ln_final)
 rms_no_worse = stats.no_worse(rms_vs_ln, LM_MARGIN, "lower")
 print(f"RMSNorm - LayerNorm in nats: {rms_vs_ln.text()}; no worse by {LM_MARGIN:g}: {rms_no_worse}")
-assert rms_no_worse == stats.HOLDS, f"RMSNorm - LayerNorm {rms_vs_ln.text()}: {rms_no_worse}"
+stats.expect(stats.HOLDS, stats.no_worse, rms_vs_ln, LM_MARGIN, "lower")
 figures.rmsnorm_curves(study)
 
 # %% [markdown]
@@ -301,7 +304,7 @@ assert fwd[rms] > fwd[ln], f"F.rms_norm moves {fwd[rms]:.2f}, the fused F.layer_
 # fastest round instead of the median. Each version's median time as a multiple of a clone's:
 
 # %%
-timing = experiments.rmsnorm_placement.norm_timing()
+timing = experiments.norm_timing()
 print(f"recorded with {timing.machine}; {timing.rounds} rounds\n")
 for setting, times in timing.times.items():
     shape = tuple(int(n) for n in setting.split(",")[0].split("x"))
@@ -313,17 +316,17 @@ for setting, times in timing.times.items():
 # And the test, the per-round ratio's median in every setting:
 
 # %%
-p3_table = claims.rmsnorm_placement.p3_table(timing)
+p3_table = ch06_claims.p3_table(timing)
 settings = list(timing.times)
-print(f"RMSNorm time / LayerNorm time; saves below {1 / claims.rmsnorm_placement.TIME_MARGIN:.2f}, "
-      f"costs above {claims.rmsnorm_placement.TIME_MARGIN:g}")  # fmt: skip
+print(f"RMSNorm time / LayerNorm time; saves below {1 / ch06_claims.TIME_MARGIN:.2f}, "
+      f"costs above {ch06_claims.TIME_MARGIN:g}")  # fmt: skip
 print(f"{'':26s}" + "".join(f"{s:>24s}" for s in settings) + "   outcome")
 for (way, which), row in p3_table.items():
-    label = f"{way}, {claims.rmsnorm_placement.PASSES[which]}"
+    label = f"{way}, {ch06_claims.PASSES[which]}"
     print(f"{label:26s}" + "".join(f"{row['ratios'][s]:24.2f}" for s in settings) + f"   {row['outcome']}")
 p3_finding = claims.BY_ID["P3"].evaluate()
 print(f"P3: {p3_finding.verdict}")
-assert p3_finding.verdict == claims.PARTLY, p3_finding.ours
+claims.expect(p3_finding, claims.PARTLY)
 
 # %% [markdown]
 # - **Written alike**, RMSNorm is faster in every shape and thread count, forward and backward:
@@ -437,7 +440,7 @@ print(f"pRMSNorm - RMSNorm in nats: {prms_vs_rms.text()}; no worse by {LM_MARGIN
 assert prms_no_worse == stats.FAILS, f"pRMSNorm - RMSNorm {prms_vs_rms.text()}: {prms_no_worse}"
 p4_finding = claims.BY_ID["P4"].evaluate()
 print(f"P4: {p4_finding.verdict}")
-assert p4_finding.verdict == claims.PARTLY, p4_finding.ours
+claims.expect(p4_finding, claims.PARTLY)
 
 # %% [markdown]
 # With 4 units per statistic pRMSNorm trains, but ends behind RMSNorm on every seed, by 0.021 to
@@ -542,7 +545,7 @@ assert torch.allclose(plain.weight, torch.full((64,), 0.9)) and torch.equal(offs
 
 # %%
 placement = experiments.placement_study()
-summary = experiments.rmsnorm_placement.placement_summary(placement)
+summary = ch06_runs.placement_summary(placement)
 print("variance of the stream after block l = 1..6, mean over seeds")
 for name, run in placement.runs.items():
     for when in ("init", "final"):
@@ -578,19 +581,20 @@ for name in ("Pre-LN", "Peri-LN"):
     assert (below > 0).all(), f"{name}: {below}"
 
 print("\nPeri-LN over Pre-LN, paired by seed: geometric mean ratio [95% t CI]")
-outcomes = {}
+outcomes, log_ratios = {}, {}
 for key in ("last_variance", "growth_in_training", "growth_over_depth", "grad_spread"):
-    log_ratio = stats.paired_difference(np.log(peri_s[key]), np.log(pre[key]))
+    log_ratio = log_ratios[key] = stats.paired_difference(np.log(peri_s[key]), np.log(pre[key]))
     outcomes[key] = stats.better(log_ratio, "lower")
     low, mean, high = np.exp([log_ratio.low, log_ratio.mean, log_ratio.high])
     interval = f"[{low:.2g}, {high:.2g}]"
     print(f"  {key:20s} x{mean:<6.2g} {interval:15s} Peri-LN smaller: {outcomes[key]}")
 expected = {"last_variance": stats.HOLDS, "growth_in_training": stats.HOLDS,
             "growth_over_depth": stats.FAILS, "grad_spread": stats.HOLDS}  # fmt: skip
-assert outcomes == expected, f"Peri-LN smaller than Pre-LN: {outcomes}"
+for key, outcome in expected.items():
+    stats.expect(outcome, stats.better, log_ratios[key], "lower")
 p5_finding = claims.BY_ID["P5"].evaluate()
 print(f"P5: {p5_finding.verdict}")
-assert p5_finding.verdict == claims.PARTLY, p5_finding.ours
+claims.expect(p5_finding, claims.PARTLY)
 figures.placement_variance(placement)
 
 # %% [markdown]
@@ -636,7 +640,7 @@ figures.placement_variance(placement)
 # last-block variance of
 
 # %%
-moderate = experiments.rmsnorm_placement.placement_summary(study)["LayerNorm"]
+moderate = ch06_runs.placement_summary(study)["LayerNorm"]
 print(f"Pre-LN at lr 3e-3, last block's variance after 200 steps: "
       f"{mean_sd_text(moderate['last_variance'])} (grown {mean_sd_text(moderate['growth_in_training'])}x)")  # fmt: skip
 largest_moderate, smallest_high = max(moderate["last_variance"]), min(pre["last_variance"])
@@ -665,8 +669,8 @@ assert largest_moderate < 100, f"largest at lr 3e-3 {largest_moderate:.3g}"  # t
 # second measure was added after the counts came back), on a log scale:
 
 # %%
-spikes = experiments.rmsnorm_placement.spike_study()
-by_lr = experiments.rmsnorm_placement.spike_summary(spikes)
+spikes = experiments.spike_study()
+by_lr = ch06_runs.spike_summary(spikes)
 print(f"spike: a step above {stats.SPIKE_FACTOR:g}x the median of the {stats.SPIKE_WINDOW} steps "
       "before it; global gradient norm, first 100 steps")  # fmt: skip
 spike_outcomes = {}
@@ -688,7 +692,7 @@ for lr, arms in by_lr.items():
 finals = {name: run["final_loss"] for name, run in spikes.runs.items()}
 assert all(None not in v for v in finals.values()), finals  # no run diverged
 assert all(fewer != stats.HOLDS for fewer, _ in spike_outcomes.values()), spike_outcomes
-figures.rmsnorm_placement.gradient_spikes(spikes)
+figures.gradient_spikes(spikes)
 
 
 # %% [markdown]

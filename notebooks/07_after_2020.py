@@ -48,6 +48,7 @@ import torch
 
 import lnpaper
 from lnpaper import claims, experiments, figures, stats
+from lnpaper.chapters.ch07_after_2020 import runs as ch07_runs
 
 lnpaper.setup()
 
@@ -66,9 +67,13 @@ lnpaper.setup()
 # %%
 import numpy as np
 
-from lnpaper.claims.after_2020_depth import profile_summary
+from lnpaper.chapters.ch07_after_2020.claims_depth import profile_summary
+from lnpaper.chapters.ch07_after_2020.runs_depth import (
+    ARM_NAMES,
+    mean_dependence,
+    sublayer_dependence,
+)
 from lnpaper.data.synthetic_language import SyntheticLanguage
-from lnpaper.experiments.after_2020_depth import ARM_NAMES, mean_dependence, sublayer_dependence
 from lnpaper.models.transformer import TransformerLM, admin_profile
 
 
@@ -137,7 +142,7 @@ for arm in a2.arms:
           + f"   (L = {', '.join(map(str, a2.depths))})")  # fmt: skip
 a2_finding = claims.BY_ID["A2"].evaluate()
 print(a2_finding.ours)
-assert a2_finding.verdict == claims.PARTLY, a2_finding.ours
+claims.expect(a2_finding, claims.PARTLY)
 figures.branch_dependence(a2)
 
 # %% [markdown]
@@ -205,7 +210,7 @@ for arm in d1.arms:
           f"{d1.steps} steps: {stats.median_text(d1.final_loss[arm])} nats")  # fmt: skip
 d1_finding = claims.BY_ID["D1"].evaluate()
 print(d1_finding.ours)
-assert d1_finding.verdict == claims.PARTLY, d1_finding.ours
+claims.expect(d1_finding, claims.PARTLY)
 figures.deepnorm_update(d1)
 
 # %% [markdown]
@@ -247,7 +252,7 @@ for (when, arm), measures in profile.items():
           f"spread {np.mean(measures['spread']):.2f}")  # fmt: skip
 x1_finding = claims.BY_ID["X1"].evaluate()
 print(x1_finding.ours)
-assert x1_finding.verdict == claims.PARTLY, x1_finding.ours
+claims.expect(x1_finding, claims.PARTLY)
 figures.gradient_profile(x1)
 
 # %% [markdown]
@@ -294,8 +299,8 @@ for arm in l1.arms:
 l1_finding, l1b_finding = claims.BY_ID["L1"].evaluate(), claims.BY_ID["L1b"].evaluate()
 print(l1_finding.ours, "->", l1_finding.verdict)
 print(l1b_finding.ours, "->", l1b_finding.verdict)
-assert l1_finding.verdict == claims.PARTLY, l1_finding.ours
-assert l1b_finding.verdict == claims.NOT_REPRODUCED, l1b_finding.ours
+claims.expect(l1_finding, claims.PARTLY)
+claims.expect(l1b_finding, claims.NOT_REPRODUCED)
 figures.layer_scaling(l1)
 
 # %% [markdown]
@@ -348,7 +353,7 @@ print(source[source.index("        q, k, v = self.query") : source.index("      
 
 # %%
 sweep = experiments.qk_sweep()
-q1 = experiments.after_2020.qk_summary(sweep)
+q1 = ch07_runs.qk_summary(sweep)
 print(f"{'':7s}  {'largest layer-0 logit, median':>31s}  {'held-out loss, median (range)':>50s}")
 print(f"{'lr':>7s}  {'no QK-norm':>14s} {'QK-LayerNorm':>16s}  {'no QK-norm':>24s} {'QK-LayerNorm':>25s}")
 for lr in sweep.lrs:
@@ -359,7 +364,7 @@ for arm, summary in q1.items():
     print(f"learning-rate sensitivity, {arm:12s}: {statistics.mean(summary['sensitivity']):.3f} nats")
 q1_finding = claims.BY_ID["Q1"].evaluate()
 print(q1_finding.ours)
-assert q1_finding.verdict == claims.REPRODUCED, q1_finding.ours
+claims.expect(q1_finding, claims.REPRODUCED)
 
 # %%
 figures.qk_norm_sweep(sweep)
@@ -410,7 +415,7 @@ for lr in o1.lrs:
               f"{stats.median_text(runs[lr]['final_loss']):>14s}")
 o1_finding = claims.BY_ID["O1"].evaluate()
 print(o1_finding.ours)
-assert o1_finding.verdict == claims.INCONCLUSIVE, o1_finding.ours
+claims.expect(o1_finding, claims.INCONCLUSIVE)
 
 # %% [markdown]
 # At this scale the question the claim asks cannot be decided. The test is an exact sign test over
@@ -464,7 +469,7 @@ print(f"\ngemma2_model: embedding x {gemma.embed_scale:.0f} (sqrt(64)), caps "
 g1 = experiments.gain_decay()
 g1_finding = claims.BY_ID["G1"].evaluate()
 print(g1_finding.ours)
-assert g1_finding.verdict == claims.REPRODUCED, g1_finding.ours
+claims.expect(g1_finding, claims.REPRODUCED)
 
 # %% [markdown]
 # ## What the norm computes: the redundant mean, the backward pass, a pointwise replacement
@@ -501,9 +506,9 @@ import statistics
 
 import torch
 
-from lnpaper.claims import after_2020_mean as mean_claims
+from lnpaper.chapters.ch07_after_2020 import claims_mean as mean_claims
+from lnpaper.chapters.ch07_after_2020 import runs_mean as mean_runs
 from lnpaper.data import SyntheticLanguage
-from lnpaper.experiments import after_2020_mean as mean_runs
 from lnpaper.models import TransformerLM, zero_mean
 
 print(inspect.getsource(zero_mean.center_residual_writers))
@@ -560,7 +565,7 @@ assert min(logit_gap) > 1e3 * max(row[0] for row in drift.logit_drift), "no drif
 e1 = claims.BY_ID["E1"].evaluate()
 print(e1.ours)
 print("verdict:", e1.verdict)
-assert e1.verdict == claims.REPRODUCED, e1.ours
+claims.expect(e1, claims.REPRODUCED)
 
 # %% [markdown]
 # So the exact part holds to roundoff, at init and on trained weights, and the two forms are
@@ -606,8 +611,8 @@ for name, difference in mean_claims.detach_differences(detach).items():
 e2, e2b = claims.BY_ID["E2"].evaluate(), claims.BY_ID["E2b"].evaluate()
 print(e2.ours, "->", e2.verdict)
 print(e2b.ours, "->", e2b.verdict)
-assert e2.verdict == claims.PARTLY, e2.ours
-assert e2b.verdict == claims.REPRODUCED, e2b.ours
+claims.expect(e2, claims.PARTLY)
+claims.expect(e2b, claims.REPRODUCED)
 
 # %% [markdown]
 # Dropping LayerNorm's gain and bias costs nothing: LayerNorm-simple is three thousandths of a nat
@@ -661,7 +666,7 @@ for method in ("DyT", "Derf"):
 y1, y1b = claims.BY_ID["Y1"].evaluate(), claims.BY_ID["Y1b"].evaluate()
 print(y1.ours, "->", y1.verdict)
 print(y1b.ours, "->", y1b.verdict)
-assert y1.verdict == claims.PARTLY, y1.ours
+claims.expect(y1, claims.PARTLY)
 
 # %% [markdown]
 # Half of the regime claim holds in miniature. On the cycled pool every model overfits, and DyT and

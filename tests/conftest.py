@@ -4,7 +4,7 @@ import pytest
 import torch
 from hypothesis import settings
 
-from lnpaper import record
+from lnpaper.companion import record
 
 # Same versions, same machine, same outcome: hypothesis draws its examples from a fixed seed and keeps
 # no example database between runs.

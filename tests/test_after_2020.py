@@ -6,9 +6,9 @@ from types import SimpleNamespace
 import pytest
 
 from lnpaper import claims
-from lnpaper.claims.after_2020 import check_g1, check_o1, check_q1, failed
+from lnpaper.chapters.ch07_after_2020.claims import check_g1, check_o1, check_q1, failed
+from lnpaper.chapters.ch07_after_2020.runs import lr_sensitivity, qk_run, qk_summary
 from lnpaper.data.synthetic_language import SyntheticLanguage
-from lnpaper.experiments.after_2020 import lr_sensitivity, qk_run, qk_summary
 
 LRS = (1e-3, 1e-2, 1e-1)
 

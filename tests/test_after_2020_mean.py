@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from lnpaper import claims
-from lnpaper.claims import after_2020_mean as nb_claims
+from lnpaper.chapters.ch05_transformer.runs import StudyResult
+from lnpaper.chapters.ch07_after_2020 import claims_mean as nb_claims
+from lnpaper.chapters.ch07_after_2020 import runs_mean as ex
 from lnpaper.data.synthetic_language import SyntheticLanguage
-from lnpaper.experiments import after_2020_mean as ex
-from lnpaper.experiments.transformer import StudyResult
 from lnpaper.models.transformer import TransformerLM
 from lnpaper.models.zero_mean import zero_mean_rmsnorm
 

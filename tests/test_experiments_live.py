@@ -6,8 +6,9 @@ import math
 
 import pytest
 
-from lnpaper import claims, experiments, record
-from lnpaper.claims.core import VERDICTS
+from lnpaper import claims, experiments
+from lnpaper.companion import record
+from lnpaper.companion.verdicts import VERDICTS
 
 
 @pytest.fixture(autouse=True)

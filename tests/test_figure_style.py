@@ -1,4 +1,4 @@
-"""Every registered figure, drawn from the record, against the house style (lnpaper.figures.style):
+"""Every registered figure, drawn from the record, against the house style (lnpaper.companion.style):
 the palette's colour for each method it shows, display names, widths, fonts, one legend kept off
 the data, a finding for a title and units on loss axes."""
 
@@ -10,7 +10,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.text import Text
 
-from lnpaper.figures import FIGURES, style
+from lnpaper.companion import style
+from lnpaper.figures import FIGURES
 
 RAW_KEYS = set(style.DISPLAY_NAMES)
 

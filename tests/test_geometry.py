@@ -8,9 +8,9 @@ import torch
 from torch import nn
 
 from lnpaper import claims, geometry
-from lnpaper.claims import invariances as nb_claims
+from lnpaper.chapters.ch04_invariances import claims as nb_claims
+from lnpaper.chapters.ch04_invariances.runs import adamw_predictions, angle_slopes
 from lnpaper.experiments import adam_geometry, fisher_doubling, sgd_geometry
-from lnpaper.experiments.invariances import adamw_predictions, angle_slopes
 from lnpaper.norms import LayerNorm
 from lnpaper.train import train
 

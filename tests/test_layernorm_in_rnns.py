@@ -9,16 +9,8 @@ import pytest
 import torch
 
 from lnpaper import claims
-from lnpaper.claims import layernorm_in_rnns as nb_claims
-from lnpaper.data import digits
-from lnpaper.experiments import (
-    cnn_coda,
-    lnlstm_anatomy,
-    longer_sequences,
-    rnn_dynamics,
-    sequence_training,
-)
-from lnpaper.experiments.layernorm_in_rnns import (
+from lnpaper.chapters.ch03_layernorm_in_rnns import claims as nb_claims
+from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
     PER_ORDER,
     RecurrentStudyResult,
     best_lr_index,
@@ -28,6 +20,14 @@ from lnpaper.experiments.layernorm_in_rnns import (
     framed_images,
     mean_tanh_slope,
     units_on,
+)
+from lnpaper.data import digits
+from lnpaper.experiments import (
+    cnn_coda,
+    lnlstm_anatomy,
+    longer_sequences,
+    rnn_dynamics,
+    sequence_training,
 )
 from lnpaper.models.cnn import SmallCNN
 from lnpaper.models.recurrent import make_cell
@@ -155,7 +155,7 @@ def test_sequence_training_is_each_seed_trained_alone_with_torch_adam():
 
 
 def test_per_seed_adam_is_torch_adam_per_model_and_refuses_bad_rates():
-    from lnpaper.experiments.layernorm_in_rnns import PerSeedAdam
+    from lnpaper.chapters.ch03_layernorm_in_rnns.runs import PerSeedAdam
 
     start = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(0))
     lrs = [1e-3, 1e-2, 1e-1]

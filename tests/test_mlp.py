@@ -155,8 +155,8 @@ def test_seed_batched_mlp_is_each_seeds_mlp_forward_and_backward(norm, norm_logi
 def test_seed_batched_training_is_each_seeds_training(norm, norm_logits):
     """In float64, so that the chaos of batch-4 training (float32 runs part after a few hundred
     steps, as two numeric paths do) leaves the per-step losses equal."""
+    from lnpaper.chapters.ch01_why_batchnorm_fails.runs import classification_loss, train_seeds
     from lnpaper.data import digits
-    from lnpaper.experiments.why_batchnorm_fails import classification_loss, train_seeds
 
     sizes, seeds, steps = (64, 32, 32, 10), (0, 5), 120
     x, y = digits.load("train")

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # record's); the CI workflow runs the oldest and the newest.
 TESTED_PYTHONS = ("3.11", "3.12", "3.13")
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-# lnpaper.setup's first line (src/lnpaper/runtime.py)
+# lnpaper.setup's first line (src/lnpaper/companion/runtime.py)
 SETUP_LINE = re.compile(
     r"^lnpaper setup: seed \d+, \d+ threads?, python ([^,\s]+), torch ([^,\s]+), "
     r"numpy ([^,\s]+), matplotlib ([^,\s]+)$",

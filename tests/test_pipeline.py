@@ -7,15 +7,15 @@ from pathlib import Path
 from PIL import Image
 
 from lnpaper import __main__ as cli
-from lnpaper import claims
-from lnpaper.claims import transpose as transpose_claims
+from lnpaper import claims, ledger
+from lnpaper.chapters.ch02_transpose import claims as transpose_claims
+from lnpaper.chapters.ch02_transpose.runs import BackwardResult, ParityResult
 from lnpaper.experiments import (
     EXPERIMENTS,
     one_pass_variance,
     per_token_independence,
     variants_vs_scale,
 )
-from lnpaper.experiments.transpose import BackwardResult, ParityResult
 from lnpaper.figures import FIGURES, save_png
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,7 +80,7 @@ def test_a_claim_heading_anchor_is_the_one_github_and_myst_give_it():
         "T6 DyT (gamma tanh(alpha x) + beta) can replace": "t6-dyt-gamma-tanhalpha-x--beta-can-replace",
         "M4 per-time-step statistics, T_max reused": "m4-per-time-step-statistics-t_max-reused",
     }
-    assert {heading: claims.ledger.anchor(heading) for heading in examples} == examples
+    assert {heading: ledger.anchor(heading) for heading in examples} == examples
 
 
 def test_claims_md_has_a_short_row_and_a_full_section_per_claim():
@@ -94,7 +94,7 @@ def test_claims_md_has_a_short_row_and_a_full_section_per_claim():
         claim_id, claim, source, value, ours, test, verdict, notebook = row
         heading = section.splitlines()[0]
         assert heading == f"{claim_id} {claim}"
-        slug = claims.ledger.anchor(heading)
+        slug = ledger.anchor(heading)
         assert re.fullmatch(rf"{claim_id.lower()}-[a-z0-9_-]+", slug), slug
         number = notebook.split("_")[0]
         assert cells == [f"[{claim_id}](#{slug})", claim.replace("|", "\\|"), verdict,

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from lnpaper import record, reproduce
-from lnpaper.experiments.registry import experiment
-from lnpaper.runtime import THREADS, setup
+from lnpaper import reproduce
+from lnpaper.companion import record
+from lnpaper.companion.registry import experiment
+from lnpaper.companion.runtime import THREADS, setup
 
 
 @dataclasses.dataclass
@@ -281,7 +282,7 @@ def test_no_warning_in_a_clean_read(store):
 
 def test_each_kind_of_quantity_has_its_own_tolerance():
     from lnpaper import stats
-    from lnpaper.claims import core
+    from lnpaper.companion import verdicts as core
 
     assert core.exact("x", 1e-16, 1e-12).tolerance(core.exact("x", 5e-16, 1e-12)) == 1e-12
     a = stats.paired_difference([1.0, 2.0, 3.0, 4.0], [0.0] * 4)

@@ -3,7 +3,7 @@ stop on one that no longer exists), and every file is standard JSON that any too
 
 import json
 
-from lnpaper import record
+from lnpaper.companion import record
 from lnpaper.experiments import EXPERIMENTS
 
 

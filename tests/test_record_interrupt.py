@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lnpaper import record
+from lnpaper.companion import record
 
 # A registered experiment of a few seconds that no other entry calls: `record` redoes one entry.
 EXPERIMENT = "rnn_dynamics"

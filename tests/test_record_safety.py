@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from lnpaper import record, reproduce
+from lnpaper import reproduce
 from lnpaper.__main__ import main
-from lnpaper.experiments.registry import experiment
+from lnpaper.companion import record
+from lnpaper.companion.registry import experiment
 
 
 @dataclasses.dataclass

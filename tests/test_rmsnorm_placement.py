@@ -9,9 +9,9 @@ import torch
 import torch.nn.functional as F
 
 from lnpaper import bench, claims, stats
-from lnpaper.claims import rmsnorm_placement as nb_claims
-from lnpaper.experiments.rmsnorm_placement import TrafficCounter
-from lnpaper.experiments.transformer import StudyResult, layer_statistics
+from lnpaper.chapters.ch05_transformer.runs import StudyResult, layer_statistics
+from lnpaper.chapters.ch06_rmsnorm_placement import claims as nb_claims
+from lnpaper.chapters.ch06_rmsnorm_placement.runs import TrafficCounter
 from lnpaper.models.transformer import PRMS_FRACTION, TransformerLM
 from lnpaper.norms import RMSNorm
 
@@ -197,8 +197,8 @@ def test_lm_training_records_per_block_statistics(no_store):
 
 
 def p1_inputs(**changes):
-    from lnpaper.experiments.invariances import InvarianceResult
-    from lnpaper.experiments.rmsnorm_placement import RMSvsLNResult
+    from lnpaper.chapters.ch04_invariances.runs import InvarianceResult
+    from lnpaper.chapters.ch06_rmsnorm_placement.runs import RMSvsLNResult
     from lnpaper.invariance import COLUMNS, PAPER_TABLE
 
     comparison = RMSvsLNResult(
@@ -300,7 +300,7 @@ def test_check_p2_names_the_test_and_its_numbers():
 
 
 def test_check_p4_can_fail():
-    from lnpaper.experiments.rmsnorm_placement import PartialRMSResult
+    from lnpaper.chapters.ch06_rmsnorm_placement.runs import PartialRMSResult
 
     def estimate(mean_at_1024=0.996, sd_at_1024=0.085):
         return PartialRMSResult(
@@ -430,8 +430,8 @@ def test_check_p5_counts_diverged_runs():
 def test_spike_run_logs_each_seeds_global_gradient_norm(no_store):
     """Step 0's logged norm is the norm of the gradient of the seed's own unbatched model, as
     lm_training builds it (same init, same first batch)."""
+    from lnpaper.chapters.ch06_rmsnorm_placement.runs import spike_run
     from lnpaper.data.synthetic_language import SyntheticLanguage
-    from lnpaper.experiments.rmsnorm_placement import spike_run
     from lnpaper.models.transformer import next_token_loss
 
     result = spike_run(placement="peri", lr=1e-2, seeds=(0, 3), steps=12, n_layers=2)
@@ -455,7 +455,7 @@ def test_spike_run_logs_each_seeds_global_gradient_norm(no_store):
 def timing(ratios_by_setting, rounds=5):
     """A TimingResult whose per-round RMSNorm / LayerNorm ratios are given per setting and way:
     {setting: {way: (forward ratio, fwd+bwd ratio)}}; LayerNorm takes 1 ms in every round."""
-    from lnpaper.experiments.rmsnorm_placement import TimingResult
+    from lnpaper.chapters.ch06_rmsnorm_placement.runs import TimingResult
 
     times = {}
     for setting, ways in ratios_by_setting.items():
@@ -473,7 +473,7 @@ def timing(ratios_by_setting, rounds=5):
 
 
 def traffic_result():
-    from lnpaper.experiments.rmsnorm_placement import TrafficResult
+    from lnpaper.chapters.ch06_rmsnorm_placement.runs import TrafficResult
 
     names = [name for pair in bench.PAIRS.values() for name in pair]
     return TrafficResult(shape=[4, 8], forward=dict.fromkeys(names, 5.0),
@@ -505,7 +505,7 @@ def test_check_p3_grades_measured_times_and_can_fail():
 
 
 def test_norm_timing_keeps_every_round_per_setting(no_store):
-    from lnpaper.experiments.rmsnorm_placement import norm_timing
+    from lnpaper.chapters.ch06_rmsnorm_placement.runs import norm_timing
 
     result = norm_timing(shapes=((8, 16),), threads=(1,), rounds=3, warmup=1)
     assert list(result.times) == ["8x16, 1 thread(s)"]

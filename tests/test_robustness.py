@@ -7,8 +7,9 @@ import math
 import pytest
 from scipy import stats as scipy_stats
 
-from lnpaper import record, reproduce, stats
-from lnpaper.claims import core
+from lnpaper import reproduce, stats
+from lnpaper.companion import record
+from lnpaper.companion import verdicts as core
 from lnpaper.stats import FAILS, HOLDS, INCONCLUSIVE
 
 

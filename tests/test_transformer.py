@@ -304,7 +304,7 @@ def fake_run(finals, n_layers=6):
 
 def study(**finals):
     """notebook 05's normalization_study, ten seeds, with the final losses given by short names."""
-    from lnpaper.experiments.transformer import StudyResult
+    from lnpaper.chapters.ch05_transformer.runs import StudyResult
 
     names = {
         "post_cold": "Post-LN, no warmup",
@@ -327,7 +327,7 @@ def study(**finals):
 
 def test_t3_warmup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
     from lnpaper import claims
-    from lnpaper.claims.transformer import check_t3
+    from lnpaper.chapters.ch05_transformer.claims import check_t3
 
     assert check_t3(study()).verdict == claims.REPRODUCED
     # Post-LN trains as well without warmup (the interval straddles 0): only Pre-LN's part holds
@@ -350,7 +350,7 @@ def test_t3_warmup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
 
 def test_t4_no_norm_check_tests_both_warmup_arms():
     from lnpaper import claims
-    from lnpaper.claims.transformer import check_t4
+    from lnpaper.chapters.ch05_transformer.claims import check_t4
 
     failing = [200.0, None, 13.0, 5.6, None, 60.0, 35.0, 110.0, 21.0, 260.0]  # 2 diverged
     # the default study: every run without warmup fails, every run with it trains
@@ -378,7 +378,7 @@ def test_t4_no_norm_check_tests_both_warmup_arms():
 
 
 def test_t4_gap_to_pre_ln_pairs_the_warmup_arms_by_seed():
-    from lnpaper.claims.transformer import check_t4
+    from lnpaper.chapters.ch05_transformer.claims import check_t4
 
     # no norm 0.5 nats behind Pre-LN, both with warmup, on average; by a different amount per seed
     finding = check_t4(study(pre_warm=around(1.95, 0.05), none_warm=around(2.45, 0.05, 1)))
@@ -390,7 +390,7 @@ def test_t4_gap_to_pre_ln_pairs_the_warmup_arms_by_seed():
 
 
 def tfixup(xavier, fixup):
-    from lnpaper.experiments.transformer import StudyResult
+    from lnpaper.chapters.ch05_transformer.runs import StudyResult
 
     return StudyResult(
         runs={
@@ -402,7 +402,7 @@ def tfixup(xavier, fixup):
 
 def test_t5_tfixup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
     from lnpaper import claims
-    from lnpaper.claims.transformer import check_t5
+    from lnpaper.chapters.ch05_transformer.claims import check_t5
 
     xavier_fails = [None] * 8 + [390.0, 12.0]
     assert check_t5(tfixup(xavier_fails, around(1.85))).verdict == claims.REPRODUCED
@@ -418,7 +418,7 @@ def test_t5_tfixup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
 
 def norm_study(dyt, layernorm=None):
     """notebook 06's rmsnorm_study, which T6 reads: the DyT and LayerNorm runs."""
-    from lnpaper.experiments.transformer import StudyResult
+    from lnpaper.chapters.ch05_transformer.runs import StudyResult
 
     layernorm = around(1.96, 0.03, 5) if layernorm is None else layernorm
     return StudyResult(runs={"LayerNorm": fake_run(layernorm), "DyT": fake_run(dyt)})
@@ -426,7 +426,7 @@ def norm_study(dyt, layernorm=None):
 
 def test_t6_dyt_check_is_non_inferiority_within_the_margin():
     from lnpaper import claims
-    from lnpaper.claims.transformer import LM_MARGIN, check_t6
+    from lnpaper.chapters.ch05_transformer.claims import LM_MARGIN, check_t6
 
     # better than LayerNorm, or equal within the noise: no worse by the margin
     assert check_t6(norm_study(around(1.79, 0.01))).verdict == claims.REPRODUCED
@@ -446,7 +446,7 @@ def test_t6_dyt_check_is_non_inferiority_within_the_margin():
 def xiong(post_slope, pre_slope, spread=0.05, post_sq=1.5):
     """grad_norm_vs_depth for both placements, ten seeds, with seed i's gradient norm growing like
     L^(slope + spread * offset_i), so that depth_slopes returns exactly those per-seed slopes."""
-    from lnpaper.experiments.transformer import XiongResult
+    from lnpaper.chapters.ch05_transformer.runs import XiongResult
 
     depths = [6, 8, 10, 12, 14]
 
@@ -467,7 +467,7 @@ def xiong(post_slope, pre_slope, spread=0.05, post_sq=1.5):
 
 
 def test_depth_slopes_recover_each_seeds_power_law():
-    from lnpaper.claims.transformer import depth_slopes
+    from lnpaper.chapters.ch05_transformer.claims import depth_slopes
 
     result = xiong(0.1, -0.5)
     assert depth_slopes(result.post) == pytest.approx(around(0.1, 0.05, 0))
@@ -476,7 +476,7 @@ def test_depth_slopes_recover_each_seeds_power_law():
 
 def test_t1_depth_check_reproduces_fails_and_can_be_partly_or_inconclusive():
     from lnpaper import claims
-    from lnpaper.claims.transformer import T1_SLOPE_MARGIN, check_t1
+    from lnpaper.chapters.ch05_transformer.claims import T1_SLOPE_MARGIN, check_t1
 
     assert check_t1(xiong(0.0, -0.5)).verdict == claims.REPRODUCED
     # Post-LN falls like Pre-LN: outside the margin, only Pre-LN's part holds
@@ -492,7 +492,7 @@ def test_t1_depth_check_reproduces_fails_and_can_be_partly_or_inconclusive():
 
 def test_t2_lemma2_check_can_fail():
     from lnpaper import claims
-    from lnpaper.claims.transformer import check_t2
+    from lnpaper.chapters.ch05_transformer.claims import check_t2
 
     assert check_t2(xiong(0.0, -0.5)).verdict == claims.REPRODUCED
     assert check_t2(xiong(0.0, -0.5, post_sq=1.0)).verdict == claims.NOT_REPRODUCED
@@ -505,7 +505,7 @@ def seeds_of(curve, spread=(1.0, 1.2, 0.9)) -> list:
 
 
 def _smoothness(**changes):
-    from lnpaper.experiments.transformer import SmoothnessResult
+    from lnpaper.chapters.ch05_transformer.runs import SmoothnessResult
 
     # BatchNorm rougher at step 0, smoother at the two matched losses
     fields = dict(
@@ -522,8 +522,8 @@ def _smoothness(**changes):
 
 def test_the_t7_check_grades_every_measure_at_matched_loss_and_at_step_0():
     from lnpaper import claims
-    from lnpaper.claims import transformer as nb_claims
-    from lnpaper.experiments.transformer import ProjectionResult
+    from lnpaper.chapters.ch05_transformer import claims as nb_claims
+    from lnpaper.chapters.ch05_transformer.runs import ProjectionResult
 
     exact = ProjectionResult([32, 6], 1e-14, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
     finding = nb_claims.check_t7(exact, _smoothness())
@@ -556,7 +556,7 @@ def test_the_t7_check_grades_every_measure_at_matched_loss_and_at_step_0():
 
 
 def test_smoothness_summaries_split_step_0_from_the_matched_points():
-    from lnpaper.experiments.transformer import smoothness_at_init, smoothness_log_means
+    from lnpaper.chapters.ch05_transformer.runs import smoothness_at_init, smoothness_log_means
 
     result = _smoothness()
     matched = smoothness_log_means(result)["loss_range"]["none"][0]

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from lnpaper import variants
-from lnpaper.experiments import transpose
+from lnpaper.chapters.ch02_transpose import runs as transpose
 
 SPREAD = 1e-5  # a row this small makes an eps of 1e-6 a tenth of the divisor
 

@@ -5,7 +5,8 @@ import dataclasses
 import pytest
 
 from lnpaper import claims
-from lnpaper.claims import why_batchnorm_fails as nb_claims
+from lnpaper.chapters.ch01_why_batchnorm_fails import claims as nb_claims
+from lnpaper.chapters.ch01_why_batchnorm_fails.runs import M5_BATCHNORMS, BatchSizeResult
 from lnpaper.experiments import (
     batch_dependence,
     batch_of_one,
@@ -14,7 +15,6 @@ from lnpaper.experiments import (
     lstm_statistics,
     train_vs_inference,
 )
-from lnpaper.experiments.why_batchnorm_fails import M5_BATCHNORMS, BatchSizeResult
 
 
 def test_m1_layernorm_ignores_the_batch_and_batchnorm_noise_shrinks_with_it():

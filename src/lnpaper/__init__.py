@@ -6,6 +6,7 @@ experiments, the figures and the claims ledger.
 """
 
 from lnpaper import functional
+from lnpaper.companion.runtime import setup
 from lnpaper.invariance import invariance_table
 from lnpaper.norms import (
     BatchNorm,
@@ -15,7 +16,6 @@ from lnpaper.norms import (
     RMSNorm,
     WeightNormLinear,
 )
-from lnpaper.runtime import setup
 
 __all__ = [
     "BatchNorm",

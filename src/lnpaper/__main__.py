@@ -1,5 +1,5 @@
 """python -m lnpaper figures [NAME...] [--list] [--out DIR] [--check] | claims [--check] |
-record [NAME...] [--workers N] | reproduce [--workers N] [--report FILE] | bench [--no-pin]
+record [NAME...] [--workers N] | reproduce [--workers N] [--report FILE] [--keep DIR] | bench [--no-pin]
 
 `figures` with no names draws every registered figure into figures/ and writes CLAIMS.md from the
 same run, both from the record in results/; a PNG whose redraw shows the same picture, within the
@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 
 from lnpaper import claims
+from lnpaper.companion.png import PNG_TOLERANCE, png_difference, write_png_if_changed
 from lnpaper.figures import FIGURES
-from lnpaper.figures.registry import PNG_TOLERANCE, png_difference, write_png_if_changed
 
 CLAIMS_FILE = Path("CLAIMS.md")
 
@@ -122,7 +122,7 @@ def record_command(args) -> int:
 def reproduce_command(args) -> int:
     from lnpaper import reproduce
 
-    return reproduce.reproduce_command(args.workers, args.report, args.names)
+    return reproduce.reproduce_command(args.workers, args.report, args.names, args.keep)
 
 
 def bench_command(args) -> int:
@@ -160,6 +160,12 @@ def main(argv=None) -> int:
     )
     reproduce_parser.add_argument("--workers", type=int, default=default_workers())
     reproduce_parser.add_argument("--report", type=Path, help="also write the report here")
+    reproduce_parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep the recomputed record in this folder (emptied first), e.g. to run the notebooks "
+        "on it with LNPAPER_RECORD_DIR",
+    )
     reproduce_parser.set_defaults(run=reproduce_command)
     bench_parser = commands.add_parser(
         "bench", help="time the normalizers and the recurrent cells, as ratios"
@@ -169,7 +175,7 @@ def main(argv=None) -> int:
     )
     bench_parser.set_defaults(run=bench_command)
     args = parser.parse_args(argv)
-    from lnpaper.runtime import setup
+    from lnpaper.companion.runtime import setup
 
     setup(quiet=True)
     return args.run(args)

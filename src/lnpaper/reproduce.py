@@ -1,13 +1,13 @@
 """`python -m lnpaper record` and `python -m lnpaper reproduce`: recompute the record, in parallel.
 
-`recompute` runs record entries in worker processes, each experiment on `runtime.THREADS` threads,
+`recompute` runs record entries in worker processes, each experiment on `record.THREADS` threads,
 so the record is the same whatever the number of workers. An entry that called other experiments
 (a study bundling training runs) waits until those are done and then reads them, so the work is
 spread at the grain of the single runs.
 
 `reproduce` recomputes every entry into a temporary folder and compares it with the record: each
 claim's verdict must be the same, and each quantity a verdict rests on must lie within the
-tolerance its kind gives (`lnpaper.claims.core`). `make test` runs it on another numeric path
+tolerance its kind gives (`lnpaper.companion.verdicts`). `make test` runs it on another numeric path
 (`ATEN_CPU_CAPABILITY=default`) than the record's, so every CI run shows that the record travels.
 """
 
@@ -30,7 +30,8 @@ from pathlib import Path
 
 import torch
 
-from lnpaper import record, stats
+from lnpaper import stats
+from lnpaper.companion import record
 
 
 def _depths(entries: list[dict]) -> dict[str, int]:
@@ -540,9 +541,26 @@ def choose_path(recorded: set[str], native: str, asked: str | None) -> tuple[str
     return "default", f"ATEN_CPU_CAPABILITY=default (native {native} is the record's own path)"
 
 
-def reproduce_command(workers: int, report: Path | None, names: list[str] = ()) -> int:
+@contextlib.contextmanager
+def _fresh_folder(keep: Path | None):
+    """A temporary folder, or `keep` emptied of record entries (and left in place afterwards)."""
+    if keep is None:
+        with tempfile.TemporaryDirectory(prefix="lnpaper-reproduce-") as name:
+            yield Path(name)
+        return
+    keep.mkdir(parents=True, exist_ok=True)
+    for old in keep.glob("*.json"):
+        old.unlink()
+    yield keep
+
+
+def reproduce_command(
+    workers: int, report: Path | None, names: list[str] = (), keep: Path | None = None
+) -> int:
     """Recompute the record (or only the entries of `names`, their callers and the claims that
-    rest on them: a writer's quick check) and compare it with what is recorded."""
+    rest on them: a writer's quick check) and compare it with what is recorded. With `keep`, the
+    recomputed record stays in that folder (its old JSON files removed first): `make test` runs
+    every notebook on it, so each must reach its end on this machine's numbers."""
     recorded_dir = record.record_dir()
     recorded = record.entries(recorded_dir)
     if not recorded:
@@ -567,8 +585,7 @@ def reproduce_command(workers: int, report: Path | None, names: list[str] = ()) 
     if aten is not None:  # the spawned workers import torch after this, and so take this path
         os.environ["ATEN_CPU_CAPABILITY"] = aten
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="lnpaper-reproduce-") as fresh_name:
-        fresh_dir = Path(fresh_name)
+    with _fresh_folder(keep) as fresh_dir:
         if names:  # the entries not asked for are read as recorded
             for entry in unchanged:
                 name = f"{entry['experiment']}-{entry['key']}.json"

@@ -262,6 +262,23 @@ def better(difference: Difference, direction: str) -> str:
     return _interval_decision(difference, test, (0.0,), rule)
 
 
+def expect(outcome: str, test: Callable[..., str], *args, **kwargs) -> None:
+    """Make one decision, `test(*args, **kwargs)` (e.g. `better(difference, "lower")`), and fail
+    unless it comes out `outcome` or is fragile with `outcome` within its band: a notebook's own
+    assertion, by the rule the reproduction check applies to the record (DESIGN.md section 5), so a
+    notebook run live on another CPU's numbers reaches its end."""
+    with collect_decisions() as made:
+        got = test(*args, **kwargs)
+    if not made:
+        raise ValueError(f"{getattr(test, '__name__', test)!r} made no decision")
+    decision = made[-1]
+    if got != outcome and outcome not in decision.alternatives:
+        raise AssertionError(
+            f"{decision.label or decision.test}: {got}, expected {outcome} and not within the "
+            f"band of it ({decision.margin_text()})"
+        )
+
+
 def _check_margin(margin) -> None:
     if isinstance(margin, bool) or not isinstance(margin, int | float):
         raise TypeError(f"margin must be a number, got {margin!r}")

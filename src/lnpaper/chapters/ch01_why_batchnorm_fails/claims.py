@@ -1,0 +1,302 @@
+"""Claims of notebook 01, why BatchNorm fails: M1-M5."""
+
+import statistics
+
+from lnpaper import stats
+from lnpaper.chapters.ch01_why_batchnorm_fails import runs as ch01_runs
+from lnpaper.chapters.ch01_why_batchnorm_fails.runs import m4_summary, m5_cells
+from lnpaper.companion.registry import register_claims
+from lnpaper.companion.verdicts import (
+    BA_2016,
+    IDENTITY,
+    NOT_REPRODUCED,
+    PARTLY,
+    Claim,
+    Finding,
+    aggregate,
+    combine,
+    exact,
+    tested,
+    verdict,
+)
+
+
+def check_m1(dependence) -> Finding:
+    spread = dependence.output_spread
+    ours = (
+        f"one example in two batches of 8: BatchNorm outputs differ by up to "
+        f"{dependence.batchnorm_difference:.2f}, LayerNorm by {dependence.layernorm_difference:g}; "
+        f"sd of its BN output over random batch-mates {spread[1]:.2f} at batch 2, "
+        f"{spread[-1]:.3f} at batch {dependence.batch_sizes[-1]}"
+    )
+    holds = (
+        dependence.layernorm_difference == 0.0
+        and dependence.batchnorm_difference > 0.1
+        and spread[1] > 5 * spread[-1]
+    )
+    quantities = (exact("LayerNorm: change with the batch", dependence.layernorm_difference, 0.0),)
+    return Finding(ours, verdict(holds), quantities)
+
+
+def check_m2(one) -> Finding:
+    refused = "more than 1 value per channel" in one.torch_error
+    ours = (
+        f"BN formula on a batch of one: every output = beta (max |y - beta| "
+        f"{one.by_formula_max_abs:g}); nn.BatchNorm1d {'refuses' if refused else 'accepts'} it; "
+        f"LN alone: output sd {one.layernorm_alone_std:.3f}, equal to LN in a batch of 64 to "
+        f"{one.layernorm_in_batch_difference:g}"
+    )
+    holds = (
+        one.by_formula_max_abs == 0.0
+        and refused
+        and one.lnpaper_error != "no error"
+        and one.layernorm_alone_std > 0.9
+        and one.layernorm_in_batch_difference == 0.0
+    )
+    return Finding(ours, verdict(holds))
+
+
+def check_m3(modes) -> Finding:
+    batchnorm_gap, layernorm_gap = modes.logit_gap["batchnorm"], modes.logit_gap["layernorm"]
+    flips = modes.changed_predictions["batchnorm"]
+    ours = (
+        f"MLP, batch {modes.batch_size}: BN's running mean is {modes.running_error[0]:.2f} sd off "
+        f"at step 0, {modes.running_error[-1]:.3f} after {modes.eval_steps[-1]} steps; train vs "
+        f"eval logits differ by {min(batchnorm_gap):.2f}-{max(batchnorm_gap):.2f} throughout "
+        f"({flips[0]} then {flips[-1]} of {modes.probe_size} predictions); LN: "
+        f"{max(layernorm_gap):g} at every step"
+    )
+    holds = (
+        max(layernorm_gap) == 0.0
+        and max(modes.changed_predictions["layernorm"]) == 0
+        and min(batchnorm_gap) > 0.0
+        and modes.running_error[-1] < 0.1 * modes.running_error[0]
+    )
+    return Finding(ours, verdict(holds))
+
+
+def check_m4(lstm) -> Finding:
+    numbers = m4_summary(lstm)
+    rule = numbers["per step, T_max rule"]
+    averaged = numbers["averaged over steps"]
+    short = numbers[f"per step, T_max = {lstm.short_max_steps}"]
+    ours = (
+        f"LSTM gate pre-activations on a stationary digit stream: step 0 is "
+        f"{numbers['first_step']:.2f} sd from the steady mean (steady level "
+        f"{numbers['steady']:.3f}), settled by step {numbers['settled_at']}; |sd - 1| after "
+        f"normalizing: per-step statistics {rule['first']:.3f} at step 0, {rule['beyond']:.3f} "
+        f"beyond T_max = {lstm.train_length} (T_max rule); averaged over steps "
+        f"{averaged['first']:.2f} at step 0; T_max = {lstm.short_max_steps} (inside the "
+        f"transient) {short['beyond']:.2f} beyond. BN-LSTM vs LSTM accuracy on the digits read "
+        f"pixel by pixel and permuted: M4b (notebook 03)"
+    )
+    mechanism = (
+        numbers["first_step"] > 3 * numbers["steady"]
+        and averaged["first"] > 3 * rule["first"]
+        and rule["beyond"] < 1.5 * rule["inside"]
+        and short["beyond"] > 3 * rule["beyond"]
+    )
+    # The statistics reproduce; the paper's accuracies (sequential and permuted MNIST) are M4b's,
+    # so this claim is at most partly checked here.
+    return Finding(ours, PARTLY if mechanism else NOT_REPRODUCED)
+
+
+# M5 is graded on test accuracy averaged over the last 3 epochs (12 to 10). What we tried first,
+# and the reproduction check (on ATEN_CPU_CAPABILITY=default) turned over: the last epoch's
+# accuracy (BatchNorm's interval ended on 0: -0.3 [-0.7, +0.0] pp at 20 seeds) and the last epoch's
+# NLL (on the other path three LayerNorm seeds at batch 4 spike, to 0.08-0.28 nats, and its
+# interval widens past any small margin). Averaging the last epochs damps the spikes and the
+# steps of a third of a point that 300 test digits allow. "Robust": no worse at batch 4 by more
+# than one point of accuracy (3 of the 300 digits), the margin declared at the start.
+#
+# Declared with the issue-14 arms, before their runs: M5 grades LayerNorm alone (no worse by the
+# margin). M5b grades the paper's BatchNorm (unbiased batch variance, every layer normalized):
+# lower at batch 4 (interval below 0); the other BatchNorms are reported beside it. M5c asks
+# whether that loss is the running averages' fault: the same trained nets evaluated with each
+# layer's exact statistics over the training set must still be lower at batch 4 than at 128
+# (interval below 0) for the loss to be the training's, not the inference estimate's; the
+# population-minus-running difference at batch 4 (same nets) is reported beside it.
+M5_MARGIN = 0.01
+M5_LAST_EPOCHS = 3
+M5_PAPER_BN = "paper's batchnorm"
+POPULATION = "population "
+
+
+def m5_late(robustness, name: str, batch: int, key: str = "accuracy") -> list:
+    """Per seed, `key` averaged over the last M5_LAST_EPOCHS epochs of `name` at `batch`."""
+    runs = robustness.curves[name][batch]
+    return [statistics.fmean(run[key][-M5_LAST_EPOCHS:]) for run in runs]
+
+
+def m5_differences(robustness, name: str, key: str = "accuracy") -> stats.Difference:
+    """Test accuracy (or NLL, or "population accuracy") at the small batch minus at the big one,
+    each the mean over the last M5_LAST_EPOCHS epochs, paired by seed."""
+    big, small = robustness.batch_sizes
+    return stats.paired_difference(
+        m5_late(robustness, name, small, key), m5_late(robustness, name, big, key)
+    )
+
+
+def m5_population_gain(robustness, name: str, key: str = "accuracy") -> stats.Difference:
+    """At the small batch, the same nets with exact population statistics minus with their
+    running averages, over the last epochs, paired by seed."""
+    small = robustness.batch_sizes[1]
+    return stats.paired_difference(
+        m5_late(robustness, name, small, POPULATION + key), m5_late(robustness, name, small, key)
+    )
+
+
+def _outcome_text(outcome: str, holds_text: str) -> str:
+    return holds_text if outcome == stats.HOLDS else outcome
+
+
+def check_m5(robustness) -> Finding:
+    big, small = robustness.batch_sizes
+    ln = m5_differences(robustness, "layernorm")
+    ln_nll = m5_differences(robustness, "layernorm", "nll")
+    robust = stats.no_worse(ln, M5_MARGIN, "higher")
+    cells = m5_cells(robustness)
+
+    def cell(batch):
+        (nll, _), (accuracy, _) = (
+            cells["layernorm", batch]["nll"],
+            cells["layernorm", batch]["accuracy"],
+        )
+        return f"{100 * accuracy:.1f}% / {nll:.3f}"
+
+    ours = (
+        f"digits 64-{robustness.sizes[1]}-{robustness.sizes[2]}-10, {robustness.epochs} epochs, "
+        f"LN final test accuracy / NLL, mean of {len(robustness.seeds)} seeds: {cell(big)} at "
+        f"batch {big}, {cell(small)} at {small}. Accuracy over the last {M5_LAST_EPOCHS} epochs, "
+        f"batch {small} minus {big}: "
+        f"{tested(ln, _outcome_text(robust, 'no worse by 1 pp'), 100, 'pp', 2)}; NLL, not graded: "
+        f"{ln_nll.mean:+.3f} [{ln_nll.low:+.3f}, {ln_nll.high:+.3f}]"
+    )
+    return Finding(ours, combine([robust]), (aggregate(f"LN accuracy, batch {small} - {big}", ln),))
+
+
+def check_m5b(robustness) -> Finding:
+    big, small = robustness.batch_sizes
+    paper = m5_differences(robustness, M5_PAPER_BN)
+    degrades = stats.better(paper, "lower")
+    others = "; ".join(
+        f"{name} {100 * d.mean:+.2f} [{100 * d.low:+.2f}, {100 * d.high:+.2f}]"
+        for name in ("batchnorm", "unbiased batchnorm", "none")
+        for d in [m5_differences(robustness, name)]
+    )
+    ours = (
+        f"accuracy over the last {M5_LAST_EPOCHS} epochs, batch {small} minus {big}, the paper's "
+        f"BatchNorm (unbiased batch variance, every layer): "
+        f"{tested(paper, _outcome_text(degrades, 'lower'), 100, 'pp', 2)}. Not graded, pp: {others}"
+    )
+    like_for_like = m5_differences(robustness, "batchnorm")
+    quantities = (
+        aggregate(f"paper's BN accuracy, batch {small} - {big}", paper),
+        aggregate(f"BN (hidden layers) accuracy, batch {small} - {big}", like_for_like),
+    )
+    return Finding(ours, combine([degrades]), quantities)
+
+
+def check_m5c(robustness) -> Finding:
+    big, small = robustness.batch_sizes
+    exact = m5_differences(robustness, M5_PAPER_BN, POPULATION + "accuracy")
+    persists = stats.better(exact, "lower")
+    gains = "; ".join(
+        f"{name} {100 * g.mean:+.2f} [{100 * g.low:+.2f}, {100 * g.high:+.2f}]"
+        for name in ("batchnorm", "unbiased batchnorm", M5_PAPER_BN)
+        for g in [m5_population_gain(robustness, name)]
+    )
+    ours = (
+        f"the paper's BatchNorm evaluated with exact population statistics (same nets), accuracy "
+        f"over the last {M5_LAST_EPOCHS} epochs, batch {small} minus {big}: "
+        f"{tested(exact, _outcome_text(persists, 'still lower'), 100, 'pp', 2)}. At batch "
+        f"{small}, population minus running statistics, pp: {gains}"
+    )
+    quantities = (
+        aggregate(f"paper's BN, population statistics, batch {small} - {big}", exact),
+        aggregate(
+            f"paper's BN at batch {small}, population - running",
+            m5_population_gain(robustness, M5_PAPER_BN),
+        ),
+    )
+    return Finding(ours, combine([persists]), quantities)
+
+
+NOTEBOOK = "01_why_batchnorm_fails"
+
+CLAIMS = register_claims(
+    Claim(
+        id="M1",
+        kind=IDENTITY,
+        claim="BatchNorm's output for one example depends on its batch-mates; LayerNorm's does not",
+        source=f"{BA_2016}, Sec. 1-2",
+        paper_value="argument, no number",
+        notebook=NOTEBOOK,
+        experiments=(ch01_runs.batch_dependence,),
+        check=check_m1,
+    ),
+    Claim(
+        id="M2",
+        kind=IDENTITY,
+        claim="training-mode BatchNorm on a batch of one outputs beta alone; LN is well defined",
+        source=f"{BA_2016}, Sec. 1",
+        paper_value="argument, no number",
+        notebook=NOTEBOOK,
+        experiments=(ch01_runs.batch_of_one,),
+        check=check_m2,
+    ),
+    Claim(
+        id="M3",
+        kind=IDENTITY,
+        claim="BatchNorm computes different functions in training and inference; LayerNorm one",
+        source=f"{BA_2016}, Sec. 1-2",
+        paper_value="argument, no number",
+        notebook=NOTEBOOK,
+        experiments=(ch01_runs.train_vs_inference,),
+        check=check_m3,
+    ),
+    Claim(
+        id="M4",
+        claim="LSTM activations show a transient then a steady state: per-time-step statistics, "
+        "T_max reused beyond training length",
+        source="Cooijmans et al. 2016",
+        paper_value="seq. MNIST LSTM 98.9 / BN-LSTM 99.0; permuted 90.2 / 95.4",
+        notebook=NOTEBOOK,
+        experiments=(ch01_runs.lstm_statistics,),
+        check=check_m4,
+    ),
+    Claim(
+        id="M5",
+        claim="LayerNorm is robust to the batch size: no worse at batch 4 than at 128",
+        source=f"{BA_2016}, Sec. 6.6",
+        paper_value="figure only (MNIST 784-1000-1000-10, batch 128 vs 4)",
+        notebook=NOTEBOOK,
+        experiments=(ch01_runs.batch_size_robustness,),
+        check=check_m5,
+        test="LN test accuracy over the last 3 epochs, batch 4 minus 128, paired by seed, 95% t "
+        "CI: no worse (CI above -1 pp)",
+    ),
+    Claim(
+        id="M5b",
+        claim="BatchNorm (the paper's: unbiased batch variance, every layer) degrades at batch 4",
+        source=f"{BA_2016}, Sec. 6.6",
+        paper_value="figure only (MNIST 784-1000-1000-10, batch 128 vs 4)",
+        notebook=NOTEBOOK,
+        experiments=(ch01_runs.batch_size_robustness,),
+        check=check_m5b,
+        test="the paper's BN, test accuracy over the last 3 epochs, batch 4 minus 128, paired by "
+        "seed, 95% t CI: lower (CI below 0)",
+    ),
+    Claim(
+        id="M5c",
+        claim="BatchNorm's loss at batch 4 is not its running averages: it stays with exact "
+        "population statistics",
+        source=f"our question on {BA_2016}, Sec. 6.6",
+        paper_value="not in the paper",
+        notebook=NOTEBOOK,
+        experiments=(ch01_runs.batch_size_robustness,),
+        check=check_m5c,
+        test="the paper's BN evaluated with exact training-set statistics, test accuracy over the "
+        "last 3 epochs, batch 4 minus 128, paired by seed, 95% t CI: lower (CI below 0)",
+    ),
+)

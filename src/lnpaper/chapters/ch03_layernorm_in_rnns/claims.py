@@ -1,0 +1,522 @@
+"""Claims of notebook 03, LayerNorm in RNNs: R1-R5, with R3b and R3c (the attentive reader: LN-LSTM
+against BN-LSTM, rows and pixels), R4b (R4 split: equal or better at the end), and M4b-M4d
+(Cooijmans et al.'s recurrent BatchNorm at T = 64: their table's direction, T_max, the gain)."""
+
+from lnpaper import stats
+from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
+from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
+    dynamics_summary,
+    length_summary,
+    training_summary,
+)
+from lnpaper.companion.registry import register_claims
+from lnpaper.companion.verdicts import (
+    BA_2016,
+    IDENTITY,
+    NOT_REPRODUCED,
+    PARTLY,
+    REPRODUCED,
+    Claim,
+    Finding,
+    aggregate,
+    combine,
+    count,
+    exact,
+    from_outcome,
+    tested,
+    verdict,
+)
+from lnpaper.spread import mean_sd
+
+
+def check_r1(anatomy, longer) -> Finding:
+    equations = (
+        anatomy.lstm_parity < 1e-12
+        and anatomy.by_hand_difference < 1e-12
+        and anatomy.per_gate_difference > 1e-2
+        and anatomy.stacked_mean < 1e-12
+        and anatomy.per_gate_mean > 1e-2
+    )
+    invariant = anatomy.layernorm_scale_change < 1e-8 < 0.1 < anatomy.lstm_scale_change
+    stateless = (
+        anatomy.layernorm_batch_change < 1e-12
+        and anatomy.layernorm_mode_change == 0.0
+        and anatomy.layernorm_stored == 0
+        and anatomy.batchnorm_batch_change > 1e-3
+    )
+    lengths = length_summary(longer)["LN-LSTM"]
+    any_length = lengths["beyond"][0] >= lengths["inside"][0] - 0.02
+    ours = (
+        f"LN-LSTM = Eq. 20-22 written out to {anatomy.by_hand_difference:.0e}, per-gate "
+        f"statistics would move h_t by {anatomy.per_gate_difference:.2g}; W_h, W_x x "
+        f"{anatomy.scale:g}: h_t moves {anatomy.layernorm_scale_change:.0e} (eps 1e-12), "
+        f"{anatomy.layernorm_scale_change_eps:.0e} (eps 1e-5), plain LSTM "
+        f"{anatomy.lstm_scale_change:.2f}; stores {anatomy.layernorm_stored} numbers (BN-LSTM "
+        f"{anatomy.batchnorm_stored}); batch-mates move h_t by {anatomy.layernorm_batch_change:g} "
+        f"(BN-LSTM {anatomy.batchnorm_batch_change:.2f}); trained on {longer.train_length} steps, "
+        f"accuracy {100 * lengths['inside'][0]:.1f}% inside, {100 * lengths['beyond'][0]:.1f}% at "
+        f"steps {longer.train_length}-{longer.test_length - 1}"
+    )
+    quantities = (exact("LN-LSTM - Eq. 20-22, float64", anatomy.by_hand_difference, 1e-12),)
+    return Finding(ours, verdict(equations and invariant and stateless and any_length), quantities)
+
+
+def check_r2(dynamics) -> Finding:
+    numbers = dynamics_summary(dynamics)
+    low, high = dynamics.scales[0], dynamics.scales[-1]
+    plain = numbers["plain_summed_last"]
+    ln_low, ln_high = numbers["ln_hidden_range"]
+    per_scale = numbers["ln_summed_per_scale"]
+    growth = numbers["growth"]["LN tanh RNN"]
+    plain_growth = numbers["growth"]["tanh RNN"]
+    plain_drifts = plain[low] < 1e-6 and plain[high] > 1.0
+    ln_steady = ln_high < 1.05 * ln_low and per_scale[1] < 1.05 * per_scale[0]
+    ln_bounded = all(g < 1.01 for g in growth.values())
+    ours = (
+        f"tanh RNN, {dynamics.steps} steps, weights x {low}..{high}: RMS of a_t at the end "
+        f"{plain[low]:.0e} .. {plain[high]:.2f}; LN RNN: RMS of h_t {ln_low:.3f}-{ln_high:.3f} at "
+        f"every scale and step, a_t / scale {per_scale[0]:.3f}-{per_scale[1]:.3f}; dependence on "
+        f"step 0 per free step: x {plain_growth[low]:.3f} .. {plain_growth[high]:.3f} without LN, "
+        f"x {min(growth.values()):.3f}-{max(growth.values()):.3f} with it (LN fixes the scale, "
+        f"not the growth of perturbations)"
+    )
+    if plain_drifts and ln_steady:
+        return Finding(ours, REPRODUCED if ln_bounded else PARTLY)
+    return Finding(ours, NOT_REPRODUCED)
+
+
+def _outcome_word(outcome: str, word: str) -> str:
+    return word if outcome == stats.HOLDS else outcome
+
+
+def _points(accuracy: stats.Difference) -> str:
+    """A difference of accuracies in percentage points, '+1.9 [+1.4, +2.5] pp'."""
+    mean, low, high = (f"{100 * v:+.1f}" for v in (accuracy.mean, accuracy.low, accuracy.high))
+    return f"{mean} [{low}, {high}] pp"
+
+
+def _difference(s: dict, model: str, baseline: str, measure: str) -> stats.Difference:
+    """`model` minus `baseline`, each at its own best learning rate, paired by seed."""
+    return stats.paired_difference(s[model][measure], s[baseline][measure])
+
+
+def _at(s: dict, *models) -> str:
+    """'LSTM lr 0.01, LN-LSTM lr 0.03': the rate each model is judged at."""
+    return ", ".join(f"{m} lr {s[m]['lr']:g}" for m in models)
+
+
+TASKS = {0: "pixel by pixel", 1: "permuted"}  # sequential_digits' orders
+# At T = 64 a run can collapse: it ends having learned next to nothing, and one such seed moves a
+# paired interval more than the models' difference does. Declared with the robustness band (issue
+# 20), before the counts were looked at: a run has collapsed when its final test accuracy is below
+# twice chance (2 / 10 classes). The count is a quantity of its own, so the reproduction check
+# compares it with the binomial rule.
+COLLAPSED_BELOW = 0.2
+
+
+def _collapsed(s: dict, models, task: str) -> tuple[str, list]:
+    """'collapsed runs (test accuracy < 20%): LSTM 1, BN-LSTM 0 of 8' and their count quantities."""
+    counts = {m: sum(a < COLLAPSED_BELOW for a in s[m]["final_accuracy"]) for m in models}
+    n = len(s[models[0]]["final_accuracy"])
+    text = ", ".join(f"{m} {k}" for m, k in counts.items())
+    quantities = [count(f"{task}, collapsed {m} runs", k, n) for m, k in counts.items()]
+    return f"collapsed runs (test accuracy < {COLLAPSED_BELOW:.0%}): {text} of {n}", quantities
+
+
+def check_r3(study) -> Finding:
+    """Faster: lower test NLL early in training (first quarter), LN-LSTM against the LSTM, each at
+    its own best rate of the grid; and the LN gains initialized at 1.0 ahead of 0.1 (the attentive
+    reader's observation), over the whole run."""
+    s = training_summary(study)
+    early = _difference(s, "LN-LSTM", "LSTM", "early")
+    gain = _difference(s, "LN-LSTM", "LN-LSTM, gain 0.1", "curve")
+    outcomes = [stats.better(early, "lower"), stats.better(gain, "lower")]
+    ours = (
+        f"digits row by row, each model at its own best lr ({_at(s, 'LSTM', 'LN-LSTM')}, "
+        f"gain 0.1: {s['LN-LSTM, gain 0.1']['lr']:g}); test NLL over steps "
+        f"{s['early_steps'][0]}-{s['early_steps'][-1]}, LN-LSTM minus LSTM: "
+        f"{tested(early, _outcome_word(outcomes[0], 'LN lower'))}. LN gain 1.0 minus 0.1, test NLL "
+        f"over all {s['steps']} steps: {tested(gain, _outcome_word(outcomes[1], '1.0 lower'))}"
+    )
+    quantities = (
+        aggregate("early test NLL, LN-LSTM - LSTM", early),
+        aggregate("test NLL, LN gain 1.0 - 0.1", gain),
+    )
+    return Finding(ours, combine(outcomes), quantities)
+
+
+# "Equal at the end" (R4) is declared before the runs: test accuracy no worse by more than one
+# percentage point. Only accuracy got a margin beforehand, so R4 is decided on accuracy alone; the
+# superiority tests of R3b and R4b need no margin and use every measure. M4b's "BN-LSTM >= LSTM"
+# uses the same margin.
+R4_MARGIN = 0.01
+
+
+def check_r4(study) -> Finding:
+    """Equal at the end (DRAW, handwriting): the LN-LSTM's final test accuracy no worse than the
+    LSTM's by more than R4_MARGIN, each at its own best rate."""
+    s = training_summary(study)
+    final = _difference(s, "LN-LSTM", "LSTM", "final_accuracy")
+    nll = _difference(s, "LN-LSTM", "LSTM", "final_loss")
+    same = stats.no_worse(final, R4_MARGIN, "higher")
+
+    def cell(model):
+        (acc, _), (loss, _) = mean_sd(s[model]["final_accuracy"]), mean_sd(s[model]["final_loss"])
+        return f"{100 * acc:.1f}% / {loss:.3f} (lr {s[model]['lr']:g})"
+
+    ours = (
+        f"each at its own best lr, after {s['steps']} steps, test accuracy / NLL, mean of "
+        f"{final.n} seeds: LSTM {cell('LSTM')}, LN-LSTM {cell('LN-LSTM')}, BN-LSTM "
+        f"{cell('BN-LSTM')}. LN-LSTM minus LSTM: accuracy "
+        f"{tested(final, _outcome_word(same, 'no worse by 1 pp'), 100, 'pp', 1)}; NLL "
+        f"{nll.text()}"
+    )
+    return Finding(ours, from_outcome(same), (aggregate("test accuracy, LN-LSTM - LSTM", final),))
+
+
+def check_r4b(study) -> Finding:
+    """Better at the end (order embeddings, skip-thoughts, attentive reader): the LN-LSTM's final
+    test accuracy higher and its test NLL lower than the LSTM's, each at its own best rate. On
+    order embeddings the paper's LN model is better on every measure it reports, so here both
+    parts must hold."""
+    s = training_summary(study)
+    accuracy = _difference(s, "LN-LSTM", "LSTM", "final_accuracy")
+    nll = _difference(s, "LN-LSTM", "LSTM", "final_loss")
+    outcomes = [stats.better(accuracy, "higher"), stats.better(nll, "lower")]
+    ours = (
+        f"each at its own best lr ({_at(s, 'LSTM', 'LN-LSTM')}), after the last step, LN-LSTM "
+        f"minus LSTM: test accuracy "
+        f"{tested(accuracy, _outcome_word(outcomes[0], 'higher'), 100, 'pp', 1)}; test NLL "
+        f"{tested(nll, _outcome_word(outcomes[1], 'lower'))}"
+    )
+    quantities = (
+        aggregate("test accuracy, LN-LSTM - LSTM", accuracy),
+        aggregate("test NLL, LN-LSTM - LSTM", nll),
+    )
+    return Finding(ours, combine(outcomes), quantities)
+
+
+def _ln_against_bn(s: dict, prefix: str = "") -> tuple[list, list, list]:
+    """LN-LSTM minus BN-LSTM (gains 0.1), each at its own best rate: test NLL over the first and
+    over the last quarter of training, both claimed lower. (outcomes, quantities, text parts)"""
+    early = _difference(s, "LN-LSTM", "BN-LSTM", "early")
+    late = _difference(s, "LN-LSTM", "BN-LSTM", "late")
+    outcomes = [stats.better(early, "lower"), stats.better(late, "lower")]
+    early_steps, late_steps = s["early_steps"], s["late_steps"]
+    text = (
+        f"{prefix}({_at(s, 'LN-LSTM', 'BN-LSTM')}) steps {early_steps[0]}-{early_steps[-1]} "
+        f"{tested(early, _outcome_word(outcomes[0], 'LN lower'))}; steps "
+        f"{late_steps[0]}-{late_steps[-1]} {tested(late, _outcome_word(outcomes[1], 'LN lower'))}"
+    )
+    label = f"{prefix.strip()}, " if prefix else ""
+    quantities = [
+        aggregate(f"{label}early test NLL, LN-LSTM - BN-LSTM", early),
+        aggregate(f"{label}late test NLL, LN-LSTM - BN-LSTM", late),
+    ]
+    return outcomes, quantities, [text]
+
+
+def check_r3b(study) -> Finding:
+    """The attentive reader's LN-LSTM against the BN-LSTM (Cooijmans et al.'s, gains 0.1), digits
+    row by row: test NLL lower over the first quarter of training (faster) and over the last
+    quarter (better at the end), each at its own best rate."""
+    s = training_summary(study)
+    outcomes, quantities, parts = _ln_against_bn(s)
+    accuracy = _difference(s, "LN-LSTM", "BN-LSTM", "final_accuracy")
+    ours = (
+        f"test NLL, LN-LSTM minus BN-LSTM, each at its own best lr {parts[0]}. After the last "
+        f"step (not tested): test accuracy {_points(accuracy)}"
+    )
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_r3c(pixels) -> Finding:
+    """R3b's ending at T = 64: the LN-LSTM's test NLL below the BN-LSTM's over the last
+    quarter of training, pixel by pixel (T = 64) and permuted, each at its own best rate per task.
+    The early half is shown, not graded: at one evaluation (step 30) in the first quarter its
+    reading-order part changed sides between numeric paths (inconclusive on the record's, LN lower
+    on ATEN_CPU_CAPABILITY=default), so it was never established."""
+    outcomes, quantities, parts = [], [], []
+    for order, task in TASKS.items():
+        s = training_summary(pixels, order)
+        early = _difference(s, "LN-LSTM", "BN-LSTM", "early")
+        late = _difference(s, "LN-LSTM", "BN-LSTM", "late")
+        outcome = stats.better(late, "lower")
+        outcomes.append(outcome)
+        quantities.append(aggregate(f"{task}, late test NLL, LN-LSTM - BN-LSTM", late))
+        collapsed, counts = _collapsed(s, ("LN-LSTM", "BN-LSTM"), task)
+        quantities += counts
+        late_steps = s["late_steps"]
+        parts.append(
+            f"{task} ({_at(s, 'LN-LSTM', 'BN-LSTM')}) steps {late_steps[0]}-{late_steps[-1]} "
+            f"{tested(late, _outcome_word(outcome, 'LN lower'))}; step {s['early_steps'][-1]} "
+            f"(not graded) {early.text()}; {collapsed}"
+        )
+    ours = "T = 64, test NLL, LN-LSTM minus BN-LSTM: " + "; ".join(parts)
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_m4b(pixels) -> Finding:
+    """Cooijmans et al.'s table, direction only: the BN-LSTM's final test accuracy no worse than
+    the LSTM's (by R4_MARGIN) pixel by pixel and permuted, and its gain over the LSTM larger on the
+    permuted task (the difference of the two paired differences, per seed, above 0)."""
+    outcomes, quantities, parts, gains = [], [], [], []
+    for order, task in TASKS.items():
+        s = training_summary(pixels, order)
+        bn, lstm = s["BN-LSTM"]["final_accuracy"], s["LSTM"]["final_accuracy"]
+        gains.append([b - a for b, a in zip(bn, lstm, strict=True)])
+        difference = stats.paired_difference(bn, lstm)
+        outcome = stats.no_worse(difference, R4_MARGIN, "higher")
+        outcomes.append(outcome)
+        quantities.append(aggregate(f"{task} test accuracy, BN-LSTM - LSTM", difference))
+        collapsed, counts = _collapsed(s, ("LSTM", "BN-LSTM"), task)
+        quantities += counts
+        (bn_mean, _), (lstm_mean, _) = mean_sd(bn), mean_sd(lstm)
+        parts.append(
+            f"{task} ({_at(s, 'LSTM', 'BN-LSTM')}): LSTM {100 * lstm_mean:.1f}%, BN-LSTM "
+            f"{100 * bn_mean:.1f}%, BN minus LSTM "
+            f"{tested(difference, _outcome_word(outcome, 'no worse by 1 pp'), 100, 'pp', 1)}; "
+            f"{collapsed}"
+        )
+    larger = stats.paired_difference(gains[1], gains[0])
+    outcomes.append(stats.better(larger, "higher"))
+    quantities.append(aggregate("BN-LSTM's gain, permuted - pixel by pixel", larger))
+    ours = (
+        f"T = 64, after {training_summary(pixels)['steps']} steps, test accuracy: "
+        + "; ".join(parts)
+        + ". BN's gain, permuted minus pixel by pixel: "
+        + tested(larger, _outcome_word(outcomes[-1], "larger permuted"), 100, "pp", 1)
+    )
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_m4c(pixels) -> Finding:
+    """T_max inside the transient against after it: the same trained BN-LSTM (gains 0.1) tested
+    with the statistics of every step >= k taken from step k - 1 (k = pixels' statistics_steps)
+    against its own per-step statistics for all 64 steps: test NLL higher with the cut."""
+    outcomes, quantities, parts = [], [], []
+    cut_at = pixels.runs["BN-LSTM"]["statistics_steps"]
+    for order, task in TASKS.items():
+        s = training_summary(pixels, order)
+        run = s["BN-LSTM"]
+        difference = stats.paired_difference(run["cut_loss"], run["final_loss"])
+        accuracy = stats.paired_difference(run["cut_accuracy"], run["final_accuracy"])
+        outcome = stats.better(difference, "higher")
+        outcomes.append(outcome)
+        quantities.append(aggregate(f"{task} test NLL, T_max {cut_at} - 64", difference))
+        parts.append(
+            f"{task}: NLL {tested(difference, _outcome_word(outcome, 'higher with the cut'))}, "
+            f"accuracy {_points(accuracy)}"
+        )
+    ours = f"BN-LSTM, T = 64, statistics cut at T_max = {cut_at} minus all 64: " + "; ".join(parts)
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_m4d(pixels) -> Finding:
+    """Cooijmans et al.'s gain init: the BN-LSTM with gains 0.1 below the one with gains 1.0 in test
+    NLL over the whole run, pixel by pixel and permuted, each at its own best rate."""
+    outcomes, quantities, parts = [], [], []
+    for order, task in TASKS.items():
+        s = training_summary(pixels, order)
+        difference = _difference(s, "BN-LSTM", "BN-LSTM, gain 1.0", "curve")
+        outcome = stats.better(difference, "lower")
+        outcomes.append(outcome)
+        quantities.append(aggregate(f"{task} test NLL, BN gain 0.1 - 1.0", difference))
+        parts.append(
+            f"{task} ({_at(s, 'BN-LSTM', 'BN-LSTM, gain 1.0')}): "
+            f"{tested(difference, _outcome_word(outcome, '0.1 lower'))}"
+        )
+    steps = training_summary(pixels)["steps"]
+    ours = f"T = 64, test NLL over all {steps} steps, BN gain 0.1 minus 1.0: " + "; ".join(parts)
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def _r5_half(cnn, a: str, b: str, label: str) -> Finding:
+    """a below b in test NLL, paired by seed, at each frame (margin) size."""
+    parts, outcomes, quantities = [], [], []
+    for margin in cnn.test_loss:
+        loss, side = cnn.test_loss[margin], 8 + 2 * margin
+        difference = stats.paired_difference(loss[a], loss[b])
+        outcome = stats.better(difference, "lower")
+        outcomes.append(outcome)
+        quantities.append(aggregate(f"{side}x{side} test NLL, {label}", difference))
+        parts.append(
+            f"{side}x{side}: {label} {tested(difference, _outcome_word(outcome, 'lower'))}"
+        )
+    return Finding(f"test NLL after {cnn.steps} steps: " + "; ".join(parts), combine(outcomes),
+                   tuple(quantities))  # fmt: skip
+
+
+def check_r5(cnn) -> Finding:
+    """R5's first half: LN below no norm in test NLL, at each frame size."""
+    return _r5_half(cnn, "layernorm", "none", "LN - none")
+
+
+def check_r5b(cnn) -> Finding:
+    """R5's second half: BN below LN in test NLL, at each frame size (LN with a gain and bias per
+    channel, as BN has); the share of units on at the border against inside it is shown, counting
+    only units that respond to the image."""
+    finding = _r5_half(cnn, "batchnorm", "layernorm", "BN - LN")
+    units = "; ".join(
+        f"{8 + 2 * m}x{8 + 2 * m}: {cnn.border_active[m][-1]:.2f} vs {cnn.interior_active[m][-1]:.2f}"
+        for m in cnn.test_loss
+    )
+    ours = f"{finding.ours}. Responding units on at the border vs inside (conv 2, no norm): {units}"
+    return Finding(ours, finding.verdict, finding.quantities)
+
+
+NOTEBOOK = "03_layernorm_in_rnns"
+
+CLAIMS = register_claims(
+    Claim(
+        id="R1",
+        kind=IDENTITY,
+        claim="LN-LSTM: separate LNs on W_h h and W_x x over the stacked 4H vector, LN on c_t "
+        "inside the output tanh; no state over time",
+        source=f"{BA_2016}, supplement Eq. 20-22",
+        paper_value="equations",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.lnlstm_anatomy, ch03_runs.longer_sequences),
+        check=check_r1,
+    ),
+    Claim(
+        id="R2",
+        claim="LN makes the recurrent layer invariant to rescaling its summed inputs, which "
+        "stabilizes the hidden-to-hidden dynamics",
+        source=f"{BA_2016}, Sec. 3.1",
+        paper_value="argument, no number",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.rnn_dynamics,),
+        check=check_r2,
+    ),
+    Claim(
+        id="R3",
+        claim="LN speeds up recurrent models (order embeddings, skip-thoughts, DRAW, handwriting); "
+        "LN gains initialized at 1.0 beat 0.1 (attentive reader)",
+        source=f"{BA_2016}, Sec. 6",
+        paper_value="OE+LN best validation model in 60% of the baseline's time; DRAW 82.36 vs "
+        "82.09 nats; attentive reader: LN gain init 1.0 significantly better than 0.1",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.recurrent_training,),
+        check=check_r3,
+        test="digits row by row, every model on the lr grid {3e-3, 1e-2, 3e-2}, each judged at its "
+        "own best (lowest mean validation NLL over the run), paired by seed, 95% t CI of test NLL: "
+        "LN-LSTM - LSTM over the first quarter of training below 0; LN gain 1.0 - 0.1 over the "
+        "whole run below 0; reproduced if both hold",
+    ),
+    Claim(
+        id="R3b",
+        claim="the LN-LSTM trains faster than the BN-LSTM and converges to a better validation "
+        "result (attentive reader)",
+        source=f"{BA_2016}, Sec. 6.2 (attentive reader, BN-LSTM of Cooijmans et al. 2016)",
+        paper_value="validation curves only, no numbers",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.recurrent_training,),
+        check=check_r3b,
+        test="digits row by row, each at its own best lr of the grid, test NLL, LN-LSTM minus "
+        "BN-LSTM (gains 0.1), paired by seed, 95% t CI below 0: mean over the first quarter of "
+        "training (faster) and over the last quarter (better at the end); reproduced if both hold",
+    ),
+    Claim(
+        id="R3c",
+        claim="R3b's ending at T = 64: the LN-LSTM ends at a better result than the "
+        "BN-LSTM, pixel by pixel and permuted",
+        source=f"{BA_2016}, Sec. 6.2; the task of Cooijmans et al. 2016, Sec. 5.1",
+        paper_value="validation curves only, no numbers",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.sequential_digits,),
+        check=check_r3c,
+        test="T = 64 digits, both pixel orders, each at its own best lr of the grid: test NLL, "
+        "LN-LSTM minus BN-LSTM over the last quarter of training, paired by seed, 95% t CI below "
+        "0; reproduced if both hold (the early half, one evaluation, changed sides between "
+        "numeric paths: shown, not graded)",
+    ),
+    Claim(
+        id="R4",
+        claim="faster (R3), and as good as the baseline at the end (DRAW, handwriting)",
+        source=f"{BA_2016}, Sec. 6.4 (DRAW), 6.5 (handwriting)",
+        paper_value="DRAW after 200 epochs: 82.36 (baseline) vs 82.09 nats (LN), lower is better, "
+        "almost twice as fast; handwriting: comparable log likelihood, much faster",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.recurrent_training,),
+        check=check_r4,
+        test="test accuracy after the last step, LN-LSTM minus LSTM, each at its own best lr of "
+        "the grid, paired by seed, 95% t CI above -1 pp (non-inferiority; margin R4_MARGIN "
+        "declared before the runs)",
+    ),
+    Claim(
+        id="R4b",
+        claim="faster (R3), and better than the baseline at the end (order embeddings, skip-thoughts, "
+        "attentive reader)",
+        source=f"{BA_2016}, Sec. 6.1 (order embeddings), 6.3 (skip-thoughts), 6.2 (attentive reader)",
+        paper_value="order embeddings: caption R@1 46.6 -> 48.5, image R@1 37.8 -> 38.9, better at "
+        "every R@K and mean rank; skip-thoughts: better on SICK, MR, CR, SUBJ, MPQA, e.g. MR 77.3 "
+        "-> 79.5; attentive reader: validation curves only, no numbers",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.recurrent_training,),
+        check=check_r4b,
+        test="after the last step, LN-LSTM minus LSTM, each at its own best lr of the grid, "
+        "paired by seed, 95% t CI: test accuracy above 0 and test NLL below 0 (superiority, no "
+        "margin); reproduced if both hold",
+    ),
+    Claim(
+        id="M4b",
+        claim="Cooijmans et al.'s table, direction only: the BN-LSTM at least as good as the LSTM on "
+        "sequential digits, and its gain larger on the permuted task",
+        source="Cooijmans et al. 2016, Sec. 5.1, Table 1",
+        paper_value="seq. MNIST LSTM 98.9 / BN-LSTM 99.0; permuted 90.2 / 95.4 (test accuracy, %)",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.sequential_digits,),
+        check=check_m4b,
+        test="T = 64 digits, each at its own best lr of the grid, final test accuracy paired by "
+        "seed, 95% t CI: BN-LSTM - LSTM above -1 pp in both pixel orders; (BN - LSTM) permuted "
+        "minus (BN - LSTM) in reading order above 0; reproduced if all three hold",
+    ),
+    Claim(
+        id="M4c",
+        claim="statistics per time step are needed through the transient: a T_max inside it "
+        "degrades a BN-LSTM",
+        source="Cooijmans et al. 2016, Sec. 3-4",
+        paper_value="'averaging statistics over time severely degrades performance'; no number "
+        "for a short T_max",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.sequential_digits,),
+        check=check_m4c,
+        test="the same trained BN-LSTM (gains 0.1, T = 64) tested with the statistics of steps >= 8 "
+        "taken from step 7, minus with its own 64 per-step statistics: test NLL paired by seed, "
+        "95% t CI above 0, in both pixel orders",
+    ),
+    Claim(
+        id="M4d",
+        claim="BatchNorm's gains in a BN-LSTM should start at 0.1, not 1.0",
+        source="Cooijmans et al. 2016, Sec. 4",
+        paper_value="gain 0.1 (gains of 1 saturate the gates; 0.01 or lower was unstable); no "
+        "number",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.sequential_digits,),
+        check=check_m4d,
+        test="T = 64 digits, each at its own best lr of the grid, test NLL over the whole run, "
+        "BN gains 0.1 minus 1.0, paired by seed, 95% t CI below 0 in both pixel orders",
+    ),
+    Claim(
+        id="R5",
+        claim="on a CNN, LN beats no normalization",
+        source=f"{BA_2016}, Sec. 6.7 (CNN, preliminary)",
+        paper_value="no setup or numbers given",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.cnn_coda,),
+        check=check_r5,
+        test="test NLL, LN minus none, paired by seed, 95% t CI below 0, at both image sizes",
+    ),
+    Claim(
+        id="R5b",
+        claim="on a CNN, BatchNorm beats LN, because border units are rarely on",
+        source=f"{BA_2016}, Sec. 6.7 (CNN, preliminary)",
+        paper_value="no setup or numbers given",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.cnn_coda,),
+        check=check_r5b,
+        test="test NLL, BN minus LN (both with a gain and bias per channel), paired by seed, 95% t "
+        "CI below 0, at both image sizes",
+    ),
+)

@@ -1,0 +1,352 @@
+"""Figures of notebook 03, LayerNorm in recurrent networks."""
+
+import math
+import statistics
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from lnpaper import stats
+from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
+from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
+    best_lr_index,
+    dynamics_summary,
+    length_summary,
+    mean_tanh_slope,
+    training_summary,
+)
+from lnpaper.companion import style
+from lnpaper.companion.registry import figure
+
+NOTEBOOK = "03_layernorm_in_rnns"
+SHADE = {"color": style.REFERENCE, "alpha": 0.12, "lw": 0}  # a span of steps, not a method
+GAIN_STYLES = {"1.0": "-", "0.1": "--"}  # the gains' initial value: a second factor
+
+
+def _shade_handle(label: str) -> Patch:
+    return Patch(facecolor=SHADE["color"], alpha=SHADE["alpha"], label=label)
+
+
+def _power_of_ten(value: float) -> str:
+    """3.26e-80 -> '$3 \\times 10^{-80}$' (mathtext, one significant digit)."""
+    exponent = math.floor(math.log10(value))
+    mantissa = round(value / 10**exponent)
+    if mantissa == 10:
+        mantissa, exponent = 1, exponent + 1
+    power = f"10^{{{exponent}}}"
+    return f"${power}$" if mantissa == 1 else f"${mantissa} \\times {power}$"
+
+
+def _signed(value: float, digits: int) -> str:
+    """+0.002 or −0.12, with a typeset minus sign rather than a hyphen."""
+    return f"{value:+.{digits}f}".replace("-", "−")
+
+
+def _mark_exit(ax, t, values, low, high, color, text, text_at) -> None:
+    """Where a curve leaves the axis's range [low, high]: a marker on the edge in the curve's
+    colour, and an arrow to it from a label saying where the curve goes. `text_at` places the
+    label, in axes fractions, for a curve that leaves below ("v") and above ("^")."""
+    leaves = [k for k, v in enumerate(values) if not low <= v <= high]
+    if not leaves:
+        return
+    k = leaves[0]
+    edge, marker = (low, "v") if values[k] < low else (high, "^")
+    ax.plot([t[k]], [edge], marker, color=color, ms=8, clip_on=False, zorder=5)
+    ax.annotate(text, (t[k], edge), xytext=text_at[marker], textcoords="axes fraction", ha="left",
+                va="center", color=style.REFERENCE, size=style.MIN_FONT_SIZE,
+                arrowprops={"arrowstyle": "->", "color": style.REFERENCE, "lw": 1.0})  # fmt: skip
+
+
+@figure("rnn_dynamics", notebook=NOTEBOOK, experiment=ch03_runs.rnn_dynamics)
+def rnn_dynamics(result) -> Figure:
+    """A tanh RNN and the LN RNN with the same weights, multiplied by 0.5, 1, 2 and 4, reading one
+    digit's 8 rows and then 292 steps of zeros (64 units, float64, 32 test digits): the RMS over
+    units of the summed inputs and of the hidden state, mean over digits, and how much step t still
+    depends on the first input row (a Jacobian-vector product with a random unit direction v,
+    geometric mean over digits). A curve that leaves the plotted range is marked where it leaves,
+    with the value it reaches at the last step. The LN RNN's four curves of h_t and of the
+    dependence lie on top of each other."""
+    t = np.arange(1, result.steps + 1)
+    plain = "tanh RNN"
+    scale_styles = dict(zip(result.scales, style.LINE_STYLES, strict=True))
+    fig = style.new_figure(3, 4.2)
+    summed, hidden, sensitivity = fig.subplots(1, 3)
+    for net in (plain, "LN tanh RNN"):
+        for scale in result.scales:
+            kwargs = {"color": style.color(net), "ls": scale_styles[scale], "lw": 1.5}
+            summed.plot(t, result.summed_rms[net][scale], **kwargs)
+            hidden.plot(t, result.hidden_rms[net][scale], **kwargs)
+            sensitivity.plot(t, result.sensitivity[net][scale], **kwargs)
+    # ranges in which the curves that do not run away stay readable; the others are marked
+    ranges = {summed: (1e-2, 1e1), sensitivity: (1e-12, 1e24)}
+    label_at = {summed: {"v": (0.22, 0.2)}, sensitivity: {"v": (0.22, 0.12), "^": (0.55, 0.88)}}
+    for ax, curves in (
+        (summed, result.summed_rms[plain]),
+        (sensitivity, result.sensitivity[plain]),
+    ):
+        low, high = ranges[ax]
+        ax.set_ylim(low, high)
+        style.log_axis(ax, "y")
+        for scale, values in curves.items():
+            text = f"× {scale:g} goes on to\n{_power_of_ten(values[-1])} at $t = {result.steps}$"
+            _mark_exit(ax, t, values, low, high, style.color(plain), text, label_at[ax])
+    sensitivity.set_yticks([10.0**k for k in range(-12, 25, 6)])  # 36 powers: label every 6th
+    summed.set_title("summed inputs $a_t = W_h h_{t-1} + W_x x_t$")
+    summed.set_ylabel("RMS over units")
+    hidden.set_title("hidden state $h_t$")
+    hidden.set_ylabel("RMS over units")
+    hidden.set_ylim(0, 1)
+    sensitivity.set_title("dependence on step 0: $\\|(\\partial h_t / \\partial x_0)\\, v\\|$")
+    sensitivity.set_ylabel("geometric mean over digits")
+    for ax in (summed, hidden, sensitivity):
+        ax.set_xlabel("time step $t$")
+        ax.axvspan(0.5, result.input_steps + 0.5, **SHADE)
+    low, high = dynamics_summary(result)["ln_hidden_range"]
+    style.finding(
+        fig,
+        f"Scaled by {result.scales[0]:g} to {result.scales[-1]:g}, a tanh RNN's state vanishes or "
+        f"saturates; LayerNorm keeps its RMS at {low:.2f}–{high:.2f}",
+    )
+    # column by column: the two nets, the scales, then the steps that read the digit
+    extra = [
+        *(style.method_handle(net) for net in (plain, "LN tanh RNN")),
+        *(style.style_handle(ls, f"weights × {s:g}") for s, ls in scale_styles.items()),
+        _shade_handle(f"steps 1–{result.input_steps}: reading a digit's rows"),
+    ]
+    style.shared_legend(fig, extra=extra, ncols=4)
+    return fig
+
+
+def _best_curves(result, model: str, order: int = 0, field: str = "test_loss"):
+    """A model's curves [seed][eval step] at its own best learning rate (chosen on validation)."""
+    run = dict(result.runs[model])
+    run["val_loss"] = run["val_loss"][order]
+    return run[field][order][best_lr_index(run)]
+
+
+MODEL_STYLES = {"BN-LSTM, gain 1.0": "--", "LN-LSTM, gain 0.1": "--", "LN-GRU": "-."}
+
+
+def _model_color(model: str) -> str:
+    return style.color("LN-LSTM" if model == "LN-GRU" else model)  # the LN-GRU: LayerNorm's hue
+
+
+@figure("recurrent_training", notebook=NOTEBOOK, experiment=ch03_runs.recurrent_training)
+def recurrent_training(result) -> Figure:
+    """Left: test NLL during training on the 8 x 8 digits read row by row (8 steps of 8 pixels, one
+    prediction and so one NLL per digit), each model at its own best learning rate of the grid
+    (chosen on the validation split): Adam, the same seeds and minibatches for every model; mean
+    over seeds, band from min to max. Right: the validation score that chose the rate, the mean
+    validation NLL over the run, at every rate of the grid. Claim R3 compares the models over the
+    first quarter of training."""
+    s = training_summary(result)
+    fig = style.new_figure(2, 4.0)
+    curve_ax, grid_ax = fig.subplots(1, 2)
+    models = ("LSTM", "LN-LSTM", "BN-LSTM")
+    steps = result.runs["LSTM"]["eval_steps"]
+    for model in models:
+        style.band(curve_ax, steps, _best_curves(result, model), style.color(model),
+                   f"{model} (lr {s[model]['lr']:g})")  # fmt: skip
+        grid_ax.plot(result.runs[model]["lrs"], s[model]["val_area"], "o-",
+                     color=style.color(model))  # fmt: skip
+    curve_ax.axvspan(s["early_steps"][0], s["early_steps"][-1], **SHADE)
+    curve_ax.set_xlabel("training step")
+    curve_ax.set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
+    curve_ax.set_title("each at its own best learning rate")
+    style.log_axis(curve_ax, "y")
+    grid_ax.set_xlabel("Adam's learning rate")
+    grid_ax.set_ylabel(f"mean validation NLL ({style.NATS_PER_IMAGE})")
+    grid_ax.set_title("the grid every model ran")
+    style.log_axis(grid_ax, "x")
+    early = {m: statistics.fmean(s[m]["early"]) for m in ("LSTM", "LN-LSTM")}
+    style.finding(
+        fig,
+        f"Rows (T = 8), each at its best rate: LayerNorm's early test NLL {early['LN-LSTM']:.2f} "
+        f"vs the LSTM's {early['LSTM']:.2f} (steps {s['early_steps'][0]}–{s['early_steps'][-1]})",
+    )
+    seeds = len(result.runs["LSTM"]["seeds"])
+    extra = [_shade_handle("first quarter (R3's early NLL)"), style.band_handle(seeds)]
+    style.shared_legend(fig, axes=[curve_ax], extra=extra, ncols=3)
+    return fig
+
+
+@figure("gain_init", notebook=NOTEBOOK, experiment=ch03_runs.recurrent_training)
+def gain_init(result) -> Figure:
+    """The gains' initial value, 1.0 or 0.1, for the LN-LSTM and the BN-LSTM on the digits read row
+    by row, each at its own best learning rate of the grid: test NLL, mean over seeds, band from
+    min to max. Right: the average slope of tanh on inputs of standard deviation s,
+    E[1 - tanh^2(s z)] for z ~ N(0, 1), which is how much gradient a gate passes when its
+    normalized input is scaled by a gain s."""
+    s = training_summary(result)
+    fig = style.new_figure(3, 3.9)
+    ln_ax, bn_ax, slope_ax = fig.subplots(1, 3)
+    bn_ax.sharey(ln_ax)
+    names = {
+        "LN-LSTM": ("LN-LSTM", "LN-LSTM, gain 0.1"),
+        "BN-LSTM": ("BN-LSTM, gain 1.0", "BN-LSTM"),
+    }
+    steps = result.runs["LSTM"]["eval_steps"]
+    for (model, (one, tenth)), ax in zip(names.items(), (ln_ax, bn_ax), strict=True):
+        for run, ls in ((one, GAIN_STYLES["1.0"]), (tenth, GAIN_STYLES["0.1"])):
+            style.band(ax, steps, _best_curves(result, run), style.color(model), style=ls)
+        ax.set_title(model)
+        ax.set_xlabel("training step")
+    ln_ax.set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
+    style.log_axis(ln_ax, "y")
+    bn_ax.tick_params(labelleft=False)
+    scales = np.geomspace(0.01, 10, 61)
+    slope_ax.plot(scales, [mean_tanh_slope(v) for v in scales], color=style.BLACK)
+    for v in (0.1, 1.0):
+        slope = mean_tanh_slope(v)
+        slope_ax.plot([v], [slope], "o", color=style.BLACK)
+        slope_ax.annotate(f"gain {v:.1f}: {slope:.3f}", (v, slope), xytext=(7, 4),
+                          textcoords="offset points", size=style.MIN_FONT_SIZE)  # fmt: skip
+    style.log_axis(slope_ax, "x")
+    slope_ax.set_ylim(0, 1.08)
+    slope_ax.set_xlabel("gain $s$ on a normalized input $z$")
+    slope_ax.set_ylabel("mean slope $E[1 - \\tanh^2(s z)]$")
+    slope_ax.set_title("how much gradient tanh passes")
+    differences = {
+        model: stats.paired_difference(s[one]["curve"], s[tenth]["curve"])
+        for model, (one, tenth) in names.items()
+    }
+    style.finding(
+        fig,
+        f"Gains started at 1.0 minus 0.1, mean test NLL over {s['steps']} steps: "
+        + ", ".join(f"{_signed(d.mean, 2)} {model}" for model, d in differences.items()),
+    )
+    seeds = len(result.runs["LSTM"]["seeds"])
+    extra = [
+        *(style.method_handle(model) for model in names),
+        *(style.style_handle(ls, f"gains start at {gain}") for gain, ls in GAIN_STYLES.items()),
+        style.band_handle(seeds),
+    ]
+    style.shared_legend(fig, extra=extra, ncols=5)
+    return fig
+
+
+@figure("sequential_digits", notebook=NOTEBOOK, experiment=ch03_runs.sequential_digits)
+def sequential_digits(result) -> Figure:
+    """The digits read pixel by pixel (T = 64, left) and in a fixed permuted order (right): test
+    NLL during training, each model at its own best learning rate of the grid (chosen on the
+    validation split, per task); Adam, the same seeds and minibatches for every model and both
+    tasks; mean over seeds, band from min to max. Claims R3c and M4b-M4d."""
+    fig = style.new_figure(2, 4.2)
+    axes = fig.subplots(1, 2, sharey=True)
+    steps = result.runs["LSTM"]["eval_steps"]
+    accuracy = {}
+    for order, ax in enumerate(axes):
+        s = training_summary(result, order)
+        for model in result.runs:
+            style.band(ax, steps, _best_curves(result, model, order), _model_color(model), model,
+                       style=MODEL_STYLES.get(model, "-"))  # fmt: skip
+        ax.set_title(("pixel by pixel" if order == 0 else "permuted") + ", T = 64")
+        ax.set_xlabel("training step")
+        accuracy[order] = {m: 100 * statistics.fmean(s[m]["final_accuracy"]) for m in result.runs}
+    axes[0].set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
+    axes[1].tick_params(labelleft=False)
+    style.finding(
+        fig,
+        f"T = 64, {steps[-1]} steps, accuracy LSTM / LN-LSTM / BN-LSTM: "
+        + "; ".join(
+            ("pixels " if order == 0 else "permuted ")
+            + " / ".join(f"{a[m]:.0f}" for m in ("LSTM", "LN-LSTM", "BN-LSTM"))
+            + "%"
+            for order, a in accuracy.items()
+        ),
+    )
+    style.shared_legend(fig, extra=[style.band_handle(len(result.runs["LSTM"]["seeds"]))], ncols=6)
+    return fig
+
+
+@figure("longer_sequences", notebook=NOTEBOOK, experiment=ch03_runs.longer_sequences)
+def longer_sequences(result) -> Figure:
+    """Trained on streams of 8 random digits, tested on 1024 streams of 16: accuracy at each step
+    of naming the digit shown 2 steps earlier (64 units, Adam, 200 steps); mean over seeds, band
+    from min to max. The BN-LSTM normalizes steps beyond T_max with the statistics of step
+    T_max - 1; the LN-LSTM has nothing to extend."""
+    steps = np.arange(result.delay, result.test_length)
+    fig = style.new_figure(1, 4.0)
+    ax = fig.subplots()
+    for model, runs in result.accuracy.items():
+        label = f"{model} ($T_{{\\max}}$ rule)" if model == "BN-LSTM" else model
+        style.band(ax, steps, np.array(runs) * 100, style.color(model), label)
+    style.vertical_mark(
+        ax,
+        result.train_length - 0.5,
+        f"$t \\geq T_{{\\max}} = {result.train_length}$: beyond training",
+    )
+    ax.set_xlabel(f"time step $t$ (the task: name the digit of step $t - {result.delay}$)")
+    ax.set_ylabel("accuracy (%)")
+    lengths = length_summary(result)
+    inside = f"{result.delay}–{result.train_length - 1}"
+    beyond = f"{result.train_length}–{result.test_length - 1}"
+    ax.set_title(
+        f"mean over steps {inside} $\\to$ {beyond}: "
+        + ", ".join(
+            f"{model} {100 * p['inside'][0]:.1f} $\\to$ {100 * p['beyond'][0]:.1f}%"
+            for model, p in lengths.items()
+        )
+    )
+    style.finding(fig, "Twice the training length costs neither cell accuracy")
+    style.shared_legend(fig, extra=[style.band_handle(len(result.seeds))])
+    return fig
+
+
+@figure("cnn_coda", notebook=NOTEBOOK, experiment=ch03_runs.cnn_coda)
+def cnn_coda(result) -> Figure:
+    """A small CNN (two 3 x 3 conv layers of 8 and 16 channels, Adam, lr 0.003, batch 64, 200 steps)
+    on the 8 x 8 digits with no norm, BatchNorm or LayerNorm, as they are and framed by a blank
+    margin of 2 pixels: validation NLL, mean over seeds, band from min to max. Right: in the trained
+    CNN without a norm (first seed), the share of ReLU units that are on in the border ring and
+    inside it, after each conv layer, on the test digits."""
+    fig = style.new_figure(3, 3.9)
+    axes = fig.subplots(1, len(result.margins) + 1)
+    for ax in axes[1 : len(result.margins)]:
+        ax.sharey(axes[0])
+        ax.tick_params(labelleft=False)
+    for ax, margin in zip(axes, result.margins, strict=False):
+        side = 8 + 2 * margin
+        for norm in result.norms:
+            style.band(ax, result.eval_steps, result.val_loss[margin][norm], style.color(norm),
+                       style.display(norm))  # fmt: skip
+        frame = "as they are" if margin == 0 else f"in a {margin}-pixel frame"
+        ax.set_title(f"{side} × {side}: digits {frame}")
+        ax.set_xlabel("training step")
+    axes[0].set_ylabel(f"validation NLL ({style.NATS_PER_IMAGE})")
+    style.log_axis(axes[0], "y")
+    bars = axes[-1]
+    labels, edge, inside = [], [], []
+    for margin in result.margins:
+        for k, (out, inn) in enumerate(
+            zip(result.border_active[margin], result.interior_active[margin], strict=True)
+        ):
+            labels.append(f"{8 + 2 * margin} × {8 + 2 * margin}\nconv {k + 1}")
+            edge.append(out)
+            inside.append(inn)
+    position = np.arange(len(labels))
+    # two places in the image, not methods: colours of the rc cycle that no method here uses
+    bars.bar(position - 0.2, edge, 0.4, label="border ring", color=style.BLACK)
+    bars.bar(
+        position + 0.2, inside, 0.4, label="interior", color=style.YELLOW, ec=style.BLACK, lw=0.6
+    )
+    bars.set_xticks(position, labels)
+    bars.set_ylim(0, 1)
+    bars.set_ylabel("share of responding units on")
+    bars.set_title("no norm: responding ReLU units on")
+    loss = result.test_loss
+    differences = [
+        stats.paired_difference(loss[m]["batchnorm"], loss[m]["layernorm"]) for m in result.margins
+    ]
+    cuts = [
+        1 - statistics.fmean(loss[m]["layernorm"]) / statistics.fmean(loss[m]["none"])
+        for m in result.margins
+    ]
+    style.finding(
+        fig,
+        f"LayerNorm cuts a CNN's test NLL by {min(cuts):.0%}–{max(cuts):.0%}; BatchNorm is no "
+        "better (BN − LN: " + ", ".join(_signed(d.mean, 3) for d in differences) + ")",
+    )
+    style.shared_legend(fig, extra=[style.band_handle(len(result.seeds))], ncols=6)
+    return fig

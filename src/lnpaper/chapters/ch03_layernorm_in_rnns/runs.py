@@ -1,0 +1,994 @@
+"""Experiments of notebook 03, LayerNorm in recurrent networks: claims R1-R5, R3b, R3c, R4b and
+M4b-M4d.
+
+- `lnlstm_anatomy` (R1): the LN-LSTM of the supplement's Eq. 20-22 against its written-out formula,
+  what its statistics span, and what it does not keep (against the BN-LSTM).
+- `rnn_dynamics` (R2): a tanh RNN and its LN version from the same weights at several scales.
+- `sequence_training`, `recurrent_training` (R3, R3b, R4, R4b): LSTM, LN-LSTM and BN-LSTM, their
+  gains at 1.0 and 0.1, on the digits read row by row, over seeds and one learning-rate grid, all
+  seeds and rates of a cell trained as one batched model (`SeedBatchedClassifier`).
+- `sequential_digits` (R3c, M4b-M4d): the same at T = 64, pixel by pixel and permuted, with the
+  LN-GRU; a shorter T_max for the BN-LSTM, and test sequences longer than training.
+- `longer_sequences` (R1, M4): trained on one length, tested on twice that.
+- `cnn_coda` (R5): a small CNN with no norm, BatchNorm or LayerNorm.
+"""
+
+import math
+import statistics
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lnpaper.chapters.ch01_why_batchnorm_fails.runs import (
+    classification_loss,
+    earlier_digit_loss,
+    nll_and_accuracy,
+)
+from lnpaper.companion.registry import experiment
+from lnpaper.data import digits
+from lnpaper.models.cnn import NORMS as CNN_NORMS
+from lnpaper.models.cnn import SmallCNN
+from lnpaper.models.recurrent import (
+    BatchNormLSTMCell,
+    LayerNormLSTMCell,
+    LayerNormTanhRNNCell,
+    LSTMCell,
+    SeedBatchedClassifier,
+    SequenceClassifier,
+    TanhRNNCell,
+    make_cell,
+    unroll,
+)
+from lnpaper.spread import mean_sd
+from lnpaper.train import epoch_batches, train
+
+F64 = torch.float64
+
+
+def mean_tanh_slope(scale: float, points: int = 80) -> float:
+    """E[1 - tanh^2(s z)] for z ~ N(0, 1): the average slope of tanh on inputs of standard deviation
+    s, by Gauss-Hermite quadrature (exact to ~1e-10 here). 0.990 at s = 0.1, 0.606 at s = 1: why
+    Cooijmans et al. start BatchNorm's gains at 0.1 (notebook 03)."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(points)  # weight exp(-z^2 / 2)
+    slope = 1 - np.tanh(scale * nodes) ** 2
+    return float(weights @ slope / np.sqrt(2 * np.pi))
+
+
+# ---- R1: the LN-LSTM, equation by equation -----------------------------------------------------
+
+
+def layer_norm_by_groups(a, gain, bias, groups: int, eps: float = 1e-5):
+    """g * (a - mu) / sqrt(sigma^2 + eps) + b with mu, sigma^2 over each of `groups` equal blocks
+    of the last axis: groups = 1 is Eq. 20's LayerNorm over the stacked 4H vector, groups = 4 one
+    LayerNorm per gate (what the paper does not do)."""
+    blocks = a.unflatten(-1, (groups, -1))
+    mu = blocks.mean(-1, keepdim=True)
+    var = (blocks - mu).pow(2).mean(-1, keepdim=True)
+    return ((blocks - mu) / torch.sqrt(var + eps)).flatten(-2) * gain + bias
+
+
+def lnlstm_by_hand(cell: LayerNormLSTMCell, x, groups: int = 1):
+    """Eq. 20-22 written out with the cell's parameters: hidden states (N, T, H)."""
+    h = c = x.new_zeros(x.shape[0], cell.hidden_size)
+    ln_hh, ln_ih, ln_c = cell.norm_hh, cell.norm_ih, cell.norm_c
+    hiddens = []
+    for t in range(x.shape[1]):
+        gates = (
+            layer_norm_by_groups(h @ cell.weight_hh.T, ln_hh.weight, ln_hh.bias, groups)
+            + layer_norm_by_groups(x[:, t] @ cell.weight_ih.T, ln_ih.weight, ln_ih.bias, groups)
+            + cell.bias
+        )
+        i, f, g, o = gates.chunk(4, dim=1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(layer_norm_by_groups(c, ln_c.weight, ln_c.bias, 1))
+        hiddens.append(h)
+    return torch.stack(hiddens, dim=1)
+
+
+def _randomize_affine(cell: nn.Module, generator) -> None:
+    """Gains and biases away from 1 and 0, so that a formula check sees them."""
+    with torch.no_grad():
+        for name, p in cell.named_parameters():
+            if name.startswith("norm") or name == "bias":
+                p.add_(0.3 * torch.randn(p.shape, generator=generator, dtype=p.dtype))
+
+
+def _largest_change(a, b) -> float:
+    return (a - b).abs().max().item()
+
+
+@dataclass
+class AnatomyResult:
+    inputs: int
+    hidden: int
+    length: int  # of the test sequences (digits read row by row)
+    batch: int
+    lstm_parity: float  # max |lnpaper.LSTMCell - torch.nn.LSTMCell| over a sequence, float64
+    by_hand_difference: float  # max |LN-LSTM - Eq. 20-22 written out, statistics over 4H|
+    per_gate_difference: float  # max |LN-LSTM - the same with one LayerNorm per gate|
+    stacked_mean: float  # LN(W_x x) with g = 1, b = 0: max over examples |mean over the 4H units|
+    stacked_var_error: float  # max over examples |variance over the 4H units - 1|
+    per_gate_mean: float  # max over examples and gates |mean over that gate's H units|
+    scale: float  # W_h and W_x multiplied by this
+    layernorm_scale_change: float  # max |h_t change|, LN-LSTM with eps = 1e-12
+    layernorm_scale_change_eps: float  # the same with the default eps = 1e-5
+    lstm_scale_change: float  # the plain LSTM with the same weights
+    layernorm_batch_change: float  # example 0's h_t in two batches with different batch-mates
+    batchnorm_batch_change: float  # the same for the BN-LSTM in training mode
+    layernorm_mode_change: float  # training mode vs eval mode, whole batch
+    batchnorm_mode_change: float
+    layernorm_stored: int  # numbers kept besides the parameters (buffers)
+    batchnorm_stored: int
+    max_steps: int  # the BN-LSTM's T_max
+    layernorm_longer: float  # LN-LSTM on sequences 4x longer: max |h| (finite, no statistics)
+    batchnorm_longer_error: str  # what the BN-LSTM says when trained on them
+
+
+@experiment
+def lnlstm_anatomy(
+    *, hidden: int = 16, batch: int = 8, scale: float = 10.0, seed: int = 0
+) -> AnatomyResult:
+    """R1 (Ba et al. 2016, supplement Eq. 20-22) measured on the digits read row by row, float64.
+
+    The LN-LSTM must equal its equations written out with one LayerNorm over the stacked 4H vector,
+    and differ from one LayerNorm per gate; multiplying W_h and W_x by `scale` must leave it
+    unchanged (exactly when eps is negligible); it must not depend on the batch, the mode or the
+    sequence length, and store nothing but parameters. The BN-LSTM is measured alongside.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    x = digits.load("test", form="rows")[0][:batch].to(F64)
+    length = x.shape[1]
+
+    torch.manual_seed(seed)
+    ours = LSTMCell(digits.SIDE, hidden).double()
+    theirs = nn.LSTMCell(digits.SIDE, hidden).double()
+    theirs.load_state_dict(ours.state_dict())
+    h = c = torch.zeros(batch, hidden, dtype=F64)
+    with torch.no_grad():
+        hidden_ours, _ = unroll(ours, x)
+        parity = 0.0
+        for t in range(length):
+            h, c = theirs(x[:, t], (h, c))
+            parity = max(parity, _largest_change(hidden_ours[:, t], h))
+
+    def layernorm_lstm(eps: float) -> LayerNormLSTMCell:
+        torch.manual_seed(seed)
+        cell = LayerNormLSTMCell(digits.SIDE, hidden, eps=eps).double()
+        _randomize_affine(cell, torch.Generator().manual_seed(seed))
+        return cell
+
+    cell = layernorm_lstm(1e-5)
+    with torch.no_grad():
+        hidden_cell, terms = unroll(cell, x, keep=("W_x x_t",))
+        by_hand = lnlstm_by_hand(cell, x, groups=1)
+        per_gate = lnlstm_by_hand(cell, x, groups=4)
+        unit_gain = layer_norm_by_groups(terms["W_x x_t"], 1.0, 0.0, groups=1)  # g = 1, b = 0
+        gate_means = unit_gain.unflatten(-1, (4, hidden)).mean(-1)
+
+        def scale_change(model) -> float:
+            before, _ = unroll(model, x)
+            model.weight_hh.mul_(scale)
+            model.weight_ih.mul_(scale)
+            after, _ = unroll(model, x)
+            return _largest_change(before, after)
+
+        lstm = LSTMCell(digits.SIDE, hidden).double()
+        lstm.load_state_dict(ours.state_dict())
+        lstm.bias_ih.zero_()  # the LN-LSTM's bias acts after normalizing: compare W's alone
+        lstm.bias_hh.zero_()
+        lstm_change = scale_change(lstm)
+        exact_change = scale_change(layernorm_lstm(1e-12))
+        eps_change = scale_change(layernorm_lstm(1e-5))
+
+        torch.manual_seed(seed)
+        batchnorm = BatchNormLSTMCell(digits.SIDE, hidden, max_steps=length).double()
+        _randomize_affine(batchnorm, generator)
+        models = {"ln": cell, "bn": batchnorm}
+        # Example 0 in two batches with different batch-mates (BatchNorm refuses a batch of one).
+        mates = digits.load("test", form="rows")[0][batch : 2 * batch - 1].to(F64)
+        other_batch = torch.cat([x[:1], mates])
+        batch_change = {
+            name: _largest_change(unroll(m, x)[0][0], unroll(m, other_batch)[0][0])
+            for name, m in models.items()
+        }
+        train_mode = {name: unroll(m, x)[0] for name, m in models.items()}
+        mode_change = {
+            name: _largest_change(train_mode[name], unroll(m.eval(), x)[0])
+            for name, m in models.items()
+        }
+        for m in models.values():
+            m.train()
+        longer = torch.cat([x] * 4, dim=1)
+        layernorm_longer = unroll(cell, longer)[0].abs().max().item()
+        try:
+            unroll(batchnorm, longer)
+            longer_error = "no error"
+        except ValueError as error:
+            longer_error = str(error)
+
+    def stored(model) -> int:
+        return sum(b.numel() for b in model.buffers())
+
+    return AnatomyResult(
+        inputs=digits.SIDE,
+        hidden=hidden,
+        length=length,
+        batch=batch,
+        lstm_parity=parity,
+        by_hand_difference=_largest_change(hidden_cell, by_hand),
+        per_gate_difference=_largest_change(hidden_cell, per_gate),
+        stacked_mean=unit_gain.mean(-1).abs().max().item(),
+        stacked_var_error=(unit_gain.var(-1, correction=0) - 1).abs().max().item(),
+        per_gate_mean=gate_means.abs().max().item(),
+        scale=scale,
+        layernorm_scale_change=exact_change,
+        layernorm_scale_change_eps=eps_change,
+        lstm_scale_change=lstm_change,
+        layernorm_batch_change=batch_change["ln"],
+        batchnorm_batch_change=batch_change["bn"],
+        layernorm_mode_change=mode_change["ln"],
+        batchnorm_mode_change=mode_change["bn"],
+        layernorm_stored=stored(cell),
+        batchnorm_stored=stored(batchnorm),
+        max_steps=length,
+        layernorm_longer=layernorm_longer,
+        batchnorm_longer_error=longer_error,
+    )
+
+
+# ---- R2: the dynamics of a tanh RNN, with and without LayerNorm ---------------------------------
+
+
+@dataclass
+class DynamicsResult:
+    hidden: int
+    steps: int
+    input_steps: int  # steps 0..input_steps-1 read a digit's rows; the rest read zeros
+    examples: int
+    scales: list  # W_h and W_x multiplied by each
+    summed_rms: dict  # net -> scale -> per step: RMS over units of a_t, mean over examples
+    hidden_rms: dict  # net -> scale -> per step: RMS over units of h_t, mean over examples
+    sensitivity: dict  # net -> scale -> per step: ||(dh_t / dx_0) v||, geometric mean
+    layernorm_difference: list  # per step: max over scales, examples, units of |h_t(s) - h_t(1)|
+
+
+@experiment
+def rnn_dynamics(
+    *,
+    hidden: int = 64,
+    steps: int = 300,
+    input_steps: int = 8,
+    examples: int = 32,
+    scales=(0.5, 1.0, 2.0, 4.0),
+    seed: int = 0,
+) -> DynamicsResult:
+    """R2 (Ba et al. 2016, Sec. 3.1): a tanh RNN and the LN RNN with the same weights, multiplied by
+    each of `scales`, read a digit row by row and then run free for the remaining steps (float64).
+
+    W_h has entries N(0, 1/H), so its eigenvalues fill the unit disc and scale s puts the spectral
+    radius near s; W_x has entries N(0, 1/8). Without LayerNorm the scale decides whether the
+    summed inputs shrink geometrically or grow until tanh saturates; with it the hidden states are
+    the same at every scale. `sensitivity` follows a unit perturbation v of the first input row
+    through the net (a Jacobian-vector product): how much step t still depends on step 0, the
+    quantity whose vanishing or explosion makes long-range learning hard.
+    """
+    x = digits.load("test", form="rows")[0][:examples].to(F64)
+    inputs = torch.cat(
+        [x[:, :input_steps], x.new_zeros(examples, steps - input_steps, x.shape[2])], 1
+    )
+    generator = torch.Generator().manual_seed(seed)
+    w_hh = torch.randn(hidden, hidden, generator=generator, dtype=F64) / hidden**0.5
+    w_ih = torch.randn(hidden, digits.SIDE, generator=generator, dtype=F64) / digits.SIDE**0.5
+    direction = torch.randn(examples, digits.SIDE, generator=generator, dtype=F64)
+    direction = direction / direction.norm(dim=1, keepdim=True)
+
+    summed, hidden_rms, sensitivity, trajectories = {}, {}, {}, {}
+    for net, cell_type in (("tanh RNN", TanhRNNCell), ("LN tanh RNN", LayerNormTanhRNNCell)):
+        cell = cell_type(digits.SIDE, hidden).double()
+        summed[net], hidden_rms[net], sensitivity[net] = {}, {}, {}
+        for s in scales:
+            with torch.no_grad():
+                cell.weight_hh.copy_(s * w_hh)
+                cell.weight_ih.copy_(s * w_ih)
+                if net == "tanh RNN":
+                    cell.bias.zero_()  # the LN RNN's b is 0 at init too
+
+            def run(first_row, cell=cell):
+                return unroll(
+                    cell, torch.cat([first_row[:, None], inputs[:, 1:]], 1), keep=("a_t",)
+                )
+
+            # torch's forward-mode AD scripts its decompositions on first use and warns that
+            # torch.jit.script is deprecated: noise from inside torch, not about this code
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "`torch.jit.script` is deprecated")
+                (h, terms), (tangent, _) = torch.func.jvp(run, (inputs[:, 0],), (direction,))
+            key = float(s)
+            summed[net][key] = terms["a_t"].pow(2).mean(-1).sqrt().mean(0).tolist()
+            hidden_rms[net][key] = h.pow(2).mean(-1).sqrt().mean(0).tolist()
+            sensitivity[net][key] = tangent.norm(dim=-1).log().mean(0).exp().tolist()
+            if net == "LN tanh RNN":
+                trajectories[key] = h
+    reference = trajectories.get(1.0, trajectories[key])
+    difference = torch.stack(
+        [(h - reference).abs().amax(dim=(0, 2)) for h in trajectories.values()]
+    )
+    return DynamicsResult(
+        hidden=hidden,
+        steps=steps,
+        input_steps=input_steps,
+        examples=examples,
+        scales=[float(s) for s in scales],
+        summed_rms=summed,
+        hidden_rms=hidden_rms,
+        sensitivity=sensitivity,
+        layernorm_difference=difference.amax(0).tolist(),
+    )
+
+
+# ---- R3, R3b, R4, R4b, M4: training on the digits, one learning-rate grid for every model -------
+
+LR_GRID = (3e-3, 1e-2, 3e-2)  # Adam's learning rates: the same three for every model and task
+
+
+class PerSeedAdam:
+    """torch.optim.Adam (its defaults: betas 0.9, 0.999, eps 1e-8, no weight decay) on parameters
+    with a leading model axis, each model with its own learning rate `lrs` (one per model).
+
+    Adam is elementwise, so model k takes exactly the step it would take alone at lrs[k]; this is
+    what lets one batched model try a whole learning-rate grid (tests compare it with torch's)."""
+
+    def __init__(self, params, lrs, betas=(0.9, 0.999), eps: float = 1e-8):
+        self.params = [p for p in params if p.requires_grad]
+        self.lrs = torch.as_tensor(lrs, dtype=torch.float32)
+        if self.lrs.ndim != 1 or not bool((self.lrs > 0).all()):
+            raise ValueError(f"lrs must be a 1-d sequence of positive rates, got {lrs!r}")
+        for p in self.params:
+            if p.shape[0] != len(self.lrs):
+                raise ValueError(
+                    f"every parameter needs a leading axis of {len(self.lrs)} models (one per "
+                    f"learning rate), got shape {tuple(p.shape)}"
+                )
+        self.betas, self.eps, self.steps = betas, eps, 0
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.steps += 1
+        b1, b2 = self.betas
+        correction1, correction2 = 1 - b1**self.steps, 1 - b2**self.steps
+        for p, m, v in zip(self.params, self.m, self.v, strict=True):
+            m.lerp_(p.grad, 1 - b1)  # m = b1 m + (1 - b1) g
+            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)  # v = b2 v + (1 - b2) g^2
+            denom = (v.sqrt() / correction2**0.5).add_(self.eps)  # sqrt(v_hat) + eps
+            step = (self.lrs / correction1).view(-1, *[1] * (p.ndim - 1))
+            p.sub_(step * m / denom)  # p -= lr m_hat / (sqrt(v_hat) + eps)
+
+
+def blank_tail(x: torch.Tensor, steps: int) -> torch.Tensor:
+    """Sequences (N, T, F) followed by `steps` blank (zero) steps: a test longer than training
+    whose extra steps carry no information, as the blank border of an image read pixel by pixel."""
+    return torch.cat([x, x.new_zeros(x.shape[0], steps, x.shape[2])], dim=1)
+
+
+@dataclass
+class SequenceTrainingResult:
+    cell: str
+    gain_init: float | None  # None: the cell's default (LayerNorm 1.0, BatchNorm 0.1)
+    form: str  # "rows" (T = 8 rows of 8 pixels) or "pixels" (T = 64 single pixels)
+    orders: list  # the tasks trained side by side: False reading order, True permuted
+    hidden: int
+    lrs: list  # the learning-rate grid; every list below is indexed [order][lr][seed]...
+    batch_size: int
+    seeds: list
+    eval_steps: list
+    val_loss: list  # [order][lr][seed][eval step], validation NLL in eval mode
+    val_accuracy: list
+    test_loss: list  # [order][lr][seed][eval step], test NLL at the same steps
+    test_accuracy: list
+    extra_steps: int  # blank steps appended for the longer test (0: none)
+    longer_test_loss: list  # [order][lr][seed] after the last step, test + extra_steps blanks
+    longer_test_accuracy: list
+    statistics_steps: int | None  # BN-LSTM only: a T_max cut inside the sequence (None: none)
+    cut_test_loss: list  # [order][lr][seed] after the last step, statistics of steps >= cut
+    cut_test_accuracy: list  # taken from step cut - 1
+
+
+def _evaluate(model, x, y) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per model: NLL and accuracy of the batched `model`, model k reading x[k] (N, T, F)."""
+    logits = model(x)
+    nll = F.cross_entropy(logits.flatten(0, 1), y.repeat(model.seeds), reduction="none")
+    right = logits.argmax(-1) == y
+    return nll.view(model.seeds, -1).mean(1), right.float().mean(1)
+
+
+@experiment
+def sequence_training(
+    *,
+    cell: str = "lstm",
+    gain_init: float | None = None,
+    form: str = "rows",
+    orders=(False,),
+    hidden: int = 64,
+    steps: int = 400,
+    batch_size: int = 64,
+    lrs=LR_GRID,
+    seeds=(0, 1, 2),
+    eval_every: int = 20,
+    extra_steps: int = 0,
+    statistics_steps: int | None = None,
+) -> SequenceTrainingResult:
+    """One recurrent classifier of the 8 x 8 digits, read as T = 8 rows of 8 pixels (form "rows")
+    or as T = 64 single pixels (form "pixels", sequential MNIST's task at 8 x 8), in each pixel
+    order of `orders` (True: permuted, one fixed random order), trained with Adam at every
+    learning rate of `lrs` from every seed.
+
+    All len(orders) x len(lrs) x len(seeds) runs are one `SeedBatchedClassifier`: seed s starts
+    from the weights `make_cell` draws after torch.manual_seed(s) (the same W_x, W_h for every
+    cell) and sees the minibatches of epoch_batches(..., seed=s), whatever its order and rate.
+    Validation and test every `eval_every` steps, in eval mode (a BN-LSTM then uses its running
+    statistics). After the last step: the test sequences followed by `extra_steps` blank steps,
+    and for the BN-LSTM with `statistics_steps` = k the test with the statistics of every step
+    >= k taken from step k - 1 (the T_max rule with a shorter T_max)."""
+    if statistics_steps is not None and cell != "bn-lstm":
+        raise ValueError(f"statistics_steps is for the BN-LSTM only, got cell {cell!r}")
+    orders = [bool(o) for o in orders]
+    seeds = [int(s) for s in seeds]
+    lrs = [float(lr) for lr in lrs]
+    if not orders or not seeds or not lrs:
+        raise ValueError(f"need at least one order, rate and seed, got {orders}, {lrs}, {seeds}")
+    splits = {}
+    for split in ("train", "val", "test"):
+        data = [digits.load(split, form=form, permuted=o) for o in orders]
+        splits[split] = torch.stack([x for x, _ in data]), data[0][1]  # (orders, N, T, F), (N,)
+    x, y = splits["train"]
+    length, features = x.shape[2:]
+    runs = [(o, lr, seed) for o in range(len(orders)) for lr in lrs for seed in seeds]
+    models = []
+    for _, _, seed in runs:
+        torch.manual_seed(seed)
+        recurrent = make_cell(cell, features, hidden, max_steps=length, gain_init=gain_init)
+        models.append(SequenceClassifier(recurrent, digits.CLASSES))
+    model = SeedBatchedClassifier(models)
+    optimizer = PerSeedAdam(model.parameters(), [lr for _, lr, _ in runs])
+    order_of = torch.tensor([o for o, _, _ in runs])
+    batches = [epoch_batches(x.shape[1], batch_size, seed) for _, _, seed in runs]
+    curves = {"val_loss": [], "val_accuracy": [], "test_loss": [], "test_accuracy": []}
+    eval_steps = []
+
+    def each_model(data):  # (orders, N, T, F) -> (models, N, T, F), a view
+        return data[order_of]
+
+    def evaluate(step: int) -> None:
+        model.eval()
+        with torch.no_grad():
+            for split in ("val", "test"):
+                nll, accuracy = _evaluate(model, each_model(splits[split][0]), splits[split][1])
+                curves[f"{split}_loss"].append(nll)
+                curves[f"{split}_accuracy"].append(accuracy)
+        eval_steps.append(step)
+        model.train()
+
+    evaluate(0)
+    for step in range(steps):
+        index = torch.stack([batch(step) for batch in batches])  # (models, batch_size)
+        logits = model(x[order_of[:, None], index])
+        # the sum of the per-model mean losses: each model gets its own gradient
+        loss = F.cross_entropy(logits.flatten(0, 1), y[index].flatten(), reduction="sum")
+        optimizer.zero_grad()
+        (loss / batch_size).backward()
+        optimizer.step()
+        if (step + 1) % eval_every == 0 or step + 1 == steps:
+            evaluate(step + 1)
+    model.eval()
+    test_x, test_y = splits["test"]
+    longer = cut = None
+    with torch.no_grad():
+        if extra_steps:
+            longer = _evaluate(model, each_model(blank_tail(test_x.flatten(0, 1), extra_steps)
+                                                 .unflatten(0, test_x.shape[:2])), test_y)  # fmt: skip
+        if statistics_steps is not None:
+            model.statistics_steps = statistics_steps
+            cut = _evaluate(model, each_model(test_x), test_y)
+            model.statistics_steps = None
+
+    def nested(values: torch.Tensor) -> list:  # (models, ...) -> [order][lr][seed]...
+        return values.view(len(orders), len(lrs), len(seeds), *values.shape[1:]).tolist()
+
+    return SequenceTrainingResult(
+        cell=cell,
+        gain_init=gain_init,
+        form=form,
+        orders=orders,
+        hidden=hidden,
+        lrs=lrs,
+        batch_size=batch_size,
+        seeds=seeds,
+        eval_steps=eval_steps,
+        **{name: nested(torch.stack(values, dim=1)) for name, values in curves.items()},
+        extra_steps=extra_steps,
+        longer_test_loss=[] if longer is None else nested(longer[0]),
+        longer_test_accuracy=[] if longer is None else nested(longer[1]),
+        statistics_steps=statistics_steps,
+        cut_test_loss=[] if cut is None else nested(cut[0]),
+        cut_test_accuracy=[] if cut is None else nested(cut[1]),
+    )
+
+
+def train_and_test(
+    model, train_split, val_split, test_split, *, steps, lr, batch_size, seed, eval_every
+):
+    """Adam on epoch-shuffled minibatches of `train_split`; validation every `eval_every` steps and
+    the test split after the last step, both in eval mode. Returns the evaluation steps and this
+    run's {val_loss, val_accuracy: curves, test_loss, test_accuracy: numbers}. (The CNN coda's
+    loop; the recurrent runs batch their seeds in `sequence_training`.)"""
+    (x, y), (val_x, val_y), (test_x, test_y) = train_split, val_split, test_split
+    history = train(
+        model,
+        classification_loss(x, y),
+        epoch_batches(len(x), batch_size, seed),
+        steps=steps,
+        lr=lr,
+        log_every=steps,
+        evaluate=lambda m: nll_and_accuracy(m, val_x, val_y),
+        eval_every=eval_every,
+    )
+    model.eval()
+    with torch.no_grad():
+        test = nll_and_accuracy(model, test_x, test_y)
+    return history.eval_steps, {
+        "val_loss": history.eval_curve("nll"),
+        "val_accuracy": history.eval_curve("accuracy"),
+        "test_loss": test["nll"],
+        "test_accuracy": test["accuracy"],
+    }
+
+
+# label -> (cell, gain_init); None: each paper's own gain (LayerNorm 1.0, BatchNorm 0.1)
+RECURRENT_MODELS = {
+    "LSTM": ("lstm", None),
+    "LN-LSTM": ("ln-lstm", None),
+    "LN-LSTM, gain 0.1": ("ln-lstm", 0.1),
+    "BN-LSTM": ("bn-lstm", None),
+    "BN-LSTM, gain 1.0": ("bn-lstm", 1.0),
+    "LN-GRU": ("ln-gru", None),
+}
+ROW_MODELS = ("LSTM", "LN-LSTM", "LN-LSTM, gain 0.1", "BN-LSTM", "BN-LSTM, gain 1.0")
+PIXEL_MODELS = ("LSTM", "LN-LSTM", "BN-LSTM", "BN-LSTM, gain 1.0", "LN-GRU")
+
+
+@dataclass
+class RecurrentStudyResult:
+    form: str
+    orders: list  # False: reading order, True: permuted; the runs' lists are indexed [order]...
+    runs: dict  # label -> SequenceTrainingResult as a plain dict
+
+
+@experiment
+def recurrent_training(
+    *,
+    models=ROW_MODELS,
+    form: str = "rows",
+    orders=(False,),
+    hidden: int = 32,
+    steps: int = 300,
+    batch_size: int = 32,
+    lrs=LR_GRID,
+    seeds=tuple(range(10)),
+    eval_every: int = 25,
+    extra_steps: int = 0,
+    statistics_steps: int | None = None,
+) -> RecurrentStudyResult:
+    """R3, R3b, R4, R4b: every model of `models` (labels of RECURRENT_MODELS) with the same
+    optimizer, steps, seeds, minibatches and learning-rate grid, so that each can be compared at
+    its own best rate; by default on the digits read row by row (T = 8). `statistics_steps`
+    applies to the BN-LSTMs only."""
+    unknown = [m for m in models if m not in RECURRENT_MODELS]
+    if unknown:
+        raise ValueError(f"unknown models {unknown}: choose from {sorted(RECURRENT_MODELS)}")
+    runs = {}
+    for label in models:
+        cell, gain_init = RECURRENT_MODELS[label]
+        runs[label] = vars(
+            sequence_training(
+                cell=cell,
+                gain_init=gain_init,
+                form=form,
+                orders=orders,
+                hidden=hidden,
+                steps=steps,
+                batch_size=batch_size,
+                lrs=lrs,
+                seeds=seeds,
+                eval_every=eval_every,
+                extra_steps=extra_steps,
+                statistics_steps=statistics_steps if cell == "bn-lstm" else None,
+            )
+        )
+    return RecurrentStudyResult(form=form, orders=[bool(o) for o in orders], runs=runs)
+
+
+PIXEL_STEPS = 150  # short curves, 16 units, batches of 16: T = 64 costs 8x T = 8 per step
+TRANSIENT_CUT = 8  # a T_max inside the transient of the pixel-by-pixel BN-LSTM
+BLANK_STEPS = 16  # blank pixels appended to the longer test sequences
+
+
+@experiment
+def sequential_digits(
+    *,
+    models=PIXEL_MODELS,
+    hidden: int = 16,
+    steps: int = PIXEL_STEPS,
+    batch_size: int = 16,
+    lrs=LR_GRID,
+    seeds=tuple(range(8)),
+    eval_every: int = 30,
+) -> RecurrentStudyResult:
+    """Notebook 03, section 3: the digits read pixel by pixel (T = 64, sequential MNIST at 8 x 8)
+    and in a fixed permuted order, side by side in one batched model per cell; LSTM, LN-LSTM,
+    BN-LSTM with gains 0.1 and 1.0, LN-GRU, on the same learning-rate grid. Besides the curves:
+    the test with BLANK_STEPS blank pixels appended (longer than training), and the BN-LSTMs with
+    their statistics cut at TRANSIENT_CUT steps."""
+    return recurrent_training(
+        models=models,
+        form="pixels",
+        orders=(False, True),
+        hidden=hidden,
+        steps=steps,
+        batch_size=batch_size,
+        lrs=lrs,
+        seeds=seeds,
+        eval_every=eval_every,
+        extra_steps=BLANK_STEPS,
+        statistics_steps=TRANSIENT_CUT,
+    )
+
+
+# ---- longer than training ----------------------------------------------------------------------
+
+
+@dataclass
+class LongerSequencesResult:
+    train_length: int  # T_max: the length of every training sequence
+    test_length: int
+    delay: int  # the task: name the digit shown `delay` steps earlier
+    hidden: int
+    steps: int
+    seeds: list
+    accuracy: dict  # model -> [seed][per test step t = delay .. test_length - 1]
+
+
+@experiment
+def longer_sequences(
+    *,
+    models=("LN-LSTM", "BN-LSTM"),
+    train_length: int = 8,
+    test_length: int = 16,
+    delay: int = 2,
+    hidden: int = 64,
+    steps: int = 200,
+    batch_size: int = 64,
+    lr: float = 1e-2,
+    seeds=tuple(range(5)),
+) -> LongerSequencesResult:
+    """Train on streams of random digits `train_length` steps long (notebook 01's task: at every
+    step name the digit shown `delay` steps earlier), test on streams `test_length` long. The
+    BN-LSTM normalizes steps >= T_max with the statistics of step T_max - 1 (Cooijmans et al.'s
+    rule); the LN-LSTM and the LSTM have nothing to extend."""
+    x, y = digits.digit_stream("train", count=4096, length=train_length, seed=0)
+    test_x, test_y = digits.digit_stream("test", count=1024, length=test_length, seed=1)
+    accuracy = {}
+    for name in models:
+        accuracy[name] = []
+        for seed in seeds:
+            torch.manual_seed(seed)
+            kind, gain_init = RECURRENT_MODELS[name]
+            cell = make_cell(
+                kind, digits.PIXELS, hidden, max_steps=train_length, gain_init=gain_init
+            )
+            model = SequenceClassifier(cell, digits.CLASSES, every_step=True)
+            train(
+                model,
+                earlier_digit_loss(x, y, delay),
+                epoch_batches(len(x), batch_size, seed),
+                steps=steps,
+                lr=lr,
+                log_every=steps,
+            )
+            model.eval()
+            with torch.no_grad():
+                predictions = model(test_x).argmax(-1)
+            correct = predictions[:, delay:] == test_y[:, :-delay]
+            accuracy[name].append(correct.float().mean(0).tolist())
+    return LongerSequencesResult(
+        train_length=train_length,
+        test_length=test_length,
+        delay=delay,
+        hidden=hidden,
+        steps=steps,
+        seeds=[int(s) for s in seeds],
+        accuracy=accuracy,
+    )
+
+
+# ---- R5: a small CNN -----------------------------------------------------------------------------
+
+
+def framed_images(split: str, margin: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The digits of `split` as images (N, 1, 8 + 2m, 8 + 2m): each framed by a blank margin of m
+    pixels. m = 2 gives MNIST's proportion (a 20 x 20 digit in a 28 x 28 image: 4 of 28 pixels)."""
+    x, y = digits.load(split)
+    images = x.view(-1, 1, digits.SIDE, digits.SIDE)
+    return F.pad(images, (margin,) * 4), y
+
+
+def units_on(activations: torch.Tensor, border: torch.Tensor) -> tuple[float, float]:
+    """The share of ReLU units on, (N, C, side, side) activations, at the border and inside it,
+    counting only units that respond to the image: a unit whose receptive field is blank in every
+    image computes ReLU(bias), the same value for all, and is left out whether that is 0 or not."""
+    responds = activations.std(dim=0) > 1e-6  # (C, side, side): varies across the images
+    on = (activations > 0).float().mean(dim=0)  # (C, side, side): share of images it is on for
+
+    def share(region):
+        mask = responds & region
+        return (on[mask].sum() / mask.sum().clamp(min=1)).item()
+
+    return share(border.expand_as(responds)), share((~border).expand_as(responds))
+
+
+def border_mask(side: int, width: int) -> torch.Tensor:
+    """True within `width` pixels of the edge of a side x side grid."""
+    mask = torch.ones(side, side, dtype=torch.bool)
+    mask[width : side - width, width : side - width] = False
+    return mask
+
+
+@dataclass
+class CNNResult:
+    norms: list
+    channels: list
+    steps: int
+    batch_size: int
+    lr: float
+    seeds: list
+    margins: list  # blank pixels added around the 8 x 8 digits
+    eval_steps: list
+    val_loss: dict  # margin -> norm -> [seed][eval step]
+    val_accuracy: dict
+    test_loss: dict  # margin -> norm -> [seed]
+    test_accuracy: dict
+    border_positions: dict  # margin -> positions in the border ring (of side^2)
+    border_ink: dict  # margin -> mean pixel value in the border ring, training images
+    interior_ink: dict  # the same inside it
+    border_active: dict  # margin -> per conv layer: share of responding ReLU units on in the ring
+    interior_active: dict  # the same inside it
+
+
+@experiment
+def cnn_coda(
+    *,
+    norms=CNN_NORMS,
+    margins=(0, 2),
+    channels=(8, 16),
+    steps: int = 200,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    seeds=tuple(range(10)),
+    eval_every: int = 20,
+) -> CNNResult:
+    """R5 (Ba et al. 2016, Sec. 6, "preliminary" CNN experiment): `SmallCNN` with no norm, BatchNorm
+    or LayerNorm, the same optimizer, steps, seeds and minibatches, on the digits as they are and
+    framed by a blank margin.
+
+    The paper's reason for BatchNorm's win: units whose receptive fields lie near the image border
+    are rarely on, so the units of one layer do not contribute alike, as LayerNorm's shared
+    statistics assume. The 8 x 8 digits fill their box; MNIST's have a blank frame, which the
+    margin puts back. Measured besides the training: the ink in the border ring (1 pixel wide, or
+    the margin) and how often the ReLU units there are on in the trained network without a norm
+    (first seed), against the interior."""
+    result = CNNResult(
+        norms=list(norms),
+        channels=list(channels),
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        seeds=[int(s) for s in seeds],
+        margins=[int(m) for m in margins],
+        eval_steps=[],
+        val_loss={},
+        val_accuracy={},
+        test_loss={},
+        test_accuracy={},
+        border_positions={},
+        border_ink={},
+        interior_ink={},
+        border_active={},
+        interior_active={},
+    )
+    for margin in result.margins:
+        side = digits.SIDE + 2 * margin
+        x, y = framed_images("train", margin)
+        val_x, val_y = framed_images("val", margin)
+        test_x, test_y = framed_images("test", margin)
+        border = border_mask(side, max(1, margin))
+        result.border_positions[margin] = int(border.sum())
+        result.border_ink[margin] = x[:, 0][:, border].mean().item()
+        result.interior_ink[margin] = x[:, 0][:, ~border].mean().item()
+        result.border_active[margin], result.interior_active[margin] = [], []
+        for field in ("val_loss", "val_accuracy", "test_loss", "test_accuracy"):
+            getattr(result, field)[margin] = {}
+        for norm in norms:
+            runs = {"val_loss": [], "val_accuracy": [], "test_loss": [], "test_accuracy": []}
+            for seed in result.seeds:
+                torch.manual_seed(seed)
+                model = SmallCNN(norm, channels, side=side)
+                result.eval_steps, run = train_and_test(
+                    model,
+                    (x, y),
+                    (val_x, val_y),
+                    (test_x, test_y),
+                    steps=steps,
+                    lr=lr,
+                    batch_size=batch_size,
+                    seed=seed,
+                    eval_every=eval_every,
+                )
+                for field, value in run.items():
+                    runs[field].append(value)
+                if norm == "none" and seed == result.seeds[0]:
+                    with torch.no_grad():
+                        for relu in (2, 5):  # the ReLU after each conv layer
+                            border_on, inside_on = units_on(model.features[: relu + 1](test_x),
+                                                            border)  # fmt: skip
+                            result.border_active[margin].append(border_on)
+                            result.interior_active[margin].append(inside_on)
+            for field, values in runs.items():
+                getattr(result, field)[margin][norm] = values
+    return result
+
+
+# ---- summaries the notebook prints and the claims check ----------------------------------
+
+
+def length_summary(longer) -> dict:
+    """model -> mean +- sd over seeds of the accuracy inside the training length (steps delay to
+    T_max - 1) and beyond it (T_max to the end)."""
+    inside = slice(0, longer.train_length - longer.delay)  # accuracy lists start at step `delay`
+    beyond = slice(longer.train_length - longer.delay, None)
+    return {
+        model: {
+            part: mean_sd([statistics.fmean(run[steps]) for run in runs])
+            for part, steps in (("inside", inside), ("beyond", beyond))
+        }
+        for model, runs in longer.accuracy.items()
+    }
+
+
+def dynamics_summary(dynamics) -> dict:
+    """The numbers behind R2, over the free-running steps (after the input)."""
+    free = slice(dynamics.input_steps, None)
+    scales = dynamics.scales
+    plain_summed = dynamics.summed_rms["tanh RNN"]
+    ln_hidden = [v for s in scales for v in dynamics.hidden_rms["LN tanh RNN"][s][free]]
+    # the LN RNN's summed inputs over the scale: one number for every scale if a_t just scales
+    ln_per_scale = [
+        statistics.fmean(dynamics.summed_rms["LN tanh RNN"][s][free]) / s for s in scales
+    ]
+
+    def growth(net, s):  # mean factor per step of the dependence on step 0, free-running
+        values = dynamics.sensitivity[net][s]
+        steps = len(values) - dynamics.input_steps
+        return (values[-1] / values[dynamics.input_steps - 1]) ** (1 / steps)
+
+    return {
+        "plain_summed_last": {s: plain_summed[s][-1] for s in scales},
+        "ln_hidden_range": (min(ln_hidden), max(ln_hidden)),
+        "ln_summed_per_scale": (min(ln_per_scale), max(ln_per_scale)),
+        "growth": {net: {s: growth(net, s) for s in scales} for net in dynamics.sensitivity},
+        "same_until": next(
+            (t for t, d in enumerate(dynamics.layernorm_difference) if d > 1e-3), dynamics.steps
+        ),
+    }
+
+
+def _quarters(steps: list) -> tuple[list, list]:
+    """Indices of the evaluations in the first quarter of training (step 0 excluded) and in the
+    last quarter."""
+    early = [k for k, step in enumerate(steps) if 0 < step <= steps[-1] / 4]
+    late = [k for k, step in enumerate(steps) if step > 3 * steps[-1] / 4]
+    return early, late
+
+
+def _finite_mean(values) -> float:
+    values = list(values)
+    return statistics.fmean(values) if all(math.isfinite(v) for v in values) else math.inf
+
+
+def validation_areas(run: dict) -> list:
+    """Per learning rate: the validation NLL averaged over the evaluations after step 0 and over
+    seeds (the area under the mean curve: it rewards a fast start and a low end alike); infinite
+    if any seed's curve is not finite."""
+    return [_finite_mean(v for curve in per_lr for v in curve[1:]) for per_lr in run["val_loss"]]
+
+
+def best_lr_index(run: dict) -> int:
+    """The learning rate a model is judged at, chosen on the validation split only: the smallest
+    `validation_areas` (a rate at which a seed diverged is never the best unless all did)."""
+    areas = validation_areas(run)
+    return min(range(len(areas)), key=lambda k: (areas[k], k))
+
+
+PER_ORDER = (  # the fields of a SequenceTrainingResult indexed [order] first
+    "val_loss",
+    "val_accuracy",
+    "test_loss",
+    "test_accuracy",
+    "longer_test_loss",
+    "longer_test_accuracy",
+    "cut_test_loss",
+    "cut_test_accuracy",
+)
+
+
+def training_summary(study, order: int = 0) -> dict:
+    """The numbers behind R3, R3b, R4, R4b and notebook 03's section 3 for one pixel order of
+    `study` (index into study.orders), each model at its own best learning rate (`best_lr_index`,
+    validation only). What is compared is measured on the test split, per seed: "early" the mean
+    test NLL over the first quarter of training (step 0 excluded), how fast a model starts; "late"
+    the same over the last quarter; "curve" over every evaluation after step 0; "final_*" after
+    the last step; "longer_*" on test sequences with blank steps appended; "cut_*" (BN-LSTM) with
+    the statistics cut to a shorter T_max."""
+    summary = {}
+    for model, full in study.runs.items():
+        run = dict(full)
+        for name in PER_ORDER:
+            run[name] = full[name][order] if full.get(name) else []
+        k = best_lr_index(run)
+        early, late = _quarters(run["eval_steps"])
+        curves = run["test_loss"][k]
+
+        def at_best(name, run=run, k=k):
+            return run[name][k] if run[name] else None
+
+        summary[model] = {
+            "lr": run["lrs"][k],
+            "val_area": validation_areas(run),
+            "early": [statistics.fmean(c[j] for j in early) for c in curves],
+            "late": [statistics.fmean(c[j] for j in late) for c in curves],
+            "curve": [statistics.fmean(c[1:]) for c in curves],
+            "final_loss": [c[-1] for c in curves],
+            "final_accuracy": [c[-1] for c in run["test_accuracy"][k]],
+            "longer_loss": at_best("longer_test_loss"),
+            "longer_accuracy": at_best("longer_test_accuracy"),
+            "cut_loss": at_best("cut_test_loss"),
+            "cut_accuracy": at_best("cut_test_accuracy"),
+        }
+    steps = next(iter(study.runs.values()))["eval_steps"]
+    early, late = _quarters(steps)
+    summary["steps"] = steps[-1]
+    summary["early_steps"] = [steps[j] for j in early]
+    summary["late_steps"] = [steps[j] for j in late]
+    return summary
+
+
+def cnn_summary(cnn) -> dict:
+    """margin -> norm -> mean +- sd over seeds of the test NLL and accuracy after training."""
+    return {
+        margin: {
+            norm: {
+                "test_loss": mean_sd(cnn.test_loss[margin][norm]),
+                "test_accuracy": mean_sd(cnn.test_accuracy[margin][norm]),
+            }
+            for norm in cnn.norms
+        }
+        for margin in cnn.test_loss
+    }

@@ -1,0 +1,671 @@
+"""Experiments of notebook 04, invariances and the geometry of Section 5: claims I1-I4."""
+
+import copy
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from lnpaper import geometry, invariance
+from lnpaper.companion.registry import experiment
+from lnpaper.data import digits
+from lnpaper.norms import BatchNorm, LayerNorm, WeightNormLinear
+from lnpaper.train import epoch_batches, train
+
+
+@dataclass
+class InvarianceResult:
+    rows: list
+    columns: list
+    threshold: float
+    draws: int
+    max_change: dict  # row -> column -> largest output change over the draws (seed seeds[0])
+    min_change: dict  # row -> column -> smallest output change over the draws
+    min_input_change: dict  # column -> smallest change of the summed inputs a over the draws
+    seeds: list
+    tables: list  # one verdict table (row -> column -> invariant?) per seed
+    library_eps: float
+    max_change_library_eps: dict  # row -> column -> largest change with eps = library_eps
+
+
+@experiment
+def invariance_measurements(
+    *, seeds=(0, 1, 2, 3, 4), draws: int = 6, library_eps: float = 1e-5
+) -> InvarianceResult:
+    """I1: every cell of the invariance table measured, for several seeds, plus the same
+    measurement with the libraries' eps inside the square root instead of the paper's none."""
+    first = invariance.measure_invariances(seeds[0], draws=draws)
+    tables = [invariance.invariance_table(seed) for seed in seeds]
+    with_eps = invariance.max_output_changes(seeds[0], draws=draws, eps=library_eps)
+    return InvarianceResult(
+        rows=list(invariance.ROWS),
+        columns=list(invariance.COLUMNS),
+        threshold=invariance.THRESHOLD,
+        draws=draws,
+        max_change={r: {c: max(v) for c, v in cols.items()} for r, cols in first.changes.items()},
+        min_change={r: {c: min(v) for c, v in cols.items()} for r, cols in first.changes.items()},
+        min_input_change={c: min(v) for c, v in first.input_changes.items()},
+        seeds=list(seeds),
+        tables=tables,
+        library_eps=library_eps,
+        max_change_library_eps=with_eps,
+    )
+
+
+# Column headings for printing the measured table (notebooks 04 and 06), in the order of COLUMNS.
+SHORT_COLUMNS = ("W -> dW", "W -> W+1c^T", "w_i -> d w_i", "X -> dX", "X -> X+1c^T", "x_n -> d x_n")
+
+
+def table_text(table: InvarianceResult, rows=None) -> str:
+    """The measured Table 1 as text: per cell Inv or No, and the largest output change behind it."""
+    lines = [f"{'':11s}" + "".join(f"{name:>14s}" for name in SHORT_COLUMNS)]
+    for row in rows or table.rows:
+        cells = [table.max_change[row][c] for c in table.columns]
+        verdicts = [("Inv " if v < table.threshold else "No  ") + f"{v:.1e}" for v in cells]
+        lines.append(f"{row:11s}" + "".join(f"{v:>14s}" for v in verdicts))
+    return "\n".join(lines)
+
+
+def lost_invariances(table: InvarianceResult, row: str, reference: str) -> list:
+    """The columns where `reference` is invariant and `row` is not (first seed's verdicts)."""
+    verdicts = table.tables[0]
+    return [c for c in table.columns if verdicts[reference][c] and not verdicts[row][c]]
+
+
+@dataclass
+class ReparameterizationResult:
+    draws: int  # random layers, each with fresh parameters and `cases` fresh inputs
+    cases: int
+    units: int  # H
+    weightnorm_vs_linear: float  # max |g_i v_i.x / ||v_i|| + b_i - (x W^T + b)_i|, W = g v / ||v||
+    linear_as_weightnorm: float  # max |(x W^T + b) - WN(x)|, WN's v_i = c_i w_i, g_i = ||w_i||
+    batchnorm_vs_linear: float  # BN with expected statistics against the linear layer it equals
+    layernorm_sum: float  # max |sum_i y_i| over every case, y = (a - mu) / sigma (no affine)
+    layernorm_norm: float  # max | ||y||^2 / H - 1 |
+    layernorm_norm_library_eps: float  # the same with eps = library_eps inside the square root
+    library_eps: float
+    linear_sum: float  # median |sum_i z_i| / sqrt(H) over a plain linear layer's outputs z
+    linear_norm: float  # median | ||z||^2 / H - 1 |
+    linear_nearest: float  # min over z of max(|sum z| / sqrt(H), | ||z||^2 / H - 1 |)
+
+
+@experiment
+def reparameterization(
+    *,
+    draws: int = 20,
+    cases: int = 64,
+    inputs: int = 10,
+    units: int = 8,
+    population: int = 512,
+    library_eps: float = 1e-5,
+    seed: int = 0,
+) -> ReparameterizationResult:
+    """I2: which function class each layer computes, in float64 over random parameters and inputs.
+
+    A reparameterization writes the same set of maps with other parameters: WeightNorm's map is
+    the plain linear layer with W = g v / ||v||, and every linear layer is a WeightNorm layer;
+    BatchNorm with the expected statistics of a data distribution (here `population` draws) is the
+    linear layer with w_i g_i / sigma_i and bias b_i - g_i mu_i / sigma_i. LayerNorm's output
+    before its affine lies on {sum y = 0, ||y||^2 = H}, which a plain linear layer's does not."""
+    generator = torch.Generator().manual_seed(seed)
+
+    def normal(*shape):
+        return torch.randn(*shape, generator=generator, dtype=torch.float64)
+
+    def positive_factors(rows):  # one per row, between e^-2 and e^2
+        return torch.exp(4 * torch.rand(rows, 1, generator=generator, dtype=torch.float64) - 2)
+
+    weightnorm = WeightNormLinear(inputs, units).double()
+    batchnorm = BatchNorm(units, eps=invariance.PAPER_EPS).double().eval()
+    layernorm = LayerNorm(units, eps=invariance.PAPER_EPS, elementwise_affine=False).double()
+    layernorm_library = LayerNorm(units, eps=library_eps, elementwise_affine=False).double()
+    gaps = {"weightnorm": [], "as_weightnorm": [], "batchnorm": []}
+    normalized, normalized_library, linear = [], [], []
+    with torch.no_grad():
+        for _ in range(draws):
+            x = normal(cases, inputs)
+            # WeightNorm as the paper writes it, g_i v_i.x / ||v_i|| + b_i, with random g (either
+            # sign), v of random lengths and b; against the linear layer with W = g v / ||v||
+            v = normal(units, inputs) * positive_factors(units)
+            g, b = normal(units), 0.5 * normal(units)
+            lengths = torch.linalg.vector_norm(v, dim=1)
+            weightnorm_map = g * (x @ v.T) / lengths + b
+            w = g[:, None] * v / lengths[:, None]
+            gaps["weightnorm"].append((weightnorm_map - (x @ w.T + b)).abs().max().item())
+
+            # a plain linear layer, written as WeightNorm: v_i = c_i w_i for random c_i > 0
+            w, b = normal(units, inputs) / inputs**0.5, 0.5 * normal(units)
+            z = x @ w.T + b
+            weightnorm.direction.copy_(w * positive_factors(units))
+            weightnorm.scale.copy_(torch.linalg.vector_norm(w, dim=1))
+            weightnorm.bias.copy_(b)
+            gaps["as_weightnorm"].append((z - weightnorm(x)).abs().max().item())
+            linear.append(z)
+
+            # BatchNorm with expected statistics: mu_i = E[w_i.x], sigma_i^2 = Var[w_i.x] over p(x)
+            population_a = normal(population, inputs) @ w.T
+            mu, var = population_a.mean(dim=0), population_a.var(dim=0, correction=0)
+            batchnorm.running_mean.copy_(mu)
+            batchnorm.running_var.copy_(var)
+            batchnorm.weight.copy_(positive_factors(units).squeeze(1))
+            batchnorm.bias.copy_(0.5 * normal(units))
+            scale = batchnorm.weight / var.sqrt()
+            as_linear = x @ (scale[:, None] * w).T + (batchnorm.bias - scale * mu)
+            gaps["batchnorm"].append((batchnorm(x @ w.T) - as_linear).abs().max().item())
+
+            a = x @ (normal(units, inputs) / inputs**0.5).T
+            normalized.append(layernorm(a))
+            normalized_library.append(layernorm_library(a))
+    y, y_library, z = (torch.cat(outputs) for outputs in (normalized, normalized_library, linear))
+
+    def sum_error(outputs):
+        return outputs.sum(dim=1).abs()
+
+    def norm_error(outputs):
+        return (outputs.pow(2).sum(dim=1) / units - 1).abs()
+
+    linear_sum, linear_norm = sum_error(z) / units**0.5, norm_error(z)
+    return ReparameterizationResult(
+        draws=draws,
+        cases=cases,
+        units=units,
+        weightnorm_vs_linear=max(gaps["weightnorm"]),
+        linear_as_weightnorm=max(gaps["as_weightnorm"]),
+        batchnorm_vs_linear=max(gaps["batchnorm"]),
+        layernorm_sum=sum_error(y).max().item(),
+        layernorm_norm=norm_error(y).max().item(),
+        layernorm_norm_library_eps=norm_error(y_library).max().item(),
+        library_eps=library_eps,
+        linear_sum=linear_sum.median().item(),
+        linear_norm=linear_norm.median().item(),
+        linear_nearest=torch.maximum(linear_sum, linear_norm).min().item(),
+    )
+
+
+def layernorm_mlp(hidden: int, init_scale: float, seed: int, eps: float) -> nn.Sequential:
+    """64 -> hidden (no bias: it would sit inside a) -> LayerNorm -> tanh -> 10, float64, with
+    ||W1|| about init_scale * sqrt(hidden). The rest of the initialization does not depend on
+    init_scale, and LayerNorm removes it from the output: every init_scale is the same function."""
+    generator = torch.Generator().manual_seed(seed)
+    model = nn.Sequential(
+        nn.Linear(64, hidden, bias=False),
+        LayerNorm(hidden, eps=eps),
+        nn.Tanh(),
+        nn.Linear(hidden, 10),
+    ).double()
+    with torch.no_grad():
+        w1 = torch.randn(hidden, 64, generator=generator, dtype=torch.float64) / 8.0
+        model[0].weight.copy_(init_scale * w1)
+        model[3].weight.copy_(torch.randn(10, hidden, generator=generator, dtype=torch.float64))
+        model[3].weight.mul_(hidden**-0.5)
+        model[3].bias.zero_()
+    return model
+
+
+@dataclass
+class SGDGeometryResult:
+    lr: float
+    init_scales: list
+    steps: int
+    norms: dict  # init scale -> ||W1_t||, t = 0..steps
+    grad_norms: dict  # -> ||g_t||
+    cosines: dict  # -> cos(g_t, W1_t)
+    angles: dict  # -> angle(W1_t, W1_{t+1}) in radians
+    norm_sq_increments: dict  # -> measured ||W1_{t+1}||^2 - ||W1_t||^2
+    loss_steps: list
+    train_loss: dict  # -> mean training loss per logging window
+    halving_ratio: float  # ||grad at 2 W1|| / ||grad at W1||, one batch, at init
+    halving_deviation: float  # ||2 grad(2 W1) - grad(W1)|| / ||grad(W1)||
+    cosine_library_eps: float  # cos(g, W1) at init with eps = 1e-5 inside the sqrt
+
+
+def _first_layer_grad(model, x, y) -> torch.Tensor:
+    model.zero_grad(set_to_none=True)
+    nn.functional.cross_entropy(model(x), y).backward()
+    return model[0].weight.grad.clone()
+
+
+@experiment
+def sgd_geometry(
+    *,
+    init_scales=(1.0, 3.0),
+    steps: int = 400,
+    lr: float = 0.5,
+    hidden: int = 64,
+    batch: int = 64,
+    seed: int = 0,
+) -> SGDGeometryResult:
+    """I3: a layer-normalized MLP on the digits, trained with plain SGD (no momentum, no weight
+    decay) from the same function at several scales of W1; the geometry of W1 at every step."""
+    images, labels = digits.load("train")
+    images = images.double()  # k / 16 pixel values: exact in float32 and float64 alike
+    batches = epoch_batches(len(labels), batch, seed)
+
+    def loss_fn(model, indices):
+        return nn.functional.cross_entropy(model(images[indices]), labels[indices])
+
+    per_scale = {key: {} for key in ("norms", "grads", "cosines", "angles", "increments", "loss")}
+    loss_steps = []
+    for scale in init_scales:
+        model = layernorm_mlp(hidden, scale, seed, invariance.PAPER_EPS)
+        recorder = geometry.WeightGeometry(model[0].weight)
+        history = train(model, loss_fn, batches, steps=steps, lr=lr, optimizer="sgd", log_every=10)
+        recorder.close()
+        key = f"{scale:g}"
+        per_scale["norms"][key] = recorder.norms
+        per_scale["grads"][key] = recorder.grad_norms
+        per_scale["cosines"][key] = recorder.cosines
+        per_scale["angles"][key] = recorder.angles
+        per_scale["increments"][key] = recorder.norm_sq_increments
+        per_scale["loss"][key] = history.train_loss
+        loss_steps = history.steps
+
+    x, y = images[batches(0)], labels[batches(0)]
+    model = layernorm_mlp(hidden, init_scales[0], seed, invariance.PAPER_EPS)
+    grad = _first_layer_grad(model, x, y)
+    doubled = copy.deepcopy(model)
+    with torch.no_grad():
+        doubled[0].weight.mul_(2.0)
+    grad_doubled = _first_layer_grad(doubled, x, y)
+    library = layernorm_mlp(hidden, init_scales[0], seed, eps=1e-5)
+    return SGDGeometryResult(
+        lr=lr,
+        init_scales=list(init_scales),
+        steps=steps,
+        norms=per_scale["norms"],
+        grad_norms=per_scale["grads"],
+        cosines=per_scale["cosines"],
+        angles=per_scale["angles"],
+        norm_sq_increments=per_scale["increments"],
+        loss_steps=loss_steps,
+        train_loss=per_scale["loss"],
+        halving_ratio=(grad_doubled.norm() / grad.norm()).item(),
+        halving_deviation=((2 * grad_doubled - grad).norm() / grad.norm()).item(),
+        cosine_library_eps=geometry.cosine(
+            _first_layer_grad(library, x, y), library[0].weight.detach()
+        ),
+    )
+
+
+@dataclass
+class FisherResult:
+    kinds: list  # which unit, and which weights were doubled
+    nominal: dict  # block label -> the factor the argument predicts when w doubles
+    ratios: dict  # kind -> block label -> ||F'_block|| / ||F_block|| (Frobenius)
+    off_scalar: dict  # kind -> block label -> ||F'_block - ratio F_block|| / ||F'_block||
+    length_ratio: dict  # kind -> sqrt(u^T F'_ww u) / sqrt(u^T F_ww u), u a random w direction
+    gradient_ratios: dict  # kind -> parameter -> ||grad' || / ||grad||
+    logit_change: dict  # kind -> max |z' - z|: did the model's output change?
+    radial_curvature: dict  # kind -> w^T F_ww w / (||w||^2 * largest eigenvalue of F_ww)
+
+
+# The weights doubled, the parameter names of (w, g, b) and, for LN one row, the rows of W used.
+FISHER_KINDS = ("weightnorm", "batchnorm", "layernorm, whole W", "layernorm, one row w_1")
+
+
+def _fisher_unit(kind: str, inputs: int, units: int, generator: torch.Generator):
+    if kind == "weightnorm":
+        return geometry.weightnorm_logistic_unit(inputs, generator), ("direction", "scale", "bias")
+    if kind == "batchnorm":
+        return geometry.batchnorm_logistic_unit(inputs, generator), (
+            "0.weight",
+            "1.weight",
+            "1.bias",
+        )
+    layer = geometry.layernorm_logistic_layer(inputs, units, generator)
+    return layer, ("0.weight", "1.weight", "1.bias")
+
+
+@experiment
+def fisher_doubling(
+    *, cases: int = 512, inputs: int = 6, units: int = 4, seed: int = 0
+) -> FisherResult:
+    """I4: the Fisher information of normalized logistic units before and after doubling w.
+
+    WeightNorm and BatchNorm (expected statistics over `cases` inputs): one unit, w doubled.
+    LayerNorm: `units` logistic units sharing mu and sigma, with the whole W doubled, or one row.
+    """
+    nominal = {"w-w": 0.25, "w-g": 0.5, "w-b": 0.5, "g-g": 1.0, "g-b": 1.0, "b-b": 1.0}
+    ratios, off_scalar, length_ratio, gradient_ratios = {}, {}, {}, {}
+    logit_change, radial = {}, {}
+    for kind in FISHER_KINDS:
+        generator = torch.Generator().manual_seed(seed)
+        x = 0.5 + torch.randn(cases, inputs, generator=generator, dtype=torch.float64)
+        module, names = _fisher_unit(kind, inputs, units, generator)
+        with torch.no_grad():
+            p = torch.sigmoid(module(x))
+        y = torch.bernoulli(p, generator=generator)  # labels drawn from the model itself
+        u = torch.randn(inputs, generator=generator, dtype=torch.float64)  # a w direction
+        weight = dict(module.named_parameters())[names[0]]
+        row = kind.endswith("one row w_1")
+
+        def measure(module=module, x=x, y=y, names=names):
+            fisher, blocks = geometry.logistic_fisher(module, x, names)
+            grads = geometry.log_likelihood_gradient(module, x, y, names)
+            with torch.no_grad():
+                z = module(x)
+            return fisher, blocks, grads, z
+
+        fisher0, blocks, grads0, z0 = measure()
+        with torch.no_grad():
+            if row:
+                weight[0] *= 2.0
+            else:
+                weight *= 2.0
+        fisher1, _, grads1, z1 = measure()
+
+        w_slice = blocks[names[0]]
+        if row:  # only the doubled row's coordinates: the first `inputs` entries of W
+            w_slice = slice(w_slice.start, w_slice.start + inputs)
+        labelled = {"w": w_slice, "g": blocks[names[1]], "b": blocks[names[2]]}
+        ratios[kind], off_scalar[kind] = {}, {}
+        for label in nominal:
+            left, right = label.split("-")
+            before = fisher0[labelled[left], labelled[right]]
+            after = fisher1[labelled[left], labelled[right]]
+            ratio = (after.norm() / before.norm()).item()
+            ratios[kind][label] = ratio
+            off_scalar[kind][label] = ((after - ratio * before).norm() / after.norm()).item()
+        if row or weight.ndim == 1 or weight.shape[0] == 1:
+            direction = u
+        else:  # the same direction u in every unit's weights
+            direction = u.repeat(weight.shape[0])
+        ww0 = fisher0[labelled["w"], labelled["w"]]
+        ww1 = fisher1[labelled["w"], labelled["w"]]
+        length_ratio[kind] = ((direction @ ww1 @ direction) / (direction @ ww0 @ direction)).item()
+        length_ratio[kind] **= 0.5
+        gradient_ratios[kind] = {
+            "w": (
+                grads1[0].flatten()[: direction.numel()].norm()
+                / grads0[0].flatten()[: direction.numel()].norm()
+            ).item(),
+            "g": (grads1[1].norm() / grads0[1].norm()).item(),
+            "b": (grads1[2].norm() / grads0[2].norm()).item(),
+        }
+        logit_change[kind] = (z1 - z0).abs().max().item()
+        w_flat = weight.detach().flatten()[: direction.numel()]
+        largest = torch.linalg.eigvalsh(ww1).max()
+        radial[kind] = ((w_flat @ ww1 @ w_flat) / (w_flat @ w_flat * largest)).item()
+    return FisherResult(
+        kinds=list(FISHER_KINDS),
+        nominal=nominal,
+        ratios=ratios,
+        off_scalar=off_scalar,
+        length_ratio=length_ratio,
+        gradient_ratios=gradient_ratios,
+        logit_change=logit_change,
+        radial_curvature=radial,
+    )
+
+
+# ---- summaries the notebook prints and the claims check ----------------------------------
+
+
+def invariance_extremes(result) -> tuple[float, float]:
+    """The largest change in any cell measured Invariant and the smallest single-draw change in any
+    cell measured No: the gap between them is what makes the threshold unambiguous."""
+    largest_invariant = max(
+        change
+        for row in result.rows
+        for column, change in result.max_change[row].items()
+        if change < result.threshold
+    )
+    smallest_no = min(
+        result.min_change[row][column]
+        for row in result.rows
+        for column, change in result.max_change[row].items()
+        if change >= result.threshold
+    )
+    return largest_invariant, smallest_no
+
+
+# ---- I5: Adam and AdamW on a scale-invariant layer --------------------------------------------
+
+
+def _batched_layernorm_mlps(scales: torch.Tensor, hidden: int, seeds) -> list[torch.Tensor]:
+    """One 64 -> hidden -> LayerNorm (no eps, no affine) -> tanh -> 10 MLP per (scale, seed), all
+    stacked on a leading axis: [W1 (M, hidden, 64), W2 (M, 10, hidden), b2 (M, 1, 10)], float64.
+    Model m = (i, j) has scale scales[i] and seed seeds[j]; the same seed draws the same weights
+    at every scale, so a row of models is one function with W1 at several scales."""
+    first, second = [], []
+    for seed in seeds:
+        generator = torch.Generator().manual_seed(int(seed))
+        first.append(torch.randn(hidden, 64, generator=generator, dtype=torch.float64) / 8.0)
+        second.append(torch.randn(10, hidden, generator=generator, dtype=torch.float64))
+    w1 = (scales[:, None, None, None] * torch.stack(first)).flatten(0, 1)
+    w2 = torch.stack(second).repeat(len(scales), 1, 1) * hidden**-0.5
+    return [w1, w2, torch.zeros(len(w1), 1, 10, dtype=torch.float64)]
+
+
+def _batched_losses(params, images, labels, indices) -> torch.Tensor:
+    """The mean cross-entropy of each stacked model on its own batch images[indices[m]]."""
+    w1, w2, b2 = params
+    a = torch.bmm(images[indices], w1.transpose(1, 2))
+    a = a - a.mean(-1, keepdim=True)  # LayerNorm over the hidden units: scaling W1 changes nothing
+    y = a / a.pow(2).mean(-1, keepdim=True).sqrt()
+    logits = torch.bmm(torch.tanh(y), w2.transpose(1, 2)) + b2
+    losses = nn.functional.cross_entropy(
+        logits.flatten(0, 1), labels[indices].flatten(), reduction="none"
+    )
+    return losses.view(indices.shape).mean(1)
+
+
+def _flat_angle(before: torch.Tensor, after: torch.Tensor) -> torch.Tensor:
+    """Per model, the angle between its W1 before and after a step (Kahan's form, as `angle`)."""
+    u = before.flatten(1) / before.flatten(1).norm(dim=1, keepdim=True)
+    v = after.flatten(1) / after.flatten(1).norm(dim=1, keepdim=True)
+    return 2 * torch.atan2((u - v).norm(dim=1), (u + v).norm(dim=1))
+
+
+def _run_batched(params, groups, optimizer, images, labels, orders, steps):
+    """Train the stacked models `steps` steps (each model's loss only moves its own weights, and
+    Adam is per element, so one optimizer over the stack is M independent optimizers); return
+    per step and model ||W1_t|| (t = 0..steps), the angle W1 turns, and the loss."""
+    for p in params:
+        p.requires_grad_()
+    opt = optimizer(groups)
+    w1 = params[0]
+    norms, angles, losses = [w1.detach().flatten(1).norm(dim=1)], [], []
+    for step in range(steps):
+        indices = torch.stack([order(step) for order in orders])
+        loss = _batched_losses(params, images, labels, indices)
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        before = w1.detach().clone()
+        opt.step()
+        angles.append(_flat_angle(before, w1.detach()))
+        norms.append(w1.detach().flatten(1).norm(dim=1))
+        losses.append(loss.detach())
+    return torch.stack(norms), torch.stack(angles), torch.stack(losses)
+
+
+@dataclass
+class AdamGeometryResult:
+    seeds: list
+    hidden: int
+    elements: int  # C, the number of entries of W1: the scale-invariant group
+    batch: int
+    betas: list  # Adam's (beta1, beta2), torch's defaults
+    # (a) no weight decay, W1 started at several scales; [scale][seed]:
+    init_scales: list
+    window: int  # steps over which the angle per step is averaged
+    adam_lr: float
+    sgd_lr: float
+    init_norms: list  # [scale][seed] ||W1_0||
+    adam_angles: list  # [scale][seed] mean angle per step over the window
+    sgd_angles: list
+    # (b) AdamW, several (lr, lambda), W1 started at one scale; [config][seed] unless a curve:
+    configs: list  # [(lr, lambda)]
+    adamw_init_scale: float
+    steps: int
+    tail: int  # the last `tail` steps give the equilibrium values
+    equilibrium_angle: list  # mean angle per step over the tail
+    equilibrium_norm: list  # mean ||W1|| over the tail
+    approach_steps: list  # first step with | ||W1||^2 - equilibrium^2 | below 1/e of its start
+    final_loss: list  # mean training loss over the tail
+    curve_every: int
+    angle_curve: list  # [config][t / curve_every]: mean over seeds of the angle per step
+    norm_curve: list  # [config][t / curve_every]: mean over seeds of ||W1_t||
+
+
+@experiment
+def adam_geometry(
+    *,
+    init_scales=(0.5, 1.0, 2.0, 4.0, 8.0),
+    window: int = 20,
+    adam_lr: float = 1e-3,
+    sgd_lr: float = 0.05,
+    configs=((1e-2, 0.5), (5e-3, 1.0), (2e-2, 0.5)),
+    adamw_init_scale: float = 3.0,
+    steps: int = 800,
+    tail: int = 200,
+    hidden: int = 32,
+    batch: int = 64,
+    seeds=tuple(range(10)),
+    curve_every: int = 4,
+) -> AdamGeometryResult:
+    """I5: the layer-normalized MLP of I3 (smaller), one model per (setting, seed) stacked and
+    trained together. (a) Adam and plain SGD without weight decay, W1 started at several scales of
+    one function: the angle per step over the first `window` steps. (b) AdamW with decoupled
+    weight decay on W1 only (W1 <- W1 - lr lambda W1 beside Adam's step), W1 started at
+    `adamw_init_scale`: the angle per step and ||W1|| once they settle, and how fast ||W1|| gets
+    there."""
+    if not 0 < tail < steps:
+        raise ValueError(f"tail must lie between 0 and steps = {steps}, got {tail}")
+    if window < 1 or len(init_scales) < 2:
+        raise ValueError(
+            f"need window >= 1 and two or more init_scales, got {window}, {init_scales}"
+        )
+    images, labels = digits.load("train")
+    images = images.double()
+    seeds = [int(s) for s in seeds]
+    n_seeds = len(seeds)
+    betas = (0.9, 0.999)
+
+    def orders(copies: int):
+        return [epoch_batches(len(labels), batch, seed) for seed in seeds] * copies
+
+    scales = torch.tensor(init_scales, dtype=torch.float64)
+    per_scale = {}
+    for name, lr in (("adam", adam_lr), ("sgd", sgd_lr)):
+        params = _batched_layernorm_mlps(scales, hidden, seeds)
+        if name == "adam":
+            optimizer = lambda groups, lr=lr: torch.optim.Adam(groups, lr=lr, betas=betas)  # noqa: E731
+        else:
+            optimizer = lambda groups, lr=lr: torch.optim.SGD(groups, lr=lr)  # noqa: E731
+        norms, angles, _ = _run_batched(params, params, optimizer, images, labels,
+                                        orders(len(scales)), window)  # fmt: skip
+        per_scale[name] = angles.mean(0).view(len(scales), n_seeds).tolist()
+        per_scale["norms"] = norms[0].view(len(scales), n_seeds).tolist()
+
+    # (b): one stack per (lr, lambda), each its own parameter group, trained as one.
+    stacks = [
+        _batched_layernorm_mlps(
+            torch.tensor([adamw_init_scale], dtype=torch.float64), hidden, seeds
+        )
+        for _ in configs
+    ]
+    groups = []
+    for (lr, decay), stack in zip(configs, stacks, strict=True):
+        for k, p in enumerate(stack):
+            p.requires_grad_()
+            groups.append({"params": [p], "lr": lr, "weight_decay": decay if k == 0 else 0.0})
+    norms, angles, losses = _run_stacks(stacks, groups, betas, images, labels,
+                                        orders(len(configs)), steps)  # fmt: skip
+    k = len(configs)
+    norms = norms.view(steps + 1, k, n_seeds)
+    angles = angles.view(steps, k, n_seeds)
+    losses = losses.view(steps, k, n_seeds)
+    settled_norm = norms[-tail:].mean(0)
+    gap = (norms.pow(2) - settled_norm.pow(2)).abs()
+    below = gap < gap[0] * math.exp(-1)
+    approach = below.double().argmax(0).double()  # the first step below 1/e of the starting gap
+    approach[~below.any(0)] = float("nan")
+    return AdamGeometryResult(
+        seeds=seeds,
+        hidden=hidden,
+        elements=hidden * 64,
+        batch=batch,
+        betas=list(betas),
+        init_scales=list(init_scales),
+        window=window,
+        adam_lr=adam_lr,
+        sgd_lr=sgd_lr,
+        init_norms=per_scale["norms"],
+        adam_angles=per_scale["adam"],
+        sgd_angles=per_scale["sgd"],
+        configs=[list(c) for c in configs],
+        adamw_init_scale=adamw_init_scale,
+        steps=steps,
+        tail=tail,
+        equilibrium_angle=angles[-tail:].mean(0).tolist(),
+        equilibrium_norm=settled_norm.tolist(),
+        approach_steps=approach.tolist(),
+        final_loss=losses[-tail:].mean(0).tolist(),
+        curve_every=curve_every,
+        angle_curve=angles[::curve_every].mean(2).T.tolist(),
+        norm_curve=norms[::curve_every].mean(2).T.tolist(),
+    )
+
+
+def _run_stacks(stacks, groups, betas, images, labels, orders, steps):
+    """`_run_batched` for several stacks with their own parameter groups: their W1 side by side."""
+    opt = torch.optim.AdamW(groups, betas=betas, foreach=True)
+    first = [stack[0] for stack in stacks]
+    norms, angles, losses = [torch.cat([w.detach() for w in first]).flatten(1).norm(dim=1)], [], []
+    for step in range(steps):
+        indices = torch.stack([order(step) for order in orders])
+        params = [torch.cat([stack[k] for stack in stacks]) for k in range(3)]
+        loss = _batched_losses(params, images, labels, indices)
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        before = torch.cat([w.detach() for w in first])
+        opt.step()
+        after = torch.cat([w.detach() for w in first])
+        angles.append(_flat_angle(before, after))
+        norms.append(after.flatten(1).norm(dim=1))
+        losses.append(loss.detach())
+    return torch.stack(norms), torch.stack(angles), torch.stack(losses)
+
+
+def angle_slopes(result, optimizer: str) -> list[float]:
+    """I5 (a): per seed, the least-squares slope of log(angle per step) on log ||W1_0|| over the
+    init scales; -1 if the angle goes like lr / ||W|| (Adam), -2 like lr / ||W||^2 (SGD)."""
+    angles = {"adam": result.adam_angles, "sgd": result.sgd_angles}[optimizer]
+    slopes = []
+    for j in range(len(result.seeds)):
+        x = [math.log(row[j]) for row in result.init_norms]
+        y = [math.log(row[j]) for row in angles]
+        mx, my = sum(x) / len(x), sum(y) / len(y)
+        sxx = sum((a - mx) ** 2 for a in x)
+        slopes.append(sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / sxx)
+    return slopes
+
+
+def adamw_predictions(result, config: int) -> dict:
+    """I5 (b), the rotational equilibrium of Kosson et al. 2024 for AdamW's (lr, lambda) number
+    `config`, C = result.elements:
+
+        angle per step  sqrt(2 lr lambda (1 - beta1) / (1 + beta1))
+        ||W||           sqrt(lr C / (2 lambda))
+        approach        1 / (2 lr lambda) steps (the time constant of ||W||^2)
+    """
+    lr, decay = result.configs[config]
+    beta1 = result.betas[0]
+    return {
+        "angle": math.sqrt(2 * lr * decay * (1 - beta1) / (1 + beta1)),
+        "norm": math.sqrt(lr * result.elements / (2 * decay)),
+        "approach": 1 / (2 * lr * decay),
+    }
+
+
+def adamw_ratios(result, config: int) -> dict:
+    """Per seed, measured / predicted for the angle, the norm and the approach time."""
+    predicted = adamw_predictions(result, config)
+    measured = {
+        "angle": result.equilibrium_angle[config],
+        "norm": result.equilibrium_norm[config],
+        "approach": result.approach_steps[config],
+    }
+    return {key: [v / predicted[key] for v in measured[key]] for key in predicted}

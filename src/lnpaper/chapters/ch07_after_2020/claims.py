@@ -1,0 +1,170 @@
+"""Claims of notebook 07 on attention logits and today's placements: Q1, O1, G1."""
+
+import math
+import statistics
+
+from lnpaper import stats
+from lnpaper.chapters.ch07_after_2020 import runs as ch07_runs
+from lnpaper.chapters.ch07_after_2020.runs import LOGIT_LIMIT, qk_summary
+from lnpaper.companion.registry import register_claims
+from lnpaper.companion.verdicts import (
+    Claim,
+    Finding,
+    aggregate,
+    combine,
+    count,
+    exact,
+    tested,
+)
+from lnpaper.data.synthetic_language import SyntheticLanguage
+
+NOTEBOOK = "07_after_2020"
+# Q1: the logit comparison is made at the grid's learning rate 1e-1, the lowest at which
+# Wortsman et al. see the logits of models without QK-norm blow up (their Fig. 1).
+Q1_LR = 1e-1
+
+
+def failed(loss) -> bool:
+    """A run that diverged or ended no better than the unigram level (it learned no more than how
+    often each token occurs)."""
+    return loss is None or not math.isfinite(loss) or loss >= SyntheticLanguage().levels().unigram
+
+
+def check_q1(sweep) -> Finding:
+    """Two parts, paired by seed: (1) at lr 1e-1 the largest layer-0 logit over training is lower
+    with QK-LayerNorm (log10 of the peak, QK-LayerNorm minus none, below 0); (2) Wortsman et al.'s
+    learning-rate sensitivity is lower with QK-LayerNorm (difference below 0). Shown, not graded:
+    how many runs passed 1e4 and how many of those failed (diverged or ended above the unigram
+    level), Wortsman et al.'s "every run past 1e4 diverged"."""
+    summary = qk_summary(sweep)
+    none, qk = summary["no QK-norm"], summary["QK-LayerNorm"]
+    peak_none, peak_qk = none["peak_logit"][Q1_LR], qk["peak_logit"][Q1_LR]
+    logits = stats.paired_difference([math.log10(v) for v in peak_qk],
+                                     [math.log10(v) for v in peak_none])  # fmt: skip
+    logits_outcome = stats.better(logits, "lower")
+    sensitivity = stats.paired_difference(qk["sensitivity"], none["sensitivity"])
+    sensitivity_outcome = stats.better(sensitivity, "lower")
+
+    def past_limit(arm):  # the (lr, seed) of every run whose largest logit passed 1e4
+        return [(lr, i) for lr, peaks in arm["peak_logit"].items()
+                for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
+
+    past_none, past_qk = past_limit(none), past_limit(qk)
+    failed_past = sum(failed(none["final_loss"][lr][i]) for lr, i in past_none)
+    n = len(none["sensitivity"])
+    ours = (
+        f"2-block Pre-LN LM, {n} seeds per cell, Adam at {len(sweep.lrs)} rates "
+        f"{min(sweep.lrs):g}..{max(sweep.lrs):g}: at lr 1e-1 the largest "
+        f"layer-0 logit reaches a median {statistics.median(peak_none):.3g} without QK-norm and "
+        f"{statistics.median(peak_qk):.3g} with it; log10 of the peak, QK-LayerNorm minus none, "
+        f"{tested(logits, logits_outcome, digits=2)}. LR sensitivity without "
+        f"{statistics.mean(none['sensitivity']):.3f}, with {statistics.mean(qk['sensitivity']):.3f} "
+        f"nats; QK-LayerNorm minus none {tested(sensitivity, sensitivity_outcome)}. Runs past a "
+        f"logit of 1e4: {len(past_none)} without QK-norm, {failed_past} of them failed (diverged or "
+        f"ended above the unigram level); {len(past_qk)} with it"
+    )
+    quantities = (
+        aggregate("log10 peak layer-0 logit at lr 0.1, QK-LN - none", logits),
+        aggregate("LR sensitivity, QK-LN - none", sensitivity),
+        count(
+            "runs without QK-norm past a logit of 1e4", len(past_none), n * len(none["peak_logit"])
+        ),  # fmt: skip
+    )
+    return Finding(ours, combine([logits_outcome, sensitivity_outcome]), quantities)
+
+
+def check_o1(study) -> Finding:
+    """Per learning rate, paired by seed, reordered against Pre-LN: fewer gradient-norm spikes
+    (`lnpaper.stats.spike_steps`) per run, by an exact sign test over the seeds (ties, such as two
+    runs without a spike, carry no evidence and are dropped), and the held-out loss (shown with its
+    CI, not graded)."""
+    outcomes, parts, quantities = [], [], []
+    for lr in study.lrs:
+        pre, reordered = study.runs["Pre-LN"][lr], study.runs["reordered"][lr]
+        fewer, more = [len(s) for s in reordered["spikes"]], [len(s) for s in pre["spikes"]]
+        outcome = stats.fewer_events(fewer, more, f"spikes per run at lr {lr:g}, reordered")
+        outcomes.append(outcome)
+        loss = stats.paired_difference(reordered["final_loss"], pre["final_loss"])
+        n = len(pre["seeds"])
+        parts.append(
+            f"lr {lr:g}: spikes {sum(fewer)} (reordered) vs {sum(more)} (Pre-LN) over {n} runs "
+            f"each; reordered {stats.event_counts_text(fewer, more)}, exact sign test: {outcome}; "
+            f"held-out loss, reordered minus Pre-LN, {tested(loss, stats.better(loss, 'lower'))}"
+        )
+        wins = sum(a < b for a, b in zip(fewer, more, strict=True))
+        losses = sum(a > b for a, b in zip(fewer, more, strict=True))
+        quantities += [count(f"seeds with fewer spikes at lr {lr:g}, reordered", wins, n),
+                       count(f"seeds with more spikes at lr {lr:g}, reordered", losses, n),
+                       aggregate(f"held-out loss at lr {lr:g}, reordered - Pre-LN", loss)]  # fmt: skip
+    definition = (
+        f"a spike: a step whose gradient norm exceeds {stats.SPIKE_FACTOR:g} x the median of the "
+        f"{stats.SPIKE_WINDOW} before it"
+    )
+    ours = f"6-block LayerNorm LM, Adam without warmup, {definition}. " + "; ".join(parts)
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_g1(result) -> Finding:
+    """(1) g and 1 + w are one function at init (float64, bound 1e-12); (2) under AdamW the mean
+    gain ends higher with 1 + w (decay pulls w, not g, to 0), paired by seed."""
+    plain, offset = result.mean_gain["g"], result.mean_gain["1 + w"]
+    gains = stats.paired_difference(offset, plain)
+    gains_outcome = stats.better(gains, "higher")
+    init_outcome = stats.HOLDS if result.init_difference < 1e-12 else stats.FAILS
+    loss = stats.paired_difference(result.final_loss["1 + w"], result.final_loss["g"])
+    ours = (
+        f"Gemma-style 4-block model (peri block, RMSNorm, sqrt(d) embedding, caps 50 / 30): at init "
+        f"g and 1 + w give logits equal to {result.init_difference:.1e} (float64). AdamW lr "
+        f"{result.lr:g}, decay {result.weight_decay:g}, {result.steps} steps: the mean gain ends at "
+        f"{statistics.mean(plain):.3f} stored as g and {statistics.mean(offset):.3f} stored as 1 + w; "
+        f"1 + w minus g {tested(gains, gains_outcome)}; held-out loss, 1 + w minus g, "
+        f"{tested(loss, stats.better(loss, 'lower'))} (shown, not graded)"
+    )
+    quantities = (
+        exact("logits, g vs 1 + w at init, float64", result.init_difference, 1e-12),
+        aggregate("mean gain after AdamW, 1 + w - g", gains),
+    )
+    return Finding(ours, combine([init_outcome, gains_outcome]), quantities)
+
+
+CLAIMS = register_claims(
+    Claim(
+        id="Q1",
+        claim="QK-norm stops the growth of attention logits at high learning rates and lowers the "
+        "learning-rate sensitivity",
+        source="Wortsman et al. 2023 (arXiv:2309.14322); Henry et al. 2020; Dehghani et al. 2023",
+        paper_value="small models diverge at high lr when max attention logit > 1e4; "
+        "sensitivity lower with qk-layernorm (their Fig. 1)",
+        notebook=NOTEBOOK,
+        experiments=(ch07_runs.qk_sweep,),
+        check=check_q1,
+        test="paired by seed, 95% t CI: log10 of the largest layer-0 logit at lr 0.1, QK-LN minus "
+        "none, below 0; learning-rate sensitivity (mean over the grid of min(loss, loss at init) "
+        "minus the best), QK-LN minus none, below 0",
+    ),
+    Claim(
+        id="O1",
+        claim="OLMo 2's reordered norm, x + Norm(F(x)), gives fewer gradient spikes",
+        source="OLMo 2 (Team OLMo 2024, arXiv:2501.00656)",
+        paper_value="fewer loss and gradient spikes (secondary numbers only)",
+        notebook=NOTEBOOK,
+        experiments=(ch07_runs.reordered_study,),
+        check=check_o1,
+        test="per learning rate (3e-2, 1e-1), spikes per run (stats.spike_steps), reordered "
+        "against Pre-LN, paired by seed: exact two-sided sign test at 95%, ties dropped",
+    ),
+    Claim(
+        id="G1",
+        claim="Gemma's (1 + w) gains are the same function at init as g, and under weight decay "
+        "are pulled toward 1, not 0",
+        source="Gemma 2 / 3 (google-deepmind/gemma; HF modeling_gemma2): the parameterization "
+        "only; the weight-decay reading is ours",
+        paper_value="parameterization in the code (w = 0 at init, x (1 + w)); no number, and no "
+        "statement that the gains are decayed",
+        notebook=NOTEBOOK,
+        experiments=(ch07_runs.gain_decay,),
+        check=check_g1,
+        test="logits equal at init within 1e-12 (float64); mean gain after AdamW, 1 + w minus g, "
+        "paired by seed, 95% t CI above 0",
+    ),
+)

@@ -1,0 +1,152 @@
+"""Figures of notebook 07, "what the norm computes": E1 (the redundant mean), E2 (DetachNorm) and
+Y1 (after DyT)."""
+
+import statistics
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from lnpaper import stats
+from lnpaper.chapters.ch07_after_2020 import runs_mean as ch07_runs_mean
+from lnpaper.chapters.ch07_after_2020.runs_mean import DETACH_VARIANTS, Y1_ALPHAS, mean_saturation
+from lnpaper.companion import style
+from lnpaper.companion.registry import figure
+
+NOTEBOOK = "07_after_2020"
+
+
+@figure("zero_mean_drift", notebook=NOTEBOOK, experiment=ch07_runs_mean.zero_mean_drift)
+def zero_mean_drift(result) -> Figure:
+    """E1: notebook 05's Pre-LN model and its zero-mean RMSNorm rewrite, the same function at init
+    (float64: equal to roundoff), trained side by side under Adam in float32. Left: the largest
+    |logit difference| on 64 held-out sequences; right: the held-out loss difference, rewrite
+    minus LayerNorm; mean over seeds as the line, min to max as the band."""
+    fig = style.new_figure(2, 4.0)
+    left, right = fig.subplots(1, 2)
+    steps = result.monitor_steps
+    label = "RMSNorm (zero-mean form) vs LayerNorm"
+    drift = np.asarray(result.logit_drift)
+    style.band(left, steps, drift, style.color("rmsnorm"), label=label)
+    style.log_axis(left, "y")
+    left.set_xlabel("training step (Adam, float32)")
+    left.set_ylabel("max |logit difference|")
+    left.set_title("held-out logits of the two forms")
+    style.band(right, steps, result.loss_drift, style.color("rmsnorm"))
+    right.axhline(0.0, color=style.REFERENCE, lw=1.0, ls=":")
+    right.set_xlabel("training step (Adam, float32)")
+    right.set_ylabel(f"loss difference ({style.NATS_PER_TOKEN})")
+    right.set_title("held-out loss, zero-mean RMSNorm minus LayerNorm")
+    end = statistics.median(row[-1] for row in result.logit_drift)
+    exactness = max(result.max_logit_diff_init, result.max_logit_diff_trained)
+    loss = statistics.fmean(row[-1] for row in result.loss_drift)
+    style.finding(
+        fig,
+        f"Equal to {exactness:.0e} in float64; Adam moves the logits {end:.2g} apart in "
+        f"{steps[-1]} steps, the loss {loss:+.3f} nats",
+    )
+    style.shared_legend(fig, extra=[style.band_handle(len(result.seeds), "mean over seeds")])
+    return fig
+
+
+DETACH_MARKERS = dict(zip(DETACH_VARIANTS, style.MARKERS, strict=False))
+
+
+@figure("detach_norms", notebook=NOTEBOOK, experiment=ch07_runs_mean.detach_study)
+def detach_norms(result) -> Figure:
+    """E2: held-out loss of each variant minus LayerNorm's, paired by seed: the mean and its 95% t
+    interval (d 32, 4 blocks, Adam 3e-3, fresh data)."""
+    fig = style.new_figure(1, 3.6)
+    ax = fig.subplots()
+    reference = result.runs["LayerNorm"]["final_loss"]["fresh"]
+    names = [name for name in DETACH_VARIANTS if name != "LayerNorm"]
+    differences = {}
+    for row, name in enumerate(names):
+        diff = stats.paired_difference(result.runs[name]["final_loss"]["fresh"], reference)
+        differences[name] = diff
+        ax.errorbar(diff.mean, row, xerr=[[diff.mean - diff.low], [diff.high - diff.mean]],
+                    fmt=DETACH_MARKERS[name], color=style.color("layernorm"), capsize=4)  # fmt: skip
+    ax.axvline(0.0, color=style.REFERENCE, lw=1.0, ls=":")
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"held-out loss minus LayerNorm's ({style.NATS_PER_TOKEN})")
+    worst = max(differences, key=lambda n: differences[n].mean)
+    simple = differences["LayerNorm-simple"]
+    style.finding(
+        fig,
+        f"Against LayerNorm: simple {simple.mean:+.3f} nats, {worst} "
+        f"{differences[worst].mean:+.3f}",
+    )
+    n = len(reference)
+    label = f"LayerNorm variants: mean and 95% t interval, paired over {n} seeds"
+    style.shared_legend(fig, extra=[style.method_handle(label, marker="o")])
+    return fig
+
+
+BUDGET_STYLES = {"fresh": "-", "pool": "--"}
+
+
+@figure("after_dyt", notebook=NOTEBOOK, experiment=ch07_runs_mean.after_dyt_study)
+def after_dyt(result) -> Figure:
+    """Y1. Left: held-out loss minus LayerNorm's on the same data budget, paired by seed, mean and
+    95% t interval, against DyT's and Derf's initial alpha (fresh data at every alpha; the
+    64-sequence pool and DyT's embedding scalar at 0.5). Right: the fraction of saturated values,
+    |alpha x + s| > 2, per norm slot after training (fresh data), mean over seeds."""
+    fig = style.new_figure(2, 4.2)
+    left, right = fig.subplots(1, 2)
+    runs = result.runs
+    ln = runs["LayerNorm"]["final_loss"]
+    offsets = {"DyT": -0.012, "Derf": 0.012}
+
+    handles = []
+
+    def point(ax, x, values, budget, method, marker, label=None):
+        diff = stats.paired_difference(values, ln[budget])
+        ax.errorbar(x, diff.mean, yerr=[[diff.mean - diff.low], [diff.high - diff.mean]],
+                    fmt=marker, color=style.color(method), capsize=3)  # fmt: skip
+        if label is not None:  # a plain line-and-marker entry (an errorbar's has no face colour)
+            handles.append(style.method_handle(label, marker=marker))
+        return diff
+
+    found = {}
+    for method in ("DyT", "Derf"):
+        fresh = [
+            point(left, a + offsets[method], runs[method]["final_loss"][f"alpha {a:g}, fresh"],
+                  "fresh", method, "o", label=f"{method}, fresh data" if a == 0.5 else None)
+            for a in Y1_ALPHAS
+        ]  # fmt: skip
+        left.plot([a + offsets[method] for a in Y1_ALPHAS], [d.mean for d in fresh],
+                  BUDGET_STYLES["fresh"], color=style.color(method), lw=1.0)  # fmt: skip
+        found[method, "fresh"] = fresh[Y1_ALPHAS.index(0.5)]
+        found[method, "pool"] = point(
+            left, 0.5 + 3 * offsets[method], runs[f"{method}, pool"]["final_loss"]["alpha 0.5, pool"],
+            "pool", method, "s", label=f"{method}, 64-sequence pool",
+        )  # fmt: skip
+        point(left, 0.5 + 5 * offsets[method],
+              runs[f"{method}, embedding scalar"]["final_loss"]["alpha 0.5, fresh"], "fresh",
+              method, "^", label=f"{method}, embedding scalar, fresh")  # fmt: skip
+    left.axhline(0.0, color=style.REFERENCE, lw=1.0, ls=":")
+    left.set_xticks(Y1_ALPHAS, [f"{a:g}" for a in Y1_ALPHAS])
+    left.set_xlabel(r"initial $\alpha_0$")
+    left.set_ylabel(f"loss minus LayerNorm's ({style.NATS_PER_TOKEN})")
+    left.set_title("held-out loss against LayerNorm, same data budget")
+    for method in ("DyT", "Derf"):
+        for a, ls in zip(Y1_ALPHAS, style.LINE_STYLES, strict=False):
+            fractions = mean_saturation(runs[method], f"alpha {a:g}, fresh")
+            right.plot(range(1, len(fractions) + 1), fractions, ls, color=style.color(method),
+                       marker="o", ms=3)  # fmt: skip
+    slots = len(mean_saturation(runs["DyT"], "alpha 0.5, fresh"))
+    right.set_xticks(range(1, slots + 1), [*(f"{b}{s}" for b in range(1, slots // 2 + 1)
+                                            for s in "af"), "final"])  # fmt: skip
+    right.set_xlabel("norm slot (block, a = attention input, f = FFN input)")
+    right.set_ylabel(r"fraction with $|\alpha x + s| > 2$")
+    right.set_title("saturated values after training, fresh data")
+    extra = [style.style_handle(ls, rf"$\alpha_0$ = {a:g} (right)")
+             for a, ls in zip(Y1_ALPHAS, style.LINE_STYLES, strict=False)]  # fmt: skip
+    style.finding(
+        fig,
+        f"DyT minus LayerNorm: {found['DyT', 'pool'].mean:+.3f} nats on a small pool, "
+        f"{found['DyT', 'fresh'].mean:+.3f} on fresh data; Derf {found['Derf', 'pool'].mean:+.3f}"
+        f" / {found['Derf', 'fresh'].mean:+.3f}",
+    )
+    style.shared_legend(fig, extra=[*handles, *extra], ncols=4)
+    return fig

@@ -1,0 +1,243 @@
+"""Notebook 07's experiments on attention logits and today's placements: Q1 (QK-norm), O1 (OLMo 2's
+reordered norm), G1 (Gemma's (1 + w) gains under weight decay).
+
+Every run is notebook 05's synthetic language and model family, trained with
+`lnpaper.train_batched` (all seeds of a configuration as one batch). A seed sets the model's
+initial weights and the training sequences, so configurations are compared paired by seed.
+
+- `qk_run`, `qk_sweep` (Q1): Wortsman et al. 2023's learning-rate sweep, with and without per-head
+  QK-LayerNorm, logging the largest layer-0 attention logit |z_ij| over training.
+- `reordered_study` (O1): Pre-LN against OLMo 2's reordered norm x + Norm(F(x)) at two high
+  learning rates, the global gradient norm logged at every step and its spikes counted
+  (`lnpaper.stats.spike_steps`): notebook 06's `spike_run`, so the Pre-LN runs at 3e-2 are P5's.
+- `gain_decay` (G1): RMSNorm gains stored as g (decay pulls g to 0) or as w in g = 1 + w (decay
+  pulls g to 1), trained with AdamW.
+"""
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from lnpaper.chapters.ch06_rmsnorm_placement.runs import batches, build_models, held_out, spike_run
+from lnpaper.companion.registry import experiment
+from lnpaper.norms import RMSNorm
+from lnpaper.train_batched import train_language_models
+
+# Wortsman et al. 2023, Sec. 3: the learning rates their sensitivity is evaluated at
+WORTSMAN_LRS = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1)
+LOGIT_LIMIT = 1e4  # Wortsman et al.: every run whose largest attention logit passed 1e4 diverged
+
+
+# ---- Q1: QK-norm and the learning-rate sweep ----------------------------------------------------
+
+
+@dataclass
+class QKRun:
+    qk_norm: str | None
+    lr: float
+    seeds: list
+    steps: int
+    initial_loss: list  # per seed, held-out, nats per token
+    final_loss: list  # per seed, None if the run diverged
+    diverged_at: list
+    logit_steps: list  # the steps at which the largest layer-0 logit was measured
+    max_logit: list  # [seed][k]: max |z_ij| of layer 0 on 32 held-out sequences
+
+
+@experiment
+def qk_run(
+    *,
+    qk_norm: str | None = None,
+    lr: float = 1e-2,
+    seeds=tuple(range(5)),
+    steps: int = 120,
+    warmup_steps: int = 12,
+    n_layers: int = 2,
+    d_model: int = 64,
+    n_heads: int = 2,
+    batch_size: int = 16,
+    length: int = 16,
+    logit_every: int = 20,
+) -> QKRun:
+    """Q1, one cell of the sweep: a small Pre-LN model (two blocks, as Wortsman et al. find the
+    instability in small models) trained with Adam at `lr` after a linear warmup over the first
+    10% of the steps, with (`qk_norm="layernorm"`, per head) or without QK-norm."""
+    seeds = [int(s) for s in seeds]
+    options = dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, qk_norm=qk_norm)
+    models = build_models(seeds, length=length, **options)
+    probe = held_out(length)[:32, :-1]
+
+    def largest_logit(step, stacked):
+        values = []
+        for i in range(stacked.size):
+            model = stacked.model(i, models[0])
+            values.append(model.attention_logits(probe, layer=0).abs().max().item())
+        return {"max_logit": values}
+
+    runs, _ = train_language_models(
+        models,
+        batches(seeds, steps=steps, batch_size=batch_size, length=length),
+        held_out(length),
+        steps=steps,
+        lr=lr,
+        warmup_steps=warmup_steps,
+        monitor=largest_logit,
+        monitor_steps=range(0, steps + 1, logit_every),
+    )
+    return QKRun(
+        qk_norm=qk_norm,
+        lr=lr,
+        seeds=seeds,
+        steps=steps,
+        initial_loss=runs.initial_loss,
+        final_loss=runs.final_loss,
+        diverged_at=runs.diverged_at,
+        logit_steps=list(range(0, steps + 1, logit_every)),
+        max_logit=runs.logs["max_logit"],
+    )
+
+
+@dataclass
+class QKSweep:
+    lrs: list
+    arms: list  # "no QK-norm", "QK-LayerNorm"
+    runs: dict  # arm -> lr -> QKRun as a dict
+
+
+QK_ARMS = {"no QK-norm": None, "QK-LayerNorm": "layernorm"}
+
+
+@experiment
+def qk_sweep(*, lrs=WORTSMAN_LRS, seeds=tuple(range(5)), steps: int = 120) -> QKSweep:
+    """Q1: every learning rate of Wortsman et al.'s grid, with and without QK-norm."""
+    runs = {
+        arm: {lr: qk_run(qk_norm=qk, lr=lr, seeds=seeds, steps=steps) for lr in lrs}
+        for arm, qk in QK_ARMS.items()
+    }
+    return QKSweep(lrs=list(lrs), arms=list(QK_ARMS), runs=runs)
+
+
+def lr_sensitivity(final_by_lr: dict, initial: float) -> float:
+    """Wortsman et al.'s learning-rate sensitivity of one seed: the mean over the grid of
+    min(loss(lr), loss at init) - the best loss over the grid; a diverged run counts as the loss
+    at init."""
+    capped = [initial if v is None or not math.isfinite(v) else min(v, initial)
+              for v in final_by_lr.values()]  # fmt: skip
+    return sum(capped) / len(capped) - min(capped)
+
+
+def qk_summary(sweep) -> dict:
+    """Per arm, per seed: the learning-rate sensitivity, and per lr the largest layer-0 logit
+    reached over training and the final loss."""
+    summary = {}
+    for arm, by_lr in sweep.runs.items():
+        first = next(iter(by_lr.values()))
+        n = len(first["seeds"])
+        sensitivity = [
+            lr_sensitivity({lr: run["final_loss"][i] for lr, run in by_lr.items()},
+                           first["initial_loss"][i])
+            for i in range(n)
+        ]  # fmt: skip
+        peak = {lr: [max(v for v in row if v is not None) for row in run["max_logit"]]
+                for lr, run in by_lr.items()}  # fmt: skip
+        final = {lr: run["final_loss"] for lr, run in by_lr.items()}
+        summary[arm] = {"sensitivity": sensitivity, "peak_logit": peak, "final_loss": final}
+    return summary
+
+
+# ---- O1: OLMo 2's reordered norm and loss spikes ------------------------------------------------
+
+
+@dataclass
+class ReorderedStudy:
+    lrs: list
+    runs: dict  # "Pre-LN" / "reordered" -> lr -> SpikeRun as a dict
+
+
+REORDERED_ARMS = {"Pre-LN": "pre", "reordered": "reordered"}
+
+
+@experiment
+def reordered_study(*, lrs=(3e-2, 1e-1), seeds=tuple(range(6)), steps: int = 100) -> ReorderedStudy:
+    """O1: Pre-LN against the reordered norm at two learning rates 10x and 33x notebook 05's 3e-3
+    (at 1e-2 neither had a spike in a trial of 3 seeds)."""
+    runs = {
+        arm: {lr: spike_run(placement=placement, lr=lr, seeds=seeds, steps=steps) for lr in lrs}
+        for arm, placement in REORDERED_ARMS.items()
+    }
+    return ReorderedStudy(lrs=list(lrs), runs=runs)
+
+
+# ---- G1: (1 + w) gains under weight decay -------------------------------------------------------
+
+
+@dataclass
+class GainDecayResult:
+    lr: float
+    weight_decay: float
+    seeds: list
+    steps: int
+    mean_gain: dict  # "g" / "1 + w" -> [seed]: the mean of every RMSNorm gain after training
+    final_loss: dict  # "g" / "1 + w" -> [seed]
+    init_difference: float  # max |logits(g) - logits(1 + w)| at init, same seed, float64
+
+
+GAIN_ARMS = {"g": False, "1 + w": True}
+
+
+@experiment
+def gain_decay(
+    *,
+    lr: float = 3e-3,
+    weight_decay: float = 0.5,
+    seeds=tuple(range(6)),
+    steps: int = 150,
+    n_layers: int = 4,
+    d_model: int = 64,
+    n_heads: int = 2,
+    batch_size: int = 16,
+    length: int = 16,
+) -> GainDecayResult:
+    """G1: a Gemma-style model (peri block, RMSNorm, sqrt(d) embedding, soft caps) with its norm
+    gains stored as g or as w in g = 1 + w, trained with AdamW (decoupled decay lambda on every
+    parameter, the gains included; a strong lambda so that 150 steps show the pull)."""
+    seeds = [int(s) for s in seeds]
+    gemma = dict(
+        d_model=d_model, n_layers=n_layers, n_heads=n_heads, placement="peri", norm="rmsnorm",
+        scale_embedding=True, attn_logit_cap=50.0, final_logit_cap=30.0,
+    )  # fmt: skip
+    tokens = held_out(length)[:32, :-1]
+    with torch.no_grad():  # the two parameterizations are one function at init
+        plain, offset = (build_models(seeds[:1], length=length, gain_offset=o, **gemma)[0].double()
+                         for o in GAIN_ARMS.values())  # fmt: skip
+        init_difference = (plain(tokens) - offset(tokens)).abs().max().item()
+    mean_gain, final_loss = {}, {}
+    for arm, gain_offset in GAIN_ARMS.items():
+        models = build_models(seeds, length=length, gain_offset=gain_offset, **gemma)
+        runs, stacked = train_language_models(
+            models,
+            batches(seeds, steps=steps, batch_size=batch_size, length=length),
+            held_out(length),
+            steps=steps,
+            lr=lr,
+            optimizer="adamw",
+            weight_decay=weight_decay,
+        )
+        gains = []
+        for i in range(len(seeds)):
+            model = stacked.model(i, models[0])
+            values = [
+                m.weight.detach().flatten() for m in model.modules() if isinstance(m, RMSNorm)
+            ]
+            gains.append(torch.cat(values).mean().item())
+        mean_gain[arm], final_loss[arm] = gains, runs.final_loss
+    return GainDecayResult(
+        lr=lr,
+        weight_decay=weight_decay,
+        seeds=seeds,
+        steps=steps,
+        mean_gain=mean_gain,
+        final_loss=final_loss,
+        init_difference=init_difference,
+    )

@@ -1,0 +1,538 @@
+"""The record: every experiment's result, committed in `results/`, is what notebooks, figures and
+CLAIMS.md read.
+
+Training on a CPU is bitwise repeatable on one machine only: another CPU (AVX2 against AVX-512), or
+`ATEN_CPU_CAPABILITY` / `MKL_CBWR`, changes the last bits, and chaotic training amplifies them into
+other losses. So results are computed once, by `python -m lnpaper record`, and stored as JSON in
+`results/NAME-KEY.json`; every reader then prints exactly the recorded numbers, on any machine.
+`python -m lnpaper reproduce` recomputes all of it and compares (`lnpaper.reproduce`).
+
+The key is a hash of the experiment's name and its arguments in a canonical form (sorted keys, exact
+floats, tuples and arrays as lists). Each entry also says how it was made: versions, the CPU
+capability torch used and the CPU's model name, threads, date and wall seconds; and which
+experiments it called in turn, so that a recompute can run those first.
+
+An entry is written whole or not at all: into a temporary file beside it, renamed over the old one
+once complete, so an interruption or a full disk leaves the old entry (or the new one), never
+neither. An entry is checked when it is read, down to the shape of its result (the fields and
+types of the experiment's result dataclass); one that fails is named in a warning and recomputed.
+Results are standard JSON: a NaN or an infinity is written as {"__float__": "NaN"} (or
+"Infinity", "-Infinity"), and the bare `NaN` of older entries still reads.
+
+Modes (`LNPAPER_RECORD`, or `configure`):
+- `on` (default): read the record. A call it lacks (a reader's own argument) is computed here, live,
+  in memory, never written, and says so: what it computes, about how long the recorded call of the
+  same experiment took, and how long this one took.
+- `strict`: read the record; a call missing from it is an error naming it and its arguments, never
+  a silent recompute (`make test`, nbval, `make figures` and the reproduction check's comparison).
+- `off`: a live run. Every experiment is computed on this machine, kept in memory for this process,
+  and nothing is written. `lnpaper.setup(recompute=True)` does the same from a notebook.
+- `fill`: read the record, and compute and write what is missing (`make notebooks`, `record`).
+`LNPAPER_RECORD_DIR` moves the record (set but empty counts as unset).
+"""
+
+import contextlib
+import dataclasses
+import datetime
+import fcntl
+import functools
+import hashlib
+import importlib.metadata
+import inspect
+import json
+import math
+import os
+import platform
+import re
+import sys
+import tempfile
+import threading
+import time
+import types
+import typing
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import torch
+
+# Every experiment runs on this many threads, and so does a notebook (`lnpaper.setup`): 1 and 2
+# threads sum floats in different orders and change the last bits of a training run.
+THREADS = 1
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/lnpaper
+REPO_RESULTS = PACKAGE_DIR.parents[1] / "results"
+MODES = ("on", "strict", "off", "fill")
+
+
+class RecordMissing(LookupError):
+    """An experiment call that the record does not hold, in a mode that may not compute it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    read: bool  # use recorded entries
+    # what a call not in the record does: "error", "live" (computed in memory, announced),
+    # "compute" (in memory: a live run) or "write"
+    missing: str
+    directory: Path
+    mode: str  # the name a reader sees in the setup line
+
+
+_override: Settings | None = None
+_memory: dict[str, dict] = {}  # key -> entry computed in this process and not written
+_calls_stack: list[list] = []  # the experiment calls made by each computation in progress
+# Keys that fill mode computes again although the record holds them (`python -m lnpaper record`
+# redoing entries); each leaves the set once its new entry is written.
+_redo: set[str] = set()
+_unwritten: list[str] = []  # entries computed in fill mode that could not be written, and why
+_writing = threading.RLock()  # held while a temporary file of this process exists
+
+
+def record_dir() -> Path:
+    return Path(os.environ.get("LNPAPER_RECORD_DIR") or REPO_RESULTS)
+
+
+def settings_for(mode: str, directory: Path | None = None) -> Settings:
+    if mode not in MODES:
+        raise ValueError(f"LNPAPER_RECORD must be one of {', '.join(MODES)}, got {mode!r}")
+    read, missing = {
+        "on": (True, "live"),
+        "strict": (True, "error"),
+        "off": (False, "compute"),
+        "fill": (True, "write"),
+    }[mode]
+    return Settings(read, missing, Path(directory) if directory else record_dir(), mode)
+
+
+def current() -> Settings:
+    if _override is not None:
+        return _override
+    return settings_for(os.environ.get("LNPAPER_RECORD", "on").strip().lower() or "on")
+
+
+def configure(settings: Settings | str | None) -> None:
+    """Set the mode for this process (a Settings, a mode name, or None to go back to the
+    environment's). Results kept in memory by a live run are forgotten."""
+    global _override
+    _override = settings_for(settings) if isinstance(settings, str) else settings
+    _memory.clear()
+
+
+@contextlib.contextmanager
+def using(settings: Settings | str) -> Iterator[Settings]:
+    """`configure` for the length of a `with` block."""
+    before, memory = _override, dict(_memory)
+    configure(settings)
+    try:
+        yield current()
+    finally:
+        configure(before)
+        _memory.update(memory)
+
+
+# ---- canonical arguments and plain results ------------------------------------------------------
+
+
+def canonical(value):
+    """Arguments as JSON values that mean the same thing everywhere: tuples, ranges and arrays
+    become lists, numpy scalars plain numbers, floats stay exact (JSON writes their shortest
+    round-trip form). Anything else is refused rather than turned into a `repr`."""
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError(f"argument dicts need string keys, got {list(value)!r}")
+        return {k: canonical(v) for k, v in sorted(value.items())}
+    if isinstance(value, list | tuple | range):
+        return [canonical(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return canonical(value.tolist())
+    if isinstance(value, np.generic):
+        return canonical(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"arguments must be finite numbers, got {value!r}")
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    raise TypeError(
+        f"experiment arguments are numbers, strings, lists and dicts, got {type(value).__name__}"
+    )
+
+
+def key(name: str, arguments: dict) -> str:
+    spec = {"experiment": name, "arguments": canonical(arguments)}
+    text = json.dumps(spec, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def to_plain(value):
+    """A result as JSON values. A dict with keys other than strings (a margin, a batch size) is
+    stored as {"__items__": [[key, value], ...]} so that it comes back with the same keys."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {k: to_plain(v) for k, v in value.items()}
+        return {"__items__": [[to_plain(k), to_plain(v)] for k, v in value.items()]}
+    if isinstance(value, list | tuple):
+        return [to_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        # bare NaN and Infinity are not JSON: other tools reading results/ refuse them
+        return {"__float__": "NaN" if math.isnan(value) else ("Infinity", "-Infinity")[value < 0]}
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    raise TypeError(f"experiment results hold plain numbers, got {type(value).__name__}")
+
+
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def from_plain(value):
+    if isinstance(value, dict):
+        if list(value) == ["__items__"]:
+            return {_hashable(from_plain(k)): from_plain(v) for k, v in value["__items__"]}
+        if list(value) == ["__float__"]:
+            if value["__float__"] not in _NON_FINITE:
+                raise ValueError(f"{value!r} is not a non-finite float")
+            return _NON_FINITE[value["__float__"]]
+        return {k: from_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_plain(v) for v in value]
+    return value
+
+
+def _hashable(value):
+    return tuple(_hashable(v) for v in value) if isinstance(value, list) else value
+
+
+def decode(result_type: type, plain: dict):
+    return result_type(**{k: from_plain(v) for k, v in plain.items()})
+
+
+def check_result(result_type: type, plain) -> None:
+    """Raise ValueError, naming the field, if a recorded result does not have the shape of
+    `result_type`: its fields (no more; no fewer but those with defaults) and their types."""
+    _check_shape(from_plain(plain), result_type, "result")
+
+
+def _kind(value) -> str:
+    return "null" if value is None else f"{type(value).__name__} {value!r:.40}"
+
+
+def _check_shape(value, annotation, where: str) -> None:
+    if dataclasses.is_dataclass(annotation):
+        if not isinstance(value, dict):
+            raise ValueError(
+                f"{where} should be a {annotation.__name__} object, got {_kind(value)}"
+            )
+        fields = {f.name: f for f in dataclasses.fields(annotation) if f.init}
+        extra = sorted(set(value) - set(fields))
+        if extra:
+            raise ValueError(f"{where} has fields {annotation.__name__} lacks: {', '.join(extra)}")
+        missing = [
+            name
+            for name, f in fields.items()
+            if name not in value
+            and f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        ]
+        if missing:
+            raise ValueError(f"{where} lacks the fields {', '.join(missing)}")
+        hints = _type_hints(annotation)
+        for name, item in value.items():
+            _check_shape(item, hints.get(name, typing.Any), f"{where}.{name}")
+        return
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        for option in arguments:
+            try:
+                return _check_shape(value, option, where)
+            except ValueError:
+                pass
+        raise ValueError(f"{where} should be {annotation}, got {_kind(value)}")
+    base = origin or annotation
+    expected = {
+        float: int | float,
+        int: int,
+        bool: bool,
+        str: str,
+        type(None): type(None),
+        list: list,
+        tuple: list,
+        dict: dict,
+    }.get(base)
+    if expected is None:
+        return  # a type the record does not check (typing.Any, say)
+    if not isinstance(value, expected) or (base in (int, float) and isinstance(value, bool)):
+        raise ValueError(f"{where} should be {getattr(base, '__name__', base)}, got {_kind(value)}")
+    if base is list and arguments:
+        for index, item in enumerate(value):
+            _check_shape(item, arguments[0], f"{where}[{index}]")
+    if base is dict and len(arguments) == 2:
+        for name, item in value.items():
+            _check_shape(item, arguments[1], f"{where}[{name!r}]")
+
+
+_type_hints = functools.cache(typing.get_type_hints)
+_result_types: dict[str, type | None] = {}
+
+
+def _registered_result_type(name: str) -> type | None:
+    """The result type of the registered experiment `name`; None if there is none."""
+    if name not in _result_types:
+        from lnpaper.experiments import EXPERIMENTS  # here: the experiments import this module
+
+        run = EXPERIMENTS.get(name)
+        wrapped = getattr(run, "__wrapped__", None)
+        _result_types[name] = wrapped and typing.get_type_hints(wrapped).get("return")
+    return _result_types[name]
+
+
+# ---- entries ------------------------------------------------------------------------------------
+
+
+def entry_path(directory: Path, name: str, arguments: dict) -> Path:
+    return directory / f"{name}-{key(name, arguments)}.json"
+
+
+def read_entry(path: Path, result_type: type | None = None) -> dict | None:
+    """The entry at `path`; None if there is none. A file that is not a whole entry (truncated,
+    garbage, edited by hand, a result not of the shape of `result_type`, by default the registered
+    experiment's) is named in a warning and treated as missing."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    try:
+        entry = json.loads(text)
+        if not isinstance(entry, dict) or path.stem != f"{entry['experiment']}-{entry['key']}":
+            raise ValueError("its experiment and key do not match its file name")
+        if not isinstance(entry["arguments"], dict):
+            raise ValueError("its arguments are not an object")
+        if key(entry["experiment"], entry["arguments"]) != entry["key"]:
+            raise ValueError("its arguments do not hash to its key")
+        if not isinstance(entry["made"], dict):
+            raise ValueError("its 'made' is not an object")
+        calls = entry["calls"]
+        if not isinstance(calls, list) or not all(
+            isinstance(c, list) and len(c) == 2 and all(isinstance(s, str) for s in c)
+            for c in calls
+        ):
+            raise ValueError("its calls are not a list of [experiment, key] pairs")
+        result_type = result_type or _registered_result_type(entry["experiment"])
+        if result_type is not None:
+            check_result(result_type, entry["result"])
+        elif not isinstance(entry["result"], dict):
+            raise ValueError("its result is not an object")
+    except KeyError as error:
+        message = f"record entry {path} is broken (it lacks {error}); recomputing it"
+        warnings.warn(message, stacklevel=3)
+        return None
+    except (ValueError, TypeError) as error:
+        warnings.warn(f"record entry {path} is broken ({error}); recomputing it", stacklevel=3)
+        return None
+    return entry
+
+
+def write_entry(path: Path, entry: dict) -> None:
+    """Write a temporary file beside `path`, then rename it over `path` once it is complete: a
+    reader never sees half an entry, and an interruption or a failed write (a full disk) leaves
+    the old entry and no temporary file. With the permissions the umask gives a new file
+    (tempfile would make it 0600). The temporary file's name holds this process's id, so that
+    `remove_partial` can clear what a killed process left."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(entry, indent=1, allow_nan=False)
+    # One line per innermost list (a curve, a row of numbers): short files, and diffs that read.
+    text = re.sub(r"\[\s*([^\[\]{}]*?)\s*\]", lambda m: "[" + re.sub(r"\s+", " ", m[1]) + "]", text)
+    umask = os.umask(0)
+    os.umask(umask)
+    with _writing:
+        handle, tmp = tempfile.mkstemp(
+            dir=path.parent, prefix=f"{path.name}.{os.getpid()}.", suffix=".tmp"
+        )
+        try:
+            with os.fdopen(handle, "w") as out:
+                out.write(text + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+def remove_partial(directory: Path, pid: int) -> None:
+    """Delete the temporary files that process `pid` left in `directory` (it was killed while
+    writing an entry)."""
+    for tmp in Path(directory).glob(f"*.json.{pid}.*.tmp"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def entries(directory: Path | None = None) -> list[dict]:
+    """Every readable entry of the record, in file-name order."""
+    directory = directory or current().directory
+    found = (read_entry(path) for path in sorted(directory.glob("*.json")))
+    return [entry for entry in found if entry is not None]
+
+
+def cpu_model() -> str:
+    """The CPU's model name: /proc/cpuinfo's "model name", else `platform.processor()`, else ""."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or ""
+
+
+def provenance(seconds: float) -> dict:
+    return {
+        "lnpaper": importlib.metadata.version("lnpaper"),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "cpu_model": cpu_model(),
+        "ATEN_CPU_CAPABILITY": os.environ.get("ATEN_CPU_CAPABILITY", ""),
+        "MKL_CBWR": os.environ.get("MKL_CBWR", ""),
+        "threads": THREADS,
+        "date": datetime.date.today().isoformat(),
+        "seconds": round(seconds, 1),
+    }
+
+
+def compute(name: str, fn, arguments: dict) -> dict:
+    """fn(**arguments) on `THREADS` threads, whatever the caller set (the thread count
+    changes the last bits), as a new entry that lists the experiment calls it made."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(THREADS)
+    _calls_stack.append([])
+    start = time.perf_counter()
+    try:
+        result = fn(**arguments)
+    finally:
+        calls = _calls_stack.pop()
+        torch.set_num_threads(before)
+    # The JSON round trip: a fresh result and a recorded one print exactly the same.
+    plain = json.loads(json.dumps(to_plain(result), allow_nan=False))
+    return {
+        "experiment": name,
+        "key": key(name, arguments),
+        "arguments": canonical(arguments),
+        "made": provenance(time.perf_counter() - start),
+        "calls": calls,
+        "result": plain,
+    }
+
+
+def describe(name: str, arguments: dict) -> str:
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in canonical(arguments).items())})"
+
+
+def _is_default_call(fn, arguments: dict) -> bool:
+    try:
+        defaults = {
+            name: parameter.default
+            for name, parameter in inspect.signature(fn).parameters.items()
+            if parameter.default is not inspect.Parameter.empty
+        }
+        return canonical(defaults) == canonical(arguments)
+    except (TypeError, ValueError):
+        return False
+
+
+def missing_message(name: str, fn, arguments: dict, directory: Path) -> str:
+    """What a reader can do about a call the record lacks: `record NAME` records default calls
+    only, so a call with other arguments is told how to run it live or record it."""
+    head = f"{describe(name, arguments)} is not in the record ({directory}). "
+    live = (
+        "compute it here without recording it: with LNPAPER_RECORD unset (or `on`) a call the "
+        "record lacks runs live, and LNPAPER_RECORD=off or, in a notebook, "
+        "`lnpaper.setup(recompute=True)` computes everything live"
+    )
+    if _is_default_call(fn, arguments):
+        return (
+            head + f"Add it with `python -m lnpaper record {name}` or `make notebooks`, or {live}"
+        )
+    return (
+        head + f"These are not {name}'s default arguments, and `python -m lnpaper record {name}` "
+        f"adds only its default call: {live}; or compute it and add it to the record with "
+        "LNPAPER_RECORD=fill"
+    )
+
+
+def call(name: str, fn, result_type: type, arguments: dict):
+    """fn(**arguments) through the record, in the current mode (see the module docstring)."""
+    settings = current()
+    entry_key = key(name, arguments)
+    if _calls_stack:
+        _calls_stack[-1].append([name, entry_key])
+    path = settings.directory / f"{name}-{entry_key}.json"
+    entry = _memory.get(entry_key)
+    redo = settings.missing == "write" and entry_key in _redo
+    broken = False
+    if entry is None and settings.read and not redo:
+        entry = read_entry(path, result_type)
+        broken = entry is None and path.exists()
+        if entry is None and settings.missing == "error" and not broken:
+            raise RecordMissing(missing_message(name, fn, arguments, settings.directory))
+    if entry is None and settings.missing == "write":
+        with _lock(path):  # two workers that need one entry compute it once
+            # another worker may have written it meanwhile
+            fresh = redo or broken or not path.exists()
+            entry = None if fresh else read_entry(path, result_type)
+            if entry is None:
+                entry = compute(name, fn, arguments)
+                try:
+                    write_entry(path, entry)  # the old entry stays if this fails
+                except OSError as error:
+                    warnings.warn(f"could not record {path} ({error}); using it", stacklevel=2)
+                    _memory[entry_key] = entry
+                    _unwritten.append(f"{path} ({error})")
+                _redo.discard(entry_key)
+    elif entry is None:
+        announce = settings.missing == "live" and not broken  # a broken entry is named already
+        if announce:
+            print(live_message(name, fn, arguments, settings.directory), file=sys.stderr)
+        entry = compute(name, fn, arguments)
+        _memory[entry_key] = entry
+        if announce:
+            print(f"computed {name} here in {entry['made']['seconds']:.1f} s (not recorded)",
+                  file=sys.stderr)  # fmt: skip
+    return decode(result_type, entry["result"])
+
+
+def live_message(name: str, fn, arguments: dict, directory: Path) -> str:
+    """What a reader's own call is about to do, and a guess at how long: the recorded seconds of
+    the same experiment's default call (same machine class, other arguments: a guide, not a
+    promise)."""
+    text = (
+        f"{describe(name, arguments)} is not in the record: computing it here, live, in memory "
+        "(nothing is written; LNPAPER_RECORD=strict makes this an error)"
+    )
+    defaults = {
+        key_: parameter.default
+        for key_, parameter in inspect.signature(fn).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+    with warnings.catch_warnings():  # only its seconds are read: a broken entry is named elsewhere
+        warnings.simplefilter("ignore")
+        recorded = read_entry(directory / f"{name}-{key(name, defaults)}.json")
+    if recorded is not None and "seconds" in recorded.get("made", {}):
+        text += f"; its default call took {recorded['made']['seconds']:.1f} s when recorded"
+    return text
+
+
+@contextlib.contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` among processes, kept outside the record (which may be read-only)."""
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
+    lock_path = Path(tempfile.gettempdir()) / f"lnpaper-{digest}.lock"
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -1,0 +1,224 @@
+"""What a claim record is, what a check returns, and the verdicts.
+
+A record says what a source claims and, once a notebook checks it, how: a function from experiment
+results to our measured value, a verdict, and the quantities the verdict rests on. The reproduction
+check (`python -m lnpaper reproduce`) recomputes every experiment and compares those quantities and
+the verdicts with the record's, each quantity by the rule its kind names:
+
+- `exact`: an identity or an analytic value; recorded and recomputed lie within a roundoff bound;
+- `aggregate`: a mean (or a paired mean difference) over seeds; within 3 standard errors of the
+  difference of the two estimates (`stats.reproduction_tolerance`);
+- `count`: how many of n runs did something (diverged, ended above a level); within the binomial
+  bound of `stats.count_tolerance`.
+Per-seed values of chaotic training are compared only through such aggregates.
+
+Every decision a check makes (`lnpaper.stats`: better, matches, no_worse, most_runs, fewer_events)
+is kept with the finding, with its robustness band. A claim is `borderline` when one of its fragile
+decisions, put on its other side, would change the claim's verdict: the ledger says so beside the
+verdict, with the numbers, and the reproduction check reports such a decision if it moves instead of
+failing.
+"""
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lnpaper import stats
+
+REPRODUCED = "reproduced"
+PARTLY = "partly"
+NOT_REPRODUCED = "not reproduced"
+INCONCLUSIVE = "inconclusive"
+NOT_CHECKABLE = "not checkable at CPU scale"
+PENDING = "pending"
+VERDICTS = (REPRODUCED, PARTLY, INCONCLUSIVE, NOT_REPRODUCED, NOT_CHECKABLE, PENDING)
+
+BA_2016 = "Ba, Kiros, Hinton 2016"
+
+# What a claim's check can show. An identity (an equation, an invariance, an implementation matching
+# its formula) can fail only through a bug, so its `reproduced` is not evidence about training; the
+# ledger counts identities apart from empirical findings.
+IDENTITY, EMPIRICAL = "identity", "empirical"
+
+
+@dataclass(frozen=True)
+class Quantity:
+    label: str
+    value: float
+    kind: str  # "exact", "aggregate" or "count"
+    bound: float = 0.0  # exact: how far a recomputed value may lie from the recorded one
+    difference: stats.Difference | None = None  # aggregate: the estimate and its standard error
+    n: int = 0  # count: out of n runs
+
+    def tolerance(self, other: "Quantity") -> float:
+        if self.kind == "exact":
+            return self.bound
+        if self.kind == "aggregate":
+            return stats.reproduction_tolerance(self.difference, other.difference)
+        return stats.count_tolerance(int(self.value), int(other.value), self.n)
+
+
+def exact(label: str, value: float, bound: float) -> Quantity:
+    return Quantity(label, float(value), "exact", bound=bound)
+
+
+def aggregate(label: str, difference: stats.Difference) -> Quantity:
+    return Quantity(label, difference.mean, "aggregate", difference=difference)
+
+
+def mean_over_seeds(label: str, values) -> Quantity:
+    """One arm's mean over seeds, as the difference from 0 (same standard error)."""
+    values = list(values)
+    return aggregate(label, stats.paired_difference(values, [0.0] * len(values)))
+
+
+def count(label: str, k: int, n: int) -> Quantity:
+    return Quantity(label, float(k), "count", n=n)
+
+
+@dataclass(frozen=True)
+class Borderline:
+    """A fragile decision whose other side changes the claim's verdict."""
+
+    decision: int  # its index among the finding's decisions
+    label: str
+    alternative: str  # the decision's outcome on the other side of its band
+    verdict: str  # the claim's verdict then
+
+    def text(self, decision: stats.Decision) -> str:
+        return (
+            f"{self.label}: {decision.outcome}, but within machine noise of {self.alternative} "
+            f"({decision.margin_text()}); then the verdict would be {self.verdict}"
+        )
+
+
+@dataclass(frozen=True)
+class Finding:
+    ours: str  # our measured value, in words and rounded numbers
+    verdict: str  # one of VERDICTS
+    quantities: tuple[Quantity, ...] = ()  # what the verdict rests on, for the reproduction check
+    decisions: tuple[stats.Decision, ...] = ()  # every decision the check made, in order
+    borderline: tuple[Borderline, ...] = ()  # the fragile decisions that could move the verdict
+
+    def decision_label(self, index: int) -> str:
+        """The label of the aggregate quantity a decision was made on, else its place."""
+        decision = self.decisions[index]
+        if decision.label:
+            return decision.label
+        difference = decision.difference
+        for quantity in self.quantities:
+            if difference is not None and quantity.difference is difference:
+                return quantity.label
+        return f"decision {index + 1} ({self.decisions[index].test})"
+
+    def borderline_text(self) -> str:
+        return "; ".join(b.text(self.decisions[b.decision]) for b in self.borderline)
+
+    def one_seed_text(self) -> str:
+        """'test NLL, A - B: holds, inconclusive without the 4th of 10 seeds': the decisions that
+        one seed carries, each once."""
+        parts = [
+            f"{self.decision_label(i)}: {d.outcome}, {d.without_it} without the "
+            f"{_ordinal(d.one_seed + 1)} of {len(d.difference.values)} seeds"
+            for i, d in enumerate(self.decisions)
+            if d.one_seed is not None
+        ]
+        return "; ".join(dict.fromkeys(parts))
+
+
+def expect(finding: Finding, verdict: str) -> None:
+    """Fail unless `finding`'s verdict is `verdict`, or one of its borderline decisions, put on its
+    other side, gives `verdict`: a notebook's assertion of a verdict, robust as the reproduction
+    check is (DESIGN.md section 5). A finding from `Claim.evaluate` carries its borderline
+    decisions; one from a check function called directly does not, and must match exactly."""
+    reachable = {finding.verdict} | {b.verdict for b in finding.borderline}
+    if verdict not in reachable:
+        raise AssertionError(
+            f"verdict {finding.verdict}, expected {verdict}; no borderline decision reaches it: "
+            f"{finding.ours}"
+        )
+
+
+def _ordinal(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    claim: str
+    source: str
+    paper_value: str
+    notebook: str  # the notebook that checks it (or will)
+    experiments: tuple[Callable, ...] = ()  # their results are passed to `check`, in order
+    check: Callable[..., Finding] | None = None
+    test: str = ""  # how the verdict is decided: the test, n, and the margin declared beforehand
+    kind: str = EMPIRICAL  # IDENTITY for an exact result that can fail only through a bug
+
+    def evaluate(self) -> Finding:
+        """The check on the experiments' results, with the decisions it made and, for each fragile
+        one, whether its other side would change the verdict (the check is run again with that
+        decision's outcome set to the other side)."""
+        if self.check is None:
+            return Finding("", PENDING)
+        results = [run() for run in self.experiments]
+        with stats.collect_decisions() as decisions:
+            finding = self.check(*results)
+        if finding.verdict not in VERDICTS:
+            raise ValueError(f"{self.id}: unknown verdict {finding.verdict!r}")
+        for quantity in finding.quantities:
+            if not math.isfinite(quantity.value):
+                raise ValueError(f"{self.id}: quantity {quantity.label!r} is {quantity.value}")
+        finding = dataclasses.replace(finding, decisions=tuple(decisions))
+        borderline = []
+        for index, decision in enumerate(decisions):
+            for alternative in decision.alternatives:
+                with stats.collect_decisions(overrides={index: alternative}):
+                    moved = self.check(*results).verdict
+                if moved != finding.verdict:
+                    label = finding.decision_label(index)
+                    borderline.append(Borderline(index, label, alternative, moved))
+                    break
+        return dataclasses.replace(finding, borderline=tuple(borderline))
+
+    def verdict_with(self, overrides: dict[int, str]) -> str:
+        """The verdict with decision i set to overrides[i]: would moving those decisions alone
+        explain another verdict?"""
+        results = [run() for run in self.experiments]
+        with stats.collect_decisions(overrides=overrides):
+            return self.check(*results).verdict
+
+
+def verdict(holds: bool) -> str:
+    return REPRODUCED if holds else NOT_REPRODUCED
+
+
+def from_outcome(outcome: str) -> str:
+    """A `stats` outcome (holds, fails, inconclusive) as a verdict."""
+    return {stats.HOLDS: REPRODUCED, stats.FAILS: NOT_REPRODUCED}.get(outcome, INCONCLUSIVE)
+
+
+def combine(outcomes) -> str:
+    """One verdict from the `stats` outcomes of a claim's parts: reproduced if every part holds,
+    not reproduced if every part fails, partly if some hold; with none holding and some
+    undecided, inconclusive (or not reproduced, if any part failed)."""
+    outcomes = list(outcomes)
+    if all(o == stats.HOLDS for o in outcomes):
+        return REPRODUCED
+    if all(o == stats.FAILS for o in outcomes):
+        return NOT_REPRODUCED
+    if stats.HOLDS in outcomes:
+        return PARTLY
+    return NOT_REPRODUCED if stats.FAILS in outcomes else INCONCLUSIVE
+
+
+def tested(difference: stats.Difference, outcome: str, scale: float = 1.0, unit: str = "",
+           digits: int = 3) -> str:  # fmt: skip
+    """'+1.2 [+0.4, +2.0] pp (paired t, 95% CI, n = 10): holds' with the values times `scale`."""
+    mean, low, high = (
+        f"{scale * v:+.{digits}f}" for v in (difference.mean, difference.low, difference.high)
+    )
+    unit = f" {unit}" if unit else ""
+    return f"{mean} [{low}, {high}]{unit} ({difference.method} CI, n = {difference.n}): {outcome}"

@@ -1,0 +1,144 @@
+"""CLAIMS.md and each notebook's "Claims checked here" table, printed from the claim records, so
+the ledger cannot disagree with the notebooks."""
+
+import re
+import sys
+
+from lnpaper import chapters
+from lnpaper.companion.registry import CLAIMS as REGISTERED
+from lnpaper.companion.verdicts import EMPIRICAL, IDENTITY, VERDICTS
+
+chapters.load("claims")
+# In book order, whichever chapter a process imported first: each chapter module's own list, in the
+# order of `chapters.modules`.
+CLAIMS = [claim for name in chapters.modules("claims") for claim in sys.modules[name].CLAIMS]
+if [claim.id for claim in CLAIMS] != sorted(REGISTERED, key=[claim.id for claim in CLAIMS].index):
+    raise RuntimeError("a chapter registered a claim that is not in its CLAIMS list")
+BY_ID = {claim.id: claim for claim in CLAIMS}
+
+# The fields of a row of rows(), in order.
+COLUMNS = ("ID", "claim", "source", "source's value", "ours", "test", "verdict", "notebook")
+# The table at the top of CLAIMS.md keeps the short fields, so it fits a page; each ID links to the
+# claim's own section, which gives the rest.
+TABLE_COLUMNS = ("ID", "claim", "verdict", "notebook")
+
+
+def verdict_text(finding) -> str:
+    """The verdict as the ledger shows it: 'partly', or 'partly (borderline)' when a fragile
+    decision could move it (`lnpaper.companion.verdicts.Borderline`)."""
+    return f"{finding.verdict} (borderline)" if finding.borderline else finding.verdict
+
+
+def rows(ids=None) -> list[tuple[str, ...]]:
+    """One row of the ledger per claim, evaluated now (experiments come from the record); the
+    verdict column carries the borderline marker, and `ours` ends with its numbers."""
+    chosen = CLAIMS if ids is None else [BY_ID[i] for i in ids]
+    out = []
+    for claim in chosen:
+        finding = claim.evaluate()
+        ours = finding.ours
+        if finding.borderline:
+            ours += f". Borderline: {finding.borderline_text()}"
+        if finding.one_seed_text():
+            ours += f". One seed decides: {finding.one_seed_text()}"
+        out.append(
+            (
+                claim.id,
+                claim.claim,
+                claim.source,
+                claim.paper_value,
+                ours,
+                claim.test,
+                verdict_text(finding),
+                claim.notebook,
+            )
+        )
+    return out
+
+
+def anchor(heading: str) -> str:
+    """The anchor of a heading as both GitHub and MyST (myst_heading_anchors) make it: lower case,
+    punctuation other than hyphens dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _notebook_link(notebook: str, text: str) -> str:
+    # Relative to the repository root, where CLAIMS.md is; book/claims.md, which includes it, has
+    # the notebooks beside it too (book/notebooks links to ../notebooks).
+    return f"[{text}](notebooks/{notebook}.ipynb)"
+
+
+def _section(heading, source, value, ours, test, verdict, notebook, kind) -> list[str]:
+    """A claim in full, under its own heading."""
+    fields = [("source", source), ("source's value", value), ("ours", ours), ("test", test)]
+    fields += [("verdict", verdict)]
+    if kind == IDENTITY:
+        fields += [("kind", "an identity or implementation check: it can fail only through a bug")]
+    fields += [("notebook", _notebook_link(notebook, notebook))]
+    return ["", f"### {heading}", ""] + [f"- **{name}:** {text}" for name, text in fields if text]
+
+
+def markdown() -> str:
+    """The text of CLAIMS.md: the verdict counts, one short row per claim, then each claim in full."""
+    table = rows()
+    verdicts = [row[COLUMNS.index("verdict")].removesuffix(" (borderline)") for row in table]
+    counts = {v: verdicts.count(v) for v in VERDICTS}
+    summary = ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
+    borderline = sum(row[COLUMNS.index("verdict")].endswith("(borderline)") for row in table)
+    kinds = {}
+    for row, verdict in zip(table, verdicts, strict=True):
+        kinds.setdefault(BY_ID[row[0]].kind, []).append(verdict)
+
+    def counted(found):
+        return ", ".join(f"{found.count(v)} {v}" for v in VERDICTS if found.count(v))
+
+    lines = [
+        "# Claims ledger",
+        "",
+        "Written by `python -m lnpaper figures` (`make figures`) from the claim records in",
+        "`src/lnpaper/chapters/` and the experiment record in `results/`; `make test` fails if this file",
+        "differs from a fresh run. The table gives each claim's verdict: `reproduced`, `partly`,",
+        "`inconclusive` (the test decided neither way), `not reproduced` or `not checkable at CPU",
+        "scale`; a claim that no notebook checks yet says `pending`. Each ID leads to the claim in full",
+        "below: the source by paper and section, the source's value, ours, and the test behind the",
+        "verdict, with its n and, for a claim of equal quality, the margin declared before the data",
+        "were seen. A verdict marked `(borderline)` rests on a decision whose interval lies within",
+        "machine-to-machine noise of its boundary (the robustness band of `lnpaper.stats`), where the",
+        "other side would change the verdict; its section gives both sides' numbers.",
+        "",
+        f"{len(table)} claims: {summary}; {borderline} of them borderline.",
+        "",
+        f"Of these, {len(kinds.get(IDENTITY, []))} are identities or implementation checks (an "
+        "equation, an invariance, code against its formula), which can fail only through a bug: "
+        f"{counted(kinds.get(IDENTITY, []))}. The {len(kinds.get(EMPIRICAL, []))} empirical "
+        f"findings: {counted(kinds.get(EMPIRICAL, []))}.",
+        "",
+        "| " + " | ".join(TABLE_COLUMNS) + " |",
+        "|" + "---|" * len(TABLE_COLUMNS),
+    ]
+    sections = []
+    for claim_id, claim, source, value, ours, test, verdict, notebook in table:
+        heading = f"{claim_id} {claim}"
+        number = notebook.split("_")[0]
+        cells = (f"[{claim_id}](#{anchor(heading)})", _cell(claim), verdict,
+                 _notebook_link(notebook, number))  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+        sections += _section(heading, source, value, ours, test, verdict, notebook,
+                             BY_ID[claim_id].kind)  # fmt: skip
+    return "\n".join([*lines, "", "## Each claim in full", *sections]) + "\n"
+
+
+def checked_here(ids) -> str:
+    """The "Claims checked here" table at the end of a notebook, as plain text nbval can compare."""
+    blocks = []
+    for claim_id, claim, source, paper, ours, test, verdict, _ in rows(ids):
+        blocks.append(
+            f"{claim_id}  [{verdict}]  {claim}\n"
+            f"    source: {source}\n    paper:  {paper}\n    ours:   {ours}"
+            + (f"\n    test:   {test}" if test else "")
+        )
+    return "\n\n".join(blocks)

@@ -1,0 +1,141 @@
+"""The package's layers, as `src/lnpaper/chapters/__init__.py` states them, checked on every import
+statement (function-level ones included):
+
+- chapter N imports only chapters 1..N, never the by-name views above it;
+- the companion (record, registries, verdicts, style) imports no chapter, and the library (norms,
+  models, data, train, stats, ...) neither a chapter nor the companion.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from lnpaper import chapters
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "lnpaper"
+# The views and commands at the top: they may import anything, and nothing below may import them.
+TOP = {
+    "lnpaper",
+    "lnpaper.__main__",
+    "lnpaper.chapters",
+    "lnpaper.claims",
+    "lnpaper.experiments",
+    "lnpaper.figures",
+    "lnpaper.ledger",
+    "lnpaper.reproduce",
+}
+# The one import that goes up, and why: the record decodes an entry into its experiment's result
+# type, found by name when an entry is read, after the chapters are imported.
+ALLOWED = {("lnpaper.companion.record", "lnpaper.experiments")}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: Path) -> set[str]:
+    """The lnpaper modules `path` imports (for `from a import b`, both `a` and `a.b`, since b may be
+    a submodule)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in names if name == "lnpaper" or name.startswith("lnpaper.")}
+
+
+def layer(module: str) -> tuple[str, int]:
+    """('top', 0), ('chapter', N), ('companion', 0) or ('library', 0)."""
+    if module in TOP:
+        return "top", 0
+    parts = module.split(".")
+    if parts[1] == "chapters":
+        return "chapter", chapters.CHAPTERS.index(parts[2]) + 1
+    if parts[1] == "companion":
+        return "companion", 0
+    return "library", 0
+
+
+def offences(module: str, targets: set[str]) -> list[str]:
+    kind, number = layer(module)
+    found = []
+    for target in sorted(targets):
+        if (module, target) in ALLOWED or target == "lnpaper":
+            continue
+        parts = target.split(".")
+        if (
+            parts[:2] == ["lnpaper", "chapters"]
+            and len(parts) > 2
+            and parts[2] not in chapters.CHAPTERS
+        ):
+            continue  # `from lnpaper.chapters.ch05 import runs` also yields ch05.runs: judged as ch05
+        target_kind, target_number = layer(
+            ".".join(parts[:3]) if parts[1] == "chapters" else target
+        )
+        if kind == "top":
+            continue
+        if target_kind == "top":
+            found.append(f"{module} imports {target}, a view above every chapter")
+        elif target_kind == "chapter" and kind != "chapter":
+            found.append(f"{module} ({kind}) imports the chapter module {target}")
+        elif target_kind == "chapter" and target_number > number:
+            found.append(f"{module} (chapter {number}) imports {target}, a later chapter")
+        elif target_kind == "companion" and kind == "library":
+            found.append(f"{module} (library) imports the companion module {target}")
+    return found
+
+
+def test_the_layers_import_only_downwards():
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        problems += offences(module_name(path), imported(path))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("module", "target", "problem"),
+    [
+        (
+            "lnpaper.chapters.ch05_transformer.claims",
+            "lnpaper.chapters.ch06_rmsnorm_placement.runs",
+            "later",
+        ),
+        ("lnpaper.chapters.ch05_transformer.figures", "lnpaper.experiments", "a view"),
+        (
+            "lnpaper.companion.verdicts",
+            "lnpaper.chapters.ch01_why_batchnorm_fails.runs",
+            "chapter module",
+        ),
+        ("lnpaper.stats", "lnpaper.companion.record", "library"),
+    ],
+)
+def test_the_rule_catches_each_kind_of_upward_import(module, target, problem):
+    found = offences(module, {target})
+    assert len(found) == 1 and problem in found[0]
+
+
+def test_earlier_chapters_and_the_layers_below_are_allowed():
+    assert not offences(
+        "lnpaper.chapters.ch07_after_2020.runs",
+        {
+            "lnpaper.chapters.ch05_transformer.runs",
+            "lnpaper.chapters.ch07_after_2020.runs_depth",
+            "lnpaper.companion.registry",
+            "lnpaper.models.transformer",
+        },
+    )
+
+
+def test_every_chapter_package_is_listed_in_book_order():
+    on_disk = sorted(
+        path.name for path in (PACKAGE / "chapters").iterdir() if path.name.startswith("ch")
+    )
+    assert list(chapters.CHAPTERS) == on_disk
+    assert all(
+        (PACKAGE / "chapters" / chapter / "runs.py").exists() for chapter in chapters.CHAPTERS
+    )
