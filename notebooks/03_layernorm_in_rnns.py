@@ -303,7 +303,7 @@ figures.rnn_dynamics(dynamics)
 # All 30 runs of a model (3 rates x 10 seeds) train as one: `SeedBatchedClassifier` stacks the 30
 # copies of every weight along a leading axis and steps them with `torch.bmm`, and the loss is the
 # sum of the 30 per-run losses, so each copy gets exactly its own gradient; Adam is elementwise, so
-# each takes the step it would take alone at its own rate (`PerSeedAdam`). The tests check both
+# each takes the step it would take alone at its own rate (`PerRunAdam`). The tests check both
 # against the plain loop: the same outputs and gradients as 30 separate models, and the same test
 # NLL as torch's own Adam on one model after five steps.
 #

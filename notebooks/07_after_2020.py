@@ -36,7 +36,7 @@
 # - a map of today's open models, each cell linked to the section that measures it.
 #
 # Every experiment result is read from the record in `results/`, so the notebook runs in seconds.
-# All training uses `lnpaper.train_batched`, which trains every seed of a configuration as one
+# All training uses `lnpaper.train.population`, which trains every seed of a configuration as one
 # batch (`torch.func.vmap` over stacked weights).
 
 # %%

@@ -13,7 +13,7 @@ from lnpaper.chapters.ch07_after_2020 import claims_depth as depth_claims
 from lnpaper.chapters.ch07_after_2020 import runs_depth as depth
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import admin_profile, next_token_loss
-from lnpaper.train_batched import StackedModels
+from lnpaper.train import StackedModels
 
 LANGUAGE = SyntheticLanguage()
 

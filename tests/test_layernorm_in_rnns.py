@@ -155,12 +155,12 @@ def test_sequence_training_is_each_seed_trained_alone_with_torch_adam():
 
 
 def test_per_seed_adam_is_torch_adam_per_model_and_refuses_bad_rates():
-    from lnpaper.chapters.ch03_layernorm_in_rnns.runs import PerSeedAdam
+    from lnpaper.train import PerRunAdam
 
     start = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(0))
     lrs = [1e-3, 1e-2, 1e-1]
     stacked = torch.nn.Parameter(start.clone())
-    ours = PerSeedAdam([stacked], lrs)
+    ours = PerRunAdam([stacked], lrs)
     alone = [torch.nn.Parameter(start[k].clone()) for k in range(3)]
     theirs = [torch.optim.Adam([p], lr=lr) for p, lr in zip(alone, lrs, strict=True)]
     for step in range(4):
@@ -173,9 +173,9 @@ def test_per_seed_adam_is_torch_adam_per_model_and_refuses_bad_rates():
     for k in range(3):
         torch.testing.assert_close(stacked[k], alone[k], atol=1e-6, rtol=1e-6)
     with pytest.raises(ValueError, match="positive"):
-        PerSeedAdam([stacked], [1e-3, 0.0, 1e-2])
+        PerRunAdam([stacked], [1e-3, 0.0, 1e-2])
     with pytest.raises(ValueError, match="leading axis of 2"):
-        PerSeedAdam([stacked], [1e-3, 1e-2])
+        PerRunAdam([stacked], [1e-3, 1e-2])
 
 
 def test_every_cell_starts_from_the_same_weights_for_one_seed():

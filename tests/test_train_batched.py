@@ -6,8 +6,7 @@ import torch
 
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import TransformerLM, next_token_loss
-from lnpaper.train import train
-from lnpaper.train_batched import train_language_models
+from lnpaper.train import train, train_language_models
 
 SEEDS, STEPS, BATCH, LENGTH = (0, 1, 2), 6, 4, 8
 

@@ -32,8 +32,17 @@ import time
 import torch
 import torch.nn.functional as F
 
-from lnpaper.models.recurrent import LayerNormLSTMCell, LSTMCell, unroll
+from lnpaper.data import SyntheticLanguage
+from lnpaper.models.recurrent import (
+    LayerNormLSTMCell,
+    LSTMCell,
+    SeedBatchedClassifier,
+    SequenceClassifier,
+    unroll,
+)
+from lnpaper.models.transformer import TransformerLM, next_token_loss
 from lnpaper.norms import LayerNorm, RMSNorm
+from lnpaper.train import PerRunAdam, StackedModels
 
 SHAPES = ((4096, 1024), (256, 4096))
 RECURRENT_SHAPE = (32, 64, 128)  # batch, time steps, hidden units (= inputs)
@@ -287,6 +296,8 @@ def main(pin: bool = True) -> None:
     print(report())
     print()
     print(format_recurrent(time_recurrent()))
+    print()
+    print(format_populations(time_populations()))
 
 
 def time_recurrent() -> dict:
@@ -321,4 +332,109 @@ def format_recurrent(ratios: dict) -> str:
         f"  {'':32s} {'forward':>8s} {'fwd+bwd':>8s}",
     ]
     lines += [f"  {name:32s} {fwd:8.2f} {both:8.2f}" for name, (fwd, both) in ratios.items()]
+    return "\n".join(lines)
+
+
+# ---- populations: S runs stepped as one batch against one run at a time ---------------------------
+
+POPULATION = 10  # runs: notebook 05's ten seeds, or a 3 x 3 learning-rate grid plus one
+LM_SHAPE = (16, 16)  # notebook 05's language model: batch, sequence length (6 blocks, d = 64)
+RNN_SHAPE = (64, 8, 64)  # notebook 03's digits read by rows: batch, time steps, hidden units
+
+
+def _flops(step) -> int:
+    """Floating-point operations of one call of `step` (forward and backward), as torch counts them
+    (matrix products; elementwise ops are not counted)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        step()
+    return counter.get_total_flops()
+
+
+def _lm_steps(runs: int):
+    """A step of one language model trained alone (torch's Adam), and a step of `runs` of them
+    stacked and vmapped (`StackedModels`), on the same batches."""
+    batch, length = LM_SHAPE
+    language = SyntheticLanguage()
+    models = []
+    for seed in range(runs):
+        torch.manual_seed(seed)
+        models.append(TransformerLM(language.vocab_size, max_len=length))
+    tokens = torch.stack([language.sample(batch, length + 1, seed=s) for s in range(runs)])
+    alone, alone_opt = models[0], torch.optim.Adam(models[0].parameters(), lr=1e-3)
+    stacked = StackedModels(models)
+    stacked_opt = torch.optim.Adam(stacked.params.values(), lr=1e-3)
+
+    def one():
+        alone_opt.zero_grad(set_to_none=True)
+        next_token_loss(alone, tokens[0]).backward()
+        alone_opt.step()
+
+    def population():
+        stacked_opt.zero_grad(set_to_none=True)
+        stacked.losses(tokens).sum().backward()
+        stacked_opt.step()
+
+    return one, population
+
+
+def _rnn_steps(runs: int):
+    """A step of one LN-LSTM digit classifier alone, and of `runs` of them as one fused batch
+    (`SeedBatchedClassifier`, stacked weights through bmm) with one learning rate each."""
+    batch, length, hidden = RNN_SHAPE
+    models = []
+    for seed in range(runs):
+        torch.manual_seed(seed)
+        models.append(SequenceClassifier(LayerNormLSTMCell(8, hidden), 10))
+    x = torch.randn(runs, batch, length, 8, generator=torch.Generator().manual_seed(0))
+    y = torch.randint(0, 10, (runs, batch), generator=torch.Generator().manual_seed(1))
+    alone, alone_opt = models[0], torch.optim.Adam(models[0].parameters(), lr=1e-3)
+    fused = SeedBatchedClassifier(models)
+    fused_opt = PerRunAdam(fused.parameters(), [1e-3] * runs)
+
+    def one():
+        alone_opt.zero_grad(set_to_none=True)
+        F.cross_entropy(alone(x[0]), y[0]).backward()
+        alone_opt.step()
+
+    def population():
+        fused_opt.zero_grad()
+        logits = fused(x)
+        F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum").div(batch).backward()
+        fused_opt.step()
+
+    return one, population
+
+
+def time_populations(runs: int = POPULATION, rounds: int = 5) -> dict:
+    """name -> (ms per run-step alone, ms per run-step in a population of `runs`, GFLOP/s alone,
+    GFLOP/s in the population): what stepping runs together buys."""
+    out = {}
+    for name, make in (("language model", _lm_steps), ("LN-LSTM classifier", _rnn_steps)):
+        one, population = make(runs)
+        flops_one, flops_population = _flops(one), _flops(population)
+        seconds = seconds_per_call({"one": one, "population": population}, rounds=rounds)
+        per_run = seconds["population"] / runs
+        out[name] = (
+            1e3 * seconds["one"],
+            1e3 * per_run,
+            flops_one / seconds["one"] / 1e9,
+            flops_population / seconds["population"] / 1e9,
+        )
+    return out
+
+
+def format_populations(table: dict, runs: int = POPULATION) -> str:
+    lines = [
+        f"a training step (forward, backward, Adam): one run alone against {runs} runs stepped "
+        "as one population",
+        f"  {'':20s} {'ms/run-step':>12s} {'in population':>14s} {'ratio':>6s} "
+        f"{'GFLOP/s':>8s} {'in population':>14s}",
+    ]
+    for name, (alone, together, rate_alone, rate_together) in table.items():
+        lines.append(
+            f"  {name:20s} {alone:12.2f} {together:14.2f} {together / alone:6.2f} "
+            f"{rate_alone:8.2f} {rate_together:14.2f}"
+        )
     return "\n".join(lines)

@@ -57,6 +57,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from lnpaper import progress
+
 # Every experiment runs on this many threads, and so does a notebook (`lnpaper.setup`): 1 and 2
 # threads sum floats in different orders and change the last bits of a training run.
 THREADS = 1
@@ -496,7 +498,8 @@ def call(name: str, fn, result_type: type, arguments: dict):
         announce = settings.missing == "live" and not broken  # a broken entry is named already
         if announce:
             print(live_message(name, fn, arguments, settings.directory), file=sys.stderr)
-        entry = compute(name, fn, arguments)
+        with progress.shown():  # the training loops' steps, as a bar
+            entry = compute(name, fn, arguments)
         _memory[entry_key] = entry
         if announce:
             print(f"computed {name} here in {entry['made']['seconds']:.1f} s (not recorded)",

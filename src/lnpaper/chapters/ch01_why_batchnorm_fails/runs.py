@@ -18,7 +18,7 @@ from lnpaper.models.mlp import MLP, SeedBatchedMLP
 from lnpaper.models.recurrent import LSTMCell, SequenceClassifier, unroll
 from lnpaper.norms import BatchNorm, LayerNorm, RecurrentBatchNorm
 from lnpaper.spread import mean_sd
-from lnpaper.train import epoch_batches, train
+from lnpaper.train import epoch_batches, make_optimizer, train, train_population
 
 
 def first_layer_inputs(width: int, seed: int) -> torch.Tensor:
@@ -456,29 +456,27 @@ def train_seeds(network, x, y, batch_size, steps, lr, evaluate=None, eval_every=
     training losses, (steps, S)."""
     orders = [epoch_batches(len(x), batch_size, seed) for seed in network.seeds]
     # fused: one kernel per step over all the stacked weights, the same elementwise Adam
-    optimizer = torch.optim.Adam(network.parameters(), lr=lr, fused=True)
+    optimizer = make_optimizer("adam", network.parameters(), lr, fused=True)
 
-    def run_eval() -> None:
+    def run_eval(step: int) -> None:
         network.eval()
         with torch.no_grad():
             evaluate(network)
         network.train()
 
-    if evaluate is not None:
-        run_eval()
-    network.train()
-    losses = []
-    for step in range(steps):
+    def step_losses(step: int):
         index = torch.stack([order(step) for order in orders])  # (S, batch): seed s's batch
         logits = network(x[index])
         per_seed = F.cross_entropy(logits.transpose(1, 2), y[index], reduction="none").mean(1)
-        optimizer.zero_grad(set_to_none=True)
-        per_seed.sum().backward()
-        optimizer.step()
-        losses.append(per_seed.detach())
-        if evaluate is not None and eval_every and (step + 1) % eval_every == 0:
-            run_eval()
-    return torch.stack(losses)
+        return per_seed, per_seed.sum()
+
+    network.train()
+    runs = train_population(
+        len(network.seeds), list(network.parameters()), step_losses, optimizer, steps=steps,
+        evaluate=None if evaluate is None else run_eval, eval_every=eval_every, eval_last=False,
+        keep_losses=True,
+    )  # fmt: skip
+    return torch.stack(runs.losses)
 
 
 @experiment

@@ -44,7 +44,7 @@ from lnpaper.models.recurrent import (
     unroll,
 )
 from lnpaper.spread import mean_sd
-from lnpaper.train import epoch_batches, train
+from lnpaper.train import PerRunAdam, epoch_batches, train, train_population
 
 F64 = torch.float64
 
@@ -335,45 +335,6 @@ def rnn_dynamics(
 LR_GRID = (3e-3, 1e-2, 3e-2)  # Adam's learning rates: the same three for every model and task
 
 
-class PerSeedAdam:
-    """torch.optim.Adam (its defaults: betas 0.9, 0.999, eps 1e-8, no weight decay) on parameters
-    with a leading model axis, each model with its own learning rate `lrs` (one per model).
-
-    Adam is elementwise, so model k takes exactly the step it would take alone at lrs[k]; this is
-    what lets one batched model try a whole learning-rate grid (tests compare it with torch's)."""
-
-    def __init__(self, params, lrs, betas=(0.9, 0.999), eps: float = 1e-8):
-        self.params = [p for p in params if p.requires_grad]
-        self.lrs = torch.as_tensor(lrs, dtype=torch.float32)
-        if self.lrs.ndim != 1 or not bool((self.lrs > 0).all()):
-            raise ValueError(f"lrs must be a 1-d sequence of positive rates, got {lrs!r}")
-        for p in self.params:
-            if p.shape[0] != len(self.lrs):
-                raise ValueError(
-                    f"every parameter needs a leading axis of {len(self.lrs)} models (one per "
-                    f"learning rate), got shape {tuple(p.shape)}"
-                )
-        self.betas, self.eps, self.steps = betas, eps, 0
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
-        self.steps += 1
-        b1, b2 = self.betas
-        correction1, correction2 = 1 - b1**self.steps, 1 - b2**self.steps
-        for p, m, v in zip(self.params, self.m, self.v, strict=True):
-            m.lerp_(p.grad, 1 - b1)  # m = b1 m + (1 - b1) g
-            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)  # v = b2 v + (1 - b2) g^2
-            denom = (v.sqrt() / correction2**0.5).add_(self.eps)  # sqrt(v_hat) + eps
-            step = (self.lrs / correction1).view(-1, *[1] * (p.ndim - 1))
-            p.sub_(step * m / denom)  # p -= lr m_hat / (sqrt(v_hat) + eps)
-
-
 def blank_tail(x: torch.Tensor, steps: int) -> torch.Tensor:
     """Sequences (N, T, F) followed by `steps` blank (zero) steps: a test longer than training
     whose extra steps carry no information, as the blank border of an image read pixel by pixel."""
@@ -459,7 +420,7 @@ def sequence_training(
         recurrent = make_cell(cell, features, hidden, max_steps=length, gain_init=gain_init)
         models.append(SequenceClassifier(recurrent, digits.CLASSES))
     model = SeedBatchedClassifier(models)
-    optimizer = PerSeedAdam(model.parameters(), [lr for _, lr, _ in runs])
+    optimizer = PerRunAdam(model.parameters(), [lr for _, lr, _ in runs])
     order_of = torch.tensor([o for o, _, _ in runs])
     batches = [epoch_batches(x.shape[1], batch_size, seed) for _, _, seed in runs]
     curves = {"val_loss": [], "val_accuracy": [], "test_loss": [], "test_accuracy": []}
@@ -478,17 +439,17 @@ def sequence_training(
         eval_steps.append(step)
         model.train()
 
-    evaluate(0)
-    for step in range(steps):
+    def step_losses(step: int):
         index = torch.stack([batch(step) for batch in batches])  # (models, batch_size)
         logits = model(x[order_of[:, None], index])
         # the sum of the per-model mean losses: each model gets its own gradient
         loss = F.cross_entropy(logits.flatten(0, 1), y[index].flatten(), reduction="sum")
-        optimizer.zero_grad()
-        (loss / batch_size).backward()
-        optimizer.step()
-        if (step + 1) % eval_every == 0 or step + 1 == steps:
-            evaluate(step + 1)
+        return None, loss / batch_size
+
+    train_population(
+        len(runs), optimizer.params, step_losses, optimizer, steps=steps, evaluate=evaluate,
+        eval_every=eval_every,
+    )  # fmt: skip
     model.eval()
     test_x, test_y = splits["test"]
     longer = cut = None

@@ -29,7 +29,7 @@ from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import PRMS_FRACTION, TransformerLM
 from lnpaper.norms import LayerNorm, RMSNorm
 from lnpaper.spread import mean_sd
-from lnpaper.train_batched import train_language_models
+from lnpaper.train import train_language_models
 
 # ---- P1: RMSNorm is LayerNorm without the centering ---------------------------------------------
 
@@ -318,7 +318,7 @@ def spike_run(
 ) -> SpikeRun:
     """P5 and O1: notebook 05's six-block LayerNorm model with the norm where `placement` puts it
     (Pre-LN, Peri-LN, OLMo 2's reordered), Adam at `lr` without warmup, every seed's model trained
-    at once (`lnpaper.train_batched`; each seed's initial weights and sequences are `lm_training`'s);
+    at once (`lnpaper.train.population`; each seed's initial weights and sequences are `lm_training`'s);
     logged at every step, each seed's global gradient norm sqrt(sum over its parameters of the
     squared gradient), and its spikes (`lnpaper.stats.spike_steps`)."""
     seeds = [int(s) for s in seeds]

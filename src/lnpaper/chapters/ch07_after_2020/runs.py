@@ -2,7 +2,7 @@
 reordered norm), G1 (Gemma's (1 + w) gains under weight decay).
 
 Every run is notebook 05's synthetic language and model family, trained with
-`lnpaper.train_batched` (all seeds of a configuration as one batch). A seed sets the model's
+`lnpaper.train.population` (all seeds of a configuration as one batch). A seed sets the model's
 initial weights and the training sequences, so configurations are compared paired by seed.
 
 - `qk_run`, `qk_sweep` (Q1): Wortsman et al. 2023's learning-rate sweep, with and without per-head
@@ -22,7 +22,7 @@ import torch
 from lnpaper.chapters.ch06_rmsnorm_placement.runs import batches, build_models, held_out, spike_run
 from lnpaper.companion.registry import experiment
 from lnpaper.norms import RMSNorm
-from lnpaper.train_batched import train_language_models
+from lnpaper.train import train_language_models
 
 # Wortsman et al. 2023, Sec. 3: the learning rates their sensitivity is evaluated at
 WORTSMAN_LRS = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1)

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from lnpaper.companion.registry import experiment
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import TransformerLM, admin_profile
-from lnpaper.train_batched import train_language_models
+from lnpaper.train import train_language_models
 
 # arm -> the TransformerLM options of its block scheme
 ARMS = {

@@ -11,7 +11,7 @@
   step, or a small fixed pool cycled. Also the fraction of saturated units per norm slot.
 
 Every training run trains all of its seeds (and, where the architecture is shared, all of its
-settings) as one vmapped batch (`lnpaper.train_batched`); each seed's model is initialized with
+settings) as one vmapped batch (`lnpaper.train.population`); each seed's model is initialized with
 `torch.manual_seed(seed)` and sees `SyntheticLanguage().sample(steps * batch, length + 1, seed)`,
 as `lm_training` does, so every arm of a comparison is paired by seed.
 """
@@ -26,7 +26,7 @@ from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import POINTWISE, TransformerLM
 from lnpaper.models.zero_mean import zero_mean_rmsnorm
 from lnpaper.norms import Derf, DyT, LayerNorm, RMSNorm
-from lnpaper.train_batched import train_language_models
+from lnpaper.train import train_language_models
 
 HELD_OUT_SEED = 999_999  # lm_training's held-out sequences
 SATURATION = 2.0  # |alpha x| > 2: tanh(2) = 0.96, erf(2) = 0.995, the flat part of the squashing

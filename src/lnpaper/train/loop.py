@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from lnpaper import progress
+from lnpaper.train.optim import make_optimizer, warmup_lr
+
 
 @dataclass
 class History:
@@ -25,23 +28,6 @@ class History:
 
     def eval_curve(self, key: str) -> list[float]:
         return [e[key] for e in self.evals]
-
-
-def warmup_lr(step: int, lr: float, warmup_steps: int) -> float:
-    """Linear warmup from lr / warmup_steps to lr over the first `warmup_steps` steps, then constant.
-
-    Step 0 gets lr / warmup_steps, not 0, so no step is wasted."""
-    if warmup_steps <= 0:
-        return lr
-    return lr * min(1.0, (step + 1) / warmup_steps)
-
-
-def make_optimizer(name: str, params, lr: float, weight_decay: float = 0.0):
-    if name == "adam":
-        return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
-    if name == "sgd":
-        return torch.optim.SGD(params, lr=lr, weight_decay=weight_decay)
-    raise ValueError(f"optimizer must be 'adam' or 'sgd', got {name!r}")
 
 
 def train(
@@ -84,7 +70,7 @@ def train(
         run_eval(0)
     model.train()
     window = []
-    for step in range(steps):
+    for step in progress.steps(steps, "training"):
         for group in opt.param_groups:
             group["lr"] = warmup_lr(step, lr, warmup_steps)
         loss = loss_fn(model, next_batch(step))
