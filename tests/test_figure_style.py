@@ -3,6 +3,7 @@ the palette's colour for each method it shows, display names, widths, fonts, one
 the data, a finding for a title and units on loss axes."""
 
 import functools
+import re
 
 import matplotlib
 import pytest
@@ -113,3 +114,34 @@ def test_loss_axes_carry_units(name):
         label = ax.get_ylabel()
         if "loss" in label or "NLL" in label:
             assert "nats" in label, f"{name}: {label!r} has no unit"
+
+
+STATISTICS = re.compile(r"\b(geometric mean|median|mean)s?\b")
+
+
+def statistics_named(texts) -> set[str]:
+    """The statistics a text names: "mean", "median", "geometric mean" ("geometric means of" too;
+    a mean named geometric is not also a plain mean)."""
+    return {match.group(1) for text in texts for match in STATISTICS.finditer(text.lower())}
+
+
+def test_statistics_named_reads_geometric_means_apart():
+    assert statistics_named(["medians of 8 seeds"]) == {"median"}
+    assert statistics_named(["geometric means of 5 seeds"]) == {"geometric mean"}
+    assert statistics_named(["line: mean; band: min to max"]) == {"mean"}
+    assert statistics_named(["the meaning of it"]) == set()
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_a_title_names_the_statistic_the_figure_shows(name):
+    """A title that quotes a mean or a median names one that the legend, a panel's title or an
+    axis label says is drawn: no medians in the title over lines the legend calls means."""
+    fig = drawn(name)
+    quoted = statistics_named([fig.get_suptitle()])
+    shown = statistics_named(
+        [text.get_text() for legend in legends(fig) for text in legend.get_texts()]
+        + [label for ax in fig.axes for label in (ax.get_title(), ax.get_xlabel(), ax.get_ylabel())]
+    )
+    assert quoted <= shown, (
+        f"{name}: the title quotes {sorted(quoted - shown)}, the figure shows {sorted(shown)}"
+    )

@@ -5,6 +5,7 @@ import statistics
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from lnpaper import stats
@@ -103,10 +104,13 @@ def rnn_dynamics(result) -> Figure:
         ax.set_xlabel("time step $t$")
         ax.axvspan(0.5, result.input_steps + 0.5, **SHADE)
     low, high = dynamics_summary(result)["ln_hidden_range"]
+    ln_end = statistics.geometric_mean(v[-1] for v in result.sensitivity["LN tanh RNN"].values())
     style.finding(
         fig,
         f"Scaled by {result.scales[0]:g} to {result.scales[-1]:g}, a tanh RNN's state vanishes or "
-        f"saturates; LayerNorm keeps its RMS at {low:.2f}–{high:.2f}",
+        f"saturates; LayerNorm keeps its RMS at {low:.2f}–{high:.2f},\nbut the LN RNN's "
+        f"dependence on step 0 grows at every scale, to {_power_of_ten(ln_end)} at "
+        f"$t = {result.steps}$",
     )
     # column by column: the two nets, the scales, then the steps that read the digit
     extra = [
@@ -228,35 +232,67 @@ def gain_init(result) -> Figure:
 
 @figure("sequential_digits", notebook=NOTEBOOK, experiment=ch03_runs.sequential_digits)
 def sequential_digits(result) -> Figure:
-    """The digits read pixel by pixel (T = 64, left) and in a fixed permuted order (right): test
-    NLL during training, each model at its own best learning rate of the grid (chosen on the
-    validation split, per task); Adam, the same seeds and minibatches for every model and both
-    tasks; mean over seeds, band from min to max. Claims R3c and M4b-M4d."""
-    fig = style.new_figure(2, 4.2)
-    axes = fig.subplots(1, 2, sharey=True)
+    """The digits read pixel by pixel (T = 64, left) and in a fixed permuted order (right), each
+    model at its own best learning rate of the grid (chosen on the validation split, per task);
+    Adam, the same seeds and minibatches for every model and both tasks. Top: test NLL during
+    training, mean over seeds. Bottom: each seed's test NLL after the last step, a faint line
+    joining the same seed's runs across models, and a bar at the mean over seeds. Claims R3c and
+    M4b-M4d."""
+    fig = style.new_figure(2, 6.4)
+    curves, finals = fig.subplots(2, 2, sharey="row", height_ratios=[1, 1.15])
     steps = result.runs["LSTM"]["eval_steps"]
-    accuracy = {}
-    for order, ax in enumerate(axes):
+    models = list(result.runs)
+    seeds = len(result.runs["LSTM"]["seeds"])
+    jitter = np.linspace(-0.12, 0.12, seeds)
+    final = {}
+    for order in (0, 1):
         s = training_summary(result, order)
-        for model in result.runs:
-            style.band(ax, steps, _best_curves(result, model, order), _model_color(model), model,
-                       style=MODEL_STYLES.get(model, "-"))  # fmt: skip
-        ax.set_title(("pixel by pixel" if order == 0 else "permuted") + ", T = 64")
-        ax.set_xlabel("training step")
-        accuracy[order] = {m: 100 * statistics.fmean(s[m]["final_accuracy"]) for m in result.runs}
-    axes[0].set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
-    axes[1].tick_params(labelleft=False)
+        for model in models:
+            runs = np.asarray(_best_curves(result, model, order), dtype=float)
+            curves[order].plot(steps, runs.mean(0), MODEL_STYLES.get(model, "-"),
+                                  color=_model_color(model), lw=1.3, label=model)  # fmt: skip
+        values = np.array([s[m]["final_loss"] for m in models])  # [model][seed]
+        final[order] = dict(zip(models, values.mean(1), strict=True))
+        ax = finals[order]
+        for k in range(seeds):  # one seed's runs, the same minibatches, across the models
+            ax.plot(np.arange(len(models)) + jitter[k], values[:, k], color=style.REFERENCE,
+                    lw=0.5, alpha=0.3)  # fmt: skip
+        for place, model in enumerate(models):
+            ax.scatter(place + jitter, values[place], s=16, color=_model_color(model),
+                       alpha=0.85, lw=0)  # fmt: skip
+            ax.plot([place - 0.25, place + 0.25], [values[place].mean()] * 2, color=style.BLACK,
+                    lw=2.2)  # fmt: skip
+        ax.set_xticks(range(len(models)), [m.replace(", ", ",\n") for m in models])
+        ax.grid(False, axis="x")
+        name = "pixel by pixel" if order == 0 else "permuted"
+        curves[order].set_title(f"{name}, T = 64: mean test NLL during training")
+        curves[order].set_xlabel("training step")
+        ax.set_title(f"{name}: test NLL after {steps[-1]} steps, per seed")
+    curves[0].set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
+    finals[0].set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
+    curves[1].tick_params(labelleft=False)
+    finals[1].tick_params(labelleft=False)
+    three = ("LSTM", "LN-LSTM", "BN-LSTM")
+
+    def against_lstm(model):  # in both orders, or else "in one order"
+        signs = {final[order][model] > final[order]["LSTM"] for order in (0, 1)}
+        return ("higher" if signs == {True} else "lower") if len(signs) == 1 else "mixed"
+
     style.finding(
         fig,
-        f"T = 64, {steps[-1]} steps, accuracy LSTM / LN-LSTM / BN-LSTM: "
+        f"T = 64, against the LSTM's final test NLL: LN-LSTM {against_lstm('LN-LSTM')}, "
+        f"BN-LSTM {against_lstm('BN-LSTM')} "
+        f"(means of {seeds} seeds, nats;\n{' / '.join(three)}: "
         + "; ".join(
             ("pixels " if order == 0 else "permuted ")
-            + " / ".join(f"{a[m]:.0f}" for m in ("LSTM", "LN-LSTM", "BN-LSTM"))
-            + "%"
-            for order, a in accuracy.items()
-        ),
+            + " / ".join(f"{final[order][m]:.2f}" for m in three)
+            for order in (0, 1)
+        )
+        + ")",
     )
-    style.shared_legend(fig, extra=[style.band_handle(len(result.runs["LSTM"]["seeds"]))], ncols=6)
+    seed = Line2D([], [], color=style.REFERENCE, alpha=0.6, marker="o", lw=0.6, label="one seed")
+    mean = Line2D([], [], color=style.BLACK, lw=2.2, label=f"mean over {seeds} seeds")
+    style.shared_legend(fig, axes=[curves[0]], extra=[seed, mean], ncols=4)
     return fig
 
 
@@ -335,18 +371,22 @@ def cnn_coda(result) -> Figure:
     bars.set_ylim(0, 1)
     bars.set_ylabel("share of responding units on")
     bars.set_title("no norm: responding ReLU units on")
-    loss = result.test_loss
+    final = {m: {norm: [run[-1] for run in result.val_loss[m][norm]] for norm in result.norms}
+             for m in result.margins}  # fmt: skip
     differences = [
-        stats.paired_difference(loss[m]["batchnorm"], loss[m]["layernorm"]) for m in result.margins
+        stats.paired_difference(final[m]["batchnorm"], final[m]["layernorm"]).mean
+        for m in result.margins
     ]
     cuts = [
-        1 - statistics.fmean(loss[m]["layernorm"]) / statistics.fmean(loss[m]["none"])
+        1 - statistics.fmean(final[m]["layernorm"]) / statistics.fmean(final[m]["none"])
         for m in result.margins
     ]
     style.finding(
         fig,
-        f"LayerNorm cuts a CNN's test NLL by {min(cuts):.0%}–{max(cuts):.0%}; BatchNorm is no "
-        "better (BN − LN: " + ", ".join(_signed(d.mean, 3) for d in differences) + ")",
+        f"LayerNorm cuts a CNN's final validation NLL by {min(cuts):.0%}–{max(cuts):.0%} (means);\n"
+        "BatchNorm ends level with it (BN − LN: "
+        + ", ".join(_signed(d, 3).replace("−0.000", "0.000") for d in differences)
+        + ")",
     )
-    style.shared_legend(fig, extra=[style.band_handle(len(result.seeds))], ncols=6)
+    style.shared_legend(fig, extra=[style.band_handle(len(result.seeds), "mean")], ncols=6)
     return fig

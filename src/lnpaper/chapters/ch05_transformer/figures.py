@@ -254,40 +254,48 @@ def loss_smoothness(result) -> Figure:
     the loss on one fixed batch reaches 1, 0.5, 0.2 and 0.1, steps of 0.5 to 4 times the learning
     rate along the gradient g from the weights w, on that batch, measure how far the loss and the
     gradient move. Plotted against that training loss, so each normalizer is compared as near a
-    minimum as the others; training runs to the right. Each seed is a faint line, the median over
-    seeds a thick one; step 0 is the leftmost point. The title's ratios are of geometric means
-    over the matched-loss points (step 0 apart), over the seeds."""
-    fig = style.new_figure(3, 4.0)
-    axes = fig.subplots(1, 3)
+    minimum as the others; the loss axis falls to the right, as training runs. Each seed is a
+    faint line, the geometric mean over seeds a thick one; step 0 is the leftmost point. The
+    title's ratios are of geometric means over the matched-loss points (step 0 apart), over the
+    seeds."""
+    fig = style.new_figure(3, 7.0)
+    grid = fig.subplots(2, 2)
+    grid[1, 1].remove()  # three measures in two rows, so that their text keeps its size
+    axes = [grid[0, 0], grid[0, 1], grid[1, 0]]
     seeds = len(result.seeds)
     for ax, (key, title, ylabel) in zip(axes, SMOOTHNESS_PANELS, strict=True):
         for norm in result.norms:
             values = np.array(getattr(result, key)[norm], dtype=float)  # [seed][point], nan: missed
             losses = np.array(result.train_loss[norm], dtype=float)
-            ax.plot(losses.T, values.T, color=style.color(norm), lw=0.8, alpha=0.3)
-            ax.plot(np.nanmedian(losses, 0), np.nanmedian(values, 0), "o-",
-                    color=style.color(norm), lw=2, ms=4)  # fmt: skip
+            ax.plot(losses.T, values.T, color=style.color(norm), lw=0.6, alpha=0.2)
+            ax.plot(np.exp(np.nanmean(np.log(losses), 0)), np.exp(np.nanmean(np.log(values), 0)),
+                    "o-", color=style.color(norm), lw=2.2, ms=4)  # fmt: skip
         style.log_axis(ax, "y")
         style.log_axis(ax, "x")
         ax.invert_xaxis()
         ax.set_title(title)
-        ax.set_xlabel(f"probe-batch loss ({style.NATS_PER_IMAGE})")
+        ax.set_xlabel(f"probe-batch loss, falling → ({style.NATS_PER_IMAGE})")
         ax.set_ylabel(ylabel)
     logs = smoothness_log_means(result)
     init = smoothness_at_init(result)
 
-    def none_over_batchnorm(table, key: str) -> float:
+    def over_batchnorm(table, key: str, norm: str) -> float:
         return math.exp(
-            statistics.fmean(table[key]["none"]) - statistics.fmean(table[key]["batchnorm"])
+            statistics.fmean(table[key][norm]) - statistics.fmean(table[key]["batchnorm"])
         )
 
-    style.finding(fig, "At matched loss no norm's loss varies "
-                  f"{none_over_batchnorm(logs, 'loss_range'):.1f}x, its gradient moves "
-                  f"{none_over_batchnorm(logs, 'grad_change'):.1f}x BatchNorm's;\nat "
-                  f"step 0 BatchNorm's loss varies {1 / none_over_batchnorm(init, 'loss_range'):.0f}x "
-                  f"no norm's ({seeds} seeds)")  # fmt: skip
-    one_seed = Line2D([], [], color=style.BLACK, lw=0.8, alpha=0.3, label="one seed")
-    median = style.style_handle("-", f"median over {seeds} seeds", marker="o")
+    def ratio(key: str, norm: str) -> str:
+        return f"{over_batchnorm(logs, key, norm):.1f}×"
+
+    style.finding(fig, f"Against BatchNorm at matched loss (geometric means of {seeds} seeds): "
+                  f"LayerNorm's loss varies {ratio('loss_range', 'layernorm')},\nno norm's "
+                  f"{ratio('loss_range', 'none')}; their gradients move "
+                  f"{ratio('grad_change', 'layernorm')} and {ratio('grad_change', 'none')}; at "
+                  f"step 0 BatchNorm's loss varies "
+                  f"{1 / over_batchnorm(init, 'loss_range', 'none'):.0f}× no norm's")  # fmt: skip
+    one_seed = Line2D([], [], color=style.BLACK, lw=0.6, alpha=0.3, label="one seed")
+    centre = style.style_handle("-", f"geometric mean over {seeds} seeds", marker="o")
     methods = [style.method_handle(style.display(norm)) for norm in result.norms]
-    style.shared_legend(fig, extra=[*methods, one_seed, median], ncols=5)
+    fig.legend(handles=[*methods, one_seed, centre], loc="center", ncols=1,
+               bbox_to_anchor=(0.75, 0.27))  # fmt: skip
     return fig

@@ -48,10 +48,12 @@ def qk_norm_sweep(sweep):
     none, qk = summary["no QK-norm"], summary["QK-LayerNorm"]
     style.finding(
         fig,
-        f"QK-LayerNorm holds layer-0 logits near {statistics.median(qk['peak_logit'][1e-1]):.0f} at "
-        f"lr 0.1; without it they reach {statistics.median(none['peak_logit'][1e-1]):,.0f} (medians).\n"
-        f"Learning-rate sensitivity {statistics.mean(qk['sensitivity']):.3f} nats with it, "
-        f"{statistics.mean(none['sensitivity']):.3f} without",
+        f"QK-LayerNorm holds layer-0 logits near {statistics.fmean(qk['peak_logit'][1e-1]):.0f} at "
+        f"lr 0.1; without it they reach {statistics.fmean(none['peak_logit'][1e-1]):,.0f} "
+        f"(means of {n} seeds).\n"
+        f"Learning-rate sensitivity (final loss over the rates, mean minus best): "
+        f"{statistics.fmean(qk['sensitivity']):.3f} nats with it, "
+        f"{statistics.fmean(none['sensitivity']):.3f} without",
     )
     style.shared_legend(fig, extra=[style.band_handle(n, "mean")])
     return fig

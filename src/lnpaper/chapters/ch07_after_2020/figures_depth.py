@@ -12,6 +12,7 @@ import statistics
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from lnpaper.chapters.ch07_after_2020 import runs_depth as ch07_runs_depth
 from lnpaper.chapters.ch07_after_2020.runs_depth import ARM_NAMES, mean_dependence
@@ -56,20 +57,21 @@ def branch_dependence(result) -> Figure:
     for ax in (left, right):
         ax.set_xlabel("blocks L")
         ax.set_xticks(result.depths)
-    left.set_ylabel("mean Var[f] / Var[s + f] over sublayers")
+    left.set_ylabel(r"mean $\mathrm{Var}[f] \,/\, \mathrm{Var}[s + f]$ over sublayers")
     left.set_ylim(bottom=0)
     left.set_title("dependency on the residual branch, at init")
-    right.set_ylabel("||F(W + dW) - F(W)|| / ||F(W)||")
-    right.set_title(f"output change, ||dW|| = {result.perturbation:g} ||W||")
-    growth = {arm: _geometric_mean(result.output_change[arm][-1])
-              / _geometric_mean(result.output_change[arm][0]) for arm in result.arms}  # fmt: skip
+    right.set_ylabel(r"$\|F(W + \Delta W) - F(W)\| \,/\, \|F(W)\|$")
+    right.set_title(rf"output change, $\|\Delta W\| = {result.perturbation:g}\, \|W\|$")
+    growth = {arm: statistics.fmean(result.output_change[arm][-1])
+              / statistics.fmean(result.output_change[arm][0]) for arm in result.arms}  # fmt: skip
     deep = {arm: statistics.fmean(mean_dependence(result, arm)[-1]) for arm in result.arms}
     style.finding(
         fig,
-        f"Post-LN leans on its branches (dependency {deep['post']:.2f} at L={result.depths[-1]}, "
-        f"Pre-LN {deep['pre']:.2f}, Admin {deep['admin']:.2f});\nits output change grows "
-        f"x{growth['post']:.2f} from L={result.depths[0]} to {result.depths[-1]}, Pre-LN's "
-        f"x{growth['pre']:.2f}, Admin's x{growth['admin']:.2f}",
+        f"Post-LN leans on its branches (mean dependency {deep['post']:.2f} at "
+        f"$L = {result.depths[-1]}$, Pre-LN {deep['pre']:.2f}, Admin {deep['admin']:.2f});\nits "
+        f"output change grows ×{growth['post']:.2f} from $L = {result.depths[0]}$ to "
+        f"{result.depths[-1]}, Pre-LN's ×{growth['pre']:.2f}, Admin's ×{growth['admin']:.2f} "
+        "(means)",
     )
     style.shared_legend(fig, [left], extra=[style.band_handle(len(result.seeds), "mean")])
     return fig
@@ -89,25 +91,26 @@ def deepnorm_update(result) -> Figure:
         curves = [c for c in result.train_loss[arm] if len(c) == len(result.logged_steps)]
         _line(right, result.logged_steps, curves, arm, marker=False)
     style.log_axis(left)
-    left.set_xlabel("step t")
-    left.set_ylabel("RMS of logits(t) - logits(t-1)")
+    left.xaxis.set_major_locator(MaxNLocator(integer=True))
+    left.set_xlabel("step $t$")
+    left.set_ylabel(r"RMS of $z_t - z_{t-1}$, logits $z$ (nats)")
     left.set_title("model update on a fixed probe batch")
     right.set_xlabel("step")
     right.set_ylabel(f"training loss, {style.NATS_PER_TOKEN}")
     right.set_title(f"{result.n_layers} blocks, Adam lr {result.lr:g}, no warmup")
     right.set_xlim(0, result.steps * 1.18)
-    style.levels(right, [(result.levels["uniform"], "uniform"),
+    style.levels(right, [(result.levels["unigram"], "unigram"),
                          (result.levels["bigram"], "bigram")])  # fmt: skip
-    peak = {arm: statistics.median(max(u) for u in result.model_update[arm] if None not in u)
+    peak = {arm: max(np.mean([u for u in result.model_update[arm] if None not in u], axis=0))
             for arm in ("post", "deepnorm")}  # fmt: skip
-    final = {arm: statistics.median(v for v in result.final_loss[arm] if v is not None)
+    final = {arm: statistics.fmean(v for v in result.final_loss[arm] if v is not None)
              for arm in ("post", "deepnorm")}  # fmt: skip
     style.finding(
         fig,
-        f"DeepNorm (alpha {result.alpha:.2f}, beta {result.beta:.2f}) keeps the first updates "
-        f"smaller (largest {peak['deepnorm']:.2g} vs {peak['post']:.2g})\nand trains where "
-        f"Post-LN stalls: held-out loss {final['deepnorm']:.2f} vs {final['post']:.2f} nats "
-        f"(medians of {len(result.seeds)} seeds)",
+        rf"DeepNorm ($\alpha$ = {result.alpha:.2f}, $\beta$ = {result.beta:.2f}) keeps the first "
+        f"updates smaller (largest {peak['deepnorm']:.2g} vs {peak['post']:.2g})\nand trains "
+        f"where Post-LN stalls: held-out loss {final['deepnorm']:.2f} vs {final['post']:.2f} nats "
+        f"(means of {len(result.seeds)} seeds)",
     )
     style.shared_legend(fig, [left], extra=[style.band_handle(len(result.seeds), "mean")])
     return fig
@@ -135,7 +138,7 @@ def gradient_profile(result) -> Figure:
     ]
     panels[0].set_ylim(min(every) / 1.5, max(every) * 1.5)
     style.log_axis(panels[0])
-    panels[0].set_ylabel("||dL/dtheta_l||")
+    panels[0].set_ylabel(r"$\|\partial L / \partial \theta_l\|$")
     panels[0].text(result.n_post + 0.6, 0.02, f"Mix-LN: Post-LN up to block {result.n_post}",
                    transform=panels[0].get_xaxis_transform(), color=style.REFERENCE,
                    size=style.MIN_FONT_SIZE)  # fmt: skip
@@ -180,18 +183,19 @@ def layer_scaling(result) -> Figure:
     panels[1].set_title("how far a block turns its input")
     panels[2].set_title("what a block is worth (held-out)")
     plain, scaled = result.variance_trained["pre"], result.variance_trained["layer_scaling"]
-    last = {"pre": _geometric_mean(v[-1] for v in plain),
-            "layer_scaling": _geometric_mean(v[-1] for v in scaled)}  # fmt: skip
+    last = {"pre": statistics.fmean(v[-1] for v in plain),
+            "layer_scaling": statistics.fmean(v[-1] for v in scaled)}  # fmt: skip
     half = result.n_layers // 2
     worth = {arm: statistics.fmean(statistics.fmean(v[half:])
                                    for v in result.skip_loss_trained[arm])
              for arm in result.arms}  # fmt: skip
     style.finding(
         fig,
-        f"After {result.steps} steps, 1/sqrt(l) on Pre-LN's norms: last stream's variance "
-        f"{last['pre']:.3g} -> {last['layer_scaling']:.3g} (geometric mean);\nthe deeper half's "
-        f"blocks worth {worth['pre']:.3f} -> {worth['layer_scaling']:.3f} nats each when skipped "
-        f"(mean of {len(result.seeds)} seeds)",
+        rf"After {result.steps} steps, $1/\sqrt{{l}}$ on Pre-LN's norms: last stream's variance "
+        rf"{last['pre']:.3g} $\to$ {last['layer_scaling']:.3g};"
+        "\n"
+        rf"the deeper half's blocks worth {worth['pre']:.3f} $\to$ {worth['layer_scaling']:.3f} "
+        f"nats each when skipped (mean of {len(result.seeds)} seeds)",
     )
     init_handle = Line2D([], [], color=style.BLACK, ls=":", lw=1.0, label="at init (mean)")
     style.shared_legend(fig, [panels[0]],

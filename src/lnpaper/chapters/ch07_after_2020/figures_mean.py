@@ -11,6 +11,7 @@ from lnpaper.chapters.ch07_after_2020 import runs_mean as ch07_runs_mean
 from lnpaper.chapters.ch07_after_2020.runs_mean import DETACH_VARIANTS, Y1_ALPHAS, mean_saturation
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
+from lnpaper.data.synthetic_language import SyntheticLanguage
 
 NOTEBOOK = "07_after_2020"
 
@@ -21,7 +22,7 @@ def zero_mean_drift(result) -> Figure:
     (float64: equal to roundoff), trained side by side under Adam in float32. Left: the largest
     |logit difference| on 64 held-out sequences; right: the held-out loss difference, rewrite
     minus LayerNorm; mean over seeds as the line, min to max as the band."""
-    fig = style.new_figure(2, 4.0)
+    fig = style.new_figure(2, 4.5)
     left, right = fig.subplots(1, 2)
     steps = result.monitor_steps
     label = "RMSNorm (zero-mean form) vs LayerNorm"
@@ -36,13 +37,15 @@ def zero_mean_drift(result) -> Figure:
     right.set_xlabel("training step (Adam, float32)")
     right.set_ylabel(f"loss difference ({style.NATS_PER_TOKEN})")
     right.set_title("held-out loss, zero-mean RMSNorm minus LayerNorm")
-    end = statistics.median(row[-1] for row in result.logit_drift)
+    end = statistics.fmean(row[-1] for row in result.logit_drift)
     exactness = max(result.max_logit_diff_init, result.max_logit_diff_trained)
-    loss = statistics.fmean(row[-1] for row in result.loss_drift)
+    losses = [row[-1] for row in result.loss_drift]
     style.finding(
         fig,
-        f"Equal to {exactness:.0e} in float64; Adam moves the logits {end:.2g} apart in "
-        f"{steps[-1]} steps, the loss {loss:+.3f} nats",
+        f"Zero-mean RMSNorm and LayerNorm agree to {exactness:.0e} in float64 (not plotted).\n"
+        f"Trained in float32, Adam moves their logits {end:.2g} apart in {steps[-1]} steps and "
+        f"the loss by {statistics.fmean(losses):+.3f} nats\n(means of {len(losses)} seeds; the "
+        f"seeds' loss differences run from {min(losses):+.3f} to {max(losses):+.3f})",
     )
     style.shared_legend(fig, extra=[style.band_handle(len(result.seeds), "mean over seeds")])
     return fig
@@ -127,7 +130,7 @@ def after_dyt(result) -> Figure:
     left.axhline(0.0, color=style.REFERENCE, lw=1.0, ls=":")
     left.set_xticks(Y1_ALPHAS, [f"{a:g}" for a in Y1_ALPHAS])
     left.set_xlabel(r"initial $\alpha_0$")
-    left.set_ylabel(f"loss minus LayerNorm's ({style.NATS_PER_TOKEN})")
+    left.set_ylabel(f"loss minus LayerNorm's ({style.NATS_PER_TOKEN}),\nmean and 95% t interval")
     left.set_title("held-out loss against LayerNorm, same data budget")
     for method in ("DyT", "Derf"):
         for a, ls in zip(Y1_ALPHAS, style.LINE_STYLES, strict=False):
@@ -142,11 +145,16 @@ def after_dyt(result) -> Figure:
     right.set_title("saturated values after training, fresh data")
     extra = [style.style_handle(ls, rf"$\alpha_0$ = {a:g} (right)")
              for a, ls in zip(Y1_ALPHAS, style.LINE_STYLES, strict=False)]  # fmt: skip
+    pool = [statistics.fmean(ln["pool"]),
+            *(statistics.fmean(runs[f"{m}, pool"]["final_loss"]["alpha 0.5, pool"])
+              for m in ("DyT", "Derf"))]  # fmt: skip
+    uniform = SyntheticLanguage().levels().uniform
     style.finding(
         fig,
         f"DyT minus LayerNorm: {found['DyT', 'pool'].mean:+.3f} nats on a small pool, "
         f"{found['DyT', 'fresh'].mean:+.3f} on fresh data; Derf {found['Derf', 'pool'].mean:+.3f}"
-        f" / {found['Derf', 'fresh'].mean:+.3f}",
+        f" / {found['Derf', 'fresh'].mean:+.3f} (means);\nbut on the pool every norm ends at "
+        f"{min(pool):.1f}–{max(pool):.1f} nats, worse than uniform guessing ({uniform:.2f})",
     )
     style.shared_legend(fig, extra=[*handles, *extra], ncols=4)
     return fig
