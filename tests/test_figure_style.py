@@ -37,6 +37,15 @@ def handle_color(handle) -> str | None:
     return None
 
 
+def test_the_default_cycle_shares_no_colour_with_a_method():
+    """Lines drawn without a colour are not methods, so the cycle they take their colour from
+    holds none of the palette's (nor the reference levels' grey)."""
+    cycle = {to_hex(c) for c in style.RC_PARAMS["axes.prop_cycle"].by_key()["color"]}
+    methods = {to_hex(c) for c in [*style.METHOD_COLORS.values(), style.REFERENCE]}
+    assert not cycle & methods, f"the default cycle uses method colours: {sorted(cycle & methods)}"
+    assert cycle == {to_hex(c) for c in style.OTHER_COLORS}
+
+
 def test_method_of_reads_a_label_from_its_start():
     assert style.method_of("LN-LSTM, gain 0.1") == "LayerNorm"
     assert style.method_of("LSTM") == "no norm"

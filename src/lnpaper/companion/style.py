@@ -39,6 +39,10 @@ METHOD_COLORS = {
     "T-Fixup": BLACK,
 }
 
+# What is not a method (units, statistics rules, implementations, widths) is told apart by line
+# style and by two neutrals of distinct lightness, disjoint from METHOD_COLORS (and from REFERENCE).
+OTHER_COLORS = ("#2B2B2B", "#7A7A7A", "#2B2B2B", "#7A7A7A")
+
 # The names experiments use as keys, and what a reader sees.
 DISPLAY_NAMES = {
     "none": "no norm",
@@ -92,8 +96,9 @@ RC_PARAMS = {
     "grid.alpha": 0.3,
     "lines.linewidth": 1.6,
     "image.cmap": "viridis",
-    # lines that are not a method (units, widths, schemes) cycle through the palette's rest
-    "axes.prop_cycle": cycler(color=[BLACK, VERMILLION, SKY_BLUE, YELLOW, PURPLE, GREEN]),
+    # lines that are not a method (units, widths, schemes) cycle through dark neutrals and line
+    # styles, none of them a method's colour
+    "axes.prop_cycle": cycler(color=OTHER_COLORS),
 }
 
 NATS_PER_TOKEN = "nats per token"

@@ -295,8 +295,9 @@ def lstm_statistics(result) -> Figure:
     means.set_ylabel(r"$(\mu_t - \mu_{\mathrm{steady}})\,/\,\sigma_{\mathrm{steady}}$")
     variances.set_title("Batch variance of $a_t$")
     variances.set_ylabel(r"$\sigma_t^2\,/\,\sigma_{\mathrm{steady}}^2$")
-    for term, values in result.transient.items():
-        summary.plot(t, values, label=TERM_NAMES[term])
+    # the three terms are not methods: the house cycle's neutrals, and a line style each
+    for (term, values), line in zip(result.transient.items(), style.LINE_STYLES, strict=False):
+        summary.plot(t, values, line, label=TERM_NAMES[term])
     style.log_axis(summary, "y")
     summary.set_title("All 128 gate units")
     summary.set_ylabel(r"mean of $|\mu_t - \mu_{\mathrm{steady}}|\,/\,\sigma_{\mathrm{steady}}$")

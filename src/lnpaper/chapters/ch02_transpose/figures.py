@@ -215,12 +215,15 @@ def one_pass_variance(result) -> Figure:
     variance.sharex(nonpositive)
     positions = np.arange(len(result.offsets))
     shares = np.array(result.nonpositive_fraction)
-    for name, errors in result.variance_error.items():
+    for (name, errors), style_of_line in zip(
+        result.variance_error.items(), style.LINE_STYLES, strict=False
+    ):
         errors = np.array(errors)
         # Where a row's variance is <= 0 there is no variance to compare: its relative error
         # reads 1 or more whatever happened, so those offsets are left out, not drawn as recovery.
         kept = shares == 0 if name == ONE_PASS else np.ones(len(errors), dtype=bool)
-        line = variance.plot(positions[kept], errors[kept], marker="o", label=VARIANCE_LABELS[name])
+        line = variance.plot(positions[kept], errors[kept], style_of_line, marker="o",
+                             label=VARIANCE_LABELS[name])  # fmt: skip
         if name == ONE_PASS:
             one_pass_colour = line[0].get_color()
     variance.set_title(f"float32 variance, std {result.std:g}, $H = {result.width}$")

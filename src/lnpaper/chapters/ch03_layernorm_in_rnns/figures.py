@@ -362,11 +362,10 @@ def cnn_coda(result) -> Figure:
             edge.append(out)
             inside.append(inn)
     position = np.arange(len(labels))
-    # two places in the image, not methods: colours of the rc cycle that no method here uses
-    bars.bar(position - 0.2, edge, 0.4, label="border ring", color=style.BLACK)
-    bars.bar(
-        position + 0.2, inside, 0.4, label="interior", color=style.YELLOW, ec=style.BLACK, lw=0.6
-    )
+    # two places in the image, not methods: the house cycle's two neutrals, which no method uses
+    dark, light = style.OTHER_COLORS[:2]
+    bars.bar(position - 0.2, edge, 0.4, label="border ring", color=dark)
+    bars.bar(position + 0.2, inside, 0.4, label="interior", color=light, hatch="//", ec="white")
     bars.set_xticks(position, labels)
     bars.set_ylim(0, 1)
     bars.set_ylabel("share of responding units on")

@@ -76,11 +76,13 @@ def prms_estimate(result) -> Figure:
     edges = np.array(result.histogram_edges)
     k = np.array(result.units_used)
     n = np.array(result.widths)
-    # the widths are not methods: the colours of the house cycle
-    colors = style.RC_PARAMS["axes.prop_cycle"].by_key()["color"][: len(n)]
-    for width, units, counts, color in zip(n, k, result.histogram_counts, colors, strict=True):
+    # one method, pRMSNorm, in its colour; the width is a second factor: a line style and a marker
+    colour = style.color("pRMSNorm")
+    looks = list(zip(style.LINE_STYLES, style.MARKERS, strict=False))[: len(n)]
+    for width, units, counts, (line, _) in zip(n, k, result.histogram_counts, looks, strict=True):
         density = np.array(counts) / (result.samples * np.diff(edges))
-        left.stairs(density, edges, color=color, lw=1.8, label=f"$n = {width}$, $k = {units}$")
+        left.stairs(density, edges, color=colour, ls=line, lw=1.8,
+                    label=f"pRMSNorm, $n = {width}$, $k = {units}$")  # fmt: skip
     left.axvline(1.0, color=style.REFERENCE, lw=1.0, ls=":")
     left.set_xlabel(r"$\mathrm{RMS}_k\,/\,\mathrm{RMS}_n$: the first $k$ units against all $n$")
     left.set_ylabel("density")
@@ -90,8 +92,8 @@ def prms_estimate(result) -> Figure:
                           label=r"$\sqrt{1/2k}$: $k$ units alone")  # fmt: skip
     (delta,) = right.plot(k, result.ratio_sd_theory, "x", color=style.REFERENCE, ms=10, mew=1.5,
                           label=r"$\sqrt{(1/k - 1/n)/2}$: delta method")  # fmt: skip
-    for units, width, sd, color in zip(k, n, result.ratio_sd, colors, strict=True):
-        right.plot([units], [sd], "o", color=color, ms=7)
+    for units, width, sd, (_, marker) in zip(k, n, result.ratio_sd, looks, strict=True):
+        right.plot([units], [sd], marker, color=colour, ms=7)
         right.annotate(f"$n = {width}$", (units, sd), textcoords="offset points", xytext=(8, 4))
     style.log_axis(right, "x")
     style.log_axis(right, "y")
