@@ -8,6 +8,7 @@ marker, never another hue. `tests/test_figure_style.py` renders every registered
 this, with the sizes and fonts below, against what was drawn.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -15,7 +16,7 @@ from cycler import cycler
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import LogLocator, NullFormatter
+from matplotlib.ticker import Formatter, LogFormatterSciNotation, LogLocator
 
 # Okabe & Ito (2008), "Color Universal Design"; grey and brown are added for "none" and WeightNorm.
 BLACK, ORANGE, SKY_BLUE, GREEN = "#000000", "#E69F00", "#56B4E9", "#009E73"
@@ -162,18 +163,89 @@ def style_handle(style: str, label: str, marker: str | None = None) -> Line2D:
     return Line2D([], [], color=BLACK, ls=style, marker=marker, label=label)
 
 
+def _tick_text(x: float) -> str:
+    """0.05, 2, 500 as plain numbers; smaller and larger ones as mathtext, 2 x 10^-5."""
+    if 1e-3 <= x < 1e4:
+        return f"{x:g}"
+    exponent = math.floor(math.log10(x) + 1e-9)
+    mantissa = round(x / 10**exponent)
+    power = f"10^{{{exponent}}}"
+    number = power if mantissa == 1 else rf"{mantissa}\times{power}"
+    return rf"$\mathdefault{{{number}}}$"
+
+
+class LogLabels(Formatter):
+    """Tick labels of a log axis, decided when it is drawn: where the view spans three powers of
+    the base or more, powers of the base alone (a minor tick gets no label); where it spans less
+    (base 10), also 2 and 5 times a power, or 3 where 2 and 5 would not fit the axis's length, so
+    that the values between powers can be read off. Under three decades every label is a plain
+    number (0.2, 0.5, 1) between 0.001 and 10^4."""
+
+    INTERMEDIATE = ((2, 5), (3,))  # the mantissas labelled, tried in order until they fit
+
+    def __init__(self, base: float, major: bool):
+        self.base, self.major = base, major
+        self.powers = LogFormatterSciNotation(base=base)
+
+    def set_axis(self, axis):
+        super().set_axis(axis)
+        self.powers.set_axis(axis)
+
+    def set_locs(self, locs):
+        super().set_locs(locs)
+        self.powers.set_locs(locs)
+
+    def _mantissas(self) -> tuple:
+        """The intermediate mantissas this axis labels now, () where it spans 3 decades or more."""
+        low, high = sorted(self.axis.get_view_interval())
+        if self.base != 10 or low <= 0 or math.log10(high / low) >= 3:
+            return ()
+        decades = math.log10(high / low)
+        box = self.axis.axes.bbox
+        horizontal = self.axis.axis_name == "x"
+        length = (box.width if horizontal else box.height) / self.axis.figure.dpi * 72  # points
+        per_decade = length / max(decades, 1e-9)
+        size = MIN_FONT_SIZE * (3.6 if horizontal else 1.6)  # "0.005" wide, or a line high
+        for mantissas in self.INTERMEDIATE:
+            ticks = sorted({1, *mantissas, 10})
+            gap = min(math.log10(b / a) for a, b in itertools.pairwise(ticks))
+            if gap * per_decade >= size:
+                return mantissas
+        return ()
+
+    def __call__(self, x, pos=None):
+        if x <= 0:
+            return ""
+        exponent = math.floor(math.log(x, self.base) + 1e-9)
+        mantissa = x / self.base**exponent
+        if self.major:
+            narrow = self.base == 10 and self._spans_under_three_decades()
+            return _tick_text(x) if narrow else self.powers(x, pos)
+        whole = round(mantissa)
+        return _tick_text(x) if whole in self._mantissas() and abs(mantissa - whole) < 1e-6 else ""
+
+    def _spans_under_three_decades(self) -> bool:
+        low, high = sorted(self.axis.get_view_interval())
+        return low > 0 and math.log10(high / low) < 3
+
+
 def log_axis(ax, which: str = "y", base: float = 10) -> None:
-    """A log axis whose labels are powers of the base alone; its limits are widened to two powers
-    of the base when the data span less, so that at least two ticks carry a label."""
+    """A log axis labelled as LogLabels says: powers of the base, and where the view spans under
+    three decades the values between them too. Its limits are widened to two powers of the base
+    when the data span less than that and, in base 10, fewer than two of 1, 2 and 5 times a power,
+    so that at least two ticks carry a label."""
     axis = ax.yaxis if which == "y" else ax.xaxis
     (ax.set_yscale if which == "y" else ax.set_xscale)("log", base=base)
     axis.set_major_locator(LogLocator(base=base, numticks=12))
     axis.set_minor_locator(LogLocator(base=base, subs="auto", numticks=12))
-    axis.set_minor_formatter(NullFormatter())
+    axis.set_major_formatter(LogLabels(base, major=True))
+    axis.set_minor_formatter(LogLabels(base, major=False))
     get, put = (ax.get_ylim, ax.set_ylim) if which == "y" else (ax.get_xlim, ax.set_xlim)
     low, high = get()
-    powers_inside = math.floor(math.log(high, base)) - math.ceil(math.log(low, base)) + 1
-    if powers_inside < 2:
+    first, last = math.floor(math.log(low, base)), math.ceil(math.log(high, base))
+    mantissas = (1, 2, 5) if base == 10 else (1,)
+    labelled = [m * base**k for k in range(first, last + 1) for m in mantissas]
+    if sum(low <= v <= high for v in labelled) < 2:
         lo = base ** math.floor(math.log(low, base))
         put(lo, max(high, lo * base))
 

@@ -163,6 +163,9 @@ def recurrent_training(result) -> Figure:
     grid_ax.set_ylabel(f"mean validation NLL ({style.NATS_PER_IMAGE})")
     grid_ax.set_title("the grid every model ran")
     style.log_axis(grid_ax, "x")
+    rates = result.runs["LSTM"]["lrs"]  # the grid's own rates as the ticks, and no others
+    grid_ax.set_xticks(rates, [f"{lr:g}" for lr in rates])
+    grid_ax.set_xticks([], minor=True)
     early = {m: statistics.fmean(s[m]["early"]) for m in ("LSTM", "LN-LSTM")}
     style.finding(
         fig,
@@ -198,7 +201,7 @@ def gain_init(result) -> Figure:
         ax.set_xlabel("training step")
     ln_ax.set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
     style.log_axis(ln_ax, "y")
-    bn_ax.tick_params(labelleft=False)
+    bn_ax.tick_params(which="both", labelleft=False)
     scales = np.geomspace(0.01, 10, 61)
     slope_ax.plot(scales, [mean_tanh_slope(v) for v in scales], color=style.BLACK)
     for v in (0.1, 1.0):
@@ -341,7 +344,7 @@ def cnn_coda(result) -> Figure:
     axes = fig.subplots(1, len(result.margins) + 1)
     for ax in axes[1 : len(result.margins)]:
         ax.sharey(axes[0])
-        ax.tick_params(labelleft=False)
+        ax.tick_params(which="both", labelleft=False)
     for ax, margin in zip(axes, result.margins, strict=False):
         side = 8 + 2 * margin
         for norm in result.norms:
