@@ -65,7 +65,7 @@ reproduce: $(TESTED)
 # claims.expect): a fragile decision may land on either side of its boundary.
 notebooks-live: $(TESTED)
 	@test -d $(RECOMPUTED) || { echo "no recomputed record in $(RECOMPUTED): run make reproduce"; exit 1; }
-	LNPAPER_RECORD=strict LNPAPER_RECORD_DIR=$(RECOMPUTED) $(BIN)/python -m pytest -q -n 2 \
+	LNPAPER_RECORD=strict LNPAPER_RECORD_DIR=$(abspath $(RECOMPUTED)) $(BIN)/python -m pytest -q -n 2 \
 		--dist loadfile --nbval-lax --nbval-current-env notebooks
 
 # After a change: `make record notebooks` brings results/, the notebooks, figures/ and CLAIMS.md
