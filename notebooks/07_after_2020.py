@@ -141,7 +141,7 @@ for arm in a2.arms:
           + "   output change " + " ".join(f"{v:.4f}" for v in change)
           + f"   (L = {', '.join(map(str, a2.depths))})")  # fmt: skip
 a2_finding = claims.BY_ID["A2"].evaluate()
-print(a2_finding.ours)
+print(claims.wrap(a2_finding.ours))
 claims.expect(a2_finding, claims.PARTLY)
 figures.branch_dependence(a2)
 
@@ -209,7 +209,7 @@ for arm in d1.arms:
     print(f"{ARM_NAMES[arm]:8s} update at step 1: {stats.median_text(first)}; held-out loss after "
           f"{d1.steps} steps: {stats.median_text(d1.final_loss[arm])} nats")  # fmt: skip
 d1_finding = claims.BY_ID["D1"].evaluate()
-print(d1_finding.ours)
+print(claims.wrap(d1_finding.ours))
 claims.expect(d1_finding, claims.PARTLY)
 figures.deepnorm_update(d1)
 
@@ -251,7 +251,7 @@ for (when, arm), measures in profile.items():
     print(f"{when:8s} {ARM_NAMES[arm]:8s} tilt {np.mean(measures['tilt']):+.2f}, "
           f"spread {np.mean(measures['spread']):.2f}")  # fmt: skip
 x1_finding = claims.BY_ID["X1"].evaluate()
-print(x1_finding.ours)
+print(claims.wrap(x1_finding.ours))
 claims.expect(x1_finding, claims.PARTLY)
 figures.gradient_profile(x1)
 
@@ -297,8 +297,8 @@ for arm in l1.arms:
     print(f"{ARM_NAMES[arm]:10s} stream variance, block 1 / {l1.n_layers}: {first:.3g} / "
           f"{last:.3g}; loss rise without a block, per block: {worth}")  # fmt: skip
 l1_finding, l1b_finding = claims.BY_ID["L1"].evaluate(), claims.BY_ID["L1b"].evaluate()
-print(l1_finding.ours, "->", l1_finding.verdict)
-print(l1b_finding.ours, "->", l1b_finding.verdict)
+print(claims.wrap(f"{l1_finding.ours} -> {l1_finding.verdict}"))
+print(claims.wrap(f"{l1b_finding.ours} -> {l1b_finding.verdict}"))
 claims.expect(l1_finding, claims.PARTLY)
 claims.expect(l1b_finding, claims.NOT_REPRODUCED)
 figures.layer_scaling(l1)
@@ -363,7 +363,7 @@ for lr in sweep.lrs:
 for arm, summary in q1.items():
     print(f"learning-rate sensitivity, {arm:12s}: {statistics.mean(summary['sensitivity']):.3f} nats")
 q1_finding = claims.BY_ID["Q1"].evaluate()
-print(q1_finding.ours)
+print(claims.wrap(q1_finding.ours))
 claims.expect(q1_finding, claims.REPRODUCED)
 
 # %%
@@ -414,7 +414,7 @@ for lr in o1.lrs:
         print(f"{lr:6g} {arm:10s} {' '.join(map(str, counts)):>15s} "
               f"{stats.median_text(runs[lr]['final_loss']):>14s}")
 o1_finding = claims.BY_ID["O1"].evaluate()
-print(o1_finding.ours)
+print(claims.wrap(o1_finding.ours))
 claims.expect(o1_finding, claims.INCONCLUSIVE)
 
 # %% [markdown]
@@ -468,7 +468,7 @@ print(f"\ngemma2_model: embedding x {gemma.embed_scale:.0f} (sqrt(64)), caps "
 # %%
 g1 = experiments.gain_decay()
 g1_finding = claims.BY_ID["G1"].evaluate()
-print(g1_finding.ours)
+print(claims.wrap(g1_finding.ours))
 claims.expect(g1_finding, claims.REPRODUCED)
 
 # %% [markdown]
@@ -563,7 +563,7 @@ assert min(logit_gap) > 1e3 * max(row[0] for row in drift.logit_drift), "no drif
 
 # %%
 e1 = claims.BY_ID["E1"].evaluate()
-print(e1.ours)
+print(claims.wrap(e1.ours))
 print("verdict:", e1.verdict)
 claims.expect(e1, claims.REPRODUCED)
 
@@ -609,8 +609,8 @@ for name, difference in mean_claims.detach_differences(detach).items():
 
 # %%
 e2, e2b = claims.BY_ID["E2"].evaluate(), claims.BY_ID["E2b"].evaluate()
-print(e2.ours, "->", e2.verdict)
-print(e2b.ours, "->", e2b.verdict)
+print(claims.wrap(f"{e2.ours} -> {e2.verdict}"))
+print(claims.wrap(f"{e2b.ours} -> {e2b.verdict}"))
 claims.expect(e2, claims.PARTLY)
 claims.expect(e2b, claims.REPRODUCED)
 
@@ -664,8 +664,8 @@ for method in ("DyT", "Derf"):
 
 # %%
 y1, y1b = claims.BY_ID["Y1"].evaluate(), claims.BY_ID["Y1b"].evaluate()
-print(y1.ours, "->", y1.verdict)
-print(y1b.ours, "->", y1b.verdict)
+print(claims.wrap(f"{y1.ours} -> {y1.verdict}"))
+print(claims.wrap(f"{y1b.ours} -> {y1b.verdict}"))
 claims.expect(y1, claims.PARTLY)
 
 # %% [markdown]

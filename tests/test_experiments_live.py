@@ -104,7 +104,7 @@ def test_recurrent_training_and_sequential_digits():
     pixels = experiments.sequential_digits(hidden=4, steps=8, seeds=TWO, eval_every=1,
                                            lrs=(1e-2,))  # fmt: skip
     assert rows.runs and pixels.runs
-    for claim_id in ("R3", "R4", "R4b"):
+    for claim_id in ("R3", "R3d", "R3e", "R4", "R4b"):
         check(claim_id, rows)
     for claim_id in ("M4b", "M4c", "M4d", "R3c"):
         check(claim_id, pixels)

@@ -143,3 +143,14 @@ def test_the_readme_table_names_every_claim_of_each_notebook():
         if found:
             rows[found.group(1)] = line.rstrip(" |").rsplit(" | ", 1)[1].split(", ")
     assert rows == by_notebook
+
+
+def test_the_claims_printed_in_a_notebook_fit_a_column_and_keep_intervals_whole():
+    """Issue 23: the "ours" lines ran to 7,618 px in the book. Every line of every notebook's
+    "Claims checked here" is at most ledger.LINE_WIDTH characters, and no interval '[a, b]' or
+    'n = 10' is broken across lines."""
+    text = claims.checked_here([claim.id for claim in claims.CLAIMS])
+    assert max(len(line) for line in text.splitlines()) <= ledger.LINE_WIDTH
+    assert not re.search(r"\[[^\]\n]*\n|n =\n", text)
+    long = "a [-0.106, +0.096] (paired t, 95% CI, n = 10) " * 6
+    assert all(len(line) <= ledger.LINE_WIDTH for line in claims.wrap(long, "   ").splitlines())

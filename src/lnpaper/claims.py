@@ -22,7 +22,7 @@ from lnpaper.companion.verdicts import (
     Quantity,
     expect,
 )
-from lnpaper.ledger import BY_ID, CLAIMS, checked_here, markdown, rows
+from lnpaper.ledger import BY_ID, CLAIMS, checked_here, markdown, rows, wrap
 
 __all__ = [
     "BY_ID",
@@ -41,4 +41,5 @@ __all__ = [
     "markdown",
     "rows",
     "expect",
+    "wrap",
 ]

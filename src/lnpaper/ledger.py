@@ -3,6 +3,7 @@ the ledger cannot disagree with the notebooks."""
 
 import re
 import sys
+import textwrap
 
 from lnpaper import chapters
 from lnpaper.companion.registry import CLAIMS as REGISTERED
@@ -132,13 +133,35 @@ def markdown() -> str:
     return "\n".join([*lines, "", "## Each claim in full", *sections]) + "\n"
 
 
+# Printed lines fit a book column and a Lab cell without scrolling or breaking mid-number.
+LINE_WIDTH = 88
+
+
+def _fill(text: str, **options) -> str:
+    """textwrap.fill at LINE_WIDTH that never breaks an interval '[-0.1, +0.2]' or 'n = 10'."""
+    keep = re.sub(r"\[[^\]]*\]|n = \d+", lambda m: m.group(0).replace(" ", "\xa0"), text)
+    return textwrap.fill(keep, LINE_WIDTH, break_on_hyphens=False, **options).replace("\xa0", " ")
+
+
+def wrap(text: str, indent: str = "") -> str:
+    """A claim's text as printed in a notebook: lines of at most LINE_WIDTH, each after `indent`."""
+    return _fill(text, initial_indent=indent, subsequent_indent=indent)
+
+
+def _wrapped(label: str, text: str) -> str:
+    """'    ours:   ...' wrapped at LINE_WIDTH, its later lines under the first's text."""
+    first = f"    {label + ':':8s}"
+    return _fill(text, initial_indent=first, subsequent_indent=" " * len(first))
+
+
 def checked_here(ids) -> str:
-    """The "Claims checked here" table at the end of a notebook, as plain text nbval can compare."""
+    """The "Claims checked here" table at the end of a notebook, as plain text nbval can compare,
+    every line at most LINE_WIDTH characters."""
     blocks = []
     for claim_id, claim, source, paper, ours, test, verdict, _ in rows(ids):
-        blocks.append(
-            f"{claim_id}  [{verdict}]  {claim}\n"
-            f"    source: {source}\n    paper:  {paper}\n    ours:   {ours}"
-            + (f"\n    test:   {test}" if test else "")
+        head = _fill(f"{claim_id}  [{verdict}]  {claim}", subsequent_indent="    ")
+        fields = [("source", source), ("paper", paper), ("ours", ours)] + (
+            [("test", test)] if test else []
         )
+        blocks.append("\n".join([head] + [_wrapped(label, text) for label, text in fields]))
     return "\n\n".join(blocks)

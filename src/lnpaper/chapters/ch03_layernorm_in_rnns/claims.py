@@ -13,6 +13,7 @@ from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     BA_2016,
     IDENTITY,
+    INCONCLUSIVE,
     NOT_REPRODUCED,
     PARTLY,
     REPRODUCED,
@@ -124,23 +125,61 @@ def _collapsed(s: dict, models, task: str) -> tuple[str, list]:
 
 
 def check_r3(study) -> Finding:
-    """Faster: lower test NLL early in training (first quarter), LN-LSTM against the LSTM, each at
-    its own best rate of the grid; and the LN gains initialized at 1.0 ahead of 0.1 (the attentive
-    reader's observation), over the whole run."""
+    """Faster, as the paper compares: every model at the same settings (Sec. 6.1, "the same initial
+    hyperparameters"), so at each shared rate of the grid, LN-LSTM against the LSTM, test NLL over
+    the first quarter of training. Reproduced if LN is lower at every rate, partly at some."""
+    outcomes, quantities, parts = [], [], []
+    for k, lr in enumerate(study.runs["LSTM"]["lrs"]):
+        s = training_summary(study, lr_index=k)
+        early = _difference(s, "LN-LSTM", "LSTM", "early")
+        outcome = stats.better(early, "lower")
+        outcomes.append(outcome)
+        quantities.append(aggregate(f"lr {lr:g}, early test NLL, LN-LSTM - LSTM", early))
+        parts.append(f"lr {lr:g} {tested(early, _outcome_word(outcome, 'LN lower'))}")
+    steps = training_summary(study)["early_steps"]
+    ours = (
+        f"digits row by row, both models at the same lr; test NLL over steps {steps[0]}-"
+        f"{steps[-1]}, LN-LSTM minus LSTM: " + "; ".join(parts)
+    )
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_r3d(study) -> Finding:
+    """R3 with each model tuned: LN-LSTM against the LSTM, each at its own best rate of the grid
+    (lowest mean validation NLL), test NLL over the first quarter of training."""
     s = training_summary(study)
     early = _difference(s, "LN-LSTM", "LSTM", "early")
-    gain = _difference(s, "LN-LSTM", "LN-LSTM, gain 0.1", "curve")
-    outcomes = [stats.better(early, "lower"), stats.better(gain, "lower")]
+    outcome = stats.better(early, "lower")
+    top = max(study.runs["LSTM"]["lrs"])
+    at_edge = [m for m in ("LSTM", "LN-LSTM") if s[m]["lr"] == top]
     ours = (
-        f"digits row by row, each model at its own best lr ({_at(s, 'LSTM', 'LN-LSTM')}, "
-        f"gain 0.1: {s['LN-LSTM, gain 0.1']['lr']:g}); test NLL over steps "
-        f"{s['early_steps'][0]}-{s['early_steps'][-1]}, LN-LSTM minus LSTM: "
-        f"{tested(early, _outcome_word(outcomes[0], 'LN lower'))}. LN gain 1.0 minus 0.1, test NLL "
-        f"over all {s['steps']} steps: {tested(gain, _outcome_word(outcomes[1], '1.0 lower'))}"
+        f"each at its own best lr ({_at(s, 'LSTM', 'LN-LSTM')}; at the grid's top edge: "
+        f"{', '.join(at_edge) or 'neither'}); test NLL over steps {s['early_steps'][0]}-"
+        f"{s['early_steps'][-1]}, LN-LSTM minus LSTM: "
+        f"{tested(early, _outcome_word(outcome, 'LN lower'))}"
+    )
+    return Finding(
+        ours, from_outcome(outcome), (aggregate("early test NLL, LN-LSTM - LSTM", early),)
+    )
+
+
+def check_r3e(study) -> Finding:
+    """The attentive reader's gain: LN gains initialized at 1.0 against 0.1, each at its own best
+    rate, test NLL over the first quarter (faster) and over the last quarter (better at the end).
+    The paper says only "significantly better", so both are graded: reproduced if both hold."""
+    s = training_summary(study)
+    early = _difference(s, "LN-LSTM", "LN-LSTM, gain 0.1", "early")
+    late = _difference(s, "LN-LSTM", "LN-LSTM, gain 0.1", "late")
+    outcomes = [stats.better(early, "lower"), stats.better(late, "lower")]
+    ours = (
+        f"LN-LSTM, gain 1.0 minus 0.1 ({_at(s, 'LN-LSTM', 'LN-LSTM, gain 0.1')}), test NLL: steps "
+        f"{s['early_steps'][0]}-{s['early_steps'][-1]} "
+        f"{tested(early, _outcome_word(outcomes[0], '1.0 lower'))}; steps {s['late_steps'][0]}-"
+        f"{s['late_steps'][-1]} {tested(late, _outcome_word(outcomes[1], '1.0 lower'))}"
     )
     quantities = (
-        aggregate("early test NLL, LN-LSTM - LSTM", early),
-        aggregate("test NLL, LN gain 1.0 - 0.1", gain),
+        aggregate("early test NLL, LN gain 1.0 - 0.1", early),
+        aggregate("late test NLL, LN gain 1.0 - 0.1", late),
     )
     return Finding(ours, combine(outcomes), quantities)
 
@@ -153,19 +192,20 @@ R4_MARGIN = 0.01
 
 
 def check_r4(study) -> Finding:
-    """Equal at the end (DRAW, handwriting): the LN-LSTM's final test accuracy no worse than the
-    LSTM's by more than R4_MARGIN, each at its own best rate."""
+    """Equal at the end (DRAW, handwriting): the LN-LSTM's test accuracy over the last quarter of
+    training no worse than the LSTM's by more than R4_MARGIN, each at its own best rate."""
     s = training_summary(study)
-    final = _difference(s, "LN-LSTM", "LSTM", "final_accuracy")
-    nll = _difference(s, "LN-LSTM", "LSTM", "final_loss")
+    final = _difference(s, "LN-LSTM", "LSTM", "late_accuracy")
+    nll = _difference(s, "LN-LSTM", "LSTM", "late")
     same = stats.no_worse(final, R4_MARGIN, "higher")
 
     def cell(model):
-        (acc, _), (loss, _) = mean_sd(s[model]["final_accuracy"]), mean_sd(s[model]["final_loss"])
+        (acc, _), (loss, _) = mean_sd(s[model]["late_accuracy"]), mean_sd(s[model]["late"])
         return f"{100 * acc:.1f}% / {loss:.3f} (lr {s[model]['lr']:g})"
 
     ours = (
-        f"each at its own best lr, after {s['steps']} steps, test accuracy / NLL, mean of "
+        f"each at its own best lr, steps {s['late_steps'][0]}-{s['late_steps'][-1]}, test accuracy "
+        f"/ NLL, mean of "
         f"{final.n} seeds: LSTM {cell('LSTM')}, LN-LSTM {cell('LN-LSTM')}, BN-LSTM "
         f"{cell('BN-LSTM')}. LN-LSTM minus LSTM: accuracy "
         f"{tested(final, _outcome_word(same, 'no worse by 1 pp'), 100, 'pp', 1)}; NLL "
@@ -175,17 +215,17 @@ def check_r4(study) -> Finding:
 
 
 def check_r4b(study) -> Finding:
-    """Better at the end (order embeddings, skip-thoughts, attentive reader): the LN-LSTM's final
-    test accuracy higher and its test NLL lower than the LSTM's, each at its own best rate. On
-    order embeddings the paper's LN model is better on every measure it reports, so here both
-    parts must hold."""
+    """Better at the end (order embeddings, skip-thoughts, attentive reader): the LN-LSTM's test
+    accuracy higher and its test NLL lower than the LSTM's over the last quarter of training, each
+    at its own best rate. On order embeddings the paper's LN model is better on every measure it
+    reports, so here both parts must hold."""
     s = training_summary(study)
-    accuracy = _difference(s, "LN-LSTM", "LSTM", "final_accuracy")
-    nll = _difference(s, "LN-LSTM", "LSTM", "final_loss")
+    accuracy = _difference(s, "LN-LSTM", "LSTM", "late_accuracy")
+    nll = _difference(s, "LN-LSTM", "LSTM", "late")
     outcomes = [stats.better(accuracy, "higher"), stats.better(nll, "lower")]
     ours = (
-        f"each at its own best lr ({_at(s, 'LSTM', 'LN-LSTM')}), after the last step, LN-LSTM "
-        f"minus LSTM: test accuracy "
+        f"each at its own best lr ({_at(s, 'LSTM', 'LN-LSTM')}), steps {s['late_steps'][0]}-"
+        f"{s['late_steps'][-1]}, LN-LSTM minus LSTM: test accuracy "
         f"{tested(accuracy, _outcome_word(outcomes[0], 'higher'), 100, 'pp', 1)}; test NLL "
         f"{tested(nll, _outcome_word(outcomes[1], 'lower'))}"
     )
@@ -222,12 +262,42 @@ def check_r3b(study) -> Finding:
     quarter (better at the end), each at its own best rate."""
     s = training_summary(study)
     outcomes, quantities, parts = _ln_against_bn(s)
-    accuracy = _difference(s, "LN-LSTM", "BN-LSTM", "final_accuracy")
+    accuracy = _difference(s, "LN-LSTM", "BN-LSTM", "late_accuracy")
     ours = (
-        f"test NLL, LN-LSTM minus BN-LSTM, each at its own best lr {parts[0]}. After the last "
-        f"step (not tested): test accuracy {_points(accuracy)}"
+        f"test NLL, LN-LSTM minus BN-LSTM, each at its own best lr {parts[0]}. Last quarter (not "
+        f"tested): test accuracy {_points(accuracy)}"
     )
     return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+# An ending is graded only once the models have got somewhere. Declared in answer to review B4,
+# before the numbers below were computed: at T = 64 a claim about the end of training is graded only
+# if every model it compares averages at least ENDING_ACCURACY test accuracy over the last quarter,
+# in each pixel order (the row-by-row models of R3-R4b reach 94-96% in their 400 steps). Below it,
+# the verdict is inconclusive at this budget, and the numbers are still shown.
+ENDING_ACCURACY = 0.8
+
+
+def _ended(pixels, models) -> tuple[bool, str]:
+    """Whether every model in `models` reached ENDING_ACCURACY in both orders, and the accuracies."""
+    levels = []
+    for order, task in TASKS.items():
+        s = training_summary(pixels, order)
+        levels += [(task, m, mean_sd(s[m]["late_accuracy"])[0]) for m in models]
+    ended = all(level >= ENDING_ACCURACY for _, _, level in levels)
+    text = ", ".join(f"{m} {task} {100 * level:.0f}%" for task, m, level in levels)
+    return ended, text
+
+
+def _budget_verdict(finding_verdict: str, ended: bool, levels: str, steps: int) -> tuple[str, str]:
+    """The verdict, and a sentence when the budget decides it instead of the tests."""
+    if ended:
+        return finding_verdict, ""
+    return INCONCLUSIVE, (
+        f". Not graded (inconclusive at this budget): after {steps} steps the models average "
+        f"{levels} test accuracy over the last quarter, below the {100 * ENDING_ACCURACY:.0f}% "
+        f"declared for an ending; the tests above would give {finding_verdict}"
+    )
 
 
 def check_r3c(pixels) -> Finding:
@@ -252,8 +322,12 @@ def check_r3c(pixels) -> Finding:
             f"{tested(late, _outcome_word(outcome, 'LN lower'))}; step {s['early_steps'][-1]} "
             f"(not graded) {early.text()}; {collapsed}"
         )
-    ours = "T = 64, test NLL, LN-LSTM minus BN-LSTM: " + "; ".join(parts)
-    return Finding(ours, combine(outcomes), tuple(quantities))
+    ended, levels = _ended(pixels, ("LN-LSTM", "BN-LSTM"))
+    grade, note = _budget_verdict(
+        combine(outcomes), ended, levels, training_summary(pixels)["steps"]
+    )
+    ours = "T = 64, test NLL, LN-LSTM minus BN-LSTM: " + "; ".join(parts) + note
+    return Finding(ours, grade, tuple(quantities))
 
 
 def check_m4b(pixels) -> Finding:
@@ -263,7 +337,7 @@ def check_m4b(pixels) -> Finding:
     outcomes, quantities, parts, gains = [], [], [], []
     for order, task in TASKS.items():
         s = training_summary(pixels, order)
-        bn, lstm = s["BN-LSTM"]["final_accuracy"], s["LSTM"]["final_accuracy"]
+        bn, lstm = s["BN-LSTM"]["late_accuracy"], s["LSTM"]["late_accuracy"]
         gains.append([b - a for b, a in zip(bn, lstm, strict=True)])
         difference = stats.paired_difference(bn, lstm)
         outcome = stats.no_worse(difference, R4_MARGIN, "higher")
@@ -282,12 +356,16 @@ def check_m4b(pixels) -> Finding:
     outcomes.append(stats.better(larger, "higher"))
     quantities.append(aggregate("BN-LSTM's gain, permuted - pixel by pixel", larger))
     ours = (
-        f"T = 64, after {training_summary(pixels)['steps']} steps, test accuracy: "
+        f"T = 64, last quarter of {training_summary(pixels)['steps']} steps, test accuracy: "
         + "; ".join(parts)
         + ". BN's gain, permuted minus pixel by pixel: "
         + tested(larger, _outcome_word(outcomes[-1], "larger permuted"), 100, "pp", 1)
     )
-    return Finding(ours, combine(outcomes), tuple(quantities))
+    ended, levels = _ended(pixels, ("LSTM", "BN-LSTM"))
+    grade, note = _budget_verdict(
+        combine(outcomes), ended, levels, training_summary(pixels)["steps"]
+    )
+    return Finding(ours + note, grade, tuple(quantities))
 
 
 def check_m4c(pixels) -> Finding:
@@ -391,18 +469,41 @@ CLAIMS = register_claims(
     ),
     Claim(
         id="R3",
-        claim="LN speeds up recurrent models (order embeddings, skip-thoughts, DRAW, handwriting); "
-        "LN gains initialized at 1.0 beat 0.1 (attentive reader)",
-        source=f"{BA_2016}, Sec. 6",
-        paper_value="OE+LN best validation model in 60% of the baseline's time; DRAW 82.36 vs "
-        "82.09 nats; attentive reader: LN gain init 1.0 significantly better than 0.1",
+        claim="LN speeds up recurrent models, compared at the same settings (order embeddings, "
+        "skip-thoughts, DRAW, handwriting)",
+        source=f"{BA_2016}, Sec. 6 (6.1: both models use Adam with the same initial hyperparameters)",
+        paper_value="OE+LN best validation model in 60% of the baseline's time; DRAW almost twice "
+        "as fast, 82.36 vs 82.09 nats",
         notebook=NOTEBOOK,
         experiments=(ch03_runs.recurrent_training,),
         check=check_r3,
-        test="digits row by row, every model on the lr grid {3e-3, 1e-2, 3e-2}, each judged at its "
-        "own best (lowest mean validation NLL over the run), paired by seed, 95% t CI of test NLL: "
-        "LN-LSTM - LSTM over the first quarter of training below 0; LN gain 1.0 - 0.1 over the "
-        "whole run below 0; reproduced if both hold",
+        test="digits row by row, LN-LSTM and LSTM at each shared lr of the grid {3e-3, 1e-2, 3e-2}, "
+        "paired by seed, 95% t CI of test NLL over the first quarter of training below 0; "
+        "reproduced if it holds at every rate, partly at some",
+    ),
+    Claim(
+        id="R3d",
+        claim="R3 with each model at its own best learning rate: the LN-LSTM still faster",
+        source=f"{BA_2016}, Sec. 6 (a stronger comparison than the paper's)",
+        paper_value="not made in the paper (it compares at the same settings)",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.recurrent_training,),
+        check=check_r3d,
+        test="digits row by row, each model at its own best lr of the grid (lowest mean validation "
+        "NLL over the run), paired by seed, 95% t CI of test NLL, LN-LSTM - LSTM over the first "
+        "quarter of training below 0",
+    ),
+    Claim(
+        id="R3e",
+        claim="LN gains initialized at 1.0 beat 0.1 (attentive reader)",
+        source=f"{BA_2016}, Sec. 6.2",
+        paper_value="gain init 1.0 significantly better than 0.1 (validation curves, no numbers)",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs.recurrent_training,),
+        check=check_r3e,
+        test="digits row by row, each at its own best lr of the grid, paired by seed, 95% t CI of "
+        "test NLL, LN-LSTM gain 1.0 - 0.1 below 0 over the first quarter of training (faster) and "
+        "over the last quarter (better at the end); reproduced if both hold",
     ),
     Claim(
         id="R3b",
@@ -429,7 +530,9 @@ CLAIMS = register_claims(
         test="T = 64 digits, both pixel orders, each at its own best lr of the grid: test NLL, "
         "LN-LSTM minus BN-LSTM over the last quarter of training, paired by seed, 95% t CI below "
         "0; reproduced if both hold (the early half, one evaluation, changed sides between "
-        "numeric paths: shown, not graded)",
+        "numeric paths: shown, not graded); graded only if both models average at least 80% "
+        "test accuracy over the last quarter in both orders (ENDING_ACCURACY), else inconclusive "
+        "at this budget",
     ),
     Claim(
         id="R4",
@@ -440,9 +543,9 @@ CLAIMS = register_claims(
         notebook=NOTEBOOK,
         experiments=(ch03_runs.recurrent_training,),
         check=check_r4,
-        test="test accuracy after the last step, LN-LSTM minus LSTM, each at its own best lr of "
-        "the grid, paired by seed, 95% t CI above -1 pp (non-inferiority; margin R4_MARGIN "
-        "declared before the runs)",
+        test="test accuracy over the last quarter of training, LN-LSTM minus LSTM, each at its own "
+        "best lr of the grid, paired by seed, 95% t CI above -1 pp (non-inferiority; margin "
+        "R4_MARGIN declared before the runs)",
     ),
     Claim(
         id="R4b",
@@ -455,8 +558,8 @@ CLAIMS = register_claims(
         notebook=NOTEBOOK,
         experiments=(ch03_runs.recurrent_training,),
         check=check_r4b,
-        test="after the last step, LN-LSTM minus LSTM, each at its own best lr of the grid, "
-        "paired by seed, 95% t CI: test accuracy above 0 and test NLL below 0 (superiority, no "
+        test="over the last quarter of training, LN-LSTM minus LSTM, each at its own best lr of the "
+        "grid, paired by seed, 95% t CI: test accuracy above 0 and test NLL below 0 (superiority, no "
         "margin); reproduced if both hold",
     ),
     Claim(
@@ -468,9 +571,11 @@ CLAIMS = register_claims(
         notebook=NOTEBOOK,
         experiments=(ch03_runs.sequential_digits,),
         check=check_m4b,
-        test="T = 64 digits, each at its own best lr of the grid, final test accuracy paired by "
-        "seed, 95% t CI: BN-LSTM - LSTM above -1 pp in both pixel orders; (BN - LSTM) permuted "
-        "minus (BN - LSTM) in reading order above 0; reproduced if all three hold",
+        test="T = 64 digits, each at its own best lr of the grid, test accuracy over the last "
+        "quarter paired by seed, 95% t CI: BN-LSTM - LSTM above -1 pp in both pixel orders; (BN - "
+        "LSTM) permuted minus (BN - LSTM) in reading order above 0; reproduced if all three hold; "
+        "graded only if both models average at least 80% test accuracy over the last quarter in "
+        "both orders (ENDING_ACCURACY), else inconclusive at this budget",
     ),
     Claim(
         id="M4c",
