@@ -496,7 +496,7 @@ figures.longer_sequences(longer)
 # statistics to settle, so step 7's statistics fit every later step. The rule would fail where
 # either assumption fails (a transient longer than the training sequences, or inputs whose
 # distribution drifts along the sequence); the LN-LSTM makes no such assumption. That the BN-LSTM is
-# a point or two more accurate throughout (97.3% and 97.2% against 96.0% and 95.5%) is an edge on
+# a point or two more accurate throughout (97.2% and 97.1% against 96.0% and 95.6%) is an edge on
 # this task, not a property of length.
 #
 # ## The recurrent experiments at eight times the length: pixel by pixel (T = 64)
@@ -676,8 +676,8 @@ figures.cnn_coda(cnn)
 # The first half of the claim reproduces (**R5**): both normalizers cut the test NLL of the plain
 # CNN to about a third (LN minus none: -0.068 [-0.089, -0.047] on the bare digits, -0.083 [-0.111,
 # -0.056] in the blank frame) and train faster from the first steps. The second half does not show at
-# this scale (**R5b**, `inconclusive`): BN minus LN is +0.001 [-0.003, +0.004] on the bare digits and
-# -0.000 [-0.006, +0.005] in the frame, intervals that straddle 0, so 10 seeds cannot tell the two
+# this scale (**R5b**, `inconclusive`): BN minus LN is +0.001 [-0.002, +0.004] on the bare digits and
+# -0.001 [-0.006, +0.005] in the frame, intervals that straddle 0, so 10 seeds cannot tell the two
 # apart even with LayerNorm's affine cut to BatchNorm's $2C$ parameters. Nor does the frame recreate
 # the paper's premise as strongly as a raw count suggests: counting every unit, an earlier version of
 # this notebook found border units of the second conv layer on 37% of the time against 56% inside,

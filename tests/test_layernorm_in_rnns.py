@@ -29,7 +29,7 @@ from lnpaper.experiments import (
     rnn_dynamics,
     sequence_training,
 )
-from lnpaper.models.cnn import SmallCNN
+from lnpaper.models.cnn import SeedBatchedCNN, SmallCNN
 from lnpaper.models.recurrent import make_cell
 
 
@@ -480,7 +480,95 @@ def test_longer_sequences_reports_every_test_step():
     assert summary["LN-LSTM"]["beyond"] == (pytest.approx(0.5), 0.0)
 
 
+def test_longer_sequences_trains_each_seed_as_the_one_run_loop_would():
+    """Its seeds step together (`SeedBatchedClassifier`); seed s must end where training it alone
+    with `lnpaper.train.train` ends, to roundoff: the same test predictions up to a rare tie."""
+    from lnpaper.chapters.ch01_why_batchnorm_fails.runs import earlier_digit_loss
+    from lnpaper.models.recurrent import SequenceClassifier
+    from lnpaper.train import epoch_batches, train
+
+    steps, seeds = 6, (0, 3)
+    result = longer_sequences(models=("BN-LSTM",), hidden=8, steps=steps, seeds=seeds)
+    x, y = digits.digit_stream("train", count=4096, length=result.train_length, seed=0)
+    test_x, test_y = digits.digit_stream("test", count=1024, length=result.test_length, seed=1)
+    for index, seed in enumerate(seeds):
+        torch.manual_seed(seed)
+        cell = make_cell("bn-lstm", digits.PIXELS, 8, max_steps=result.train_length)
+        model = SequenceClassifier(cell, digits.CLASSES, every_step=True)
+        loss = earlier_digit_loss(x, y, result.delay)
+        train(model, loss, epoch_batches(len(x), 64, seed), steps=steps, lr=1e-2, log_every=steps)
+        with torch.no_grad():
+            predictions = model.eval()(test_x).argmax(-1)
+        alone = (predictions[:, result.delay :] == test_y[:, : -result.delay]).float().mean(0)
+        assert result.accuracy["BN-LSTM"][index] == pytest.approx(alone.tolist(), abs=2 / 1024)
+
+
 # ---- R5 ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("norm", ["none", "batchnorm", "layernorm"])
+def test_seed_batched_cnn_is_the_per_seed_models_outputs_grads_and_statistics(norm):
+    models = []
+    for seed in (0, 1, 2):
+        torch.manual_seed(seed)
+        model = SmallCNN(norm, (4, 6), side=12)
+        with torch.no_grad():  # gains and biases away from 1 and 0, so a mix-up shows
+            for name, p in model.named_parameters():
+                if "features.1" in name or "features.4" in name:
+                    p.add_(0.3 * torch.randn_like(p))
+        models.append(model)
+    batched = SeedBatchedCNN(models)
+    x, y = torch.randn(3, 5, 1, 12, 12), torch.randint(0, 10, (3, 5))
+    logits = batched(x)
+    torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum").backward()
+    for s, model in enumerate(models):
+        alone = model(x[s])
+        torch.nn.functional.cross_entropy(alone, y[s], reduction="sum").backward()
+        torch.testing.assert_close(logits[s], alone, atol=1e-5, rtol=1e-5)
+        for name, p in model.named_parameters():
+            torch.testing.assert_close(batched.p(name).grad[s], p.grad, atol=1e-5, rtol=1e-4)
+        again = batched.per_seed(s)
+        for name, buffer in model.named_buffers():  # BatchNorm's running estimates
+            torch.testing.assert_close(again.get_buffer(name), buffer, atol=1e-6, rtol=1e-5)
+        with torch.no_grad():  # and in eval mode, on the running estimates
+            batched.eval()
+            torch.testing.assert_close(batched(x)[s], model.eval()(x[s]), atol=1e-5, rtol=1e-5)
+            batched.train()
+    with pytest.raises(ValueError, match="one norm and shape"):
+        SeedBatchedCNN([models[0], SmallCNN("none" if norm != "none" else "layernorm", (4, 6), 12)])
+    with pytest.raises(ValueError, match=r"seeds=3, N, 1, 12, 12"):
+        batched(torch.zeros(2, 5, 1, 12, 12))
+
+
+def test_cnn_coda_trains_each_seed_as_the_one_run_loop_would():
+    """Its seeds step together (`SeedBatchedCNN`); each must follow `lnpaper.train.train` alone on
+    its own minibatches, to float32 roundoff amplified over a few steps."""
+    from lnpaper.chapters.ch01_why_batchnorm_fails.runs import (
+        classification_loss,
+        nll_and_accuracy,
+    )
+    from lnpaper.train import epoch_batches, train
+
+    seeds, steps = (0, 2), 6
+    result = cnn_coda(norms=("batchnorm",), margins=(1,), channels=(4, 6), steps=steps,
+                      seeds=seeds, eval_every=3)  # fmt: skip
+    (x, y), (val_x, val_y) = framed_images("train", 1), framed_images("val", 1)
+    test_x, test_y = framed_images("test", 1)
+    for index, seed in enumerate(seeds):
+        torch.manual_seed(seed)
+        model = SmallCNN("batchnorm", (4, 6), side=10)
+        history = train(
+            model, classification_loss(x, y), epoch_batches(len(x), 64, seed), steps=steps,
+            lr=3e-3, log_every=steps, evaluate=lambda m: nll_and_accuracy(m, val_x, val_y),
+            eval_every=3,
+        )  # fmt: skip
+        assert result.eval_steps == history.eval_steps
+        close = {"rtol": 1e-4, "atol": 1e-6}
+        ours = result.val_loss[1]["batchnorm"][index]
+        torch.testing.assert_close(ours, history.eval_curve("nll"), **close)
+        with torch.no_grad():
+            test = nll_and_accuracy(model.eval(), test_x, test_y)
+        torch.testing.assert_close(result.test_loss[1]["batchnorm"][index], test["nll"], **close)
 
 
 def test_small_cnn_shapes_and_normalizers():

@@ -402,6 +402,25 @@ def test_seed_batched_classifier_is_the_per_seed_models_outputs_grads_and_statis
             torch.testing.assert_close(out[s], model.eval()(longer), atol=1e-6, rtol=1e-5)
 
 
+def test_seed_batched_classifier_reads_every_step_when_its_models_do():
+    from lnpaper.models.recurrent import SeedBatchedClassifier
+
+    models = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        cell = make_cell("bn-lstm", 8, 6, max_steps=8)
+        models.append(SequenceClassifier(cell, digits.CLASSES, every_step=True))
+    batched = SeedBatchedClassifier(models)
+    x = digits.load("train", form="rows")[0][:12]
+    out = batched(x.expand(2, *x.shape))
+    assert out.shape == (2, 12, 8, digits.CLASSES)
+    for s, model in enumerate(models):
+        torch.testing.assert_close(out[s], model(x), atol=1e-6, rtol=1e-5)
+    models[1].every_step = False
+    with pytest.raises(ValueError, match="every_step all equal"):
+        SeedBatchedClassifier(models)
+
+
 def test_seed_batched_classifier_cuts_bn_statistics_at_statistics_steps():
     from lnpaper.models.recurrent import SeedBatchedClassifier
 

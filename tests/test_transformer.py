@@ -5,6 +5,7 @@ import math
 import pytest
 import torch
 
+from lnpaper.chapters.ch05_transformer.runs import layer_statistics
 from lnpaper.models.transformer import (
     NORMS,
     PLACEMENTS,
@@ -280,6 +281,41 @@ def test_lm_training_records_each_seed(no_store):
     assert result.levels["bigram"] > result.floor > result.levels["rate"]
 
 
+def test_lm_training_trains_each_seed_as_the_one_run_loop_would(no_store):
+    """The seeds of lm_training step together as one population; each must follow the one-run loop
+    (`lnpaper.train.train`) on its own batches, to float32 roundoff amplified over a few steps."""
+    from lnpaper.chapters.ch05_transformer.runs import batches, build_models, held_out
+    from lnpaper.experiments import lm_training
+    from lnpaper.train import train
+
+    options = {"placement": "post", "n_layers": 2, "lr": 1e-2, "warmup_steps": 3}
+    seeds, steps = (0, 3), 8
+    result = lm_training(**options, seeds=seeds, steps=steps, log_every=2)
+    next_batch = batches(seeds, steps=steps, batch_size=16, length=16)
+    scored = held_out(16)
+    for index, model in enumerate(build_models(seeds, length=16, n_layers=2, n_heads=2,
+                                               placement="post")):  # fmt: skip
+        history = train(
+            model,
+            next_token_loss,
+            lambda step, i=index: next_batch(step)[i],
+            steps=steps,
+            lr=1e-2,
+            warmup_steps=3,
+            log_every=2,
+            evaluate=lambda m: {"loss": next_token_loss(m, scored)},
+            eval_every=steps,
+        )
+        assert result.steps == history.steps
+        close = {"rtol": 1e-4, "atol": 1e-6}
+        torch.testing.assert_close(result.train_loss[index], history.train_loss, **close)
+        torch.testing.assert_close(result.initial_loss[index], history.evals[0]["loss"], **close)
+        torch.testing.assert_close(result.final_loss[index], history.evals[-1]["loss"], **close)
+        variance, grad_norm = layer_statistics(model, scored[:64])
+        torch.testing.assert_close(result.stream_variance_final[index], variance, **close)
+        torch.testing.assert_close(result.block_grad_norm_final[index], grad_norm, **close)
+
+
 SEEDS = 10  # enough for the t intervals and the Clopper-Pearson interval to decide
 # fixed offsets with mean 0 and sd about 1: `around` spreads an arm's seeds over them, rotated by
 # `shift`, so that two arms paired by seed do not differ by a constant (a zero-width interval)
@@ -414,6 +450,34 @@ def test_t5_tfixup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
     # 5 of 10 Xavier runs fail, T-Fixup's losses straddle the bigram level: nothing decided
     half = [None] * 5 + around(1.9)[:5]
     assert check_t5(tfixup(half, around(2.34, 0.1))).verdict == claims.INCONCLUSIVE
+
+
+@pytest.mark.parametrize("diverged", [(), (0, 1, 2, 3, 4, 5), (1, 4)])
+def test_the_t5_figure_draws_xavier_runs_that_diverge_or_stay_finite(diverged):
+    """Whether a Xavier run stops being finite depends on the numeric path: the figure must draw
+    every mix (notebook 05 runs live on the recomputed record in make test)."""
+    import copy
+
+    import matplotlib.pyplot as plt
+
+    from lnpaper import experiments, figures
+
+    study = copy.deepcopy(experiments.tfixup_study())
+    xavier = study.runs["Xavier, 12 layers, no norm"]
+    for seed in range(len(xavier["seeds"])):
+        stop = 20 + seed if seed in diverged else None
+        xavier["diverged_at"][seed] = stop
+        if stop is not None:
+            xavier["final_loss"][seed] = None
+            xavier["train_loss"][seed] = xavier["train_loss"][seed][: stop // 10]
+    fig = figures.tfixup_curves(study)
+    text = " ".join(t.get_text() for t in fig.findobj(plt.Text))
+    if diverged:
+        assert f"{len(diverged)} not finite by step {20 + max(diverged)}" in text
+    if len(diverged) < len(xavier["seeds"]):
+        assert f"{len(xavier['seeds']) - len(diverged)} finite, ending at" in text
+    assert "all 6 seeds fail:" in text
+    plt.close(fig)
 
 
 def norm_study(dyt, layernorm=None):

@@ -17,6 +17,7 @@ and gives no setup. This one reads the 8 x 8 digits:
 """
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from lnpaper.checks import check_positive_int
@@ -94,3 +95,97 @@ class SmallCNN(nn.Module):
                 f"{tuple(x.shape)}"
             )
         return self.readout(self.features(x).flatten(1))
+
+
+class SeedBatchedCNN(nn.Module):
+    """S `SmallCNN`s of one norm and shape, one per seed, run as one model (notebook 03's coda).
+
+    Made from the per-seed models, so every seed starts from its own weights. The seeds' channels
+    sit side by side: seed s owns channels [s c, (s + 1) c) of every layer, and each convolution is
+    one grouped convolution with groups = S, so no channel reads another seed's. The norms then
+    act per seed as `SmallCNN`'s do: BatchNorm per channel over (N, H, W), one F.batch_norm over
+    the S c channels (running estimates per seed and channel); LayerNorm per example over seed s's
+    (c, H, W) block, then its g_c and b_c. Input (S, N, 1, side, side): each seed reads its own
+    images. Output (S, N, 10). `per_seed(s)` gives seed s back as a `SmallCNN` (a copy).
+    """
+
+    def __init__(self, models: list[SmallCNN]):
+        super().__init__()
+        if not models:
+            raise ValueError("SeedBatchedCNN needs at least one model (one per seed)")
+        shapes = {(m.norm, m.side, tuple(m.state_dict()["readout.weight"].shape)) for m in models}
+        if len(shapes) != 1:
+            raise ValueError(f"SeedBatchedCNN stacks models of one norm and shape, got {shapes}")
+        self._template = (models[0],)  # a tuple: not a submodule, its parameters not ours
+        self.seeds, self.norm, self.side = len(models), models[0].norm, models[0].side
+        states = [m.state_dict() for m in models]
+        for name, _ in models[0].named_parameters():
+            stacked = torch.stack([s[name] for s in states]).clone()
+            self.register_parameter(name.replace(".", "__"), nn.Parameter(stacked))
+        for name, _ in models[0].named_buffers():  # BatchNorm's (C,) estimates as (S * C,)
+            self.register_buffer(name.replace(".", "__"), torch.cat([s[name] for s in states]))
+        first_norm = models[0].features[1]
+        self.eps = first_norm.norm.eps if self.norm != "none" else None
+        self.momentum = first_norm.norm.momentum if self.norm == "batchnorm" else None
+
+    def p(self, name: str) -> torch.Tensor:
+        """A parameter or buffer by its per-seed name, e.g. p("features.0.weight")."""
+        return getattr(self, name.replace(".", "__"))
+
+    def per_seed(self, s: int) -> SmallCNN:
+        """Seed s as an ordinary SmallCNN (a copy)."""
+        import copy
+
+        model = copy.deepcopy(self._template[0])
+        state = {name: self.p(name)[s].detach() for name, _ in model.named_parameters()}
+        for name, buffer in model.named_buffers():
+            state[name] = self.p(name).view(self.seeds, -1)[s].view_as(buffer)
+        model.load_state_dict(state)
+        return model.train(self.training)
+
+    def _conv(self, a: torch.Tensor, layer: int) -> torch.Tensor:
+        weight = self.p(f"features.{layer}.weight")  # (S, c_out, c_in, 3, 3)
+        bias = getattr(self, f"features__{layer}__bias", None)
+        return F.conv2d(
+            a,
+            weight.flatten(0, 1),
+            None if bias is None else bias.flatten(),
+            padding=1,
+            groups=self.seeds,
+        )
+
+    def _norm(self, a: torch.Tensor, layer: int) -> torch.Tensor:
+        """a (N, S c, H, W): the layer's norm, for each seed on its own c channels."""
+        if self.norm == "batchnorm":
+            name = f"features.{layer}.norm"
+            y = F.batch_norm(
+                a.flatten(2),  # (N, S c, H W): statistics over N and H W, per channel
+                self.p(name + ".running_mean"),
+                self.p(name + ".running_var"),
+                weight=self.p(name + ".weight").flatten(),
+                bias=self.p(name + ".bias").flatten(),
+                training=self.training,
+                momentum=self.momentum,
+                eps=self.eps,
+            )
+            return y.view_as(a)
+        if self.norm == "layernorm":  # per example and seed over (c, H, W), then g_c, b_c
+            blocks = a.unflatten(1, (self.seeds, -1))  # (N, S, c, H, W)
+            y = F.layer_norm(blocks, blocks.shape[2:], eps=self.eps)
+            gain, bias = self.p(f"features.{layer}.weight"), self.p(f"features.{layer}.bias")
+            return (y * gain + bias).flatten(1, 2)  # g, b (S, c, 1, 1) broadcast over N
+        return a
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.ndim != 5 or x.shape[0] != self.seeds or x.shape[2:] != (1, self.side, self.side):
+            raise ValueError(
+                f"SeedBatchedCNN expects images (seeds={self.seeds}, N, 1, {self.side}, "
+                f"{self.side}), got shape {tuple(x.shape)}"
+            )
+        a = x.transpose(0, 1).flatten(1, 2)  # (N, S, H, W): seed s's image is channel s
+        a = F.relu(self._norm(self._conv(a, 0), 1))
+        a = F.relu(self._norm(self._conv(a, 3), 4))
+        a = F.max_pool2d(a, 2)  # (N, S c2, side / 2, side / 2)
+        features = a.unflatten(1, (self.seeds, -1)).flatten(2).transpose(0, 1)  # (S, N, c2 h w)
+        weight, bias = self.p("readout.weight"), self.p("readout.bias")
+        return torch.baddbmm(bias[:, None], features, weight.transpose(1, 2))

@@ -397,7 +397,8 @@ class SeedBatchedClassifier(nn.Module):
     Made from the S per-seed models (`SeedBatchedClassifier(models)`), so every seed starts from
     exactly the weights it has alone; parameters and BatchNorm buffers become (S, ...) tensors,
     named as in the per-seed model with "." replaced by "__". Input x is (S, N, T, inputs): each
-    seed reads its own minibatch; the output is the last step's logits (S, N, classes). The cells
+    seed reads its own minibatch; the output is the last step's logits (S, N, classes), or every
+    step's (S, N, T, classes) for models built with `every_step=True`. The cells
     supported are those the training experiments use: "lstm", "ln-lstm", "bn-lstm", "ln-gru".
     `per_seed(s)` gives seed s back as an ordinary model (tests compare the two). Setting
     `statistics_steps` = k makes a BN-LSTM in eval mode use the statistics of step k - 1 for
@@ -422,8 +423,9 @@ class SeedBatchedClassifier(nn.Module):
                 f"SeedBatchedClassifier stacks models of one cell type among "
                 f"{sorted(k.__name__ for k in self.KINDS)}, got {names}"
             )
-        if any(m.every_step for m in models):
-            raise ValueError("SeedBatchedClassifier reads the last step only (every_step=False)")
+        if len({m.every_step for m in models}) != 1:
+            raise ValueError("SeedBatchedClassifier's models read out alike: every_step all equal")
+        self.every_step = models[0].every_step
         self._template = (models[0],)  # a tuple: not a submodule, its parameters not ours
         cell = models[0].cell
         self.kind = self.KINDS[type(cell)]
@@ -548,6 +550,15 @@ class SeedBatchedClassifier(nn.Module):
             )
         zeros = x.new_zeros(self.seeds, x.shape[1], self.hidden_size)
         state = (zeros,) if self.kind == "ln-gru" else (zeros, zeros.clone())
+        hidden = []
         for t in range(x.shape[2]):
             state = self.step(x[:, :, t], state, t)
-        return _batched_linear(state[0], self.p("readout.weight"), self.p("readout.bias"))
+            if self.every_step:
+                hidden.append(state[0])
+        if not self.every_step:
+            return _batched_linear(state[0], self.p("readout.weight"), self.p("readout.bias"))
+        every = torch.stack(hidden, dim=2)  # (S, N, T, H)
+        logits = _batched_linear(
+            every.flatten(1, 2), self.p("readout.weight"), self.p("readout.bias")
+        )
+        return logits.unflatten(1, every.shape[1:3])

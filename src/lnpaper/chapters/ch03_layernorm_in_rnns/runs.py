@@ -23,15 +23,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lnpaper.chapters.ch01_why_batchnorm_fails.runs import (
-    classification_loss,
-    earlier_digit_loss,
-    nll_and_accuracy,
-)
 from lnpaper.companion.registry import experiment
 from lnpaper.data import digits
 from lnpaper.models.cnn import NORMS as CNN_NORMS
-from lnpaper.models.cnn import SmallCNN
+from lnpaper.models.cnn import SeedBatchedCNN, SmallCNN
 from lnpaper.models.recurrent import (
     BatchNormLSTMCell,
     LayerNormLSTMCell,
@@ -44,7 +39,7 @@ from lnpaper.models.recurrent import (
     unroll,
 )
 from lnpaper.spread import mean_sd
-from lnpaper.train import PerRunAdam, epoch_batches, train, train_population
+from lnpaper.train import PerRunAdam, epoch_batches, train_population
 
 F64 = torch.float64
 
@@ -485,32 +480,54 @@ def sequence_training(
     )
 
 
-def train_and_test(
-    model, train_split, val_split, test_split, *, steps, lr, batch_size, seed, eval_every
-):
-    """Adam on epoch-shuffled minibatches of `train_split`; validation every `eval_every` steps and
-    the test split after the last step, both in eval mode. Returns the evaluation steps and this
-    run's {val_loss, val_accuracy: curves, test_loss, test_accuracy: numbers}. (The CNN coda's
-    loop; the recurrent runs batch their seeds in `sequence_training`.)"""
+def _train_cnns(norm, result, side, train_split, val_split, test_split, *, eval_every) -> dict:
+    """One `SmallCNN` per seed of `result.seeds`, trained together as one population
+    (`SeedBatchedCNN`, Adam at `result.lr`), each on epoch-shuffled minibatches of its seed.
+    Validation every `eval_every` steps and the test split after the last step, both in eval mode.
+    Returns {val_loss, val_accuracy: [seed][eval], test_loss, test_accuracy: [seed], "first seed":
+    the first seed's trained model}, and sets `result.eval_steps`."""
     (x, y), (val_x, val_y), (test_x, test_y) = train_split, val_split, test_split
-    history = train(
-        model,
-        classification_loss(x, y),
-        epoch_batches(len(x), batch_size, seed),
-        steps=steps,
-        lr=lr,
-        log_every=steps,
-        evaluate=lambda m: nll_and_accuracy(m, val_x, val_y),
-        eval_every=eval_every,
-    )
+    models = []
+    for seed in result.seeds:
+        torch.manual_seed(seed)
+        models.append(SmallCNN(norm, result.channels, side=side))
+    model = SeedBatchedCNN(models)
+    optimizer = PerRunAdam(model.parameters(), [result.lr] * len(result.seeds))
+    batches = [epoch_batches(len(x), result.batch_size, seed) for seed in result.seeds]
+    curves, result.eval_steps = {"val_loss": [], "val_accuracy": []}, []
+
+    def every_seed(images):  # (N, 1, side, side) -> (S, N, 1, side, side), a view
+        return images.expand(len(result.seeds), *images.shape)
+
+    def evaluate(step: int) -> None:
+        model.eval()
+        with torch.no_grad():
+            nll, accuracy = _evaluate(model, every_seed(val_x), val_y)
+        curves["val_loss"].append(nll)
+        curves["val_accuracy"].append(accuracy)
+        result.eval_steps.append(step)
+        model.train()
+
+    def step_losses(step: int):
+        index = torch.stack([batch(step) for batch in batches])  # (seeds, batch_size)
+        logits = model(x[index])
+        # the sum of the per-seed mean losses: each seed gets its own gradient
+        loss = F.cross_entropy(logits.flatten(0, 1), y[index].flatten(), reduction="sum")
+        return None, loss / result.batch_size
+
+    train_population(
+        len(result.seeds), optimizer.params, step_losses, optimizer, steps=result.steps,
+        evaluate=evaluate, eval_every=eval_every,
+    )  # fmt: skip
     model.eval()
     with torch.no_grad():
-        test = nll_and_accuracy(model, test_x, test_y)
-    return history.eval_steps, {
-        "val_loss": history.eval_curve("nll"),
-        "val_accuracy": history.eval_curve("accuracy"),
-        "test_loss": test["nll"],
-        "test_accuracy": test["accuracy"],
+        test_loss, test_accuracy = _evaluate(model, every_seed(test_x), test_y)
+    return {
+        "val_loss": torch.stack(curves["val_loss"], dim=1).tolist(),
+        "val_accuracy": torch.stack(curves["val_accuracy"], dim=1).tolist(),
+        "test_loss": test_loss.tolist(),
+        "test_accuracy": test_accuracy.tolist(),
+        "first seed": model.per_seed(0).eval(),
     }
 
 
@@ -647,36 +664,42 @@ def longer_sequences(
     rule); the LN-LSTM and the LSTM have nothing to extend."""
     x, y = digits.digit_stream("train", count=4096, length=train_length, seed=0)
     test_x, test_y = digits.digit_stream("test", count=1024, length=test_length, seed=1)
+    seeds = [int(s) for s in seeds]
     accuracy = {}
     for name in models:
-        accuracy[name] = []
+        kind, gain_init = RECURRENT_MODELS[name]
+        per_seed = []
         for seed in seeds:
             torch.manual_seed(seed)
-            kind, gain_init = RECURRENT_MODELS[name]
             cell = make_cell(
                 kind, digits.PIXELS, hidden, max_steps=train_length, gain_init=gain_init
             )
-            model = SequenceClassifier(cell, digits.CLASSES, every_step=True)
-            train(
-                model,
-                earlier_digit_loss(x, y, delay),
-                epoch_batches(len(x), batch_size, seed),
-                steps=steps,
-                lr=lr,
-                log_every=steps,
-            )
-            model.eval()
-            with torch.no_grad():
-                predictions = model(test_x).argmax(-1)
-            correct = predictions[:, delay:] == test_y[:, :-delay]
-            accuracy[name].append(correct.float().mean(0).tolist())
+            per_seed.append(SequenceClassifier(cell, digits.CLASSES, every_step=True))
+        model = SeedBatchedClassifier(per_seed)  # the seeds as one population, each on its batches
+        optimizer = PerRunAdam(model.parameters(), [lr] * len(seeds))
+        batches = [epoch_batches(len(x), batch_size, seed) for seed in seeds]
+
+        def step_losses(step: int, model=model, batches=batches):
+            index = torch.stack([batch(step) for batch in batches])  # (seeds, batch_size)
+            logits = model(x[index])[:, :, delay:]  # at step t, name the digit of step t - delay
+            targets = y[index][:, :, :-delay]
+            # the sum of the per-seed mean losses: each seed gets its own gradient
+            loss = F.cross_entropy(logits.flatten(0, 2), targets.flatten(), reduction="sum")
+            return None, loss / targets[0].numel()
+
+        train_population(len(seeds), optimizer.params, step_losses, optimizer, steps=steps)
+        model.eval()
+        with torch.no_grad():
+            predictions = model(test_x.expand(len(seeds), *test_x.shape)).argmax(-1)
+        correct = predictions[:, :, delay:] == test_y[:, :-delay]
+        accuracy[name] = correct.float().mean(1).tolist()  # [seed][t]
     return LongerSequencesResult(
         train_length=train_length,
         test_length=test_length,
         delay=delay,
         hidden=hidden,
         steps=steps,
-        seeds=[int(s) for s in seeds],
+        seeds=seeds,
         accuracy=accuracy,
     )
 
@@ -788,30 +811,16 @@ def cnn_coda(
         for field in ("val_loss", "val_accuracy", "test_loss", "test_accuracy"):
             getattr(result, field)[margin] = {}
         for norm in norms:
-            runs = {"val_loss": [], "val_accuracy": [], "test_loss": [], "test_accuracy": []}
-            for seed in result.seeds:
-                torch.manual_seed(seed)
-                model = SmallCNN(norm, channels, side=side)
-                result.eval_steps, run = train_and_test(
-                    model,
-                    (x, y),
-                    (val_x, val_y),
-                    (test_x, test_y),
-                    steps=steps,
-                    lr=lr,
-                    batch_size=batch_size,
-                    seed=seed,
-                    eval_every=eval_every,
-                )
-                for field, value in run.items():
-                    runs[field].append(value)
-                if norm == "none" and seed == result.seeds[0]:
-                    with torch.no_grad():
-                        for relu in (2, 5):  # the ReLU after each conv layer
-                            border_on, inside_on = units_on(model.features[: relu + 1](test_x),
-                                                            border)  # fmt: skip
-                            result.border_active[margin].append(border_on)
-                            result.interior_active[margin].append(inside_on)
+            runs = _train_cnns(norm, result, side, (x, y), (val_x, val_y), (test_x, test_y),
+                               eval_every=eval_every)  # fmt: skip
+            if norm == "none":  # how often the ReLU units are on, first seed, trained net
+                model = runs.pop("first seed")
+                with torch.no_grad():
+                    for relu in (2, 5):  # the ReLU after each conv layer
+                        border_on, inside_on = units_on(model.features[: relu + 1](test_x), border)
+                        result.border_active[margin].append(border_on)
+                        result.interior_active[margin].append(inside_on)
+            runs.pop("first seed", None)
             for field, values in runs.items():
                 getattr(result, field)[margin][norm] = values
     return result

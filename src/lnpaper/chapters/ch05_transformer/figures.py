@@ -204,8 +204,9 @@ def without_normalization(result) -> Figure:
 def tfixup_curves(result) -> Figure:
     """T5: a deeper model with no norm and no warmup, Xavier initialization against T-Fixup's.
     T-Fixup's training loss: the median over seeds and the band from the lowest to the highest
-    seed. Xavier's runs leave the scale from their first logged step and stop where their loss is
-    no longer finite: a marker at the top edge at that step."""
+    seed. Xavier's runs leave the scale from their first logged step. A run whose loss stops being
+    finite gets a marker at the top edge at that step; one that stays finite (on another CPU the
+    same run may do either) is counted in the annotation with its final held-out loss."""
     xavier, fixup = result.runs.values()
     fig = style.new_figure(1, 4.4)
     ax = fig.subplots()
@@ -214,26 +215,42 @@ def tfixup_curves(result) -> Figure:
     ax.set_ylim(0.8, top)
     _levels(ax, fixup)
     xavier_color = style.color("Xavier")
+    # Xavier's runs either stop being finite (a marker at the top edge at that step) or end finite
+    # far above the plot; which one depends on the last bits of the numeric path (notebook 05)
     stops = [step for step in xavier["diverged_at"] if step is not None]
-    ax.plot(stops, [top] * len(stops), "^", color=xavier_color, ms=9, clip_on=False, zorder=3)
+    ends = [v for v in xavier["final_loss"] if v is not None]
+    if stops:  # an empty marker line would still claim a bounding box at the origin
+        ax.plot(stops, [top] * len(stops), "^", color=xavier_color, ms=9, clip_on=False, zorder=3)
     logged = [v for curve in xavier["train_loss"] for v in curve]
-    ax.annotate(f"Xavier: losses of {min(logged):,.0f} to {max(logged):,.0f} nats per token,\n"
-                f"then not finite, by step {max(stops)}", (max(stops), top), xytext=(10, -6),
-                textcoords="offset points", va="top", color=style.REFERENCE)  # fmt: skip
+    fates = []
+    if stops:
+        fates.append(f"{len(stops)} not finite by step {max(stops)}")
+    if ends:
+        fates.append(f"{len(ends)} finite, ending at {min(ends):,.0f} to {max(ends):,.0f}")
+    where = max(stops) if stops else xavier["steps"][0]
+    ax.annotate(f"Xavier: losses of {min(logged):,.0f} to {max(logged):,.0f} nats per token;\n"
+                + "; ".join(fates), (where, top), xytext=(10, -6), textcoords="offset points",
+                va="top", color=style.REFERENCE)  # fmt: skip
     seeds = len(fixup["seeds"])
     ax.set_title(f"{fixup['n_layers']} layers, no norm, no warmup, Adam lr {fixup['lr']:g}, "
                  f"{seeds} seeds", pad=12)  # fmt: skip
     ax.set_xlabel("step")
     ax.set_ylabel(f"training loss, {style.NATS_PER_TOKEN}")
-    diverged = len(stops)
-    xavier_text = f"all {seeds}" if diverged == seeds else f"{diverged} of {seeds}"
+    unigram = xavier["levels"]["unigram"]
+    stuck = [v for v in ends if v > unigram]
+    failed = len(stops) + len(stuck)
+    xavier_text = f"all {seeds}" if failed == seeds else f"{failed} of {seeds}"
+    how = ([f"{len(stops)} diverge"] if stops else []) + (
+        [f"{len(stuck)} end at {min(stuck):,.0f} nats or more"] if stuck else []
+    )
     style.finding(fig, f"T-Fixup trains {fixup['n_layers']} layers without a norm or warmup, to "
-                  f"{_median_final(fixup):.2f} nats;\nwith Xavier init {xavier_text} seeds "
-                  "diverge")  # fmt: skip
-    stopped = Line2D([], [], color=xavier_color, ls="none", marker="^", ms=9,
-                     label="Xavier: not finite from this step")  # fmt: skip
-    style.shared_legend(fig, ncols=2, extra=[style.method_handle("T-Fixup"), style.band_handle(seeds, "median"),
-                                             stopped])  # fmt: skip
+                  f"{_median_final(fixup):.2f} nats;\nwith Xavier init {xavier_text} seeds fail: "
+                  + ", ".join(how))  # fmt: skip
+    extra = [style.method_handle("T-Fixup"), style.band_handle(seeds, "median")]
+    if stops:
+        extra.append(Line2D([], [], color=xavier_color, ls="none", marker="^", ms=9,
+                            label="Xavier: not finite from this step"))  # fmt: skip
+    style.shared_legend(fig, ncols=len(extra), extra=extra)
     return fig
 
 

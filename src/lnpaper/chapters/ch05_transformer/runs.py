@@ -24,7 +24,7 @@ from lnpaper.models.mlp import MLP
 from lnpaper.models.transformer import TransformerLM, next_token_loss
 from lnpaper.norms import BatchNorm
 from lnpaper.spread import mean_sd
-from lnpaper.train import epoch_batches, train
+from lnpaper.train import epoch_batches, train_language_models
 
 # ---- T1, T2: gradients and residual norms at initialization -----------------------------------
 
@@ -175,6 +175,31 @@ class LMTrainingResult:
     block_grad_norm_final: list
 
 
+HELD_OUT_SEED = 999_999  # the held-out sequences every language model is scored on
+
+
+def build_models(seeds, *, length: int, **options) -> list[TransformerLM]:
+    """One model per seed, torch's generator seeded with the seed before each is built."""
+    vocab_size = SyntheticLanguage().vocab_size
+    models = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        models.append(TransformerLM(vocab_size, max_len=length, **options))
+    return models
+
+
+def batches(seeds, *, steps: int, batch_size: int, length: int):
+    """next_batch(step) -> S x B x T+1: seed s's sequences, fresh every step. Every configuration
+    trained with seed s sees the same sequences, so configurations are compared on paired data."""
+    language = SyntheticLanguage()
+    data = torch.stack([language.sample(steps * batch_size, length + 1, seed=s) for s in seeds])
+    return lambda step: data[:, step * batch_size : (step + 1) * batch_size]
+
+
+def held_out(length: int) -> torch.Tensor:
+    return SyntheticLanguage().sample(256, length + 1, seed=HELD_OUT_SEED)
+
+
 @experiment
 def lm_training(
     *,
@@ -192,73 +217,52 @@ def lm_training(
     length: int = 16,
     log_every: int = 10,
 ) -> LMTrainingResult:
-    """Adam on the synthetic language, fresh sequences every step (the same ones for every
-    configuration with the same seed, so configurations are compared on paired data). The model's
-    seed and the data's seed are the run's seed. Loss in nats per token."""
+    """Adam on the synthetic language, fresh sequences every step (`batches`); the model's seed and
+    the data's seed are the run's seed. The seeds are trained together as one population
+    (`lnpaper.train.train_language_models`), each exactly as it would be alone up to roundoff.
+    Loss in nats per token."""
     language = SyntheticLanguage()
-    held_out = language.sample(256, length + 1, seed=999_999)
-    result = LMTrainingResult(
+    seeds = [int(s) for s in seeds]
+    scored = held_out(length)
+    probe = scored[:64]  # for the per-block statistics: enough, and cheap
+    models = build_models(
+        seeds, length=length, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
+        placement=placement, norm=norm, init=init,
+    )  # fmt: skip
+    at_init = [layer_statistics(model, probe) for model in models]
+    runs, stacked = train_language_models(
+        models,
+        batches(seeds, steps=steps, batch_size=batch_size, length=length),
+        scored,
+        steps=steps,
+        lr=lr,
+        warmup_steps=warmup_steps,
+        log_every=log_every,
+    )
+    at_end = [
+        (None, None) if diverged is not None else layer_statistics(stacked.model(i, like), probe)
+        for i, (diverged, like) in enumerate(zip(runs.diverged_at, models, strict=True))
+    ]
+    return LMTrainingResult(
         placement=placement,
         norm=norm,
         init=init,
         n_layers=n_layers,
         lr=lr,
         warmup_steps=warmup_steps,
-        seeds=[int(s) for s in seeds],
-        steps=[],
-        train_loss=[],
-        initial_loss=[],
-        final_loss=[],
-        diverged_at=[],
+        seeds=seeds,
+        steps=runs.steps,
+        train_loss=runs.train_loss,
+        initial_loss=runs.initial_loss,
+        final_loss=runs.final_loss,
+        diverged_at=runs.diverged_at,
         levels=vars(language.levels()),
         floor=language.entropy_floor(length + 1),
-        stream_variance_init=[],
-        stream_variance_final=[],
-        block_grad_norm_init=[],
-        block_grad_norm_final=[],
+        stream_variance_init=[variance for variance, _ in at_init],
+        stream_variance_final=[variance for variance, _ in at_end],
+        block_grad_norm_init=[norms for _, norms in at_init],
+        block_grad_norm_final=[norms for _, norms in at_end],
     )
-
-    probe = held_out[:64]  # for the per-block statistics: enough, and cheap
-
-    for seed in result.seeds:
-        data = language.sample(steps * batch_size, length + 1, seed=seed)
-        torch.manual_seed(seed)
-        model = TransformerLM(
-            language.vocab_size,
-            d_model=d_model,
-            n_layers=n_layers,
-            n_heads=n_heads,
-            max_len=length,
-            placement=placement,
-            norm=norm,
-            init=init,
-        )
-        variance_init, grad_norm_init = layer_statistics(model, probe)
-        history = train(
-            model,
-            next_token_loss,
-            lambda step, data=data: data[step * batch_size : (step + 1) * batch_size],
-            steps=steps,
-            lr=lr,
-            warmup_steps=warmup_steps,
-            log_every=log_every,
-            evaluate=lambda m: {"loss": next_token_loss(m, held_out)},
-            eval_every=steps,
-        )
-        result.steps = history.steps if len(history.steps) > len(result.steps) else result.steps
-        result.train_loss.append(history.train_loss)
-        result.initial_loss.append(history.evals[0]["loss"])
-        diverged = history.diverged_at is not None
-        result.final_loss.append(None if diverged else history.evals[-1]["loss"])
-        result.diverged_at.append(history.diverged_at)
-        variance_final, grad_norm_final = (
-            (None, None) if diverged else layer_statistics(model, probe)
-        )
-        result.stream_variance_init.append(variance_init)
-        result.block_grad_norm_init.append(grad_norm_init)
-        result.stream_variance_final.append(variance_final)
-        result.block_grad_norm_final.append(grad_norm_final)
-    return result
 
 
 def layer_statistics(model: TransformerLM, tokens: torch.Tensor) -> tuple[list, list]:

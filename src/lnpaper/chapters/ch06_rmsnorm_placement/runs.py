@@ -23,10 +23,15 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from lnpaper import bench, stats
-from lnpaper.chapters.ch05_transformer.runs import StudyResult, lm_training
+from lnpaper.chapters.ch05_transformer.runs import (
+    StudyResult,
+    batches,
+    build_models,
+    held_out,
+    lm_training,
+)
 from lnpaper.companion.registry import experiment
-from lnpaper.data.synthetic_language import SyntheticLanguage
-from lnpaper.models.transformer import PRMS_FRACTION, TransformerLM
+from lnpaper.models.transformer import PRMS_FRACTION
 from lnpaper.norms import LayerNorm, RMSNorm
 from lnpaper.spread import mean_sd
 from lnpaper.train import train_language_models
@@ -264,30 +269,6 @@ def placement_study(*, lr: float = 1e-2, seeds=tuple(range(6)), steps: int = 200
         for name, placement in PLACEMENT_CONFIGS.items()
     }
     return StudyResult(runs=runs)
-
-
-HELD_OUT_SEED = 999_999  # notebook 05's held-out sequences
-
-
-def build_models(seeds, *, length: int, **options) -> list[TransformerLM]:
-    """One model per seed, seeded as `lm_training` seeds them."""
-    vocab_size = SyntheticLanguage().vocab_size
-    models = []
-    for seed in seeds:
-        torch.manual_seed(seed)
-        models.append(TransformerLM(vocab_size, max_len=length, **options))
-    return models
-
-
-def batches(seeds, *, steps: int, batch_size: int, length: int):
-    """next_batch(step) -> S x B x T+1: seed s's sequences, fresh every step, as in lm_training."""
-    language = SyntheticLanguage()
-    data = torch.stack([language.sample(steps * batch_size, length + 1, seed=s) for s in seeds])
-    return lambda step: data[:, step * batch_size : (step + 1) * batch_size]
-
-
-def held_out(length: int) -> torch.Tensor:
-    return SyntheticLanguage().sample(256, length + 1, seed=HELD_OUT_SEED)
 
 
 @dataclass

@@ -13,7 +13,12 @@ import statistics
 
 from lnpaper import stats
 from lnpaper.chapters.ch07_after_2020 import runs_depth as ch07_runs_depth
-from lnpaper.chapters.ch07_after_2020.runs_depth import ARM_NAMES, mean_dependence
+from lnpaper.chapters.ch07_after_2020.runs_depth import (
+    ARM_NAMES,
+    growth_exponents,
+    least_squares_slope,
+    mean_dependence,
+)
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     NOT_REPRODUCED,
@@ -77,6 +82,15 @@ def check_a2(result) -> Finding:
           outcomes)  # fmt: skip
     _part(f"log output change Admin - Post, L={deep}", change["admin"][-1], change["post"][-1],
           "lower", quantities, parts, outcomes)  # fmt: skip
+    exponents, quantities_exponent = {}, []
+    for arm in ("post", "pre", "admin"):
+        fitted = stats.paired_difference(growth_exponents(result, arm), [0.0] * len(result.seeds))
+        exponents[arm] = fitted
+        quantities_exponent.append(
+            aggregate(f"growth exponent of the output change, {arm}", fitted)
+        )
+    quantities += quantities_exponent
+    on_norm, on_square = reading_exponents(result.depths)
     levels = "; ".join(
         f"{ARM_NAMES[arm]} dependency {statistics.fmean(dep[arm][0]):.2f} -> "
         f"{statistics.fmean(dep[arm][-1]):.2f}, output change "
@@ -89,10 +103,29 @@ def check_a2(result) -> Finding:
         f"each weight matrix moved by {result.perturbation:g} of its norm ({result.draws} random "
         f"directions); means L={result.depths[0]} -> {deep}: {levels}. "
         + "; ".join(parts)
-        + ". The source's rates (O(N) against O(log N)) are not fitted: the direction at init "
-        "only, so at most 'partly', as for D1 and L1"
+        + ". Not graded: the exponent b of change ~ L^b, fitted per seed over L = "
+        + ", ".join(map(str, result.depths))
+        + ": "
+        + "; ".join(
+            f"{ARM_NAMES[arm]} {d.mean:.2f} [{d.low:.2f}, {d.high:.2f}]"
+            for arm, d in exponents.items()
+        )
+        + f" (95% t intervals over the {len(result.seeds)} seeds). The source's rates read as "
+        f"rates of the change's norm predict b = 1 for Post-LN and {on_norm:.2f} for Pre-LN "
+        f"(log N over these depths); read as rates of its square (a variance), b = 0.5 and "
+        f"{on_square:.2f}. The grade is the direction at init only, so at most 'partly', as "
+        "for D1 and L1"
     )
     return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+
+
+def reading_exponents(depths) -> tuple[float, float]:
+    """The exponent b a change growing as log N shows over `depths` (its log-log slope), and the
+    one its square root shows (half of it): what Liu et al.'s O(log N) for Pre-LN predicts if it is
+    the rate of the change's norm, and if it is the rate of its square."""
+    x = [math.log(depth) for depth in depths]
+    slope = least_squares_slope(x, [math.log(v) for v in x])
+    return slope, slope / 2
 
 
 # ---- D1 --------------------------------------------------------------------------------------
@@ -282,8 +315,9 @@ CLAIMS = register_claims(
         experiments=(ch07_runs_depth.branch_dependence,),
         check=check_a2,
         test="at init, 8 seeds, paired t 95%: mean Var[f]/Var[s+f] Post - Pre > 0 and Admin - "
-        "Post < 0 at L = 18; log relative output change under a 1% perturbation of every weight "
-        "matrix: Post's growth L = 6 to 18 > 0 and above Pre's, Admin - Post < 0 at L = 18",
+        "Post < 0 at L = 36; log relative output change under a 1% perturbation of every weight "
+        "matrix: Post's growth L = 6 to 36 > 0 and above Pre's, Admin - Post < 0 at L = 36; not "
+        "graded: the exponent b of change ~ L^b, least squares per seed over L = 6-36",
     ),
     Claim(
         id="D1",

@@ -15,7 +15,11 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from lnpaper.chapters.ch07_after_2020 import runs_depth as ch07_runs_depth
-from lnpaper.chapters.ch07_after_2020.runs_depth import ARM_NAMES, mean_dependence
+from lnpaper.chapters.ch07_after_2020.runs_depth import (
+    ARM_NAMES,
+    growth_exponents,
+    mean_dependence,
+)
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
 
@@ -62,6 +66,11 @@ def branch_dependence(result) -> Figure:
     left.set_title("dependency on the residual branch, at init")
     right.set_ylabel(r"$\|F(W + \Delta W) - F(W)\| \,/\, \|F(W)\|$")
     right.set_title(rf"output change, $\|\Delta W\| = {result.perturbation:g}\, \|W\|$")
+    fitted = ", ".join(f"{ARM_NAMES[arm]} {statistics.fmean(growth_exponents(result, arm)):.2f}"
+                       for arm in result.arms)  # fmt: skip
+    right.text(0.03, 0.97, f"exponent b of change ~ $L^b$ (mean of per-seed fits):\n{fitted}",
+               transform=right.transAxes, va="top",
+               color=style.REFERENCE)  # fmt: skip
     growth = {arm: statistics.fmean(result.output_change[arm][-1])
               / statistics.fmean(result.output_change[arm][0]) for arm in result.arms}  # fmt: skip
     deep = {arm: statistics.fmean(mean_dependence(result, arm)[-1]) for arm in result.arms}

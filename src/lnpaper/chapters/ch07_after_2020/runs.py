@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import torch
 
-from lnpaper.chapters.ch06_rmsnorm_placement.runs import batches, build_models, held_out, spike_run
+from lnpaper.chapters.ch05_transformer.runs import batches, build_models, held_out
+from lnpaper.chapters.ch06_rmsnorm_placement.runs import spike_run
 from lnpaper.companion.registry import experiment
 from lnpaper.norms import RMSNorm
 from lnpaper.train import train_language_models

@@ -149,7 +149,7 @@ class BranchDependenceResult:
 def branch_dependence(
     *,
     arms=("post", "pre", "admin"),
-    depths=(6, 12, 18),
+    depths=(6, 12, 18, 24, 36),
     seeds=tuple(range(8)),
     perturbation: float = 0.01,
     draws: int = 3,
@@ -190,6 +190,24 @@ def branch_dependence(
 def mean_dependence(result, arm: str) -> list[list[float]]:
     """[depth][seed]: the mean over a model's sublayers of Var[f] / Var[s + f]."""
     return [[statistics.fmean(ratios) for ratios in by_seed] for by_seed in result.dependence[arm]]
+
+
+def growth_exponents(result, arm: str) -> list[float]:
+    """[seed]: the exponent b of output change ~ L^b, the least-squares slope of log(change)
+    against log(L) over the depths."""
+    x = [math.log(depth) for depth in result.depths]
+    return [
+        least_squares_slope(x, [math.log(v) for v in by_depth])
+        for by_depth in zip(*result.output_change[arm], strict=True)
+    ]
+
+
+def least_squares_slope(x, y) -> float:
+    """The slope of the least-squares line through the points (x_i, y_i)."""
+    mx, my = statistics.fmean(x), statistics.fmean(y)
+    return sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / sum(
+        (a - mx) ** 2 for a in x
+    )
 
 
 # ---- training, shared by D1, X1 and L1 ----------------------------------------------------
