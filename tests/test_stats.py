@@ -325,3 +325,70 @@ def test_jump_ratios_are_each_step_over_the_trailing_median():
     assert stats.jump_ratios(values, window=2) == [4.0 / 1.5, 3.0 / 3.0, 8.0 / 3.5]
     with pytest.raises(ValueError, match=r"values\[1\] is 0"):
         stats.jump_ratios([1.0, 0.0])
+
+
+# ---- p-values and Holm's correction (CLAIMS.md: several tests on one set of runs) -------------
+
+
+def _decide(test, *args):
+    with stats.collect_decisions() as made:
+        outcome = test(*args)
+    return outcome, made[-1]
+
+
+@given(
+    st.lists(st.floats(-3, 3, allow_nan=False), min_size=3, max_size=12),
+    st.sampled_from(["better", "matches", "no_worse"]),
+)
+def test_a_decision_rejects_exactly_when_its_p_value_is_under_five_percent(values, kind):
+    difference = stats.paired_difference(values, [0.0] * len(values))
+    if kind == "better":
+        outcome, decision = _decide(stats.better, difference, "lower")
+    elif kind == "matches":
+        outcome, decision = _decide(stats.matches, difference, 0.5)
+    else:
+        outcome, decision = _decide(stats.no_worse, difference, 0.5, "lower")
+    if outcome == stats.INCONCLUSIVE:
+        assert decision.p_value is None
+    else:
+        assert decision.p_value < 0.05 + 1e-9
+        for boundary in decision.boundaries:  # at the level p the interval just reaches one
+            if difference.se > 0:
+                assert decision.p_value >= scipy_stats.ttest_1samp(values, boundary).pvalue - 1e-9
+
+
+@pytest.mark.parametrize(("k", "n"), [(6, 6), (0, 6), (9, 10), (5, 10), (8, 10)])
+def test_count_decisions_carry_the_exact_binomial_p(k, n):
+    outcome, decision = _decide(stats.most_runs, k, n)
+    exact = scipy_stats.binomtest(k, n, 0.5).pvalue
+    if outcome == stats.INCONCLUSIVE:
+        assert decision.p_value is None and exact >= 0.05
+    else:
+        assert decision.p_value == pytest.approx(exact) and decision.p_value < 0.05
+
+
+def test_holm_steps_down_and_stops_at_the_first_p_over_its_threshold():
+    # sorted: 0.005 <= 0.05/4, 0.01 <= 0.05/3, 0.03 > 0.05/2: stop, 0.04 kept out too
+    assert stats.holm([0.01, 0.04, 0.03, 0.005]) == [True, False, False, True]
+    # None counts in m = 3: 0.01 <= 0.05/3, 0.02 <= 0.05/2
+    assert stats.holm([0.01, None, 0.02]) == [True, False, True]
+    assert stats.holm([0.02, None, 0.02]) == [False, False, False]  # 0.02 > 0.05/3
+    assert stats.holm([0.04]) == [True] and stats.holm([]) == []
+    assert stats.holm([0.049, 0.049]) == [False, False]
+
+
+def test_the_ledger_applies_holm_within_each_set_of_runs():
+    from lnpaper import ledger
+
+    families = ledger.multiplicity()
+    by_claim = {i: (experiments, m, before, after)
+                for experiments, m, verdicts in families for i, before, after in verdicts}  # fmt: skip
+    assert "recurrent_training" in by_claim["R3"][0] and by_claim["R3"][1] >= 6
+    for claim_id, (_, _, before, after) in by_claim.items():
+        assert before == ledger.BY_ID[claim_id].evaluate().verdict
+        if after != before:  # only dropping a decision to inconclusive can move it
+            assert after in ("inconclusive", "partly", "not reproduced"), claim_id
+    text = "\n".join(ledger.multiplicity_section(families))
+    for claim_id, (_, _, before, after) in by_claim.items():
+        if after != before:
+            assert f"{claim_id} ({before} -> {after})" in text

@@ -5,7 +5,7 @@ import re
 import sys
 import textwrap
 
-from lnpaper import chapters
+from lnpaper import chapters, stats
 from lnpaper.companion.registry import CLAIMS as REGISTERED
 from lnpaper.companion.verdicts import EMPIRICAL, IDENTITY, VERDICTS
 
@@ -55,6 +55,80 @@ def rows(ids=None) -> list[tuple[str, ...]]:
             )
         )
     return out
+
+
+def multiplicity() -> list[tuple[list[str], int, list[tuple[str, str, str]]]]:
+    """Each claim's decisions are 95% tests on their own; claims that read a common experiment test
+    one set of runs several times. Per such family (claims joined by any experiment they name, with
+    two or more decisions among them): the experiments, the number m of decisions, and for each
+    claim (id, verdict, verdict under Holm): the verdict once every decision that Holm's step-down
+    procedure (family-wise error 5% over the m tests, `lnpaper.stats.holm`) no longer rejects is
+    set to inconclusive."""
+    findings = {claim.id: claim.evaluate() for claim in CLAIMS if claim.check is not None}
+    root = {}
+
+    def find(name):
+        while root.setdefault(name, name) != name:
+            name = root[name]
+        return name
+
+    for claim_id in findings:
+        names = [run.__name__ for run in BY_ID[claim_id].experiments]
+        for name in names[1:]:
+            root[find(name)] = find(names[0])
+    families = {}
+    for claim_id in findings:
+        names = [run.__name__ for run in BY_ID[claim_id].experiments]
+        if names:
+            families.setdefault(find(names[0]), []).append(claim_id)
+    out = []
+    for ids in families.values():
+        tests = [(i, k, d) for i in ids for k, d in enumerate(findings[i].decisions)]
+        if len(tests) < 2 or len(ids) < 2:
+            continue
+        kept = stats.holm([d.p_value for _, _, d in tests])
+        verdicts = []
+        for claim_id in ids:
+            dropped = {
+                k: stats.INCONCLUSIVE
+                for (i, k, d), keep in zip(tests, kept, strict=True)
+                if i == claim_id and d.p_value is not None and not keep
+            }
+            after = BY_ID[claim_id].verdict_with(dropped) if dropped else findings[claim_id].verdict
+            verdicts.append((claim_id, findings[claim_id].verdict, after))
+        experiments = sorted({run.__name__ for i in ids for run in BY_ID[i].experiments})
+        out.append((experiments, len(tests), verdicts))
+    return out
+
+
+def multiplicity_section(families) -> list[str]:
+    changed = [(i, before, after) for _, _, verdicts in families for i, before, after in verdicts
+               if before != after]  # fmt: skip
+    lines = [
+        "## Several tests on one set of runs",
+        "",
+        "Each decision above is a 95% test on its own, and each claim's verdict rests on its own",
+        "decisions: the ledger does not adjust them. Where several claims read one experiment, the",
+        "same runs are tested several times, and some test would come out significant by chance",
+        "more often than 5%. So the ledger also applies Holm's step-down procedure within each such",
+        "set of runs (claims joined by an experiment they name; family-wise error 5% over the set's",
+        "m decisions) and shows what it changes: a decision it no longer rejects counts as",
+        "inconclusive, and the claim's check is run again.",
+        "",
+    ]
+    if changed:
+        moved = ", ".join(f"{i} ({before} -> {after})" for i, before, after in changed)
+        lines.append(f"{len(changed)} verdicts change under it: {moved}.")
+    else:
+        lines.append("No verdict changes under it.")
+    lines += ["", "| experiments | m | claims: verdict, under Holm |", "|---|---|---|"]
+    for experiments, m, verdicts in families:
+        claims = "; ".join(
+            f"{i} {before}" + ("" if after == before else f" -> **{after}**")
+            for i, before, after in verdicts
+        )
+        lines.append(f"| {', '.join(experiments)} | {m} | {claims} |")
+    return lines
 
 
 def anchor(heading: str) -> str:
@@ -130,7 +204,18 @@ def markdown() -> str:
         lines.append("| " + " | ".join(cells) + " |")
         sections += _section(heading, source, value, ours, test, verdict, notebook,
                              BY_ID[claim_id].kind)  # fmt: skip
-    return "\n".join([*lines, "", "## Each claim in full", *sections]) + "\n"
+    families = multiplicity()
+    changed = sum(before != after for _, _, verdicts in families for _, before, after in verdicts)
+    lines[lines.index(f"{len(table)} claims: {summary}; {borderline} of them borderline.")] += (
+        f" Under Holm's correction within each set of runs, {changed} would change ([below]"
+        "(#several-tests-on-one-set-of-runs))."
+    )
+    return (
+        "\n".join(
+            [*lines, "", "## Each claim in full", *sections, "", *multiplicity_section(families)]
+        )
+        + "\n"
+    )
 
 
 # Printed lines fit a book column and a Lab cell without scrolling or breaking mid-number.

@@ -153,6 +153,9 @@ class Decision:
     difference: Difference | None = field(default=None, repr=False, compare=False)
     label: str = ""  # what was counted, for decisions on counts (no Difference to name them by)
     evidence: str = ""  # for counts: the numbers in words, instead of an interval
+    # the smallest two-sided level at which the test still reaches this outcome (`holm`); None for
+    # an inconclusive decision, which rejects nothing
+    p_value: float | None = None
 
     @property
     def fragile(self) -> bool:
@@ -216,6 +219,9 @@ def _interval_decision(difference: Difference, test: str, boundaries, rule: Call
         if low + s <= high + t
     }
     one_seed, without_it = _one_seed(difference, outcome, rule)
+    p_value = None
+    if outcome != INCONCLUSIVE:  # the interval excludes every boundary: the last one it keeps out
+        p_value = max(_t_p_value(difference, boundary) for boundary in boundaries)
     decision = Decision(
         test=test,
         outcome=outcome,
@@ -227,8 +233,41 @@ def _interval_decision(difference: Difference, test: str, boundaries, rule: Call
         one_seed=one_seed,
         without_it=without_it,
         difference=difference,
+        p_value=p_value,
     )
     return _decided(decision)
+
+
+def _t_p_value(difference: Difference, boundary: float) -> float:
+    """Two-sided p of the t test of mean = boundary: the (1 - p) interval just reaches it."""
+    distance = abs(difference.mean - boundary)
+    if difference.se == 0:
+        return 0.0 if distance > 0 else 1.0
+    return float(2 * student_t.sf(distance / difference.se, difference.n - 1))
+
+
+def _binomial_tail_p(k: int, n: int) -> float:
+    """Two-sided exact p of k of n against a rate of 1/2, twice the smaller tail (at most 1): the
+    level at which the Clopper-Pearson interval and the sign test just reach 1/2."""
+    upper = sum(math.comb(n, j) for j in range(k, n + 1)) / 2**n  # P(X >= k)
+    lower = sum(math.comb(n, j) for j in range(0, k + 1)) / 2**n  # P(X <= k)
+    return min(1.0, 2 * min(upper, lower))
+
+
+def holm(p_values, level: float = 1 - CONFIDENCE) -> list[bool]:
+    """Holm's step-down procedure (Holm 1979): which of m tests still reject with the family-wise
+    error held at `level`. The i-th smallest p (i = 1..m) must lie at or below level / (m - i + 1),
+    and the first that does not stops it. None marks a test that rejected nothing in the first
+    place; it still counts in m."""
+    p_values = list(p_values)
+    m = len(p_values)
+    order = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    rejected = [False] * m
+    for rank, (p, index) in enumerate(order):
+        if p > level / (m - rank):
+            break
+        rejected[index] = True
+    return rejected
 
 
 def _one_seed(difference: Difference, outcome: str, rule: Callable) -> tuple[int | None, str]:
@@ -358,6 +397,7 @@ def most_runs(k: int, n: int, label: str = "") -> str:
         alternatives=tuple(sorted(moved - {outcome})),
         label=label,
         evidence=f"{k} of {n} runs, rate CI [{low:.2f}, {high:.2f}] against 1/2, band +-{band} runs",
+        p_value=None if outcome == INCONCLUSIVE else _binomial_tail_p(k, n),
     )
     return _decided(decision)
 
@@ -409,6 +449,7 @@ def fewer_events(a, b, label: str = "") -> str:
         label=label,
         evidence=f"a fewer in {wins}, more in {losses} of {n} seeds, band +-{band_w} and "
         f"+-{band_l} seeds",
+        p_value=None if outcome == INCONCLUSIVE else _binomial_tail_p(wins, wins + losses),
     )
     return _decided(decision)
 
