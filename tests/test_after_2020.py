@@ -4,9 +4,10 @@ undecided on results built by hand."""
 from types import SimpleNamespace
 
 import pytest
+import torch
 
 from lnpaper import claims
-from lnpaper.chapters.ch07_after_2020.claims import check_g1, check_o1, check_q1, failed
+from lnpaper.chapters.ch07_after_2020.claims import check_g1, check_g1b, check_o1, check_q1, failed
 from lnpaper.chapters.ch07_after_2020.runs import lr_sensitivity, qk_run, qk_summary
 from lnpaper.data.synthetic_language import SyntheticLanguage
 
@@ -87,20 +88,53 @@ def test_o1_grades_the_spike_counts():
     )
 
 
-def gain_result(offset_gains, init_difference=0.0):
+def gain_result(offset_gains, init_difference=0.0, decay_step_error=0.0, offset_loss=None):
+    offset_loss = [2.09 + 0.01 * i for i in range(6)] if offset_loss is None else offset_loss
     return SimpleNamespace(
         lr=3e-3, weight_decay=0.5, steps=150, seeds=list(range(6)), init_difference=init_difference,
+        decay_step_error=decay_step_error,
         mean_gain={"g": [0.82 + 0.002 * i for i in range(6)], "1 + w": offset_gains},
-        final_loss={"g": [2.1 + 0.01 * i for i in range(6)], "1 + w": [2.09 + 0.01 * i for i in range(6)]},
+        final_loss={"g": [2.1 + 0.01 * i + 0.001 * (i % 2) for i in range(6)], "1 + w": offset_loss},
     )  # fmt: skip
 
 
-def test_g1_needs_one_function_at_init_and_the_pull_toward_one():
-    toward_one = [1.01 + 0.001 * i for i in range(6)]
-    assert check_g1(gain_result(toward_one)).verdict == claims.REPRODUCED
-    assert check_g1(gain_result(toward_one, init_difference=1e-3)).verdict == claims.PARTLY
-    same = [0.82 + 0.002 * i for i in range(6)]
-    assert check_g1(gain_result(same)).verdict == claims.PARTLY  # no difference under decay
+TOWARD_ONE = [1.01 + 0.001 * i for i in range(6)]
+
+
+def test_g1_is_two_identities_that_fail_only_when_broken():
+    assert check_g1(gain_result(TOWARD_ONE)).verdict == claims.REPRODUCED
+    assert check_g1(gain_result(TOWARD_ONE, init_difference=1e-3)).verdict == claims.PARTLY
+    assert check_g1(gain_result(TOWARD_ONE, decay_step_error=1.5e-3)).verdict == claims.PARTLY
+    both = gain_result(TOWARD_ONE, init_difference=1e-3, decay_step_error=1e-3)
+    assert check_g1(both).verdict == claims.NOT_REPRODUCED
+
+
+def test_g1b_grades_the_loss_under_decay_not_the_gains():
+    assert check_g1b(gain_result(TOWARD_ONE)).verdict == claims.REPRODUCED  # 0.01 lower
+    same = [2.1 + 0.01 * i + 0.002 * (i % 3) for i in range(6)]
+    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=same)).verdict == claims.INCONCLUSIVE
+    worse = [2.2 + 0.01 * i for i in range(6)]
+    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=worse)).verdict == claims.NOT_REPRODUCED
+
+
+def test_the_decay_identity_tells_the_two_parameterizations_apart():
+    """One AdamW step with zero gradients follows g -> g (1 - lr lambda) for stored g and
+    1 + w (1 - lr lambda) for stored w, to float64 roundoff; the other rule is off by lr lambda."""
+    from lnpaper.chapters.ch05_transformer.runs import build_models
+    from lnpaper.chapters.ch07_after_2020.runs import _decay_step_error
+
+    gemma = {"n_layers": 2, "placement": "peri", "norm": "rmsnorm", "n_heads": 2}
+    for offset in (False, True):
+        model = build_models([0], length=16, gain_offset=offset, **gemma)[0].double()
+        assert _decay_step_error(model, 3e-3, 0.5) < 1e-12
+    model = build_models([0], length=16, gain_offset=True, **gemma)[0].double()
+    g = model.final_norm.weight.detach().clone()  # 1 at init: w = 0, which decay leaves at 0
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.5)
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    optimizer.step()
+    torch.testing.assert_close(model.final_norm.weight.detach(), g)  # not g (1 - lr lambda)
+    assert (g * (1 - 3e-3 * 0.5) - g).abs().max() > 1e-3
 
 
 def test_a_qk_run_logs_the_layer_0_logit_and_refuses_nothing_it_should_accept():

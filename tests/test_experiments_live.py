@@ -84,6 +84,7 @@ def test_gain_decay():
     result = experiments.gain_decay(seeds=TWO, steps=3, n_layers=2)
     assert all(math.isfinite(v) for v in finite_numbers(result.mean_gain))
     check("G1", result)
+    check("G1b", result)
 
 
 def test_branch_dependence():

@@ -206,10 +206,12 @@ def markdown() -> str:
                              BY_ID[claim_id].kind)  # fmt: skip
     families = multiplicity()
     changed = sum(before != after for _, _, verdicts in families for _, before, after in verdicts)
-    lines[lines.index(f"{len(table)} claims: {summary}; {borderline} of them borderline.")] += (
-        f" Under Holm's correction within each set of runs, {changed} would change ([below]"
-        "(#several-tests-on-one-set-of-runs))."
-    )
+    at = next(i for i, line in enumerate(lines) if line.startswith("Of these, "))
+    lines[at + 1 : at + 1] = [
+        "",
+        f"Under Holm's correction within each set of runs, {changed} verdicts would change "
+        "([below](#several-tests-on-one-set-of-runs)).",
+    ]
     return (
         "\n".join(
             [*lines, "", "## Each claim in full", *sections, "", *multiplicity_section(families)]

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 import torch
+from torch.nn.utils import parametrize
 
 from lnpaper.chapters.ch05_transformer.runs import batches, build_models, held_out
 from lnpaper.chapters.ch06_rmsnorm_placement.runs import spike_run
@@ -182,6 +183,9 @@ class GainDecayResult:
     mean_gain: dict  # "g" / "1 + w" -> [seed]: the mean of every RMSNorm gain after training
     final_loss: dict  # "g" / "1 + w" -> [seed]
     init_difference: float  # max |logits(g) - logits(1 + w)| at init, same seed, float64
+    # one AdamW step with zero gradients, float64: max |gain after - the decay rule's gain| over
+    # both arms, the rule g -> g (1 - lr lambda) for g and 1 + w -> 1 + w (1 - lr lambda) for w
+    decay_step_error: float
 
 
 GAIN_ARMS = {"g": False, "1 + w": True}
@@ -192,7 +196,7 @@ def gain_decay(
     *,
     lr: float = 3e-3,
     weight_decay: float = 0.5,
-    seeds=tuple(range(6)),
+    seeds=tuple(range(20)),
     steps: int = 150,
     n_layers: int = 4,
     d_model: int = 64,
@@ -213,6 +217,7 @@ def gain_decay(
         plain, offset = (build_models(seeds[:1], length=length, gain_offset=o, **gemma)[0].double()
                          for o in GAIN_ARMS.values())  # fmt: skip
         init_difference = (plain(tokens) - offset(tokens)).abs().max().item()
+    decay_step_error = max(_decay_step_error(model, lr, weight_decay) for model in (plain, offset))
     mean_gain, final_loss = {}, {}
     for arm, gain_offset in GAIN_ARMS.items():
         models = build_models(seeds, length=length, gain_offset=gain_offset, **gemma)
@@ -241,4 +246,34 @@ def gain_decay(
         mean_gain=mean_gain,
         final_loss=final_loss,
         init_difference=init_difference,
+        decay_step_error=decay_step_error,
     )
+
+
+def _decay_step_error(model, lr: float, weight_decay: float) -> float:
+    """One AdamW step on `model` (float64) with every gradient 0: Adam's update is then 0 and only
+    the decoupled decay acts, p -> p (1 - lr lambda) on each stored parameter. Returns the largest
+    error of the norm gains g against that rule: g (1 - lr lambda) when g is stored, and
+    1 + (g - 1)(1 - lr lambda) when w = g - 1 is. The gains are first moved off their init (a
+    fixed draw), so that the two rules differ."""
+    norms = [m for m in model.modules() if isinstance(m, RMSNorm)]
+    offset = parametrize.is_parametrized(norms[0], "weight")
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for norm in norms:
+            g = 1 + 0.3 * torch.randn(norm.weight.shape, generator=generator).double()
+            if offset:
+                norm.parametrizations.weight.original.copy_(g - 1)  # w = g - 1
+            else:
+                norm.weight.copy_(g)
+    before = [norm.weight.detach().clone() for norm in norms]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    optimizer.step()
+    keep = 1 - lr * weight_decay
+    errors = []
+    for norm, g in zip(norms, before, strict=True):
+        expected = 1 + (g - 1) * keep if offset else g * keep
+        errors.append((norm.weight.detach() - expected).abs().max().item())
+    return max(errors)
