@@ -172,3 +172,16 @@ def test_a_title_names_the_statistic_the_figure_shows(name):
     assert quoted <= shown, (
         f"{name}: the title quotes {sorted(quoted - shown)}, the figure shows {sorted(shown)}"
     )
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_no_row_holds_more_than_two_panels(name):
+    """Issue 23: the book shows a figure about 750 px wide, where a row of three panels has ticks
+    about 9 px high. Three panels go in two rows (`style.three_panels`)."""
+    fig = drawn(name)
+    rows = {}
+    for ax in fig.axes:
+        if ax.get_visible() and ax.get_position().width > 0.1:  # panels, not colour bars
+            rows.setdefault(round(ax.get_position().y1, 2), []).append(ax)
+    widest = max(len(row) for row in rows.values())
+    assert widest <= 2, f"{name}: a row of {widest} panels"

@@ -224,11 +224,11 @@ def _axis_break(upper, lower) -> None:
 def train_vs_inference(result) -> Figure:
     """The same 128 test images through the same MLP (64-256-256-10, Adam, batch 32) in training
     mode and in eval mode, every 5 steps while it trains: BatchNorm's two computations disagree;
-    LayerNorm's are one. Left: how far BatchNorm's running mean of the first layer's summed inputs
+    LayerNorm's are one. Top left: how far BatchNorm's running mean of the first layer's summed inputs
     is from their true mean over the training split, in units of their sd, averaged over units."""
     steps = result.eval_steps
-    fig = style.new_figure(3, 3.6)
-    running, gap, flips = fig.subplots(1, 3)
+    fig = style.new_figure(3, 6.4)
+    running, gap, flips = style.three_panels(fig)
     running.plot(steps, result.running_error, color=BN_COLOR)
     style.log_axis(running, "y")
     running.set_title("BatchNorm's running mean")
@@ -277,13 +277,13 @@ def _steady_span(ax, result) -> None:
 def lstm_statistics(result) -> Figure:
     """Batch mean and variance of an LSTM's gate pre-activations $a_t$ at each time step: a
     transient, then a steady state (Cooijmans et al. 2016, Fig. 1 in spirit). 32 hidden units,
-    trained on 12-step streams of random digits, measured on 1024 test streams of 48 steps. Left
-    and middle: 8 of the 4H = 128 gate units, in units of their own steady state (steps 24-47).
-    Right: the mean over all 128 units of the distance from the steady mean, for $a_t$ and its two
+    trained on 12-step streams of random digits, measured on 1024 test streams of 48 steps. Top
+    row: 8 of the 4H = 128 gate units, in units of their own steady state (steps 24-47).
+    Below: the mean over all 128 units of the distance from the steady mean, for $a_t$ and its two
     terms."""
     t = np.arange(result.test_length)
-    fig = style.new_figure(3, 3.8)
-    means, variances, summary = fig.subplots(1, 3)
+    fig = style.new_figure(3, 6.6)
+    means, variances, summary = style.three_panels(fig)
     steady = slice(result.steady_from, None)
     unit_style = {"color": style.BLACK, "lw": 0.9, "alpha": 0.55}
     for mean, var in zip(result.unit_means, result.unit_vars, strict=True):

@@ -71,8 +71,8 @@ def rnn_dynamics(result) -> Figure:
     t = np.arange(1, result.steps + 1)
     plain = "tanh RNN"
     scale_styles = dict(zip(result.scales, style.LINE_STYLES, strict=True))
-    fig = style.new_figure(3, 4.2)
-    summed, hidden, sensitivity = fig.subplots(1, 3)
+    fig = style.new_figure(3, 7.0)
+    summed, hidden, sensitivity = style.three_panels(fig)
     for net in (plain, "LN tanh RNN"):
         for scale in result.scales:
             kwargs = {"color": style.color(net), "ls": scale_styles[scale], "lw": 1.5}
@@ -182,12 +182,12 @@ def recurrent_training(result) -> Figure:
 def gain_init(result) -> Figure:
     """The gains' initial value, 1.0 or 0.1, for the LN-LSTM and the BN-LSTM on the digits read row
     by row, each at its own best learning rate of the grid: test NLL, mean over seeds, band from
-    min to max. Right: the average slope of tanh on inputs of standard deviation s,
+    min to max. Below: the average slope of tanh on inputs of standard deviation s,
     E[1 - tanh^2(s z)] for z ~ N(0, 1), which is how much gradient a gate passes when its
     normalized input is scaled by a gain s."""
     s = training_summary(result)
-    fig = style.new_figure(3, 3.9)
-    ln_ax, bn_ax, slope_ax = fig.subplots(1, 3)
+    fig = style.new_figure(3, 6.8)
+    ln_ax, bn_ax, slope_ax = style.three_panels(fig)
     bn_ax.sharey(ln_ax)
     names = {
         "LN-LSTM": ("LN-LSTM", "LN-LSTM, gain 0.1"),
@@ -337,11 +337,13 @@ def longer_sequences(result) -> Figure:
 def cnn_coda(result) -> Figure:
     """A small CNN (two 3 x 3 conv layers of 8 and 16 channels, Adam, lr 0.003, batch 64, 200 steps)
     on the 8 x 8 digits with no norm, BatchNorm or LayerNorm, as they are and framed by a blank
-    margin of 2 pixels: validation NLL, mean over seeds, band from min to max. Right: in the trained
+    margin of 2 pixels: validation NLL, mean over seeds, band from min to max. Below: in the trained
     CNN without a norm (first seed), the share of ReLU units that are on in the border ring and
     inside it, after each conv layer, on the test digits."""
-    fig = style.new_figure(3, 3.9)
-    axes = fig.subplots(1, len(result.margins) + 1)
+    if len(result.margins) != 2:
+        raise ValueError(f"cnn_coda draws two margins, got {result.margins}")
+    fig = style.new_figure(3, 6.8)
+    axes = style.three_panels(fig)
     for ax in axes[1 : len(result.margins)]:
         ax.sharey(axes[0])
         ax.tick_params(which="both", labelleft=False)

@@ -97,13 +97,13 @@ def _number(value: float) -> str:
 def sgd_geometry(result) -> Figure:
     r"""An MLP on the 8x8 digits with one hidden layer of 64 units (LayerNorm, then tanh), trained
     with plain SGD (no momentum, no weight decay, batch 64) twice from the same function, with $W_1$
-    initialized at two scales. Left: $\|W_1\|$ relative to its start. Middle: the angle $W_1$ turns
+    initialized at two scales. Top left: $\|W_1\|$ relative to its start. Top right: the angle $W_1$ turns
     in each step, measured (a marker every 8th step) on the line of its prediction
     $\arctan(\eta \|g_t\| / \|W_t\|)$; the worst gap is the largest |measured / predicted - 1|
-    over all steps. Right: the training loss, mean over 10 steps. The title's factor compares the
+    over all steps. Below: the training loss, mean over 10 steps. The title's factor compares the
     first steps' $\tan\theta$."""
-    fig = style.new_figure(3, 3.9)
-    norms_ax, angle_ax, loss_ax = fig.subplots(1, 3)
+    fig = style.new_figure(3, 6.8)
+    norms_ax, angle_ax, loss_ax = style.three_panels(fig)
     blue = style.color("LayerNorm")
     scales, gaps = [], []
     for (key, norms), line, marker in zip(result.norms.items(), style.LINE_STYLES, style.MARKERS,

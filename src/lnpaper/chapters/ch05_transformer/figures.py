@@ -276,9 +276,7 @@ def loss_smoothness(result) -> Figure:
     title's ratios are of geometric means over the matched-loss points (step 0 apart), over the
     seeds."""
     fig = style.new_figure(3, 7.0)
-    grid = fig.subplots(2, 2)
-    grid[1, 1].remove()  # three measures in two rows, so that their text keeps its size
-    axes = [grid[0, 0], grid[0, 1], grid[1, 0]]
+    axes = style.three_panels(fig)
     seeds = len(result.seeds)
     for ax, (key, title, ylabel) in zip(axes, SMOOTHNESS_PANELS, strict=True):
         for norm in result.norms:

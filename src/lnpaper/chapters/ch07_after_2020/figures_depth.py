@@ -172,8 +172,8 @@ def layer_scaling(result) -> Figure:
     """L1, after training (thin dotted: at init, mean over seeds): per block l, the variance of the
     stream it outputs, the angular distance between its input and output, and the rise of the
     held-out loss when it alone is skipped. Lines: mean over seeds; bands: min to max."""
-    fig = style.new_figure(3, 4.0)
-    panels = fig.subplots(1, 3)
+    fig = style.new_figure(3, 7.0)
+    panels = style.three_panels(fig)
     blocks = list(range(1, result.n_layers + 1))
     measures = (
         ("variance", "Var of the stream after block l"),
