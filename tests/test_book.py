@@ -36,7 +36,11 @@ RAW_TEX = re.compile(r"\\[A-Za-z]+|\\[()[\]]|\$\$|\$[^$\s][^$]*\$")
 
 # Window sizes the tables are measured at: a laptop's, then a narrower one (the first is the page's
 # size while it loads).
-VIEWPORTS = [{"width": 1280, "height": 900}, {"width": 1024, "height": 768}]
+VIEWPORTS = [
+    {"width": 1280, "height": 900},
+    {"width": 1024, "height": 768},
+    {"width": 390, "height": 844},
+]
 # The longest text a cell of the claims table may hold; the numbers behind a claim go in its section.
 LONGEST_CELL = 200
 
