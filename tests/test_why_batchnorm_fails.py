@@ -188,3 +188,31 @@ def test_m5_is_graded_on_the_last_epochs_with_a_one_point_margin():
     # the first epoch (accuracy 0.5 in every run) is outside the window
     late = nb_claims.m5_differences(result, "batchnorm")
     assert abs(late.mean) < 1e-12, late.text()
+
+
+def test_m5d_grades_early_nll_at_each_batch_size():
+    """M5d reads epochs 1-3 of the test NLL curves: LayerNorm slower there fails it, LayerNorm the
+    same as the paper's BatchNorm decides nothing, slower at one batch size only is partly."""
+    import copy
+
+    from lnpaper.experiments import batch_size_robustness
+
+    recorded = batch_size_robustness()
+    assert nb_claims.check_m5d(recorded).verdict == claims.REPRODUCED
+
+    def with_layernorm(nll_of, batches=(128, 4)):
+        result = copy.deepcopy(recorded)
+        for batch in batches:
+            for ln, bn in zip(result.curves["layernorm"][batch],
+                              result.curves[nb_claims.M5_PAPER_BN][batch], strict=True):  # fmt: skip
+                ln["nll"] = nll_of(bn["nll"])
+        return result
+
+    slower = with_layernorm(lambda bn: [v + 0.5 for v in bn])
+    assert nb_claims.check_m5d(slower).verdict == claims.NOT_REPRODUCED
+    same = with_layernorm(list)
+    assert nb_claims.check_m5d(same).verdict == claims.INCONCLUSIVE
+    one = with_layernorm(lambda bn: [v + 0.5 for v in bn], batches=(4,))
+    assert nb_claims.check_m5d(one).verdict == claims.PARTLY
+    later = with_layernorm(lambda bn: bn[:4] + [v + 5 for v in bn[4:]])  # after epoch 3: unread
+    assert nb_claims.check_m5d(later).verdict == claims.INCONCLUSIVE
