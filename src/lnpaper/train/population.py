@@ -7,10 +7,11 @@ independent Adams, and `PerRunAdam` gives each run its own learning rate: the sa
 `lnpaper.train.train` run per run, up to roundoff (tests/test_train_batched.py,
 tests/test_population.py). What differs between experiments is only the forward:
 - a language model of any architecture: `StackedModels`, `torch.func.vmap` over `functional_call`
-  (notebooks 06 and 07, `train_language_models`);
-- the recurrent cells and the MLP: a hand-fused forward over stacked weights (`bmm`), because at
-  these sizes a step costs mostly per-operation overhead, which vmap does not remove
-  (`lnpaper.models.recurrent.SeedBatchedClassifier`, `lnpaper.models.mlp.SeedBatchedMLP`).
+  (notebooks 05-07, `train_language_models`);
+- the recurrent cells, the MLP and the CNN: a hand-fused forward over stacked weights (`bmm`,
+  grouped convolutions), because at these sizes a step costs mostly per-operation overhead, which
+  vmap does not remove (`lnpaper.models.recurrent.SeedBatchedClassifier`,
+  `lnpaper.models.mlp.SeedBatchedMLP`, `lnpaper.models.cnn.SeedBatchedCNN`).
 
 A run whose loss stops being finite has diverged: it is recorded and its later numbers are None,
 while the other runs go on (a non-finite value stays in its own run's slice of every tensor).
