@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from lnpaper.chapters.ch05_transformer.runs import batches
+from lnpaper.chapters.ch05_transformer.runs import held_out as held_out_tokens
 from lnpaper.companion.registry import experiment
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import TransformerLM, admin_profile
@@ -49,7 +51,6 @@ ARM_NAMES = {
     "mix": "Mix-LN",
     "layer_scaling": "LN-Scaling",
 }
-HELD_OUT_SEED = 999_999  # lm_training's held-out sequences
 PROBE_SEED = 10_000  # + seed: A2's input batch
 PROFILE_SEED = 20_000  # + seed: Admin's profiling batch, not the batch it is measured on
 
@@ -213,14 +214,6 @@ def least_squares_slope(x, y) -> float:
 # ---- training, shared by D1, X1 and L1 ----------------------------------------------------
 
 
-def _language_data(language, seeds, steps, batch_size, length):
-    """lm_training's data: seed s's `steps * batch_size` sequences, stacked S x N x T+1, and the
-    held-out sequences."""
-    data = torch.stack([language.sample(steps * batch_size, length + 1, seed=s) for s in seeds])
-    held_out = language.sample(256, length + 1, seed=HELD_OUT_SEED)
-    return (lambda step: data[:, step * batch_size : (step + 1) * batch_size]), held_out
-
-
 def block_grad_norms(stacked, tokens: torch.Tensor, n_layers: int) -> list[list[float]]:
     """[seed][l]: ||dL/dtheta_l|| of block l's parameters for the next-token loss on `tokens`
     (shared by every seed), from the stacked models without touching their .grad."""
@@ -279,7 +272,8 @@ def deepnorm_study(
         raise ValueError(f"update_steps must lie in 1..steps ({steps}), got {update_steps}")
     language = SyntheticLanguage()
     seeds = [int(s) for s in seeds]
-    next_batch, held_out = _language_data(language, seeds, steps, batch_size, length)
+    next_batch = batches(seeds, steps=steps, batch_size=batch_size, length=length)
+    held_out = held_out_tokens(length)
     probe = held_out[:64, :-1]
     result = DeepNormResult(arms, n_layers, lr, seeds, steps, update_steps,
                             (2 * n_layers) ** 0.25, (8 * n_layers) ** -0.25,
@@ -342,7 +336,8 @@ def gradient_profile(
     arms = check_arms(arms, ("post", "pre", "mix"))
     language = SyntheticLanguage()
     seeds = [int(s) for s in seeds]
-    next_batch, held_out = _language_data(language, seeds, steps, batch_size, length)
+    next_batch = batches(seeds, steps=steps, batch_size=batch_size, length=length)
+    held_out = held_out_tokens(length)
     probe = held_out[:64]
     result = GradientProfileResult(arms, n_layers, n_layers // 4, lr, seeds, steps, {}, {}, {})
     for arm in arms:
@@ -428,7 +423,8 @@ def layer_scaling_study(
     arms = check_arms(arms, ("pre", "layer_scaling"))
     language = SyntheticLanguage()
     seeds = [int(s) for s in seeds]
-    next_batch, held_out = _language_data(language, seeds, steps, batch_size, length)
+    next_batch = batches(seeds, steps=steps, batch_size=batch_size, length=length)
+    held_out = held_out_tokens(length)
     keys = ("variance", "angle", "skip_loss")
     out = {f"{k}_{when}": {} for k in keys for when in ("init", "trained")}
     final, train_loss, logged = {}, {}, []

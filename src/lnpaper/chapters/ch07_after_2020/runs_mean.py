@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lnpaper.chapters.ch05_transformer.runs import StudyResult
+from lnpaper.chapters.ch05_transformer.runs import HELD_OUT_SEED, StudyResult
 from lnpaper.companion.registry import experiment
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import POINTWISE, TransformerLM
@@ -28,7 +28,6 @@ from lnpaper.models.zero_mean import zero_mean_rmsnorm
 from lnpaper.norms import Derf, DyT, LayerNorm, RMSNorm
 from lnpaper.train import train_language_models
 
-HELD_OUT_SEED = 999_999  # lm_training's held-out sequences
 SATURATION = 2.0  # |alpha x| > 2: tanh(2) = 0.96, erf(2) = 0.995, the flat part of the squashing
 BUDGETS = ("fresh", "pool")
 
