@@ -10,7 +10,7 @@ from torch import nn
 from lnpaper import claims, geometry
 from lnpaper.chapters.ch04_invariances import claims as nb_claims
 from lnpaper.chapters.ch04_invariances.runs import adamw_predictions, angle_slopes
-from lnpaper.experiments import adam_geometry, fisher_doubling, sgd_geometry
+from lnpaper.experiments import adam_geometry, fisher_doubling, gain_metric, sgd_geometry
 from lnpaper.norms import LayerNorm
 from lnpaper.train import train
 
@@ -206,6 +206,36 @@ def test_fisher_doubling_numbers():
         assert result.gradient_ratios[kind] == pytest.approx({"w": 0.5, "g": 1, "b": 1}, rel=1e-12)
         assert abs(result.radial_curvature[kind]) < 1e-12
     assert result.logit_change["layernorm, one row w_1"] > 0.1
+
+
+def test_the_gain_metric_scales_with_the_plain_glms_input_and_not_the_normalized_ones():
+    result = gain_metric(scales=(0.5, 1.0, 3.0))
+    for kind in result.kinds:
+        one = result.metric[kind][1][0][0]
+        k = 2 if kind == "weightnorm" else 0
+        assert [m[0][0] / one for m in result.metric[kind]] == pytest.approx(
+            [0.5**k, 1, 3.0**k], rel=1e-12
+        )
+        assert max(result.logit_change[kind]) < 1e-12  # the outputs were held fixed
+    assert nb_claims.check_i6(result).verdict == claims.REPRODUCED
+
+
+def test_the_i6_check_fails_if_a_gain_metric_moves_or_the_outputs_do():
+    result = gain_metric()
+    errors = dict(result.block_error, batchnorm=[1e-3, 0.0, 1e-3])  # as if it felt the scale
+    assert nb_claims.check_i6(dataclasses.replace(result, block_error=errors)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+    gradients = dict(result.gradient, layernorm=[0.1, 1.0, 10.0])  # as if it grew with delta
+    assert nb_claims.check_i6(dataclasses.replace(result, gradient=gradients)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+    moved = dict(result.logit_change, weightnorm=[0.3, 0.0, 0.3])  # g not compensated
+    assert nb_claims.check_i6(dataclasses.replace(result, logit_change=moved)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+    with pytest.raises(ValueError, match="1.0"):
+        gain_metric(scales=(0.5, 2.0))
 
 
 # ---- I5: Adam and AdamW ----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Claims of notebook 04, invariances: I1-I5."""
+"""Claims of notebook 04, invariances: I1-I6."""
 
 import math
 
@@ -165,6 +165,35 @@ def check_i4(result) -> Finding:
     return Finding(ours, PARTLY)
 
 
+def check_i6(result) -> Finding:
+    """Each metric block and gradient against its delta^k, and the outputs held fixed."""
+    one = result.scales.index(1.0)
+
+    def ratios(values):  # each delta's value over delta = 1's
+        return [value / values[one] for value in values]
+
+    worst_gradient = max(
+        abs(r / delta ** (result.exponent[kind] / 2) - 1)
+        for kind in result.kinds
+        for r, delta in zip(ratios(result.gradient[kind]), result.scales, strict=True)
+    )
+    worst = max(max(errors) for errors in result.block_error.values())
+    moved = max(max(changes) for changes in result.logit_change.values())
+    low, high = min(result.scales), max(result.scales)
+    ratio = {kind: ratios([m[0][0] for m in result.metric[kind]]) for kind in result.kinds}
+    ours = (
+        f"inputs x {low:g} and x {high:g}, outputs held fixed: metric along the plain GLM's "
+        f"||w|| x {ratio['weightnorm'][0]:.3g} and x {ratio['weightnorm'][-1]:.3g} (delta^2); "
+        f"along BatchNorm's gain x {ratio['batchnorm'][0]:.3g} and x "
+        f"{ratio['batchnorm'][-1]:.3g}, LayerNorm's x {ratio['layernorm'][0]:.3g} and x "
+        f"{ratio['layernorm'][-1]:.3g}; logits, metric blocks and gradients all within "
+        f"{ROUNDOFF:.0e} of the argument's prediction"
+    )
+    holds = worst < ROUNDOFF and worst_gradient < ROUNDOFF and moved < ROUNDOFF
+    quantities = (exact("largest relative error of a gain-metric block, float64", worst, ROUNDOFF),)
+    return Finding(ours, verdict(holds), quantities)
+
+
 # I5's margins, declared before the runs. The slopes come from a log-log fit over a 16x range of
 # ||W||: the scaling law holds if the slope is within 0.1 of its exponent. The equilibrium is a
 # mean-field prediction (uncorrelated steps, sqrt(v) = RMS of g): it holds if measured / predicted
@@ -285,5 +314,23 @@ CLAIMS = register_claims(
         f"+-{EQUILIBRIUM_MARGIN:g}, and the approach time (||W||^2 within 1/e of its settled "
         f"value) within a factor {APPROACH_FACTOR:g} of 1/(2 lr lambda) (CI of the log); margins "
         "declared beforehand; verdict: reproduced if all hold, partly if some do",
+    ),
+    Claim(
+        id="I6",
+        kind=IDENTITY,
+        claim="learning the magnitude of incoming weights: the metric along a BatchNorm or "
+        "LayerNorm gain does not depend on the input's scale; along a plain GLM's ||w|| it grows "
+        "with the input's square",
+        source=f'{BA_2016}, Sec. 5.2 ("Learning the magnitude of incoming weights", and the '
+        "supplement's derivation)",
+        paper_value="argument, no number: the plain GLM's metric is scaled by its input, the "
+        "normalized models' depends only on the prediction error",
+        notebook=NOTEBOOK,
+        experiments=(ch04_runs.gain_metric,),
+        check=check_i6,
+        test=f"float64, a logistic unit over 512 inputs x -> delta x (delta 0.1, 1, 10) with its "
+        f"outputs held fixed; the gain's Fisher block and gradient equal delta^2 and delta (plain "
+        f"GLM, written as WeightNorm's g = ||w||) or 1 (BatchNorm with expected statistics, a "
+        f"LayerNorm layer of 4 units) times their delta = 1 values, within {ROUNDOFF:.0e}",
     ),
 )

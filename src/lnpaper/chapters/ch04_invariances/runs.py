@@ -1,4 +1,4 @@
-"""Experiments of notebook 04, invariances and the geometry of Section 5: claims I1-I4."""
+"""Experiments of notebook 04, invariances and the geometry of Section 5: claims I1-I6."""
 
 import copy
 import math
@@ -396,6 +396,75 @@ def fisher_doubling(
         gradient_ratios=gradient_ratios,
         logit_change=logit_change,
         radial_curvature=radial,
+    )
+
+
+@dataclass
+class GainMetricResult:
+    kinds: list  # the units: GAIN_KINDS
+    scales: list  # delta: the inputs are x -> delta x
+    exponent: dict  # kind -> k, the argument's F_gg(delta) = delta^k F_gg(1)
+    metric: dict  # kind -> per delta, the g-g block of the Fisher information (nested lists)
+    gradient: dict  # kind -> per delta, ||dlog-likelihood/dg||
+    block_error: (
+        dict  # kind -> per delta, max |F_gg(delta) - delta^k F_gg(1)| / max |delta^k F_gg(1)|
+    )
+    logit_change: dict  # kind -> per delta, max |z(delta) - z(1)|: were the outputs held fixed?
+
+
+GAIN_KINDS = ("weightnorm", "batchnorm", "layernorm")  # LayerNorm: a layer of `units` units
+
+
+@experiment
+def gain_metric(
+    *, cases: int = 512, inputs: int = 6, units: int = 4, seed: int = 0, scales=(0.1, 1.0, 10.0)
+) -> GainMetricResult:
+    """I6 (Sec. 5.2, "learning the magnitude of incoming weights"): the Fisher metric along the
+    gain g when the inputs are scaled, x -> delta x, with the model's outputs held fixed.
+
+    WeightNorm's z = g v.x / ||v|| + b is the plain GLM z = w.x + b written in polar coordinates:
+    g is ||w||, the magnitude the paper compares. Scaling the inputs by delta changes its outputs
+    unless g -> g / delta; with that, dz/dg = v^.x grows by delta and the metric along g by
+    delta^2. BatchNorm (expected statistics) and LayerNorm outputs do not move when x does, and
+    dz/dg is the normalized summed input, so the metric along g is left as it was: it depends on
+    the inputs only through s'(z), the variance of the prediction."""
+    if 1.0 not in scales:
+        raise ValueError(f"scales must include 1.0, the reference, got {scales}")
+    exponent = {kind: 2 if kind == "weightnorm" else 0 for kind in GAIN_KINDS}
+    metric, gradient, block_error, logit_change = {}, {}, {}, {}
+    for kind in GAIN_KINDS:
+        generator = torch.Generator().manual_seed(seed)
+        x = 0.5 + torch.randn(cases, inputs, generator=generator, dtype=torch.float64)
+        module, names = _fisher_unit(kind, inputs, units, generator)
+        with torch.no_grad():
+            y = torch.bernoulli(torch.sigmoid(module(x)), generator=generator)
+        gain = dict(module.named_parameters())[names[1]]
+        start = gain.detach().clone()
+        blocks, grads, logits = {}, {}, {}
+        for delta in scales:
+            with torch.no_grad():  # the plain GLM keeps its outputs only if ||w|| shrinks by delta
+                gain.copy_(start / delta if kind == "weightnorm" else start)
+                logits[delta] = module(delta * x)
+            fisher, where = geometry.logistic_fisher(module, delta * x, names)
+            blocks[delta] = fisher[where[names[1]], where[names[1]]]
+            grad = geometry.log_likelihood_gradient(module, delta * x, y, names)[1]
+            grads[delta] = grad.norm().item()
+        predicted = {delta: delta ** exponent[kind] * blocks[1.0] for delta in scales}
+        metric[kind] = [blocks[delta].tolist() for delta in scales]
+        gradient[kind] = [grads[delta] for delta in scales]
+        block_error[kind] = [
+            ((blocks[delta] - predicted[delta]).abs().max() / predicted[delta].abs().max()).item()
+            for delta in scales
+        ]
+        logit_change[kind] = [(logits[delta] - logits[1.0]).abs().max().item() for delta in scales]
+    return GainMetricResult(
+        kinds=list(GAIN_KINDS),
+        scales=list(scales),
+        exponent=exponent,
+        metric=metric,
+        gradient=gradient,
+        block_error=block_error,
+        logit_change=logit_change,
     )
 
 
