@@ -129,11 +129,14 @@ with torch.no_grad():
     differences = {
         "torch.nn.LayerNorm": (by_hand - torch_module(a)).abs().max().item(),
         "lnpaper.LayerNorm": (by_hand - ours(a)).abs().max().item(),
-        "numpy reference": np.abs(by_hand.numpy() - functional.layer_norm(a, g, b)).max(),
+        "numpy reference": np.abs(
+            by_hand.numpy() - functional.layer_norm(a, g, b)
+        ).max(),
     }
-# Roundoff differs from CPU to CPU, so we print the bound every machine meets, not the roundoff.
+# Roundoff differs by CPU: we print the bound every machine meets, not the roundoff.
 for name, difference in differences.items():
-    print(f"by hand vs {name + ':':20s} {'< 1e-12' if difference < 1e-12 else f'{difference:.1e}'}")
+    shown = "< 1e-12" if difference < 1e-12 else f"{difference:.1e}"
+    print(f"by hand vs {name + ':':20s} {shown}")
     assert difference < 1e-12, f"by hand vs {name} differ by {difference:.2e} (float64)"
 
 # %% [markdown]
@@ -154,9 +157,11 @@ assert max(parity.max_diff_module, parity.max_diff_numpy) < 1e-12, (
     f"not the same function: {parity.max_diff_module:.2e}, {parity.max_diff_numpy:.2e}"
 )
 assert min(parity.max_diff_unbiased, parity.max_diff_eps_outside) > 1e-6, (
-    f"the choices are invisible: {parity.max_diff_unbiased:.2e}, {parity.max_diff_eps_outside:.2e}"
+    f"the choices are invisible: {parity.max_diff_unbiased:.2e}, "
+    f"{parity.max_diff_eps_outside:.2e}"
 )
-assert (parity.init_gain, parity.init_bias) == (1.0, 0.0), (parity.init_gain, parity.init_bias)
+initial = (parity.init_gain, parity.init_bias)
+assert initial == (1.0, 0.0), initial
 
 # %% [markdown]
 # ## One example, one token (F2)
@@ -172,11 +177,13 @@ assert (parity.init_gain, parity.init_bias) == (1.0, 0.0), (parity.init_gain, pa
 # %%
 per_token = experiments.per_token_independence()
 print(f"perturbed token (b, t) = {tuple(per_token.perturbed)}")
-print(f"largest change of any other token, LayerNorm: {per_token.layernorm_max_other:g}")
-print(f"largest change of any other token, BatchNorm: {per_token.batchnorm_max_other:.3g}")
+print("largest change of any other token:")
+print(f"  LayerNorm {per_token.layernorm_max_other:g}")
+print(f"  BatchNorm {per_token.batchnorm_max_other:.3g}")
 # exactly: the other rows are not even read
-assert per_token.layernorm_max_other == 0.0, f"moved by {per_token.layernorm_max_other:.2e}"
-assert per_token.batchnorm_max_other > 0.01, f"BatchNorm moved by {per_token.batchnorm_max_other:.2e}"
+ln_moved, bn_moved = per_token.layernorm_max_other, per_token.batchnorm_max_other
+assert ln_moved == 0.0, f"moved by {ln_moved:.2e}"
+assert bn_moved > 0.01, f"BatchNorm moved by {bn_moved:.2e}"
 figures.per_token_independence(per_token)
 
 # %% [markdown]
@@ -210,17 +217,23 @@ dy = np.random.default_rng(2).normal(size=(3, 8))
 dx, dgain, dbias = functional.layer_norm_backward(dy, x, np.ones(8))
 x_hat = (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True)
 along_ones = np.abs(dx.sum(-1)).max()
-print(f"sum_i dx_i per row (along the ones vector): {'< 1e-12' if along_ones < 1e-12 else along_ones}")
+shown = "< 1e-12" if along_ones < 1e-12 else along_ones
+print(f"sum_i dx_i per row (along the ones vector): {shown}")
 assert along_ones < 1e-12, f"dx has a component {along_ones:.2e} along the ones vector"
-cosines = (dx * x_hat).sum(-1) / (np.linalg.norm(dx, axis=-1) * np.linalg.norm(x_hat, axis=-1))
+lengths = np.linalg.norm(dx, axis=-1) * np.linalg.norm(x_hat, axis=-1)
+cosines = (dx * x_hat).sum(-1) / lengths
 print(f"cosine(dx, a_hat) per row:                  {np.abs(cosines).max():.1e}")
 
 backward = experiments.backward_parity()
 print(f"\nclosed form vs torch autograd, shape {backward.shape}, float64:")
-print(f"  dx {backward.max_diff_dx:.1e}, dgain {backward.max_diff_dgain:.1e}, "
-      f"dbias {backward.max_diff_dbias:.1e}")
-print(f"  torch.autograd.gradcheck on lnpaper.LayerNorm: "
-      f"{'passes' if backward.gradcheck_passed else 'FAILS'}")
+print(
+    f"  dx {backward.max_diff_dx:.1e}, dgain {backward.max_diff_dgain:.1e}, "
+    f"dbias {backward.max_diff_dbias:.1e}"
+)
+print(
+    f"  torch.autograd.gradcheck on lnpaper.LayerNorm: "
+    f"{'passes' if backward.gradcheck_passed else 'FAILS'}"
+)
 worst = max(backward.max_diff_dx, backward.max_diff_dgain, backward.max_diff_dbias)
 assert worst < 1e-12, f"closed form and autograd differ by {worst:.2e}"
 assert backward.gradcheck_passed, "torch.autograd.gradcheck failed on lnpaper.LayerNorm"
@@ -248,9 +261,11 @@ assert backward.gradcheck_passed, "torch.autograd.gradcheck failed on lnpaper.La
 # `correction=0` (numpy's divide by $H$ unless told `ddof=1`).
 
 # %%
-row = torch.randn(1, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+generator = torch.Generator().manual_seed(0)
+row = torch.randn(1, 64, dtype=torch.float64, generator=generator)
 print(f"x.var()              = {row.var().item():.4f}   (divides by H - 1)")
-print(f"x.var(correction=0)  = {row.var(correction=0).item():.4f}   (divides by H, as LN does)")
+biased = row.var(correction=0).item()
+print(f"x.var(correction=0)  = {biased:.4f}   (divides by H, as LN does)")
 print(f"np.var(x)            = {np.var(row.numpy()):.4f}")
 
 # %% [markdown]
@@ -263,16 +278,20 @@ print(f"np.var(x)            = {np.var(row.numpy()):.4f}")
 
 # %%
 spread = experiments.variants_vs_scale()
-print(f"H = {spread.width}: ratio |variant| / |nn.LayerNorm (eps {spread.reference_eps:g})|")
+reference = f"nn.LayerNorm (eps {spread.reference_eps:g})"
+print(f"H = {spread.width}: ratio |variant| / |{reference}|")
 picks = [0, spread.stds.index(1e-2), spread.stds.index(1.0)]
-print(f"{'variant':52s} {'eps':>6s}" + "".join(f"  std={spread.stds[k]:<7g}" for k in picks))
+stds = "".join(f" {'std=' + format(spread.stds[k], 'g'):>10s}" for k in picks)
+print(f"{'variant':49s} {'eps':>5s}" + stds)
 for name, ratios in spread.ratios.items():
-    print(f"{name:52s} {spread.eps[name]:6.0e}" + "".join(f"  {ratios[k]:<11.4f}" for k in picks))
+    columns = "".join(f" {ratios[k]:10.4f}" for k in picks)
+    print(f"{name:49s} {spread.eps[name]:5.0e}" + columns)
 annotated = spread.ratios["unbiased std, eps outside (Annotated Transformer)"]
 print(f"\nsqrt((H-1)/H) = {np.sqrt((spread.width - 1) / spread.width):.4f}")
 expected = np.sqrt((spread.width - 1) / spread.width)
-assert abs(annotated[picks[2]] - expected) < 1e-4, f"{annotated[picks[2]]:.6f} vs {expected:.6f}"
-assert spread.ratios["eps outside the sqrt"][0] > 2, spread.ratios["eps outside the sqrt"][0]
+assert abs(annotated[picks[2]] - expected) < 1e-4, f"{annotated[picks[2]]:.6f}"
+eps_outside_small = spread.ratios["eps outside the sqrt"][0]
+assert eps_outside_small > 2, eps_outside_small
 figures.variants_vs_scale(spread)
 
 # %% [markdown]
@@ -292,7 +311,8 @@ figures.variants_vs_scale(spread)
 # times the variance it is trying to find.
 
 # %%
-noise = torch.randn(1024, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+generator = torch.Generator().manual_seed(0)
+noise = torch.randn(1024, generator=generator, dtype=torch.float64)
 row32 = (100.0 + 0.01 * noise).float()
 exact = variants.two_pass_variance(row32.double()).item()
 print(f"float64 variance of these float32 values:  {exact:.4e}")
@@ -305,15 +325,17 @@ print(f"two pass, float32:  {variants.two_pass_variance(row32).item():+.4e}")
 
 # %%
 drift = experiments.one_pass_variance()
-print(f"float32 rows, std {drift.std:g}, H = {drift.width}; median relative error of the variance")
-print(f"{'offset':>8s} {'one pass':>10s} {'two pass':>10s} {'centered twice':>15s} {'one pass <= 0':>14s}")
+print(f"float32 rows, std {drift.std:g}, H = {drift.width}")
+print("median relative error of the variance")
+heads = ("one pass", "two pass", "centered twice", "one pass <= 0")
+print(f"{'offset':>8s} {heads[0]:>10s} {heads[1]:>10s} {heads[2]:>15s} {heads[3]:>14s}")
 columns = list(drift.variance_error.values())
 for k, offset in enumerate(drift.offsets):
-    print(f"{offset:8g} {columns[0][k]:10.2e} {columns[1][k]:10.2e} {columns[2][k]:15.2e} "
-          f"{drift.nonpositive_fraction[k]:14.0%}")
+    errors = f"{columns[0][k]:10.2e} {columns[1][k]:10.2e} {columns[2][k]:15.2e}"
+    print(f"{offset:8g} {errors} {drift.nonpositive_fraction[k]:14.0%}")
 at_100 = drift.offsets.index(100.0)
 one_pass_error = drift.variance_error["one pass E[a^2] - E[a]^2"][at_100]
-assert one_pass_error > 1.0, f"one-pass variance only {one_pass_error:.0%} off at mean 100"
+assert one_pass_error > 1.0, f"one-pass variance {one_pass_error:.0%} off at mean 100"
 assert drift.nonpositive_fraction[at_100] > 0, "no row's one-pass variance went <= 0"
 
 # %% [markdown]
@@ -333,10 +355,13 @@ assert drift.nonpositive_fraction[at_100] > 0, "no row's one-pass variance went 
 # %%
 print(f"{'offset':>8s}" + "".join(f"  {name:>31s}" for name in drift.layernorm_error))
 for k, offset in enumerate(drift.offsets):
-    print(f"{offset:8g}" + "".join(f"  {errors[k]:31.2e}" for errors in drift.layernorm_error.values()))
+    print(
+        f"{offset:8g}"
+        + "".join(f"  {errors[k]:31.2e}" for errors in drift.layernorm_error.values())
+    )
 at_1e4 = drift.offsets.index(1e4)
 lnpaper_error = drift.layernorm_error["lnpaper.LayerNorm"][at_1e4]
-assert lnpaper_error < 1e-3, f"lnpaper.LayerNorm is {lnpaper_error:.2e} off at offset 1e4"
+assert lnpaper_error < 1e-3, f"lnpaper.LayerNorm is {lnpaper_error:.2e} off at 1e4"
 figures.one_pass_variance(drift)
 
 # %% [markdown]

@@ -34,7 +34,7 @@ def setup(seed: int = SEED, quiet: bool = False, recompute: bool = False) -> Non
     """Seeds, a fixed thread count, rounded printing and the plot style, in one call; with
     `recompute=True`, a live run: experiments are computed here instead of read from the record.
 
-    It prints the versions it ran with and where results come from: nbval compares that line, so a
+    It prints the versions it ran with and where results come from: nbval compares those lines, so a
     notebook whose stored outputs came from other versions than constraints.txt fails its test
     instead of drifting silently, and a live run says so.
     """
@@ -46,9 +46,11 @@ def setup(seed: int = SEED, quiet: bool = False, recompute: bool = False) -> Non
     torch.set_printoptions(precision=4, sci_mode=False)
     apply_plot_style()
     if not quiet:
+        # Two lines, so that each fits a book column (88 characters) with any version string.
+        print(f"lnpaper setup: seed {seed}, {THREADS} thread")
         print(
-            f"lnpaper setup: seed {seed}, {THREADS} thread, python {platform.python_version()}, "
-            f"torch {torch.__version__}, numpy {np.__version__}, matplotlib {matplotlib.__version__}"
+            f"versions: python {platform.python_version()}, torch {torch.__version__}, "
+            f"numpy {np.__version__}, matplotlib {matplotlib.__version__}"
         )
         print(results_line(record.current().mode))
 
