@@ -62,7 +62,10 @@ from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
 from lnpaper.chapters.ch03_layernorm_in_rnns.claims import (
     R4_MARGIN,
 )
-from lnpaper.chapters.ch03_layernorm_in_rnns.runs import mean_tanh_slope, training_summary
+from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
+    mean_tanh_slope,
+    training_summary,
+)
 from lnpaper.data import digits
 from lnpaper.models.recurrent import LayerNormLSTMCell, LayerNormTanhRNNCell, unroll
 from lnpaper.spread import mean_sd_text
@@ -85,7 +88,8 @@ lnpaper.setup()
 
 # %%
 x_rows, _ = digits.load("test", form="rows")  # (N, T = 8 rows, 8 pixels per row)
-x_rows = x_rows.double()  # float64, so that what differs below is rounding, not float32's
+# float64, so that what differs below is rounding, not float32's
+x_rows = x_rows.double()
 torch.manual_seed(0)
 cell = LayerNormTanhRNNCell(inputs=8, hidden=16).double()
 W_hh, W_xh = cell.weight_hh.detach(), cell.weight_ih.detach()
@@ -98,7 +102,7 @@ def ln_rnn(x):
         a = h @ W_hh.T + x[:, t] @ W_xh.T  # a_t = W_hh h_{t-1} + W_xh x_t
         mu = a.mean(-1, keepdim=True)  # mu_t: this example, this step
         sigma = ((a - mu) ** 2).mean(-1, keepdim=True).add(eps).sqrt()  # sigma_t
-        h = torch.tanh(g / sigma * (a - mu) + b)  # h_t = f(g / sigma_t (a_t - mu_t) + b)
+        h = torch.tanh(g / sigma * (a - mu) + b)  # h_t = f(g/sigma_t (a_t - mu_t) + b)
     return h
 
 
@@ -106,15 +110,17 @@ four = x_rows[:4]
 with torch.no_grad():
     by_hand = ln_rnn(four)
     vs_cell = (by_hand - unroll(cell, four)[0][:, -1]).abs().max().item()
-    longer = ln_rnn(torch.cat([four] * 4, dim=1))  # 32 steps: the same code, nothing to extend
+    # 32 steps: the same code, nothing to extend
+    longer = ln_rnn(torch.cat([four] * 4, dim=1))
     alone = ln_rnn(four[:1])  # a batch of one: the same code, nothing to share
 vs_batch = (alone - by_hand[:1]).abs().max().item()
-# below 1e-12 it is float64 roundoff, which differs from CPU to CPU: print the bound it meets
-print(f"by hand vs lnpaper.models.recurrent.LayerNormTanhRNNCell: "
-      f"{'< 1e-12' if vs_cell < 1e-12 else f'{vs_cell:.1e}'}")
-print(f"32-step sequences: h_T of shape {tuple(longer.shape)}; example 0 alone vs in its batch: "
-      f"{'< 1e-12' if vs_batch < 1e-12 else f'{vs_batch:.1e}'}")
-assert vs_cell < 1e-12, f"the LN RNN by hand and LayerNormTanhRNNCell differ by {vs_cell:.2e}"
+# below 1e-12 it is float64 roundoff, which differs by CPU: print the bound it meets
+cell_shown = "< 1e-12" if vs_cell < 1e-12 else f"{vs_cell:.1e}"
+batch_shown = "< 1e-12" if vs_batch < 1e-12 else f"{vs_batch:.1e}"
+print(f"by hand vs lnpaper.models.recurrent.LayerNormTanhRNNCell: {cell_shown}")
+print(f"32-step sequences: h_T of shape {tuple(longer.shape)}")
+print(f"example 0 alone vs in its batch: {batch_shown}")
+assert vs_cell < 1e-12, f"the LN RNN by hand and the cell differ by {vs_cell:.2e}"
 assert vs_batch < 1e-12, f"example 0 alone and in its batch differ by {vs_batch:.2e}"
 
 # %% [markdown]
@@ -154,18 +160,35 @@ print(inspect.getsource(LayerNormLSTMCell.forward))
 anatomy = experiments.lnlstm_anatomy()
 print(f"plain LSTMCell vs torch.nn.LSTMCell:          {anatomy.lstm_parity:.1e}")
 print(f"LN-LSTM vs Eq. 20-22 written out:             {anatomy.by_hand_difference:.1e}")
-print(f"... vs one LayerNorm per gate instead:        {anatomy.per_gate_difference:.3f}")
-print(f"LN(W_x x_t) with g=1, b=0: |mean over 4H| <= {anatomy.stacked_mean:.1e}, "
-      f"|mean over one gate| up to {anatomy.per_gate_mean:.3f}")
-print(f"W_h, W_x x {anatomy.scale:g}: h_t moves {anatomy.layernorm_scale_change:.1e} (eps 1e-12), "
-      f"{anatomy.layernorm_scale_change_eps:.1e} (eps 1e-5); plain LSTM {anatomy.lstm_scale_change:.3f}")
+print(
+    f"... vs one LayerNorm per gate instead:        {anatomy.per_gate_difference:.3f}"
+)
+print(
+    f"LN(W_x x_t) with g=1, b=0: |mean over 4H| <= {anatomy.stacked_mean:.1e}, "
+    f"|mean over one gate| up to {anatomy.per_gate_mean:.3f}"
+)
+print(
+    f"W_h, W_x x {anatomy.scale:g}: h_t moves {anatomy.layernorm_scale_change:.1e} "
+    f"(eps 1e-12), {anatomy.layernorm_scale_change_eps:.1e} (eps 1e-5); "
+    f"plain LSTM {anatomy.lstm_scale_change:.3f}"
+)
 print(f"\n{'':38s} {'LN-LSTM':>10s} {'BN-LSTM':>14s}")
 rows = [
-    ("numbers stored besides the parameters", anatomy.layernorm_stored, anatomy.batchnorm_stored),
-    ("example 0's h_t, other batch-mates", f"{anatomy.layernorm_batch_change:.3g}",
-     f"{anatomy.batchnorm_batch_change:.3g}"),
-    ("h_t, training mode vs eval mode", f"{anatomy.layernorm_mode_change:.3g}",
-     f"{anatomy.batchnorm_mode_change:.3g}"),
+    (
+        "numbers stored besides the parameters",
+        anatomy.layernorm_stored,
+        anatomy.batchnorm_stored,
+    ),
+    (
+        "example 0's h_t, other batch-mates",
+        f"{anatomy.layernorm_batch_change:.3g}",
+        f"{anatomy.batchnorm_batch_change:.3g}",
+    ),
+    (
+        "h_t, training mode vs eval mode",
+        f"{anatomy.layernorm_mode_change:.3g}",
+        f"{anatomy.batchnorm_mode_change:.3g}",
+    ),
     ("longest training sequence", "any", f"T_max = {anatomy.max_steps}"),
     ("beyond T_max at inference", "same code", "step T_max-1's"),
     ("gains start at", "1.0", "0.1"),
@@ -173,8 +196,9 @@ rows = [
 for name, ln, bn in rows:
     print(f"{name:38s} {ln!s:>10s} {bn!s:>14s}")
 print(f"\nLN-LSTM on 32-step sequences: max |h| {anatomy.layernorm_longer:.3f}")
-print(f"BN-LSTM trained on them: {anatomy.batchnorm_longer_error}")
-assert max(anatomy.lstm_parity, anatomy.by_hand_difference, anatomy.stacked_mean) < 1e-12, (
+print(claims.wrap(f"BN-LSTM trained on them: {anatomy.batchnorm_longer_error}"))
+identities = (anatomy.lstm_parity, anatomy.by_hand_difference, anatomy.stacked_mean)
+assert max(identities) < 1e-12, (
     f"LSTMCell vs torch {anatomy.lstm_parity:.2e}, LN-LSTM vs Eq. 20-22 "
     f"{anatomy.by_hand_difference:.2e}, mean over 4H {anatomy.stacked_mean:.2e}"
 )
@@ -219,27 +243,36 @@ assert anatomy.layernorm_stored == 0 < anatomy.batchnorm_stored, (
 # %%
 dynamics = experiments.rnn_dynamics()
 r2 = ch03_runs.dynamics_summary(dynamics)
-print(f"{'':14s} {'scale':>5s} {'RMS a_t: t=8':>13s} {'t=300':>9s} {'RMS h_t: t=300':>15s} "
-      f"{'dependence on x_0: t=300':>25s} {'per step':>9s}")
+t_in = f"t={dynamics.input_steps}"
+print(
+    f"{'':17s} {'RMS of a_t':>19s} {'RMS h_t':>9s} {'dependence':>14s} {'growth':>9s}"
+)
+print(
+    f"{'':11s} {'scale':>5s} {t_in:>9s} {'t=300':>9s} {'t=300':>9s} "
+    f"{'on x_0, t=300':>14s} {'per step':>9s}"
+)
 for net in dynamics.summed_rms:
     for scale in dynamics.summed_rms[net]:
-        summed, hidden = dynamics.summed_rms[net][scale], dynamics.hidden_rms[net][scale]
-        print(f"{net:14s} {scale:5g} {summed[dynamics.input_steps - 1]:13.3g} {summed[-1]:9.3g} "
-              f"{hidden[-1]:15.3f} {dynamics.sensitivity[net][scale][-1]:25.3g} "
-              f"{r2['growth'][net][scale]:9.3f}")
-print(f"LN RNN: RMS of h_t within {r2['ln_hidden_range'][0]:.3f}-{r2['ln_hidden_range'][1]:.3f} at "
-      f"every scale and free step; RMS of a_t / scale {r2['ln_summed_per_scale'][0]:.4f}-"
-      f"{r2['ln_summed_per_scale'][1]:.4f}; trajectories equal to 1e-3 until step {r2['same_until']}")
+        summed = dynamics.summed_rms[net][scale]
+        hidden = dynamics.hidden_rms[net][scale]
+        print(
+            f"{net:11s} {scale:5g} {summed[dynamics.input_steps - 1]:9.3g} "
+            f"{summed[-1]:9.3g} {hidden[-1]:9.3f} "
+            f"{dynamics.sensitivity[net][scale][-1]:14.3g} "
+            f"{r2['growth'][net][scale]:9.3f}"
+        )
+(h_low, h_high), (a_low, a_high) = r2["ln_hidden_range"], r2["ln_summed_per_scale"]
+print(
+    f"LN RNN: RMS of h_t within {h_low:.3f}-{h_high:.3f} at every scale and free step;"
+)
+print(f"RMS of a_t / scale {a_low:.4f}-{a_high:.4f};")
+print(f"trajectories equal to 1e-3 until step {r2['same_until']}")
 plain_last = r2["plain_summed_last"]
 assert plain_last[0.5] < 1e-6 and plain_last[4.0] > 1.0, (
-    f"tanh RNN: RMS of a_300 {plain_last[0.5]:.2e} at scale 0.5, {plain_last[4.0]:.3g} at 4"
+    f"tanh RNN: RMS of a_300 {plain_last[0.5]:.2e} at 0.5, {plain_last[4.0]:.3g} at 4"
 )
-assert r2["ln_hidden_range"][1] < 1.05 * r2["ln_hidden_range"][0], (
-    f"LN RNN: RMS of h_t {r2['ln_hidden_range'][0]:.3f}-{r2['ln_hidden_range'][1]:.3f}"
-)
-assert r2["ln_summed_per_scale"][1] < 1.01 * r2["ln_summed_per_scale"][0], (
-    f"LN RNN: RMS of a_t / scale {r2['ln_summed_per_scale'][0]:.4f}-{r2['ln_summed_per_scale'][1]:.4f}"
-)
+assert h_high < 1.05 * h_low, f"LN RNN: RMS of h_t {h_low:.3f}-{h_high:.3f}"
+assert a_high < 1.01 * a_low, f"LN RNN: RMS of a_t / scale {a_low:.4f}-{a_high:.4f}"
 assert all(1.0 < growth < 1.1 for growth in r2["growth"]["LN tanh RNN"].values()), (
     "LN RNN: growth per step "
     + ", ".join(f"{growth:.3f}" for growth in r2["growth"]["LN tanh RNN"].values())
@@ -326,17 +359,28 @@ figures.rnn_dynamics(dynamics)
 study = experiments.recurrent_training()
 summary = training_summary(study)
 rates = study.runs["LSTM"]["lrs"]
-print(f"{'model':18s} " + " ".join(f"{'val, lr ' + format(lr, 'g'):>12s}" for lr in rates)
-      + f" {'best':>6s} {'test NLL 25-75':>15s} {'acc. 250-300':>13s} {'NLL 250-300':>13s}")
+# Two tables of the same rows: the validation areas that choose each model's rate, then
+# the test results at that rate.
+validation = " ".join(f"{'val, lr ' + format(lr, 'g'):>12s}" for lr in rates)
+print(f"{'model':18s} {validation} {'best':>6s}")
 for model in study.runs:
     row = summary[model]
     areas = " ".join(f"{area:12.3f}" for area in row["val_area"])
+    print(f"{model:18s} {areas} {row['lr']:6g}")
+print(
+    f"\n{'model':18s} {'test NLL 25-75':>15s} {'acc. 250-300':>15s} "
+    f"{'NLL 250-300':>15s}"
+)
+for model in study.runs:
+    row = summary[model]
     early = mean_sd_text(row["early"])
     accuracy = mean_sd_text([100 * a for a in row["late_accuracy"]])
-    print(f"{model:18s} {areas} {row['lr']:6g} {early:>15s} {accuracy + '%':>13s} "
-          f"{mean_sd_text(row['late']):>13s}")
+    late = mean_sd_text(row["late"])
+    print(f"{model:18s} {early:>15s} {accuracy + '%':>15s} {late:>15s}")
 
-print("\nLN-LSTM minus LSTM at the same rate, test NLL over steps 25-75, paired by seed")
+print(
+    "\nLN-LSTM minus LSTM at the same rate, test NLL over steps 25-75, paired by seed"
+)
 for k, lr in enumerate(rates):
     same = training_summary(study, lr_index=k)
     early = stats.paired_difference(same["LN-LSTM"]["early"], same["LSTM"]["early"])
@@ -344,20 +388,24 @@ for k, lr in enumerate(rates):
 print("\nEach at its own best rate, minus the LSTM, paired by seed")
 for model in ("LN-LSTM", "BN-LSTM"):
     early = stats.paired_difference(summary[model]["early"], summary["LSTM"]["early"])
-    accuracy = stats.paired_difference([100 * a for a in summary[model]["late_accuracy"]],
-                                       [100 * a for a in summary["LSTM"]["late_accuracy"]])
+    accuracy = stats.paired_difference(
+        [100 * a for a in summary[model]["late_accuracy"]],
+        [100 * a for a in summary["LSTM"]["late_accuracy"]],
+    )
     late = stats.paired_difference(summary[model]["late"], summary["LSTM"]["late"])
-    print(f"   {model}: test NLL, steps 25-75 {early.text()}\n"
-          f"      steps 250-300: accuracy (pp) {accuracy.text(1)}; NLL {late.text()}")
+    print(f"   {model}: test NLL, steps 25-75   {early.text()}")
+    print(f"      accuracy (pp), steps 250-300 {accuracy.text(1)}")
+    print(f"      test NLL, steps 250-300      {late.text()}")
 r3, r3d = claims.BY_ID["R3"].evaluate(), claims.BY_ID["R3d"].evaluate()
 print(f"\nR3, LN-LSTM faster at every shared rate: {r3.verdict}")
 claims.expect(r3, claims.PARTLY)
 print(f"R3d, LN-LSTM faster, each at its own best rate: {r3d.verdict}")
 claims.expect(r3d, claims.INCONCLUSIVE)
-r4 = claims.BY_ID["R4"].evaluate()  # R4: no worse by more than R4_MARGIN in test accuracy, late
-print(f"R4, no worse than {100 * R4_MARGIN:g} pp in test accuracy, steps 250-300: {r4.verdict}")
+r4 = claims.BY_ID["R4"].evaluate()  # no worse by more than R4_MARGIN in accuracy, late
+r4_margin = f"{100 * R4_MARGIN:g} pp"
+print(f"R4, no worse than {r4_margin} in test accuracy, steps 250-300: {r4.verdict}")
 claims.expect(r4, claims.INCONCLUSIVE)
-r4b = claims.BY_ID["R4b"].evaluate()  # R4b: higher test accuracy and lower test NLL, late
+r4b = claims.BY_ID["R4b"].evaluate()  # higher test accuracy and lower test NLL, late
 print(f"R4b, higher test accuracy and lower test NLL, steps 250-300: {r4b.verdict}")
 claims.expect(r4b, claims.NOT_REPRODUCED)
 figures.recurrent_training(study)
@@ -402,8 +450,11 @@ for part, steps in (("early", "25-75"), ("late", "250-300")):
     ln, bn = summary["LN-LSTM"][part], summary["BN-LSTM"][part]
     difference = stats.paired_difference(ln, bn)
     lower = sum(a < b for a, b in zip(ln, bn, strict=True))
-    print(f"test NLL, steps {steps}: LN-LSTM {sum(ln) / len(ln):.3f}, BN-LSTM {sum(bn) / len(bn):.3f}; "
-          f"LN - BN {difference.text()}, LN lower in {lower} of {difference.n} seeds")
+    means = f"LN-LSTM {sum(ln) / len(ln):.3f}, BN-LSTM {sum(bn) / len(bn):.3f}"
+    print(f"test NLL, steps {steps}: {means}")
+    print(
+        f"   LN - BN {difference.text()}, LN lower in {lower} of {difference.n} seeds"
+    )
 r3b = claims.BY_ID["R3b"].evaluate()
 print(f"R3b, LN-LSTM below BN-LSTM early and late: {r3b.verdict}")
 claims.expect(r3b, claims.NOT_REPRODUCED)
@@ -430,7 +481,7 @@ claims.expect(r3b, claims.NOT_REPRODUCED)
 for s in (0.1, 1.0):
     print(f"E[1 - tanh^2(s z)] at s = {s:g}: {mean_tanh_slope(s):.3f}")
 slopes = (round(mean_tanh_slope(0.1), 3), round(mean_tanh_slope(1.0), 3))
-assert slopes == (0.990, 0.606), f"tanh slopes at s = 0.1 and 1: {slopes}, not (0.990, 0.606)"
+assert slopes == (0.990, 0.606), f"tanh slopes at s = 0.1 and 1: {slopes}"
 
 # %% [markdown]
 # At gain 0.1 the gates sit in their linear range and pass 99% of the gradient; at gain 1.0 only
@@ -442,15 +493,21 @@ assert slopes == (0.990, 0.606), f"tanh slopes at s = 0.1 and 1: {slopes}, not (
 # and better at the end are graded; the BN-LSTM's gain is checked at $T = 64$ below, M4d).
 
 # %%
-print("gain 1.0 - gain 0.1, each at its own best rate, mean test NLL over the run, paired by seed")
-for model, one, tenth in (("LN-LSTM", "LN-LSTM", "LN-LSTM, gain 0.1"),
-                          ("BN-LSTM", "BN-LSTM, gain 1.0", "BN-LSTM")):
+print("gain 1.0 - gain 0.1, mean test NLL over the run, paired by seed;")
+print("each gain at its own best rate")
+for model, one, tenth in (
+    ("LN-LSTM", "LN-LSTM", "LN-LSTM, gain 0.1"),
+    ("BN-LSTM", "BN-LSTM, gain 1.0", "BN-LSTM"),
+):
     gain = stats.paired_difference(summary[one]["curve"], summary[tenth]["curve"])
-    lower = sum(a < b for a, b in zip(summary[one]["curve"], summary[tenth]["curve"], strict=True))
-    print(f"   {model} (lr {summary[one]['lr']:g} and {summary[tenth]['lr']:g}): {gain.text()}, "
-          f"1.0 lower in {lower} of {gain.n} seeds")
+    pairs = zip(summary[one]["curve"], summary[tenth]["curve"], strict=True)
+    lower = sum(a < b for a, b in pairs)
+    lrs = f"lr {summary[one]['lr']:g} and {summary[tenth]['lr']:g}"
+    print(f"   {model} ({lrs}): {gain.text()}")
+    print(f"      gain 1.0 lower in {lower} of {gain.n} seeds")
 r3e = claims.BY_ID["R3e"].evaluate()
-print(f"R3e, LN gain 1.0 below 0.1 early and late: {r3e.verdict}\n" + claims.wrap(r3e.ours, "   "))
+print(f"R3e, LN gain 1.0 below 0.1 early and late: {r3e.verdict}")
+print(claims.wrap(r3e.ours, "   "))
 claims.expect(r3e, claims.PARTLY)
 figures.gain_init(study)
 
@@ -483,10 +540,14 @@ lengths = ch03_runs.length_summary(longer)
 print(f"{'model':10s} {'steps 2-7 (trained)':>20s} {'steps 8-15 (longer)':>20s}")
 for model, parts in lengths.items():
     (inside, inside_sd), (beyond, beyond_sd) = parts["inside"], parts["beyond"]
-    print(f"{model:10s} {100 * inside:13.1f} +- {100 * inside_sd:.1f} {100 * beyond:13.1f} +- "
-          f"{100 * beyond_sd:.1f}%")
-    assert beyond >= inside - 0.02, (  # no loss beyond the training length, within 2 points
-        f"{model}: {100 * inside:.1f}% inside the training length, {100 * beyond:.1f}% beyond"
+    print(
+        f"{model:10s} {100 * inside:13.1f} +- {100 * inside_sd:.1f} "
+        f"{100 * beyond:13.1f} +- {100 * beyond_sd:.1f}%"
+    )
+    # no loss beyond the training length, within 2 points
+    assert beyond >= inside - 0.02, (
+        f"{model}: {100 * inside:.1f}% inside the training length, "
+        f"{100 * beyond:.1f}% beyond"
     )
 figures.longer_sequences(longer)
 
@@ -545,39 +606,56 @@ figures.longer_sequences(longer)
 torch.manual_seed(0)
 cell = LayerNormLSTMCell(1, 16)
 with torch.no_grad():
-    normalized = cell.norm_ih(torch.tensor([[1 / 16], [0.25], [1.0], [0.0]]) @ cell.weight_ih.T)
+    pixel_values = torch.tensor([[1 / 16], [0.25], [1.0], [0.0]])
+    normalized = cell.norm_ih(pixel_values @ cell.weight_ih.T)
 scale = normalized[2].abs().max().item()
 for value, row in zip(("1/16", "1/4"), normalized[:2], strict=True):
     change = (row - normalized[2]).abs().max().item() / scale
-    print(f"LN(W_x x_t) at pixel value {value} vs 1: differs by {100 * change:.1f}% of its size")
+    print(
+        f"LN(W_x x_t) at pixel value {value} vs 1: differs by {change:.1%} of its size"
+    )
 print(f"at a blank pixel: {normalized[3].abs().max().item():g}")
-assert normalized[3].abs().max().item() == 0.0 and (normalized[1] - normalized[2]).abs().max() < 0.01 * scale
+assert (
+    normalized[3].abs().max().item() == 0.0
+    and (normalized[1] - normalized[2]).abs().max() < 0.01 * scale
+)
 
 # %%
 pixels = experiments.sequential_digits()
 tasks = {0: "pixel by pixel", 1: "permuted"}
 by_task = {order: training_summary(pixels, order) for order in tasks}
-print(f"{'model':18s} {'task':15s} {'best lr':>8s} {'test NLL, 30-150':>17s} {'final accuracy':>15s} "
-      f"{'+16 blank':>10s}")
+print(
+    f"{'model':18s} {'task':15s} {'best lr':>8s} {'test NLL, 30-150':>17s} "
+    f"{'final accuracy':>15s} {'+16 blank':>10s}"
+)
 for model in pixels.runs:
     for order, task in tasks.items():
         row = by_task[order][model]
         accuracy = mean_sd_text([100 * a for a in row["final_accuracy"]])
         longer = sum(row["longer_accuracy"]) / len(row["longer_accuracy"])
-        print(f"{model:18s} {task:15s} {row['lr']:8g} {mean_sd_text(row['curve']):>17s} "
-              f"{accuracy + '%':>15s} {100 * longer:9.1f}%")
+        print(
+            f"{model:18s} {task:15s} {row['lr']:8g} {mean_sd_text(row['curve']):>17s} "
+            f"{accuracy + '%':>15s} {100 * longer:9.1f}%"
+        )
 print("\nEach at its own best rate, paired by seed, test NLL over the run")
 for order, task in tasks.items():
     s = by_task[order]
     ln = stats.paired_difference(s["LN-LSTM"]["curve"], s["LSTM"]["curve"])
     gru = stats.paired_difference(s["LN-GRU"]["curve"], s["LN-LSTM"]["curve"])
-    print(f"   {task}: LN-LSTM - LSTM {ln.text()}; LN-GRU - LN-LSTM {gru.text()}")
+    print(f"   {task}")
+    print(f"      LN-LSTM - LSTM    {ln.text()}")
+    print(f"      LN-GRU - LN-LSTM  {gru.text()}")
 findings = {}
 for claim_id in ("M4b", "M4c", "M4d", "R3c"):
     findings[claim_id] = claims.BY_ID[claim_id].evaluate()
-    print(f"\n{claim_id}: {findings[claim_id].verdict}\n" + claims.wrap(findings[claim_id].ours, "   "))
-expected = {"M4b": claims.INCONCLUSIVE, "M4c": claims.REPRODUCED, "M4d": claims.REPRODUCED,
-            "R3c": claims.INCONCLUSIVE}
+    print(f"\n{claim_id}: {findings[claim_id].verdict}")
+    print(claims.wrap(findings[claim_id].ours, "   "))
+expected = {
+    "M4b": claims.INCONCLUSIVE,
+    "M4c": claims.REPRODUCED,
+    "M4d": claims.REPRODUCED,
+    "R3c": claims.INCONCLUSIVE,
+}
 for claim_id, verdict in expected.items():
     claims.expect(findings[claim_id], verdict)
 figures.sequential_digits(pixels)
@@ -653,18 +731,32 @@ figures.sequential_digits(pixels)
 # %%
 cnn = experiments.cnn_coda()
 for margin, by_norm in ch03_runs.cnn_summary(cnn).items():
-    print(f"{8 + 2 * margin}x{8 + 2 * margin} images; no-norm CNN, responding units on at the border "
-          f"vs inside: conv 1 {cnn.border_active[margin][0]:.2f} vs {cnn.interior_active[margin][0]:.2f}, "
-          f"conv 2 {cnn.border_active[margin][1]:.2f} vs {cnn.interior_active[margin][1]:.2f}")
+    side = 8 + 2 * margin
+    border, interior = cnn.border_active[margin], cnn.interior_active[margin]
+    print(
+        f"{side}x{side} images; no-norm CNN, "
+        "responding units on at the border vs inside:"
+    )
+    print(
+        f"   conv 1 {border[0]:.2f} vs {interior[0]:.2f}, "
+        f"conv 2 {border[1]:.2f} vs {interior[1]:.2f}"
+    )
     for norm, cells in by_norm.items():
-        (nll, nll_sd), (accuracy, accuracy_sd) = cells["test_loss"], cells["test_accuracy"]
-        print(f"   {norm:10s} test NLL {nll:.4f} +- {nll_sd:.4f}   test accuracy "
-              f"{100 * accuracy:.1f} +- {100 * accuracy_sd:.1f}%")
+        (nll, nll_sd), (accuracy, accuracy_sd) = (
+            cells["test_loss"],
+            cells["test_accuracy"],
+        )
+        print(
+            f"   {norm:10s} test NLL {nll:.4f} +- {nll_sd:.4f}   test accuracy "
+            f"{100 * accuracy:.1f} +- {100 * accuracy_sd:.1f}%"
+        )
     loss = cnn.test_loss[margin]
     ln_none = stats.paired_difference(loss["layernorm"], loss["none"])
     bn_ln = stats.paired_difference(loss["batchnorm"], loss["layernorm"])
-    print(f"   test NLL, LN - none {ln_none.text()}; LN lower: {stats.better(ln_none, 'lower')}")
-    print(f"   test NLL, BN - LN   {bn_ln.text()}; BN lower: {stats.better(bn_ln, 'lower')}")
+    print(f"   test NLL, LN - none {ln_none.text()}")
+    print(f"      LN lower: {stats.better(ln_none, 'lower')}")
+    print(f"   test NLL, BN - LN   {bn_ln.text()}")
+    print(f"      BN lower: {stats.better(bn_ln, 'lower')}")
 r5, r5b = claims.BY_ID["R5"].evaluate(), claims.BY_ID["R5b"].evaluate()
 print(f"R5, LN below no norm at both sizes: {r5.verdict}")
 print(f"R5b, BN below LN at both sizes: {r5b.verdict}")
@@ -692,5 +784,18 @@ figures.cnn_coda(cnn)
 # ## Claims checked here
 
 # %%
-print(claims.checked_here(["R1", "R2", "R3", "R3d", "R3e", "R3b", "R3c", "R4", "R4b", "M4b", "M4c", "M4d",
-                           "R5", "R5b"]))
+checked = [
+    "R1",
+    "R2",
+    "R3",
+    "R3d",
+    "R3e",
+    "R3b",
+    "R3c",
+    "R4",
+    "R4b",
+    "M4b",
+    "M4c",
+    "M4d",
+]
+print(claims.checked_here([*checked, "R5", "R5b"]))
