@@ -74,7 +74,9 @@ sentence = torch.randint(0, 16, (1, 12))
 whole = model(sentence)
 step_by_step = torch.stack([model(sentence[:, : t + 1])[0, -1] for t in range(12)])
 decoding_gap = (whole[0] - step_by_step).abs().max().item()
-assert decoding_gap < 1e-5, f"token by token differs from the whole sequence by {decoding_gap:.1e}"
+assert decoding_gap < 1e-5, (
+    f"token by token differs from the whole by {decoding_gap:.1e}"
+)
 print("max |whole sequence - token by token| < 1e-5 (float32 rounding)")
 model.eval()
 mode_gap = (model(sentence) - whole).abs().max().item()
@@ -85,10 +87,13 @@ batchnorm = lnpaper.BatchNorm(64)
 try:
     batchnorm(one_token)
 except ValueError as error:
-    print(f"BatchNorm on one token, training mode: ValueError: {str(error)[:70]}...")
+    print("BatchNorm on one token, training mode:")
+    print(f"  ValueError: {str(error)[:70]}...")
 batchnorm.eval()
-print(f"BatchNorm on one token, eval mode (running statistics): output of shape "
-      f"{tuple(batchnorm(one_token).shape)}")  # fmt: skip
+shape = tuple(batchnorm(one_token).shape)
+print(
+    f"BatchNorm on one token, eval mode (running statistics): output of shape {shape}"
+)
 
 # %% [markdown]
 # ## The model, and where its norm goes
@@ -128,8 +133,8 @@ print(f"unigram          H(x_t) = {levels.unigram:.3f}")
 print(f"bigram           H(x_t | x_t-1) = {levels.bigram:.3f}")
 print(f"the rule         H(x_t | x_t-2, x_t-1) = {levels.rate:.3f}")
 print(f"entropy floor of a 17-token sequence's loss: {language.entropy_floor(17):.3f}")
-print("two sentences:", *(" ".join(f"{t:2d}" for t in row) for row in language.sample(2, 17, 0)),
-      sep="\n  ")  # fmt: skip
+sentences = (" ".join(f"{t:2d}" for t in row) for row in language.sample(2, 17, 0))
+print("two sentences:", *sentences, sep="\n  ")
 
 # %% [markdown]
 # A loss below 2.34 means the model uses more than the previous token (the rule looks two back);
@@ -165,17 +170,24 @@ for k, depth in enumerate(post.depths):
     print(f"{depth:4d} {cells[0]:>16s} {cells[1]:>16s}")
 at_14 = np.mean(post.grad_norm[-1]) / np.mean(pre.grad_norm[-1])
 print(f"\nat L = 14, Post-LN's gradient is {at_14:.1f} times Pre-LN's")
-print(f"14-to-6 ratio  Post-LN {post.ratio_last_to_first:.2f} +- {post.ratio_standard_error:.2f}"
-      f"   Pre-LN {pre.ratio_last_to_first:.2f} +- {pre.ratio_standard_error:.2f}"
-      f"   (the bound's scaling for Pre-LN: sqrt(6/14) = {np.sqrt(6 / 14):.2f})")  # fmt: skip
+print(
+    f"14-to-6 ratio  Post-LN {post.ratio_last_to_first:.2f} +- "
+    f"{post.ratio_standard_error:.2f}   Pre-LN {pre.ratio_last_to_first:.2f} +- "
+    f"{pre.ratio_standard_error:.2f}"
+)
+print(f"   (the bound's scaling for Pre-LN: sqrt(6/14) = {np.sqrt(6 / 14):.2f})")
 xiong = experiments.xiong_setting()  # the two runs above, together
-t1 = claims.BY_ID["T1"].evaluate()  # per-seed slopes (depth_slopes), their mean and interval
+# per-seed slopes (depth_slopes), their mean and interval
+t1 = claims.BY_ID["T1"].evaluate()
 post_slope, pre_slope = (quantity.difference for quantity in t1.quantities)
 margin = transformer_claims.T1_SLOPE_MARGIN
-post_flat, pre_falls = stats.matches(post_slope, margin), stats.better(pre_slope, "lower")
+post_flat = stats.matches(post_slope, margin)
+pre_falls = stats.better(pre_slope, "lower")
 print("\nslope of log ||dL/dW^(2)|| against log L, mean over seeds (1/sqrt(L): -0.5)")
-print(f"  Post-LN {post_slope.text()}: inside +-{margin:g}? {post_flat}")
-print(f"  Pre-LN  {pre_slope.text()}: below 0? {pre_falls}")
+print(f"  Post-LN {post_slope.text()}")
+print(f"     inside +-{margin:g}? {post_flat}")
+print(f"  Pre-LN  {pre_slope.text()}")
+print(f"     below 0? {pre_falls}")
 stats.expect(stats.HOLDS, stats.better, pre_slope, "lower")
 stats.expect(stats.INCONCLUSIVE, stats.matches, post_slope, margin)
 claims.expect(t1, claims.PARTLY)
@@ -213,7 +225,8 @@ print("  " + " ".join(f"{v:.2f}" for v in post.residual_sq_norm))
 print("Pre-LN, E||x_l||^2 / d after l blocks, with Lemma 2's bounds:")
 for layer, value in zip(pre.layers, pre.residual_sq_norm, strict=True):
     if layer % 2 == 0:
-        print(f"  l={layer:2d}: {value:6.2f}   in [{1 + layer / 2:4.1f}, {1 + 1.5 * layer:4.1f}]")
+        bounds = f"[{1 + layer / 2:4.1f}, {1 + 1.5 * layer:4.1f}]"
+        print(f"  l={layer:2d}: {value:6.2f}   in {bounds}")
 post_off = max(abs(v - 1.5) for v in post.residual_sq_norm)
 assert post_off < 0.15, f"Post-LN's E||x^(post,5)||^2 / d lies {post_off:.3f} from 3/2"
 for layer, value in zip(pre.layers[1:], pre.residual_sq_norm[1:], strict=True):
@@ -242,10 +255,13 @@ figures.residual_norms_vs_lemma2(xiong)
 
 # %%
 gentle = experiments.lm_training(placement="post", lr=1e-3, seeds=(0,))
-print(f"Post-LN, lr 1e-3, no warmup, seed 0: held-out loss {gentle.final_loss[0]:.3f} "
-      f"(bigram level {levels.bigram:.3f})")  # fmt: skip
+print(
+    f"Post-LN, lr 1e-3, no warmup, seed 0: held-out loss {gentle.final_loss[0]:.3f} "
+    f"(bigram level {levels.bigram:.3f})"
+)
 assert gentle.final_loss[0] < levels.bigram, (
-    f"Post-LN at lr 1e-3 ends at {gentle.final_loss[0]:.3f}, above bigram {levels.bigram:.3f}"
+    f"Post-LN at lr 1e-3 ends at {gentle.final_loss[0]:.3f}, "
+    f"above bigram {levels.bigram:.3f}"
 )
 
 # %% [markdown]
@@ -258,16 +274,23 @@ study = experiments.normalization_study()
 
 
 def summary(name, run, centre=mean_sd_text):
-    """One configuration's held-out losses: `centre` over the seeds (mean +- sd, or the median
-    and range for runs that may blow up), then every seed's."""
+    """One configuration's held-out losses: `centre` over the seeds (mean +- sd, or the
+    median and range for runs that may blow up), then every seed's on a line below."""
     finals = [f"{v:.3f}" if v is not None else "diverged" for v in run["final_loss"]]
-    return f"{name:32s} {centre(run['final_loss']):>24s}   seeds: {', '.join(finals)}"
+    return f"{name:32s} {centre(run['final_loss']):>24s}\n   seeds: {', '.join(finals)}"
 
 
-for name in ["Post-LN, no warmup", "Post-LN, warmup", "Pre-LN, no warmup", "Pre-LN, warmup"]:
+for name in [
+    "Post-LN, no warmup",
+    "Post-LN, warmup",
+    "Pre-LN, no warmup",
+    "Pre-LN, warmup",
+]:
     print(summary(name, study.runs[name]))
 final = {name: run["final_loss"] for name, run in study.runs.items()}
-post_gain = stats.paired_difference(final["Post-LN, no warmup"], final["Post-LN, warmup"])
+post_gain = stats.paired_difference(
+    final["Post-LN, no warmup"], final["Post-LN, warmup"]
+)
 pre_gain = stats.paired_difference(final["Pre-LN, no warmup"], final["Pre-LN, warmup"])
 bigram_level = [levels.bigram] * len(final["Pre-LN, no warmup"])
 pre_gap = stats.paired_difference(final["Pre-LN, no warmup"], bigram_level)
@@ -276,11 +299,14 @@ print(f"Pre-LN, no warmup minus bigram level:  {pre_gap.text()}")
 print(f"Pre-LN, no warmup minus warmup:        {pre_gain.text()}")
 t3 = claims.BY_ID["T3"].evaluate()
 claims.expect(t3, claims.REPRODUCED)
-assert min(final["Post-LN, no warmup"]) > levels.bigram > max(final["Post-LN, warmup"]), (
-    f"Post-LN: {final['Post-LN, no warmup']} without warmup, {final['Post-LN, warmup']} with"
+cold_post, warm_post = final["Post-LN, no warmup"], final["Post-LN, warmup"]
+assert min(cold_post) > levels.bigram > max(warm_post), (
+    f"Post-LN: {cold_post} without warmup, {warm_post} with"
 )
 stats.expect(stats.HOLDS, stats.better, pre_gain, "higher")
-assert pre_gain.high < post_gain.low, f"Pre-LN {pre_gain.text()}, Post-LN {post_gain.text()}"
+assert pre_gain.high < post_gain.low, (
+    f"Pre-LN {pre_gain.text()}, Post-LN {post_gain.text()}"
+)
 figures.warmup_curves(study)
 
 # %% [markdown]
@@ -317,24 +343,32 @@ figures.warmup_curves(study)
 # without a norm trains without warmup (as Post-LN does at 1e-3, above) is not looked for.
 
 # %%
-no_norm = {"no warmup": "no norm (identity), no warmup", "warmup": "no norm (identity), warmup"}
+no_norm = {
+    "no warmup": "no norm (identity), no warmup",
+    "warmup": "no norm (identity), warmup",
+}
 for name in ["Pre-LN, no warmup", "Pre-LN, warmup", *no_norm.values()]:
     print(summary(name, study.runs[name], stats.median_text))
 print()
 for arm, name in no_norm.items():
-    failed, runs = transformer_claims.failed_runs(study.runs[name], "unigram"), len(final[name])
+    failed = transformer_claims.failed_runs(study.runs[name], "unigram")
+    runs = len(final[name])
     low, high = stats.binomial_interval(failed, runs)
-    print(f"no norm, {arm:9s}: {failed} of {runs} runs fail (rate 95% CI {low:.2f}-{high:.2f})")
+    rate = f"rate 95% CI {low:.2f}-{high:.2f}"
+    print(f"no norm, {arm:9s}: {failed} of {runs} runs fail ({rate})")
 warm = final[no_norm["warmup"]]
 behind = stats.paired_difference(warm, final["Pre-LN, warmup"])
 below_unigram = stats.paired_difference(warm, [levels.unigram] * len(warm))
 above_bigram = stats.paired_difference(warm, [levels.bigram] * len(warm))
-print(f"no norm with warmup minus the unigram level:   {below_unigram.text()}")
-print(f"no norm with warmup minus the bigram level:    {above_bigram.text()}")
-print(f"no norm minus Pre-LN, both with warmup:        {behind.text()}")
+print("no norm with warmup, paired by seed")
+print(f"  minus the unigram level:   {below_unigram.text()}")
+print(f"  minus the bigram level:    {above_bigram.text()}")
+print(f"  minus Pre-LN with warmup:  {behind.text()}")
 cold = study.runs[no_norm["no warmup"]]
-print(f"initial held-out loss without a norm: {np.mean(cold['initial_loss']):.1f} "
-      f"(ln V = {levels.uniform:.2f})")  # fmt: skip
+print(
+    f"initial held-out loss without a norm: {np.mean(cold['initial_loss']):.1f} "
+    f"(ln V = {levels.uniform:.2f})"
+)
 torch.manual_seed(0)
 plain = TransformerLM(16, d_model=64, n_layers=6, placement="none", max_len=16)
 with torch.no_grad():
@@ -343,9 +377,11 @@ with torch.no_grad():
     for block in plain.blocks:
         growth.append((block(stream).pow(2).mean() / stream.pow(2).mean()).item())
         stream = block(stream)
-print("no norm, at init: mean square of the stream grows per block by",
-      " ".join(f"{g:.1f}" for g in growth))  # fmt: skip
-assert min(growth) > 1.5, f"the stream's mean square grows per block by {min(growth):.2f} or more"
+factors = " ".join(f"{g:.1f}" for g in growth)
+print("no norm, at init: mean square of the stream grows per block by", factors)
+assert min(growth) > 1.5, (
+    f"the stream's mean square grows per block by {min(growth):.2f}"
+)
 t4 = claims.BY_ID["T4"].evaluate()
 claims.expect(t4, claims.PARTLY)
 stats.expect(stats.HOLDS, stats.better, below_unigram, "lower")
@@ -401,17 +437,24 @@ for name, run in fixup.runs.items():
     print(f"{name:30s} held-out loss at init: {stats.median_text(run['initial_loss'])}")
 for name, run in fixup.runs.items():
     finals = [f"{v:.3f}" if v is not None else "diverged" for v in run["final_loss"]]
-    print(f"{name:30s} held-out loss: {', '.join(finals)}; non-finite at step: {run['diverged_at']}")
+    print(f"{name}")
+    print(f"   held-out loss: {', '.join(finals)}")
+    print(f"   non-finite at step: {run['diverged_at']}")
 xavier_run, fixup_run = fixup.runs.values()
-failed, runs = transformer_claims.failed_runs(xavier_run, "unigram"), len(xavier_run["seeds"])
+failed = transformer_claims.failed_runs(xavier_run, "unigram")
+runs = len(xavier_run["seeds"])
 low, high = stats.binomial_interval(failed, runs)
 fixup_gap = stats.paired_difference(fixup_run["final_loss"], [levels.bigram] * runs)
 print(f"\nXavier: {failed} of {runs} runs fail (rate 95% CI {low:.2f}-{high:.2f})")
 print(f"T-Fixup minus the bigram level: {fixup_gap.text()}")
-stream_at_init = np.median(fixup_run["stream_variance_init"], axis=0)  # per block, over seeds
-print(f"T-Fixup at init, variance of the stream after block 1 and block {len(stream_at_init)}: "
-      f"{stream_at_init[0]:.3f} and {stream_at_init[-1]:.3f} (median over seeds); "
-      f"the embedding's (9N)^(-1/2) = {(9 * fixup_run['n_layers']) ** -0.5:.3f}")  # fmt: skip
+# per block, the median over seeds
+stream_at_init = np.median(fixup_run["stream_variance_init"], axis=0)
+print("T-Fixup at init, variance of the stream (median over seeds):")
+print(
+    f"   after block 1 {stream_at_init[0]:.3f}, after block {len(stream_at_init)} "
+    f"{stream_at_init[-1]:.3f}; the embedding's (9N)^(-1/2) = "
+    f"{(9 * fixup_run['n_layers']) ** -0.5:.3f}"
+)
 t5 = claims.BY_ID["T5"].evaluate()
 claims.expect(t5, claims.REPRODUCED)
 figures.tfixup_curves(fixup)
@@ -451,13 +494,14 @@ for name, run in (("LayerNorm", layernorm_run), ("DyT", dyt_run)):
     print(summary(name, run))
 dyt_gap = stats.paired_difference(dyt_run["final_loss"], layernorm_run["final_loss"])
 no_worse = stats.no_worse(dyt_gap, transformer_claims.LM_MARGIN, "lower")
-print(f"DyT minus LayerNorm: {dyt_gap.text()} nats; no worse by "
-      f"{transformer_claims.LM_MARGIN:g}? {no_worse}")  # fmt: skip
-per_seed = [d - n for d, n in zip(dyt_run["final_loss"], layernorm_run["final_loss"], strict=True)]
+print(f"DyT minus LayerNorm: {dyt_gap.text()} nats")
+print(f"   no worse by {transformer_claims.LM_MARGIN:g}? {no_worse}")
+pairs = zip(dyt_run["final_loss"], layernorm_run["final_loss"], strict=True)
+per_seed = [d - n for d, n in pairs]
 print(f"DyT better on {sum(g < 0 for g in per_seed)} of {len(per_seed)} seeds")
 t6 = claims.BY_ID["T6"].evaluate()
 claims.expect(t6, claims.REPRODUCED)
-assert max(per_seed) < 0, f"DyT - LayerNorm per seed: {', '.join(f'{g:+.3f}' for g in per_seed)}"
+assert max(per_seed) < 0, f"DyT - LayerNorm per seed: {[round(g, 3) for g in per_seed]}"
 
 # %% [markdown]
 # DyT passes with room to spare: at this scale it is better than LayerNorm after 200 steps, by 0.17
@@ -484,14 +528,21 @@ assert max(per_seed) < 0, f"DyT - LayerNorm per seed: {', '.join(f'{g:+.3f}' for
 # %%
 projection = experiments.batchnorm_backward_projection()
 print(f"batch x features: {projection.shape}, float64")
-print(f"autograd through lnpaper.BatchNorm vs the formula:   {projection.max_diff_formula:.1e}")
-print(f"lnpaper.functional.batch_norm_backward vs autograd:  {projection.max_diff_numpy:.1e}")
-print(f"largest |<1, dL/dx>| over features:                  {projection.max_sum:.1e}")
-print(f"largest |cos(dL/dx, y_hat)|:                          {projection.max_cos_y_hat:.1e}")
-print("||y_hat||^2 / N per feature:", " ".join(f"{v:.6f}" for v in projection.y_hat_sq_norm_over_n))
-print(f"largest |P P - P| of P = I - 11^T/N - y_hat y_hat^T/N:  {projection.max_idempotence_error:.1e}")
-assert projection.max_diff_formula < 1e-12 and projection.max_diff_numpy < 1e-12, (
-    f"formula off by {projection.max_diff_formula:.1e}, numpy by {projection.max_diff_numpy:.1e}"
+checks = [
+    ("autograd through lnpaper.BatchNorm vs the formula", projection.max_diff_formula),
+    ("lnpaper.functional.batch_norm_backward vs autograd", projection.max_diff_numpy),
+    ("largest |<1, dL/dx>| over features", projection.max_sum),
+    ("largest |cos(dL/dx, y_hat)|", projection.max_cos_y_hat),
+]
+for label, value in checks:
+    print(f"{label + ':':53s}{value:.1e}")
+norms = " ".join(f"{v:.6f}" for v in projection.y_hat_sq_norm_over_n)
+print("||y_hat||^2 / N per feature:", norms)
+idempotence = projection.max_idempotence_error
+print(f"largest |P P - P| of P = I - 11^T/N - y_hat y_hat^T/N:  {idempotence:.1e}")
+formula_off, numpy_off = projection.max_diff_formula, projection.max_diff_numpy
+assert formula_off < 1e-12 and numpy_off < 1e-12, (
+    f"formula off by {formula_off:.1e}, numpy by {numpy_off:.1e}"
 )
 assert projection.max_sum < 1e-12, f"largest |<1, dL/dx>| = {projection.max_sum:.1e}"
 
@@ -527,27 +578,40 @@ smooth = experiments.loss_smoothness()
 names = {"none": "no norm", "batchnorm": "BatchNorm", "layernorm": "LayerNorm"}
 seeds = len(smooth.seeds)
 points = ["step 0", *(f"loss {level:g}" for level in smooth.loss_levels)]
-print(f"median over {seeds} seeds: step reached | loss variation | gradient change | effective beta")
+print(
+    f"median over {seeds} seeds: "
+    "step reached | loss variation | gradient change | effective beta"
+)
+keys = ("steps", "loss_range", "grad_change", "beta_smoothness")
 for norm in smooth.norms:
     print(names[norm])
     for k, point in enumerate(points):
-        column = {key: np.median(np.array(getattr(smooth, key)[norm], dtype=float)[:, k])
-                  for key in ("steps", "loss_range", "grad_change", "beta_smoothness")}  # fmt: skip
-        print(f"  {point:9s} step {column['steps']:5.0f} {column['loss_range']:9.3f} "
-              f"{column['grad_change']:9.2f} {column['beta_smoothness']:9.2f}")
+        column = {
+            key: np.median(np.array(getattr(smooth, key)[norm], dtype=float)[:, k])
+            for key in keys
+        }
+        print(
+            f"  {point:9s} step {column['steps']:5.0f} {column['loss_range']:9.3f} "
+            f"{column['grad_change']:9.2f} {column['beta_smoothness']:9.2f}"
+        )
 print("\nover no norm's, paired by seed [95% t CI]; lower is smoother")
 outcomes, ratios = {}, {}
 for at in transformer_claims.T7_POINTS:
     for norm in ("batchnorm", "layernorm"):
-        for key, ratio in transformer_claims.smoothness_ratios(smooth, norm, at).items():
+        print(f"  {at}, {names[norm]}")
+        for key, ratio in transformer_claims.smoothness_ratios(
+            smooth, norm, at
+        ).items():
             ratios[at, norm, key] = ratio
             outcomes[at, norm, key] = stats.better(ratio, "lower")
-            print(f"  {at:12s} {names[norm]:9s} {transformer_claims.T7_WORDS[key]:28s} "
-                  f"{transformer_claims.ratio_text(ratio):22s} lower: {outcomes[at, norm, key]}")  # fmt: skip
+            words = transformer_claims.T7_WORDS[key]
+            shown = transformer_claims.ratio_text(ratio)
+            print(f"    {words:28s} {shown:18s}  lower: {outcomes[at, norm, key]}")
 t7 = claims.BY_ID["T7"].evaluate()
 print(f"T7: {t7.verdict}")
 for key in transformer_claims.T7_TESTED:
-    stats.expect(stats.HOLDS, stats.better, ratios["matched loss", "batchnorm", key], "lower")
+    matched = ratios["matched loss", "batchnorm", key]
+    stats.expect(stats.HOLDS, stats.better, matched, "lower")
     stats.expect(stats.FAILS, stats.better, ratios["step 0", "batchnorm", key], "lower")
 claims.expect(t7, claims.PARTLY)
 figures.loss_smoothness(smooth)

@@ -353,10 +353,13 @@ class Block(nn.Module):
         return self._scaled(self.attn_in_norm(x)) if self.attn_in_norm is not None else x
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.placement == "post":  # x_{l+1} = Norm(x_l + F(x_l)), or alpha x_l, or x_l omega
+        # Notebook 05 prints this method: its lines stay within 88 columns.
+        # post: x_{l+1} = Norm(x_l + F(x_l)), or alpha x_l, or x_l omega
+        if self.placement == "post":
             x = self.attn_out_norm(self._stream(x, self.attn_omega) + self.attn(x))
             return self.ffn_out_norm(self._stream(x, self.ffn_omega) + self.ffn(x))
-        if self.placement == "pre":  # x_{l+1} = x_l + F(Norm(x_l)), Norm's output times 1/sqrt(l)
+        # pre: x_{l+1} = x_l + F(Norm(x_l)), Norm's output times 1/sqrt(l)
+        if self.placement == "pre":
             x = x + self.attn(self._scaled(self.attn_in_norm(x)))
             return x + self.ffn(self._scaled(self.ffn_in_norm(x)))
         if self.placement == "peri":  # x_{l+1} = x_l + Norm(F(Norm(x_l)))
