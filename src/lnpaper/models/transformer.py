@@ -352,8 +352,8 @@ class Block(nn.Module):
         """What the attention sublayer reads from the block's input x."""
         return self._scaled(self.attn_in_norm(x)) if self.attn_in_norm is not None else x
 
+    # Notebook 05 prints this method: its lines stay within 88 columns.
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # Notebook 05 prints this method: its lines stay within 88 columns.
         # post: x_{l+1} = Norm(x_l + F(x_l)), or alpha x_l, or x_l omega
         if self.placement == "post":
             x = self.attn_out_norm(self._stream(x, self.attn_omega) + self.attn(x))
