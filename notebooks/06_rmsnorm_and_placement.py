@@ -72,7 +72,9 @@ lnpaper.setup()
 
 # %%
 def rms_norm(a, gain, eps=1e-5):
-    return gain * a / torch.sqrt(a.pow(2).mean(dim=-1, keepdim=True) + eps)  # g a / RMS(a)
+    return (
+        gain * a / torch.sqrt(a.pow(2).mean(dim=-1, keepdim=True) + eps)
+    )  # g a / RMS(a)
 
 
 a = torch.randn(8, 64, dtype=torch.float64) + 3.0
@@ -81,10 +83,11 @@ module = lnpaper.RMSNorm(64, eps=1e-5).double()
 with torch.no_grad():
     module.weight.copy_(gain)
     ours, torchs = module(a), F.rms_norm(a, (64,), gain, eps=1e-5)
-# float64 roundoff differs from CPU to CPU: print the bound every machine meets, not the roundoff
+# float64 roundoff differs by CPU: print the bound every machine meets, not the roundoff
 for name, other in (("lnpaper.RMSNorm", ours), ("F.rms_norm", torchs)):
     gap = (rms_norm(a, gain) - other).abs().max().item()
-    print(f"max |two lines - {name + '|':16s} {'< 1e-12' if gap < 1e-12 else f'= {gap:.1e}'}")
+    shown = "< 1e-12" if gap < 1e-12 else f"= {gap:.1e}"
+    print(f"max |two lines - {name + '|':16s} {shown}")
     assert gap < 1e-12, f"the two lines and {name} differ by {gap:.2e} (float64)"
 
 # %% [markdown]
@@ -99,16 +102,21 @@ for name, other in (("lnpaper.RMSNorm", ours), ("F.rms_norm", torchs)):
 
 # %%
 unit_rows = torch.randn(4, 64, dtype=torch.float64)
-unit_rows = unit_rows / unit_rows.pow(2).mean(dim=-1, keepdim=True).sqrt()  # RMS exactly 1
+unit_rows = unit_rows / unit_rows.pow(2).mean(dim=-1, keepdim=True).sqrt()  # RMS 1
 print(f"{'RMS of the row':>15s} {'eps outside / eps inside':>25s}")
 for r in (1e-4, 1e-3, 3e-3, 1e-2, 1.0, 100.0):
     outside = variants.rms_eps_outside_sqrt(r * unit_rows, eps=1e-5)
-    ratio = (outside / rms_norm(r * unit_rows, torch.ones(64, dtype=torch.float64))).mean().item()
+    inside = rms_norm(r * unit_rows, torch.ones(64, dtype=torch.float64))
+    ratio = (outside / inside).mean().item()
     print(f"{r:15g} {ratio:25.6f}")
     expected = np.sqrt(r**2 + 1e-5) / (r + 1e-5)
-    assert abs(ratio - expected) < 1e-9, f"RMS {r:g}: ratio {ratio:.9f}, formula {expected:.9f}"
-print(f"\ndefault eps: torch.nn.RMSNorm {torch.nn.RMSNorm(64).eps} (machine epsilon of the dtype: "
-      f"{torch.finfo(torch.float32).eps:.2e} in float32), torch.nn.LayerNorm {torch.nn.LayerNorm(64).eps}")
+    assert abs(ratio - expected) < 1e-9, (
+        f"RMS {r:g}: {ratio:.9f}, formula {expected:.9f}"
+    )
+machine_eps = torch.finfo(torch.float32).eps
+print(f"\ndefault eps: torch.nn.RMSNorm {torch.nn.RMSNorm(64).eps}")
+print(f"   (machine epsilon of the dtype: {machine_eps:.2e} in float32)")
+print(f"             torch.nn.LayerNorm {torch.nn.LayerNorm(64).eps}")
 
 # %% [markdown]
 # As with LayerNorm's variants in notebook 02, the placements agree to a few parts in a million on
@@ -128,16 +136,25 @@ print(f"\ndefault eps: torch.nn.RMSNorm {torch.nn.RMSNorm(64).eps} (machine epsi
 # %%
 p1 = experiments.rmsnorm_vs_layernorm()
 print(f"max |RMSNorm(a - mu) - LayerNorm(a)| = {p1.max_diff_centered:.1e}")
-print(f"max |RMSNorm(a) - LayerNorm(a)|      = {p1.max_diff_raw:.3g}   (rows not centered)")
-print(f"\na -> a + c for every unit of a row:  {'c':>5s} {'LayerNorm moves':>16s} "
-      f"{'RMSNorm moves':>14s} {'sd of RMSNorm(a+c)':>19s}")  # fmt: skip
-for c, ln, rms, sd in zip(p1.offsets, p1.layernorm_shift_change, p1.rmsnorm_shift_change,
-                          p1.rmsnorm_output_sd, strict=True):  # fmt: skip
-    print(f"{'':35s}  {c:5g} {ln:16.1e} {rms:14.3g} {sd:19.3g}")
-print(f"\n|cos(dL/da, 1)|, largest over rows: LayerNorm {p1.layernorm_grad_along_ones:.1e}, "
-      f"RMSNorm {p1.rmsnorm_grad_along_ones:.2f}")  # fmt: skip
+print(
+    f"max |RMSNorm(a) - LayerNorm(a)|      = {p1.max_diff_raw:.3g}   "
+    "(rows not centered)"
+)
+print("\na -> a + c for every unit of a row:")
+print(
+    f"  {'c':>5s} {'LayerNorm moves':>16s} {'RMSNorm moves':>14s} "
+    f"{'sd of RMSNorm(a+c)':>19s}"
+)
+columns = (p1.layernorm_shift_change, p1.rmsnorm_shift_change, p1.rmsnorm_output_sd)
+for c, ln, rms, sd in zip(p1.offsets, *columns, strict=True):
+    print(f"  {c:5g} {ln:16.1e} {rms:14.3g} {sd:19.3g}")
+print(
+    "\n|cos(dL/da, 1)|, largest over rows: "
+    f"LayerNorm {p1.layernorm_grad_along_ones:.1e}, "
+    f"RMSNorm {p1.rmsnorm_grad_along_ones:.2f}"
+)
 assert p1.max_diff_centered < 1e-12 and p1.max_diff_raw > 1e-2, (
-    f"centered rows differ by {p1.max_diff_centered:.2e}, raw rows by {p1.max_diff_raw:.3g}"
+    f"centered rows differ by {p1.max_diff_centered:.2e}, raw by {p1.max_diff_raw:.3g}"
 )
 assert max(p1.layernorm_shift_change) < 1e-12 < min(p1.rmsnorm_shift_change), (
     f"a shift moves LayerNorm by up to {max(p1.layernorm_shift_change):.2e}, "
@@ -156,14 +173,16 @@ assert max(p1.layernorm_shift_change) < 1e-12 < min(p1.rmsnorm_shift_change), (
 
 # %%
 table = experiments.invariance_measurements()
-print(ch04_runs.table_text(table, rows=("layernorm", "rmsnorm")))
+# notebook 04's table in two halves, weights then data, each narrow enough for a column
+text = ch04_runs.table_text(table, rows=("layernorm", "rmsnorm")).splitlines()
+for start, end in ((0, 42), (42, None)):
+    print("\n".join(line[:11] + line[11:][start:end] for line in text))
 lost = ch04_runs.lost_invariances(table, "rmsnorm", reference="layernorm")
-print(f"\nRMSNorm loses: {lost}; its row matches Zhang & Sennrich's Table 1: "
-      f"{all(t['rmsnorm'] == invariance.PAPER_TABLE['rmsnorm'] for t in table.tables)}")  # fmt: skip
+matches = all(t["rmsnorm"] == invariance.PAPER_TABLE["rmsnorm"] for t in table.tables)
+print(f"\nRMSNorm loses: {lost}")
+print(f"its row matches Zhang & Sennrich's Table 1: {matches}")
 assert lost == ["weight_matrix_recenter"], f"RMSNorm loses {lost} against LayerNorm"
-assert all(t["rmsnorm"] == invariance.PAPER_TABLE["rmsnorm"] for t in table.tables), [
-    t["rmsnorm"] for t in table.tables
-]
+assert matches, [t["rmsnorm"] for t in table.tables]
 
 # %% [markdown]
 # RMSNorm keeps all three re-scaling invariances: of the whole weight matrix, of the dataset and of
@@ -192,17 +211,22 @@ assert all(t["rmsnorm"] == invariance.PAPER_TABLE["rmsnorm"] for t in table.tabl
 # %%
 study = experiments.rmsnorm_study()
 levels = study.runs["LayerNorm"]["levels"]
-print(f"held-out loss after 200 steps (bigram level {levels['bigram']:.3f}, "
-      f"entropy floor {study.runs['LayerNorm']['floor']:.3f})")  # fmt: skip
+print(
+    f"held-out loss after 200 steps (bigram level {levels['bigram']:.3f}, "
+    f"entropy floor {study.runs['LayerNorm']['floor']:.3f})"
+)
 for name, run in study.runs.items():
     seeds = ", ".join(f"{v:.3f}" for v in run["final_loss"])
-    print(f"  {name:18s} {mean_sd_text(run['final_loss']):>16s}   seeds: {seeds}")
+    print(f"  {name:18s} {mean_sd_text(run['final_loss']):>16s}")
+    print(f"     seeds: {seeds}")
 ln_final = np.array(study.runs["LayerNorm"]["final_loss"])
 rms_final = np.array(study.runs["RMSNorm"]["final_loss"])
-print("RMSNorm - LayerNorm, seed by seed:", " ".join(f"{d:+.3f}" for d in rms_final - ln_final))
+print("RMSNorm - LayerNorm, seed by seed:")
+print("  " + " ".join(f"{d:+.3f}" for d in rms_final - ln_final))
 rms_vs_ln = stats.paired_difference(rms_final, ln_final)
 rms_no_worse = stats.no_worse(rms_vs_ln, LM_MARGIN, "lower")
-print(f"RMSNorm - LayerNorm in nats: {rms_vs_ln.text()}; no worse by {LM_MARGIN:g}: {rms_no_worse}")
+print(f"RMSNorm - LayerNorm in nats: {rms_vs_ln.text()}")
+print(f"   no worse by {LM_MARGIN:g}: {rms_no_worse}")
 stats.expect(stats.HOLDS, stats.no_worse, rms_vs_ln, LM_MARGIN, "lower")
 figures.rmsnorm_curves(study)
 
@@ -265,15 +289,20 @@ print(inspect.getsource(bench.fewest_pass_norm))
 # %%
 print(f"values read + written per input value    {'forward':>8s} {'fwd+bwd':>8s}")
 for name in traffic.forward:
-    print(f"  {name:38s} {traffic.forward[name]:8.2f} {traffic.forward_backward[name]:8.2f}")
+    both = traffic.forward_backward[name]
+    print(f"  {name:38s} {traffic.forward[name]:8.2f} {both:8.2f}")
 fwd = traffic.forward
 for label, (rms, ln) in bench.PAIRS.items():
     print(f"RMSNorm / LayerNorm traffic, {label:16s} {fwd[rms] / fwd[ln]:.2f}")
 for label in ("one op per step", "fewest passes"):  # written alike, RMSNorm moves less
     rms, ln = bench.PAIRS[label]
-    assert fwd[rms] < fwd[ln], f"{label}: RMSNorm moves {fwd[rms]:.2f}, LayerNorm {fwd[ln]:.2f}"
+    assert fwd[rms] < fwd[ln], (
+        f"{label}: RMSNorm {fwd[rms]:.2f}, LayerNorm {fwd[ln]:.2f}"
+    )
 rms, ln = bench.PAIRS["as shipped"]  # as shipped, more
-assert fwd[rms] > fwd[ln], f"F.rms_norm moves {fwd[rms]:.2f}, the fused F.layer_norm {fwd[ln]:.2f}"
+assert fwd[rms] > fwd[ln], (
+    f"F.rms_norm {fwd[rms]:.2f}, fused F.layer_norm {fwd[ln]:.2f}"
+)
 
 # %% [markdown]
 # Written the same way, RMSNorm moves 7 values per value where LayerNorm moves 12 (one op per
@@ -306,11 +335,12 @@ assert fwd[rms] > fwd[ln], f"F.rms_norm moves {fwd[rms]:.2f}, the fused F.layer_
 
 # %%
 timing = experiments.norm_timing()
-print(f"recorded with {timing.machine}; {timing.rounds} rounds\n")
+print(claims.wrap(f"recorded with {timing.machine}; {timing.rounds} rounds") + "\n")
 for setting, times in timing.times.items():
     shape = tuple(int(n) for n in setting.split(",")[0].split("x"))
     rounds = {name: (t["forward"], t["forward_backward"]) for name, t in times.items()}
-    print(f"{setting.split(', ')[1]}, " + bench.format_norms(shape, bench.ratios_to_floor(rounds, statistics.median)))
+    ratios = bench.ratios_to_floor(rounds, statistics.median)
+    print(f"{setting.split(', ')[1]}, " + bench.format_norms(shape, ratios))
     print()
 
 # %% [markdown]
@@ -319,12 +349,19 @@ for setting, times in timing.times.items():
 # %%
 p3_table = ch06_claims.p3_table(timing)
 settings = list(timing.times)
-print(f"RMSNorm time / LayerNorm time; saves below {1 / ch06_claims.TIME_MARGIN:.2f}, "
-      f"costs above {ch06_claims.TIME_MARGIN:g}")  # fmt: skip
-print(f"{'':26s}" + "".join(f"{s:>24s}" for s in settings) + "   outcome")
+print(
+    f"RMSNorm time / LayerNorm time; saves below {1 / ch06_claims.TIME_MARGIN:.2f}, "
+    f"costs above {ch06_claims.TIME_MARGIN:g}"
+)
+# each setting's shape over its thread count, so that the table fits a column
+shapes = "".join(f"{s.split(', ')[0]:>13s}" for s in settings)
+threads = "".join(f"{s.split(', ')[1]:>13s}" for s in settings)
+print(f"{'':26s}{shapes}")
+print(f"{'':26s}{threads}   outcome")
 for (way, which), row in p3_table.items():
     label = f"{way}, {ch06_claims.PASSES[which]}"
-    print(f"{label:26s}" + "".join(f"{row['ratios'][s]:24.2f}" for s in settings) + f"   {row['outcome']}")
+    ratios = "".join(f"{row['ratios'][s]:13.2f}" for s in settings)
+    print(f"{label:26s}{ratios}   {row['outcome']}")
 p3_finding = claims.BY_ID["P3"].evaluate()
 print(f"P3: {p3_finding.verdict}")
 claims.expect(p3_finding, claims.PARTLY)
@@ -369,20 +406,27 @@ claims.expect(p3_finding, claims.PARTLY)
 PRMS_P = 0.0625
 print(f"p = {PRMS_P}: {'n':>5s} {'p n':>8s} {'k, truncate':>12s} {'k, ceil':>8s}")
 for n in (33, 64, 100, 1024):
-    k_down, k_up = (lnpaper.RMSNorm(n, partial=PRMS_P, rounding=r).n_stat for r in ("truncate", "ceil"))
+    k_down, k_up = (
+        lnpaper.RMSNorm(n, partial=PRMS_P, rounding=r).n_stat
+        for r in ("truncate", "ceil")
+    )
     print(f"{'':10s} {n:5d} {PRMS_P * n:8.4f} {k_down:12d} {k_up:8d}")
-# at n = 33 the two divide by the RMS of 2 units or of 3: how far apart are their outputs?
-rows = torch.randn(10_000, 33, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+# at n = 33 one divides by the RMS of 2 units, the other of 3: how far apart are they?
+generator = torch.Generator().manual_seed(0)
+rows = torch.randn(10_000, 33, generator=generator, dtype=torch.float64)
 y_down = lnpaper.RMSNorm(33, partial=PRMS_P).double()(rows)
 y_up = lnpaper.RMSNorm(33, partial=PRMS_P, rounding="ceil").double()(rows)
 apart = ((y_up - y_down).norm(dim=-1) / y_down.norm(dim=-1)).detach()
-low, median, high = apart.quantile(torch.tensor([0.1, 0.5, 0.9], dtype=torch.float64)).tolist()
-print(f"\nn = 33, {len(rows):,} Gaussian rows: ||y_ceil - y_truncate|| / ||y_truncate|| has median "
-      f"{median:.0%} (10% to 90% of rows: {low:.0%} to {high:.0%})")  # fmt: skip
+deciles = torch.tensor([0.1, 0.5, 0.9], dtype=torch.float64)
+low, median, high = apart.quantile(deciles).tolist()
+print(
+    f"\nn = 33, {len(rows):,} Gaussian rows: ||y_ceil - y_truncate|| / ||y_truncate||"
+)
+print(f"   has median {median:.0%} (10% to 90% of rows: {low:.0%} to {high:.0%})")
 try:  # p n = 0.9375: truncation leaves no unit, where the authors' code divides by zero
     lnpaper.RMSNorm(15, partial=PRMS_P)
 except ValueError as error:
-    print(f"RMSNorm(15, partial={PRMS_P}): ValueError: {error}")
+    print(claims.wrap(f"RMSNorm(15, partial={PRMS_P}): ValueError: {error}"))
 assert lnpaper.RMSNorm(15, partial=PRMS_P, rounding="ceil").n_stat == 1
 
 # %% [markdown]
@@ -400,18 +444,29 @@ assert lnpaper.RMSNorm(15, partial=PRMS_P, rounding="ceil").n_stat == 1
 
 # %%
 p4 = experiments.prms_estimate()
-print(f"{'n':>6s} {'k':>5s} {'mean ratio':>11s} {'sd':>8s} {'theory mean':>12s} {'theory sd':>10s}")
-for n, k, mean, sd, mean_t, sd_t in zip(p4.widths, p4.units_used, p4.ratio_mean, p4.ratio_sd,
-                                        p4.ratio_mean_theory, p4.ratio_sd_theory, strict=True):  # fmt: skip
+heads = ("mean ratio", "sd", "theory mean", "theory sd")
+print(
+    f"{'n':>6s} {'k':>5s} {heads[0]:>11s} {heads[1]:>8s} {heads[2]:>12s} "
+    f"{heads[3]:>10s}"
+)
+measured = (p4.ratio_mean, p4.ratio_sd, p4.ratio_mean_theory, p4.ratio_sd_theory)
+for n, k, mean, sd, mean_t, sd_t in zip(
+    p4.widths, p4.units_used, *measured, strict=True
+):
     print(f"{n:6d} {k:5d} {mean:11.4f} {sd:8.4f} {mean_t:12.4f} {sd_t:10.4f}")
 at_1024 = p4.widths.index(1024)
 mean_1024, sd_1024 = p4.ratio_mean[at_1024], p4.ratio_sd[at_1024]
 se_mean, se_sd = sd_1024 / np.sqrt(p4.samples), sd_1024 / np.sqrt(2 * (p4.samples - 1))
 mean_off, sd_off = (mean_1024 - 0.997) / se_mean, (sd_1024 - 0.085) / se_sd
-print(f"\nat n = 1024, against the source's 0.997 +- 0.085: mean {mean_off:+.1f} standard errors "
-      f"({se_mean:.4f}) away, sd {sd_off:+.1f} ({se_sd:.4f})")  # fmt: skip
+print("\nat n = 1024, against the source's 0.997 +- 0.085:")
+print(
+    f"   mean {mean_off:+.1f} standard errors ({se_mean:.4f}) away, "
+    f"sd {sd_off:+.1f} ({se_sd:.4f})"
+)
 # within 5 standard errors, plus half a unit of the source's last printed digit (5e-4)
-assert abs(mean_1024 - 0.997) < 5 * se_mean + 5e-4, f"mean {mean_1024:.4f}, se {se_mean:.4f}"
+assert abs(mean_1024 - 0.997) < 5 * se_mean + 5e-4, (
+    f"mean {mean_1024:.4f}, se {se_mean:.4f}"
+)
 assert abs(sd_1024 - 0.085) < 5 * se_sd + 5e-4, f"sd {sd_1024:.4f}, se {se_sd:.4f}"
 assert abs(mean_1024 - p4.ratio_mean_theory[at_1024]) < 0.002, (  # the slight bias
     f"mean {mean_1024:.4f}, delta method {p4.ratio_mean_theory[at_1024]:.4f}"
@@ -430,15 +485,16 @@ figures.prms_estimate(p4)
 # %%
 for name in ("RMSNorm", "pRMSNorm (6.25%)"):
     run = study.runs[name]
-    print(f"  {name:18s} {mean_sd_text(run['final_loss']):>16s}   seeds: "
-          + ", ".join(f"{v:.3f}" for v in run["final_loss"]))  # fmt: skip
+    print(f"  {name:18s} {mean_sd_text(run['final_loss']):>16s}")
+    print("     seeds: " + ", ".join(f"{v:.3f}" for v in run["final_loss"]))
 prms_final = np.array(study.runs["pRMSNorm (6.25%)"]["final_loss"])
-print("pRMSNorm - RMSNorm, seed by seed:", " ".join(f"{d:+.3f}" for d in prms_final - rms_final))
+print("pRMSNorm - RMSNorm, seed by seed:")
+print("  " + " ".join(f"{d:+.3f}" for d in prms_final - rms_final))
 prms_vs_rms = stats.paired_difference(prms_final, rms_final)
 prms_no_worse = stats.no_worse(prms_vs_rms, LM_MARGIN, "lower")
-print(f"pRMSNorm - RMSNorm in nats: {prms_vs_rms.text()}; no worse by {LM_MARGIN:g}: "
-      f"{prms_no_worse}")  # fmt: skip
-assert prms_no_worse == stats.FAILS, f"pRMSNorm - RMSNorm {prms_vs_rms.text()}: {prms_no_worse}"
+print(f"pRMSNorm - RMSNorm in nats: {prms_vs_rms.text()}")
+print(f"   no worse by {LM_MARGIN:g}: {prms_no_worse}")
+assert prms_no_worse == stats.FAILS, f"pRMSNorm - RMSNorm {prms_vs_rms.text()}"
 p4_finding = claims.BY_ID["P4"].evaluate()
 print(f"P4: {p4_finding.verdict}")
 claims.expect(p4_finding, claims.PARTLY)
@@ -492,12 +548,19 @@ for name, model in (("Peri-LN", peri), ("Gemma 2 sandwich", gemma)):
     x0 = model.embed(tokens)
     with torch.no_grad():
         logits = model(tokens)
-    print(f"{name:17s} embedding output: sd {x0.std():5.2f}, per-token mean within "
-          f"{'1e-5' if x0.mean(-1).abs().max() < 1e-5 else f'{x0.mean(-1).abs().max():.2f}'}; "
-          f"|logit| <= {logits.abs().max():.2f}")  # fmt: skip
+    token_mean = x0.mean(-1).abs().max()
+    within = "1e-5" if token_mean < 1e-5 else f"{token_mean:.2f}"
+    print(
+        f"{name:17s} embedding output: sd {x0.std():5.2f}, "
+        f"per-token mean within {within};"
+    )
+    print(f"{'':17s} |logit| <= {logits.abs().max():.2f}")
 assert peri.blocks[0].placement == gemma.blocks[0].placement == "peri"
-assert peri.embed_norm is not None and gemma.embed_norm is None and gemma.embed_scale == 8.0
-assert not torch.allclose(peri(tokens), gemma(tokens)), "the two models compute the same logits"
+assert peri.embed_norm is not None and gemma.embed_norm is None
+assert gemma.embed_scale == 8.0
+assert not torch.allclose(peri(tokens), gemma(tokens)), (
+    "the two compute the same logits"
+)
 
 # %% [markdown]
 # Peri-LN's first block reads a normalized embedding, each token with mean 0 and variance 1 (the
@@ -521,8 +584,12 @@ with torch.no_grad():
     for module in (plain, offset):
         for parameter in module.parameters():
             parameter.mul_(1 - 0.1)  # AdamW's decay of every stored parameter
-print(f"after one decay step: gain g {plain.weight.mean():.2f}, gain 1 + w {offset.weight.mean():.2f}")
-assert torch.allclose(plain.weight, torch.full((64,), 0.9)) and torch.equal(offset.weight, torch.ones(64))
+print(
+    f"after one decay step: gain g {plain.weight.mean():.2f}, "
+    f"gain 1 + w {offset.weight.mean():.2f}"
+)
+assert torch.allclose(plain.weight, torch.full((64,), 0.9))
+assert torch.equal(offset.weight, torch.ones(64))
 
 # %% [markdown]
 # What Kim et al. (2025) report, up to 3.2B parameters: Peri-LN's hidden-state variance grows in a
@@ -558,39 +625,58 @@ def spread_text(values):  # Post-LN's gradient spread runs to millions
     return mean_sd_text(values) if max(values) < 1e4 else f"{np.mean(values):.1e}"
 
 
-print(f"\n{'':9s} {'loss':>15s} {'last block var':>15s} {'x in training':>14s} "
-      f"{'x block 1->6':>13s} {'grad max/min':>13s}")  # fmt: skip
+print(
+    f"\n{'':9s} {'loss':>15s} {'last block var':>15s} {'x in training':>14s} "
+    f"{'x block 1->6':>13s} {'grad max/min':>13s}"
+)
 for name, run in placement.runs.items():
     s = summary[name]
-    print(f"{name:9s} {mean_sd_text(run['final_loss']):>15s} {mean_sd_text(s['last_variance']):>15s} "
-          f"{mean_sd_text(s['growth_in_training']):>14s} {mean_sd_text(s['growth_over_depth']):>13s} "
-          f"{spread_text(s['grad_spread']):>13s}")  # fmt: skip
+    cells = (
+        f"{mean_sd_text(run['final_loss']):>15s} "
+        f"{mean_sd_text(s['last_variance']):>15s} "
+        f"{mean_sd_text(s['growth_in_training']):>14s} "
+        f"{mean_sd_text(s['growth_over_depth']):>13s} "
+        f"{spread_text(s['grad_spread']):>13s}"
+    )
+    print(f"{name:9s} {cells}")
 pre, peri_s = summary["Pre-LN"], summary["Peri-LN"]
-print("grad max/min seed by seed, Pre-LN:", " ".join(f"{v:.2f}" for v in pre["grad_spread"]),
-      " Peri-LN:", " ".join(f"{v:.2f}" for v in peri_s["grad_spread"]))  # fmt: skip
+print("grad max/min seed by seed")
+print("  Pre-LN: ", " ".join(f"{v:.2f}" for v in pre["grad_spread"]))
+print("  Peri-LN:", " ".join(f"{v:.2f}" for v in peri_s["grad_spread"]))
 post_grads = np.mean(placement.runs["Post-LN"]["block_grad_norm_final"], axis=0)
-print(f"Post-LN after training, gradient norm of block 1 {post_grads[0]:.1g}, of block 6 "
-      f"{post_grads[-1]:.1g} (mean over seeds)")  # fmt: skip
-peri_vs_pre_loss = stats.paired_difference(placement.runs["Peri-LN"]["final_loss"],
-                                           placement.runs["Pre-LN"]["final_loss"])  # fmt: skip
-print(f"held-out loss, Peri-LN - Pre-LN in nats: {peri_vs_pre_loss.text()}")
+print(
+    f"Post-LN after training, gradient norm of block 1 {post_grads[0]:.1g}, "
+    f"of block 6 {post_grads[-1]:.1g} (mean over seeds)"
+)
+peri_vs_pre_loss = stats.paired_difference(
+    placement.runs["Peri-LN"]["final_loss"], placement.runs["Pre-LN"]["final_loss"]
+)
+print("held-out loss, Peri-LN - Pre-LN in nats:")
+print(f"  {peri_vs_pre_loss.text()}")
 bigram = placement.runs["Pre-LN"]["levels"]["bigram"]
 for name in ("Pre-LN", "Peri-LN"):
     below = bigram - np.array(placement.runs[name]["final_loss"])
-    print(f"{name} ends {below.mean():.3f} nats below the bigram level {bigram:.3f}, "
-          f"below it on {(below > 0).sum()} of {below.size} seeds")  # fmt: skip
+    print(
+        f"{name} ends {below.mean():.3f} nats below the bigram level {bigram:.3f}, "
+        f"below it on {(below > 0).sum()} of {below.size} seeds"
+    )
     assert (below > 0).all(), f"{name}: {below}"
 
 print("\nPeri-LN over Pre-LN, paired by seed: geometric mean ratio [95% t CI]")
 outcomes, log_ratios = {}, {}
 for key in ("last_variance", "growth_in_training", "growth_over_depth", "grad_spread"):
-    log_ratio = log_ratios[key] = stats.paired_difference(np.log(peri_s[key]), np.log(pre[key]))
+    log_ratio = stats.paired_difference(np.log(peri_s[key]), np.log(pre[key]))
+    log_ratios[key] = log_ratio
     outcomes[key] = stats.better(log_ratio, "lower")
     low, mean, high = np.exp([log_ratio.low, log_ratio.mean, log_ratio.high])
     interval = f"[{low:.2g}, {high:.2g}]"
     print(f"  {key:20s} x{mean:<6.2g} {interval:15s} Peri-LN smaller: {outcomes[key]}")
-expected = {"last_variance": stats.HOLDS, "growth_in_training": stats.HOLDS,
-            "growth_over_depth": stats.FAILS, "grad_spread": stats.HOLDS}  # fmt: skip
+expected = {
+    "last_variance": stats.HOLDS,
+    "growth_in_training": stats.HOLDS,
+    "growth_over_depth": stats.FAILS,
+    "grad_spread": stats.HOLDS,
+}
 for key, outcome in expected.items():
     stats.expect(outcome, stats.better, log_ratios[key], "lower")
 p5_finding = claims.BY_ID["P5"].evaluate()
@@ -643,13 +729,18 @@ figures.placement_variance(placement)
 
 # %%
 moderate = ch06_runs.placement_summary(study)["LayerNorm"]
-print(f"Pre-LN at lr 3e-3, last block's variance after 200 steps: "
-      f"{mean_sd_text(moderate['last_variance'])} (grown {mean_sd_text(moderate['growth_in_training'])}x)")  # fmt: skip
-largest_moderate, smallest_high = max(moderate["last_variance"]), min(pre["last_variance"])
-assert largest_moderate < smallest_high / 3, (
-    f"largest at lr 3e-3 {largest_moderate:.3g}, smallest at lr 1e-2 {smallest_high:.3g}"
+grown = mean_sd_text(moderate["growth_in_training"])
+print("Pre-LN at lr 3e-3, last block's variance after 200 steps:")
+print(f"   {mean_sd_text(moderate['last_variance'])} (grown {grown}x)")
+largest_moderate, smallest_high = (
+    max(moderate["last_variance"]),
+    min(pre["last_variance"]),
 )
-assert largest_moderate < 100, f"largest at lr 3e-3 {largest_moderate:.3g}"  # tens, not hundreds
+assert largest_moderate < smallest_high / 3, (
+    f"largest at lr 3e-3 {largest_moderate:.3g}, smallest at 1e-2 {smallest_high:.3g}"
+)
+# tens, not hundreds
+assert largest_moderate < 100, f"largest at lr 3e-3 {largest_moderate:.3g}"
 
 # %% [markdown]
 # not hundreds: the unbounded growth of the Pre-LN stream is what a high learning rate brings out,
@@ -673,24 +764,35 @@ assert largest_moderate < 100, f"largest at lr 3e-3 {largest_moderate:.3g}"  # t
 # %%
 spikes = experiments.spike_study()
 by_lr = ch06_runs.spike_summary(spikes)
-print(f"spike: a step above {stats.SPIKE_FACTOR:g}x the median of the {stats.SPIKE_WINDOW} steps "
-      "before it; global gradient norm, first 100 steps")  # fmt: skip
+print(
+    f"spike: a step above {stats.SPIKE_FACTOR:g}x the median of the "
+    f"{stats.SPIKE_WINDOW} steps before it;"
+)
+print("global gradient norm, first 100 steps")
 spike_outcomes = {}
 for lr, arms in by_lr.items():
     for name, arm in arms.items():
-        print(f"  lr {lr:g} {name:8s} spikes per seed {arm['spikes']}, largest jump per seed "
-              + " ".join(f"{v:.2f}" for v in arm["largest_jump"]))  # fmt: skip
+        jumps = " ".join(f"{v:.2f}" for v in arm["largest_jump"])
+        print(f"  lr {lr:g} {name:8s} spikes per seed {arm['spikes']}")
+        print(f"  {'':16s} largest jump per seed {jumps}")
     pre_arm, peri_arm = arms["Pre-LN"], arms["Peri-LN"]
-    jump = stats.paired_difference(np.log(peri_arm["largest_jump"]), np.log(pre_arm["largest_jump"]))
+    log_jumps = (np.log(peri_arm["largest_jump"]), np.log(pre_arm["largest_jump"]))
+    jump = stats.paired_difference(*log_jumps)
     fewer = stats.fewer_events(peri_arm["spikes"], pre_arm["spikes"])
     spike_outcomes[lr] = (fewer, stats.better(jump, "lower"))
     low, mean, high = np.exp([jump.low, jump.mean, jump.high])
-    print(f"  lr {lr:g} held-out loss after {spikes.runs[f'Pre-LN, lr {lr:g}']['steps']} steps: "
-          + ", ".join(f"{name} {mean_sd_text(spikes.runs[f'{name}, lr {lr:g}']['final_loss'])}"
-                      for name in arms))  # fmt: skip
-    print(f"  lr {lr:g} Peri-LN {stats.event_counts_text(peri_arm['spikes'], pre_arm['spikes'])}"
-          f" (sign test: {fewer}); largest jump x{mean:.2f} [{low:.2f}, {high:.2f}]: "
-          f"{spike_outcomes[lr][1]}")  # fmt: skip
+    steps = spikes.runs[f"Pre-LN, lr {lr:g}"]["steps"]
+    losses = ", ".join(
+        f"{name} {mean_sd_text(spikes.runs[f'{name}, lr {lr:g}']['final_loss'])}"
+        for name in arms
+    )
+    print(f"  lr {lr:g} held-out loss after {steps} steps: {losses}")
+    counts = stats.event_counts_text(peri_arm["spikes"], pre_arm["spikes"])
+    print(f"  lr {lr:g} Peri-LN {counts}")
+    print(
+        f"     sign test: {fewer}; largest jump x{mean:.2f} [{low:.2f}, {high:.2f}]: "
+        f"{spike_outcomes[lr][1]}"
+    )
 finals = {name: run["final_loss"] for name, run in spikes.runs.items()}
 assert all(None not in v for v in finals.values()), finals  # no run diverged
 assert all(fewer != stats.HOLDS for fewer, _ in spike_outcomes.values()), spike_outcomes
@@ -737,7 +839,8 @@ figures.gradient_spikes(spikes)
 
 # %%
 def logit_change(placement, norm, scaled):
-    """max |change of the logits| when every parameter whose name starts with `scaled` is tripled."""
+    """max |change of the logits| when every parameter whose name starts with `scaled`
+    is tripled."""
     torch.manual_seed(0)
     model = TransformerLM(16, placement=placement, norm=norm, max_len=16).double()
     tokens = torch.randint(0, 16, (4, 16))
@@ -750,21 +853,31 @@ def logit_change(placement, norm, scaled):
 
 
 # what writes to the residual stream: the embedding and each sublayer's last matrix
-stream_writers = ("token_embedding",
-                  *(f"blocks.{b}.{m}" for b in range(6) for m in ("attn.out", "ffn.w2")))  # fmt: skip
-scalings = {"one W^(2) (block 3)": ("blocks.2.ffn.w2",), "one W^O (block 3)": ("blocks.2.attn.out",),
-            "embedding, every W^O and W^(2)": stream_writers}  # fmt: skip
-models = {"Pre-LN, RMSNorm": ("pre", "rmsnorm"), "Peri-LN, RMSNorm": ("peri", "rmsnorm"),
-          "Pre-LN, DyT": ("pre", "dyt")}  # fmt: skip
+writers = (f"blocks.{b}.{m}" for b in range(6) for m in ("attn.out", "ffn.w2"))
+stream_writers = ("token_embedding", *writers)
+scalings = {
+    "one W^(2) (block 3)": ("blocks.2.ffn.w2",),
+    "one W^O (block 3)": ("blocks.2.attn.out",),
+    "embedding, every W^O and W^(2)": stream_writers,
+}
+models = {
+    "Pre-LN, RMSNorm": ("pre", "rmsnorm"),
+    "Peri-LN, RMSNorm": ("peri", "rmsnorm"),
+    "Pre-LN, DyT": ("pre", "dyt"),
+}
 print(f"{'max |logit change|':32s}" + "".join(f"{name:>18s}" for name in models))
 change = {}
 for label, scaled in scalings.items():
     change[label] = [logit_change(*config, scaled) for config in models.values()]
-    # float64 roundoff differs from CPU to CPU: print the bound every machine meets, not the roundoff
-    print(f"{label:32s}" + "".join(f"{'< 1e-10' if c < 1e-10 else f'{c:.1e}':>18s}" for c in change[label]))
+    # float64 roundoff differs by CPU: print the bound every machine meets
+    shown = ("< 1e-10" if c < 1e-10 else f"{c:.1e}" for c in change[label])
+    print(f"{label:32s}" + "".join(f"{s:>18s}" for s in shown))
 invariant = {label: [c < 1e-10 for c in row] for label, row in change.items()}
-assert invariant == {"one W^(2) (block 3)": [False, True, False], "one W^O (block 3)": [False, True, False],
-                     "embedding, every W^O and W^(2)": [True, False, False]}, change  # fmt: skip
+assert invariant == {
+    "one W^(2) (block 3)": [False, True, False],
+    "one W^O (block 3)": [False, True, False],
+    "embedding, every W^O and W^(2)": [True, False, False],
+}, change
 assert min(c for row in change.values() for c in row if c >= 1e-10) > 1e-2, change
 
 # %% [markdown]

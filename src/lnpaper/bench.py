@@ -81,6 +81,7 @@ def pin_allocator() -> str:
 # (R = read, W = write; a clone is R + W).
 
 
+# Notebook 06 prints composed_norm and fewest_pass_norm: their lines stay within 88 columns.
 def composed_norm(
     a: torch.Tensor,
     center: bool,
@@ -88,16 +89,16 @@ def composed_norm(
     bias: torch.Tensor | None = None,
     eps: float = EPS,
 ) -> torch.Tensor:
-    """One torch op per step of the formula: LayerNorm 5 R + 3 W, RMSNorm 3 R + 2 W; the gain g
-    adds R + W to both, LayerNorm's bias b another R + W."""
+    """One torch op per step of the formula: LayerNorm 5 R + 3 W, RMSNorm 3 R + 2 W;
+    the gain g adds R + W to both, LayerNorm's bias b another R + W."""
     if center:
-        a = a - a.mean(dim=-1, keepdim=True)  # a - mu                                R, R + W
-    mean_square = a.pow(2).mean(dim=-1, keepdim=True)  # sigma^2 or RMS^2            R + W, R
-    y = a * torch.rsqrt(mean_square + eps)  # divided by sqrt(. + eps)               R + W
+        a = a - a.mean(dim=-1, keepdim=True)  # a - mu                    R, R + W
+    mean_square = a.pow(2).mean(dim=-1, keepdim=True)  # sigma^2 or RMS^2  R + W, R
+    y = a * torch.rsqrt(mean_square + eps)  # divided by sqrt(. + eps)    R + W
     if gain is not None:
-        y = y * gain  # g * .                                                        R + W
+        y = y * gain  # g * .                                             R + W
     if bias is not None:
-        y = y + bias  # + b                                                          R + W
+        y = y + bias  # + b                                               R + W
     return y
 
 
@@ -108,20 +109,25 @@ def fewest_pass_norm(
     bias: torch.Tensor | None = None,
     eps: float = EPS,
 ) -> torch.Tensor:
-    """One read per statistic, then y = s * a + t in one pass: LayerNorm 3 R + W, RMSNorm 2 R + W;
-    then g * y + b (LayerNorm) or g * y (RMSNorm) in one more pass, R + W.
+    """One read per statistic, then y = s * a + t in one pass: LayerNorm 3 R + W,
+    RMSNorm 2 R + W; then g * y + b (LayerNorm) or g * y (RMSNorm) in one more pass,
+    R + W.
 
-    For timing only: LayerNorm's sigma^2 = E[a^2] - mu^2 is the one-pass variance that fails when
-    the mean dwarfs the spread (notebook 02, F4); a fused kernel such as F.layer_norm gets both
-    statistics from one read, accurately.
+    For timing only: LayerNorm's sigma^2 = E[a^2] - mu^2 is the one-pass variance that
+    fails when the mean dwarfs the spread (notebook 02, F4); a fused kernel such as
+    F.layer_norm gets both statistics from one read, accurately.
     """
-    mean_square = torch.linalg.vector_norm(a, dim=-1, keepdim=True).square() / a.shape[-1]  # R
-    mu = a.mean(dim=-1, keepdim=True) if center else torch.zeros_like(mean_square)  # R if center
+    n = a.shape[-1]
+    mean_square = torch.linalg.vector_norm(a, dim=-1, keepdim=True).square() / n  # R
+    # R if center
+    mu = a.mean(dim=-1, keepdim=True) if center else torch.zeros_like(mean_square)
     inv_scale = torch.rsqrt(mean_square - mu.square() + eps)  # 1 / sqrt(sigma^2 + eps)
-    y = torch.addcmul(-mu * inv_scale, a, inv_scale)  # (a - mu) / scale                 R + W
+    y = torch.addcmul(-mu * inv_scale, a, inv_scale)  # (a - mu) / scale  R + W
     if gain is None:
         return y if bias is None else y + bias
-    return y * gain if bias is None else torch.addcmul(bias, y, gain)  # g * y (+ b)     R + W
+    if bias is None:
+        return y * gain  # g * y                                          R + W
+    return torch.addcmul(bias, y, gain)  # g * y + b                      R + W
 
 
 FLOOR = "clone (memory floor)"
@@ -258,8 +264,8 @@ def time_norms(shape) -> dict:
 
 def format_norms(shape, ratios: dict) -> str:
     floor_fwd, floor_both = ratios["floor ms"]
-    lines = [
-        f"shape {shape} float32: time / time of clone "
+    lines = [  # the clone's times on a line of their own, so that each fits 88 columns
+        f"shape {shape} float32: time / time of clone",
         f"(clone: forward {floor_fwd:.2f} ms, fwd+bwd {floor_both:.2f} ms)",
         f"  {'':32s} {'forward':>8s} {'fwd+bwd':>8s}",
         f"  {FLOOR:32s} {1:8.2f} {1:8.2f}",
