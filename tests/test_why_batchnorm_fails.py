@@ -216,3 +216,26 @@ def test_m5d_grades_early_nll_at_each_batch_size():
     assert nb_claims.check_m5d(one).verdict == claims.PARTLY
     later = with_layernorm(lambda bn: bn[:4] + [v + 5 for v in bn[4:]])  # after epoch 3: unread
     assert nb_claims.check_m5d(later).verdict == claims.INCONCLUSIVE
+
+
+@pytest.mark.parametrize(
+    "shift, noise, verdict",
+    [
+        (-0.005, M5_TIGHT, claims.REPRODUCED),  # half a point below batch 128: inside the margin
+        (-0.015, M5_TIGHT, claims.NOT_REPRODUCED),  # online learning costs 1.5 points
+        (-0.01, M5_WIDE, claims.INCONCLUSIVE),
+    ],
+)
+def test_m2b_grades_batch_one_against_batch_128_with_m5s_margin(shift, noise, verdict):
+    from lnpaper.chapters.ch01_why_batchnorm_fails.runs import OnlineRuns
+
+    robustness = synthetic_m5(0.0, M5_TIGHT, -0.01, M5_TIGHT)
+    online = [
+        {"nll": [0.05] * 4, "accuracy": [0.5, a + shift + e - 1 / 300, a + shift + e,
+                                         a + shift + e + 1 / 300]}
+        for a, e in zip(M5_BIG, noise, strict=True)
+    ]  # fmt: skip
+    finding = nb_claims.check_m2b(robustness, OnlineRuns(12 * 1197, {"layernorm": online}))
+    assert finding.verdict == verdict, finding.ours
+    with pytest.raises(ValueError, match="pair"):
+        nb_claims.check_m2b(robustness, OnlineRuns(12 * 1197, {"layernorm": online[:3]}))

@@ -553,6 +553,37 @@ def batch_size_robustness(
     )
 
 
+@dataclass
+class OnlineRuns:
+    steps: int  # optimizer steps: one per training example per epoch
+    curves: dict  # model -> per seed {"nll": [...], "accuracy": [...]}, before and every epoch
+
+
+@experiment
+def online_learning(
+    *,
+    models=("layernorm", "none"),
+    sizes=M5_SIZES,
+    epochs: int = 12,
+    lr: float = 1e-3,
+    seeds=tuple(range(20)),
+) -> OnlineRuns:
+    """M2b (Ba et al. 2016, Sec. 3: LayerNorm "can be used in the pure online regime with batch
+    size 1"): M5's MLPs trained one example per Adam step, the same epochs, rate and seeds as
+    M5's cells, so they compare with them seed by seed. LayerNorm is graded; the plain network
+    shows what online learning alone costs. BatchNorm has no such arm: in training mode a batch
+    of one gives it a zero variance and an output of beta alone (M2)."""
+    cells = {
+        model: batch_size_runs(
+            model=model, batch_size=1, sizes=sizes, epochs=epochs, lr=lr, seeds=seeds
+        )
+        for model in models
+    }
+    return OnlineRuns(
+        steps=cells[models[0]].steps, curves={model: cell.curves for model, cell in cells.items()}
+    )
+
+
 # ---- summaries the notebook prints and the claims check ----------------------------------
 
 
