@@ -235,16 +235,20 @@ class CausalSelfAttention(nn.Module):
         def heads(t):  # B x T x d -> B x heads x T x d_head
             return t.view(batch, tokens, self.n_heads, d // self.n_heads).transpose(1, 2)
 
+        # Notebook 07 prints the lines from here to the soft cap: they stay within 88 columns.
         q, k, v = self.query(x), self.key(x), self.value(x)
-        if self.q_norm is not None and self.qk_norm_span == "full":  # OLMo 2: before the split
+        # OLMo 2: before the split
+        if self.q_norm is not None and self.qk_norm_span == "full":
             q, k = self.q_norm(q), self.k_norm(k)
         q, k, v = heads(q), heads(k), heads(v)
-        if self.q_norm is not None and self.qk_norm_span == "head":  # per head, over d_head
+        # per head, over d_head
+        if self.q_norm is not None and self.qk_norm_span == "head":
             q, k = self.q_norm(q), self.k_norm(k)
         if self.qk_scale is not None:  # g * <q / ||q||, k / ||k||>
-            z = self.qk_scale * F.normalize(q, dim=-1) @ F.normalize(k, dim=-1).transpose(-2, -1)
-        else:
-            z = q @ k.transpose(-2, -1) / math.sqrt(d // self.n_heads)  # q.k / sqrt(d_head)
+            unit_q, unit_k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+            z = self.qk_scale * unit_q @ unit_k.transpose(-2, -1)
+        else:  # q.k / sqrt(d_head)
+            z = q @ k.transpose(-2, -1) / math.sqrt(d // self.n_heads)
         if self.logit_cap is not None:  # Gemma 2's soft cap, before the mask
             z = soft_cap(z, self.logit_cap)
         return z, v

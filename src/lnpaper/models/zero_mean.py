@@ -56,14 +56,17 @@ def _check_convertible(model: TransformerLM) -> None:
         )
 
 
+# Notebook 07 prints center_residual_writers and _fold_bias: their lines stay within 88 columns.
 @torch.no_grad()
 def center_residual_writers(model: TransformerLM) -> TransformerLM:
-    """Step 1, in place: every write to the residual stream has mean 0 over the hidden axis."""
+    """Step 1, in place: every write to the residual stream has mean 0 over the hidden
+    axis."""
     _check_convertible(model)
     for table in (model.token_embedding.weight, model.position_embedding):
         table.sub_(table.mean(dim=1, keepdim=True))  # each row e -> e - mean(e)
     for block in model.blocks:
-        for projection in (block.attn.out, block.ffn.w2):  # nn.Linear: weight is d_out x d_in
+        # nn.Linear: weight is d_out x d_in
+        for projection in (block.attn.out, block.ffn.w2):
             projection.weight.sub_(projection.weight.mean(dim=0, keepdim=True))
             projection.bias.sub_(projection.bias.mean())
     return model
