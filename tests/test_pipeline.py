@@ -1,9 +1,11 @@
 """The pipeline: the figure registry and its drift gate, the claims ledger."""
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from lnpaper import __main__ as cli
@@ -154,3 +156,49 @@ def test_the_claims_printed_in_a_notebook_fit_a_column_and_keep_intervals_whole(
     assert not re.search(r"\[[^\]\n]*\n|n =\n", text)
     long = "a [-0.106, +0.096] (paired t, 95% CI, n = 10) " * 6
     assert all(len(line) <= ledger.LINE_WIDTH for line in claims.wrap(long, "   ").splitlines())
+
+
+# The notebooks whose stored code and printed text fit the book's column (issue 23); 01 and 04
+# join when they are brought to the same width. tests/test_book.py measures the same pages.
+NARROW_NOTEBOOKS = [
+    "02_the_transpose",
+    "03_layernorm_in_rnns",
+    "05_the_transformer",
+    "06_rmsnorm_and_placement",
+    "07_after_2020",
+]
+
+
+def text_outputs(cell: dict) -> list[str]:
+    """What a code cell printed as text: its streams and the plain text of its results (a
+    figure's text/plain is its repr, short)."""
+    texts = []
+    for output in cell.get("outputs", []):
+        if output["output_type"] == "stream":
+            texts.append("".join(output["text"]))
+        elif "text/plain" in output.get("data", {}):
+            texts.append("".join(output["data"]["text/plain"]))
+        elif output["output_type"] == "error":
+            texts.append("\n".join(output["traceback"]))
+    return texts
+
+
+@pytest.mark.parametrize("name", NARROW_NOTEBOOKS)
+def test_every_code_line_and_printed_line_fits_a_column(name):
+    """Issue 23: in the book's 784 px column, 79 of 119 code blocks and 71 of 111 outputs
+    scrolled sideways. In the stored notebook every line of code and of printed text is at
+    most ledger.LINE_WIDTH (88) characters, the same in Lab and in the book."""
+    notebook = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
+    wide = []
+    for number, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        texts = [("code", "".join(cell["source"]))]
+        texts += [("output", output) for output in text_outputs(cell)]
+        for kind, text in texts:
+            wide += [
+                f"cell {number} {kind}, {len(line)} characters: {line}"
+                for line in text.splitlines()
+                if len(line) > ledger.LINE_WIDTH
+            ]
+    assert not wide, "\n".join(wide)
