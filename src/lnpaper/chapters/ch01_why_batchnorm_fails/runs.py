@@ -481,7 +481,14 @@ def train_seeds(network, x, y, batch_size, steps, lr, evaluate=None, eval_every=
 
 @experiment
 def batch_size_runs(
-    *, model: str, batch_size: int, sizes=M5_SIZES, epochs: int = 12, lr: float = 1e-3, seeds=(0,)
+    *,
+    model: str,
+    batch_size: int,
+    sizes=M5_SIZES,
+    epochs: int = 12,
+    lr: float = 1e-3,
+    seeds=(0,),
+    flush_subnormals: bool = False,
 ) -> BatchSizeRuns:
     """One cell of M5: `model` trained at one batch size, every seed at once (its own record
     entry, so that the cells are computed side by side).
@@ -491,7 +498,13 @@ def batch_size_runs(
     (tests/test_mlp.py checks the two agree), with Adam over the stacked weights. After every
     epoch, in eval mode: test NLL and accuracy, and for BatchNorm a second evaluation of the same
     nets with each layer's exact mean and variance over the whole training set in place of the
-    running averages ("population ..."): no extra training."""
+    running averages ("population ..."): no extra training.
+
+    `flush_subnormals` rounds floats below 1.2e-38 to zero while training (where the CPU can). At
+    batch 1 a ReLU unit the one example leaves off gets an exact zero gradient, and Adam's moments
+    then decay geometrically into subnormal floats: a tenth of the plain net's after 3,000 steps,
+    which made its steps 2.4x slower here. They enter the update only as m / (sqrt(v) + 1e-8),
+    where they move nothing."""
     if model not in M5_MODELS:
         raise ValueError(f"model must be one of {tuple(M5_MODELS)}, got {model!r}")
     x, y = digits.load("train")
@@ -509,7 +522,11 @@ def batch_size_runs(
             scores.update({POPULATION + key: value for key, value in population.items()})
         evals.append(scores)
 
-    train_seeds(network, x, y, batch_size, epochs * per_epoch, lr, evaluate, per_epoch)
+    torch.set_flush_denormal(flush_subnormals)
+    try:
+        train_seeds(network, x, y, batch_size, epochs * per_epoch, lr, evaluate, per_epoch)
+    finally:
+        torch.set_flush_denormal(False)
     curves = [
         {key: [scores[key][s] for scores in evals] for key in evals[0]}
         for s in range(len(network.seeds))
@@ -575,7 +592,13 @@ def online_learning(
     of one gives it a zero variance and an output of beta alone (M2)."""
     cells = {
         model: batch_size_runs(
-            model=model, batch_size=1, sizes=sizes, epochs=epochs, lr=lr, seeds=seeds
+            model=model,
+            batch_size=1,
+            sizes=sizes,
+            epochs=epochs,
+            lr=lr,
+            seeds=seeds,
+            flush_subnormals=True,  # see batch_size_runs: 2.4x faster, no change to the update
         )
         for model in models
     }
