@@ -709,3 +709,27 @@ def test_an_ending_short_of_the_declared_accuracy_is_inconclusive_at_this_budget
                        for _ in range(2)])  # fmt: skip
     finding = nb_claims.check_r3c(low)
     assert finding.verdict == claims.INCONCLUSIVE and "would give not reproduced" in finding.ours
+
+
+def as_grus(study: RecurrentStudyResult) -> RecurrentStudyResult:
+    """The same runs, the LSTM's as the GRU's and the LN-LSTM's as the LN-GRU's."""
+    runs = {"GRU": study.runs["LSTM"], "LN-GRU": study.runs["LN-LSTM"]}
+    return RecurrentStudyResult(form=study.form, orders=study.orders, runs=runs)
+
+
+def test_r3f_and_r4c_grade_the_grus_as_r3_and_r4b_grade_the_lstms():
+    faster = same_best(noisy(FAST, 1), noisy(SLOW, 2))
+    assert nb_claims.check_r3f(as_grus(faster)).verdict == claims.REPRODUCED
+    slower = as_grus(same_best(noisy(SLOW, 1), noisy(FAST, 2)))
+    finding = nb_claims.check_r3f(slower)
+    assert finding.verdict == claims.NOT_REPRODUCED, finding.ours
+    assert [q.label for q in finding.quantities] == [
+        f"lr {lr:g}, early test NLL, LN-GRU - GRU" for lr in LRS
+    ]
+    lstm = noisy(SLOW, 2, 0.01)
+    ln = [[v + (-0.05 if k == len(c) - 1 else 0) for k, v in enumerate(c)] for c in lstm]
+    better = rows(ln, lstm, ln_accuracy=[a + d for a, d in zip(accuracy_arm(0.99, 1),
+                  noise(5, 0.002), strict=True)], lstm_accuracy=accuracy_arm(0.98, 1))  # fmt: skip
+    finding = nb_claims.check_r4c(as_grus(better))
+    assert finding.verdict == claims.REPRODUCED, finding.ours
+    assert "LN-GRU minus GRU" in finding.ours

@@ -368,12 +368,12 @@ def _per_seed_models(kind, seeds, inputs=8, hidden=6, max_steps=8, gain_init=Non
     return models
 
 
-@pytest.mark.parametrize("kind", ["lstm", "ln-lstm", "bn-lstm", "ln-gru"])
+@pytest.mark.parametrize("kind", ["lstm", "ln-lstm", "bn-lstm", "gru", "ln-gru"])
 def test_seed_batched_classifier_is_the_per_seed_models_outputs_grads_and_statistics(kind):
     from lnpaper.models.recurrent import SeedBatchedClassifier
 
     seeds = (0, 1, 2)
-    models = _per_seed_models(kind, seeds, gain_init=None if kind == "lstm" else 0.7)
+    models = _per_seed_models(kind, seeds, gain_init=None if kind in ("lstm", "gru") else 0.7)
     batched = SeedBatchedClassifier(models)
     x, y = digits.load("train", form="rows")
     index = torch.stack(
@@ -449,7 +449,7 @@ def test_seed_batched_classifier_cuts_bn_statistics_at_statistics_steps():
     [
         ([], None, "at least one model"),
         ("mixed", None, "one cell type"),
-        ("gru", None, "one cell type"),
+        ("rnn", None, "one cell type"),
         ("lstm", (3, 4, 8, 8), "seeds=2"),
         ("lstm", (2, 4, 8, 7), r"\(seeds=2, N, T, 8\)"),
     ],

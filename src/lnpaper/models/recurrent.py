@@ -402,7 +402,8 @@ class SeedBatchedClassifier(nn.Module):
     named as in the per-seed model with "." replaced by "__". Input x is (S, N, T, inputs): each
     seed reads its own minibatch; the output is the last step's logits (S, N, classes), or every
     step's (S, N, T, classes) for models built with `every_step=True`. The cells
-    supported are those the training experiments use: "lstm", "ln-lstm", "bn-lstm", "ln-gru".
+    supported are those the training experiments use: "lstm", "ln-lstm", "bn-lstm", "gru",
+    "ln-gru".
     `per_seed(s)` gives seed s back as an ordinary model (tests compare the two). Setting
     `statistics_steps` = k makes a BN-LSTM in eval mode use the statistics of step k - 1 for
     every step >= k, as if T_max were k (notebook 03's T_max inside the transient).
@@ -413,6 +414,7 @@ class SeedBatchedClassifier(nn.Module):
         LayerNormLSTMCell: "ln-lstm",
         BatchNormLSTMCell: "bn-lstm",
         LayerNormGRUCell: "ln-gru",
+        GRUCell: "gru",
     }
 
     def __init__(self, models: list):
@@ -504,6 +506,15 @@ class SeedBatchedClassifier(nn.Module):
     def step(self, x, state, t: int):
         """One step of all S cells: x (S, N, inputs), state a tuple of (S, N, H)."""
         H = self.hidden_size
+        if self.kind == "gru":
+            (h,) = state
+            inputs = _batched_linear(x, self.p("cell.weight_ih"), self.p("cell.bias_ih"))
+            recurrent = _batched_linear(h, self.p("cell.weight_hh"), self.p("cell.bias_hh"))
+            z, r = (inputs[..., : 2 * H] + recurrent[..., : 2 * H]).chunk(2, dim=-1)  # (23)
+            candidate = torch.tanh(
+                inputs[..., 2 * H :] + torch.sigmoid(r) * recurrent[..., 2 * H :]
+            )  # (24)
+            return ((1 - torch.sigmoid(z)) * h + torch.sigmoid(z) * candidate,)  # (25)
         if self.kind == "ln-gru":
             (h,) = state
             inputs = _batched_linear(x, self.p("cell.weight_ih"))  # [W_x x_t; W x_t]
@@ -552,7 +563,7 @@ class SeedBatchedClassifier(nn.Module):
                 f"got shape {tuple(x.shape)}"
             )
         zeros = x.new_zeros(self.seeds, x.shape[1], self.hidden_size)
-        state = (zeros,) if self.kind == "ln-gru" else (zeros, zeros.clone())
+        state = (zeros,) if self.kind in ("gru", "ln-gru") else (zeros, zeros.clone())
         hidden = []
         for t in range(x.shape[2]):
             state = self.step(x[:, :, t], state, t)

@@ -539,6 +539,7 @@ RECURRENT_MODELS = {
     "BN-LSTM": ("bn-lstm", None),
     "BN-LSTM, gain 1.0": ("bn-lstm", 1.0),
     "LN-GRU": ("ln-gru", None),
+    "GRU": ("gru", None),
 }
 ROW_MODELS = ("LSTM", "LN-LSTM", "LN-LSTM, gain 0.1", "BN-LSTM", "BN-LSTM, gain 1.0")
 PIXEL_MODELS = ("LSTM", "LN-LSTM", "BN-LSTM", "BN-LSTM, gain 1.0", "LN-GRU")
@@ -593,6 +594,17 @@ def recurrent_training(
             )
         )
     return RecurrentStudyResult(form=form, orders=[bool(o) for o in orders], runs=runs)
+
+
+GRU_MODELS = ("GRU", "LN-GRU")
+
+
+@experiment
+def gru_training(*, seeds=tuple(range(10))) -> RecurrentStudyResult:
+    """R3f, R4c: the cell of the paper's order-embedding and skip-thought experiments (Sec. 6.1,
+    6.3), the GRU against the LN-GRU (supplement Eq. 26-28), under recurrent_training's protocol
+    on the digits row by row: the same grid, steps, seeds and minibatches as the LSTMs."""
+    return recurrent_training(models=GRU_MODELS, seeds=seeds)
 
 
 PIXEL_STEPS = 150  # short curves, 16 units, batches of 16: T = 64 costs 8x T = 8 per step
