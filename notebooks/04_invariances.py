@@ -98,12 +98,15 @@ x2, w2 = invariance.weight_matrix_recenter(x, w, gamma)
 shift = x2 @ w2.T - x @ w.T
 spread = (shift - shift.mean(dim=1, keepdim=True)).abs().max().item()
 assert spread < 1e-12, f"the shift differs across units by {spread:.2e}"
-print("the shift of a is the same for every unit of a case: spread across units < 1e-12")
+print(
+    "the shift of a is the same for every unit of a case: spread across units < 1e-12"
+)
 with torch.no_grad():
     for name, layer in layers.items():
         change = (layer(x2, w2) - layer(x, w)).abs().max().item()
-        # below 1e-12 it is roundoff, which differs from CPU to CPU: print the bound it meets
-        print(f"{name:10s} max |output change| = {'< 1e-12' if change < 1e-12 else f'{change:.2f}'}")
+        # below 1e-12 it is roundoff, which differs by CPU: print the bound it meets
+        shown = "< 1e-12" if change < 1e-12 else f"{change:.2f}"
+        print(f"{name:10s} max |output change| = {shown}")
 
 # %% [markdown]
 # LayerNorm subtracts each case's mean over its units, so a shift shared by all units of a case
@@ -122,12 +125,15 @@ print(ch04_runs.table_text(table))
 for seed, measured in zip(table.seeds, table.tables, strict=True):
     for row, paper_row in invariance.PAPER_TABLE.items():
         assert measured[row] == paper_row, (seed, row)
-    assert measured == table.tables[0], f"seed {seed} gives another table"  # no seed dependence
+    # no seed dependence
+    assert measured == table.tables[0], f"seed {seed} gives another table"
 largest_invariant, smallest_no = ch04_runs.invariance_extremes(table)
 print(f"\nlargest change in an Invariant cell: {largest_invariant:.1e}")
 print(f"smallest change in a No cell (any single draw): {smallest_no:.3g}")
-print(f"seeds {table.seeds}: the same verdicts every time, and the 24 cells of the sources' tables")
-assert largest_invariant < 1e-13 and smallest_no > 1e-2, (largest_invariant, smallest_no)
+print(f"seeds {table.seeds}: the same verdicts every time,")
+print("  and the 24 cells of the sources' tables")
+assert largest_invariant < 1e-13, largest_invariant
+assert smallest_no > 1e-2, smallest_no
 
 # %%
 figures.invariance_table(table)
@@ -162,13 +168,20 @@ figures.invariance_table(table)
 # %%
 with_eps = table.max_change_library_eps
 print(f"eps = {table.library_eps:g} inside the sqrt: max output change")
-for row, column in [("batchnorm", "weight_vector_rescale"), ("layernorm", "dataset_rescale"),
-                    ("layernorm", "case_rescale"), ("rmsnorm", "weight_matrix_rescale"),
-                    ("layernorm", "weight_matrix_recenter")]:
-    print(f"  {row:10s} {column:24s} {with_eps[row][column]:.1e}   (no eps: "
-          f"{table.max_change[row][column]:.1e})")
-assert with_eps["layernorm"]["dataset_rescale"] > 1e3 * table.threshold, with_eps["layernorm"]
-assert with_eps["layernorm"]["weight_matrix_recenter"] < table.threshold, with_eps["layernorm"]
+for row, column in [
+    ("batchnorm", "weight_vector_rescale"),
+    ("layernorm", "dataset_rescale"),
+    ("layernorm", "case_rescale"),
+    ("rmsnorm", "weight_matrix_rescale"),
+    ("layernorm", "weight_matrix_recenter"),
+]:
+    print(
+        f"  {row:10s} {column:24s} {with_eps[row][column]:.1e}   (no eps: "
+        f"{table.max_change[row][column]:.1e})"
+    )
+layernorm_eps = with_eps["layernorm"]
+assert layernorm_eps["dataset_rescale"] > 1e3 * table.threshold, layernorm_eps
+assert layernorm_eps["weight_matrix_recenter"] < table.threshold, layernorm_eps
 
 # %% [markdown]
 # The re-scaling invariances become approximate, off by roughly $\epsilon/\sigma^2$ (most for the
@@ -210,16 +223,22 @@ assert with_eps["layernorm"]["weight_matrix_recenter"] < table.threshold, with_e
 
 # %%
 reparam = experiments.reparameterization()
+drawn = f"{reparam.draws} random layers x {reparam.cases} inputs"
 rows = [
-    (f"{reparam.draws} random layers x {reparam.cases} inputs, float64: max |difference|", None),
+    (f"{drawn}, float64: max |difference|", None),
     ("  WeightNorm vs the linear layer W = g v / ||v||", reparam.weightnorm_vs_linear),
     ("  a linear layer vs itself written as WeightNorm", reparam.linear_as_weightnorm),
-    ("  BatchNorm, expected statistics, vs its linear layer", reparam.batchnorm_vs_linear),
+    (
+        "  BatchNorm, expected statistics, vs its linear layer",
+        reparam.batchnorm_vs_linear,
+    ),
     (f"LayerNorm before the affine (H = {reparam.units}), worst output", None),
     ("  |sum_i y_i|", reparam.layernorm_sum),
     ("  | ||y||^2 / H - 1 |", reparam.layernorm_norm),
-    (f"  | ||y||^2 / H - 1 |, eps = {reparam.library_eps:g} inside the sqrt",
-     reparam.layernorm_norm_library_eps),
+    (
+        f"  | ||y||^2 / H - 1 |, eps = {reparam.library_eps:g} inside the sqrt",
+        reparam.layernorm_norm_library_eps,
+    ),
     ("a plain linear layer's outputs z", None),
     ("  median |sum_i z_i| / sqrt(H)", reparam.linear_sum),
     ("  median | ||z||^2 / H - 1 |", reparam.linear_norm),
@@ -227,10 +246,17 @@ rows = [
 ]
 for label, value in rows:
     print(label if value is None else f"{label:54s}{value:9.2g}")
-identities = (reparam.weightnorm_vs_linear, reparam.linear_as_weightnorm,
-              reparam.batchnorm_vs_linear, reparam.layernorm_sum, reparam.layernorm_norm)
+identities = (
+    reparam.weightnorm_vs_linear,
+    reparam.linear_as_weightnorm,
+    reparam.batchnorm_vs_linear,
+    reparam.layernorm_sum,
+    reparam.layernorm_norm,
+)
 assert max(identities) < 1e-12, f"an identity fails beyond roundoff: {identities}"
-assert reparam.linear_nearest > 1e-4, f"a linear output lies on LN's set: {reparam.linear_nearest:.2e}"
+assert reparam.linear_nearest > 1e-4, (
+    f"a linear output lies on LN's set: {reparam.linear_nearest:.2e}"
+)
 
 # %% [markdown]
 # Every identity holds to float64 roundoff ($10^{-15}$ on outputs of order 1 to 10): WeightNorm and
@@ -290,20 +316,34 @@ for key in (first, second):
     predicted = (sgd.lr * grads) ** 2
     identity = np.max(np.abs(increments - predicted) / predicted)
     angle_error = np.max(np.abs(np.tan(sgd.angles[key]) - sgd.lr * grads / norms[:-1]))
-    print(f"W1 at scale {key}: ||W1|| {norms[0]:.3f} -> {norms[-1]:.3f} in {sgd.steps} steps, "
-          f"loss {sgd.train_loss[key][0]:.3f} -> {sgd.train_loss[key][-1]:.4f}")
-    print(f"   max |cos(g_t, W_t)|                                   {np.abs(sgd.cosines[key]).max():.1e}")
-    print(f"   ||W_t+1||^2 - ||W_t||^2 vs lr^2 ||g_t||^2, worst step {identity:.1e} (relative)")
+    cosine = np.abs(sgd.cosines[key]).max()
+    losses = sgd.train_loss[key]
+    print(
+        f"W1 at scale {key}: ||W1|| {norms[0]:.3f} -> {norms[-1]:.3f} "
+        f"in {sgd.steps} steps, loss {losses[0]:.3f} -> {losses[-1]:.4f}"
+    )
+    print(f"   max |cos(g_t, W_t)|                                   {cosine:.1e}")
+    print(
+        "   ||W_t+1||^2 - ||W_t||^2 vs lr^2 ||g_t||^2, "
+        f"worst step {identity:.1e} (relative)"
+    )
     print(f"   tan(angle_t) vs lr ||g_t|| / ||W_t||, worst step     {angle_error:.1e}")
-    assert np.abs(sgd.cosines[key]).max() < 1e-12, f"|cos(g, W1)| {np.abs(sgd.cosines[key]).max():.2e}"
-    assert np.all(np.diff(norms) > 0) and identity < 1e-6, f"||W1|| fell, or identity {identity:.2e}"
-print(f"\ngradient at 2 W1 / gradient at W1 (one batch, at init): {sgd.halving_ratio:.6f}, "
-      f"||2 g(2W) - g(W)|| / ||g(W)|| = {sgd.halving_deviation:.1e}")
+    assert cosine < 1e-12, f"|cos(g, W1)| {cosine:.2e}"
+    assert np.all(np.diff(norms) > 0) and identity < 1e-6, (
+        f"||W1|| fell, or identity {identity:.2e}"
+    )
+print(
+    f"\ngradient at 2 W1 / gradient at W1 (one batch, at init): {sgd.halving_ratio:.6f}"
+)
+print(f"||2 g(2W) - g(W)|| / ||g(W)|| = {sgd.halving_deviation:.1e}")
 first_step = np.tan(sgd.angles[first][0]) / np.tan(sgd.angles[second][0])
 norm_ratio = (sgd.norms[second][0] / sgd.norms[first][0]) ** 2
-print(f"first step: tan(angle) {first_step:.4f}x smaller at scale {second}, "
-      f"||W1||^2 ratio {norm_ratio:.4f}")
-print(f"with eps = 1e-5 inside the sqrt, cos(g, W1) at init = {sgd.cosine_library_eps:.1e}")
+print(
+    f"first step: tan(angle) {first_step:.4f}x smaller at scale {second}, "
+    f"||W1||^2 ratio {norm_ratio:.4f}"
+)
+eps_cosine = sgd.cosine_library_eps
+print(f"with eps = 1e-5 inside the sqrt, cos(g, W1) at init = {eps_cosine:.1e}")
 assert abs(sgd.halving_ratio - 0.5) < 1e-12, f"gradient at 2W x {sgd.halving_ratio!r}"
 assert abs(first_step / norm_ratio - 1) < 1e-9, f"{first_step:.9f} vs {norm_ratio:.9f}"
 figures.sgd_geometry(sgd)
@@ -359,25 +399,46 @@ figures.sgd_geometry(sgd)
 # is the mean over the last 200.
 
 # %%
-from lnpaper.chapters.ch04_invariances.runs import adamw_predictions, adamw_ratios, angle_slopes
+from lnpaper.chapters.ch04_invariances.runs import (
+    adamw_predictions,
+    adamw_ratios,
+    angle_slopes,
+)
 
 adam = experiments.adam_geometry()
+print("slope of log(angle per step) on log ||W1_0||")
 for name, exponent in (("adam", -1), ("sgd", -2)):
     slopes = np.array(angle_slopes(adam, name))
-    print(f"{name:5s} slope of log(angle per step) on log ||W1_0||: mean {slopes.mean():.3f} "
-          f"(seeds {slopes.min():.3f} to {slopes.max():.3f}; the argument says {exponent})")
+    print(
+        f"  {name:5s} mean {slopes.mean():.3f} (seeds {slopes.min():.3f} to "
+        f"{slopes.max():.3f}; the argument says {exponent})"
+    )
     assert abs(slopes.mean() - exponent) < 0.1, f"{name}: slope {slopes.mean():.3f}"
-print(f"\nAdamW, C = {adam.elements}, beta1 = {adam.betas[0]}, mean over {len(adam.seeds)} seeds "
-      f"of the last {adam.tail} of {adam.steps} steps:")
-print(f"{'lr':>7s}{'lambda':>8s}{'angle':>9s}{'predicted':>11s}{'ratio':>7s}{'||W1||':>9s}"
-      f"{'predicted':>11s}{'ratio':>7s}{'approach':>10s}{'1/(2 lr lambda)':>17s}{'loss':>7s}")
+print(
+    f"\nAdamW, C = {adam.elements}, beta1 = {adam.betas[0]}, mean over "
+    f"{len(adam.seeds)} seeds of the last {adam.tail} of {adam.steps} steps:"
+)
+# the equilibrium, then the approach to it: one table of all 11 columns is 103 wide
+print(
+    f"{'lr':>7s}{'lambda':>8s}{'angle':>9s}{'predicted':>11s}{'ratio':>7s}"
+    f"{'||W1||':>9s}{'predicted':>11s}{'ratio':>7s}"
+)
 for c, (lr, decay) in enumerate(adam.configs):
     predicted, ratios = adamw_predictions(adam, c), adamw_ratios(adam, c)
-    print(f"{lr:7g}{decay:8g}{np.mean(adam.equilibrium_angle[c]):9.4f}{predicted['angle']:11.4f}"
-          f"{np.mean(ratios['angle']):7.2f}{np.mean(adam.equilibrium_norm[c]):9.3f}"
-          f"{predicted['norm']:11.3f}{np.mean(ratios['norm']):7.2f}"
-          f"{np.mean(adam.approach_steps[c]):10.1f}{predicted['approach']:17.0f}"
-          f"{np.mean(adam.final_loss[c]):7.3f}")
+    angle, norm = np.mean(adam.equilibrium_angle[c]), np.mean(adam.equilibrium_norm[c])
+    print(
+        f"{lr:7g}{decay:8g}{angle:9.4f}{predicted['angle']:11.4f}"
+        f"{np.mean(ratios['angle']):7.2f}{norm:9.3f}{predicted['norm']:11.3f}"
+        f"{np.mean(ratios['norm']):7.2f}"
+    )
+print(
+    f"\n{'lr':>7s}{'lambda':>8s}{'approach':>10s}{'1/(2 lr lambda)':>17s}{'loss':>7s}"
+)
+for c, (lr, decay) in enumerate(adam.configs):
+    approach = np.mean(adam.approach_steps[c])
+    predicted = adamw_predictions(adam, c)["approach"]
+    loss = np.mean(adam.final_loss[c])
+    print(f"{lr:7g}{decay:8g}{approach:10.1f}{predicted:17.0f}{loss:7.3f}")
 print(f"I5: {claims.BY_ID['I5'].evaluate().verdict}")
 figures.adam_geometry(adam)
 
@@ -425,29 +486,38 @@ figures.adam_geometry(adam)
 # %%
 fisher = experiments.fisher_doubling()
 labels = list(fisher.nominal)
-print(f"{'after / before':24s}" + "".join(f"{label:>7s}" for label in labels)
-      + f"{'length':>8s}{'grad w':>8s}{'|dz|':>9s}")
-print(f"{'scale-invariant argument':24s}" + "".join(f"{fisher.nominal[k]:7.3g}" for k in labels)
-      + f"{0.5:8.3g}{0.5:8.3g}{0:9.2g}")
+nominal = fisher.nominal
+# every column 7 wide, so that the table is 87 characters
+print(
+    f"{'after / before':24s}"
+    + "".join(f"{label:>7s}" for label in labels)
+    + f"{'length':>7s}{'grad w':>7s}{'|dz|':>7s}"
+)
+print(
+    f"{'scale-invariant argument':24s}"
+    + "".join(f"{nominal[k]:7.3g}" for k in labels)
+    + f"{0.5:7.3g}{0.5:7.3g}{0:7.2g}"
+)
 for kind in fisher.kinds:
-    print(f"{kind:24s}" + "".join(f"{fisher.ratios[kind][k]:7.4g}" for k in labels)
-          + f"{fisher.length_ratio[kind]:8.4g}{fisher.gradient_ratios[kind]['w']:8.4g}"
-          + f"{fisher.logit_change[kind]:9.2g}")
+    print(
+        f"{kind:24s}"
+        + "".join(f"{fisher.ratios[kind][k]:7.4g}" for k in labels)
+        + f"{fisher.length_ratio[kind]:7.4g}{fisher.gradient_ratios[kind]['w']:7.4g}"
+        + f"{fisher.logit_change[kind]:7.2g}"
+    )
 for kind in fisher.kinds[:3]:
-    assert all(abs(fisher.ratios[kind][k] - fisher.nominal[k]) < 1e-12 for k in labels), (
-        kind,
-        fisher.ratios[kind],
-    )
+    ratios = fisher.ratios[kind]
+    assert all(abs(ratios[k] - nominal[k]) < 1e-12 for k in labels), (kind, ratios)
     # each block is the old one times a number
-    assert max(fisher.off_scalar[kind].values()) < 1e-12, (kind, fisher.off_scalar[kind])
-    assert abs(fisher.length_ratio[kind] - 0.5) < 1e-12 and fisher.logit_change[kind] == 0.0, (
-        kind,
-        fisher.length_ratio[kind],
-        fisher.logit_change[kind],
-    )
-    assert abs(fisher.radial_curvature[kind]) < 1e-12, (kind, fisher.radial_curvature[kind])
-print("\ncurvature along w itself (w^T F_ww w / ||w||^2 lambda_max):",
-      ", ".join(f"{kind} {fisher.radial_curvature[kind]:.1e}" for kind in fisher.kinds))
+    off_scalar = fisher.off_scalar[kind]
+    assert max(off_scalar.values()) < 1e-12, (kind, off_scalar)
+    length, logit = fisher.length_ratio[kind], fisher.logit_change[kind]
+    assert abs(length - 0.5) < 1e-12 and logit == 0.0, (kind, length, logit)
+    radial = fisher.radial_curvature[kind]
+    assert abs(radial) < 1e-12, (kind, radial)
+print("\ncurvature along w itself (w^T F_ww w / ||w||^2 lambda_max):")
+for kind in fisher.kinds:
+    print(f"  {kind:24s}{fisher.radial_curvature[kind]:8.1e}")
 figures.fisher_doubling(fisher)
 
 # %% [markdown]
@@ -462,7 +532,7 @@ figures.fisher_doubling(fisher)
 #   on the gradient. The curvature in the usual sense, the quadratic form $u^\top F_{ww} u$ (the KL
 #   divergence a step $u$ causes, to second order), changes by $1/4$. Read literally, "the curvature
 #   along the $w_i$ direction" is the curvature along $w_i$ itself, and that is zero before and after
-#   (last line above): moving along $w_i$ only rescales it and changes nothing. The sentence is right
+#   (last lines above): moving along $w_i$ only rescales it and changes nothing. The sentence is right
 #   about the mechanism ($\sigma_i$ doubles, so the unit is less sensitive to its weights) and loose
 #   about the factor.
 # - **LayerNorm:** the argument needs the *whole* weight matrix scaled, because $\sigma$ is shared by
