@@ -7,8 +7,21 @@ import pytest
 import torch
 
 from lnpaper import claims
-from lnpaper.chapters.ch07_after_2020.claims import check_g1, check_g1b, check_o1, check_q1, failed
-from lnpaper.chapters.ch07_after_2020.runs import lr_sensitivity, qk_run, qk_summary
+from lnpaper.chapters.ch07_after_2020.claims import (
+    check_g1,
+    check_g1b,
+    check_o1,
+    check_q1,
+    check_q1b,
+    failed,
+)
+from lnpaper.chapters.ch07_after_2020.runs import (
+    LOGIT_BOUNDS,
+    logit_bound_run,
+    lr_sensitivity,
+    qk_run,
+    qk_summary,
+)
 from lnpaper.data.synthetic_language import SyntheticLanguage
 
 LRS = (1e-3, 1e-2, 1e-1)
@@ -51,6 +64,28 @@ def test_q1_reproduces_fails_and_counts_runs_past_the_limit():
     assert check_q1(sweep(12.0, 12.0, 2.45, 2.45)).verdict == claims.INCONCLUSIVE
     # QK-norm that made things worse on both counts
     assert check_q1(sweep(12.0, 5e4, 2.45, 2.76)).verdict == claims.NOT_REPRODUCED
+
+
+def bounds(final_of_arm, n=6):
+    """A LogitBounds at 1e-1: each arm's final losses `final_of_arm[arm] + 0.01 i`."""
+    runs = {arm: run([12.0] * n, [final_of_arm[arm] + 0.01 * i for i in range(n)])
+            for arm in LOGIT_BOUNDS}  # fmt: skip
+    return SimpleNamespace(lr=1e-1, arms=list(LOGIT_BOUNDS), runs=runs)
+
+
+def test_q1b_grades_every_other_bound_against_no_qk_norm():
+    same = {arm: 2.45 for arm in LOGIT_BOUNDS} | {"no QK-norm": 2.70}
+    assert check_q1b(bounds(same)).verdict == claims.REPRODUCED
+    capped_fails = same | {"soft-cap 50": 2.80}  # the cap worse than no bound at all
+    finding = check_q1b(bounds(capped_fails))
+    assert finding.verdict == claims.PARTLY, finding.ours
+    assert "soft-cap 50" in finding.ours and "minus QK-LayerNorm" in finding.ours
+    # a diverged run counts as its loss at init (2.77), so it cannot help its arm
+    diverged = bounds(same)
+    diverged.runs["QK-l2"]["final_loss"] = [None] * 6
+    assert check_q1b(diverged).verdict == claims.PARTLY
+    with pytest.raises(ValueError, match="bound must be one of"):
+        logit_bound_run(bound="tanh 30")
 
 
 def test_a_failed_run_diverged_or_ended_no_better_than_the_unigram_level():

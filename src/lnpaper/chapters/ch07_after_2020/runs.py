@@ -7,6 +7,8 @@ initial weights and the training sequences, so configurations are compared paire
 
 - `qk_run`, `qk_sweep` (Q1): Wortsman et al. 2023's learning-rate sweep, with and without per-head
   QK-LayerNorm, logging the largest layer-0 attention logit |z_ij| over training.
+- `logit_bound_run`, `logit_bounds` (Q1b): at lr 1e-1, the same model with QK-RMSNorm, Henry et
+  al.'s l2 QK-norm or Gemma 2's soft-cap at 50 in place of QK-LayerNorm.
 - `reordered_study` (O1): Pre-LN against OLMo 2's reordered norm x + Norm(F(x)) at two high
   learning rates, the global gradient norm logged at every step and its spikes counted
   (`lnpaper.stats.spike_steps`): notebook 06's `spike_run`, so the Pre-LN runs at 3e-2 are P5's.
@@ -23,6 +25,7 @@ from torch.nn.utils import parametrize
 from lnpaper.chapters.ch05_transformer.runs import batches, build_models, held_out
 from lnpaper.chapters.ch06_rmsnorm_placement.runs import spike_run
 from lnpaper.companion.registry import experiment
+from lnpaper.models.transformer import GEMMA2_ATTN_LOGIT_CAP
 from lnpaper.norms import RMSNorm
 from lnpaper.train import train_language_models
 
@@ -47,26 +50,11 @@ class QKRun:
     max_logit: list  # [seed][k]: max |z_ij| of layer 0 on 32 held-out sequences
 
 
-@experiment
-def qk_run(
-    *,
-    qk_norm: str | None = None,
-    lr: float = 1e-2,
-    seeds=tuple(range(5)),
-    steps: int = 120,
-    warmup_steps: int = 12,
-    n_layers: int = 2,
-    d_model: int = 64,
-    n_heads: int = 2,
-    batch_size: int = 16,
-    length: int = 16,
-    logit_every: int = 20,
-) -> QKRun:
-    """Q1, one cell of the sweep: a small Pre-LN model (two blocks, as Wortsman et al. find the
-    instability in small models) trained with Adam at `lr` after a linear warmup over the first
-    10% of the steps, with (`qk_norm="layernorm"`, per head) or without QK-norm."""
+def _logit_run(options: dict, *, lr, seeds, steps, warmup_steps, batch_size, length, logit_every):
+    """Train one configuration (`options` of TransformerLM) at `lr`, every seed at once, logging
+    the largest layer-0 attention logit |z_ij| on 32 held-out sequences every `logit_every`
+    steps. The body of qk_run and logit_bound_run."""
     seeds = [int(s) for s in seeds]
-    options = dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, qk_norm=qk_norm)
     models = build_models(seeds, length=length, **options)
     probe = held_out(length)[:32, :-1]
 
@@ -88,7 +76,7 @@ def qk_run(
         monitor_steps=range(0, steps + 1, logit_every),
     )
     return QKRun(
-        qk_norm=qk_norm,
+        qk_norm=options.get("qk_norm"),
         lr=lr,
         seeds=seeds,
         steps=steps,
@@ -98,6 +86,57 @@ def qk_run(
         logit_steps=list(range(0, steps + 1, logit_every)),
         max_logit=runs.logs["max_logit"],
     )
+
+
+@experiment
+def qk_run(
+    *,
+    qk_norm: str | None = None,
+    lr: float = 1e-2,
+    seeds=tuple(range(5)),
+    steps: int = 120,
+    warmup_steps: int = 12,
+    n_layers: int = 2,
+    d_model: int = 64,
+    n_heads: int = 2,
+    batch_size: int = 16,
+    length: int = 16,
+    logit_every: int = 20,
+) -> QKRun:
+    """Q1, one cell of the sweep: a small Pre-LN model (two blocks, as Wortsman et al. find the
+    instability in small models) trained with Adam at `lr` after a linear warmup over the first
+    10% of the steps, with (`qk_norm="layernorm"`, per head) or without QK-norm."""
+    options = dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, qk_norm=qk_norm)
+    return _logit_run(
+        options, lr=lr, seeds=seeds, steps=steps, warmup_steps=warmup_steps,
+        batch_size=batch_size, length=length, logit_every=logit_every,
+    )  # fmt: skip
+
+
+# Q1b: the other ways today's models bound their attention logits, as options of Q1's model,
+# beside Q1's two arms run again with them (so every arm is computed by the same code).
+LOGIT_BOUNDS = {
+    "no QK-norm": {},
+    "QK-LayerNorm": {"qk_norm": "layernorm"},  # per head: ViT-22B, Wortsman et al.
+    "QK-RMSNorm": {"qk_norm": "rmsnorm"},  # per head: Gemma 3, Qwen3
+    "QK-l2": {"qk_norm": "l2"},  # Henry et al. 2020: g cos(q, k), g learned
+    "soft-cap 50": {"attn_logit_cap": GEMMA2_ATTN_LOGIT_CAP},  # Gemma 2: 50 tanh(z / 50)
+}
+
+
+@experiment
+def logit_bound_run(
+    *, bound: str, lr: float = 1e-1, seeds=tuple(range(5)), steps: int = 120
+) -> QKRun:
+    """Q1b, one arm: qk_run's model, data and schedule at `lr`, its attention logits bounded the
+    way `bound` (a key of LOGIT_BOUNDS) says. The soft-cap's logged logit is the capped one."""
+    if bound not in LOGIT_BOUNDS:
+        raise ValueError(f"bound must be one of {tuple(LOGIT_BOUNDS)}, got {bound!r}")
+    options = dict(d_model=64, n_layers=2, n_heads=2, **LOGIT_BOUNDS[bound])
+    return _logit_run(
+        options, lr=lr, seeds=seeds, steps=steps, warmup_steps=steps // 10, batch_size=16,
+        length=16, logit_every=20,
+    )  # fmt: skip
 
 
 @dataclass
@@ -118,6 +157,23 @@ def qk_sweep(*, lrs=WORTSMAN_LRS, seeds=tuple(range(5)), steps: int = 120) -> QK
         for arm, qk in QK_ARMS.items()
     }
     return QKSweep(lrs=list(lrs), arms=list(QK_ARMS), runs=runs)
+
+
+@dataclass
+class LogitBounds:
+    lr: float
+    arms: list  # LOGIT_BOUNDS' keys: "no QK-norm", "QK-LayerNorm", then the other bounds
+    runs: dict  # arm -> QKRun as a dict
+
+
+@experiment
+def logit_bounds(*, lr: float = 1e-1, seeds=tuple(range(5)), steps: int = 120) -> LogitBounds:
+    """Q1b: every arm of LOGIT_BOUNDS at `lr`, the first two being Q1's."""
+    runs = {
+        bound: vars(logit_bound_run(bound=bound, lr=lr, seeds=seeds, steps=steps))
+        for bound in LOGIT_BOUNDS
+    }
+    return LogitBounds(lr=lr, arms=list(runs), runs=runs)
 
 
 def lr_sensitivity(final_by_lr: dict, initial: float) -> float:
