@@ -92,15 +92,18 @@ with torch.no_grad():
 
 batchnorm, layernorm = lnpaper.BatchNorm(64), lnpaper.LayerNorm(64)  # training mode
 layernorm_rows = []
+print(f"{'image 0, first 4 units':24s}{'BatchNorm':29s}LayerNorm")
 with torch.no_grad():
     for mates in ([1, 2, 3], [4, 5, 6]):
         batch = a[[0, *mates]]  # image 0 first, then its batch-mates
         bn, ln = batchnorm(batch)[0], layernorm(batch)[0]
         layernorm_rows.append(ln)
-        print(f"image 0 with images {mates}:  BatchNorm {bn[:4].numpy().round(2)}   "
-              f"LayerNorm {ln[:4].numpy().round(2)}")
+        bn_first, ln_first = bn[:4].numpy().round(2), ln[:4].numpy().round(2)
+        print(f"{f'with images {mates}':24s}{str(bn_first):29s}{ln_first}")
 ln_moved = (layernorm_rows[0] - layernorm_rows[1]).abs().max().item()
-assert ln_moved == 0.0, f"LayerNorm output of image 0 moved by {ln_moved:.2e} with its batch-mates"
+assert ln_moved == 0.0, (
+    f"LayerNorm output of image 0 moved by {ln_moved:.2e} with its batch-mates"
+)
 
 # %% [markdown]
 # Same image, same weights, different batch-mates: BatchNorm gives it different outputs, LayerNorm
@@ -110,20 +113,27 @@ assert ln_moved == 0.0, f"LayerNorm output of image 0 moved by {ln_moved:.2e} wi
 
 # %%
 dependence = experiments.batch_dependence()
-print(f"two batches of 8: BatchNorm output of image 0 differs by up to "
-      f"{dependence.batchnorm_difference:.3f}, LayerNorm by {dependence.layernorm_difference:g}")
-print(f"{'batch':>6s} {'sd of mean':>11s} {'sd of var':>10s} {'E[var]/var':>11s} {'sd of BN output':>16s}")
+bn_moved, ln_moved = dependence.batchnorm_difference, dependence.layernorm_difference
+print(
+    f"two batches of 8: BatchNorm output of image 0 differs by up to {bn_moved:.3f}, "
+    f"LayerNorm by {ln_moved:g}"
+)
+print(
+    f"{'batch':>6s} {'sd of mean':>11s} {'sd of var':>10s} {'E[var]/var':>11s} "
+    f"{'sd of BN output':>16s}"
+)
 for k, size in enumerate(dependence.batch_sizes):
-    output = dependence.output_spread[k]
-    print(f"{size:6d} {dependence.mean_spread[k]:11.3f} {dependence.variance_spread[k]:10.3f} "
-          f"{dependence.variance_ratio[k]:11.3f} {'refused' if output is None else f'{output:.3f}':>16s}")
-assert dependence.layernorm_difference == 0.0, (
-    f"LayerNorm output moved by {dependence.layernorm_difference:.2e} between batches")
-assert dependence.batchnorm_difference > 0.1, (
-    f"BatchNorm output moved by only {dependence.batchnorm_difference:.3f} between batches")
-assert dependence.output_spread[1] > 5 * dependence.output_spread[-1], (
-    f"sd of BN output {dependence.output_spread[1]:.3f} at batch 2, "
-    f"{dependence.output_spread[-1]:.3f} at batch {dependence.batch_sizes[-1]}: not 5x apart")
+    mean_sd, var_sd = dependence.mean_spread[k], dependence.variance_spread[k]
+    ratio, output = dependence.variance_ratio[k], dependence.output_spread[k]
+    shown = "refused" if output is None else f"{output:.3f}"
+    print(f"{size:6d} {mean_sd:11.3f} {var_sd:10.3f} {ratio:11.3f} {shown:>16s}")
+assert ln_moved == 0.0, f"LayerNorm output moved by {ln_moved:.2e} between batches"
+assert bn_moved > 0.1, f"BatchNorm output moved by only {bn_moved:.3f} between batches"
+output_sd, largest = dependence.output_spread, dependence.batch_sizes[-1]
+assert output_sd[1] > 5 * output_sd[-1], (
+    f"sd of BN output {output_sd[1]:.3f} at batch 2, "
+    f"{output_sd[-1]:.3f} at batch {largest}: not 5x apart"
+)
 figures.batch_dependence(dependence)
 
 # %% [markdown]
@@ -143,20 +153,26 @@ figures.batch_dependence(dependence)
 one = a[:1]  # a batch holding image 0 alone
 mu, var = one.mean(0), one.var(0, correction=0)  # the example itself, and exactly 0
 gain, bias = torch.ones(64), torch.zeros(64)  # BatchNorm's parameters at init
-print("BatchNorm by the formula:", (gain * (one - mu) / torch.sqrt(var + 1e-5) + bias)[0, :6].numpy())
+by_formula = gain * (one - mu) / torch.sqrt(var + 1e-5) + bias
+print("BatchNorm by the formula:", by_formula[0, :6].numpy())
 
 batch_of_one = experiments.batch_of_one()
-print(f"\nmax |output - beta| over all units: {batch_of_one.by_formula_max_abs:g}")
-print(f"torch.nn.BatchNorm1d: {batch_of_one.torch_error}")
-print(f"lnpaper.BatchNorm:    {batch_of_one.lnpaper_error}")
-print(f"\nLayerNorm of image 0 alone: sd over units {batch_of_one.layernorm_alone_std:.3f}, "
-      f"same as inside a batch of 64 to {batch_of_one.layernorm_in_batch_difference:g}")
-assert batch_of_one.by_formula_max_abs == 0.0, (
-    f"BatchNorm of a batch of one is {batch_of_one.by_formula_max_abs:.2e} away from beta")
+max_abs = batch_of_one.by_formula_max_abs
+print(f"\nmax |output - beta| over all units: {max_abs:g}")
+# each library's refusal, wrapped to the column
+print(claims.wrap(f"torch.nn.BatchNorm1d: {batch_of_one.torch_error}"))
+print(claims.wrap(f"lnpaper.BatchNorm: {batch_of_one.lnpaper_error}"))
+alone_sd = batch_of_one.layernorm_alone_std
+in_batch = batch_of_one.layernorm_in_batch_difference
+print(
+    f"\nLayerNorm of image 0 alone: sd over units {alone_sd:.3f}, "
+    f"same as inside a batch of 64 to {in_batch:g}"
+)
+assert max_abs == 0.0, f"BatchNorm of a batch of one is {max_abs:.2e} away from beta"
 assert "more than 1 value per channel" in batch_of_one.torch_error, (
-    f"torch.nn.BatchNorm1d on a batch of one: {batch_of_one.torch_error}")
-assert batch_of_one.layernorm_in_batch_difference == 0.0, (
-    f"LayerNorm alone vs in a batch: {batch_of_one.layernorm_in_batch_difference:.2e}")
+    f"torch.nn.BatchNorm1d on a batch of one: {batch_of_one.torch_error}"
+)
+assert in_batch == 0.0, f"LayerNorm alone vs in a batch: {in_batch:.2e}"
 
 # %% [markdown]
 # Not a NaN, not an error in the arithmetic: an output that carries no information about the
@@ -172,14 +188,18 @@ assert batch_of_one.layernorm_in_batch_difference == 0.0, (
 probe = a[:8]
 gaps = {}
 for norm in (lnpaper.BatchNorm(64), lnpaper.LayerNorm(64)):
+    name = type(norm).__name__
     with torch.no_grad():
         training_mode = norm.train()(probe)
         eval_mode = norm.eval()(probe)
-    gaps[type(norm).__name__] = (training_mode - eval_mode).abs().max().item()
-    print(f"{type(norm).__name__:9s}: max |train mode - eval mode| = "
-          f"{gaps[type(norm).__name__]:.3g}")
-assert gaps["LayerNorm"] == 0.0, f"LayerNorm's two modes differ by {gaps['LayerNorm']:.2e}"
-assert gaps["BatchNorm"] > 1.0, f"a fresh BatchNorm's modes differ by only {gaps['BatchNorm']:.3f}"
+    gaps[name] = (training_mode - eval_mode).abs().max().item()
+    print(f"{name:9s}: max |train mode - eval mode| = {gaps[name]:.3g}")
+assert gaps["LayerNorm"] == 0.0, (
+    f"LayerNorm's two modes differ by {gaps['LayerNorm']:.2e}"
+)
+assert gaps["BatchNorm"] > 1.0, (
+    f"a fresh BatchNorm's modes differ by only {gaps['BatchNorm']:.3f}"
+)
 
 # %% [markdown]
 # A fresh BatchNorm's running averages are still 0 and 1, so here the gap is large. Training moves
@@ -190,19 +210,25 @@ assert gaps["BatchNorm"] > 1.0, f"a fresh BatchNorm's modes differ by only {gaps
 
 # %%
 modes = experiments.train_vs_inference()
-print(f"{'step':>5s} {'running-mean error':>19s} {'BN logit gap':>13s} {'BN changed':>11s} "
-      f"{'LN logit gap':>13s}")
+bn_gap, ln_gap = modes.logit_gap["batchnorm"], modes.logit_gap["layernorm"]
+bn_changed, errors = modes.changed_predictions["batchnorm"], modes.running_error
+print(
+    f"{'step':>5s} {'running-mean error':>19s} {'BN logit gap':>13s} "
+    f"{'BN changed':>11s} {'LN logit gap':>13s}"
+)
 for k in range(0, len(modes.eval_steps), 5):
-    print(f"{modes.eval_steps[k]:5d} {modes.running_error[k]:19.3f} "
-          f"{modes.logit_gap['batchnorm'][k]:13.3f} {modes.changed_predictions['batchnorm'][k]:11d} "
-          f"{modes.logit_gap['layernorm'][k]:13g}")
-assert max(modes.logit_gap["layernorm"]) == 0.0, (
-    f"LayerNorm's logits differ between modes by up to {max(modes.logit_gap['layernorm']):.2e}")
-assert min(modes.logit_gap["batchnorm"]) > 0.0, (
-    f"BatchNorm's logit gap reached {min(modes.logit_gap['batchnorm']):g} at some step")
-assert modes.running_error[-1] < 0.1 * modes.running_error[0], (
-    f"running-mean error {modes.running_error[0]:.3f} at step 0, {modes.running_error[-1]:.3f} "
-    f"at step {modes.eval_steps[-1]}: not down tenfold")
+    print(
+        f"{modes.eval_steps[k]:5d} {errors[k]:19.3f} {bn_gap[k]:13.3f} "
+        f"{bn_changed[k]:11d} {ln_gap[k]:13g}"
+    )
+assert max(ln_gap) == 0.0, (
+    f"LayerNorm's logits differ between modes by up to {max(ln_gap):.2e}"
+)
+assert min(bn_gap) > 0.0, f"BatchNorm's logit gap reached {min(bn_gap):g} at some step"
+assert errors[-1] < 0.1 * errors[0], (
+    f"running-mean error {errors[0]:.3f} at step 0, {errors[-1]:.3f} "
+    f"at step {modes.eval_steps[-1]}: not down tenfold"
+)
 figures.train_vs_inference(modes)
 
 # %% [markdown]
@@ -225,15 +251,19 @@ figures.train_vs_inference(modes)
 # `lnpaper.RecurrentBatchNorm` is that module: call it once per step with the step's index.
 
 # %%
-rbn = lnpaper.RecurrentBatchNorm(num_features=4, max_steps=3)  # gain_init=0.1, momentum=0.1
+# and its defaults, gain_init=0.1 and momentum=0.1
+rbn = lnpaper.RecurrentBatchNorm(num_features=4, max_steps=3)
 gen = torch.Generator().manual_seed(0)
-for _ in range(50):  # training mode: step t normalizes with its batch, updates its own estimates
+# training mode: step t normalizes with its batch, updates its own estimates
+for _ in range(50):
     for step, scale in enumerate([0.5, 2.0, 3.0]):
         rbn(scale * torch.randn(32, 4, generator=gen), step)
 print("running variance per step (rows):\n", rbn.running_var.numpy().round(2))
 rbn.eval()
-print("inference steps 0..5 use the statistics of steps",
-      [rbn.statistics_step(t) for t in range(6)])
+print(
+    "inference steps 0..5 use the statistics of steps",
+    [rbn.statistics_step(t) for t in range(6)],
+)
 
 # %% [markdown]
 # The experiment trains a small LSTM (32 units, `torch.nn.LSTMCell`'s weights, unrolled by hand so
@@ -244,17 +274,32 @@ print("inference steps 0..5 use the statistics of steps",
 
 # %%
 lstm = experiments.lstm_statistics()
-print(f"task accuracy on test streams: {sum(lstm.accuracy_per_step) / len(lstm.accuracy_per_step):.3f} "
-      f"(steps {lstm.delay}..{lstm.test_length - 1}; T_max = {lstm.train_length})")
-print(f"{'step':>5s}" + "".join(f"{term:>12s}" for term in lstm.transient) + "   var_t / var_steady (a_t)")
+accuracy = sum(lstm.accuracy_per_step) / len(lstm.accuracy_per_step)
+print(
+    f"task accuracy on test streams: {accuracy:.3f} "
+    f"(steps {lstm.delay}..{lstm.test_length - 1}; T_max = {lstm.train_length})"
+)
+print(
+    f"{'step':>5s}"
+    + "".join(f"{term:>12s}" for term in lstm.transient)
+    + "   var_t / var_steady (a_t)"
+)
 for t in [0, 1, 2, 3, 4, 5, 8, 12, 24, 47]:
-    print(f"{t:5d}" + "".join(f"{values[t]:12.3f}" for values in lstm.transient.values())
-          + f"   {lstm.variance_ratio['a_t'][t]:.3f}")
+    print(
+        f"{t:5d}"
+        + "".join(f"{values[t]:12.3f}" for values in lstm.transient.values())
+        + f"   {lstm.variance_ratio['a_t'][t]:.3f}"
+    )
 m4 = ch01_runs.m4_summary(lstm)
-print(f"distance from the steady state (mean over units, in steady sd): step 0 {m4['first_step']:.3f}, "
-      f"steady level {m4['steady']:.3f}, within 2x of it from step {m4['settled_at']}")
-assert m4["first_step"] > 3 * m4["steady"], (
-    f"step 0 is {m4['first_step']:.3f} from the steady state, steady level {m4['steady']:.3f}")
+first_step, steady = m4["first_step"], m4["steady"]
+print("distance from the steady state (mean over units, in steady sd):")
+print(
+    f"  step 0 {first_step:.3f}, steady level {steady:.3f}, "
+    f"within 2x of it from step {m4['settled_at']}"
+)
+assert first_step > 3 * steady, (
+    f"step 0 is {first_step:.3f} from the steady state, steady level {steady:.3f}"
+)
 figures.lstm_statistics(lstm)
 
 # %% [markdown]
@@ -271,19 +316,23 @@ figures.lstm_statistics(lstm)
 # %%
 print(f"{'scheme':24s} {'|sd-1| step 0':>14s} {'steps 6-11':>11s} {'steps 12-47':>12s}")
 for name in lstm.scale:
-    print(f"{name:24s} {m4[name]['first']:14.3f} {m4[name]['inside']:11.3f} {m4[name]['beyond']:12.3f}")
+    first, inside, beyond = (m4[name][k] for k in ("first", "inside", "beyond"))
+    print(f"{name:24s} {first:14.3f} {inside:11.3f} {beyond:12.3f}")
 rule, averaged = m4["per step, T_max rule"], m4["averaged over steps"]
 short = m4[f"per step, T_max = {lstm.short_max_steps}"]
 # pooled statistics miss the transient
 assert averaged["first"] > 3 * rule["first"], (
-    f"|sd-1| at step 0: averaged {averaged['first']:.3f}, per step {rule['first']:.3f}")
+    f"|sd-1| at step 0: averaged {averaged['first']:.3f}, per step {rule['first']:.3f}"
+)
 # the T_max rule holds past the training length
 assert rule["beyond"] < 1.5 * rule["inside"], (
-    f"T_max rule |sd-1|: {rule['inside']:.3f} inside, {rule['beyond']:.3f} beyond")
+    f"T_max rule |sd-1|: {rule['inside']:.3f} inside, {rule['beyond']:.3f} beyond"
+)
 # and it holds because step T_max - 1 is already in the steady state
 assert short["beyond"] > 3 * rule["beyond"], (
     f"|sd-1| beyond: T_max = {lstm.short_max_steps} {short['beyond']:.3f}, "
-    f"T_max rule {rule['beyond']:.3f}")
+    f"T_max rule {rule['beyond']:.3f}"
+)
 figures.recurrent_batchnorm(lstm)
 
 # %% [markdown]
@@ -362,24 +411,42 @@ figures.recurrent_batchnorm(lstm)
 robustness = experiments.batch_size_robustness()
 cells = ch01_runs.m5_cells(robustness)
 big, small = robustness.batch_sizes
-print(f"{'model':18s} {'batch':>5s} {'steps':>5s} {'test NLL (mean +- sd)':>22s} "
-      f"{'test accuracy':>15s} {'with exact statistics':>22s}   (after the last epoch)")
+print("after the last epoch:")
+print(
+    f"{'model':18s} {'batch':>5s} {'steps':>5s} {'test NLL (mean +- sd)':>22s} "
+    f"{'test accuracy':>15s}"
+)
 for (name, batch), cell in cells.items():
     (nll, nll_sd), (accuracy, accuracy_sd) = cell["nll"], cell["accuracy"]
-    exact = ""
+    steps = robustness.steps[batch]
+    print(
+        f"{name:18s} {batch:5d} {steps:5d} {nll:12.4f} +- {nll_sd:.4f} "
+        f"{100 * accuracy:7.2f} +- {100 * accuracy_sd:.2f}%"
+    )
+print("\nthe same BatchNorm nets with exact statistics, after the last epoch:")
+print(f"{'model':18s} {'batch':>5s} {'test NLL':>10s} {'test accuracy':>14s}")
+for (name, batch), cell in cells.items():
     if "population accuracy" in cell:
-        exact = f"{100 * cell['population accuracy'][0]:9.2f}%, NLL {cell['population nll'][0]:.4f}"
-    print(f"{name:18s} {batch:5d} {robustness.steps[batch]:5d} {nll:12.4f} +- {nll_sd:.4f} "
-          f"{100 * accuracy:7.2f} +- {100 * accuracy_sd:.2f}% {exact}")
+        accuracy, nll = cell["population accuracy"][0], cell["population nll"][0]
+        print(f"{name:18s} {batch:5d} {nll:10.4f} {100 * accuracy:13.2f}%")
 
 test_size = len(digits.load("test")[1])
-for batch in (big, small):  # wrong test digits per epoch, the last epochs, LayerNorm's seeds
-    wrong = [[round(test_size * (1 - a)) for a in run["accuracy"][-M5_LAST_EPOCHS:]]
-             for run in robustness.curves["layernorm"][batch]]
-    spiky = {seed: w for seed, w in zip(robustness.seeds, wrong, strict=True) if max(w) >= 10}
-    print(f"\nLayerNorm at batch {batch}, wrong test digits in each of the last {M5_LAST_EPOCHS} "
-          f"epochs: most {max(map(max, wrong))} of {test_size}; seeds with an epoch at 10 or "
-          f"more: {spiky or 'none'}")
+# wrong test digits per epoch, the last epochs, LayerNorm's seeds
+for batch in (big, small):
+    wrong = [
+        [round(test_size * (1 - a)) for a in run["accuracy"][-M5_LAST_EPOCHS:]]
+        for run in robustness.curves["layernorm"][batch]
+    ]
+    spiky = {
+        seed: w for seed, w in zip(robustness.seeds, wrong, strict=True) if max(w) >= 10
+    }
+    print(
+        f"\nLayerNorm at batch {batch}, wrong test digits in each of the last "
+        f"{M5_LAST_EPOCHS} epochs: most {max(map(max, wrong))} of {test_size}"
+    )
+    print(f"  seeds with an epoch at 10 or more: {len(spiky) or 'none'}")
+    for seed, w in spiky.items():
+        print(f"    seed {seed:2d}: {w}")
 
 # %% [markdown]
 # The paired differences, each over the last 3 epochs. The last column is a different pairing: at
@@ -387,31 +454,43 @@ for batch in (big, small):  # wrong test digits per epoch, the last epochs, Laye
 # averages.
 
 # %%
-print(f"batch {small} minus batch {big}, mean over the last {M5_LAST_EPOCHS} epochs, paired by "
-      f"seed: mean [95% t interval], n = {len(robustness.seeds)}")
-print(f"{'model':18s} {'test accuracy (points)':>23s} {'test NLL':>25s} "
-      f"{'exact statistics (points)':>26s} {'exact - running at ' + str(small):>24s}")
+print(f"batch {small} minus batch {big}, mean over the last {M5_LAST_EPOCHS} epochs,")
+print(f"paired by seed: mean [95% t interval], n = {len(robustness.seeds)}")
+print(f"{'model':18s} {'test accuracy (points)':>23s} {'test NLL':>25s}")
 change = {}
 for name in robustness.curves:
     acc, nll = m5_differences(robustness, name), m5_differences(robustness, name, "nll")
     change[name] = acc
-    row = (f"{name:18s} {100 * acc.mean:+8.2f} [{100 * acc.low:+.2f}, {100 * acc.high:+.2f}] "
-           f"{nll.mean:+9.4f} [{nll.low:+.4f}, {nll.high:+.4f}]")
-    if name in M5_BATCHNORMS:
-        exact = m5_differences(robustness, name, "population accuracy")
-        gain = m5_population_gain(robustness, name)
-        row += (f" {100 * exact.mean:+9.2f} [{100 * exact.low:+.2f}, {100 * exact.high:+.2f}]"
-                f" {100 * gain.mean:+8.2f} [{100 * gain.low:+.2f}, {100 * gain.high:+.2f}]")
-    print(row)
+    print(
+        f"{name:18s} {100 * acc.mean:+8.2f} "
+        f"[{100 * acc.low:+.2f}, {100 * acc.high:+.2f}] "
+        f"{nll.mean:+9.4f} [{nll.low:+.4f}, {nll.high:+.4f}]"
+    )
+# the BatchNorms again: exact statistics, and exact minus running at the small batch
+print(
+    f"\n{'model':18s} {'exact statistics (points)':>26s} "
+    f"{'exact - running at ' + str(small):>24s}"
+)
+for name in M5_BATCHNORMS:
+    exact = m5_differences(robustness, name, "population accuracy")
+    gain = m5_population_gain(robustness, name)
+    print(
+        f"{name:18s} {100 * exact.mean:+9.2f} "
+        f"[{100 * exact.low:+.2f}, {100 * exact.high:+.2f}] "
+        f"{100 * gain.mean:+8.2f} [{100 * gain.low:+.2f}, {100 * gain.high:+.2f}]"
+    )
 
 ln, paper = change["layernorm"], change[M5_PAPER_BN]
 paper_exact = m5_differences(robustness, M5_PAPER_BN, "population accuracy")
 ln_robust = stats.no_worse(ln, M5_MARGIN, "higher")
 bn_degrades = stats.better(paper, "lower")
 loss_stays = stats.better(paper_exact, "lower")
-print(f"\nM5, LayerNorm no lower at batch {small} by more than {100 * M5_MARGIN:g} point: "
-      f"{ln_robust}\nM5b, the paper's BatchNorm lower at batch {small}: {bn_degrades}\n"
-      f"M5c, still lower with exact statistics: {loss_stays}")
+print(
+    f"\nM5, LayerNorm no lower at batch {small} by more than {100 * M5_MARGIN:g} "
+    f"point: {ln_robust}"
+)
+print(f"M5b, the paper's BatchNorm lower at batch {small}: {bn_degrades}")
+print(f"M5c, still lower with exact statistics: {loss_stays}")
 stats.expect(stats.HOLDS, stats.no_worse, ln, M5_MARGIN, "higher")
 stats.expect(stats.HOLDS, stats.better, paper, "lower")
 stats.expect(stats.HOLDS, stats.better, paper_exact, "lower")
