@@ -23,6 +23,9 @@ BLACK, ORANGE, SKY_BLUE, GREEN = "#000000", "#E69F00", "#56B4E9", "#009E73"
 BLUE, VERMILLION, PURPLE, YELLOW = "#0072B2", "#D55E00", "#CC79A7", "#F0E442"
 GREY, BROWN = "#999999", "#8C5A2B"
 GOLD = "#B08800"  # Okabe & Ito's yellow darkened to be read on white: Derf (notebook 07)
+# Mix-LN, Post-LN below and Pre-LN above: a violet between their vermillion and blue, darker than
+# DyT's reddish purple so the two are told apart (notebook 07)
+VIOLET = "#6A3D9A"
 REFERENCE = "#555555"  # reference levels and predictions: dark grey, dotted, never a method
 
 METHOD_COLORS = {
@@ -38,6 +41,7 @@ METHOD_COLORS = {
     "Pre-LN": BLUE,  # LayerNorm where the Transformer now puts it
     "Peri-LN": SKY_BLUE,
     "T-Fixup": BLACK,
+    "Mix-LN": VIOLET,
 }
 
 # What is not a method (units, statistics rules, implementations, widths) is told apart by line
@@ -259,10 +263,11 @@ def log_axis(ax, which: str = "y", base: float = 10) -> None:
         put(lo, max(high, lo * base))
 
 
-def levels(ax, marks, *, min_gap: float = 0.07) -> None:
-    """Reference levels as dotted grey lines, each labelled on its line at the right end; labels
-    closer than `min_gap` of the axes' height are pushed apart upwards. `marks` is [(y, text)];
-    call after the limits are set."""
+def levels(ax, marks, *, min_gap: float = 0.07, at: float = 0.995) -> None:
+    """Reference levels as dotted grey lines, each labelled on its line at `at` (a fraction of the
+    axes' width: the label ends there, or starts there if `at` is in the left half, so a label
+    can be moved off the data); labels closer than `min_gap` of the axes' height are pushed apart
+    upwards. `marks` is [(y, text)]; call after the limits are set."""
     to_axes = ax.transScale + ax.transLimits
     placed = []
     for value, text in sorted(marks):
@@ -271,8 +276,9 @@ def levels(ax, marks, *, min_gap: float = 0.07) -> None:
         y = max(y, placed[-1][0] + min_gap) if placed else y
         placed.append((y, text))
     for y, text in placed:
-        ax.text(0.995, y, text, transform=ax.transAxes, ha="right", va="center", color=REFERENCE,
-                size=MIN_FONT_SIZE, bbox={"fc": "white", "ec": "none", "pad": 1.0})  # fmt: skip
+        ax.text(at, y, text, transform=ax.transAxes, ha="right" if at > 0.5 else "left",
+                va="center", color=REFERENCE, size=MIN_FONT_SIZE,
+                bbox={"fc": "white", "ec": "none", "pad": 1.0})  # fmt: skip
 
 
 def vertical_mark(ax, x: float, text: str) -> None:

@@ -3,7 +3,7 @@ Scaling).
 
 The schemes that change a Post-LN or Pre-LN stack keep its colour with a line style of their own
 (Admin and DeepNorm are Post-LN's vermillion, dashed; LayerNorm Scaling Pre-LN's blue, dashed);
-Mix-LN, half of each, is black and dash-dotted.
+Mix-LN, half of each, has a violet of its own and is dash-dotted.
 """
 
 import math
@@ -29,7 +29,7 @@ LOOKS = {  # arm -> (colour, line style, marker)
     "pre": (style.METHOD_COLORS["Pre-LN"], "-", "o"),
     "admin": (style.METHOD_COLORS["Post-LN"], "--", "s"),
     "deepnorm": (style.METHOD_COLORS["Post-LN"], "--", "s"),
-    "mix": (style.BLACK, "-.", "^"),
+    "mix": (style.METHOD_COLORS["Mix-LN"], "-.", "^"),
     "layer_scaling": (style.METHOD_COLORS["Pre-LN"], "--", "s"),
 }
 
@@ -56,8 +56,16 @@ def branch_dependence(result) -> Figure:
     left, right = fig.subplots(1, 2)
     for arm in result.arms:
         dep = np.array(mean_dependence(result, arm)).T  # [seed][depth]
-        _line(left, result.depths, dep, arm)
-        _line(right, result.depths, np.array(result.output_change[arm]).T, arm)
+        lines = [
+            _line(left, result.depths, dep, arm),
+            _line(right, result.depths, np.array(result.output_change[arm]).T, arm),
+        ]
+        if arm == "pre":  # Admin lies on Pre-LN: a wide line under Admin's thin dashes shows both
+            for line in lines:
+                line.set(lw=5, ms=8, zorder=2)
+        if arm == "admin":
+            for line in lines:
+                line.set(lw=1.5, zorder=3)
     for ax in (left, right):
         ax.set_xlabel("blocks L")
         ax.set_xticks(result.depths)
@@ -184,7 +192,8 @@ def layer_scaling(result) -> Figure:
         for arm in result.arms:
             _line(ax, blocks, getattr(result, f"{key}_trained")[arm], arm)
             init = np.array(getattr(result, f"{key}_init")[arm]).mean(0)
-            ax.plot(blocks, init, ":", color=LOOKS[arm][0], lw=1.0)
+            colour, _, mark = LOOKS[arm]  # the arm's marker, hollow: the two init lines apart
+            ax.plot(blocks, init, ":", color=colour, lw=1.0, marker=mark, ms=5, mfc="white")
         ax.set_xlabel("block l")
         ax.set_ylabel(label)
     style.log_axis(panels[0])
@@ -198,6 +207,10 @@ def layer_scaling(result) -> Figure:
     worth = {arm: statistics.fmean(statistics.fmean(v[half:])
                                    for v in result.skip_loss_trained[arm])
              for arm in result.arms}  # fmt: skip
+    deeper = ", ".join(f"{ARM_NAMES[arm]} {worth[arm]:.3f}" for arm in result.arms)
+    panels[2].text(0.98, 0.95, f"blocks {half + 1}-{result.n_layers}, mean:\n{deeper}",
+                   transform=panels[2].transAxes, ha="right", va="top",
+                   color=style.REFERENCE)  # fmt: skip
     style.finding(
         fig,
         rf"After {result.steps} steps, $1/\sqrt{{l}}$ on Pre-LN's norms: last stream's variance "
@@ -206,7 +219,8 @@ def layer_scaling(result) -> Figure:
         rf"the deeper half's blocks worth {worth['pre']:.3f} $\to$ {worth['layer_scaling']:.3f} "
         f"nats each when skipped (mean of {len(result.seeds)} seeds)",
     )
-    init_handle = Line2D([], [], color=style.BLACK, ls=":", lw=1.0, label="at init (mean)")
+    init_handle = Line2D([], [], color=style.REFERENCE, ls=":", lw=1.0, marker="o", ms=5,
+                         mfc="white", label="at init (mean; hollow markers)")  # fmt: skip
     style.shared_legend(fig, [panels[0]],
                         extra=[init_handle, style.band_handle(len(result.seeds), "mean")])  # fmt: skip
     return fig

@@ -98,53 +98,59 @@ def after_dyt(result) -> Figure:
     left, right = fig.subplots(1, 2)
     runs = result.runs
     ln = runs["LayerNorm"]["final_loss"]
-    offsets = {"DyT": -0.012, "Derf": 0.012}
+    # Left: categories, not a numeric alpha axis: the sweep over alpha_0 (fresh data), then the
+    # two arms at alpha_0 = 0.5; DyT just left of each place, Derf just right.
+    places = {**{f"alpha {a:g}, fresh": k for k, a in enumerate(Y1_ALPHAS)},
+              "pool": len(Y1_ALPHAS) + 0.5, "embedding scalar": len(Y1_ALPHAS) + 1.5}  # fmt: skip
+    offsets = {"DyT": -0.12, "Derf": 0.12}
 
-    handles = []
-
-    def point(ax, x, values, budget, method, marker, label=None):
+    def point(x, values, budget, method):
         diff = stats.paired_difference(values, ln[budget])
-        ax.errorbar(x, diff.mean, yerr=[[diff.mean - diff.low], [diff.high - diff.mean]],
-                    fmt=marker, color=style.color(method), capsize=3)  # fmt: skip
-        if label is not None:  # a plain line-and-marker entry (an errorbar's has no face colour)
-            handles.append(style.method_handle(label, marker=marker))
+        left.errorbar(x, diff.mean, yerr=[[diff.mean - diff.low], [diff.high - diff.mean]],
+                      fmt="o", color=style.color(method), capsize=3)  # fmt: skip
         return diff
 
     found = {}
     for method in ("DyT", "Derf"):
-        fresh = [
-            point(left, a + offsets[method], runs[method]["final_loss"][f"alpha {a:g}, fresh"],
-                  "fresh", method, "o", label=f"{method}, fresh data" if a == 0.5 else None)
-            for a in Y1_ALPHAS
-        ]  # fmt: skip
-        left.plot([a + offsets[method] for a in Y1_ALPHAS], [d.mean for d in fresh],
+        shift = offsets[method]
+        fresh = [point(k + shift, runs[method]["final_loss"][f"alpha {a:g}, fresh"], "fresh", method)
+                 for k, a in enumerate(Y1_ALPHAS)]  # fmt: skip
+        left.plot([k + shift for k in range(len(Y1_ALPHAS))], [d.mean for d in fresh],
                   BUDGET_STYLES["fresh"], color=style.color(method), lw=1.0)  # fmt: skip
         found[method, "fresh"] = fresh[Y1_ALPHAS.index(0.5)]
         found[method, "pool"] = point(
-            left, 0.5 + 3 * offsets[method], runs[f"{method}, pool"]["final_loss"]["alpha 0.5, pool"],
-            "pool", method, "s", label=f"{method}, 64-sequence pool",
+            places["pool"] + shift, runs[f"{method}, pool"]["final_loss"]["alpha 0.5, pool"],
+            "pool", method,
         )  # fmt: skip
-        point(left, 0.5 + 5 * offsets[method],
+        point(places["embedding scalar"] + shift,
               runs[f"{method}, embedding scalar"]["final_loss"]["alpha 0.5, fresh"], "fresh",
-              method, "^", label=f"{method}, embedding scalar, fresh")  # fmt: skip
+              method)  # fmt: skip
     left.axhline(0.0, color=style.REFERENCE, lw=1.0, ls=":")
-    left.set_xticks(Y1_ALPHAS, [f"{a:g}" for a in Y1_ALPHAS])
-    left.set_xlabel(r"initial $\alpha_0$")
+    left.axvline(len(Y1_ALPHAS) - 0.25, color=style.REFERENCE, lw=0.8)
+    left.set_xticks(
+        list(places.values()),
+        [*(rf"$\alpha_0$ = {a:g}" for a in Y1_ALPHAS), "64-sequence\npool", "embedding\nscalar"],
+    )
+    left.set_xlabel(r"fresh data at each $\alpha_0$ | two more arms, $\alpha_0$ = 0.5")
     left.set_ylabel(f"loss minus LayerNorm's ({style.NATS_PER_TOKEN}),\nmean and 95% t interval")
     left.set_title("held-out loss against LayerNorm, same data budget")
-    for method in ("DyT", "Derf"):
-        for a, ls in zip(Y1_ALPHAS, style.LINE_STYLES, strict=False):
-            fractions = mean_saturation(runs[method], f"alpha {a:g}, fresh")
-            right.plot(range(1, len(fractions) + 1), fractions, ls, color=style.color(method),
-                       marker="o", ms=3)  # fmt: skip
     slots = len(mean_saturation(runs["DyT"], "alpha 0.5, fresh"))
+    for a, ls in zip(Y1_ALPHAS, style.LINE_STYLES, strict=False):
+        highest = 0.0  # where the pair of lines ends
+        for method in ("DyT", "Derf"):
+            fractions = mean_saturation(runs[method], f"alpha {a:g}, fresh")
+            right.plot(range(1, slots + 1), fractions, ls, color=style.color(method),
+                       marker="o", ms=3)  # fmt: skip
+            highest = max(highest, fractions[-1])
+        # line style is alpha_0 here: each pair of lines named at its end, not in a legend
+        right.text(slots + 0.2, highest, rf"$\alpha_0$ = {a:g}", va="center",
+                   color=style.REFERENCE)  # fmt: skip
+    right.set_xlim(0.5, slots + 1.6)
     right.set_xticks(range(1, slots + 1), [*(f"{b}{s}" for b in range(1, slots // 2 + 1)
                                             for s in "af"), "final"])  # fmt: skip
     right.set_xlabel("norm slot (block, a = attention input, f = FFN input)")
     right.set_ylabel(r"fraction with $|\alpha x + s| > 2$")
     right.set_title("saturated values after training, fresh data")
-    extra = [style.style_handle(ls, rf"$\alpha_0$ = {a:g} (right)")
-             for a, ls in zip(Y1_ALPHAS, style.LINE_STYLES, strict=False)]  # fmt: skip
     pool = [statistics.fmean(ln["pool"]),
             *(statistics.fmean(runs[f"{m}, pool"]["final_loss"]["alpha 0.5, pool"])
               for m in ("DyT", "Derf"))]  # fmt: skip
@@ -156,5 +162,6 @@ def after_dyt(result) -> Figure:
         f" / {found['Derf', 'fresh'].mean:+.3f} (means);\nbut on the pool every norm ends at "
         f"{min(pool):.1f}–{max(pool):.1f} nats, worse than uniform guessing ({uniform:.2f})",
     )
-    style.shared_legend(fig, extra=[*handles, *extra], ncols=4)
+    methods = [style.method_handle(m, marker="o") for m in ("DyT", "Derf")]
+    style.shared_legend(fig, axes=[left], extra=methods)
     return fig
