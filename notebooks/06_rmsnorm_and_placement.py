@@ -893,8 +893,14 @@ assert min(c for row in change.values() for c in row if c >= 1e-10) > 1e-2, chan
 #   normalized model, and the learning rate that falls as the weights grow) rests on scale
 #   invariance alone, which RMSNorm keeps. RMSNorm removed re-centering at no measurable cost on
 #   Zhang and Sennrich's tasks or on ours (no worse by 0.02 nats over ten seeds, P2). Nobody has
-#   shown that re-centering never helps; what stayed in practice is the scale half of the paper's
-#   invariances, not the column that was new in 2016.
+#   shown that re-centering never helps, and one line of work says where it might: Brody, Alon
+#   and Yahav (2023, "On the Expressivity Role of LayerNorm in Transformers' Attention") read
+#   LayerNorm as a projection onto the hyperplane orthogonal to $\mathbf 1$ followed by a
+#   rescaling, and argue that the projection lets a query attend to all keys equally while the
+#   rescaling keeps any key from becoming unselectable. RMSNorm keeps the rescaling and drops
+#   the projection. Our P2 runs compare losses; they do not isolate that mechanism. What stayed
+#   in practice is the scale half of the paper's invariances, not the column that was new in
+#   2016.
 # - **Placement is still open.** Post-LN gave way to Pre-LN for trainability; Peri-LN and sandwich
 #   add a norm on each sublayer's output; DyT (notebook 05, T6) asks whether a statistic is needed at
 #   all.

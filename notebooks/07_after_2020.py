@@ -457,7 +457,11 @@ claims.expect(q1b_finding, claims.REPRODUCED)
 # OLMo 2 (Team OLMo, 2024) moved the norm off the sublayer's input and onto its output,
 # $h = x + \mathrm{RMSNorm}(\mathrm{Attn}(x))$, $\text{out} = h + \mathrm{RMSNorm}(\mathrm{MLP}(h))$:
 # the sublayer reads the raw stream, and what it writes back is normalized. Notebook 06's Peri-LN
-# keeps both norms; the reordered block drops the input one. Its stated purpose is stability:
+# keeps both norms; the reordered block drops the input one. The order is older than OLMo 2:
+# Swin Transformer V2 (Liu et al. 2022) introduced it as "res-post-norm", $x + \mathrm{LN}(F(x))$,
+# for its large vision models, and Chameleon (2024) used it too; OLMo 2 brought it to an open
+# language model, together with a QK-norm over the whole query and key projections (Q1), which
+# the runs below leave out: they test the reordering alone. Its stated purpose is stability:
 # fewer loss and gradient spikes (its report gives curves, no counts we can check). The option
 # is `placement="reordered"`:
 
