@@ -42,8 +42,8 @@ lint: $(TESTED)
 # The book's browser tests read book/_build, so the book is built first (from the committed
 # reproduction report when `make reproduce` has not written one here).
 unit-and-notebooks: $(TESTED) book
-	LNPAPER_RECORD=strict $(BIN)/python -m pytest -rs -n 2 --dist loadfile --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
+	LNPAPER_RECORD=strict LNPAPER_DEMOS=static $(BIN)/python -m pytest -rs -n 2 --dist loadfile \
+		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
 
 check: $(TESTED)
 	LNPAPER_RECORD=strict $(BIN)/python -m lnpaper figures --check
@@ -65,7 +65,8 @@ reproduce: $(TESTED)
 # claims.expect): a fragile decision may land on either side of its boundary.
 notebooks-live: $(TESTED)
 	@test -d $(RECOMPUTED) || { echo "no recomputed record in $(RECOMPUTED): run make reproduce"; exit 1; }
-	LNPAPER_RECORD=strict LNPAPER_RECORD_DIR=$(abspath $(RECOMPUTED)) $(BIN)/python -m pytest -q -n 2 \
+	LNPAPER_RECORD=strict LNPAPER_RECORD_DIR=$(abspath $(RECOMPUTED)) LNPAPER_DEMOS=static \
+		$(BIN)/python -m pytest -q -n 2 \
 		--dist loadfile --nbval-lax --nbval-current-env notebooks
 
 # After a change: `make record notebooks` brings results/, the notebooks, figures/ and CLAIMS.md
@@ -81,12 +82,15 @@ lab: $(READER)
 
 # Bring each notebook in line with its jupytext source, then execute it in place, in order. The second
 # pass merges stdout chunks and drops per-cell metadata, both of which depend on timing, so a re-run
-# that changes nothing leaves git clean.
+# that changes nothing leaves git clean. LNPAPER_DEMOS=static (here, in unit-and-notebooks and in
+# notebooks-live): a demo's cell (lnpaper.demos.show) draws its static figure, not live controls,
+# even when ipywidgets is installed and make runs from inside Lab.
 notebooks: $(TESTED)
 	for src in $(NOTEBOOKS); do \
 		nb=$${src%.py}.ipynb; \
 		$(BIN)/jupytext --quiet --to ipynb --update $$src && \
-		LNPAPER_RECORD=fill $(BIN)/jupyter nbconvert --log-level WARN --to notebook --inplace --execute \
+		LNPAPER_RECORD=fill LNPAPER_DEMOS=static $(BIN)/jupyter nbconvert --log-level WARN \
+			--to notebook --inplace --execute \
 			--ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False $$nb && \
 		$(BIN)/jupyter nbconvert --log-level WARN --to notebook --inplace --coalesce-streams \
 			--ClearMetadataPreprocessor.enabled=True \

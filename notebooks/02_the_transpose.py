@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, experiments, figures, functional, variants
+from lnpaper import claims, demos, experiments, figures, functional, variants
 
 lnpaper.setup()
 
@@ -371,6 +371,21 @@ figures.one_pass_variance(drift)
 # component, produce them. The cheap fix is to center twice, or to subtract a rough estimate of the
 # mean before accumulating, as Welford-style and shifted algorithms do.
 #
+# To try it yourself: the cell below computes the LayerNorm output of 64 such rows twice, once
+# with each variance, the numerator centred the same way, so only the variance differs. Slide the
+# mean from 1 up to $10^4$ and watch the dashed one-pass line leave float32's rounding, then rows
+# drop out altogether where var + eps is 0 or below. Then raise eps past the rows' variance
+# ($10^{-4}$): the one-pass error shrinks, but the exact output shrinks too (its RMS, in the
+# title, is no longer 1), so a large eps hides the error by changing the function.
+
+# %%
+demos.show(
+    demos.one_pass_variance,
+    offset=((0.0, 1.0, 10.0, 100.0, 1e3, 1e4), 100.0),  # the rows' mean
+    eps=((1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2), 1e-5),
+)
+
+# %% [markdown]
 # ## Claims checked here
 
 # %%

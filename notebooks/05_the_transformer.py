@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, experiments, figures, stats
+from lnpaper import claims, demos, experiments, figures, stats
 from lnpaper.chapters.ch05_transformer import claims as transformer_claims
 from lnpaper.data import SyntheticLanguage
 from lnpaper.models import TransformerLM
@@ -244,6 +244,19 @@ figures.residual_norms_vs_lemma2(xiong)
 # same factor; Post-LN renormalizes to $\lVert x\rVert^2 = d$ after every sublayer, so nothing
 # scales down with depth.
 #
+# To see both at once, and past the 14 layers measured above: the cell below builds one model
+# in T1's setting at the depth you pick, both placements, three seeds of four sequences each (so
+# that a redraw takes under half a second), and shows its stream block by block beside its last
+# $W^{(2)}$ gradient. Slide the depth from 2 to 24 and watch Pre-LN's stream climb along Lemma 2's
+# band while its gradient bar sinks; Post-LN's stream stays at $3d/2$ and its bar does not sink.
+
+# %%
+demos.show(
+    demos.depth_gradient,
+    depth=(tuple(range(2, 25, 2)), 12),  # the number of blocks L
+)
+
+# %% [markdown]
 # ## T3 · Warmup
 #
 # Xiong et al. trained Post-LN on IWSLT14 De-En with Adam at learning rate 5e-4 or 1e-3: without

@@ -21,6 +21,7 @@ TOP = {
     "lnpaper.__main__",
     "lnpaper.chapters",
     "lnpaper.claims",
+    "lnpaper.demos",  # notebooks' sliders: experiments' bodies redrawn live (issue 23)
     "lnpaper.experiments",
     "lnpaper.figures",
     "lnpaper.ledger",

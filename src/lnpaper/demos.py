@@ -1,0 +1,224 @@
+"""Demos to play with: a slider in JupyterLab that recomputes a small, exact computation and
+redraws its figure (issue 23).
+
+Each demo is a pure function `update(**params) -> Figure` that takes well under a second and
+reuses the package's own code (lnpaper.variants, lnpaper.norms, the experiments' bodies).
+`show(update, name=(choices, default), ...)` puts it in a notebook cell: in a live JupyterLab
+kernel with ipywidgets it shows one control per parameter wired to `update`; everywhere else
+(nbval, `make notebooks`, the book, a venv without ipywidgets) it draws the figure for the
+defaults, so the stored output is one picture and one line of text, whatever is installed.
+tests/test_demos.py calls each `update`.
+"""
+
+import functools
+import importlib.util
+import os
+
+import matplotlib
+import numpy as np
+import torch
+import torch.nn.functional as F
+from matplotlib.figure import Figure
+
+from lnpaper import experiments, variants
+from lnpaper.companion import style
+from lnpaper.norms import center
+
+# ---- the switch: static figure or live controls --------------------------------------------------
+
+
+def live() -> bool:
+    """True where `show` should draw controls: LNPAPER_DEMOS=live or static decides; unset, a
+    kernel that a Jupyter server started (JupyterLab, Notebook) with ipywidgets importable.
+
+    Detecting the widget frontend itself is not deterministic (nothing answers a widget's comm
+    in time), so the test is the environment, which is: jupyter_server gives every kernel it
+    starts JPY_SESSION_NAME (the notebook's path), and nbval, nbconvert and nbclient, which run
+    `make test`, `make notebooks` and the book's notebooks, start theirs without it. The
+    Makefile's notebook targets set LNPAPER_DEMOS=static as well, so even a `make notebooks` run
+    from inside Lab stores the static figure.
+    """
+    mode = os.environ.get("LNPAPER_DEMOS", "")
+    if mode in ("static", "live"):
+        return mode == "live"
+    return "JPY_SESSION_NAME" in os.environ and importlib.util.find_spec("ipywidgets") is not None
+
+
+def _control(name: str, choices, default):
+    """A slider over the listed values, or buttons for a list of words. The figure is redrawn
+    when the slider is let go (continuous_update=False), not at every value it passes."""
+    import ipywidgets
+
+    if all(isinstance(choice, str) for choice in choices):
+        return ipywidgets.ToggleButtons(options=list(choices), value=default, description=name)
+    options = [(f"{choice:g}", choice) for choice in choices]
+    return ipywidgets.SelectionSlider(
+        options=options, value=default, description=name, continuous_update=False
+    )
+
+
+def show(update, **controls):
+    """`update`'s figure for each parameter's default, live or static (see `live`).
+
+    `controls` maps each parameter of `update` to (choices, default). Live: the controls and the
+    figure, redrawn by `update` as a control moves (the widget is returned, so the cell shows it).
+    Static: one line naming the parameters, and the figure (returned, so the cell shows it)."""
+    defaults = {name: default for name, (choices, default) in controls.items()}
+    for name, (choices, default) in controls.items():
+        if default not in choices:
+            raise ValueError(f"{name}: default {default!r} is not one of {list(choices)}")
+    if live():
+        import ipywidgets
+        from IPython.display import display
+
+        @functools.wraps(update)  # the same signature, so each control finds its parameter
+        def redraw(**params):
+            display(update(**params))  # in the widget's own output, replacing the last figure
+
+        sliders = {name: _control(name, *spec) for name, spec in controls.items()}
+        return ipywidgets.interactive(redraw, **sliders)
+    shown = ", ".join(f"{name} {value:g}" if not isinstance(value, str) else f"{name} {value}"
+                      for name, value in defaults.items())  # fmt: skip
+    print(f"drawn at {shown}; in JupyterLab (make lab) controls redraw it")
+    return update(**defaults)
+
+
+def _styled(update):
+    """Draw inside the house style, as every registered figure is (lnpaper.companion.registry)."""
+
+    @functools.wraps(update)
+    def styled(**params) -> Figure:
+        with matplotlib.rc_context(style.RC_PARAMS):
+            return update(**params)
+
+    return styled
+
+
+# ---- notebook 02: the one-pass variance in float32 ------------------------------------------------
+
+ONE_PASS_STD, ONE_PASS_WIDTH, ONE_PASS_ROWS = 0.01, 1024, 64  # as experiments.one_pass_variance
+FLOAT32_ROUNDING = 2.0**-24  # float32's unit roundoff: half the spacing of the numbers near 1
+
+
+@functools.cache
+def _noise() -> torch.Tensor:
+    generator = torch.Generator().manual_seed(0)
+    shape = (ONE_PASS_ROWS, ONE_PASS_WIDTH)
+    return torch.randn(*shape, generator=generator, dtype=torch.float64)
+
+
+def one_pass_errors(offset: float, eps: float) -> dict:
+    """The float32 LayerNorm output of 64 rows (mean `offset`, std 0.01, H = 1024) with each
+    variance formula, against float64 arithmetic on the same float32 values with the same eps.
+
+    Returns {formula: relative error of each row's output, largest |y - y_64| / largest |y_64|},
+    NaN where var + eps <= 0 leaves no output, and "exact size": the float64 output's RMS,
+    sqrt(var / (var + eps)) (1 when eps is small against the variance, 1e-4 here)."""
+    x32 = (offset + ONE_PASS_STD * _noise()).float()
+    reference = F.layer_norm(x32.double(), (ONE_PASS_WIDTH,), eps=eps)
+    centered = center(x32, (-1,))  # a - mu, the mean removed twice: only the variance differs
+    formulas = {
+        "one pass": variants.one_pass_variance(x32),  # E[a^2] - E[a]^2
+        "two passes": variants.recentered_variance(x32),  # E[(a - mu)^2], lnpaper.LayerNorm's
+    }
+    errors = {}
+    for name, variance in formulas.items():
+        y = centered / torch.sqrt(variance + eps).unsqueeze(-1)  # (a - mu) / sqrt(var + eps)
+        error = (y.double() - reference).abs().amax(-1) / reference.abs().amax(-1)
+        errors[name] = torch.where(variance + eps > 0, error, torch.nan).numpy()
+    errors["exact size"] = reference.pow(2).mean().sqrt().item()
+    return errors
+
+
+def _median_text(error: np.ndarray) -> str:
+    """The median row's error, a row without output counted as the worst."""
+    median = np.median(np.where(np.isfinite(error), error, np.inf))
+    return "no output" if np.isinf(median) else f"{median:.1e}"
+
+
+@_styled
+def one_pass_variance(offset: float = 100.0, eps: float = 1e-5) -> Figure:
+    """Notebook 02: each row's LayerNorm error with the one-pass and the two-pass variance, rows
+    sorted by their error; rows where the one-pass var + eps <= 0 have no output at all."""
+    errors = one_pass_errors(offset, eps)
+    fig = style.new_figure(1, 4.2)
+    ax = fig.subplots()
+    rows = np.arange(1, ONE_PASS_ROWS + 1)
+    for name, line in (("one pass", "--"), ("two passes", "-")):
+        kept = np.sort(errors[name][np.isfinite(errors[name])])
+        # a relative error of 0 (the output exact to the last bit) is drawn at the axis' floor
+        ax.plot(rows[: len(kept)], np.maximum(kept, 1e-9), line, marker=".",
+                color=style.color("LayerNorm"), label=f"LayerNorm, {name}")  # fmt: skip
+    ax.axhline(FLOAT32_ROUNDING, color=style.REFERENCE, lw=1.0, ls=":", label="float32 rounding")
+    ax.set_xlim(0, ONE_PASS_ROWS + 1)
+    # fixed, so that a slider moves the lines, not the axis; errors above 1e6 are not drawn
+    ax.set_ylim(1e-9, 1e6)
+    style.log_axis(ax, "y")
+    ax.set_xlabel(f"row, sorted by its error ({ONE_PASS_ROWS} rows, $H = {ONE_PASS_WIDTH}$)")
+    ax.set_ylabel("relative error of the output")
+    lost = int(np.sum(~np.isfinite(errors["one pass"])))
+    ax.set_title(
+        f"mean {offset:g}, eps {eps:g}: one pass has no output in {lost} of {ONE_PASS_ROWS} "
+        f"rows; exact RMS {errors['exact size']:.2f}"
+    )
+    ax.legend(loc="upper left", ncols=3)
+    style.finding(
+        fig,
+        f"Median row error: one pass {_median_text(errors['one pass'])}, "
+        f"two passes {_median_text(errors['two passes'])}",
+    )
+    return fig
+
+
+# ---- notebook 05: depth against the gradient at initialization -----------------------------------
+
+DEPTH_SEEDS, DEPTH_BATCH = 3, 4  # T1 uses 40 seeds of 8 sequences; fewer keep a redraw < 0.5 s
+
+
+@functools.cache
+def depth_run(placement: str, depth: int):
+    """experiments.grad_norm_vs_depth's own body (not its recorded result, so any depth works) for
+    one depth: Xiong et al.'s setting at initialization, 3 seeds of 4 sequences of 32 tokens."""
+    run = experiments.grad_norm_vs_depth.__wrapped__  # the computation, without the record
+    with torch.random.fork_rng():  # it seeds torch per seed; the notebook's own stream is kept
+        return run(placement=placement, depths=(depth,), seeds=range(DEPTH_SEEDS),
+                   batch_size=DEPTH_BATCH)  # fmt: skip
+
+
+@_styled
+def depth_gradient(depth: int = 12) -> Figure:
+    """Notebook 05: at initialization, for one depth L, the residual stream block by block (left)
+    and the gradient of the last block's W^(2) (right), Post-LN against Pre-LN."""
+    runs = {name: depth_run(key, depth) for key, name in (("post", "Post-LN"), ("pre", "Pre-LN"))}
+    fig = style.new_figure(2, 4.0)
+    stream, gradient = fig.subplots(1, 2, width_ratios=[1.6, 1])
+    for name, run in runs.items():
+        stream.plot(run.layers, run.residual_sq_norm, marker="o", ms=3, color=style.color(name),
+                    label=name)  # fmt: skip
+    layers = np.arange(depth + 1)
+    # Lemma 2 for Pre-LN: (1 + l/2) d <= E||x_l||^2 <= (1 + 3l/2) d
+    stream.fill_between(layers, 1 + layers / 2, 1 + 1.5 * layers, color=style.GREY, alpha=0.2,
+                        lw=0, label="Lemma 2's band for Pre-LN")  # fmt: skip
+    stream.set_xlim(0, 24.5)
+    stream.set_ylim(0, 38)  # fixed for every depth: the stream is seen to grow with L
+    stream.set_xlabel("block l (Post-LN: x + FFN(x) in block l; Pre-LN: after l blocks)")
+    stream.set_ylabel(r"$E\,\|x\|^2 / d$")
+    stream.set_title(f"the residual stream, $L = {depth}$")
+    stream.legend(loc="upper left")
+
+    means = {}
+    for k, (name, run) in enumerate(runs.items()):
+        norms = np.array(run.grad_norm[0])
+        means[name] = norms.mean()
+        gradient.bar(k, means[name], width=0.6, color=style.color(name), alpha=0.5)
+        gradient.plot(np.full(len(norms), k), norms, "o", color=style.color(name), ms=4, label=name)
+    gradient.set_xticks([0, 1], list(runs))
+    top = max(max(max(run.grad_norm[0]) for run in runs.values()) * 1.1, 7)
+    gradient.set_ylim(0, top)  # 7 for every depth unless a seed goes higher
+    gradient.grid(axis="x", visible=False)
+    gradient.set_ylabel(r"$\|\partial L / \partial W^{(2)}\|_F$, last block")
+    gradient.set_title(f"bar: mean of {DEPTH_SEEDS} seeds (dots)")
+    ratio = means["Post-LN"] / means["Pre-LN"]
+    style.finding(fig, f"At $L = {depth}$ Post-LN's last $W^{{(2)}}$ gets {ratio:.1f} times "
+                       "Pre-LN's gradient")  # fmt: skip
+    return fig

@@ -1,0 +1,316 @@
+"""The demos of lnpaper.demos (issue 23): each update function's numbers and figure, the switch
+between a static figure and live controls, and, where JupyterLab and ipywidgets are installed
+(`make lab` installs them), the controls in Lab itself: they render, and moving a slider redraws
+the figure. `make test`'s venv has neither, so there that last test is skipped with a message."""
+
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure
+
+from lnpaper import demos
+from lnpaper.companion import style
+
+ROOT = Path(__file__).resolve().parents[1]
+
+DEMO_NOTEBOOKS = ["02_the_transpose", "05_the_transformer"]
+
+
+def demo_cell(notebook: str) -> str:
+    """The notebook's `demos.show(...)` call, as its jupytext source holds it."""
+    source = (ROOT / "notebooks" / f"{notebook}.py").read_text()
+    start = source.index("demos.show(\n")
+    return source[start : source.index("\n)\n", start) + 2]
+
+
+class _Capture:
+    """lnpaper.demos with `show` returning what it was given."""
+
+    def __getattr__(self, name):
+        return getattr(demos, name)
+
+    @staticmethod
+    def show(update, **controls):
+        return update, controls
+
+
+# Every demo with the controls its notebook gives it, read from the notebook: the tests below
+# exercise the reader's own ranges.
+DEMOS = {notebook: eval(demo_cell(notebook), {"demos": _Capture()}) for notebook in DEMO_NOTEBOOKS}
+
+
+def drawn(fig: Figure) -> Figure:
+    FigureCanvasAgg(fig).draw()
+    return fig
+
+
+def method_colours_are_the_palettes(fig: Figure) -> int:
+    """Every legend entry and every labelled line that names a method has the method's colour."""
+    checked = 0
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            method = style.method_of(line.get_label())
+            if method is not None:
+                assert to_hex(line.get_color()) == style.METHOD_COLORS[method].lower(), (
+                    f"{line.get_label()!r} is {line.get_color()}"
+                )
+                checked += 1
+    return checked
+
+
+# ---- notebook 02: the one-pass variance -----------------------------------------------------------
+
+
+def test_the_two_pass_output_stays_at_float32_rounding_at_every_offset():
+    for offset in (0.0, 1.0, 100.0, 1e4):
+        errors = demos.one_pass_errors(offset, 1e-5)
+        assert np.all(np.isfinite(errors["two passes"]))
+        assert errors["two passes"].max() < 1e-6, (offset, errors["two passes"].max())
+
+
+def test_the_one_pass_variance_breaks_at_mean_100_and_a_large_eps_hides_it():
+    """At mean 100 (float32 spacing of 1e4 about 1e-3, ten times the variance 1e-4) some rows get
+    var + eps <= 0 and the rest are off by order 1; an eps of 1e-2, a hundred times the variance,
+    hides the error and shrinks the output itself to sqrt(1e-4 / (1e-4 + 1e-2)) = 0.0995."""
+    small = demos.one_pass_errors(100.0, 1e-5)
+    lost = ~np.isfinite(small["one pass"])
+    assert 0 < lost.sum() < demos.ONE_PASS_ROWS
+    assert np.median(small["one pass"][~lost]) > 0.1
+    at_offset_0 = demos.one_pass_errors(0.0, 1e-5)["one pass"]
+    assert np.all(np.isfinite(at_offset_0)) and at_offset_0.max() < 1e-4
+    large = demos.one_pass_errors(100.0, 1e-2)
+    assert np.all(np.isfinite(large["one pass"]))
+    assert np.median(large["one pass"]) < 0.2
+    assert large["exact size"] == pytest.approx(np.sqrt(1e-4 / (1e-4 + 1e-2)), rel=0.05)
+
+
+def test_the_one_pass_figure_says_what_it_shows():
+    fig = drawn(demos.one_pass_variance(offset=100.0, eps=1e-5))
+    title = fig.get_suptitle()
+    assert title.startswith("Median row error: one pass ") and "two passes" in title
+    assert "no output in" in fig.axes[0].get_title()
+    assert method_colours_are_the_palettes(fig) == 2
+
+
+# ---- notebook 05: depth against the gradient at initialization -----------------------------------
+
+
+def test_the_depth_demo_reproduces_t1_and_lemma_2_at_24_layers():
+    """Post-LN's last W^(2) gets several times Pre-LN's gradient at 24 layers; its stream before
+    each second LayerNorm stays near 3d/2, Pre-LN's grows inside Lemma 2's band."""
+    post, pre = demos.depth_run("post", 24), demos.depth_run("pre", 24)
+    assert np.mean(post.grad_norm[0]) > 3 * np.mean(pre.grad_norm[0])
+    assert all(abs(v - 1.5) < 0.3 for v in post.residual_sq_norm)
+    for layer, value in zip(pre.layers[1:], pre.residual_sq_norm[1:], strict=True):
+        assert 1 + layer / 2 <= value <= 1 + 1.5 * layer, (layer, value)
+
+
+def test_the_depth_demo_leaves_the_notebooks_random_stream_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    demos.depth_run.__wrapped__("pre", 4)  # uncached: it seeds torch per seed inside
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_the_depth_figure_keeps_its_axes_and_colours():
+    fig = drawn(demos.depth_gradient(depth=24))
+    assert "Post-LN's last" in fig.get_suptitle()
+    stream = fig.axes[0]
+    assert stream.get_xlim() == (0, 24.5) and stream.get_ylim() == (0, 38)
+    assert method_colours_are_the_palettes(fig) == 4  # each placement's stream and seeds
+
+
+# ---- every demo: well under a second, and the switch ----------------------------------------------
+
+
+@pytest.mark.parametrize("notebook", list(DEMOS))
+def test_each_demo_redraws_in_well_under_a_second_at_every_extreme(notebook):
+    """Each control at its first and last choice, the others at their defaults. The slowest, depth
+    24, takes 0.45 s on one core; the bound leaves room for a loaded machine."""
+    update, controls = DEMOS[notebook]
+    defaults = {name: default for name, (choices, default) in controls.items()}
+    for name, (choices, _) in controls.items():
+        for value in (choices[0], choices[-1]):
+            start = time.perf_counter()
+            fig = drawn(update(**{**defaults, name: value}))
+            seconds = time.perf_counter() - start
+            assert isinstance(fig, Figure)
+            assert seconds < 1.5, f"{update.__name__}({name}={value}) took {seconds:.2f} s"
+
+
+def test_live_is_decided_by_the_environment(monkeypatch):
+    monkeypatch.delenv("LNPAPER_DEMOS", raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert not demos.live()  # nbval, nbconvert: no Jupyter server started this process
+    monkeypatch.setenv("JPY_SESSION_NAME", "notebooks/02_the_transpose.ipynb")
+    assert demos.live() == (importlib.util.find_spec("ipywidgets") is not None)
+    monkeypatch.setenv("LNPAPER_DEMOS", "static")
+    assert not demos.live()
+    monkeypatch.setenv("LNPAPER_DEMOS", "live")
+    assert demos.live()
+
+
+def test_static_show_prints_one_line_and_returns_the_default_figure(monkeypatch, capsys):
+    monkeypatch.setenv("LNPAPER_DEMOS", "static")
+    fig = eval(demo_cell("02_the_transpose"), {"demos": demos})
+    assert isinstance(fig, Figure)
+    line = capsys.readouterr().out
+    assert line == "drawn at offset 100, eps 1e-05; in JupyterLab (make lab) controls redraw it\n"
+    assert len(line) <= 89
+    with pytest.raises(ValueError, match="is not one of"):
+        demos.show(demos.one_pass_variance, offset=((0.0, 1.0), 100.0))
+
+
+def test_live_show_wires_one_control_per_parameter_to_update(monkeypatch):
+    pytest.importorskip("ipywidgets", reason="ipywidgets is the read extra's (make lab)")
+    monkeypatch.setenv("LNPAPER_DEMOS", "live")
+    calls = []
+
+    def update(offset=1.0, eps=1e-5):
+        calls.append((offset, eps))
+
+    widget = demos.show(update, offset=((0.0, 1.0, 10.0), 1.0), eps=((1e-5, 1e-2), 1e-5))
+    offset, eps = widget.children[:2]
+    assert calls == [(1.0, 1e-5)]
+    offset.value = 10.0
+    assert calls[-1] == (10.0, 1e-5)
+    assert [o[0] for o in eps.options] == ["1e-05", "0.01"]
+
+
+# ---- the controls in JupyterLab, as a reader sees them ---------------------------------------------
+
+LAB_PORT_TIMEOUT = 60  # s for Lab to start
+LAB_MISSING = [
+    name for name in ("jupyterlab", "ipywidgets") if importlib.util.find_spec(name) is None
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _demo_notebook(path: Path) -> None:
+    """A notebook of the demos' cells as the notebooks hold them (`demos.show(...)`)."""
+    cells = ["%matplotlib inline\nfrom lnpaper import demos", *map(demo_cell, DEMOS)]
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "source": c,
+                "outputs": [],
+                "execution_count": None,
+            }
+            for c in cells
+        ],
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(notebook))
+
+
+@pytest.mark.skipif(
+    bool(LAB_MISSING) or shutil.which("chromium") is None,
+    reason=f"the widgets need a live JupyterLab with ipywidgets (missing: {LAB_MISSING or 'none'}; "
+    "`make lab` installs them) and chromium (Debian: apt-get install chromium)",
+)
+def test_the_controls_render_in_lab_and_a_slider_redraws_the_figure(tmp_path):
+    """JupyterLab on a notebook of the demos' cells: Run All, then for each demo its controls are
+    there and a slider moved by one step (the arrow key, as a reader's keyboard) replaces its
+    figure with a different picture. Screenshots go to $LAB_SHOTS when it is set."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
+
+    _demo_notebook(tmp_path / "demos.ipynb")
+    port, token = _free_port(), "demos-test"
+    env = {k: v for k, v in os.environ.items() if k != "LNPAPER_DEMOS"}  # decided as in Lab
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
+         f"--IdentityProvider.token={token}", "--ServerApp.root_dir", str(tmp_path),
+         *(["--allow-root"] if os.getuid() == 0 else [])],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    shots = Path(os.environ["LAB_SHOTS"]) if "LAB_SHOTS" in os.environ else None
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.time() + LAB_PORT_TIMEOUT
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                assert time.time() < deadline, "JupyterLab did not start"
+                time.sleep(0.5)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=shutil.which("chromium"), args=["--headless", "--no-sandbox"]
+            )
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{base}/lab/tree/demos.ipynb?reset&token={token}")
+            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+            page.wait_for_function(
+                "() => document.querySelector('.jp-Notebook-ExecutionIndicator')"
+                "?.getAttribute('data-status') === 'idle'",
+                timeout=90_000,
+            )
+            select_kernel = page.locator(".jp-Dialog .jp-mod-accept")  # Lab may ask which kernel
+            try:
+                select_kernel.click(timeout=5_000)
+            except PlaywrightTimeout:
+                pass
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").click()
+            page.get_by_text("Run All Cells", exact=True).click()
+            widgets = page.locator(".jp-NotebookPanel .widget-interact")
+            try:
+                widgets.nth(len(DEMOS) - 1).locator("img").wait_for(timeout=60_000)
+            except Exception:
+                if shots:
+                    page.screenshot(path=str(shots / "demo_timeout.png"))
+                raise
+            for k, notebook in enumerate(DEMOS):
+                widget = widgets.nth(k)
+                widget.scroll_into_view_if_needed()
+                image = widget.locator("img").first
+                before = image.get_attribute("src")
+                sliders = widget.locator(".widget-slider .noUi-handle")
+                assert sliders.count() == len(DEMOS[notebook][1]), notebook
+                if shots:
+                    page.screenshot(path=str(shots / f"demo_{notebook}_before.png"))
+                sliders.first.focus()
+                page.keyboard.press("ArrowLeft")
+                page.wait_for_function(
+                    "([w, src]) => { const i = document.querySelectorAll("
+                    "'.jp-NotebookPanel .widget-interact')[w].querySelector('img');"
+                    " return i && i.getAttribute('src') !== src; }",
+                    arg=[k, before],
+                    timeout=30_000,
+                )
+                if shots:
+                    page.screenshot(path=str(shots / f"demo_{notebook}_after.png"))
+            errors = page.locator(
+                ".jp-OutputArea-output[data-mime-type*='stderr']", has_text="Error"
+            )
+            assert errors.count() == 0, errors.first.inner_text()
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
