@@ -229,6 +229,11 @@ def record_command(names: list[str], workers: int) -> int:
     if problem:
         print(f"record: cannot write into the record {directory} ({problem})", file=sys.stderr)
         return 1
+    try:  # the workers would refuse each entry; say it once, before anything is computed
+        record.check_path(directory)
+    except RuntimeError as error:
+        print(f"record: {error}", file=sys.stderr)
+        return 1
     existing = record.entries(directory)
     chosen = {e["key"] for e in existing if not names or e["experiment"] in names}
     callers = {e["key"]: {k for _, k in e["calls"]} for e in existing}

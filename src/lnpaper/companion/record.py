@@ -390,6 +390,34 @@ def cpu_model() -> str:
     return platform.processor() or ""
 
 
+@functools.cache
+def _record_paths(directory: Path) -> frozenset:
+    """The numeric paths (torch's CPU capability) the record in `directory` was made on, read
+    once per process."""
+    made = (json.loads(path.read_text()).get("made", {}) for path in directory.glob("*.json"))
+    return frozenset(m["cpu_capability"] for m in made if "cpu_capability" in m)
+
+
+def check_path(directory: Path) -> None:
+    """Refuse to add an entry to the committed record (results/) computed on another numeric path
+    than the record's. The check recomputes the record on a path it was not made on
+    (`reproduce.choose_path`); a record made on two leaves it only ATEN's portable kernels, the
+    slowest, and mixes two machines' bits. Other folders (the check's own, a copy a test
+    records into) are not the committed record."""
+    if directory.resolve() != REPO_RESULTS.resolve():
+        return
+    paths = _record_paths(directory)
+    here = torch.backends.cpu.get_cpu_capability()
+    if paths and here not in paths:
+        recorded = sorted(paths)
+        raise RuntimeError(
+            f"the record in {directory} was made on {', '.join(recorded)} and this process "
+            f"computes on {here}: set ATEN_CPU_CAPABILITY={recorded[0].lower()} to add to it "
+            "(an entry made on another path would leave the reproduction check only the "
+            "slowest kernels)"
+        )
+
+
 def provenance(seconds: float) -> dict:
     return {
         "lnpaper": importlib.metadata.version("lnpaper"),
@@ -486,6 +514,7 @@ def call(name: str, fn, result_type: type, arguments: dict):
             fresh = redo or broken or not path.exists()
             entry = None if fresh else read_entry(path, result_type)
             if entry is None:
+                check_path(settings.directory)
                 entry = compute(name, fn, arguments)
                 try:
                     write_entry(path, entry)  # the old entry stays if this fails
