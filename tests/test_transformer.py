@@ -452,6 +452,22 @@ def test_t5_tfixup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
     assert check_t5(tfixup(half, around(2.34, 0.1))).verdict == claims.INCONCLUSIVE
 
 
+def test_t5b_rezero_check_reproduces_fails_and_reports_the_gap_to_tfixup():
+    from types import SimpleNamespace
+
+    from lnpaper import claims
+    from lnpaper.chapters.ch05_transformer.claims import check_t5b
+
+    study = tfixup([None] * 10, around(1.55))
+    trains = SimpleNamespace(**fake_run(around(1.85), 12))
+    finding = check_t5b(study, trains)
+    assert finding.verdict == claims.REPRODUCED and "minus T-Fixup" in finding.ours
+    stalls = SimpleNamespace(**fake_run(around(2.6), 12))  # above the bigram level (2.34)
+    assert check_t5b(study, stalls).verdict == claims.NOT_REPRODUCED
+    diverges = SimpleNamespace(**fake_run([None, *around(1.85)[1:]], 12))
+    assert check_t5b(study, diverges).verdict == claims.NOT_REPRODUCED
+
+
 @pytest.mark.parametrize("diverged", [(), (0, 1, 2, 3, 4, 5), (1, 4)])
 def test_the_t5_figure_draws_xavier_runs_that_diverge_or_stay_finite(diverged):
     """Whether a Xavier run stops being finite depends on the numeric path: the figure must draw
@@ -804,3 +820,21 @@ def test_peri_ln_and_gemma2_share_the_block_but_not_the_model():
 def test_bad_option_combinations_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TransformerLM(11, **kwargs)
+
+
+def test_rezero_blocks_start_as_the_identity_and_open_their_gates_by_gradient():
+    torch.manual_seed(0)
+    model = TransformerLM(16, n_layers=3, max_len=8, placement="none", rezero=True)
+    tokens = torch.randint(0, 16, (2, 8))
+    x = model.embed(tokens)
+    for block in model.blocks:
+        assert torch.equal(block(x), x)  # a = 0: x + 0 * F(x)
+    loss = torch.nn.functional.cross_entropy(model(tokens).flatten(0, 1), tokens.flatten())
+    loss.backward()
+    block = model.blocks[0]
+    assert block.attn.gate.grad != 0 and block.ffn.gate.grad != 0
+    assert block.ffn.w2.weight.grad.abs().max() == 0  # behind a closed gate: no gradient yet
+    with pytest.raises(ValueError, match="placement 'none'"):
+        TransformerLM(16, placement="pre", rezero=True)
+    with pytest.raises(ValueError, match="init 'default'"):
+        TransformerLM(16, placement="none", init="tfixup", rezero=True)

@@ -46,6 +46,9 @@ Options of notebook 07, also off by default:
 - `deepnorm` (Wang et al. 2022, with `placement="post"`): x_{l+1} = LN(alpha x_l + G(x_l)), alpha =
   (2M)^{1/4} for M blocks, and after the normal init W^V, W^O, W^(1) and W^(2) are multiplied by
   beta = (8M)^{-1/4} (W^Q and W^K are not).
+- `rezero` (Bachlechner et al. 2020, with `placement="none"`): x_{l+1} = x_l + a F(x_l) for each
+  sublayer, a a learnable scalar starting at 0, so every block is the identity at init; SkipInit
+  (De & Smith 2020) is the same gate, proposed for ResNets.
 - `admin` (Liu et al. 2020, with `placement="post"`): x_i = LN(x_{i-1} * omega_i + f_i(x_{i-1})) for
   each sublayer, omega_i a learnable d-vector, 1 until `admin_profile` sets it from one batch.
 - `layer_scaling` (Sun et al. 2025, with `placement="pre"`): each block's two input norms' outputs
@@ -206,13 +209,16 @@ class CausalSelfAttention(nn.Module):
         qk_norm: str | None = None,
         qk_norm_span: str = "head",
         max_len: int = 64,
+        gate: bool = False,
     ):
         super().__init__()
         check_heads(d_model, n_heads)
+        check_flag("gate", gate)
         logit_cap = check_cap("attn_logit_cap", logit_cap)
         check_qk_norm(qk_norm, qk_norm_span)
         check_positive_int("max_len", max_len)
         self.n_heads, self.logit_cap = n_heads, logit_cap
+        self.gate = nn.Parameter(torch.zeros(())) if gate else None  # ReZero's a, from 0
         self.qk_norm, self.qk_norm_span = qk_norm, qk_norm_span
         self.query = nn.Linear(d_model, d_model)  # W^Q
         self.key = nn.Linear(d_model, d_model)  # W^K
@@ -268,21 +274,25 @@ class CausalSelfAttention(nn.Module):
             z, v = self.scores(x)
             future = torch.ones(tokens, tokens, dtype=torch.bool, device=x.device).triu(1)
             mixed = z.masked_fill(future, -math.inf).softmax(dim=-1) @ v
-        return self.out(mixed.transpose(1, 2).reshape(batch, tokens, d))
+        out = self.out(mixed.transpose(1, 2).reshape(batch, tokens, d))
+        return out if self.gate is None else self.gate * out
 
 
 class FeedForward(nn.Module):
     """F(x) = ReLU(x W^(1) + b^(1)) W^(2) + b^(2): Xiong et al.'s notation."""
 
-    def __init__(self, d_model: int, d_ff: int):
+    def __init__(self, d_model: int, d_ff: int, gate: bool = False):
         super().__init__()
         check_positive_int("d_model", d_model)
         check_positive_int("d_ff", d_ff)
+        check_flag("gate", gate)
         self.w1 = nn.Linear(d_model, d_ff)  # W^(1)
         self.w2 = nn.Linear(d_ff, d_model)  # W^(2): the matrix of Xiong et al.'s Theorem 1
+        self.gate = nn.Parameter(torch.zeros(())) if gate else None  # ReZero's a, from 0
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.w2(F.relu(self.w1(x)))
+        out = self.w2(F.relu(self.w1(x)))
+        return out if self.gate is None else self.gate * out
 
 
 class Block(nn.Module):
@@ -292,7 +302,8 @@ class Block(nn.Module):
 
     Post-LN's residual sum may weight the stream: by `residual_scale`, DeepNorm's alpha, or with
     `admin` by learnable vectors `attn_omega`, `ffn_omega` (Admin's omega). Pre-LN's input norms'
-    outputs may be multiplied by `input_scale` (LayerNorm Scaling's 1 / sqrt(l)).
+    outputs may be multiplied by `input_scale` (LayerNorm Scaling's 1 / sqrt(l)). With `rezero`
+    each sublayer's output is multiplied by its own learnable scalar `gate`, starting at 0.
     """
 
     def __init__(
@@ -312,6 +323,7 @@ class Block(nn.Module):
         admin: bool = False,
         input_scale: float = 1.0,
         alpha_init: float = 0.5,
+        rezero: bool = False,
     ):
         super().__init__()
         if placement == "mix":
@@ -326,13 +338,16 @@ class Block(nn.Module):
             raise ValueError("residual_scale and admin weight Post-LN's residual sum: 'post' only")
         if input_scale != 1.0 and placement != "pre":
             raise ValueError("input_scale scales Pre-LN's input norms: placement 'pre' only")
+        check_flag("rezero", rezero)
+        if rezero and placement != "none":
+            raise ValueError("rezero gates the branches of a norm-free block: placement 'none'")
         self.placement = placement
         self.residual_scale, self.input_scale = residual_scale, input_scale
         self.attn = CausalSelfAttention(
             d_model, n_heads, logit_cap=attn_logit_cap, qk_norm=qk_norm,
-            qk_norm_span=qk_norm_span, max_len=max_len,
+            qk_norm_span=qk_norm_span, max_len=max_len, gate=rezero,
         )  # fmt: skip
-        self.ffn = FeedForward(d_model, d_ff)
+        self.ffn = FeedForward(d_model, d_ff, gate=rezero)
         normalize_in, normalize_out = placement in NORM_IN, placement in NORM_OUT
 
         def norm_if(wanted):
@@ -409,6 +424,7 @@ class TransformerLM(nn.Module):
         layer_scaling: bool = False,
         alpha_init: float = 0.5,
         learned_embed_scale: bool = False,
+        rezero: bool = False,
     ):
         super().__init__()
         vocab_size = check_positive_int("vocab_size", vocab_size)
@@ -432,6 +448,7 @@ class TransformerLM(nn.Module):
             ("admin", admin),
             ("layer_scaling", layer_scaling),
             ("learned_embed_scale", learned_embed_scale),
+            ("rezero", rezero),
         ):
             if not isinstance(flag, bool):
                 raise ValueError(f"{name} must be True or False, got {flag!r}")
@@ -460,6 +477,9 @@ class TransformerLM(nn.Module):
             raise ValueError("deepnorm and admin weight the residual sum two ways: choose one")
         if deepnorm and init != "default":
             raise ValueError("deepnorm has its own init (beta); it needs init 'default'")
+        if rezero and (placement != "none" or init != "default"):
+            raise ValueError("rezero gates a norm-free stack at the default init: it needs "
+                             "placement 'none' and init 'default'")  # fmt: skip
         if layer_scaling and placement != "pre":
             raise ValueError("layer_scaling scales Pre-LN's input norms: it needs placement 'pre'")
         check_positive_float("alpha_init", alpha_init)
@@ -496,7 +516,7 @@ class TransformerLM(nn.Module):
                 norm, gain_offset=gain_offset, attn_logit_cap=attn_logit_cap, qk_norm=qk_norm,
                 qk_norm_span=qk_norm_span, max_len=max_len, residual_scale=alpha, admin=admin,
                 input_scale=(index + 1) ** -0.5 if layer_scaling else 1.0,  # 1 / sqrt(l)
-                alpha_init=alpha_init,
+                alpha_init=alpha_init, rezero=rezero,
             )
             for index in range(n_layers)
         )  # fmt: skip

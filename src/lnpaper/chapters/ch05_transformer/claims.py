@@ -206,6 +206,24 @@ def check_t5(study) -> Finding:
     return Finding(ours, combine([xavier_fails, trains]), quantities)
 
 
+def check_t5b(study, rezero) -> Finding:
+    """ReZero trains T5's stack (loss minus the bigram level, CI below 0, T-Fixup's test in T5).
+    Shown, not graded: ReZero minus T-Fixup, paired by seed, and how far the gates moved."""
+    fixup = study.runs[f"T-Fixup, {rezero.n_layers} layers, no norm"]
+    trains, gap = below_level(vars(rezero), "bigram")
+    n = len(rezero.seeds)
+    ours = (
+        f"{rezero.n_layers} layers, no norm, no warmup, lr {rezero.lr:g}, {n} seeds: ReZero "
+        f"{mean_sd_text(rezero.final_loss)}, minus the bigram level "
+        + (tested(gap, "below" if trains == stats.HOLDS else trains) if gap else "diverged")
+    )
+    if gap is not None and not stats.count_diverged(fixup["final_loss"]):
+        versus = stats.paired_difference(rezero.final_loss, fixup["final_loss"])
+        ours += f"; minus T-Fixup (not graded) {versus.text()}"
+    quantities = () if gap is None else (aggregate("ReZero loss - bigram level", gap),)
+    return Finding(ours, combine([trains]), quantities)
+
+
 # "Matches the quality" of a language model is declared before the runs: held-out loss no worse by
 # more than 0.02 nats per token, under 1% of the loss these models reach. The claims it serves (DyT
 # "matches or beats", RMSNorm "comparable", pRMSNorm) are claims of no loss, so the test is one of
@@ -390,6 +408,19 @@ CLAIMS = register_claims(
         check=check_t5,
         test="Xavier: failed runs' rate, Clopper-Pearson 95% CI above 1/2; T-Fixup: loss minus the "
         "bigram level, 95% t CI below 0",
+    ),
+    Claim(
+        id="T5b",
+        claim="ReZero (SkipInit's gate): a zero-initialized scalar on each residual branch trains "
+        "the same deep stack without LayerNorm or warmup",
+        source="Bachlechner et al. 2020 (ReZero); De & Smith 2020 (SkipInit, for ResNets)",
+        paper_value="no number used here: both train deep residual networks with no norm",
+        notebook=NOTEBOOK,
+        experiments=(ch05_runs.tfixup_study, ch05_runs.rezero_training),
+        check=check_t5b,
+        test="T5's 12-block stack, data, lr and 6 seeds, Xavier init, every branch times a "
+        "learnable a = 0 at init: loss minus the bigram level, 95% t CI below 0 (T-Fixup's "
+        "test in T5)",
     ),
     Claim(
         id="T6",

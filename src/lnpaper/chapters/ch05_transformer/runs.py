@@ -221,14 +221,39 @@ def lm_training(
     the data's seed are the run's seed. The seeds are trained together as one population
     (`lnpaper.train.train_language_models`), each exactly as it would be alone up to roundoff.
     Loss in nats per token."""
+    return _train_language_model(
+        dict(placement=placement, norm=norm, init=init, n_layers=n_layers, d_model=d_model,
+             n_heads=n_heads),
+        lr=lr, warmup_steps=warmup_steps, seeds=seeds, steps=steps, batch_size=batch_size,
+        length=length, log_every=log_every,
+    )  # fmt: skip
+
+
+@experiment
+def rezero_training(
+    *, n_layers: int = 12, lr: float = 3e-3, seeds=tuple(range(6)), steps: int = 200
+) -> LMTrainingResult:
+    """T5b: ReZero (Bachlechner et al. 2020): no norm, x_{l+1} = x_l + a F(x_l) with a learnable
+    scalar a per sublayer starting at 0, so every block is the identity at init; otherwise T5's
+    Xavier stack, data and schedule (no warmup). SkipInit (De & Smith 2020) is the same gate."""
+    options = dict(placement="none", norm="layernorm", init="default", n_layers=n_layers,
+                   d_model=64, n_heads=2, rezero=True)  # fmt: skip
+    return _train_language_model(
+        options, lr=lr, warmup_steps=0, seeds=seeds, steps=steps, batch_size=16, length=16,
+        log_every=10,
+    )  # fmt: skip
+
+
+def _train_language_model(
+    options: dict, *, lr, warmup_steps, seeds, steps, batch_size, length, log_every
+) -> LMTrainingResult:
+    """The body of lm_training and rezero_training: TransformerLM(**options) per seed, trained
+    as one population, with the per-block statistics at init and at the end."""
     language = SyntheticLanguage()
     seeds = [int(s) for s in seeds]
     scored = held_out(length)
     probe = scored[:64]  # for the per-block statistics: enough, and cheap
-    models = build_models(
-        seeds, length=length, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
-        placement=placement, norm=norm, init=init,
-    )  # fmt: skip
+    models = build_models(seeds, length=length, **options)
     at_init = [layer_statistics(model, probe) for model in models]
     runs, stacked = train_language_models(
         models,
@@ -244,10 +269,10 @@ def lm_training(
         for i, (diverged, like) in enumerate(zip(runs.diverged_at, models, strict=True))
     ]
     return LMTrainingResult(
-        placement=placement,
-        norm=norm,
-        init=init,
-        n_layers=n_layers,
+        placement=options["placement"],
+        norm=options["norm"],
+        init=options["init"],
+        n_layers=options["n_layers"],
         lr=lr,
         warmup_steps=warmup_steps,
         seeds=seeds,
