@@ -42,7 +42,7 @@
 import torch
 
 import lnpaper
-from lnpaper import claims, experiments, figures, stats
+from lnpaper import claims, demos, experiments, figures, stats
 from lnpaper.chapters.ch01_why_batchnorm_fails import runs as ch01_runs
 from lnpaper.chapters.ch01_why_batchnorm_fails.claims import (
     M5_LAST_EPOCHS,
@@ -143,6 +143,19 @@ figures.batch_dependence(dependence)
 # variance is also biased low, by the factor $(B-1)/B$ (column `E[var]/var`): BatchNorm divides by
 # $B$, as the paper's LayerNorm divides by $H$.
 #
+# To see it for yourself: the cell below puts image 0 into 20 random batches of the size you pick
+# and plots its first 12 units after each normalizer. Slide the batch size from 2 up to 256 and
+# watch BatchNorm's orange dots, one per batch, close in on the grey tick (BatchNorm with the
+# whole training split's statistics, what perfect running averages would give), while
+# LayerNorm's 20 blue dots stay one dot at every size.
+
+# %%
+demos.show(
+    demos.batch_size,
+    batch_size=((2, 4, 8, 16, 32, 64, 128, 256), 4),
+)
+
+# %% [markdown]
 # ## M2: a batch of one
 #
 # Online learning, or a large model split across devices, can leave one example per batch. Then the

@@ -45,7 +45,7 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, experiments, figures, invariance
+from lnpaper import claims, demos, experiments, figures, invariance
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
 
 lnpaper.setup()
@@ -189,6 +189,22 @@ assert layernorm_eps["weight_matrix_recenter"] < table.threshold, layernorm_eps
 # re-centering does not involve $\epsilon$ and stays exact. In practice $10^{-5}$ rarely matters, but
 # it is why the table above is computed with the paper's formula.
 #
+# To try a cell yourself, pick a transformation, its size and $\epsilon$ below: the bars are each
+# normalizer's largest output change on the layer of the hand-made cell above (16 cases, 8
+# units). At the paper's $\epsilon$ every bar is float64 rounding or above 0.1, whatever the size.
+# Then set $\epsilon$ to $10^{-5}$ and shrink $X$ by 0.1: BatchNorm's, LayerNorm's and RMSNorm's
+# re-scaling invariances turn approximate, with changes of a few $10^{-3}$, while re-centering
+# $W$ leaves LayerNorm exact at any $\epsilon$.
+
+# %%
+demos.show(
+    demos.table_1,
+    transformation=(tuple(demos.TRANSFORMATIONS), "W recentred"),
+    size=((0.1, 0.25, 0.5, 2.0, 4.0, 10.0), 2.0),  # delta, or the scale of c
+    eps=((1e-300, 1e-5, 1e-2), 1e-300),
+)
+
+# %% [markdown]
 # ## A reparameterization, or a different function class (I2)
 #
 # The paper says that weight normalization, and batch normalization written with *expected*

@@ -21,12 +21,17 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
-from lnpaper import demos
+from lnpaper import demos, invariance
 from lnpaper.companion import style
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DEMO_NOTEBOOKS = ["02_the_transpose", "05_the_transformer"]
+DEMO_NOTEBOOKS = [
+    "01_why_batchnorm_fails",
+    "02_the_transpose",
+    "04_invariances",
+    "05_the_transformer",
+]
 
 
 def demo_cell(notebook: str) -> str:
@@ -69,6 +74,31 @@ def method_colours_are_the_palettes(fig: Figure) -> int:
                 )
                 checked += 1
     return checked
+
+
+# ---- notebook 01: one example in batches of every size --------------------------------------------
+
+
+def test_batchnorm_moves_image_0_less_in_larger_batches_and_layernorm_not_at_all():
+    """The spread of image 0's BatchNorm output over 20 batches falls like 1/sqrt(B) (M1: 0.57 at
+    batch 4 over 200 draws); its mean approaches BatchNorm with the whole split's statistics.
+    LayerNorm's output is the same in every batch, to the last bit."""
+    spreads = {}
+    for size in (4, 256):
+        outputs = demos.batch_outputs(size)
+        spreads[size] = outputs["BatchNorm"].std(0).mean()
+        assert np.ptp(outputs["LayerNorm"], axis=0).max() == 0.0
+    assert 0.3 < spreads[4] < 0.8 and spreads[256] < spreads[4] / 4, spreads
+    gap = np.abs(demos.batch_outputs(256)["BatchNorm"].mean(0) - outputs["whole split"]).max()
+    assert gap < 0.1, gap
+
+
+def test_the_batch_figure_says_what_it_shows():
+    fig = drawn(demos.batch_size(batch_size=4))
+    assert fig.get_suptitle().startswith("Batch 4: BatchNorm's output moves by sd 0.")
+    assert fig.get_suptitle().endswith("LayerNorm's by 0")
+    assert fig.axes[0].get_ylim() == (-4.5, 4.5)
+    assert method_colours_are_the_palettes(fig) == 2
 
 
 # ---- notebook 02: the one-pass variance -----------------------------------------------------------
@@ -134,6 +164,40 @@ def test_the_depth_figure_keeps_its_axes_and_colours():
     assert method_colours_are_the_palettes(fig) == 4  # each placement's stream and seeds
 
 
+# ---- notebook 04: a transformation of Table 1 ------------------------------------------------------
+
+
+@pytest.mark.parametrize("transformation", list(demos.TRANSFORMATIONS))
+def test_each_transformation_reproduces_table_1_at_the_papers_eps(transformation):
+    """Without eps every normalizer is either unchanged to float64 rounding, as Table 1 (and
+    notebook 04's measurement) says, or changed by more than 1e-2; DyT by every transformation."""
+    column = demos.TRANSFORMATIONS[transformation]
+    for size in (0.1, 4.0):
+        changes = demos.table_changes(transformation, size, 1e-300)
+        for row, change in changes.items():
+            expected = invariance.PAPER_TABLE.get(row, {}).get(column, False)
+            assert (change < 1e-13) if expected else (change > 1e-2), (row, size, change)
+
+
+def test_eps_makes_the_rescalings_approximate_and_leaves_the_recentring_exact():
+    rescaled = demos.table_changes("X rescaled", 0.1, 1e-5)
+    for row in ("batchnorm", "layernorm", "rmsnorm"):
+        assert 1e-4 < rescaled[row] < 1e-1, (row, rescaled[row])
+    assert demos.table_changes("W recentred", 0.1, 1e-5)["layernorm"] < 1e-13
+
+
+def test_the_table_figure_keeps_one_layout_for_every_choice():
+    """The verdicts sit in a margin outside the layout, so the axes do not move as they change."""
+    boxes = set()
+    for transformation, eps in (("W recentred", 1e-300), ("X rescaled", 1e-5)):
+        fig = drawn(demos.table_1(transformation=transformation, size=0.1, eps=eps))
+        boxes.add(tuple(np.round(fig.axes[0].get_position().bounds, 3)))
+        texts = [t.get_text() for t in fig.texts if t.get_text() != fig.get_suptitle()]
+        assert len(texts) == 5 and texts[-1] == "No"  # DyT: in no source's table
+    assert len(boxes) == 1, boxes
+    assert texts[0] == "No; paper: Invariant"  # BatchNorm, X rescaled, eps 1e-5
+
+
 # ---- every demo: well under a second, and the switch ----------------------------------------------
 
 
@@ -170,9 +234,17 @@ def test_static_show_prints_one_line_and_returns_the_default_figure(monkeypatch,
     assert isinstance(fig, Figure)
     line = capsys.readouterr().out
     assert line == "drawn at offset 100, eps 1e-05; in JupyterLab (make lab) controls redraw it\n"
-    assert len(line) <= 89
     with pytest.raises(ValueError, match="is not one of"):
         demos.show(demos.one_pass_variance, offset=((0.0, 1.0), 100.0))
+
+
+@pytest.mark.parametrize("notebook", DEMO_NOTEBOOKS)
+def test_each_static_line_fits_the_books_column(notebook, monkeypatch, capsys):
+    monkeypatch.setenv("LNPAPER_DEMOS", "static")
+    update, controls = DEMOS[notebook]
+    demos.show(lambda **params: None, **controls)  # the line, not the figure
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and all(len(line) <= 88 for line in lines), lines
 
 
 def test_live_show_wires_one_control_per_parameter_to_update(monkeypatch):
@@ -291,8 +363,9 @@ def test_the_controls_render_in_lab_and_a_slider_redraws_the_figure(tmp_path):
                 widget.scroll_into_view_if_needed()
                 image = widget.locator("img").first
                 before = image.get_attribute("src")
+                controls = widget.locator(".widget-slider, .widget-toggle-buttons")
+                assert controls.count() == len(DEMOS[notebook][1]), notebook
                 sliders = widget.locator(".widget-slider .noUi-handle")
-                assert sliders.count() == len(DEMOS[notebook][1]), notebook
                 if shots:
                     page.screenshot(path=str(shots / f"demo_{notebook}_before.png"))
                 sliders.first.focus()
@@ -306,6 +379,19 @@ def test_the_controls_render_in_lab_and_a_slider_redraws_the_figure(tmp_path):
                 )
                 if shots:
                     page.screenshot(path=str(shots / f"demo_{notebook}_after.png"))
+                buttons = widget.locator(".widget-toggle-button:not(.mod-active)")
+                if buttons.count():  # a choice of words: another one redraws too
+                    before = image.get_attribute("src")
+                    buttons.last.click()
+                    page.wait_for_function(
+                        "([w, src]) => { const i = document.querySelectorAll("
+                        "'.jp-NotebookPanel .widget-interact')[w].querySelector('img');"
+                        " return i && i.getAttribute('src') !== src; }",
+                        arg=[k, before],
+                        timeout=30_000,
+                    )
+                    if shots:
+                        page.screenshot(path=str(shots / f"demo_{notebook}_choice.png"))
             errors = page.locator(
                 ".jp-OutputArea-output[data-mime-type*='stderr']", has_text="Error"
             )

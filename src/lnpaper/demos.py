@@ -19,10 +19,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from matplotlib.figure import Figure
+from matplotlib.transforms import blended_transform_factory
 
-from lnpaper import experiments, variants
+from lnpaper import experiments, functional, invariance, variants
+from lnpaper.chapters.ch01_why_batchnorm_fails.runs import first_layer_inputs
 from lnpaper.companion import style
-from lnpaper.norms import center
+from lnpaper.norms import BatchNorm, LayerNorm, center
 
 # ---- the switch: static figure or live controls --------------------------------------------------
 
@@ -79,7 +81,8 @@ def show(update, **controls):
         return ipywidgets.interactive(redraw, **sliders)
     shown = ", ".join(f"{name} {value:g}" if not isinstance(value, str) else f"{name} {value}"
                       for name, value in defaults.items())  # fmt: skip
-    print(f"drawn at {shown}; in JupyterLab (make lab) controls redraw it")
+    line = f"drawn at {shown}; in JupyterLab (make lab) controls redraw it"
+    print(line if len(line) <= 88 else line.replace("; ", "\n", 1))  # the book's column: 88
     return update(**defaults)
 
 
@@ -92,6 +95,68 @@ def _styled(update):
             return update(**params)
 
     return styled
+
+
+# ---- notebook 01: one example in batches of every size ------------------------------------------
+
+BATCH_UNITS, BATCH_DRAWS = 12, 20  # image 0's first 12 units, in 20 random batches per size
+
+
+@functools.cache
+def _summed_inputs() -> torch.Tensor:
+    """Notebook 01's a = W x: a fresh 64 -> 64 layer over the 1197 training digits."""
+    with torch.random.fork_rng():  # first_layer_inputs seeds torch; the notebook's stream is kept
+        return first_layer_inputs(64, 0)
+
+
+def batch_outputs(batch_size: int) -> dict:
+    """Image 0's normalized first 12 units in 20 random batches of `batch_size` training images
+    that hold it (training mode: each batch's own statistics), BatchNorm's and LayerNorm's, and
+    BatchNorm's with the whole training split's statistics (what perfect running averages give).
+    Returns {"BatchNorm": [draw][unit], "LayerNorm": [draw][unit], "whole split": [unit]}."""
+    a = _summed_inputs()
+    generator = torch.Generator().manual_seed(batch_size)
+    others = torch.arange(1, len(a))
+    batchnorm, layernorm = BatchNorm(64), LayerNorm(64)  # gain 1, bias 0
+    outputs = {"BatchNorm": [], "LayerNorm": []}
+    with torch.no_grad():
+        for _ in range(BATCH_DRAWS):
+            mates = others[torch.randperm(len(others), generator=generator)[: batch_size - 1]]
+            batch = a[torch.cat([torch.tensor([0]), mates])]  # image 0 first
+            # BatchNorm: (a_0i - mu_i) / sigma_i, mu_i and sigma_i over the batch's images
+            outputs["BatchNorm"].append(batchnorm(batch)[0, :BATCH_UNITS].numpy())
+            # LayerNorm: (a_0i - mu_0) / sigma_0, mu_0 and sigma_0 over image 0's 64 units
+            outputs["LayerNorm"].append(layernorm(batch)[0, :BATCH_UNITS].numpy())
+    whole = functional.batch_norm(a.numpy(), np.ones(64), np.zeros(64))  # mu_i over all 1197
+    return {**{k: np.array(v) for k, v in outputs.items()}, "whole split": whole[0, :BATCH_UNITS]}
+
+
+@_styled
+def batch_size(batch_size: int = 4) -> Figure:
+    """Notebook 01: image 0's BatchNorm and LayerNorm outputs, unit by unit, in 20 random batches
+    of one size; the grey ticks are BatchNorm with the whole training split's statistics."""
+    outputs = batch_outputs(batch_size)
+    fig = style.new_figure(1, 4.0)
+    ax = fig.subplots()
+    units = np.arange(1, BATCH_UNITS + 1)
+    for name, offset in (("BatchNorm", -0.15), ("LayerNorm", 0.15)):
+        draws = outputs[name]
+        ax.plot(np.broadcast_to(units + offset, draws.shape).ravel(), draws.ravel(), "o", ms=3.5,
+                alpha=0.6, color=style.color(name), label=name)  # fmt: skip
+    ax.plot(units - 0.15, outputs["whole split"], "_", ms=14, mew=2, color=style.REFERENCE,
+            label="the whole split's statistics in BatchNorm")  # fmt: skip
+    ax.set_xticks(units)
+    ax.set_xlim(0.4, BATCH_UNITS + 0.6)
+    ax.set_ylim(-4.5, 4.5)  # fixed, so that a slider moves the dots, not the axis
+    ax.set_xlabel("unit $i$ of image 0")
+    ax.set_ylabel("normalized summed input")
+    ax.set_title(f"{BATCH_DRAWS} random batches of {batch_size} training images holding image 0")
+    style.shared_legend(fig, ncols=3)
+    spread = outputs["BatchNorm"].std(0).mean()
+    moved = np.ptp(outputs["LayerNorm"], axis=0).max()
+    style.finding(fig, f"Batch {batch_size}: BatchNorm's output moves by sd {spread:.2f}, "
+                       f"LayerNorm's by {moved:g}")  # fmt: skip
+    return fig
 
 
 # ---- notebook 02: the one-pass variance in float32 ------------------------------------------------
@@ -221,4 +286,78 @@ def depth_gradient(depth: int = 12) -> Figure:
     ratio = means["Post-LN"] / means["Pre-LN"]
     style.finding(fig, f"At $L = {depth}$ Post-LN's last $W^{{(2)}}$ gets {ratio:.1f} times "
                        "Pre-LN's gradient")  # fmt: skip
+    return fig
+
+
+# ---- notebook 04: a transformation of Table 1, and what it changes -------------------------------
+
+TRANSFORMATIONS = {  # the control's words -> Table 1's column
+    "W rescaled": "weight_matrix_rescale",
+    "W recentred": "weight_matrix_recenter",
+    "w_1 rescaled": "weight_vector_rescale",
+    "X rescaled": "dataset_rescale",
+    "X recentred": "dataset_recenter",
+    "x_1 rescaled": "case_rescale",
+}
+FLOOR = 1e-18  # an output change of exactly 0 is drawn here
+
+
+def table_changes(transformation: str, size: float, eps: float) -> dict:
+    """Each normalizer's largest output change, max |y' - y|, under one transformation of
+    notebook 04's hand-made cell (16 cases, 10 inputs, 8 units, float64, seed 0). `size` is the
+    factor delta of a re-scaling (of W, of unit 1's w_1, of X, of case 1's x_1) or the length
+    scale of c for a re-centering, c = size * z with z ~ N(0, I) fixed."""
+    generator = torch.Generator().manual_seed(0)
+    layers = invariance.normalized_layers(inputs=10, units=8, generator=generator, eps=eps)
+    x = torch.randn(16, 10, generator=generator, dtype=torch.float64)
+    w = torch.randn(8, 10, generator=generator, dtype=torch.float64) / 10**0.5
+    c = size * torch.randn(10, generator=generator, dtype=torch.float64)
+    column = TRANSFORMATIONS[transformation]
+    move = getattr(invariance, column)  # invariance.weight_matrix_rescale and its five siblings
+    if column.endswith("recenter"):
+        x2, w2 = move(x, w, c)  # W + 1 c^T, or X + 1 c^T
+    elif column in ("weight_vector_rescale", "case_rescale"):
+        x2, w2 = move(x, w, 0, size)  # unit 1's weights, or case 1's input, times delta
+    else:
+        x2, w2 = move(x, w, size)  # delta W, or delta X
+    with torch.no_grad():
+        return {row: (layer(x2, w2) - layer(x, w)).abs().max().item()
+                for row, layer in layers.items()}  # fmt: skip
+
+
+@_styled
+def table_1(transformation: str = "W recentred", size: float = 2.0, eps: float = 1e-300) -> Figure:
+    """Notebook 04: one transformation of Table 1 applied to one layer, and each normalizer's
+    largest output change on a log axis; below 1e-8 the cell reads Invariant."""
+    changes = table_changes(transformation, size, eps)
+    column = TRANSFORMATIONS[transformation]
+    fig = style.new_figure(1, 3.8)
+    ax = fig.subplots()
+    rows = list(changes)  # invariance.ROWS: batchnorm, weightnorm, layernorm, rmsnorm, dyt
+    positions = np.arange(len(rows))[::-1]  # the table's row order, top to bottom
+    values = [max(changes[row], FLOOR) for row in rows]
+    ax.barh(positions, values, color=[style.color(row) for row in rows], height=0.6)
+    # Each row's verdict to the right of the axes, in a margin kept for it: a figure text, which
+    # the constrained layout leaves out (so the axes keep one width whatever the words) and a
+    # tight crop keeps. The paper's verdict only where it says otherwise.
+    fig.get_layout_engine().set(rect=(0, 0, 0.78, 1))
+    beside = blended_transform_factory(fig.transFigure, ax.transData)  # x: figure, y: row
+    for position, row in zip(positions, rows, strict=True):
+        verdict = "Invariant" if changes[row] < invariance.THRESHOLD else "No"
+        paper = invariance.PAPER_TABLE.get(row)  # DyT is in no source's table
+        if paper is not None and ("Invariant" if paper[column] else "No") != verdict:
+            verdict += f"; paper: {'Invariant' if paper[column] else 'No'}"
+        fig.text(0.8, position, verdict, transform=beside, va="center", ha="left", size=9)
+    ax.set_yticks(positions, [style.display(row) for row in rows])
+    ax.set_xlim(FLOOR / 3, 1e2)
+    style.log_axis(ax, "x")
+    ax.axvline(invariance.THRESHOLD, color=style.REFERENCE, lw=1.0, ls=":")
+    ax.set_xlabel("largest output change, max $|y' - y|$ (0 drawn at $10^{-18}$);\n"
+                  "Invariant left of the dotted $10^{-8}$")  # fmt: skip
+    ax.grid(axis="y", visible=False)
+    what = "delta" if column.endswith("rescale") else "c's scale"
+    ax.set_title(f"{transformation}, {what} {size:g}, eps {eps:g}", loc="left")
+    kept = [style.display(row) for row in rows if changes[row] < invariance.THRESHOLD]
+    style.finding(fig, f"{transformation}: " + (f"{', '.join(kept)} unchanged" if kept else
+                                                  "every normalizer's output changes"))  # fmt: skip
     return fig
