@@ -394,8 +394,7 @@ def cpu_model() -> str:
 def _record_paths(directory: Path) -> frozenset:
     """The numeric paths (torch's CPU capability) the record in `directory` was made on, read
     once per process."""
-    made = (json.loads(path.read_text()).get("made", {}) for path in directory.glob("*.json"))
-    return frozenset(m["cpu_capability"] for m in made if "cpu_capability" in m)
+    return frozenset(entry["made"]["cpu_capability"] for entry in entries(directory))
 
 
 def check_path(directory: Path) -> None:

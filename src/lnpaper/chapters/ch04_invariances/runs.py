@@ -411,9 +411,8 @@ class GainMetricResult:
     exponent: dict  # kind -> k, the argument's F_gg(delta) = delta^k F_gg(1)
     metric: dict  # kind -> per delta, the g-g block of the Fisher information (nested lists)
     gradient: dict  # kind -> per delta, ||dlog-likelihood/dg||
-    block_error: (
-        dict  # kind -> per delta, max |F_gg(delta) - delta^k F_gg(1)| / max |delta^k F_gg(1)|
-    )
+    # kind -> per delta, max |F_gg(delta) - delta^k F_gg(1)| / max |delta^k F_gg(1)|
+    block_error: dict
     logit_change: dict  # kind -> per delta, max |z(delta) - z(1)|: were the outputs held fixed?
 
 
