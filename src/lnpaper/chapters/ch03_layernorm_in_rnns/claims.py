@@ -62,6 +62,13 @@ def check_r1(anatomy, longer) -> Finding:
     return Finding(ours, verdict(equations and invariant and stateless and any_length), quantities)
 
 
+# R2's bound on how fast a perturbation of step 0 may grow per step for the dynamics to count as
+# stable: 1.01, so that over the run's 300 steps it grows at most 1.01^300 = 20 times. The number
+# was in the check before any reason was (issue 22, B12); the reason is given here, after the
+# data (1.066 per step, 2e8 times over the run), and does not move the verdict either way.
+STABLE_GROWTH = 1.01
+
+
 def check_r2(dynamics) -> Finding:
     numbers = dynamics_summary(dynamics)
     low, high = dynamics.scales[0], dynamics.scales[-1]
@@ -72,9 +79,10 @@ def check_r2(dynamics) -> Finding:
     plain_growth = numbers["growth"]["tanh RNN"]
     plain_drifts = plain[low] < 1e-6 and plain[high] > 1.0
     ln_steady = ln_high < 1.05 * ln_low and per_scale[1] < 1.05 * per_scale[0]
-    ln_bounded = all(g < 1.01 for g in growth.values())
+    ln_bounded = all(g < STABLE_GROWTH for g in growth.values())
     ours = (
-        f"tanh RNN, {dynamics.steps} steps, weights x {low}..{high}: RMS of a_t at the end "
+        f"at initialization (random weights, no training): tanh RNN, {dynamics.steps} steps, "
+        f"weights x {low}..{high}: RMS of a_t at the end "
         f"{plain[low]:.0e} .. {plain[high]:.2f}; LN RNN: RMS of h_t {ln_low:.3f}-{ln_high:.3f} at "
         f"every scale and step, a_t / scale {per_scale[0]:.3f}-{per_scale[1]:.3f}; dependence on "
         f"step 0 per free step: x {plain_growth[low]:.3f} .. {plain_growth[high]:.3f} without LN, "
@@ -488,6 +496,10 @@ CLAIMS = register_claims(
         notebook=NOTEBOOK,
         experiments=(ch03_runs.rnn_dynamics,),
         check=check_r2,
+        test="at initialization, untrained: the plain RNN's summed inputs drift with the weight "
+        "scale, the LN RNN's stay the same at every scale (within 5%), and the LN RNN's "
+        f"dependence on step 0 grows by less than x{STABLE_GROWTH:g} per step (x20 over 300 "
+        "steps); reproduced if all three hold, partly if only the first two do",
     ),
     Claim(
         id="R3",
