@@ -11,6 +11,7 @@ from lnpaper.chapters.ch07_after_2020.claims import (
     check_g1,
     check_g1b,
     check_o1,
+    check_o1b,
     check_q1,
     check_q1b,
     failed,
@@ -121,6 +122,16 @@ def test_o1_grades_the_spike_counts():
     assert (
         check_o1(o1_study([0, 1, 0, 0, 1, 0], [3, 4, 2, 5, 3, 4])).verdict == claims.NOT_REPRODUCED
     )
+
+
+def test_o1b_grades_olmo2s_package_and_shows_the_reordered_norm_alone():
+    study = o1_study([3, 4, 2, 5, 3, 4], [2, 2, 2, 2, 2, 2])
+    study.runs["reordered + QK-norm"] = o1_study([0] * 6, [0, 1, 0, 0, 1, 0]).runs["reordered"]
+    finding = check_o1b(study)
+    assert finding.verdict == claims.REPRODUCED, finding.ours
+    assert "12 spikes at lr 0.03" in finding.ours  # the reordered norm alone
+    study.runs["reordered + QK-norm"] = study.runs["Pre-LN"]  # the package changes nothing
+    assert check_o1b(study).verdict == claims.INCONCLUSIVE
 
 
 def gain_result(offset_gains, init_difference=0.0, decay_step_error=0.0, offset_loss=None):

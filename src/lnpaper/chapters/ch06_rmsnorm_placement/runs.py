@@ -302,8 +302,14 @@ def spike_run(
     at once (`lnpaper.train.population`; each seed's initial weights and sequences are `lm_training`'s);
     logged at every step, each seed's global gradient norm sqrt(sum over its parameters of the
     squared gradient), and its spikes (`lnpaper.stats.spike_steps`)."""
-    seeds = [int(s) for s in seeds]
     options = dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, placement=placement)
+    return train_for_spikes(options, lr=lr, seeds=seeds, steps=steps, batch_size=batch_size,
+                            length=length)  # fmt: skip
+
+
+def train_for_spikes(options: dict, *, lr, seeds, steps, batch_size, length) -> SpikeRun:
+    """spike_run's body for any TransformerLM `options` (notebook 07's OLMo 2 arms use it too)."""
+    seeds = [int(s) for s in seeds]
     runs, _ = train_language_models(
         build_models(seeds, length=length, **options),
         batches(seeds, steps=steps, batch_size=batch_size, length=length),
@@ -314,7 +320,7 @@ def spike_run(
     )
     norms = runs.logs["grad_norm"]
     return SpikeRun(
-        placement=placement,
+        placement=options["placement"],
         lr=lr,
         seeds=seeds,
         steps=steps,

@@ -1,4 +1,4 @@
-"""Claims of notebook 07 on attention logits and today's placements: Q1, Q1b, O1, G1."""
+"""Claims of notebook 07 on attention logits and today's placements: Q1, Q1b, O1, O1b, G1."""
 
 import math
 import statistics
@@ -116,35 +116,47 @@ def check_q1b(bounds) -> Finding:
     return Finding(ours, combine(outcomes), tuple(quantities))
 
 
-def check_o1(study) -> Finding:
-    """Per learning rate, paired by seed, reordered against Pre-LN: fewer gradient-norm spikes
-    (`lnpaper.stats.spike_steps`) per run, by an exact sign test over the seeds (ties, such as two
-    runs without a spike, carry no evidence and are dropped), and the held-out loss (shown with its
-    CI, not graded)."""
+def check_o1(study, arm: str = "reordered") -> Finding:
+    """Per learning rate, paired by seed, `arm` (the reordered norm) against Pre-LN: fewer
+    gradient-norm spikes (`lnpaper.stats.spike_steps`) per run, by an exact sign test over the
+    seeds (ties, such as two runs without a spike, carry no evidence and are dropped), and the
+    held-out loss (shown with its CI, not graded)."""
     outcomes, parts, quantities = [], [], []
     for lr in study.lrs:
-        pre, reordered = study.runs["Pre-LN"][lr], study.runs["reordered"][lr]
+        pre, reordered = study.runs["Pre-LN"][lr], study.runs[arm][lr]
         fewer, more = [len(s) for s in reordered["spikes"]], [len(s) for s in pre["spikes"]]
-        outcome = stats.fewer_events(fewer, more, f"spikes per run at lr {lr:g}, reordered")
+        outcome = stats.fewer_events(fewer, more, f"spikes per run at lr {lr:g}, {arm}")
         outcomes.append(outcome)
         loss = stats.paired_difference(reordered["final_loss"], pre["final_loss"])
         n = len(pre["seeds"])
         parts.append(
-            f"lr {lr:g}: spikes {sum(fewer)} (reordered) vs {sum(more)} (Pre-LN) over {n} runs "
-            f"each; reordered {stats.event_counts_text(fewer, more)}, exact sign test: {outcome}; "
-            f"held-out loss, reordered minus Pre-LN, {tested(loss, stats.better(loss, 'lower'))}"
+            f"lr {lr:g}: spikes {sum(fewer)} ({arm}) vs {sum(more)} (Pre-LN) over {n} runs "
+            f"each; {arm} {stats.event_counts_text(fewer, more)}, exact sign test: {outcome}; "
+            f"held-out loss, {arm} minus Pre-LN, {tested(loss, stats.better(loss, 'lower'))}"
         )
         wins = sum(a < b for a, b in zip(fewer, more, strict=True))
         losses = sum(a > b for a, b in zip(fewer, more, strict=True))
-        quantities += [count(f"seeds with fewer spikes at lr {lr:g}, reordered", wins, n),
-                       count(f"seeds with more spikes at lr {lr:g}, reordered", losses, n),
-                       aggregate(f"held-out loss at lr {lr:g}, reordered - Pre-LN", loss)]  # fmt: skip
+        quantities += [count(f"seeds with fewer spikes at lr {lr:g}, {arm}", wins, n),
+                       count(f"seeds with more spikes at lr {lr:g}, {arm}", losses, n),
+                       aggregate(f"held-out loss at lr {lr:g}, {arm} - Pre-LN", loss)]  # fmt: skip
     definition = (
         f"a spike: a step whose gradient norm exceeds {stats.SPIKE_FACTOR:g} x the median of the "
         f"{stats.SPIKE_WINDOW} before it"
     )
     ours = f"6-block LayerNorm LM, Adam without warmup, {definition}. " + "; ".join(parts)
     return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_o1b(study) -> Finding:
+    """O1's test for OLMo 2's package (reordered norm + full-span QK-norm) against Pre-LN, all
+    arms run again together; the reordered norm alone, from the same runs, shown beside it."""
+    package = check_o1(study, "reordered + QK-norm")
+    alone = ", ".join(
+        f"{sum(map(len, study.runs['reordered'][lr]['spikes']))} spikes at lr {lr:g}"
+        for lr in study.lrs
+    )
+    ours = f"{package.ours}. The reordered norm alone, in these runs (not graded): {alone}"
+    return Finding(ours, package.verdict, package.quantities)
 
 
 def check_g1(result) -> Finding:
@@ -235,6 +247,19 @@ CLAIMS = register_claims(
         check=check_o1,
         test="per learning rate (3e-2, 1e-1), spikes per run (stats.spike_steps), reordered "
         "against Pre-LN, paired by seed: exact two-sided sign test at 95%, ties dropped",
+    ),
+    Claim(
+        id="O1b",
+        claim="OLMo 2's package, the reordered norm with QK-norm over the whole projections, "
+        "gives fewer gradient spikes than Pre-LN",
+        source="OLMo 2 (Team OLMo 2024, arXiv:2501.00656)",
+        paper_value="fewer loss and gradient spikes (secondary numbers only)",
+        notebook=NOTEBOOK,
+        experiments=(ch07_runs.olmo2_study,),
+        check=check_o1b,
+        test="O1's test: per learning rate (3e-2, 1e-1), spikes per run, the package against "
+        "Pre-LN run again beside it, paired by seed (6): exact two-sided sign test at 95%, ties "
+        "dropped; reproduced if fewer at both rates, partly at one",
     ),
     Claim(
         id="G1",

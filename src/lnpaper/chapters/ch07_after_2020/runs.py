@@ -12,6 +12,8 @@ initial weights and the training sequences, so configurations are compared paire
 - `reordered_study` (O1): Pre-LN against OLMo 2's reordered norm x + Norm(F(x)) at two high
   learning rates, the global gradient norm logged at every step and its spikes counted
   (`lnpaper.stats.spike_steps`): notebook 06's `spike_run`, so the Pre-LN runs at 3e-2 are P5's.
+- `olmo2_study` (O1b): OLMo 2's package, the reordered norm with a full-span QK-norm, beside
+  Pre-LN and the reordered norm alone, all three run again at O1's rates.
 - `gain_decay` (G1): RMSNorm gains stored as g (decay pulls g to 0) or as w in g = 1 + w (decay
   pulls g to 1), trained with AdamW.
 """
@@ -23,7 +25,7 @@ import torch
 from torch.nn.utils import parametrize
 
 from lnpaper.chapters.ch05_transformer.runs import batches, build_models, held_out
-from lnpaper.chapters.ch06_rmsnorm_placement.runs import spike_run
+from lnpaper.chapters.ch06_rmsnorm_placement.runs import SpikeRun, spike_run, train_for_spikes
 from lnpaper.companion.registry import experiment
 from lnpaper.models.transformer import GEMMA2_ATTN_LOGIT_CAP
 from lnpaper.norms import RMSNorm
@@ -114,7 +116,7 @@ def qk_run(
 
 
 # Q1b: the other ways today's models bound their attention logits, as options of Q1's model,
-# beside Q1's two arms run again with them (so every arm is computed by the same code).
+# beside Q1's two arms run again with them (so every arm comes from one machine and path).
 LOGIT_BOUNDS = {
     "no QK-norm": {},
     "QK-LayerNorm": {"qk_norm": "layernorm"},  # per head: ViT-22B, Wortsman et al.
@@ -210,7 +212,7 @@ def qk_summary(sweep) -> dict:
 @dataclass
 class ReorderedStudy:
     lrs: list
-    runs: dict  # "Pre-LN" / "reordered" -> lr -> SpikeRun as a dict
+    runs: dict  # arm ("Pre-LN", "reordered", ...) -> lr -> SpikeRun as a dict
 
 
 REORDERED_ARMS = {"Pre-LN": "pre", "reordered": "reordered"}
@@ -223,6 +225,41 @@ def reordered_study(*, lrs=(3e-2, 1e-1), seeds=tuple(range(6)), steps: int = 100
     runs = {
         arm: {lr: spike_run(placement=placement, lr=lr, seeds=seeds, steps=steps) for lr in lrs}
         for arm, placement in REORDERED_ARMS.items()
+    }
+    return ReorderedStudy(lrs=list(lrs), runs=runs)
+
+
+# O1b: OLMo 2's package, the reordered norm with a QK-norm over the whole query and key
+# projections (OLMo 2's span; LayerNorm, like the rest of this model), beside the two arms of O1,
+# all three run again together so that they come from one machine and path.
+OLMO2_ARMS = {
+    "Pre-LN": {"placement": "pre"},
+    "reordered": {"placement": "reordered"},
+    "reordered + QK-norm": {
+        "placement": "reordered",
+        "qk_norm": "layernorm",
+        "qk_norm_span": "full",
+    },
+}
+
+
+@experiment
+def olmo2_spike_run(
+    *, arm: str, lr: float = 3e-2, seeds=tuple(range(6)), steps: int = 100
+) -> SpikeRun:
+    """O1b, one arm at one rate: spike_run's model, data and logging with OLMO2_ARMS[arm]."""
+    if arm not in OLMO2_ARMS:
+        raise ValueError(f"arm must be one of {tuple(OLMO2_ARMS)}, got {arm!r}")
+    options = dict(d_model=64, n_layers=6, n_heads=2, **OLMO2_ARMS[arm])
+    return train_for_spikes(options, lr=lr, seeds=seeds, steps=steps, batch_size=16, length=16)
+
+
+@experiment
+def olmo2_study(*, lrs=(3e-2, 1e-1), seeds=tuple(range(6)), steps: int = 100) -> ReorderedStudy:
+    """O1b: every arm of OLMO2_ARMS at O1's two rates."""
+    runs = {
+        arm: {lr: vars(olmo2_spike_run(arm=arm, lr=lr, seeds=seeds, steps=steps)) for lr in lrs}
+        for arm in OLMO2_ARMS
     }
     return ReorderedStudy(lrs=list(lrs), runs=runs)
 
