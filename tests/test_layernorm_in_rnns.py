@@ -733,3 +733,32 @@ def test_r3f_and_r4c_grade_the_grus_as_r3_and_r4b_grade_the_lstms():
     finding = nb_claims.check_r4c(as_grus(better))
     assert finding.verdict == claims.REPRODUCED, finding.ours
     assert "LN-GRU minus GRU" in finding.ours
+
+
+def gain_study(ln_tenth, bn_tenth):
+    """A gain_pixels-like study, both orders alike: LN and BN at gain 1.0 on SLOW; each cell at
+    gain 0.1 on the curve given."""
+    runs = {
+        "LN-LSTM": arm(noisy(SLOW, 1, 0.01)),
+        "LN-LSTM, gain 0.1": arm(noisy(ln_tenth, 2, 0.01)),
+        "BN-LSTM": arm(noisy(bn_tenth, 3, 0.01)),
+        "BN-LSTM, gain 1.0": arm(noisy(SLOW, 4, 0.01)),
+    }
+    return two_orders(runs, runs)
+
+
+BETTER = [v - 0.1 for v in SLOW]
+
+
+@pytest.mark.parametrize(
+    "ln_tenth, bn_tenth, verdict",
+    [
+        (SLOW, BETTER, claims.REPRODUCED),  # 0.1 helps BN, not LN
+        (BETTER, BETTER, claims.INCONCLUSIVE),  # it helps both alike
+        (BETTER, SLOW, claims.NOT_REPRODUCED),  # it helps LN only
+    ],
+)
+def test_m4e_asks_whether_gain_01_buys_ln_what_it_buys_bn(ln_tenth, bn_tenth, verdict):
+    finding = nb_claims.check_m4e(gain_study(ln_tenth, bn_tenth))
+    assert finding.verdict == verdict, finding.ours
+    assert "permuted" in finding.ours and len(finding.quantities) == 2

@@ -26,3 +26,23 @@ def test_the_record_was_made_on_one_numeric_path():
     # leaves it only ATEN's portable kernels (record.check_path refuses such an entry).
     paths = {entry["made"]["cpu_capability"] for entry in record.entries(record.REPO_RESULTS)}
     assert len(paths) == 1, f"the record mixes numeric paths: {sorted(paths)}"
+
+
+def test_every_entry_is_reached_by_its_experiments_current_signature():
+    # An experiment that gains a parameter, even with a default, binds every call to new
+    # arguments and so to new keys: its recorded entries would no longer be found (the check
+    # would fail on them). Each entry's arguments, bound now, must give back its key.
+    import inspect
+
+    stale = []
+    for entry in record.entries(record.REPO_RESULTS):
+        signature = inspect.signature(EXPERIMENTS[entry["experiment"]].__wrapped__)
+        try:
+            bound = signature.bind(**entry["arguments"])
+        except TypeError:  # a parameter the experiment no longer has
+            stale.append(f"{entry['experiment']}-{entry['key']}")
+            continue
+        bound.apply_defaults()
+        if record.key(entry["experiment"], dict(bound.arguments)) != entry["key"]:
+            stale.append(f"{entry['experiment']}-{entry['key']}")
+    assert not stale, f"entries no current call reaches: {stale}"

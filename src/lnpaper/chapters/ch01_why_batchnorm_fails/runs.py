@@ -481,14 +481,7 @@ def train_seeds(network, x, y, batch_size, steps, lr, evaluate=None, eval_every=
 
 @experiment
 def batch_size_runs(
-    *,
-    model: str,
-    batch_size: int,
-    sizes=M5_SIZES,
-    epochs: int = 12,
-    lr: float = 1e-3,
-    seeds=(0,),
-    flush_subnormals: bool = False,
+    *, model: str, batch_size: int, sizes=M5_SIZES, epochs: int = 12, lr: float = 1e-3, seeds=(0,)
 ) -> BatchSizeRuns:
     """One cell of M5: `model` trained at one batch size, every seed at once (its own record
     entry, so that the cells are computed side by side).
@@ -498,13 +491,24 @@ def batch_size_runs(
     (tests/test_mlp.py checks the two agree), with Adam over the stacked weights. After every
     epoch, in eval mode: test NLL and accuracy, and for BatchNorm a second evaluation of the same
     nets with each layer's exact mean and variance over the whole training set in place of the
-    running averages ("population ..."): no extra training.
+    running averages ("population ..."): no extra training."""
+    return _train_cell(model, batch_size, sizes, epochs, lr, seeds, flush_subnormals=False)
 
-    `flush_subnormals` rounds floats below 1.2e-38 to zero while training (where the CPU can). At
-    batch 1 a ReLU unit the one example leaves off gets an exact zero gradient, and Adam's moments
-    then decay geometrically into subnormal floats: a tenth of the plain net's after 3,000 steps,
-    which made its steps 2.4x slower here. They enter the update only as m / (sqrt(v) + 1e-8),
-    where they move nothing."""
+
+@experiment
+def online_runs(
+    *, model: str, sizes=M5_SIZES, epochs: int = 12, lr: float = 1e-3, seeds=(0,)
+) -> BatchSizeRuns:
+    """M2b, one model: batch_size_runs at batch 1, with floats below 1.2e-38 rounded to zero while
+    training (where the CPU can). At batch 1 a ReLU unit the one example leaves off gets an exact
+    zero gradient, and Adam's moments then decay geometrically into subnormal floats: a tenth of
+    the plain net's after 3,000 steps, which made its steps 2.4x slower here. They enter the
+    update only as m / (sqrt(v) + 1e-8), where they move nothing."""
+    return _train_cell(model, 1, sizes, epochs, lr, seeds, flush_subnormals=True)
+
+
+def _train_cell(model, batch_size, sizes, epochs, lr, seeds, *, flush_subnormals):
+    """The body of batch_size_runs and online_runs."""
     if model not in M5_MODELS:
         raise ValueError(f"model must be one of {tuple(M5_MODELS)}, got {model!r}")
     x, y = digits.load("train")
@@ -591,15 +595,7 @@ def online_learning(
     shows what online learning alone costs. BatchNorm has no such arm: in training mode a batch
     of one gives it a zero variance and an output of beta alone (M2)."""
     cells = {
-        model: batch_size_runs(
-            model=model,
-            batch_size=1,
-            sizes=sizes,
-            epochs=epochs,
-            lr=lr,
-            seeds=seeds,
-            flush_subnormals=True,  # see batch_size_runs: 2.4x faster, no change to the update
-        )
+        model: online_runs(model=model, sizes=sizes, epochs=epochs, lr=lr, seeds=seeds)
         for model in models
     }
     return OnlineRuns(

@@ -643,6 +643,17 @@ def sequential_digits(
     )
 
 
+GAIN_PIXEL_MODELS = ("LN-LSTM", "LN-LSTM, gain 0.1", "BN-LSTM", "BN-LSTM, gain 1.0")
+
+
+@experiment
+def gain_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
+    """M4e: both cells' gains at 1.0 and at 0.1 on sequential_digits' T = 64 task, the BN-LSTMs'
+    and the LN-LSTM's runs the very ones of sequential_digits (the same record entries), the
+    LN-LSTM with gains 0.1 beside them."""
+    return sequential_digits(models=GAIN_PIXEL_MODELS, seeds=seeds)
+
+
 # ---- longer than training ----------------------------------------------------------------------
 
 
