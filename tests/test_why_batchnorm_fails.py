@@ -132,7 +132,10 @@ def synthetic_m5(ln_shift, ln_noise, bn_shift, bn_noise, exact_shift=None):
         for name, by_batch in curves.items()
     }  # fmt: skip
     seeds = list(range(len(M5_BIG)))
-    return BatchSizeResult([64, 256, 256, 10], 12, 1e-3, seeds, [128, 4], 1197, {}, curves, final)
+    steps = {128: 108, 4: 3588}
+    return BatchSizeResult(
+        [64, 256, 256, 10], 12, 1e-3, seeds, [128, 4], 1197, steps, curves, final
+    )
 
 
 @pytest.mark.parametrize(
