@@ -587,7 +587,9 @@ CLAIMS = register_claims(
         claim="the LN-LSTM trains faster than the BN-LSTM and converges to a better validation "
         "result (attentive reader)",
         source=f"{BA_2016}, Sec. 6.2 (attentive reader, BN-LSTM of Cooijmans et al. 2016)",
-        paper_value="validation curves only, no numbers",
+        paper_value="validation curves only, no numbers; its BN curves are taken from "
+        "Cooijmans et al., so the paper's comparison is between two papers, unpaired (ours is "
+        "paired by seed)",
         notebook=NOTEBOOK,
         experiments=(ch03_runs.recurrent_training,),
         check=check_r3b,
