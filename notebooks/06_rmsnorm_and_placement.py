@@ -653,12 +653,15 @@ print("held-out loss, Peri-LN - Pre-LN in nats:")
 print(f"  {peri_vs_pre_loss.text()}")
 bigram = placement.runs["Pre-LN"]["levels"]["bigram"]
 for name in ("Pre-LN", "Peri-LN"):
-    below = bigram - np.array(placement.runs[name]["final_loss"])
+    final = placement.runs[name]["final_loss"]
+    below = bigram - np.array(final)
     print(
         f"{name} ends {below.mean():.3f} nats below the bigram level {bigram:.3f}, "
         f"below it on {(below > 0).sum()} of {below.size} seeds"
     )
-    assert (below > 0).all(), f"{name}: {below}"
+    # below it on average (a t interval), by the reproduction check's rule, not seed by seed
+    to_bigram = stats.paired_difference(final, [bigram] * len(final))
+    stats.expect(stats.HOLDS, stats.better, to_bigram, "lower")
 
 print("\nPeri-LN over Pre-LN, paired by seed: geometric mean ratio [95% t CI]")
 outcomes, log_ratios = {}, {}
@@ -697,8 +700,9 @@ figures.placement_variance(placement)
 # stream grows about fivefold in training (against 123-fold for Pre-LN) and ends about twelve
 # times smaller than Pre-LN's: ratios of 0.039 and 0.082, with intervals far below 1, and smaller
 # on every seed. That is the claim, and at this scale it shows plainly. Both placements end below
-# the bigram level of 2.339, by 0.04 to 0.05 nats and on every seed (Pre-LN 2.286, Peri-LN 2.299),
-# and their losses cannot be told apart
+# the bigram level of 2.339, by 0.05 and 0.04 nats on average (Pre-LN 2.286, Peri-LN 2.299), in
+# the record on every seed; Peri-LN's margin is within machine noise, though: recomputed on an
+# AVX-512 machine, one of its six seeds ended 0.055 above it. Their losses cannot be told apart
 # (Peri-LN minus Pre-LN +0.013, interval -0.010 to +0.037 nats): 1e-2 is too high a rate for this
 # model either way (at 3e-3 the same model reaches 1.96, P2).
 #
