@@ -659,7 +659,7 @@ for name in ("Pre-LN", "Peri-LN"):
         f"{name} ends {below.mean():.3f} nats below the bigram level {bigram:.3f}, "
         f"below it on {(below > 0).sum()} of {below.size} seeds"
     )
-    # below it on average (a t interval), by the reproduction check's rule, not seed by seed
+    # below it on average (a t interval), by the check's rule, not seed by seed
     to_bigram = stats.paired_difference(final, [bigram] * len(final))
     stats.expect(stats.HOLDS, stats.better, to_bigram, "lower")
 
