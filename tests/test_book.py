@@ -4,7 +4,7 @@ Every page is loaded from disk in headless Chromium with the network switched of
 that is not a local file refused and recorded. On each page: no TeX is left untypeset, every image
 decodes, every local resource the page asks for exists, every link inside the book points at a
 file and an anchor that exist, and the page logs no error. The claims table fits the page's column
-at two window widths, and no code block or output of the notebooks in NARROW_NOTEBOOKS scrolls
+at two window widths, and no code block or output of a notebook scrolls
 sideways in a laptop's window. Without Chromium these tests are skipped with a message; the book's
 table of contents is checked in any case.
 """
@@ -44,18 +44,6 @@ VIEWPORTS = [
 ]
 # The longest text a cell of the claims table may hold; the numbers behind a claim go in its section.
 LONGEST_CELL = 200
-# The notebooks whose code and printed lines fit the column (issue 23): none of their code blocks
-# or outputs scrolls sideways at the laptop's window, VIEWPORTS[0]: all seven, as
-# tests/test_pipeline.py's NARROW_NOTEBOOKS.
-NARROW_NOTEBOOKS = [
-    "01_why_batchnorm_fails",
-    "02_the_transpose",
-    "03_layernorm_in_rnns",
-    "04_invariances",
-    "05_the_transformer",
-    "06_rmsnorm_and_placement",
-    "07_after_2020",
-]
 
 # Runs in the page once it has loaded: waits for MathJax, then reports what the tests look at.
 INSPECT_PAGE = """async () => {
@@ -231,7 +219,7 @@ def test_the_claims_table_fits_the_page_column_and_its_cells_are_short(pages):
             )
 
 
-@pytest.mark.parametrize("name", NARROW_NOTEBOOKS)
+@pytest.mark.parametrize("name", NOTEBOOKS)
 def test_no_code_block_or_output_scrolls_sideways_in_a_laptops_window(pages, name):
     """Issue 23: in the book's 784 px column, 79 of 119 code blocks and 71 of 111 outputs
     scrolled sideways. Their lines are now at most 88 characters, and book/_css/lnpaper.css sets

@@ -158,17 +158,9 @@ def test_the_claims_printed_in_a_notebook_fit_a_column_and_keep_intervals_whole(
     assert all(len(line) <= ledger.LINE_WIDTH for line in claims.wrap(long, "   ").splitlines())
 
 
-# The notebooks whose stored code and printed text fit the book's column (issue 23): all seven.
-# tests/test_book.py measures the same pages.
-NARROW_NOTEBOOKS = [
-    "01_why_batchnorm_fails",
-    "02_the_transpose",
-    "03_layernorm_in_rnns",
-    "04_invariances",
-    "05_the_transformer",
-    "06_rmsnorm_and_placement",
-    "07_after_2020",
-]
+# Every notebook's stored code and printed text fit the book's column (issue 23); tests/test_book.py
+# measures the same pages in a browser.
+NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 def text_outputs(cell: dict) -> list[str]:
@@ -185,7 +177,7 @@ def text_outputs(cell: dict) -> list[str]:
     return texts
 
 
-@pytest.mark.parametrize("name", NARROW_NOTEBOOKS)
+@pytest.mark.parametrize("name", NOTEBOOKS)
 def test_every_code_line_and_printed_line_fits_a_column(name):
     """Issue 23: in the book's 784 px column, 79 of 119 code blocks and 71 of 111 outputs
     scrolled sideways. In the stored notebook every line of code and of printed text is at
