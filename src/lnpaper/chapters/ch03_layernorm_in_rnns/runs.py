@@ -1,5 +1,5 @@
-"""Experiments of notebook 03, LayerNorm in recurrent networks: claims R1-R5, R3b, R3c, R4b and
-M4b-M4d.
+"""Experiments of notebook 03, LayerNorm in recurrent networks: claims R1-R6, R3b-R3g, R4b, R4c and
+M4b-M4g.
 
 - `lnlstm_anatomy` (R1): the LN-LSTM of the supplement's Eq. 20-22 against its written-out formula,
   what its statistics span, and what it does not keep (against the BN-LSTM).
@@ -9,7 +9,12 @@ M4b-M4d.
   seeds and rates of a cell trained as one batched model (`SeedBatchedClassifier`).
 - `sequential_digits` (R3c, M4b-M4d): the same at T = 64, pixel by pixel and permuted, with the
   LN-GRU; a shorter T_max for the BN-LSTM, and test sequences longer than training.
+- `gru_training`, `gru_pixels` (R3f, R4c, R3g): the GRU against the LN-GRU at T = 8 and 64.
+- `gain_pixels` (M4e): the LN-LSTM's gains from 0.1 at T = 64.
+- `small_batch_pixels` (R6): the T = 64 models at minibatches of 4.
 - `longer_sequences` (R1, M4): trained on one length, tested on twice that.
+- `stationary_statistics` (M4f, M4g): a BN-LSTM's statistics averaged over time, and its T_max
+  rule, on a stationary input.
 - `cnn_coda` (R5): a small CNN with no norm, BatchNorm or LayerNorm.
 """
 
