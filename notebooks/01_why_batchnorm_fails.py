@@ -39,6 +39,8 @@
 
 # %%
 # %matplotlib inline
+import math
+
 import torch
 
 import lnpaper
@@ -519,6 +521,43 @@ figures.batch_size(robustness)
 # normalizer at all *gains* 1.40 [+0.86, +1.94] points at batch 4 (33 times more Adam steps for
 # the same examples); LayerNorm is robust in that it loses nothing, not in that it gains what the
 # plain network gains.
+#
+# Two checks on that verdict, printed, not graded. The 3-epoch window was chosen after the
+# reproduction check had overturned two simpler measures (above), so the first line shows the
+# same difference over other windows. And with such heavy tails a t interval leans on
+# assumptions, so the second counts seeds instead: how many of the 20 lie above the -1 point
+# margin, against a fair coin (an exact sign test).
+
+# %%
+big, small = robustness.batch_sizes
+ln_runs = robustness.curves["layernorm"]
+print(f"LayerNorm, batch {small} minus {big}, accuracy over the last k epochs (pp):")
+windows = []
+for k in (1, 2, 3, 4, 6):
+    late_k = {
+        b: [sum(run["accuracy"][-k:]) / k for run in ln_runs[b]] for b in (small, big)
+    }
+    d = stats.paired_difference(late_k[small], late_k[big])
+    windows.append(
+        f"k={k} {100 * d.mean:+.2f} [{100 * d.low:+.2f}, {100 * d.high:+.2f}]"
+    )
+print("   " + "; ".join(windows[:3]))
+print("   " + "; ".join(windows[3:]))
+late = {
+    b: [sum(r["accuracy"][-M5_LAST_EPOCHS:]) / M5_LAST_EPOCHS for r in ln_runs[b]]
+    for b in (small, big)
+}
+above = sum(a - b > -M5_MARGIN for a, b in zip(late[small], late[big], strict=True))
+n = len(late[small])
+p_value = sum(math.comb(n, j) for j in range(above, n + 1)) / 2**n
+print(f"sign test: {above} of {n} seeds above -1 pp, one-sided p = {p_value:.4f}")
+
+# %% [markdown]
+# The lower end stays above -1 point over every window, from -0.42 (last epoch) to -0.95 (last
+# six), so the verdict does not hang on the window, though with six epochs it clears the margin
+# by 0.05. By seeds, 17 of 20 lie above the margin, which a coin would give with probability
+# 0.001. The spikes are real and are what makes the margin tight; they do not make LayerNorm's
+# typical batch-4 run worse.
 #
 # **M5b, BatchNorm degrades: reproduced.** The paper's BatchNorm (unbiased batch variance, every
 # layer normalized) loses -1.97 [-2.35, -1.60] points at batch 4. BatchNorm in LayerNorm's places

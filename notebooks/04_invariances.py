@@ -465,15 +465,24 @@ figures.adam_geometry(adam)
 # $1 - 1/e$ of its gap in 1.0-1.2 times $1/(2\eta\lambda)$ steps, since far above the equilibrium it
 # is just weight decay shrinking $W$ by $(1-\eta\lambda)$ a step.
 #
+# Both passing parts come close to being built in. Adam's first update is $\eta\,\mathrm{sign}(g)$
+# at every scale of $W$, so the slope is exactly $-1$ at step 1 and moves off it only as the 20
+# steps' trajectories part. And far above the equilibrium the approach time is weight decay's own
+# time constant. The two predictions with content are the equilibrium's angle and norm.
+#
 # The equilibrium itself is off, by more than the 20% declared: the angular update settles at
 # 0.64-0.78 of $\sqrt{2\eta\lambda(1-\beta_1)/(1+\beta_1)}$ and the norm 1.05-1.54 times
 # $\sqrt{\eta C/(2\lambda)}$, and the norm's excess grows as $\eta$ falls at fixed $\eta\lambda$.
-# Both point at the assumption of uncorrelated steps: a gradient that keeps its direction over many
-# steps makes the updates add up faster than a random walk, which pushes the norm up, and the same
-# step on a longer $W$ turns it less. On this small, quickly fitted task (training loss 0.06-0.10
-# in the window) the mean-field prediction gives the order of magnitude and the $\eta\lambda$
-# dependence, not the number. The model is meant for long, noisy training of large networks, where
-# steps decorrelate better; that regime is not checked here.
+# Two of the model's assumptions could be what this task breaks, and neither is tested here. One
+# is that steps are uncorrelated: a gradient that keeps its direction over many steps makes the
+# updates add up faster than a random walk, which pushes the norm up, and the same step on a
+# longer $W$ turns it less. The other is that the update is orthogonal to $W$: the gradient is,
+# but Adam's per-coordinate division need not keep $m/\sqrt{v}$ so, and a radial part of the
+# update shifts the norm's balance. The cosine between update and $W$, and the updates'
+# autocorrelation over a few steps, would tell the two apart. On this small, quickly fitted task
+# (training loss 0.06-0.10 in the window) the mean-field prediction gives the order of magnitude
+# and the $\eta\lambda$ dependence, not the number. The model is meant for long, noisy training
+# of large networks, where steps decorrelate better; that regime is not checked here.
 #
 # ## "The curvature will change by a factor of 1/2" (I4)
 #

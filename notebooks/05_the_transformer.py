@@ -480,7 +480,9 @@ figures.tfixup_curves(fixup)
 # steps. Either way it is six failures of six, the same interval as in T4. The same model with
 # T-Fixup's scaling trains from the first step and ends 0.79 nats below the bigram level on average
 # (0.75 to 0.83), and below Pre-LN's 6-layer loss above on every seed (1.55 against 1.97 on
-# average). Each residual branch is scaled by about $(9N)^{-1/2}$,
+# average), a comparison at unequal depth: no 12-layer normalized model was run, so T5 shows
+# that T-Fixup trains without a norm, not that it matches a normalized model of its depth, which
+# is the source's claim. Each residual branch is scaled by about $(9N)^{-1/2}$,
 # so the sum of twelve of them stays near the size of its input: at initialization the stream's
 # variance grows only from 0.098 after the first block to 0.103 after the twelfth. That is the job
 # the norm was doing at initialization.

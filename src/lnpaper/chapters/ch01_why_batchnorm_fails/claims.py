@@ -365,7 +365,9 @@ CLAIMS = register_claims(
         experiments=(ch01_runs.batch_size_robustness,),
         check=check_m5,
         test="LN test accuracy over the last 3 epochs, batch 4 minus 128, paired by seed, 95% t "
-        "CI: no worse (CI above -1 pp)",
+        "CI: no worse (CI above -1 pp); the 3-epoch window was adopted after the reproduction "
+        "check overturned the last epoch's accuracy and NLL (notebook 01 shows windows of 1-6 "
+        "epochs and a sign test beside it)",
     ),
     Claim(
         id="M5b",

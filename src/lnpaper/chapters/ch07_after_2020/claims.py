@@ -16,6 +16,7 @@ from lnpaper.companion.verdicts import (
     count,
     exact,
     tested,
+    verdict,
 )
 from lnpaper.data.synthetic_language import SyntheticLanguage
 
@@ -72,6 +73,37 @@ def check_q1(sweep) -> Finding:
         ),  # fmt: skip
     )
     return Finding(ours, combine([logits_outcome, sensitivity_outcome]), quantities)
+
+
+def check_q1c(sweep) -> Finding:
+    """Wortsman et al.'s link from logit growth to failure, as a sub-row of Q1 (issue 22, b10;
+    added after Q1's counts below had been printed): every run without QK-norm whose largest
+    layer-0 logit passed LOGIT_LIMIT failed (diverged or ended at or above the unigram level).
+    One run past the limit that trained refutes it. The peak is sampled every 20 steps: a missed
+    transient can only add runs past the limit, never remove one that trained."""
+    none = qk_summary(sweep)["no QK-norm"]
+    past = [(lr, i) for lr, peaks in none["peak_logit"].items()
+            for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
+    trained = [(lr, none["final_loss"][lr][i]) for lr, i in past
+               if not failed(none["final_loss"][lr][i])]  # fmt: skip
+    by_lr = {}
+    for lr, loss in trained:
+        by_lr.setdefault(lr, []).append(loss)
+    text = "; ".join(f"lr {lr:g}: {len(v)} ended at {min(v):.2f}-{max(v):.2f}"
+                     for lr, v in sorted(by_lr.items()))  # fmt: skip
+    unigram = SyntheticLanguage().levels().unigram
+    diverged = sum(
+        none["final_loss"][lr][i] is None or not math.isfinite(none["final_loss"][lr][i])
+        for lr, i in past
+    )
+    ours = (
+        f"Q1's runs without QK-norm: {len(past)} passed a layer-0 logit of {LOGIT_LIMIT:.0e}, "
+        f"{len(past) - len(trained)} of them failed ({diverged} diverged), {len(trained)} "
+        f"trained to below the unigram level ({unigram:.3f})" + (f": {text}" if trained else "")
+    )
+    n = sum(len(peaks) for peaks in none["peak_logit"].values())
+    quantities = (count(f"runs past a logit of {LOGIT_LIMIT:.0e} that trained", len(trained), n),)
+    return Finding(ours, verdict(bool(past) and not trained), quantities)
 
 
 def _capped_final(run) -> list:
@@ -213,14 +245,26 @@ CLAIMS = register_claims(
         claim="QK-norm stops the growth of attention logits at high learning rates and lowers the "
         "learning-rate sensitivity",
         source="Wortsman et al. 2023 (arXiv:2309.14322); Henry et al. 2020; Dehghani et al. 2023",
-        paper_value="small models diverge at high lr when max attention logit > 1e4; "
-        "sensitivity lower with qk-layernorm (their Fig. 1)",
+        paper_value="logit growth at high lr (max attention logit > 1e4); sensitivity lower with "
+        "qk-layernorm (their Fig. 1); that such runs diverge is Q1c",
         notebook=NOTEBOOK,
         experiments=(ch07_runs.qk_sweep,),
         check=check_q1,
         test="paired by seed, 95% t CI: log10 of the largest layer-0 logit at lr 0.1, QK-LN minus "
         "none, below 0; learning-rate sensitivity (mean over the grid of min(loss, loss at init) "
         "minus the best), QK-LN minus none, below 0",
+    ),
+    Claim(
+        id="Q1c",
+        claim="in small models, a run whose largest attention logit passes 1e4 fails",
+        source="Wortsman et al. 2023 (arXiv:2309.14322), on attention logit growth",
+        paper_value="small models diverge at high lr when the max attention logit passes 1e4",
+        notebook=NOTEBOOK,
+        experiments=(ch07_runs.qk_sweep,),
+        check=check_q1c,
+        test="Q1's runs without QK-norm: every run whose largest layer-0 logit (sampled every 20 "
+        "steps) passed 1e4 failed, diverged or ended at or above the unigram level; reproduced if "
+        "all did, not reproduced if any trained; added after Q1's counts were seen (review b10)",
     ),
     Claim(
         id="Q1b",
