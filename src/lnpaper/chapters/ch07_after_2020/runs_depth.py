@@ -17,7 +17,8 @@ arms are paired by seed.
   and Mix-LN.
 - `layer_scaling_study` (L1): Pre-LN with and without LayerNorm Scaling's 1 / sqrt(l): the
   stream's variance per block, the angular distance between consecutive blocks' inputs and the
-  loss change when one block is skipped, at init and after training.
+  loss change when one block is skipped, at init and after training; `layer_scaling_long` (L1c)
+  the same trained three times as long.
 """
 
 import math
@@ -443,3 +444,16 @@ def layer_scaling_study(
         final[arm], train_loss[arm], logged = runs.final_loss, runs.train_loss, runs.steps
     return LayerScalingResult(arms, n_layers, lr, seeds, steps, **out, final_loss=final,
                               train_loss=train_loss, logged_steps=logged)  # fmt: skip
+
+
+# L1c: the L1 study trained three times as long. The scaling multiplies block l's norm outputs by
+# 1/sqrt(l) with no parameter of its own, so a norm's gain alone, moved by about lr per Adam step,
+# needs (sqrt(l) - 1)/lr steps to give it back: 140 for block 2, 610 for block 8 at lr 3e-3. The
+# weights after the norm can compensate sooner. 300 steps is what the budget allows.
+L1_LONG_STEPS = 300
+
+
+@experiment
+def layer_scaling_long(*, seeds=tuple(range(6))) -> LayerScalingResult:
+    """L1c: `layer_scaling_study` (both arms, the same seeds and data) at L1_LONG_STEPS steps."""
+    return layer_scaling_study(steps=L1_LONG_STEPS, seeds=seeds)
