@@ -1,4 +1,4 @@
-"""Claims of notebook 04, invariances: I1-I6."""
+"""Claims of notebook 04, invariances: I1-I6, with I5b (the premise of I5's equilibrium)."""
 
 import math
 
@@ -20,6 +20,7 @@ from lnpaper.companion.verdicts import (
     aggregate,
     combine,
     exact,
+    tested,
     verdict,
 )
 from lnpaper.invariance import PAPER_TABLE
@@ -248,6 +249,50 @@ def check_i5(result) -> Finding:
 
 NOTEBOOK = "04_invariances"
 
+# I5b's margin, declared before its run (issue 22, B11): the rotational equilibrium takes AdamW's
+# step d_t to be orthogonal to W_t, so that a step adds ||d_t||^2 to ||W||^2 and nothing else. The
+# radial term 2 <W_t, d_t> / ||d_t||^2 is what it adds besides, as a share of ||d_t||^2: the
+# equilibrium's ||W||^2 scales with (1 + that term), so +-0.1 moves the predicted norm by 5%.
+RADIAL_MARGIN = 0.1
+
+
+def check_i5b(result) -> Finding:
+    """The premise, per (lr, lambda): the radial term over the tail, per seed, matches 0 within
+    RADIAL_MARGIN (95% t CI inside). Shown, not graded: the cosines of the gradient, the momentum
+    and the step with W, the step's size against lr^2 C, its autocorrelation, and the norm the
+    balance ||W||^2 = (1 + radial) ||d||^2 / (1 - (1 - lr lambda)^2) gives against the measured."""
+    outcomes, quantities, parts = [], [], []
+    n = len(result.seeds)
+
+    def mean(values):
+        return sum(values) / len(values)
+
+    for c, (lr, decay) in enumerate(result.configs):
+        radial = stats.paired_difference(result.radial[c], [0.0] * n)
+        outcome = stats.matches(radial, RADIAL_MARGIN)
+        outcomes.append(outcome)
+        quantities.append(aggregate(f"AdamW lr {lr:g}, lambda {decay:g}: radial term", radial))
+        size = mean(result.update_size[c])
+        predicted = math.sqrt(lr * result.elements / (2 * decay))
+        balance = math.sqrt(
+            (1 + radial.mean) * size * lr**2 * result.elements / (1 - (1 - lr * decay) ** 2)
+        )
+        lag = ", ".join(
+            f"{k}: {mean([seed[j] for seed in result.autocorrelation[c]]):+.2f}"
+            for j, k in enumerate(result.lags)
+        )
+        parts.append(
+            f"lr {lr:g}, lambda {decay:g}: radial term {tested(radial, outcome)}; cos with W: "
+            f"gradient {mean(result.gradient_cos[c]):+.1e}, momentum "
+            f"{mean(result.momentum_cos[c]):+.4f}, step {mean(result.update_cos[c]):+.4f}; "
+            f"||d||^2 / (lr^2 C) {size:.3f}; cos(d_t, d_t-k) at lag {lag}; ||W|| "
+            f"{mean(result.norm[c]):.3f} measured, {balance:.3f} from the balance, "
+            f"{predicted:.3f} predicted"
+        )
+    ours = f"AdamW, the last {result.tail} of {result.steps} steps: " + "; ".join(parts)
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
 CLAIMS = register_claims(
     Claim(
         id="I1",
@@ -314,6 +359,22 @@ CLAIMS = register_claims(
         f"+-{EQUILIBRIUM_MARGIN:g}, and the approach time (||W||^2 within 1/e of its settled "
         f"value) within a factor {APPROACH_FACTOR:g} of 1/(2 lr lambda) (CI of the log); margins "
         "declared beforehand; verdict: reproduced if all hold, partly if some do",
+    ),
+    Claim(
+        id="I5b",
+        claim="the rotational equilibrium's premise: AdamW's step is orthogonal to a "
+        "scale-invariant W, as its gradient is, so it adds only its own square to ||W||^2",
+        source="Kosson et al. 2024, Rotational equilibrium (the derivation behind I5's norm and "
+        "angle); the alternative named by review B11 (Adam's per-coordinate division)",
+        paper_value="assumed, no number",
+        notebook=NOTEBOOK,
+        experiments=(ch04_runs.adam_update_geometry,),
+        check=check_i5b,
+        test=f"I5's AdamW runs (3 (lr, lambda), 10 seeds), the last 200 of 800 steps: per seed "
+        f"the mean of 2 <W_t, d_t> / ||d_t||^2, d_t Adam's step without the decay; 95% t CI "
+        f"inside +-{RADIAL_MARGIN:g} (a 5% change of the equilibrium norm) in every config; "
+        "reproduced if all hold, partly if some, not reproduced if none holds and any lies "
+        "outside; declared before the run",
     ),
     Claim(
         id="I6",

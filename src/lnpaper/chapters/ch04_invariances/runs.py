@@ -633,17 +633,7 @@ def adam_geometry(
         per_scale["norms"] = norms[0].view(len(scales), n_seeds).tolist()
 
     # (b): one stack per (lr, lambda), each its own parameter group, trained as one.
-    stacks = [
-        _batched_layernorm_mlps(
-            torch.tensor([adamw_init_scale], dtype=torch.float64), hidden, seeds
-        )
-        for _ in configs
-    ]
-    groups = []
-    for (lr, decay), stack in zip(configs, stacks, strict=True):
-        for k, p in enumerate(stack):
-            p.requires_grad_()
-            groups.append({"params": [p], "lr": lr, "weight_decay": decay if k == 0 else 0.0})
+    stacks, groups = _adamw_stacks(configs, adamw_init_scale, hidden, seeds)
     norms, angles, losses = _run_stacks(stacks, groups, betas, images, labels,
                                         orders(len(configs)), steps)  # fmt: skip
     k = len(configs)
@@ -682,8 +672,25 @@ def adam_geometry(
     )
 
 
-def _run_stacks(stacks, groups, betas, images, labels, orders, steps):
-    """`_run_batched` for several stacks with their own parameter groups: their W1 side by side."""
+def _adamw_stacks(configs, init_scale: float, hidden: int, seeds):
+    """One stack of `_batched_layernorm_mlps` per AdamW (lr, lambda) of `configs`, W1 at
+    `init_scale`, and their parameter groups: each stack its own, weight decay on W1 only."""
+    stacks = [
+        _batched_layernorm_mlps(torch.tensor([init_scale], dtype=torch.float64), hidden, seeds)
+        for _ in configs
+    ]
+    groups = []
+    for (lr, decay), stack in zip(configs, stacks, strict=True):
+        for k, p in enumerate(stack):
+            p.requires_grad_()
+            groups.append({"params": [p], "lr": lr, "weight_decay": decay if k == 0 else 0.0})
+    return stacks, groups
+
+
+def _run_stacks(stacks, groups, betas, images, labels, orders, steps, observe=None):
+    """`_run_batched` for several stacks with their own parameter groups: their W1 side by side.
+    `observe(step, before, after, optimizer)`, if given, is called after every step (W1 of every
+    stack, concatenated, before and after the step); it only reads."""
     opt = torch.optim.AdamW(groups, betas=betas, foreach=True)
     first = [stack[0] for stack in stacks]
     norms, angles, losses = [torch.cat([w.detach() for w in first]).flatten(1).norm(dim=1)], [], []
@@ -696,10 +703,107 @@ def _run_stacks(stacks, groups, betas, images, labels, orders, steps):
         before = torch.cat([w.detach() for w in first])
         opt.step()
         after = torch.cat([w.detach() for w in first])
+        if observe is not None:
+            observe(step, before, after, opt)
         angles.append(_flat_angle(before, after))
         norms.append(after.flatten(1).norm(dim=1))
         losses.append(loss.detach())
     return torch.stack(norms), torch.stack(angles), torch.stack(losses)
+
+
+@dataclass
+class AdamUpdateResult:
+    seeds: list
+    configs: list  # [(lr, lambda)], adam_geometry's
+    elements: int  # C
+    steps: int
+    tail: int
+    lags: list  # k for the autocorrelation of the updates
+    # [config][seed], each a mean over the tail's steps:
+    gradient_cos: list  # cos(g_t, W_t): 0 for a scale-invariant W (I3)
+    momentum_cos: list  # cos(-m_t, W_t): the radial part of the momentum alone
+    update_cos: list  # cos(d_t, W_t), d_t = Adam's step without the decay
+    radial: list  # 2 <W_t, d_t> / ||d_t||^2: what the step adds to ||W||^2, in units of ||d_t||^2
+    update_size: list  # ||d_t||^2 / (lr^2 C): 1 in the equilibrium's derivation
+    norm: list  # ||W_t||
+    autocorrelation: list  # [config][seed][lag]: cos(d_t, d_{t-k})
+
+
+def _cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Per model (leading axis), the cosine between a and b flattened."""
+    a, b = a.flatten(1), b.flatten(1)
+    return (a * b).sum(1) / (a.norm(dim=1) * b.norm(dim=1))
+
+
+@experiment
+def adam_update_geometry(
+    *,
+    configs=((1e-2, 0.5), (5e-3, 1.0), (2e-2, 0.5)),
+    init_scale: float = 3.0,
+    steps: int = 800,
+    tail: int = 200,
+    hidden: int = 32,
+    batch: int = 64,
+    seeds=tuple(range(10)),
+    lags=(1, 2, 5, 10),
+) -> AdamUpdateResult:
+    """I5b (issue 22, review B11 and missing check 12): adam_geometry's AdamW runs again (the same
+    models, data and settings), reading at every step of the last `tail` what the rotational
+    equilibrium assumes about Adam's step d_t = W_{t+1} - (1 - lr lambda) W_t: that it is
+    orthogonal to W_t (cos(d_t, W_t), and what it adds to ||W||^2 besides ||d_t||^2), of squared
+    size lr^2 C, and uncorrelated from step to step (cos(d_t, d_{t-k})); and, to tell the two
+    causes of a radial part apart, the momentum's own cosine with W_t (before Adam's
+    per-coordinate division) and the gradient's."""
+    images, labels = digits.load("train")
+    images = images.double()
+    seeds = [int(s) for s in seeds]
+    lags = [int(k) for k in lags]
+    stacks, groups = _adamw_stacks(configs, init_scale, hidden, seeds)
+    orders = [epoch_batches(len(labels), batch, seed) for seed in seeds] * len(configs)
+    rates = torch.tensor([lr for lr, _ in configs], dtype=torch.float64)
+    decays = torch.tensor([decay for _, decay in configs], dtype=torch.float64)
+    shrink = (1 - rates * decays).repeat_interleave(len(seeds))[:, None, None]
+    lr_per_model = rates.repeat_interleave(len(seeds))
+    elements = hidden * 64
+    first = [stack[0] for stack in stacks]
+    start = steps - tail - max(lags)  # keep enough past steps for the longest lag
+    past, sums = [], {}
+
+    def add(name, value):
+        sums[name] = sums.get(name, 0) + value
+
+    def observe(step, before, after, optimizer):
+        if step < start:
+            return
+        update = after - shrink * before
+        past.append(update)
+        del past[: -max(lags) - 1]
+        if step < steps - tail:
+            return
+        gradient = torch.cat([w.grad for w in first])
+        momentum = torch.cat([optimizer.state[w]["exp_avg"] for w in first])
+        add("gradient_cos", _cosine(gradient, before))
+        add("momentum_cos", _cosine(-momentum, before))
+        add("update_cos", _cosine(update, before))
+        add("radial", 2 * (update * before).flatten(1).sum(1) / update.flatten(1).pow(2).sum(1))
+        add("update_size", update.flatten(1).pow(2).sum(1) / (lr_per_model**2 * elements))
+        add("norm", before.flatten(1).norm(dim=1))
+        add("autocorrelation", torch.stack([_cosine(update, past[-1 - k]) for k in lags], 1))
+
+    _run_stacks(stacks, groups, (0.9, 0.999), images, labels, orders, steps, observe=observe)
+
+    def per_config(total):  # (models, ...) summed over the tail -> [config][seed]...
+        return (total / tail).view(len(configs), len(seeds), *total.shape[1:]).tolist()
+
+    return AdamUpdateResult(
+        seeds=seeds,
+        configs=[list(c) for c in configs],
+        elements=elements,
+        steps=steps,
+        tail=tail,
+        lags=lags,
+        **{name: per_config(total) for name, total in sums.items()},
+    )
 
 
 def angle_slopes(result, optimizer: str) -> list[float]:
