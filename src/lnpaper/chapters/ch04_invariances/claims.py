@@ -362,11 +362,12 @@ CLAIMS = register_claims(
     ),
     Claim(
         id="I5b",
-        claim="the rotational equilibrium's premise: AdamW's step is orthogonal to a "
-        "scale-invariant W, as its gradient is, so it adds only its own square to ||W||^2",
-        source="Kosson et al. 2024, Rotational equilibrium (the derivation behind I5's norm and "
-        "angle); the alternative named by review B11 (Adam's per-coordinate division)",
-        paper_value="assumed, no number",
+        claim="I5's per-step premise: AdamW's step is orthogonal to a scale-invariant W, as its "
+        "gradient is, so it adds only its own square to ||W||^2",
+        source="the mean-field reading of Kosson et al. 2024 behind I5's norm (||W||^2 = lr C / "
+        "(2 lambda) balances lr^2 C per step against the decay); review B11 names Adam's "
+        "per-coordinate division as what could break it",
+        paper_value="assumed in I5's derivation, no number",
         notebook=NOTEBOOK,
         experiments=(ch04_runs.adam_update_geometry,),
         check=check_i5b,
