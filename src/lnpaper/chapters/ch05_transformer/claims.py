@@ -1,4 +1,5 @@
-"""Claims of notebook 05, the Transformer: T1-T7."""
+"""Claims of notebook 05, the Transformer: T1-T7, with T5b (ReZero) and T5c (T-Fixup against Pre-LN
+at its depth)."""
 
 import dataclasses
 import math
@@ -247,6 +248,23 @@ def final_loss_match(run: dict, reference: dict) -> tuple[str, str, tuple]:
     return outcome, tested(difference, word, unit="nats"), (aggregate("held-out loss", difference),)
 
 
+def check_t5c(study, pre) -> Finding:
+    """T-Fixup against a normalized model of its own depth (issue 22, b15): the 12-block Pre-LN
+    at the same rate without warmup, paired by seed; T-Fixup's held-out loss no worse by
+    LM_MARGIN."""
+    fixup = study.runs[f"T-Fixup, {pre.n_layers} layers, no norm"]
+    outcome, text, quantities = final_loss_match(fixup, vars(pre))
+    ours = (
+        f"{pre.n_layers} layers, no warmup, lr {pre.lr:g}, {len(pre.seeds)} seeds, held-out "
+        f"loss: T-Fixup {mean_sd_text(fixup['final_loss'])}, Pre-LN "
+        f"{mean_sd_text(pre.final_loss)}; T-Fixup minus Pre-LN {text}"
+    )
+    quantities = tuple(
+        dataclasses.replace(q, label=f"T-Fixup - Pre-LN {q.label}") for q in quantities
+    )
+    return Finding(ours, from_outcome(outcome), quantities)
+
+
 def check_t6(study) -> Finding:
     dyt, layernorm = study.runs["DyT"], study.runs["LayerNorm"]
     outcome, text, quantities = final_loss_match(dyt, layernorm)
@@ -421,6 +439,19 @@ CLAIMS = register_claims(
         test="T5's 12-block stack, data, lr and 6 seeds, Xavier init, every branch times a "
         "learnable a = 0 at init: loss minus the bigram level, 95% t CI below 0 (T-Fixup's "
         "test in T5)",
+    ),
+    Claim(
+        id="T5c",
+        claim="T-Fixup without a norm matches a normalized Transformer of the same depth",
+        source="Huang et al. 2020 (T-Fixup: no LayerNorm, no warmup, matching or beating the "
+        "normalized models)",
+        paper_value="no number used here (their results are translation BLEU)",
+        notebook=NOTEBOOK,
+        experiments=(ch05_runs.tfixup_study, ch05_runs.deep_preln),
+        check=check_t5c,
+        test="T5's 12-block stack, data, lr 3e-3, no warmup and 6 seeds: held-out loss, T-Fixup "
+        f"minus Pre-LN, paired by seed, 95% t CI below +{LM_MARGIN:g} (non-inferiority, "
+        "LM_MARGIN); declared before the Pre-LN run",
     ),
     Claim(
         id="T6",

@@ -4,7 +4,8 @@
 - `lm_training` (T3-T6): one configuration of the small language model, trained over seeds (it
   also records each block's stream variance and gradient norm, which notebook 06 reads for P5);
   `normalization_study` (6 layers: placement, warmup, no norm, DyT) and `tfixup_study` (12 layers,
-  no norm, no warmup: Xavier vs T-Fixup) bundle the configurations the figures draw.
+  no norm, no warmup: Xavier vs T-Fixup) bundle the configurations the figures draw;
+  `rezero_training` (T5b) and `deep_preln` (T5c) stand beside T-Fixup at its depth.
 - `batchnorm_backward_projection`, `loss_smoothness` (T7): Santurkar et al. 2018.
 """
 
@@ -358,6 +359,15 @@ def tfixup_study(
         for label, init in (("Xavier", "default"), ("T-Fixup", "tfixup"))
     }
     return StudyResult(runs=runs)
+
+
+@experiment
+def deep_preln(
+    *, n_layers: int = 12, lr: float = 3e-3, seeds=tuple(range(6)), steps: int = 200
+) -> LMTrainingResult:
+    """T5c: T5's stack with Pre-LN (Xavier init, no warmup): the normalized model of T-Fixup's
+    depth, on the same data, seeds, rate and steps, so the two pair by seed."""
+    return lm_training(placement="pre", n_layers=n_layers, lr=lr, seeds=seeds, steps=steps)
 
 
 # ---- T7: Santurkar et al. ---------------------------------------------------------------------
