@@ -14,6 +14,7 @@ from lnpaper.chapters.ch07_after_2020.claims import (
     check_o1b,
     check_q1,
     check_q1b,
+    check_q1c,
     failed,
 )
 from lnpaper.chapters.ch07_after_2020.runs import (
@@ -65,6 +66,20 @@ def test_q1_reproduces_fails_and_counts_runs_past_the_limit():
     assert check_q1(sweep(12.0, 12.0, 2.45, 2.45)).verdict == claims.INCONCLUSIVE
     # QK-norm that made things worse on both counts
     assert check_q1(sweep(12.0, 5e4, 2.45, 2.76)).verdict == claims.NOT_REPRODUCED
+
+
+def test_q1c_is_refuted_by_one_run_past_the_limit_that_trained():
+    # every run past 1e4 ended above the unigram level (2.748): the link holds
+    failed_all = check_q1c(sweep(5e4, 12.0, 2.76, 2.45))
+    assert failed_all.verdict == claims.REPRODUCED, failed_all.ours
+    assert "6 passed a layer-0 logit of 1e+04, 6 of them failed (0 diverged)" in failed_all.ours
+    # the same peaks, but the runs trained to 2.70-2.75: the first five refute it
+    trained = check_q1c(sweep(5e4, 12.0, 2.70, 2.45))
+    assert trained.verdict == claims.NOT_REPRODUCED, trained.ours
+    assert "5 trained to below the unigram level" in trained.ours
+    assert trained.quantities[0].value == 5
+    # no run past the limit: the link is not tested
+    assert check_q1c(sweep(12.0, 12.0, 2.45, 2.45)).verdict == claims.INCONCLUSIVE
 
 
 def bounds(final_of_arm, n=6):

@@ -10,7 +10,13 @@ from torch import nn
 from lnpaper import claims, geometry
 from lnpaper.chapters.ch04_invariances import claims as nb_claims
 from lnpaper.chapters.ch04_invariances.runs import adamw_predictions, angle_slopes
-from lnpaper.experiments import adam_geometry, fisher_doubling, gain_metric, sgd_geometry
+from lnpaper.experiments import (
+    adam_geometry,
+    adam_update_geometry,
+    fisher_doubling,
+    gain_metric,
+    sgd_geometry,
+)
 from lnpaper.norms import LayerNorm
 from lnpaper.train import train
 
@@ -320,3 +326,86 @@ def test_the_i5_check_says_partly_and_can_move_both_ways():
         nb_claims.check_i5(dataclasses.replace(agreeing, adam_angles=like_sgd.adam_angles)).verdict
         == claims.PARTLY
     )
+
+
+# ---- I5b: what Adam's step does to the norm --------------------------------------------------
+
+
+def _small_update_run(**changes):
+    arguments = {"configs": ((2e-2, 0.5), (1e-2, 1.0)), "steps": 40, "tail": 10, "hidden": 8,
+                 "seeds": (0, 1), "lags": (1, 3)}  # fmt: skip
+    return adam_update_geometry(**{**arguments, **changes})
+
+
+def test_adam_update_geometry_reads_adam_geometrys_own_runs():
+    update = _small_update_run()
+    same = adam_geometry(init_scales=(1.0, 2.0), window=1, configs=update.configs, steps=40,
+                         tail=10, hidden=8, seeds=(0, 1))  # fmt: skip
+    for c in range(len(update.configs)):
+        # the gradient of a scale-invariant W is orthogonal to it (I3)
+        assert max(abs(v) for v in update.gradient_cos[c]) < 1e-12
+        assert all(v > 0 for v in update.update_size[c])
+        assert all(len(row) == 2 and all(-1 <= v <= 1 for v in row)
+                   for row in update.autocorrelation[c])  # fmt: skip
+        # the same runs: ||W|| before each of the last 10 steps against after each, one step apart
+        assert update.norm[c] == pytest.approx(same.equilibrium_norm[c], rel=3e-2)
+
+
+def test_the_step_read_without_the_decay_is_adams_own_update():
+    """d_t = W_{t+1} - (1 - lr lambda) W_t is -lr m_hat / (sqrt(v_hat) + eps), torch's AdamW step
+    with its decoupled decay taken out."""
+    from lnpaper.chapters.ch04_invariances.runs import _adamw_stacks, _run_stacks
+    from lnpaper.data import digits
+    from lnpaper.train import epoch_batches
+
+    lr, decay = 2e-2, 0.5
+    stacks, groups = _adamw_stacks([(lr, decay)], 3.0, 8, [0, 1])
+    images, labels = digits.load("train")
+    orders = [epoch_batches(len(labels), 64, seed) for seed in (0, 1)]
+    checked = []
+
+    def observe(step, before, after, optimizer):
+        state = optimizer.state[stacks[0][0]]
+        t = float(state["step"])
+        m_hat = state["exp_avg"] / (1 - 0.9**t)
+        v_hat = state["exp_avg_sq"] / (1 - 0.999**t)
+        adam = -lr * m_hat / (v_hat.sqrt() + 1e-8)
+        torch.testing.assert_close(after - (1 - lr * decay) * before, adam, rtol=1e-9, atol=1e-15)
+        checked.append(step)
+
+    _run_stacks(stacks, groups, (0.9, 0.999), images.double(), labels, orders, 5, observe=observe)
+    assert checked == [0, 1, 2, 3, 4]
+
+
+def test_adam_update_geometry_refuses_a_tail_without_room_for_its_lags():
+    with pytest.raises(ValueError, match="tail"):
+        _small_update_run(tail=38)  # 38 + lag 3 > 40 steps
+    with pytest.raises(ValueError, match="lags"):
+        _small_update_run(lags=(0,))
+
+
+def _update_result(radial):
+    """An AdamUpdateResult for one (lr, lambda) and 6 seeds with these radial terms."""
+    from lnpaper.chapters.ch04_invariances.runs import AdamUpdateResult
+
+    n = len(radial)
+    return AdamUpdateResult(
+        seeds=list(range(n)), configs=[[1e-2, 0.5]], elements=2048, steps=800, tail=200,
+        lags=[1, 2], gradient_cos=[[1e-19] * n], momentum_cos=[[0.1] * n],
+        update_cos=[[0.3] * n], radial=[radial], update_size=[[0.05] * n], norm=[[5.8] * n],
+        autocorrelation=[[[0.85, 0.65]] * n],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "radial, verdict",
+    [
+        ([0.01, -0.02, 0.0, 0.02, -0.01, 0.01], claims.REPRODUCED),  # orthogonal steps
+        ([38.0, 37.5, 38.4, 37.9, 38.2, 38.1], claims.NOT_REPRODUCED),  # far outward
+        ([0.05, 0.15, 0.0, 0.2, -0.1, 0.1], claims.INCONCLUSIVE),  # the interval crosses 0.1
+    ],
+)
+def test_the_i5b_check_grades_the_radial_term_against_its_margin(radial, verdict):
+    finding = nb_claims.check_i5b(_update_result(radial))
+    assert finding.verdict == verdict, finding.ours
+    assert "from the balance" in finding.ours and len(finding.quantities) == 1

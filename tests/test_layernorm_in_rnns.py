@@ -1,5 +1,5 @@
-"""Notebook 03's experiments, the small CNN and the checks of R1-R5, R3b and R4b: they measure
-what they say, and the checks can fail."""
+"""Notebook 03's experiments, the small CNN and the checks of R1-R6 with their sub-rows (R3b-R3g,
+R4b, R4c, M4b-M4g): they measure what they say, and the checks can fail."""
 
 import dataclasses
 import math
@@ -762,3 +762,133 @@ def test_m4e_asks_whether_gain_01_buys_ln_what_it_buys_bn(ln_tenth, bn_tenth, ve
     finding = nb_claims.check_m4e(gain_study(ln_tenth, bn_tenth))
     assert finding.verdict == verdict, finding.ours
     assert "permuted" in finding.ours and len(finding.quantities) == 2
+
+
+# ---- issue 22's checks: GRUs at T = 64, small batches, Cooijmans et al. on a stationary input -----
+
+
+def test_r3g_grades_the_grus_at_each_shared_rate_in_both_orders():
+    faster = as_grus(same_best(noisy(FAST, 1), noisy(SLOW, 2))).runs
+    finding = nb_claims.check_r3g(two_orders(faster, faster))
+    assert finding.verdict == claims.REPRODUCED, finding.ours
+    assert [q.label for q in finding.quantities] == [
+        f"{task}, lr {lr:g}, early test NLL, LN-GRU - GRU"
+        for task in ("pixel by pixel", "permuted")
+        for lr in LRS
+    ]
+    slower = as_grus(same_best(noisy(SLOW, 1), noisy(FAST, 2))).runs
+    assert nb_claims.check_r3g(two_orders(slower, slower)).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_r3g(two_orders(faster, slower)).verdict == claims.PARTLY
+
+
+def small_batch_study(ln, bn, size: int, orders: int) -> RecurrentStudyResult:
+    """LSTM, LN-LSTM and BN-LSTM at minibatch `size`, every model best at the same rate."""
+    runs = {"LSTM": arm(noisy(SLOW, 3)), "LN-LSTM": arm(ln), "BN-LSTM": arm(bn)}
+    for run in runs.values():
+        run["batch_size"] = size
+    if orders == 1:
+        return RecurrentStudyResult(form="pixels", orders=[False], runs=runs)
+    return two_orders(runs, runs)
+
+
+@pytest.mark.parametrize(
+    "small, large, verdict",
+    [
+        # LN ahead at batch 4, level at 16: ahead, and by more
+        ((FAST, SLOW), (SLOW, SLOW), claims.REPRODUCED),
+        # level at 4, behind at 16: not ahead, but it gained on BN as the batch shrank
+        ((SLOW, SLOW), (SLOW, FAST), claims.PARTLY),
+        # behind at 4, level at 16
+        ((SLOW, FAST), (SLOW, SLOW), claims.NOT_REPRODUCED),
+    ],
+)
+def test_r6_asks_whether_ln_beats_bn_at_small_batches_and_by_more(small, large, verdict):
+    (ln_small, bn_small), (ln_large, bn_large) = small, large
+    finding = nb_claims.check_r6(
+        small_batch_study(noisy(ln_small, 1, 0.01), noisy(bn_small, 2, 0.01), 4, 1),
+        small_batch_study(noisy(ln_large, 4, 0.01), noisy(bn_large, 5, 0.01), 16, 2),
+    )
+    assert finding.verdict == verdict, finding.ours
+    labels = [q.label for q in finding.quantities]
+    assert labels[:2] == [
+        "batch 4, test NLL, LN-LSTM - BN-LSTM",
+        "(LN - BN) at batch 4 minus at 16",
+    ]
+    assert "batch 16" in finding.ours and "collapsed runs" in finding.ours
+
+
+def stationary_result(per_step, averaged, accuracy_inside=0.97, accuracy_beyond=0.97):
+    """A StationaryStatisticsResult, T_max 8, delay 2, streams of 32, SEEDS seeds: per seed the
+    test NLL at every step, per-step statistics `per_step`, averaged `averaged` (plus noise)."""
+    from lnpaper.chapters.ch03_layernorm_in_rnns.runs import StationaryStatisticsResult
+
+    steps = 30
+    return StationaryStatisticsResult(
+        train_length=8, test_length=32, delay=2, hidden=8, steps=5, seeds=list(range(SEEDS)),
+        loss={"per step": [[per_step + d] * steps for d in noise(1, 0.002)],
+              "averaged": [[averaged + d] * steps for d in noise(2, 0.002)]},
+        accuracy={name: [[accuracy_inside + d] * 6 + [accuracy_beyond + e] * 24
+                         for d, e in zip(noise(3, 0.005), noise(4, 0.005), strict=True)]
+                  for name in ("per step", "averaged")},
+        drift=[[0.1] + [0.03] * 6 for _ in range(SEEDS)],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "averaged, verdict",
+    [(0.10, claims.REPRODUCED), (0.09, claims.INCONCLUSIVE), (0.08, claims.NOT_REPRODUCED)],
+)
+def test_m4f_asks_whether_averaged_statistics_cost_nll_inside_the_training_length(
+    averaged, verdict
+):
+    finding = nb_claims.check_m4f(stationary_result(0.09, averaged))
+    assert finding.verdict == verdict, finding.ours
+    assert "test steps 2-7" in finding.ours and "0.100 at step 1" in finding.ours
+
+
+@pytest.mark.parametrize(
+    "beyond, verdict",
+    [(0.97, claims.REPRODUCED), (0.958, claims.INCONCLUSIVE), (0.90, claims.NOT_REPRODUCED)],
+)
+def test_m4g_asks_whether_the_t_max_rule_keeps_the_accuracy_beyond_t_max(beyond, verdict):
+    finding = nb_claims.check_m4g(stationary_result(0.09, 0.09, accuracy_beyond=beyond))
+    assert finding.verdict == verdict, finding.ours
+    assert "steps 8-31" in finding.ours
+
+
+def test_stationary_statistics_per_step_is_longer_sequences_bn_lstm():
+    """The same training (`_train_on_streams`) and test streams: with per-step statistics the
+    accuracy is longer_sequences' BN-LSTM's, bit for bit; averaged statistics change it."""
+    from lnpaper.experiments import stationary_statistics
+
+    arguments = {"hidden": 8, "steps": 4, "seeds": (0, 1), "test_length": 16}
+    result = stationary_statistics(**arguments)
+    longer = longer_sequences(models=("BN-LSTM",), **arguments)
+    assert result.accuracy["per step"] == longer.accuracy["BN-LSTM"]
+    assert result.loss["per step"] != result.loss["averaged"]
+    assert len(result.drift) == 2 and len(result.drift[0]) == result.train_length - 1
+    assert all(v >= 0 for row in result.drift for v in row)
+
+
+def test_averaging_over_time_leaves_one_set_of_statistics_and_no_drift():
+    from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
+        _average_over_time,
+        _statistic_drift,
+    )
+    from lnpaper.models.recurrent import SeedBatchedClassifier, SequenceClassifier
+
+    models = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        models.append(SequenceClassifier(make_cell("bn-lstm", 4, 6, max_steps=5), 10))
+    model = SeedBatchedClassifier(models)
+    with torch.no_grad():
+        for name in ("norm_hh", "norm_ih", "norm_c"):
+            model.p(f"cell.{name}.running_mean").normal_()
+            model.p(f"cell.{name}.running_var").uniform_(0.5, 2.0)
+    before = model.p("cell.norm_hh.running_mean").clone()
+    assert min(v for row in _statistic_drift(model) for v in row) > 0
+    _average_over_time(model)
+    after = model.p("cell.norm_hh.running_mean")
+    torch.testing.assert_close(after, before.mean(0, keepdim=True).expand_as(before))
+    assert _statistic_drift(model) == [[0.0] * 4, [0.0] * 4]

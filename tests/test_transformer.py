@@ -468,6 +468,27 @@ def test_t5b_rezero_check_reproduces_fails_and_reports_the_gap_to_tfixup():
     assert check_t5b(study, diverges).verdict == claims.NOT_REPRODUCED
 
 
+def test_t5c_grades_tfixup_against_the_pre_ln_of_its_depth():
+    from types import SimpleNamespace
+
+    from lnpaper import claims
+    from lnpaper.chapters.ch05_transformer.claims import check_t5c
+
+    study = tfixup([None] * 10, around(1.55))
+    behind = SimpleNamespace(**fake_run(around(2.03, shift=3), 12))
+    finding = check_t5c(study, behind)
+    assert finding.verdict == claims.REPRODUCED, finding.ours
+    assert finding.quantities[0].label == "T-Fixup - Pre-LN held-out loss"
+    level = SimpleNamespace(**fake_run(around(1.55, shift=3), 12))  # no worse: a match
+    assert check_t5c(study, level).verdict == claims.REPRODUCED
+    close = SimpleNamespace(**fake_run(around(1.535, shift=3), 12))  # its interval crosses +0.02
+    assert check_t5c(study, close).verdict == claims.INCONCLUSIVE
+    ahead = SimpleNamespace(**fake_run(around(1.40, shift=3), 12))
+    assert check_t5c(study, ahead).verdict == claims.NOT_REPRODUCED
+    fixup_diverged = tfixup([None] * 10, [None, *around(1.55)[1:]])
+    assert check_t5c(fixup_diverged, behind).verdict == claims.NOT_REPRODUCED
+
+
 @pytest.mark.parametrize("diverged", [(), (0, 1, 2, 3, 4, 5), (1, 4)])
 def test_the_t5_figure_draws_xavier_runs_that_diverge_or_stay_finite(diverged):
     """Whether a Xavier run stops being finite depends on the numeric path: the figure must draw

@@ -754,10 +754,15 @@ def adam_update_geometry(
     size lr^2 C, and uncorrelated from step to step (cos(d_t, d_{t-k})); and, to tell the two
     causes of a radial part apart, the momentum's own cosine with W_t (before Adam's
     per-coordinate division) and the gradient's."""
+    lags = [int(k) for k in lags]
+    if not lags or min(lags) < 1 or not 0 < tail <= steps - max(lags):
+        raise ValueError(
+            f"need lags >= 1 and 0 < tail <= steps - max(lags), got lags {lags}, tail {tail}, "
+            f"steps {steps}"
+        )
     images, labels = digits.load("train")
     images = images.double()
     seeds = [int(s) for s in seeds]
-    lags = [int(k) for k in lags]
     stacks, groups = _adamw_stacks(configs, init_scale, hidden, seeds)
     orders = [epoch_batches(len(labels), batch, seed) for seed in seeds] * len(configs)
     rates = torch.tensor([lr for lr, _ in configs], dtype=torch.float64)

@@ -9,6 +9,7 @@ from lnpaper.chapters.ch07_after_2020.runs import LOGIT_LIMIT, qk_summary
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     IDENTITY,
+    INCONCLUSIVE,
     Claim,
     Finding,
     aggregate,
@@ -103,7 +104,9 @@ def check_q1c(sweep) -> Finding:
     )
     n = sum(len(peaks) for peaks in none["peak_logit"].values())
     quantities = (count(f"runs past a logit of {LOGIT_LIMIT:.0e} that trained", len(trained), n),)
-    return Finding(ours, verdict(bool(past) and not trained), quantities)
+    if not past:  # no run reached the limit: the link is not tested
+        return Finding(ours, INCONCLUSIVE, quantities)
+    return Finding(ours, verdict(not trained), quantities)
 
 
 def _capped_final(run) -> list:
@@ -264,7 +267,8 @@ CLAIMS = register_claims(
         check=check_q1c,
         test="Q1's runs without QK-norm: every run whose largest layer-0 logit (sampled every 20 "
         "steps) passed 1e4 failed, diverged or ended at or above the unigram level; reproduced if "
-        "all did, not reproduced if any trained; added after Q1's counts were seen (review b10)",
+        "all did, not reproduced if any trained, inconclusive if none passed; added after Q1's "
+        "counts were seen (review b10)",
     ),
     Claim(
         id="Q1b",
