@@ -50,7 +50,7 @@
 # and 300 test images. What carries over is the direction of each claim, not its numbers.
 #
 # **Run time.** The training results are read from the record in `results/`, so the notebook runs
-# in seconds. A live run (`LNPAPER_RECORD=off`) trains its 460-odd small networks again (each
+# in seconds. A live run (`LNPAPER_RECORD=off`) trains its 700-odd small networks again (each
 # model's runs batched into one), which takes several minutes on one CPU core.
 
 # %%
