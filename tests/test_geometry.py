@@ -390,9 +390,10 @@ def _update_result(radial):
 
     n = len(radial)
     return AdamUpdateResult(
-        seeds=list(range(n)), configs=[[1e-2, 0.5]], elements=2048, steps=800, tail=200,
-        lags=[1, 2], gradient_cos=[[1e-19] * n], momentum_cos=[[0.1] * n],
-        update_cos=[[0.3] * n], radial=[radial], update_size=[[0.05] * n], norm=[[5.8] * n],
+        seeds=list(range(n)), configs=[[1e-2, 0.5]], betas=[0.9, 0.999], elements=2048,
+        steps=800, tail=200, lags=[1, 2], gradient_cos=[[1e-19] * n], momentum_cos=[[0.1] * n],
+        update_cos=[[0.3] * n], radial=[radial], momentum_radial=[[15.0] * n],
+        update_size=[[0.05] * n], norm=[[5.8] * n],
         autocorrelation=[[[0.85, 0.65]] * n],
     )  # fmt: skip
 
@@ -409,3 +410,13 @@ def test_the_i5b_check_grades_the_radial_term_against_its_margin(radial, verdict
     finding = nb_claims.check_i5b(_update_result(radial))
     assert finding.verdict == verdict, finding.ours
     assert "from the balance" in finding.ours and len(finding.quantities) == 1
+    assert "the mean field's 18.0" in finding.ours and "(mean field 0.053)" in finding.ours
+
+
+def test_the_momentum_mean_field_balances_to_the_norm_formula():
+    """2 b1 / (1 - b1) and (1 - b1) / (1 + b1): their (1 + radial) x size is 1 at every b1, so
+    the balance gives I5's ||W||^2 = lr C / (2 lambda); without momentum the step is orthogonal."""
+    for beta1 in (0.0, 0.5, 0.9, 0.99):
+        field = nb_claims.momentum_mean_field(beta1)
+        assert (1 + field["radial"]) * field["size"] == pytest.approx(1.0, rel=1e-12)
+    assert nb_claims.momentum_mean_field(0.0) == {"radial": 0.0, "size": 1.0}

@@ -715,6 +715,7 @@ def _run_stacks(stacks, groups, betas, images, labels, orders, steps, observe=No
 class AdamUpdateResult:
     seeds: list
     configs: list  # [(lr, lambda)], adam_geometry's
+    betas: list  # Adam's (beta1, beta2), adam_geometry's
     elements: int  # C
     steps: int
     tail: int
@@ -724,6 +725,10 @@ class AdamUpdateResult:
     momentum_cos: list  # cos(-m_t, W_t): the radial part of the momentum alone
     update_cos: list  # cos(d_t, W_t), d_t = Adam's step without the decay
     radial: list  # 2 <W_t, d_t> / ||d_t||^2: what the step adds to ||W||^2, in units of ||d_t||^2
+    # the same for the step Adam would take with one divisor for all of W (sqrt of the mean of
+    # v_hat): the momentum's own radial term, before the per-coordinate division (added after the
+    # first run, to split the radial term between the momentum and the division)
+    momentum_radial: list
     update_size: list  # ||d_t||^2 / (lr^2 C): 1 in the equilibrium's derivation
     norm: list  # ||W_t||
     autocorrelation: list  # [config][seed][lag]: cos(d_t, d_{t-k})
@@ -765,6 +770,7 @@ def adam_update_geometry(
     seeds = [int(s) for s in seeds]
     stacks, groups = _adamw_stacks(configs, init_scale, hidden, seeds)
     orders = [epoch_batches(len(labels), batch, seed) for seed in seeds] * len(configs)
+    betas = (0.9, 0.999)
     rates = torch.tensor([lr for lr, _ in configs], dtype=torch.float64)
     decays = torch.tensor([decay for _, decay in configs], dtype=torch.float64)
     shrink = (1 - rates * decays).repeat_interleave(len(seeds))[:, None, None]
@@ -787,15 +793,26 @@ def adam_update_geometry(
             return
         gradient = torch.cat([w.grad for w in first])
         momentum = torch.cat([optimizer.state[w]["exp_avg"] for w in first])
+        t = float(optimizer.state[first[0]]["step"])
+        second = torch.cat([optimizer.state[w]["exp_avg_sq"] for w in first]) / (1 - betas[1] ** t)
+        uniform = (
+            -lr_per_model[:, None, None]
+            * (momentum / (1 - betas[0] ** t))
+            / (second.flatten(1).mean(1).sqrt()[:, None, None] + 1e-8)
+        )  # Adam's step with one divisor per model
         add("gradient_cos", _cosine(gradient, before))
         add("momentum_cos", _cosine(-momentum, before))
         add("update_cos", _cosine(update, before))
         add("radial", 2 * (update * before).flatten(1).sum(1) / update.flatten(1).pow(2).sum(1))
+        add(
+            "momentum_radial",
+            2 * (uniform * before).flatten(1).sum(1) / uniform.flatten(1).pow(2).sum(1),
+        )
         add("update_size", update.flatten(1).pow(2).sum(1) / (lr_per_model**2 * elements))
         add("norm", before.flatten(1).norm(dim=1))
         add("autocorrelation", torch.stack([_cosine(update, past[-1 - k]) for k in lags], 1))
 
-    _run_stacks(stacks, groups, (0.9, 0.999), images, labels, orders, steps, observe=observe)
+    _run_stacks(stacks, groups, betas, images, labels, orders, steps, observe=observe)
 
     def per_config(total):  # (models, ...) summed over the tail -> [config][seed]...
         return (total / tail).view(len(configs), len(seeds), *total.shape[1:]).tolist()
@@ -803,6 +820,7 @@ def adam_update_geometry(
     return AdamUpdateResult(
         seeds=seeds,
         configs=[list(c) for c in configs],
+        betas=list(betas),
         elements=elements,
         steps=steps,
         tail=tail,
