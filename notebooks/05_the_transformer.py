@@ -419,7 +419,8 @@ figures.without_normalization(study)
 # normalization fails to train without warmup, and with warmup trains, well behind the normalized
 # model. The arm with warmup is the one nearer the source's setting, so our runs do not show the
 # source's failure there; they do not rule it out at its scale, its 6+6 layers and its tens of
-# thousands of steps either.
+# thousands of steps either. These runs serve several claims, and under Holm's correction within
+# them (CLAIMS.md), T4 would be `inconclusive`.
 #
 # ## T5 · T-Fixup: an initialization instead of a norm
 #
@@ -705,7 +706,7 @@ figures.loss_smoothness(smooth)
 # | T-Fixup | up to 200 layers | 12 layers |
 #
 # The claims are checked in direction and mechanism, not in their numbers: BLEU 8.45 against 34 has
-# no counterpart in a toy language, but "stalls at the unigram level without warmup, trains with it"
+# no counterpart in a toy language, but "stalls near the uniform level without warmup, trains with it"
 # is the same failure in miniature.
 #
 # ## Claims checked here

@@ -240,7 +240,8 @@ figures.rmsnorm_curves(study)
 #
 # ## P3 · Speed, honestly
 #
-# The paper's abstract promises a 7%-64% reduction in running time. Read the table behind it: the
+# The paper's abstract promises a 7%-64% reduction in running time. Read the table behind it (values
+# as quoted by secondary sources from the paper's v1, not checked against its table here): the
 # 64% (63.9%) is *pRMSNorm* on an order-embedding model in Theano; RMSNorm itself ranged from 6.9%
 # (Transformer on a V100) to 40.8% (order embeddings), with RNNSearch at 24.7% in TensorFlow, 34.0%
 # in Theano and 11.0% in PyTorch. All GPU wall time, and the same model saved different amounts in
@@ -522,12 +523,12 @@ claims.expect(p4_finding, claims.PARTLY)
 # | Post-LN | $x_{l+1} = \mathrm{Norm}(x_l + F(x_l))$ | normalized after every sublayer |
 # | Pre-LN | $x_{l+1} = x_l + F(\mathrm{Norm}(x_l))$, final Norm | never normalized in the stack |
 # | Peri-LN; Gemma 2 sandwich | $x_{l+1} = x_l + \mathrm{Norm}(F(\mathrm{Norm}(x_l)))$, final Norm | never normalized |
-# | reordered (OLMo 2, not run) | $x_{l+1} = x_l + \mathrm{Norm}(F(x_l))$, final Norm | never normalized |
-# | DeepNorm (not run) | $x_{l+1} = \mathrm{LN}(\alpha x_l + F(x_l))$, $\alpha > 1$ | normalized |
+# | reordered (OLMo 2; notebook 07's O1) | $x_{l+1} = x_l + \mathrm{Norm}(F(x_l))$, final Norm | never normalized |
+# | DeepNorm (notebook 07, D1) | $x_{l+1} = \mathrm{LN}(\alpha x_l + F(x_l))$, $\alpha > 1$ | normalized |
 #
 # Post-LN is the 2017 Transformer's; Pre-LN was in use before Xiong et al. (2020) explained why it
 # trains without warmup (notebook 05); DeepNorm adds a down-scaled initialization and is another
-# branch, not run here. The third row has two lineages. "Sandwich" is the older name: CogView's
+# branch, checked in notebook 07 (D1). The third row has two lineages. "Sandwich" is the older name: CogView's
 # Sandwich-LN, and the pre- and post-sublayer norms of Gemma 2. "Peri-LN" is Kim et al.'s (2025),
 # who studied the placement as such, up to 3.2B parameters.
 #

@@ -55,7 +55,7 @@ def _standardize(x: np.ndarray, axis: int, eps: float) -> tuple[np.ndarray, np.n
     if scale is not None:  # the same function on a / s; rows with s = 1 come out unchanged
         x_hat, inv_std = _standardize(x / scale, axis, eps / scale / scale)
         return x_hat, inv_std / scale
-    inv_std = 1.0 / np.sqrt(var + eps)  # eps inside the square root, as torch and the authors do
+    inv_std = 1.0 / np.sqrt(var + eps)  # eps inside the sqrt, as torch and the authors' Theano do
     return centered * inv_std, inv_std
 
 
@@ -104,7 +104,8 @@ def layer_norm_backward(dy, x, gain, eps: float = 1e-5):
 
 
 def _rms_scale(x: np.ndarray, eps: float) -> np.ndarray:
-    """1 / RMS(a) with RMS(a) = sqrt((1/n) sum_i a_i^2 + eps) (Zhang & Sennrich 2019)."""
+    """1 / RMS(a) with RMS(a) = sqrt((1/n) sum_i a_i^2 + eps): Zhang & Sennrich 2019's RMS has no
+    eps; torch.nn.RMSNorm puts it inside the sqrt, as here."""
     with np.errstate(over="ignore"):  # an overflow is redone below
         mean_square = (x**2).mean(axis=-1, keepdims=True)
     scale = _overflow_scale(mean_square, x, -1)

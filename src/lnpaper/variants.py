@@ -37,8 +37,9 @@ def unbiased_var_eps_inside(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
 
 
 def rms_eps_outside_sqrt(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    """a / (RMS(a) + eps): RMSNorm with eps on the RMS, as some codebases wrote it (GPT-NeoX until
-    2025, OLMo's first version); torch.nn.RMSNorm and Llama's code put it inside the sqrt."""
+    """a / (RMS(a) + eps): RMSNorm with eps on the RMS, as some codebases wrote it (the RMSNorm
+    authors' PyTorch code, bzhangGo/rmsnorm, and GPT-NeoX until 2025); torch.nn.RMSNorm and
+    Llama's code put it inside the sqrt."""
     return x / (x.pow(2).mean(dim=-1, keepdim=True).sqrt() + eps)
 
 

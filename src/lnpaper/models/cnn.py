@@ -1,4 +1,4 @@
-"""The small convolutional net of notebook 03's coda (Ba et al. 2016, Sec. 6, CNN, "preliminary").
+"""The small convolutional net of notebook 03's coda (Ba et al. 2016, Sec. 6.7, CNN, "preliminary").
 
 The paper reports that on a CNN LayerNorm beats no normalization while BatchNorm beats LayerNorm,
 and gives no setup. This one reads the 8 x 8 digits:

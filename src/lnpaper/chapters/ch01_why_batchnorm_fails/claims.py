@@ -371,7 +371,8 @@ CLAIMS = register_claims(
     ),
     Claim(
         id="M5b",
-        claim="BatchNorm (the paper's: unbiased batch variance, every layer) degrades at batch 4",
+        claim="BatchNorm (the paper's: every layer normalized; the unbiased batch variance it uses "
+        "at batch 4, here at both sizes) degrades at batch 4",
         source=f"{BA_2016}, Sec. 6.6",
         paper_value="figure only (MNIST 784-1000-1000-10, batch 128 vs 4)",
         notebook=NOTEBOOK,

@@ -142,8 +142,9 @@ def recurrent_training(result) -> Figure:
     prediction and so one NLL per digit), each model at its own best learning rate of the grid
     (chosen on the validation split): Adam, the same seeds and minibatches for every model; mean
     over seeds, band from min to max. Right: the validation score that chose the rate, the mean
-    validation NLL over the run, at every rate of the grid. Claim R3 compares the models over the
-    first quarter of training."""
+    validation NLL over the run, at every rate of the grid. Claim R3d compares the models so,
+    each at its own best rate, over the first quarter of training; R3 compares them at each
+    shared rate."""
     s = training_summary(result)
     fig = style.new_figure(2, 4.0)
     curve_ax, grid_ax = fig.subplots(1, 2)

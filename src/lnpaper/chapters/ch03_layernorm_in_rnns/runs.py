@@ -924,7 +924,7 @@ def cnn_coda(
     seeds=tuple(range(10)),
     eval_every: int = 20,
 ) -> CNNResult:
-    """R5 (Ba et al. 2016, Sec. 6, "preliminary" CNN experiment): `SmallCNN` with no norm, BatchNorm
+    """R5 (Ba et al. 2016, Sec. 6.7, "preliminary" CNN experiment): `SmallCNN` with no norm, BatchNorm
     or LayerNorm, the same optimizer, steps, seeds and minibatches, on the digits as they are and
     framed by a blank margin.
 

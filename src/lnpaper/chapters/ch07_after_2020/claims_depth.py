@@ -337,7 +337,7 @@ CLAIMS = register_claims(
         claim="Pre-LN shrinks the gradients of deep layers, Post-LN those of early layers; "
         "Mix-LN's are more uniform",
         source="Li, Yin, Liu 2025, Mix-LN (ICLR 2025, arXiv:2412.13795)",
-        paper_value="gradient-norm profiles of LLaMA-scale models; perplexity gains up to 1B",
+        paper_value="gradient-norm profiles of LLaMA-scale models; perplexity gains from 70M to 7B (v2 abstract)",
         notebook=NOTEBOOK,
         experiments=(ch07_runs_depth.gradient_profile,),
         check=check_x1,
