@@ -270,6 +270,37 @@ def check_l1(result) -> Finding:
     return Finding(ours, mechanism_only(outcomes), tuple(quantities))
 
 
+def check_l1d(result, control) -> Finding:
+    """The curse as Pre-LN's own (issue 22, b1), declared before the control's run: per seed, the
+    deeper half's skip-loss minus the shallower half's, Pre-LN's minus Peri-LN's (the same seeds
+    and data), below 0: Pre-LN's deep blocks matter less, relative to its shallow ones, than
+    Peri-LN's do. Shown: each arm's own gap and the last stream's variance."""
+    quantities, diverged = _l1_diverged(result)
+    more, diverged_control = _l1_diverged(control)
+    quantities += more
+    if diverged or diverged_control:
+        return diverged or diverged_control
+    parts, outcomes = [], []
+
+    def gap(arm, study):
+        skip = study.skip_loss_trained[arm]
+        return [d - s for d, s in zip(deep_half_mean(skip), shallow_half_mean(skip), strict=True)]
+
+    pre, peri = gap("pre", result), gap("peri", control)
+    _part("skip-loss gap (deeper half - shallower half), Pre-LN - Peri-LN", pre, peri, "lower",
+          quantities, parts, outcomes, unit="nats")  # fmt: skip
+    shown = "; ".join(
+        f"{ARM_NAMES[arm]} gap {stats.paired_difference(values, [0.0] * len(values)).text()}, "
+        f"last stream variance {statistics.fmean(v[-1] for v in study.variance_trained[arm]):.3g}"
+        for arm, values, study in (("pre", pre, result), ("peri", peri, control))
+    )
+    ours = (
+        f"{result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
+        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + f". Shown: {shown}"
+    )
+    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+
+
 def check_l1b(result) -> Finding:
     """The fix, after training, with the scaling minus without, paired by seed: the deeper half's
     angular distance larger and their skip-loss larger (the deep blocks restored). Shown, not
@@ -368,6 +399,21 @@ CLAIMS = register_claims(
         test="the L1 runs, with the scaling minus without, paired t 95%: deeper half's angular "
         "distance > 0 and deeper half's skip-loss > 0; the last stream's log variance and the "
         "held-out loss shown, not graded",
+    ),
+    Claim(
+        id="L1d",
+        claim="the curse of depth is Pre-LN's own: its deep blocks matter less, next to its "
+        "shallow ones, than in a stack whose blocks are normalized on the way out",
+        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
+        paper_value="Pre-LN's output variance grows with depth, so its deep blocks act close to "
+        "the identity",
+        notebook=NOTEBOOK,
+        experiments=(ch07_runs_depth.layer_scaling_study, ch07_runs_depth.curse_control),
+        check=check_l1d,
+        test="L1's Pre-LN runs against Peri-LN on the same model, data, seeds (6), rate and steps "
+        "(100), after training: per seed, (deeper half's mean skip-loss - shallower half's), "
+        "Pre-LN minus Peri-LN, paired t 95% CI below 0; the mechanism only, so at most 'partly'; "
+        "declared before the Peri-LN run (issue 22, b1: L1 had no control arm)",
     ),
     Claim(
         id="L1c",

@@ -18,7 +18,7 @@ arms are paired by seed.
 - `layer_scaling_study` (L1): Pre-LN with and without LayerNorm Scaling's 1 / sqrt(l): the
   stream's variance per block, the angular distance between consecutive blocks' inputs and the
   loss change when one block is skipped, at init and after training; `layer_scaling_long` (L1c)
-  the same trained three times as long.
+  the same trained three times as long; `curse_control` (L1d) the same with Peri-LN.
 """
 
 import math
@@ -43,6 +43,7 @@ ARMS = {
     "deepnorm": {"placement": "post", "deepnorm": True},
     "mix": {"placement": "mix"},
     "layer_scaling": {"placement": "pre", "layer_scaling": True},
+    "peri": {"placement": "peri"},  # L1d's control: the stream is never normalized either
 }
 ARM_NAMES = {
     "post": "Post-LN",
@@ -51,6 +52,7 @@ ARM_NAMES = {
     "deepnorm": "DeepNorm",
     "mix": "Mix-LN",
     "layer_scaling": "LN-Scaling",
+    "peri": "Peri-LN",
 }
 PROBE_SEED = 10_000  # + seed: A2's input batch
 PROFILE_SEED = 20_000  # + seed: Admin's profiling batch, not the batch it is measured on
@@ -421,7 +423,7 @@ def layer_scaling_study(
 ) -> LayerScalingResult:
     """L1: Pre-LN with and without 1 / sqrt(l) on every block's input norms, Adam without warmup;
     `depth_use` on the 256 held-out sequences at init and after training."""
-    arms = check_arms(arms, ("pre", "layer_scaling"))
+    arms = check_arms(arms, ("pre", "layer_scaling", "peri"))
     language = SyntheticLanguage()
     seeds = [int(s) for s in seeds]
     next_batch = batches(seeds, steps=steps, batch_size=batch_size, length=length)
@@ -451,6 +453,14 @@ def layer_scaling_study(
 # needs (sqrt(l) - 1)/lr steps to give it back: 140 for block 2, 610 for block 8 at lr 3e-3. The
 # weights after the norm can compensate sooner. 300 steps is what the budget allows.
 L1_LONG_STEPS = 300
+
+
+@experiment
+def curse_control(*, seeds=tuple(range(6))) -> LayerScalingResult:
+    """L1d (issue 22, b1: L1 lacks a control arm): `layer_scaling_study`'s model, data, seeds,
+    rate and steps with Peri-LN, whose norms on each sublayer's output keep what a block adds at
+    unit scale while the stream, as in Pre-LN, is never normalized."""
+    return layer_scaling_study(arms=("peri",), seeds=seeds)
 
 
 @experiment
