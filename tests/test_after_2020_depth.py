@@ -231,3 +231,34 @@ def test_l1_is_the_curse_and_l1b_the_fix_each_graded_on_its_own():
     )
     flat = [0.05] * 8
     assert depth_claims.check_l1(l1_result(flat[::-1], flat, angle, wider)).verdict != claims.PARTLY
+
+
+def control_result(skip_peri, seeds=6):
+    """A curse_control result: the Peri-LN arm alone, with l1_result's wobble, and a shift of the
+    deeper half that differs from seed to seed and averages 0."""
+    from types import SimpleNamespace
+
+    shift = [0.004, -0.003, 0.002, -0.004, 0.003, -0.002][:seeds]
+    skip = [[v * (1 + 0.02 * ((s + b) % 3)) + (shift[s] if b >= 4 else 0.0)
+             for b, v in enumerate(skip_peri)] for s in range(seeds)]  # fmt: skip
+    return SimpleNamespace(
+        seeds=list(range(seeds)), arms=["peri"], n_layers=8, lr=3e-3, steps=100,
+        final_loss={"peri": [2.0 + 0.01 * s for s in range(seeds)]},
+        skip_loss_trained={"peri": skip},
+        variance_trained={"peri": [[1.0 + 0.5 * b for b in range(8)] for _ in range(seeds)]},
+    )  # fmt: skip
+
+
+def test_l1d_asks_whether_pre_ln_s_deep_blocks_matter_less_than_peri_ln_s():
+    cursed = [0.3, 0.2, 0.1, 0.08, 0.02, 0.01, 0.01, 0.005]
+    even = [0.3, 0.2, 0.15, 0.12, 0.12, 0.11, 0.1, 0.1]
+    angle = [0.3, 0.2, 0.1, 0.05, 0.04, 0.03, 0.02, 0.02]
+    pre = l1_result(cursed, cursed, angle, angle)
+    found = depth_claims.check_l1d(pre, control_result(even))
+    assert found.verdict == claims.PARTLY, found.ours  # the mechanism only: at most partly
+    assert "Peri-LN gap" in found.ours and "last stream variance" in found.ours
+    assert depth_claims.check_l1d(pre, control_result(cursed)).verdict == claims.INCONCLUSIVE
+    reversed_curse = l1_result(even, even, angle, angle)
+    assert depth_claims.check_l1d(reversed_curse, control_result(cursed)).verdict == (
+        claims.NOT_REPRODUCED
+    )

@@ -265,7 +265,7 @@ def check_l1(result) -> Finding:
     ours = (
         f"Pre-LN, {result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
         f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + ". No control arm "
-        "(Post-LN or Peri-LN) was run, so the profile is not attributed to Pre-LN"
+        "in this study, so the profile is not attributed to Pre-LN here (L1d adds Peri-LN)"
     )
     return Finding(ours, mechanism_only(outcomes), tuple(quantities))
 
@@ -389,18 +389,6 @@ CLAIMS = register_claims(
         "(split from L1b after the second review)",
     ),
     Claim(
-        id="L1b",
-        claim="Scaling each norm's output by 1/sqrt(l) restores the deep blocks",
-        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
-        paper_value="perplexity gains from 130M to 7B",
-        notebook=NOTEBOOK,
-        experiments=(ch07_runs_depth.layer_scaling_study,),
-        check=check_l1b,
-        test="the L1 runs, with the scaling minus without, paired t 95%: deeper half's angular "
-        "distance > 0 and deeper half's skip-loss > 0; the last stream's log variance and the "
-        "held-out loss shown, not graded",
-    ),
-    Claim(
         id="L1d",
         claim="the curse of depth is Pre-LN's own: its deep blocks matter less, next to its "
         "shallow ones, than in a stack whose blocks are normalized on the way out",
@@ -414,6 +402,18 @@ CLAIMS = register_claims(
         "(100), after training: per seed, (deeper half's mean skip-loss - shallower half's), "
         "Pre-LN minus Peri-LN, paired t 95% CI below 0; the mechanism only, so at most 'partly'; "
         "declared before the Peri-LN run (issue 22, b1: L1 had no control arm)",
+    ),
+    Claim(
+        id="L1b",
+        claim="Scaling each norm's output by 1/sqrt(l) restores the deep blocks",
+        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
+        paper_value="perplexity gains from 130M to 7B",
+        notebook=NOTEBOOK,
+        experiments=(ch07_runs_depth.layer_scaling_study,),
+        check=check_l1b,
+        test="the L1 runs, with the scaling minus without, paired t 95%: deeper half's angular "
+        "distance > 0 and deeper half's skip-loss > 0; the last stream's log variance and the "
+        "held-out loss shown, not graded",
     ),
     Claim(
         id="L1c",
