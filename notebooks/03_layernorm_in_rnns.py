@@ -793,7 +793,12 @@ figures.sequential_digits(pixels)
 # separately, is ahead of the LSTM and the LN-LSTM in both orders (over the run, LN-GRU minus LN-LSTM -0.239
 # [-0.399, -0.079] and -0.407 [-0.565, -0.249]; minus the LSTM -0.172 [-0.307, -0.038] and -0.251
 # [-0.481, -0.021]), though not ahead of the BN-LSTM (LN-GRU minus BN-LSTM -0.078 [-0.253,
-# +0.098] and +0.049 [-0.108, +0.206]). The next section runs the plain GRU beside it.
+# +0.098] and +0.049 [-0.108, +0.206]). The next section runs the plain GRU beside it. Two checks
+# would test the input-term suspect directly and are not run here: an LN-LSTM without LayerNorm
+# on $W_x x_t$, or fed two or more pixels per step; and the DRAW variant with LayerNorm on $c_t$
+# only (supplement Eq. 29-31). Nor is the gradient's size through time,
+# $\lVert \partial L / \partial h_t \rVert$ against $t$, measured in the trained nets, which
+# would test Sec. 3.1's premise beyond R2's initialization.
 #
 # Test sequences 16 blank pixels longer than training: every model falls to 8-13% accuracy, chance
 # for ten classes. The readout was trained on $h_{64}$ alone, and 16 more steps of a recurrence that

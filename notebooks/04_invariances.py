@@ -633,7 +633,10 @@ figures.fisher_doubling(fisher)
 #   not real.
 #
 # The derivation is for one normalized GLM layer; the paper extends it to deep networks through a
-# block-diagonal approximation of the Fisher matrix, which this notebook does not test.
+# block-diagonal approximation of the Fisher matrix, which this notebook does not test. Nor does
+# it test the other reading of "1/2": several WeightNorm units under one softmax, only $w_1$
+# doubled, where the cross blocks $F_{w_1 w_j}$ ($j \ne 1$) would change by exactly 1/2, the
+# factor $g_i g_j / (\sigma_i \sigma_j)$ of the paper's $\bar F_{ij}$.
 #
 # ## Learning the magnitude of the incoming weights (I6)
 #

@@ -244,7 +244,9 @@ figures.deepnorm_update(d1)
 # loss stays near the uniform level (notebook 05 saw the same at 200 steps), while DeepNorm,
 # with the same norm after the residual sum and no warmup, trains. That is what the bound
 # predicts; the depth it was built for (hundreds of blocks) is not reachable here, so the verdict
-# is `partly`: the mechanism, not the 1,000 layers.
+# is `partly`: the mechanism, not the 1,000 layers. Which half of DeepNorm bounds the first update,
+# $\alpha$ on the stream or $\beta$ on the initialization, would take an arm with each alone (and
+# a Pre-LN arm beside them); they are not run.
 #
 # ### X1 · Mix-LN: Post-LN below, Pre-LN above
 #
@@ -639,7 +641,8 @@ claims.expect(g1b_finding, claims.REPRODUCED)
 # the $1 + w$ model ends 0.008 nats lower on average (0.005 to 0.010), lower on 18 of the 20 seeds,
 # a small but clear gap (**G1b**), at a decay five times the usual 0.1 and on a four-block model. So one
 # reading of Gemma's choice, that it makes weight decay on the gains harmless, holds here; whether
-# it matters at the decays used in practice, this run does not say.
+# it matters at the decays used in practice, this run does not say, and neither arm is compared
+# with the common practice of excluding the gains from weight decay altogether.
 #
 # ## What the norm computes: the redundant mean, the backward pass, a pointwise replacement
 #
@@ -924,7 +927,8 @@ figures.after_dyt(after)
 # `Llama4TextL2Norm`, $x / \sqrt{\mathrm{mean}(x^2) + \epsilon}$ (an RMSNorm without a gain, not
 # a unit-length $\ell_2$ norm), and it normalizes queries and keys only in its RoPE layers.
 # OLMo 2's z-loss ($10^{-5}$) is a term of its training loss, not of the forward pass; the other
-# rows' training losses are not compared here.
+# rows' training losses are not compared here. Wortsman et al.'s second instability, the output
+# logits drifting apart, and the z-loss they fight it with, are not run in this notebook.
 #
 # **Not covered here.** Work this notebook names but does not run, each beside the claim it bears
 # on, listed from the second review's pointers and not read for this notebook: NormFormer's extra
