@@ -25,13 +25,23 @@ g has trained away from a constant, and no change of the writers' weights remove
 
 `zero_mean_rmsnorm(model)` does both on a copy and returns an RMSNorm model with the same outputs
 (tested in float64 in tests/test_zero_mean.py). The equivalence is exact at one set of weights;
-whether it survives training (the centered gradients differ from the original's) is an experiment.
+whether it survives training is an experiment (`zero_mean_drift`, `constrained_drift`). Two options
+take the rewrite apart for that (notebook 07, E1c):
+
+- `keep_writers_centered`: every writer is stored free, w~, and used centered, w = w~ - mean(w~)
+  (`Centered`, a parametrization), so the stream stays zero-mean whatever training does, and the
+  gradient w~ receives is the centered gradient. Without it the writers are centered once and then
+  train freely.
+- `zero_mean_rmsnorm(model, fold_biases=False)`: each LayerNorm becomes g * x / RMS(x) + b
+  (`BiasedRMSNorm`), keeping its bias b as a parameter of its own instead of folding it into the
+  readers' biases.
 """
 
 import copy
 
 import torch
 from torch import nn
+from torch.nn.utils import parametrize
 
 from lnpaper.models.transformer import TransformerLM
 from lnpaper.norms import LayerNorm, RMSNorm
@@ -72,11 +82,68 @@ def center_residual_writers(model: TransformerLM) -> TransformerLM:
     return model
 
 
-def _as_rmsnorm(layer_norm: LayerNorm) -> RMSNorm:
-    rms = RMSNorm(layer_norm.normalized_shape, eps=layer_norm.eps)  # the same eps, inside the sqrt
-    rms = rms.to(layer_norm.weight.dtype)
+class Centered(nn.Module):
+    """The parametrization w = w~ - mean(w~) over `dim`: the module stores w~ and computes with w,
+    whose mean over `dim` is 0 whatever w~ is; the gradient w~ gets is the centered gradient."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, stored: torch.Tensor) -> torch.Tensor:
+        return stored - stored.mean(dim=self.dim, keepdim=True)
+
+
+def _writers(model: TransformerLM):
+    """(module, tensor name, axis its mean is taken over) for every write to the stream."""
+    yield model.token_embedding, "weight", 1  # each row e -> e - mean(e)
+    yield model, "position_embedding", 1
+    for block in model.blocks:
+        for projection in (block.attn.out, block.ffn.w2):
+            yield projection, "weight", 0  # d_out x d_in: over the output axis
+            yield projection, "bias", 0
+
+
+@torch.no_grad()
+def keep_writers_centered(models: list[TransformerLM]) -> list[TransformerLM]:
+    """Copies of rewritten `models` (writers already centered) whose writers are computed from
+    centered weights (`Centered`), so each stream stays zero-mean through training. torch makes a
+    new module class for every parametrized module, and a population must share one class: the
+    copies are made from one parametrized template and given each model's weights."""
+    template = copy.deepcopy(models[0])
+    for module, name, dim in _writers(template):
+        parametrize.register_parametrization(module, name, Centered(dim))
+    kept = []
+    for model in models:
+        copied = copy.deepcopy(template)
+        copied.load_state_dict(model.state_dict(), strict=False)  # all but the writers
+        for (target, name, _), (source, _, _) in zip(
+            _writers(copied), _writers(model), strict=True
+        ):
+            getattr(target.parametrizations, name).original.copy_(getattr(source, name))
+        kept.append(copied)
+    return kept
+
+
+class BiasedRMSNorm(RMSNorm):
+    """g * x / RMS(x) + b: RMSNorm that keeps LayerNorm's bias b as its own parameter."""
+
+    def __init__(self, normalized_shape, eps: float | None = None):
+        super().__init__(normalized_shape, eps=eps)
+        self.bias = nn.Parameter(torch.zeros(self.normalized_shape))
+
+    def forward(self, a: torch.Tensor) -> torch.Tensor:
+        return super().forward(a) + self.bias
+
+
+def _as_rmsnorm(layer_norm: LayerNorm, keep_bias: bool = False) -> RMSNorm:
+    # the same eps, inside the sqrt
+    kind = BiasedRMSNorm if keep_bias else RMSNorm
+    rms = kind(layer_norm.normalized_shape, eps=layer_norm.eps).to(layer_norm.weight.dtype)
     with torch.no_grad():
         rms.weight.copy_(layer_norm.weight)  # the gain g carries over
+        if keep_bias:
+            rms.bias.copy_(layer_norm.bias)
     return rms
 
 
@@ -87,11 +154,19 @@ def _fold_bias(bias: torch.Tensor, readers: list[nn.Linear]) -> None:
         linear.bias.add_(linear.weight @ bias)
 
 
-def zero_mean_rmsnorm(model: TransformerLM) -> TransformerLM:
+def zero_mean_rmsnorm(model: TransformerLM, *, fold_biases: bool = True) -> TransformerLM:
     """A copy of a Pre-LN `model` rewritten with a zero-mean residual stream and RMSNorm in place of
-    every LayerNorm (the norms' biases folded into the layers that read them); same outputs."""
+    every LayerNorm (the norms' biases folded into the layers that read them); same outputs.
+    `fold_biases=False`: each norm keeps its bias (`BiasedRMSNorm`) and no reader changes."""
     _check_convertible(model)
     converted = center_residual_writers(copy.deepcopy(model))
+    if not fold_biases:
+        for block in converted.blocks:
+            block.attn_in_norm = _as_rmsnorm(block.attn_in_norm, keep_bias=True)
+            block.ffn_in_norm = _as_rmsnorm(block.ffn_in_norm, keep_bias=True)
+        converted.final_norm = _as_rmsnorm(converted.final_norm, keep_bias=True)
+        converted.norm = "rmsnorm"
+        return converted
     for block in converted.blocks:
         attention = block.attn
         # the norm's output reaches the linear layers times input_scale (1 / sqrt(l) with

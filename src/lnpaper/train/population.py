@@ -202,8 +202,8 @@ def train_language_models(
     optimizer's step. Held-out losses are on `held_out` (B x T+1, shared)."""
     if not lr > 0:
         raise ValueError(f"lr must be > 0, got {lr}")
-    if optimizer not in ("adam", "adamw"):
-        raise ValueError(f"optimizer must be 'adam' or 'adamw', got {optimizer!r}")
+    if optimizer not in ("adam", "adamw", "sgd"):
+        raise ValueError(f"optimizer must be 'adam', 'adamw' or 'sgd', got {optimizer!r}")
     if optimizer == "adam" and weight_decay:
         raise ValueError("weight_decay needs optimizer 'adamw' (decoupled decay)")
     if steps < 1:

@@ -5,6 +5,9 @@ Margins, declared here before any of these runs was recorded:
 - E1: the rewrite is exact when its float64 logits lie within EXACT_BOUND of the original's
   (roundoff of a few hundred float64 operations on logits of size ~10 is ~1e-14); after training,
   the two forms' held-out losses "match" when the paired 95% interval lies inside +-LM_MARGIN.
+- E1c: a rewrite trained beside its LayerNorm twin stays "one model" with it when their float64
+  log-probabilities stay within TRAJECTORY_BOUND at every comparison (declared before its run,
+  review b7).
 - E2 and Y1: "no worse" and "matches" use LM_MARGIN (0.02 nats per token, notebook 05's); "better"
   and "worse" need the paired 95% interval to clear 0.
 """
@@ -28,11 +31,16 @@ from lnpaper.companion.verdicts import (
     combine,
     exact,
     from_outcome,
+    mean_over_seeds,
     tested,
 )
 
 NOTEBOOK = "07_after_2020"
 EXACT_BOUND = 1e-10  # E1: float64 logits of the rewrite within this of the original's
+# E1c: two float64 models trained side by side are "one model" while their log-probabilities stay
+# within this of each other: roundoff (1e-16 relative) grown over 100 steps stays orders below it,
+# and a step on another trajectory, lr times an O(1) gradient, moves them by orders more.
+TRAJECTORY_BOUND = 1e-6
 REGIME_ALPHA = 0.5  # Y1: the regime claim is tested at DyT's default alpha_0
 
 
@@ -91,6 +99,52 @@ def check_e1b(result) -> Finding:
         "notebook 06)"
     )
     return Finding(ours, NOT_CHECKABLE)
+
+
+# the arms E1c grades: the source's constraint alone, and with the bias fold its RMSNorm needs
+KEPT, FOLDED, FREE = ch07_runs_mean.CONSTRAINED_ARMS
+
+
+def worst_gaps(result, optimizer: str, arm: str) -> list:
+    """Per seed, the max |log-probability difference| from the LayerNorm twin over the run."""
+    return [max(row) for row in result.logprob_gap[optimizer][arm]]
+
+
+def check_e1c(result) -> Finding:
+    """One model or two, under each optimizer: the kept-zero-mean rewrite with its biases kept, and
+    with them folded. Reproduced if both stay one model under Adam and SGD, partly if only the
+    biases-kept form does, not reproduced if it does not; the free rewrite is reported."""
+    optimizers = list(result.lrs)
+    stays = {
+        arm: all(max(worst_gaps(result, o, arm)) < TRAJECTORY_BOUND for o in optimizers)
+        for arm in (KEPT, FOLDED)
+    }
+    if stays[KEPT]:
+        verdict = REPRODUCED if stays[FOLDED] else PARTLY
+    else:
+        verdict = NOT_REPRODUCED
+
+    def gaps(optimizer):
+        return ", ".join(
+            f"{arm} {max(worst_gaps(result, optimizer, arm)):.1e}" for arm in (KEPT, FOLDED, FREE)
+        )
+
+    runs = "; ".join(f"{o} {result.lrs[o]:g}: {gaps(o)}" for o in optimizers)
+    ours = (
+        f"E1's model in float64, {len(result.seeds)} seeds, {result.steps} steps, each rewrite "
+        f"beside its LayerNorm twin; max |log-probability difference| over the run: {runs}. "
+        f"Under {TRAJECTORY_BOUND:g} is one model. Kept zero-mean, the rewrite stays one model "
+        f"with the biases kept: {'yes' if stays[KEPT] else 'no'}; with them folded into the "
+        f"readers: {'yes' if stays[FOLDED] else 'no'}"
+    )
+    quantities = []
+    for optimizer in optimizers:
+        quantities.append(exact(f"max |log-prob gap|, {KEPT}, {optimizer}",
+                                max(worst_gaps(result, optimizer, KEPT)), TRAJECTORY_BOUND))  # fmt: skip
+        for arm in (FOLDED, FREE):
+            quantities.append(mean_over_seeds(f"max |log-prob gap| per seed, {arm}, {optimizer}",
+                                              worst_gaps(result, optimizer, arm)))  # fmt: skip
+    return Finding(ours, verdict, tuple(quantities))
 
 
 # ---- E2 -----------------------------------------------------------------------------------------
@@ -236,6 +290,25 @@ CLAIMS = register_claims(
         "(10 seeds); trained side by side under Adam, held-out loss, rewrite minus LayerNorm, "
         f"paired by seed, 95% t CI inside +-{LM_MARGIN:g} nats (margin declared beforehand); the "
         "drift of the logits is reported, not graded",
+    ),
+    Claim(
+        id="E1c",
+        claim="Kept zero-mean, the rewrite is equivalent to Pre-LN in training too: trained side "
+        "by side from the same weights on the same batches, the two stay one model",
+        source="Jiang et al., NeurIPS 2023, arXiv:2305.14858 (abstract: equivalent 'in both "
+        "training and inference')",
+        paper_value="equivalent in training, for a rewrite whose main branch is kept zero-mean",
+        notebook=NOTEBOOK,
+        experiments=(ch07_runs_mean.constrained_drift,),
+        check=check_e1c,
+        test="float64, 4 seeds, 100 steps, Adam 3e-3 and plain SGD 0.3, each rewrite beside its "
+        "LayerNorm twin (same init, same batches): one model while the max |log-probability "
+        f"difference| on 64 held-out sequences, at every 10th step, stays below "
+        f"{TRAJECTORY_BOUND:g}. Graded on the rewrite kept zero-mean (writers computed from "
+        "centered weights) with the norms' biases kept, and with them folded into the readers "
+        "(the source's RMSNorm has no bias): reproduced if both stay one model under both "
+        "optimizers, partly if only the biases-kept form does, not reproduced if it does not. "
+        "E1's free rewrite is reported beside them; declared before the run (review b7)",
     ),
     Claim(
         id="E1b",

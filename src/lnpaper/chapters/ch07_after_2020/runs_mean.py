@@ -4,6 +4,9 @@
   `zero_mean_rmsnorm` (a zero-mean residual stream read by RMSNorm), checked equal in float64 at
   init and after training, then both forms trained side by side under Adam in float32 and their
   held-out logits compared as they drift apart.
+- `constrained_drift` (E1c, review b7): the rewrite taken apart, in float64 under Adam and SGD:
+  writers kept zero-mean with the norms' biases kept, the same with the biases folded into the
+  readers, and E1's free rewrite, each trained beside its LayerNorm twin.
 - `norm_variant_training`, `detach_study` (E2, Xu et al. 2019): LayerNorm, LayerNorm-simple (no gain
   and bias) and DetachNorm (mean, std or both cut from the backward pass) in the same model.
 - `pointwise_training`, `after_dyt_study` (Y1): LayerNorm, DyT and Derf at several initial alphas,
@@ -24,7 +27,7 @@ from lnpaper.chapters.ch05_transformer.runs import HELD_OUT_SEED, StudyResult
 from lnpaper.companion.registry import experiment
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import POINTWISE, TransformerLM
-from lnpaper.models.zero_mean import zero_mean_rmsnorm
+from lnpaper.models.zero_mean import keep_writers_centered, zero_mean_rmsnorm
 from lnpaper.norms import Derf, DyT, LayerNorm, RMSNorm
 from lnpaper.train import train_language_models
 
@@ -178,6 +181,100 @@ def zero_mean_drift(
         logit_drift=logit_drift, loss_drift=loss_drift,
         final_loss_layernorm=ln_runs.final_loss, final_loss_rmsnorm=rms_runs.final_loss,
         initial_loss=ln_runs.initial_loss,
+    )  # fmt: skip
+
+
+# E1c: the rewrite taken apart. Each arm trains beside its LayerNorm twin (same float64 init, same
+# batches); "kept zero-mean" is the source's constraint, "biases kept" leaves out the bias fold.
+CONSTRAINED_ARMS = {
+    "kept zero-mean, biases kept": {"keep_zero_mean": True, "fold_biases": False},
+    "kept zero-mean, biases folded": {"keep_zero_mean": True, "fold_biases": True},
+    "free, biases folded": {"keep_zero_mean": False, "fold_biases": True},  # E1's rewrite
+}
+
+
+@dataclass
+class ConstrainedDriftResult:
+    seeds: list
+    steps: int
+    lrs: dict  # optimizer -> learning rate
+    monitor_steps: list
+    # optimizer -> arm -> [seed][k]: max |log-probability difference| from the LayerNorm twin on
+    # the probe, float64, at monitor_steps (log-probabilities, not logits: a shift of every logit
+    # by one constant is not a change of the model)
+    logprob_gap: dict
+    # optimizer -> arm or "LayerNorm" -> [seed]: held-out loss after training
+    final_loss: dict
+    # optimizer -> arm -> [seed]: after training, max over the norms of |mean| / RMS of their input
+    stream_mean: dict
+
+
+@experiment
+def constrained_drift(
+    *,
+    seeds=tuple(range(4)),
+    steps: int = 100,
+    adam_lr: float = 3e-3,
+    sgd_lr: float = 0.3,
+    d_model: int = 64,
+    n_layers: int = 6,
+    n_heads: int = 2,
+    batch_size: int = 16,
+    length: int = 16,
+    compare_every: int = 10,
+) -> ConstrainedDriftResult:
+    """E1c (review b7): `zero_mean_drift`'s model and data, in float64 throughout, each rewrite of
+    CONSTRAINED_ARMS trained beside the LayerNorm model it came from, under Adam and under plain
+    SGD; every `compare_every` steps the max |log-probability difference| on 64 held-out
+    sequences, and after training the held-out losses and how far each stream is from zero-mean."""
+    language = SyntheticLanguage()
+    held_out = language.sample(256, length + 1, seed=HELD_OUT_SEED)
+    probe = held_out[:64, :-1]
+    seeds = [int(s) for s in seeds]
+    options = dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, max_len=length)
+    data = _sequences(language, seeds, steps * batch_size, length)
+    monitor_steps = list(range(0, steps + 1, compare_every))
+    lrs = {"adam": adam_lr, "sgd": sgd_lr}
+
+    def batch(step):
+        return data[:, step * batch_size : (step + 1) * batch_size]
+
+    logprob_gap, final_loss, stream_mean = {}, {}, {}
+    for optimizer, lr in lrs.items():
+        twins = [_language_model(language, s, **options).double() for s in seeds]
+        arms = {"LayerNorm": twins}
+        for arm, how in CONSTRAINED_ARMS.items():
+            rewrites = [zero_mean_rmsnorm(m, fold_biases=how["fold_biases"]) for m in twins]
+            arms[arm] = keep_writers_centered(rewrites) if how["keep_zero_mean"] else rewrites
+        seen, trained = {}, {}
+        for arm, models in arms.items():
+
+            def log(step, stacked, arm=arm, seen=seen):
+                logits = stacked.logits(probe, shared=True)
+                seen.setdefault(arm, []).append(logits.log_softmax(dim=-1))
+                return {}
+
+            trained[arm] = train_language_models(
+                models, batch, held_out, steps=steps, lr=lr, optimizer=optimizer, monitor=log,
+                monitor_steps=monitor_steps,
+            )  # fmt: skip
+        logprob_gap[optimizer], stream_mean[optimizer] = {}, {}
+        final_loss[optimizer] = {arm: runs.final_loss for arm, (runs, _) in trained.items()}
+        for arm in CONSTRAINED_ARMS:
+            gaps = [[] for _ in seeds]
+            for twin, rewrite in zip(seen["LayerNorm"], seen[arm], strict=True):
+                per_seed = (rewrite - twin).abs().flatten(1).max(dim=1).values
+                for i, value in enumerate(per_seed.tolist()):
+                    gaps[i].append(value)
+            logprob_gap[optimizer][arm] = gaps
+            stacked = trained[arm][1]
+            stream_mean[optimizer][arm] = [
+                _norm_input_means(stacked.model(i, like=model), probe)
+                for i, model in enumerate(arms[arm])
+            ]
+    return ConstrainedDriftResult(
+        seeds=seeds, steps=steps, lrs=lrs, monitor_steps=monitor_steps, logprob_gap=logprob_gap,
+        final_loss=final_loss, stream_mean=stream_mean,
     )  # fmt: skip
 
 
