@@ -181,6 +181,46 @@ def test_e1_grades_exactness_and_the_trained_match():
     assert nb_claims.check_e1(drift_result(1e-6, 0.2)).verdict == claims.NOT_REPRODUCED
 
 
+def constrained_result(kept_gap, folded_gap):
+    gaps = {nb_claims.KEPT: kept_gap, nb_claims.FOLDED: folded_gap}
+    arms = {arm: [[1e-15, gaps.get(arm, 0.8)]] * 4 for arm in ex.CONSTRAINED_ARMS}
+    return ex.ConstrainedDriftResult(
+        seeds=[0, 1, 2, 3], steps=100, lrs={"adam": 3e-3, "sgd": 0.3}, monitor_steps=[0, 100],
+        logprob_gap={"adam": arms, "sgd": arms},
+        final_loss={o: {a: [2.2] * 4 for a in ["LayerNorm", *ex.CONSTRAINED_ARMS]}
+                    for o in ("adam", "sgd")},
+        stream_mean={o: {a: [1e-16] * 4 for a in ex.CONSTRAINED_ARMS} for o in ("adam", "sgd")},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "kept, folded, expected",
+    [(1e-13, 1e-12, claims.REPRODUCED), (1e-13, 0.5, claims.PARTLY),
+     (1e-3, 1e-12, claims.NOT_REPRODUCED), (1e-3, 0.5, claims.NOT_REPRODUCED)],
+)  # fmt: skip
+def test_e1c_grades_one_model_or_two(kept, folded, expected):
+    assert nb_claims.check_e1c(constrained_result(kept, folded)).verdict == expected
+
+
+def test_constrained_drift_keeps_one_model_only_when_kept_zero_mean_and_unfolded(no_store):
+    result = ex.constrained_drift(seeds=(0, 1), steps=6, compare_every=3, d_model=16,
+                                  n_layers=2, length=8)  # fmt: skip
+    assert result.monitor_steps == [0, 3, 6]
+    for optimizer in ("adam", "sgd"):
+        gaps = result.logprob_gap[optimizer]
+        assert all(len(row) == 3 for rows in gaps.values() for row in rows)
+        assert all(row[0] < 1e-12 for rows in gaps.values() for row in rows), "same at init"
+        assert max(max(row) for row in gaps["kept zero-mean, biases kept"]) < 1e-10
+        for arm in ("kept zero-mean, biases folded", "free, biases folded"):
+            assert min(row[-1] for row in gaps[arm]) > 1e-4, f"{arm} stayed on the trajectory"
+        kept_means = result.stream_mean[optimizer]["kept zero-mean, biases folded"]
+        assert max(kept_means) < 1e-12
+        assert min(result.stream_mean[optimizer]["free, biases folded"]) > 1e-6
+        assert result.final_loss[optimizer]["kept zero-mean, biases kept"] == pytest.approx(
+            result.final_loss[optimizer]["LayerNorm"], abs=1e-10
+        )
+
+
 def test_claim_ids_have_a_paper_facts_base():
     for claim in nb_claims.CLAIMS:
         assert claim.id[:2] in {"E1", "E2", "Y1"}

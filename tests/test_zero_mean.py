@@ -116,3 +116,37 @@ def test_embed_norm_is_refused_by_name():
         zero_mean_rmsnorm(model)
     with pytest.raises(ValueError, match="embed_norm=True"):
         center_residual_writers(model)
+
+
+def test_unfolded_rewrite_keeps_each_bias_and_computes_the_same_function():
+    from lnpaper.models.zero_mean import BiasedRMSNorm
+
+    model = trained_looking_model()
+    x = tokens()
+    converted = zero_mean_rmsnorm(model, fold_biases=False)
+    norms = [m for m in converted.modules() if isinstance(m, BiasedRMSNorm)]
+    assert len(norms) == 2 * 3 + 1
+    assert torch.equal(converted.head.bias, model.head.bias)  # no reader changed
+    assert torch.equal(norms[-1].bias, model.final_norm.bias)
+    assert (converted(x) - model(x)).abs().max() < 1e-12
+
+
+def test_writers_kept_centered_stay_zero_mean_after_steps_that_are_not():
+    from lnpaper.models.zero_mean import keep_writers_centered
+
+    models = [zero_mean_rmsnorm(trained_looking_model(seed)) for seed in (0, 1)]
+    x = tokens()
+    before = [m(x) for m in models]
+    kept = keep_writers_centered(models)
+    assert type(kept[0]) is type(kept[1]), "a population needs one class"
+    for model, reference in zip(kept, before, strict=True):
+        assert (model(x) - reference).abs().max() < 1e-12  # the same weights, seed by seed
+    optimizer = torch.optim.Adam(kept[0].parameters(), lr=0.1)
+    for _ in range(3):
+        optimizer.zero_grad()
+        kept[0](x).pow(2).mean().backward()  # a loss that reads the mean, as RMSNorm's does
+        optimizer.step()
+    stored = kept[0].blocks[0].attn.out.parametrizations.weight.original
+    assert stored.mean(dim=0).abs().max() > 1e-3, "the stored weights moved off the constraint"
+    for state in residual_stream(kept[0], x):
+        assert state.mean(dim=-1).abs().max() < 1e-13
