@@ -639,3 +639,27 @@ def rmsnorm_study(*, lr: float = 3e-3, seeds=tuple(range(10)), steps: int = 200)
         for name, norm in NORM_CONFIGS.items()
     }
     return StudyResult(runs=runs)
+
+
+# T6b (issue 22, b9): DyT and LayerNorm each over three rates; 3e-3 is rmsnorm_study's runs.
+SWEEP_LRS = (1e-3, 3e-3, 1e-2)
+SWEEP_NORMS = {"LayerNorm": "layernorm", "DyT": "dyt"}
+
+
+def sweep_name(name: str, lr: float) -> str:
+    return f"{name}, lr {lr:g}"
+
+
+@experiment
+def dyt_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
+    """T6b: rmsnorm_study's LayerNorm and DyT models at each rate of SWEEP_LRS, the same seeds and
+    data, keyed by `sweep_name`."""
+    return StudyResult(
+        runs={
+            sweep_name(name, lr): lm_training(
+                placement="pre", norm=norm, lr=lr, seeds=seeds, steps=steps
+            )
+            for name, norm in SWEEP_NORMS.items()
+            for lr in SWEEP_LRS
+        }
+    )
