@@ -663,3 +663,12 @@ def dyt_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
             for lr in SWEEP_LRS
         }
     )
+
+
+@experiment
+def layernorm_below_sweep(
+    *, lr: float = 3e-4, seeds=tuple(range(10)), steps: int = 200
+) -> LMTrainingResult:
+    """T6b's LayerNorm one rate below SWEEP_LRS, added after the sweep, whose training loss
+    picked LayerNorm's lowest rate: does the grid hold LayerNorm's best?"""
+    return lm_training(placement="pre", norm="layernorm", lr=lr, seeds=seeds, steps=steps)
