@@ -962,10 +962,12 @@ claims.expect(y1, claims.PARTLY)
 # level here). So "worse with more data" is neither reached nor refuted at this budget. The
 # study is a single-author preprint, weak evidence either way. Notebook 05 found DyT 0.17 nats
 # *better* than LayerNorm on fresh data (T6: d 64, 6 blocks, 200 steps); here it is level (d 32,
-# 4 blocks, 150 steps). Both comparisons are at one learning rate, 3e-3, as are P2, E2, O1, P5,
-# D1 and L1 (only Q1 sweeps it), so each such gap mixes quality with sensitivity to the rate;
-# DyT's $\alpha$ changes every block's effective step size, so its gap could move with the rate
-# most. $\alpha_0 = 0.5$ is the best of the three initial values for both; $\alpha_0 = 1$
+# 4 blocks, 150 steps). This comparison is at one learning rate, 3e-3, as are P2, E2, O1, P5,
+# D1 and L1, so each such gap mixes quality with sensitivity to the rate. Only Q1 and T6b sweep
+# it: given each its own best of three rates (T6b), DyT's lead in notebook 05 shrinks from 0.17
+# to 0.14 nats and holds, so at d 64 the rate is not what made DyT better. Which difference
+# between the two set-ups (width and depth, or 200 steps against 150) separates their results is
+# not tested. $\alpha_0 = 0.5$ is the best of the three initial values for both; $\alpha_0 = 1$
 # saturates half the final norm's values. The learnable embedding scalar initialized to
 # $\sqrt d$ hurts here: our embeddings are already $N(0, 1)$, so multiplying them by $\sqrt{32}$
 # saturates about half of the first slot's values at init; our reading is that the scalar is made

@@ -72,6 +72,13 @@ def test_rmsnorm_and_placement_studies():
     check("P2", rms)
 
 
+def test_dyt_lr_sweep_and_the_rate_below_it():
+    sweep = experiments.dyt_lr_sweep(seeds=TWO, steps=3)
+    below = experiments.layernorm_below_sweep(seeds=TWO, steps=3)
+    assert len(sweep.runs) == 6 and below.lr == 3e-4
+    check("T6b", sweep)
+
+
 def test_qk_sweep_and_reordered_study():
     sweep = experiments.qk_sweep(lrs=(1e-2, 1e-1), seeds=TWO, steps=3)
     reordered = experiments.reordered_study(lrs=(3e-2, 1e-1), seeds=TWO, steps=12)

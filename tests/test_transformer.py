@@ -1,6 +1,7 @@
 """The Transformer of notebook 05: each placement computes its formula, the inits do what they say."""
 
 import math
+import statistics
 
 import pytest
 import torch
@@ -542,6 +543,55 @@ def test_t6_dyt_check_is_non_inferiority_within_the_margin():
     # a diverged DyT run is no match
     diverged = check_t6(norm_study([None, *around(1.79)[1:]]))
     assert diverged.verdict == claims.NOT_REPRODUCED and "diverged" in diverged.ours
+
+
+def lr_sweep(finals_by_run, train_by_run):
+    """dyt_lr_sweep: "DyT, lr 0.001" -> a run with those held-out losses and last-window training
+    loss."""
+    from lnpaper.chapters.ch05_transformer.runs import (
+        SWEEP_LRS,
+        SWEEP_NORMS,
+        StudyResult,
+        sweep_name,
+    )
+
+    runs = {}
+    for name in SWEEP_NORMS:
+        for lr in SWEEP_LRS:
+            key = sweep_name(name, lr)
+            run = fake_run(finals_by_run[key])
+            run["train_loss"] = [[3.0, train_by_run[key]]] * len(run["final_loss"])
+            runs[key] = run
+    return StudyResult(runs=runs)
+
+
+def test_t6b_picks_each_rate_by_training_loss_and_grades_the_picks():
+    from lnpaper import claims
+    from lnpaper.chapters.ch05_transformer.claims import check_t6b, sweep_choice
+
+    finals = {"LayerNorm, lr 0.001": around(1.93), "LayerNorm, lr 0.003": around(1.96),
+              "LayerNorm, lr 0.01": around(2.28), "DyT, lr 0.001": around(1.91),
+              "DyT, lr 0.003": around(1.79), "DyT, lr 0.01": around(2.07)}  # fmt: skip
+    train = {key: statistics.fmean(values) for key, values in finals.items()}
+    assert sweep_choice(lr_sweep(finals, train), "LayerNorm")[0] == 1e-3
+    finding = check_t6b(lr_sweep(finals, train))
+    assert finding.verdict == claims.REPRODUCED and "LayerNorm at the grid's edge" in finding.ours
+    # the pick follows the training loss, not the held-out loss: LayerNorm picked at 3e-3
+    assert (
+        sweep_choice(lr_sweep(finals, {**train, "LayerNorm, lr 0.003": 1.0}), "LayerNorm")[0]
+        == 3e-3
+    )
+    # DyT best at 1e-2 but worse there than LayerNorm at its pick: not reproduced
+    worse = {**finals, "DyT, lr 0.01": around(2.2)}
+    assert (
+        check_t6b(lr_sweep(worse, {**train, "DyT, lr 0.01": 1.0})).verdict == claims.NOT_REPRODUCED
+    )
+    # a diverged seed makes its rate ineligible; diverged everywhere: not reproduced
+    gone = {**finals, "DyT, lr 0.003": [None, *around(1.79)[1:]]}
+    assert sweep_choice(lr_sweep(gone, train), "DyT")[0] == 1e-3
+    all_gone = {**finals, **{f"DyT, lr {lr:g}": [None] * 10 for lr in (1e-3, 3e-3, 1e-2)}}
+    finding = check_t6b(lr_sweep(all_gone, train))
+    assert finding.verdict == claims.NOT_REPRODUCED and "diverged at every rate" in finding.ours
 
 
 def xiong(post_slope, pre_slope, spread=0.05, post_sq=1.5):
