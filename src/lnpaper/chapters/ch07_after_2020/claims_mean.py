@@ -262,6 +262,29 @@ def check_y1(study) -> Finding:
     return Finding(ours, combine([pool_outcome, fresh_outcome]), quantities)
 
 
+def check_y1c(study) -> Finding:
+    """Y1's "worse with more data" at T/P near 2 (review b8): DyT minus LayerNorm on fresh data,
+    paired by seed; the interval above 0 reproduces it, below 0 refutes it."""
+    dyt = study.runs["DyT"]["final_loss"][f"alpha {REGIME_ALPHA:g}, fresh"]
+    layernorm = study.runs["LayerNorm"]["final_loss"]["fresh"]
+    run = study.runs["LayerNorm"]
+    budget = ch07_runs_mean.tokens_per_parameter(run["steps"])
+    setting = (f"Pre-norm LM d 32, 4 blocks, fresh data, {run['steps']} steps (T/P "
+               f"{budget:.2f}), {len(run['seeds'])} seeds, alpha_0 {REGIME_ALPHA:g}")  # fmt: skip
+    if _diverged(dyt, layernorm):
+        return Finding(f"{setting}: a run diverged", INCONCLUSIVE)
+    difference = stats.paired_difference(dyt, layernorm)
+    outcome = stats.better(difference, "higher")
+    word = {stats.HOLDS: "worse", stats.FAILS: "better"}.get(outcome, outcome)
+    ours = (
+        f"{setting}: held-out loss DyT {statistics.fmean(dyt):.3f}, LayerNorm "
+        f"{statistics.fmean(layernorm):.3f}; DyT minus LayerNorm "
+        f"{tested(difference, word, unit='nats')}"
+    )
+    quantities = (aggregate("held-out loss, DyT - LN, fresh, T/P near 2", difference),)
+    return Finding(ours, from_outcome(outcome), quantities)
+
+
 def check_y1b(study) -> Finding:
     """Derf's README numbers are GPT-2 and ViT-B scale: not checkable; reported at this scale."""
     differences = regime_differences(study)
@@ -360,6 +383,20 @@ CLAIMS = register_claims(
         test=f"alpha_0 {REGIME_ALPHA:g}, held-out loss, DyT minus LayerNorm, paired by seed (6), "
         "95% t CI: below 0 on a 64-sequence pool cycled, above 0 on fresh data; both halves for "
         "reproduced, one for partly",
+    ),
+    Claim(
+        id="Y1c",
+        claim="With more data DyT falls behind LayerNorm: at tokens per parameter near the "
+        "source's rich cell",
+        source="arXiv:2604.23434 (abstract; a single-author preprint)",
+        paper_value="DyT 18.8% worse at T/P 1.84 (64M parameters, 118M tokens)",
+        notebook=NOTEBOOK,
+        experiments=(ch07_runs_mean.dyt_data_rich,),
+        check=check_y1c,
+        test=f"Y1's model, fresh data for 400 steps (T/P 1.95), alpha_0 {REGIME_ALPHA:g}, 10 "
+        "seeds; held-out loss, DyT minus LayerNorm, paired by seed, 95% t CI above 0 "
+        "reproduces, below 0 refutes, otherwise inconclusive; declared before the run (review "
+        "b8)",
     ),
     Claim(
         id="Y1b",

@@ -12,6 +12,8 @@
 - `pointwise_training`, `after_dyt_study` (Y1): LayerNorm, DyT and Derf at several initial alphas,
   with and without DyT's learnable embedding scalar, at two data budgets: fresh sequences at every
   step, or a small fixed pool cycled. Also the fraction of saturated units per norm slot.
+- `dyt_data_rich` (Y1c): LayerNorm and DyT on fresh data for 400 steps, tokens per parameter near
+  the preprint's rich cell.
 
 Every training run trains all of its seeds (and, where the architecture is shared, all of its
 settings) as one vmapped batch (`lnpaper.train.population`); each seed's model is initialized with
@@ -452,6 +454,29 @@ def after_dyt_study(*, seeds=tuple(range(6)), steps: int = 150) -> StudyResult:
             for name, config in Y1_RUNS.items()
         }
     )
+
+
+# Y1c (review b8): Y1's regime variable is tokens per parameter; its fresh arm is T/P 0.73. This
+# runs LayerNorm and DyT (alpha_0 0.5) on fresh data for 400 steps: 102,400 predicted tokens,
+# T/P 1.95 on the model's 52,432 parameters, next to the source's rich cell (T/P 1.84).
+@experiment
+def dyt_data_rich(*, seeds=tuple(range(10)), steps: int = 400) -> StudyResult:
+    """Y1c: `norm_variant_training` on fresh data, LayerNorm and DyT at alpha_0 0.5, keyed by
+    name."""
+    return StudyResult(
+        runs={
+            "LayerNorm": norm_variant_training(norm="layernorm", seeds=seeds, steps=steps),
+            "DyT": norm_variant_training(norm="dyt", alpha_inits=(0.5,), seeds=seeds, steps=steps),
+        }
+    )
+
+
+def tokens_per_parameter(steps: int, batch_size: int = 16, length: int = 16) -> float:
+    """Predicted tokens over the parameters of Y1's model (d 32, 4 blocks, 2 heads, the language's
+    16 symbols): 52,432, counted from the model."""
+    language = SyntheticLanguage()
+    model = TransformerLM(language.vocab_size, d_model=32, n_layers=4, n_heads=2, max_len=length)
+    return steps * batch_size * length / sum(p.numel() for p in model.parameters())
 
 
 def run_setting(study, run: str, setting: str) -> list:
