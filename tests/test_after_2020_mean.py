@@ -221,6 +221,31 @@ def test_constrained_drift_keeps_one_model_only_when_kept_zero_mean_and_unfolded
         )
 
 
+def data_rich(dyt, layernorm):
+    def run(setting, finals):
+        return {"seeds": list(range(len(finals))), "steps": 400,
+                "final_loss": {setting: finals}}  # fmt: skip
+
+    return StudyResult(runs={"LayerNorm": run("fresh", layernorm),
+                             "DyT": run("alpha 0.5, fresh", dyt)})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "shift, expected",
+    [(0.15, claims.REPRODUCED), (-0.15, claims.NOT_REPRODUCED), (0.0, claims.INCONCLUSIVE)],
+)
+def test_y1c_grades_dyt_behind_at_the_rich_budget(shift, expected):
+    layernorm = losses(1.5, 0.0)
+    finding = nb_claims.check_y1c(data_rich(losses(1.5, shift), layernorm))
+    assert finding.verdict == expected and "T/P 1.95" in finding.ours
+    diverged = nb_claims.check_y1c(data_rich([None, *losses(1.6, 0.0)[1:]], layernorm))
+    assert diverged.verdict == claims.INCONCLUSIVE
+
+
+def test_tokens_per_parameter_counts_the_model():
+    assert ex.tokens_per_parameter(150) == pytest.approx(150 * 256 / 52_432)
+
+
 def test_claim_ids_have_a_paper_facts_base():
     for claim in nb_claims.CLAIMS:
         assert claim.id[:2] in {"E1", "E2", "Y1"}

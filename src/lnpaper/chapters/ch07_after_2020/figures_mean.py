@@ -200,3 +200,33 @@ def after_dyt(result) -> Figure:
     methods = [style.method_handle(m, marker="o") for m in ("DyT", "Derf")]
     style.shared_legend(fig, axes=[left], extra=methods)
     return fig
+
+
+@figure("dyt_data_rich", notebook=NOTEBOOK, experiment=ch07_runs_mean.dyt_data_rich)
+def dyt_data_rich(result) -> Figure:
+    """Y1c: training loss (mean of each 10 steps) of LayerNorm and DyT (alpha_0 0.5) on fresh data
+    for 400 steps, mean over seeds as the line, min to max as the band; the top axis counts
+    predicted tokens per parameter. The dotted line is where Y1's fresh arm stops (150 steps)."""
+    fig = style.new_figure(1, 4.2)
+    ax = fig.subplots()
+    runs = {"LayerNorm": result.runs["LayerNorm"]["train_loss"]["fresh"],
+            "DyT": result.runs["DyT"]["train_loss"]["alpha 0.5, fresh"]}  # fmt: skip
+    steps = result.runs["LayerNorm"]["log_steps"]
+    for name, curves in runs.items():
+        style.band(ax, steps, curves, style.color(name), label=name)
+    ax.axvline(150, color=style.REFERENCE, lw=1.0, ls=":", label="Y1 stops (150 steps)")
+    ax.set_xlabel("training step (Adam 3e-3, fresh sequences)")
+    ax.set_ylabel(f"training loss ({style.NATS_PER_TOKEN})")
+    per_step = ch07_runs_mean.tokens_per_parameter(1)
+    top = ax.secondary_xaxis("top", functions=(lambda k: k * per_step, lambda t: t / per_step))
+    top.set_xlabel("tokens per parameter")
+    pairs = zip(runs["DyT"], runs["LayerNorm"], strict=True)
+    gap = statistics.fmean(d[-1] - n[-1] for d, n in pairs)  # the last 10 steps, per seed
+    style.finding(
+        fig,
+        f"LayerNorm pulls away late: DyT ends {gap:.2f} nats behind at T/P "
+        f"{ch07_runs_mean.tokens_per_parameter(steps[-1]):.2f}",
+    )
+    seeds = len(result.runs["DyT"]["seeds"])
+    style.shared_legend(fig, extra=[style.band_handle(seeds, "mean over seeds")], ncols=2)
+    return fig
