@@ -291,39 +291,45 @@ def sweep_choice(sweep, name: str) -> tuple[float | None, dict]:
     return (min(scores, key=scores.get) if scores else None), scores
 
 
-def check_t6b(sweep) -> Finding:
-    """T6 with each normalizer at its own best of three rates (review b9): DyT's held-out loss no
-    worse than LayerNorm's by LM_MARGIN, paired by seed, each at the rate `sweep_choice` picks."""
-    picks = {name: sweep_choice(sweep, name)[0] for name in ch05_runs.SWEEP_NORMS}
+def at_picked_rates(sweep, name: str, reference: str, short: str) -> Finding:
+    """`name` against `reference`, each at the rate `sweep_choice` picks for it (review b9): its
+    held-out loss no worse than the reference's by LM_MARGIN, paired by seed. `short` labels the
+    quantity, e.g. "DyT - LN"."""
+    arms = (name, reference)
+    picks = {arm: sweep_choice(sweep, arm)[0] for arm in arms}
 
-    def means(name):
+    def means(arm):
         return ", ".join(
             f"{lr:g} {statistics.fmean(run['final_loss']):.3f}"
             if not stats.count_diverged(run["final_loss"]) else f"{lr:g} diverged"
             for lr in ch05_runs.SWEEP_LRS
-            for run in [sweep.runs[ch05_runs.sweep_name(name, lr)]]
+            for run in [sweep.runs[ch05_runs.sweep_name(arm, lr)]]
         )  # fmt: skip
 
-    grid = "; ".join(f"{name} {means(name)}" for name in ch05_runs.SWEEP_NORMS)
+    grid = "; ".join(f"{arm} {means(arm)}" for arm in arms)
     if None in picks.values():
         return Finding(f"held-out loss by rate: {grid}; an arm diverged at every rate",
                        NOT_REPRODUCED)  # fmt: skip
-    dyt = sweep.runs[ch05_runs.sweep_name("DyT", picks["DyT"])]
-    layernorm = sweep.runs[ch05_runs.sweep_name("LayerNorm", picks["LayerNorm"])]
-    outcome, text, quantities = final_loss_match(dyt, layernorm)
+    run, reference_run = (sweep.runs[ch05_runs.sweep_name(arm, picks[arm])] for arm in arms)
+    outcome, text, quantities = final_loss_match(run, reference_run)
     edges = (min(ch05_runs.SWEEP_LRS), max(ch05_runs.SWEEP_LRS))
-    at_edge = [name for name, lr in picks.items() if lr in edges]
+    at_edge = [arm for arm, lr in picks.items() if lr in edges]
     ours = (
-        f"held-out loss by rate ({len(dyt['seeds'])} seeds, mean): {grid}. Picked by training "
-        f"loss: DyT {picks['DyT']:g}, LayerNorm {picks['LayerNorm']:g}"
+        f"held-out loss by rate ({len(run['seeds'])} seeds, mean): {grid}. Picked by training "
+        f"loss: {name} {picks[name]:g}, {reference} {picks[reference]:g}"
         + (f" ({' and '.join(at_edge)} at the grid's edge)" if at_edge else "")
-        + f"; DyT minus LayerNorm, each at its pick, {text}"
+        + f"; {name} minus {reference}, each at its pick, {text}"
     )
     quantities = tuple(
-        dataclasses.replace(q, label=f"DyT - LN at their picked rates, {q.label}")
+        dataclasses.replace(q, label=f"{short} at their picked rates, {q.label}")
         for q in quantities
     )
     return Finding(ours, from_outcome(outcome), quantities)
+
+
+def check_t6b(sweep) -> Finding:
+    """T6 with each normalizer at its own best of three rates (review b9)."""
+    return at_picked_rates(sweep, "DyT", "LayerNorm", "DyT - LN")
 
 
 # T7 grades every measure Santurkar et al. use: the loss variation along a step, the gradient

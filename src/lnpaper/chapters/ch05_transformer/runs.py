@@ -666,6 +666,21 @@ def dyt_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
 
 
 @experiment
+def rmsnorm_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
+    """P2b (notebook 06): RMSNorm and LayerNorm over SWEEP_LRS, as dyt_lr_sweep; LayerNorm's runs
+    and RMSNorm's at 3e-3 are already in the record (dyt_lr_sweep, rmsnorm_study)."""
+    return StudyResult(
+        runs={
+            sweep_name(name, lr): lm_training(
+                placement="pre", norm=norm, lr=lr, seeds=seeds, steps=steps
+            )
+            for name, norm in (("RMSNorm", "rmsnorm"), ("LayerNorm", "layernorm"))
+            for lr in SWEEP_LRS
+        }
+    )
+
+
+@experiment
 def layernorm_below_sweep(
     *, lr: float = 3e-4, seeds=tuple(range(10)), steps: int = 200
 ) -> LMTrainingResult:
