@@ -75,8 +75,10 @@ def test_rmsnorm_and_placement_studies():
 def test_dyt_lr_sweep_and_the_rate_below_it():
     sweep = experiments.dyt_lr_sweep(seeds=TWO, steps=3)
     below = experiments.layernorm_below_sweep(seeds=TWO, steps=3)
-    assert len(sweep.runs) == 6 and below.lr == 3e-4
+    rms_sweep = experiments.rmsnorm_lr_sweep(seeds=TWO, steps=3)
+    assert len(sweep.runs) == len(rms_sweep.runs) == 6 and below.lr == 3e-4
     check("T6b", sweep)
+    check("P2b", rms_sweep)
 
 
 def test_qk_sweep_and_reordered_study():
@@ -103,6 +105,9 @@ def test_after_dyt_study():
     study = experiments.after_dyt_study(seeds=TWO, steps=3)
     assert study.runs
     check("Y1", study)
+    rich = experiments.dyt_data_rich(seeds=TWO, steps=3)
+    assert set(rich.runs) == {"LayerNorm", "DyT"}
+    check("Y1c", rich)
 
 
 def test_recurrent_training_and_sequential_digits():
