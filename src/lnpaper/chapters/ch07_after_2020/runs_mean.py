@@ -7,8 +7,9 @@
 - `constrained_drift` (E1c, review b7): the rewrite taken apart, in float64 under Adam and SGD:
   writers kept zero-mean with the norms' biases kept, the same with the biases folded into the
   readers, and E1's free rewrite, each trained beside its LayerNorm twin.
-- `norm_variant_training`, `detach_study` (E2, Xu et al. 2019): LayerNorm, LayerNorm-simple (no gain
-  and bias) and DetachNorm (mean, std or both cut from the backward pass) in the same model.
+- `norm_variant_training`, `detach_study`, `simple_lr_sweep` (E2, E2c; Xu et al. 2019):
+  LayerNorm, LayerNorm-simple (no gain and bias) and DetachNorm (mean, std or both cut from the
+  backward pass) in the same model; the first two also at three learning rates.
 - `pointwise_training`, `after_dyt_study` (Y1): LayerNorm, DyT and Derf at several initial alphas,
   with and without DyT's learnable embedding scalar, at two data budgets: fresh sequences at every
   step, or a small fixed pool cycled. Also the fraction of saturated units per norm slot.
@@ -426,6 +427,25 @@ def detach_study(*, seeds=tuple(range(10)), steps: int = 150) -> StudyResult:
         runs={
             name: norm_variant_training(norm=norm, seeds=seeds, steps=steps)
             for name, norm in DETACH_VARIANTS.items()
+        }
+    )
+
+
+# E2c (review b9): LayerNorm and LayerNorm-simple each over three rates; 3e-3 is detach_study's.
+SIMPLE_LRS = (1e-3, 3e-3, 1e-2)
+
+
+@experiment
+def simple_lr_sweep(*, seeds=tuple(range(10)), steps: int = 150) -> StudyResult:
+    """E2c: detach_study's LayerNorm and LayerNorm-simple runs at each rate of SIMPLE_LRS, keyed
+    "LayerNorm, lr 0.001"."""
+    return StudyResult(
+        runs={
+            f"{name}, lr {lr:g}": norm_variant_training(
+                norm=DETACH_VARIANTS[name], seeds=seeds, steps=steps, lr=lr
+            )
+            for name in ("LayerNorm", "LayerNorm-simple")
+            for lr in SIMPLE_LRS
         }
     )
 
