@@ -904,6 +904,22 @@ claims.expect(e2b, claims.REPRODUCED)
 figures.detach_norms(detach)
 
 # %% [markdown]
+# E2 ran both norms at one rate, 3e-3. **E2c**, declared before its run (the review's b9), gives
+# each its own best of 1e-3, 3e-3 and 1e-2, picked by its training loss over the last 10 steps,
+# and grades the picks as E2 (`experiments.simple_lr_sweep`).
+
+# %%
+e2c = claims.BY_ID["E2c"].evaluate()
+print(claims.wrap(e2c.ours))
+print("verdict:", e2c.verdict)
+claims.expect(e2c, claims.PARTLY)
+
+# %% [markdown]
+# Both pick 3e-3, the middle of the grid, so E2's shared rate was already each one's best, and
+# E2c's verdict is E2's: no worse, with a gain too small to call. The two norms' means lie within
+# 0.004 nats of each other at every rate.
+
+# %% [markdown]
 # ### Y1 · After DyT: Derf, and when a pointwise norm helps
 #
 # DyT (Zhu et al. 2025, notebook 05) replaces the norm by $\gamma \odot \tanh(\alpha x) + \beta$.
@@ -963,16 +979,17 @@ claims.expect(y1, claims.PARTLY)
 # below, runs to T/P 1.95). The study is a single-author preprint, weak evidence either way.
 # Notebook 05 found DyT 0.17 nats *better* than LayerNorm on fresh data (T6: d 64, 6 blocks,
 # 200 steps); here it is level (d 32, 4 blocks, 150 steps). This comparison is at one learning
-# rate, 3e-3, as are P2, E2, O1, P5, D1 and L1, so each such gap mixes quality with sensitivity
-# to the rate. Only Q1 and T6b sweep it: given each its own best of three rates (T6b), DyT's
-# lead in notebook 05 shrinks from 0.17 to 0.14 nats and holds, so at d 64 the rate is not what
-# made DyT better. Which difference between the two set-ups separates their results is not
-# tested; Y1c, below, suggests one reading, tokens per parameter. $\alpha_0 = 0.5$ is the best
-# of the three initial values for both; $\alpha_0 = 1$ saturates half the final norm's values.
-# The learnable embedding scalar initialized to $\sqrt d$ hurts here: our embeddings are
-# already $N(0, 1)$, so multiplying them by $\sqrt{32}$ saturates about half of the first slot's
-# values at init; our reading is that the scalar is made for embeddings initialized far smaller
-# than these.
+# rate, 3e-3, as are O1, P5, D1 and L1, so each such gap mixes quality with sensitivity to the
+# rate. Q1, T6b, P2b and E2c sweep it; here the pool arm could not be swept the same way, since
+# its training loss rewards memorizing the pool and no separate validation set is kept. Given
+# each its own best of three rates (T6b), DyT's lead in notebook 05 shrinks from 0.17 to 0.14
+# nats and holds, so at d 64 the rate is not what made DyT better. Which difference between the
+# two set-ups separates their results is not tested; Y1c, below, suggests one reading, tokens per
+# parameter. $\alpha_0 = 0.5$ is the best of the three initial values for both; $\alpha_0 = 1$
+# saturates half the final norm's values. The learnable embedding scalar initialized to
+# $\sqrt d$ hurts here: our embeddings are already $N(0, 1)$, so multiplying them by $\sqrt{32}$
+# saturates about half of the first slot's values at init; our reading is that the scalar is
+# made for embeddings initialized far smaller than these.
 
 # %%
 figures.after_dyt(after)
@@ -1072,5 +1089,5 @@ figures.dyt_data_rich(rich)
 # %%
 depth = ["A2", "D1", "X1", "L1", "L1d", "L1b", "L1c"]
 logits_and_placements = ["Q1", "Q1c", "Q1b", "O1", "O1b", "G1", "G1b"]
-the_mean_and_after = ["E1", "E1c", "E1b", "E2", "E2b", "Y1", "Y1c", "Y1b"]
+the_mean_and_after = ["E1", "E1c", "E1b", "E2", "E2c", "E2b", "Y1", "Y1c", "Y1b"]
 print(claims.checked_here(depth + logits_and_placements + the_mean_and_after))

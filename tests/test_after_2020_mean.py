@@ -246,6 +246,35 @@ def test_tokens_per_parameter_counts_the_model():
     assert ex.tokens_per_parameter(150) == pytest.approx(150 * 256 / 52_432)
 
 
+def simple_sweep(simple_by_rate, layernorm_by_rate, train=None):
+    """simple_lr_sweep: "LayerNorm-simple, lr 0.001" -> a run with those held-out losses; the last
+    window's training loss equals the held-out mean unless `train` sets it."""
+    train = train or {}
+    runs = {}
+    for name, by_rate in (("LayerNorm-simple", simple_by_rate), ("LayerNorm", layernorm_by_rate)):
+        for lr, finals in zip(ex.SIMPLE_LRS, by_rate, strict=True):
+            key = f"{name}, lr {lr:g}"
+            last = train.get(key, sum(f for f in finals if f is not None) / len(finals))
+            runs[key] = {"final_loss": {"fresh": finals},
+                         "train_loss": {"fresh": [[3.0, last]] * len(finals)}}  # fmt: skip
+    return StudyResult(runs=runs)
+
+
+def test_e2c_picks_by_training_loss_and_grades_as_e2():
+    layernorm = [losses(2.2, 0.0), losses(2.1, 0.0), losses(2.15, 0.0)]
+    level = [losses(2.2, 0.0), losses(2.1, -0.003), losses(2.15, 0.0)]
+    assert nb_claims.simple_pick(simple_sweep(level, layernorm), "LayerNorm")[0] == 3e-3
+    assert nb_claims.check_e2c(simple_sweep(level, layernorm)).verdict == claims.PARTLY
+    better = [losses(2.2, 0.0), losses(2.05, 0.0), losses(2.15, 0.0)]
+    assert nb_claims.check_e2c(simple_sweep(better, layernorm)).verdict == claims.REPRODUCED
+    # LayerNorm-simple's training loss picks 1e-2, where its held-out loss is worse
+    worse = simple_sweep(level, layernorm, train={"LayerNorm-simple, lr 0.01": 1.0})
+    assert nb_claims.simple_pick(worse, "LayerNorm-simple")[0] == 1e-2
+    assert nb_claims.check_e2c(worse).verdict == claims.NOT_REPRODUCED
+    gone = [[None] * 10] * 3
+    assert nb_claims.check_e2c(simple_sweep(gone, layernorm)).verdict == claims.NOT_REPRODUCED
+
+
 def test_claim_ids_have_a_paper_facts_base():
     for claim in nb_claims.CLAIMS:
         assert claim.id[:2] in {"E1", "E2", "Y1"}

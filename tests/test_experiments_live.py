@@ -105,6 +105,9 @@ def test_after_dyt_study():
     study = experiments.after_dyt_study(seeds=TWO, steps=3)
     assert study.runs
     check("Y1", study)
+    simple = experiments.simple_lr_sweep(seeds=TWO, steps=3)
+    assert len(simple.runs) == 6
+    check("E2c", simple)
     rich = experiments.dyt_data_rich(seeds=TWO, steps=3)
     assert set(rich.runs) == {"LayerNorm", "DyT"}
     check("Y1c", rich)
