@@ -186,6 +186,7 @@ def train_language_models(
     lr: float,
     optimizer: str = "adam",
     weight_decay: float = 0.0,
+    no_decay: Callable[[str], bool] | None = None,
     warmup_steps: int = 0,
     log_every: int = 10,
     monitor: Callable[[int, StackedModels], dict] | None = None,
@@ -199,7 +200,8 @@ def train_language_models(
     `monitor_steps` (`steps` for after the last one) and returns {name: S values}; they are logged
     in `SeedRuns.logs[name][seed]`. With `log_grad_norm`, `logs["grad_norm"][seed]` holds each
     step's global gradient norm, sqrt(sum of every parameter's squared gradient), before the
-    optimizer's step. Held-out losses are on `held_out` (B x T+1, shared)."""
+    optimizer's step. Held-out losses are on `held_out` (B x T+1, shared). `no_decay(name)` true
+    leaves that parameter out of the weight decay (AdamW only)."""
     if not lr > 0:
         raise ValueError(f"lr must be > 0, got {lr}")
     if optimizer not in ("adam", "adamw", "sgd"):
@@ -208,8 +210,17 @@ def train_language_models(
         raise ValueError("weight_decay needs optimizer 'adamw' (decoupled decay)")
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
+    if no_decay is not None and optimizer != "adamw":
+        raise ValueError(f"no_decay needs optimizer 'adamw', got {optimizer!r}")
     stacked = StackedModels(models)
-    opt = make_optimizer(optimizer, stacked.params.values(), lr, weight_decay)
+    params = stacked.params.values()
+    if no_decay is not None:
+        named = stacked.params.items()
+        params = [
+            {"params": [p for name, p in named if not no_decay(name)]},
+            {"params": [p for name, p in named if no_decay(name)], "weight_decay": 0.0},
+        ]
+    opt = make_optimizer(optimizer, params, lr, weight_decay)
     with torch.no_grad():
         initial = stacked.losses(held_out, shared=True).tolist()
     runs = train_population(

@@ -284,6 +284,24 @@ class GainDecayResult:
 GAIN_ARMS = {"g": False, "1 + w": True}
 
 
+def _gemma_options(d_model: int, n_layers: int, n_heads: int) -> dict:
+    """G1's Gemma-style model: peri block, RMSNorm, sqrt(d) embedding, soft caps 50 and 30."""
+    return dict(
+        d_model=d_model, n_layers=n_layers, n_heads=n_heads, placement="peri", norm="rmsnorm",
+        scale_embedding=True, attn_logit_cap=50.0, final_logit_cap=30.0,
+    )  # fmt: skip
+
+
+def _mean_gains(stacked, like) -> list:
+    """Per seed, the mean of every RMSNorm gain of the trained model."""
+    gains = []
+    for i in range(stacked.size):
+        model = stacked.model(i, like)
+        values = [m.weight.detach().flatten() for m in model.modules() if isinstance(m, RMSNorm)]
+        gains.append(torch.cat(values).mean().item())
+    return gains
+
+
 @experiment
 def gain_decay(
     *,
@@ -301,10 +319,7 @@ def gain_decay(
     gains stored as g or as w in g = 1 + w, trained with AdamW (decoupled decay lambda on every
     parameter, the gains included; a strong lambda so that 150 steps show the pull)."""
     seeds = [int(s) for s in seeds]
-    gemma = dict(
-        d_model=d_model, n_layers=n_layers, n_heads=n_heads, placement="peri", norm="rmsnorm",
-        scale_embedding=True, attn_logit_cap=50.0, final_logit_cap=30.0,
-    )  # fmt: skip
+    gemma = _gemma_options(d_model, n_layers, n_heads)
     tokens = held_out(length)[:32, :-1]
     with torch.no_grad():  # the two parameterizations are one function at init
         plain, offset = (build_models(seeds[:1], length=length, gain_offset=o, **gemma)[0].double()
@@ -323,14 +338,7 @@ def gain_decay(
             optimizer="adamw",
             weight_decay=weight_decay,
         )
-        gains = []
-        for i in range(len(seeds)):
-            model = stacked.model(i, models[0])
-            values = [
-                m.weight.detach().flatten() for m in model.modules() if isinstance(m, RMSNorm)
-            ]
-            gains.append(torch.cat(values).mean().item())
-        mean_gain[arm], final_loss[arm] = gains, runs.final_loss
+        mean_gain[arm], final_loss[arm] = _mean_gains(stacked, models[0]), runs.final_loss
     return GainDecayResult(
         lr=lr,
         weight_decay=weight_decay,
@@ -341,6 +349,57 @@ def gain_decay(
         init_difference=init_difference,
         decay_step_error=decay_step_error,
     )
+
+
+@dataclass
+class GainsExcludedResult:
+    lr: float
+    weight_decay: float
+    seeds: list
+    steps: int
+    mean_gain: list  # [seed]: the mean of every RMSNorm gain after training
+    final_loss: list  # [seed]
+    excluded: list  # the names of the parameters left out of the decay
+
+
+@experiment
+def gain_decay_excluded(
+    *,
+    lr: float = 3e-3,
+    weight_decay: float = 0.5,
+    seeds=tuple(range(20)),
+    steps: int = 150,
+    n_layers: int = 4,
+    d_model: int = 64,
+    n_heads: int = 2,
+    batch_size: int = 16,
+    length: int = 16,
+) -> GainsExcludedResult:
+    """G1c: gain_decay's model, data, seeds and AdamW, the gains stored as g and left out of the
+    decay (every other parameter decayed as in G1): what open training code commonly does instead
+    of storing them as 1 + w."""
+    seeds = [int(s) for s in seeds]
+    gemma = _gemma_options(d_model, n_layers, n_heads)
+    models = build_models(seeds, length=length, gain_offset=False, **gemma)
+    gains = sorted(
+        f"{name}.weight" for name, m in models[0].named_modules() if isinstance(m, RMSNorm)
+    )
+    if not gains or set(gains) - dict(models[0].named_parameters()).keys():
+        raise ValueError(f"the gains to leave out are not all parameters: {gains}")
+    runs, stacked = train_language_models(
+        models,
+        batches(seeds, steps=steps, batch_size=batch_size, length=length),
+        held_out(length),
+        steps=steps,
+        lr=lr,
+        optimizer="adamw",
+        weight_decay=weight_decay,
+        no_decay=set(gains).__contains__,
+    )
+    return GainsExcludedResult(
+        lr=lr, weight_decay=weight_decay, seeds=seeds, steps=steps,
+        mean_gain=_mean_gains(stacked, models[0]), final_loss=runs.final_loss, excluded=gains,
+    )  # fmt: skip
 
 
 def _decay_step_error(model, lr: float, weight_decay: float) -> float:
