@@ -264,7 +264,7 @@ def check_g1c(result, excluded) -> Finding:
         f"{statistics.fmean(result.mean_gain['g']):.3f}, 1 + w "
         f"{statistics.fmean(result.mean_gain['1 + w']):.3f}); held-out loss, gains excluded minus "
         f"g {tested(versus_g, better, unit='nats')}; minus 1 + w "
-        f"{tested(versus_offset, f'{match} (match within +-{G1C_MARGIN:g})', unit='nats')}"
+        f"{tested(versus_offset, f'{match} (match within +-{G1C_MARGIN:g})', unit='nats', digits=4)}"
     )
     quantities = (aggregate("held-out loss, excluded - g", versus_g),
                   aggregate("held-out loss, excluded - (1 + w)", versus_offset))  # fmt: skip
