@@ -10,6 +10,7 @@ from lnpaper import claims
 from lnpaper.chapters.ch07_after_2020.claims import (
     check_g1,
     check_g1b,
+    check_g1c,
     check_o1,
     check_o1b,
     check_q1,
@@ -176,6 +177,50 @@ def test_g1b_grades_the_loss_under_decay_not_the_gains():
     assert check_g1b(gain_result(TOWARD_ONE, offset_loss=same)).verdict == claims.INCONCLUSIVE
     worse = [2.2 + 0.01 * i for i in range(6)]
     assert check_g1b(gain_result(TOWARD_ONE, offset_loss=worse)).verdict == claims.NOT_REPRODUCED
+
+
+def excluded_result(losses, seeds=6):
+    return SimpleNamespace(seeds=list(range(seeds)), mean_gain=[1.01] * seeds, final_loss=losses)
+
+
+def test_g1c_needs_better_than_g_and_a_match_with_one_plus_w():
+    result = gain_result(TOWARD_ONE)  # 1 + w: 2.09 + 0.01 i, g about 0.01 higher
+    offset = result.final_loss["1 + w"]
+    near = [v + 0.0005 * (i % 2) for i, v in enumerate(offset)]
+    assert check_g1c(result, excluded_result(near)).verdict == claims.REPRODUCED
+    # halfway between g and 1 + w: better than g, but 0.005 from 1 + w
+    halfway = [v + 0.005 + 0.0005 * (i % 2) for i, v in enumerate(offset)]
+    assert check_g1c(result, excluded_result(halfway)).verdict == claims.PARTLY
+    as_g = [v + 0.0003 * (i % 2) for i, v in enumerate(result.final_loss["g"])]
+    assert check_g1c(result, excluded_result(as_g)).verdict == claims.NOT_REPRODUCED
+    with pytest.raises(ValueError, match="seeds"):
+        check_g1c(result, excluded_result(near[:5], seeds=5))
+
+
+def test_no_decay_leaves_the_named_parameters_out_of_adamw_decay():
+    """One AdamW step with a decay that spares final_norm.weight moves it exactly as a step
+    without any decay does, and every other gain differently."""
+    from lnpaper.chapters.ch05_transformer.runs import build_models
+    from lnpaper.train import train_language_models
+
+    gemma = {"n_layers": 1, "placement": "peri", "norm": "rmsnorm", "n_heads": 2, "d_model": 16}
+    tokens = SyntheticLanguage().sample(4, 9, seed=3)
+
+    def one_step(**options):
+        models = build_models([0], length=8, gain_offset=False, **gemma)
+        _, stacked = train_language_models(models, lambda step: tokens[None], tokens, steps=1,
+                                           lr=1e-2, optimizer="adamw", **options)  # fmt: skip
+        return stacked.params
+
+    spared = one_step(weight_decay=0.5, no_decay=lambda name: name == "final_norm.weight")
+    undecayed = one_step(weight_decay=0.0)
+    assert torch.equal(spared["final_norm.weight"], undecayed["final_norm.weight"])
+    other = "blocks.0.attn_in_norm.weight"
+    assert not torch.equal(spared[other], undecayed[other])
+    with pytest.raises(ValueError, match="adamw"):
+        models = build_models([0], length=8, gain_offset=False, **gemma)
+        train_language_models(models, lambda step: tokens[None], tokens, steps=1, lr=1e-3,
+                              no_decay=lambda name: True)  # fmt: skip
 
 
 def test_the_decay_identity_tells_the_two_parameterizations_apart():

@@ -94,6 +94,9 @@ def test_gain_decay():
     assert all(math.isfinite(v) for v in finite_numbers(result.mean_gain))
     check("G1", result)
     check("G1b", result)
+    excluded = experiments.gain_decay_excluded(seeds=TWO, steps=3, n_layers=2)
+    assert len(excluded.excluded) == 2 * 4 + 1  # four norms per peri block, and the final one
+    check("G1c", result, excluded)
 
 
 def test_branch_dependence():
