@@ -420,3 +420,42 @@ def test_the_momentum_mean_field_balances_to_the_norm_formula():
         field = nb_claims.momentum_mean_field(beta1)
         assert (1 + field["radial"]) * field["size"] == pytest.approx(1.0, rel=1e-12)
     assert nb_claims.momentum_mean_field(0.0) == {"radial": 0.0, "size": 1.0}
+
+
+def test_softmax_fisher_is_the_covariance_of_the_score_summed_over_classes():
+    """F = E_x sum_y p(y|x) grad log p(y|x) grad log p(y|x)^T, computed class by class."""
+    from lnpaper.norms import WeightNormLinear
+
+    torch.manual_seed(0)
+    layer = WeightNormLinear(4, 3).double()
+    x = _inputs(cases=6, inputs=4)
+    names = ("direction", "scale", "bias")
+    fisher, blocks = geometry.softmax_fisher(layer, x, names)
+    params = [dict(layer.named_parameters())[n] for n in names]
+    expected = torch.zeros_like(fisher)
+    for n in range(len(x)):
+        log_p = torch.log_softmax(layer(x[n : n + 1]), dim=-1)[0]
+        for y in range(3):
+            score = torch.cat([g.reshape(-1) for g in torch.autograd.grad(
+                log_p[y], params, retain_graph=True)])  # fmt: skip
+            expected += log_p[y].exp().item() * torch.outer(score, score) / len(x)
+    assert torch.allclose(fisher, expected, rtol=0, atol=1e-12)
+    assert blocks["direction"] == slice(0, 12) and blocks["bias"] == slice(15, 18)
+    with pytest.raises(ValueError, match="unknown parameters"):
+        geometry.softmax_fisher(layer, x, ("weight",))
+
+
+def test_fisher_cross_blocks_halve_under_a_softmax_and_vanish_without_one(no_store):
+    from lnpaper.chapters.ch04_invariances.runs import fisher_cross_blocks
+
+    result = fisher_cross_blocks(cases=32, inputs=3, units=3, seed=2)
+    assert max(result.deviation.values()) < 1e-12
+    assert result.cross_size > 1e-2 and result.logistic_cross == 0.0
+    assert result.logit_change == 0.0
+    assert nb_claims.check_i4b(result).verdict == claims.REPRODUCED
+    off = dict(result.deviation, **{"w_1 with the rest": 1e-3})
+    assert nb_claims.check_i4b(dataclasses.replace(result, deviation=off)).verdict == (
+        claims.NOT_REPRODUCED
+    )
+    uncoupled = dataclasses.replace(result, cross_size=0.0)
+    assert nb_claims.check_i4b(uncoupled).verdict == claims.NOT_REPRODUCED

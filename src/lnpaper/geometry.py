@@ -8,7 +8,8 @@ Two pieces:
   for any module whose outputs are logits, with dz/dtheta from autograd, averaging over a finite
   set of inputs that plays the data distribution. The units: `weightnorm_logistic_unit`,
   `batchnorm_logistic_unit` (statistics over that whole set: the paper's expected statistics) and
-  `layernorm_logistic_layer` (H logistic units sharing one LayerNorm).
+  `layernorm_logistic_layer` (H logistic units sharing one LayerNorm). `softmax_fisher` does the
+  same for K units under one softmax, whose outputs are coupled.
 - **Weight geometry under SGD** (the "implicit early stopping" of Sec. 5.2; the derivation below is
   Salimans & Kingma 2016, Sec. 2.1, for weight normalization, and van Laarhoven 2017 for any
   scale-invariant weight). If a layer's output does not change when its weight matrix W is scaled,
@@ -57,6 +58,40 @@ def logistic_fisher(module: nn.Module, x: torch.Tensor, names: tuple[str, ...]):
     with torch.no_grad():
         p = torch.sigmoid(logits(theta))
         fisher = jacobian.T @ ((p * (1 - p))[:, None] * jacobian) / x.shape[0]
+    offsets = [0, *torch.tensor(sizes).cumsum(0).tolist()]
+    blocks = {n: slice(offsets[k], offsets[k + 1]) for k, n in enumerate(names)}
+    return fisher, blocks
+
+
+def softmax_fisher(module: nn.Module, x: torch.Tensor, names: tuple[str, ...]):
+    """Fisher information of a categorical output p = softmax(module(x)), K classes, with respect
+    to the parameters `names` flattened into theta (notebook 04, I4b):
+
+        F = (1/N) sum_n J_n^T (diag(p_n) - p_n p_n^T) J_n,   J_n = dz_n/dtheta (K x P)
+
+    Unlike independent logistic units, the outputs are coupled through Cov(y_i, y_j) = -p_i p_j,
+    so one unit's weights have nonzero blocks with another's. Returns F and name -> slice."""
+    if x.ndim != 2 or x.shape[0] < 2:
+        raise ValueError(f"x must be (cases, inputs) with at least 2 cases, got {tuple(x.shape)}")
+    params = dict(module.named_parameters())
+    unknown = [name for name in names if name not in params]
+    if unknown:
+        raise ValueError(f"unknown parameters {unknown}; the module has {list(params)}")
+    shapes = [params[name].shape for name in names]
+    sizes = [params[name].numel() for name in names]
+    theta = torch.cat([params[name].detach().reshape(-1) for name in names])
+
+    def logits(flat: torch.Tensor) -> torch.Tensor:
+        pieces = torch.split(flat, sizes)
+        values = {n: p.reshape(s) for n, p, s in zip(names, pieces, shapes, strict=True)}
+        return functional_call(module, values, (x,))
+
+    with torch.no_grad():
+        p = torch.softmax(logits(theta), dim=-1)  # N x K
+    jacobian = torch.autograd.functional.jacobian(logits, theta)  # N x K x P
+    covariance = torch.diag_embed(p) - p[:, :, None] * p[:, None, :]  # N x K x K
+    with torch.no_grad():
+        fisher = torch.einsum("nkp,nkl,nlq->pq", jacobian, covariance, jacobian) / x.shape[0]
     offsets = [0, *torch.tensor(sizes).cumsum(0).tolist()]
     blocks = {n: slice(offsets[k], offsets[k + 1]) for k, n in enumerate(names)}
     return fisher, blocks

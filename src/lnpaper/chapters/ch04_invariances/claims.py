@@ -15,6 +15,7 @@ from lnpaper.companion.verdicts import (
     IDENTITY,
     NOT_REPRODUCED,
     PARTLY,
+    REPRODUCED,
     Claim,
     Finding,
     aggregate,
@@ -164,6 +165,26 @@ def check_i4(result) -> Finding:
     if not (exact and halves and same_output and row_breaks):
         return Finding(ours, NOT_REPRODUCED)
     return Finding(ours, PARTLY)
+
+
+def check_i4b(result) -> Finding:
+    """Every block along w_1 within roundoff of its factor, the cross blocks far from zero (so the
+    factor is not 0 = 0), and the outputs unchanged."""
+    exact_blocks = all(value < 1e-12 for value in result.deviation.values())
+    coupled = result.cross_size > 1e-2
+    ours = (
+        f"{result.units} WeightNorm units under one softmax, float64, {result.cases} inputs, "
+        f"w_1 doubled: "
+        + "; ".join(
+            f"{label} x {result.nominal[label]:g} (largest deviation {result.deviation[label]:.1e})"
+            for label in result.nominal
+        )
+        + f". The cross blocks F_(w_1 w_j) are {result.cross_size:.2f} of w_1's own block's size;"
+        f" for independent logistic units they are {result.logistic_cross:.1e}. Outputs moved "
+        f"{result.logit_change:.1e}"
+    )
+    holds = exact_blocks and coupled and result.logit_change == 0.0
+    return Finding(ours, REPRODUCED if holds else NOT_REPRODUCED)
 
 
 def check_i6(result) -> Finding:
@@ -358,6 +379,21 @@ CLAIMS = register_claims(
         notebook=NOTEBOOK,
         experiments=(ch04_runs.fisher_doubling,),
         check=check_i4,
+    ),
+    Claim(
+        id="I4b",
+        kind=IDENTITY,
+        claim="the other reading of the 1/2: with several units under one softmax, doubling w_1 "
+        "halves the Fisher blocks between w_1 and every other parameter",
+        source=f"{BA_2016}, Sec. 5.2 (the factor g_i g_j / (sigma_i sigma_j) of F-bar_ij)",
+        paper_value="1/2, for the cross blocks (the reading of review A's missing check 11)",
+        notebook=NOTEBOOK,
+        experiments=(ch04_runs.fisher_cross_blocks,),
+        check=check_i4b,
+        test="float64, 4 WeightNorm units under one softmax, 512 inputs, w_1 doubled: every "
+        "block along w_1 equals its factor (1/4 for w_1's own, 1/2 with the rest, 1 elsewhere) "
+        "times the old block to 1e-12 of its size; the cross blocks at least 1% of w_1's own, "
+        "so that 1/2 is not 0 = 0; the outputs unchanged",
     ),
     Claim(
         id="I5",

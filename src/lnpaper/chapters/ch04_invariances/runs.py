@@ -419,6 +419,68 @@ class GainMetricResult:
 GAIN_KINDS = ("weightnorm", "batchnorm", "layernorm")  # LayerNorm: a layer of `units` units
 
 
+@dataclass
+class CrossBlockResult:
+    units: int
+    inputs: int
+    cases: int
+    nominal: dict  # block label -> the factor F's block is multiplied by when w_1 doubles
+    # block label -> max |F'_block - factor F_block| / max |F'_block|, float64
+    deviation: dict
+    cross_size: float  # max |F_{w_1 w_j}| (j != 1) / max |F_{w_1 w_1}|, before doubling
+    logistic_cross: float  # the same cross block for independent logistic units: exactly 0
+    logit_change: float  # max |z' - z|: WeightNorm's output does not move
+
+
+# the rows and columns of F along w_1 scale by 1/2 (dz/dw_1 does), so its own block by 1/4
+CROSS_BLOCKS = {"w_1 with w_1": 0.25, "w_1 with the rest": 0.5, "the rest with the rest": 1.0}
+
+
+@experiment
+def fisher_cross_blocks(
+    *, cases: int = 512, inputs: int = 6, units: int = 4, seed: int = 0
+) -> CrossBlockResult:
+    """I4b, the other reading of Sec. 5.2's "1/2" (review A, missing check 11): `units` WeightNorm
+    units under one softmax, only w_1 (unit 1's direction) doubled; the Fisher blocks along w_1
+    against the paper's factor g_i g_j / (sigma_i sigma_j) for F_ij. The same blocks for
+    independent logistic units (`logistic_fisher`) are zero, which is why the reading needs a
+    coupled output."""
+    generator = torch.Generator().manual_seed(seed)
+    x = 0.5 + torch.randn(cases, inputs, generator=generator, dtype=torch.float64)
+    layer = WeightNormLinear(inputs, units).double()
+    with torch.no_grad():
+        layer.direction.copy_(torch.randn(units, inputs, generator=generator, dtype=torch.float64))
+        layer.scale.copy_(1.0 + torch.rand(units, generator=generator, dtype=torch.float64))
+        layer.bias.copy_(0.3 * torch.randn(units, generator=generator, dtype=torch.float64))
+    names = ("direction", "scale", "bias")
+    w_1 = torch.zeros(units * inputs + 2 * units, dtype=torch.bool)
+    w_1[:inputs] = True  # row 1 of the direction matrix comes first in theta
+    fisher, _ = geometry.softmax_fisher(layer, x, names)
+    logistic, _ = geometry.logistic_fisher(layer, x, names)
+    with torch.no_grad():
+        before = layer(x)
+        layer.direction[0] *= 2.0
+        after = layer(x)
+    doubled, _ = geometry.softmax_fisher(layer, x, names)
+    parts = {
+        "w_1 with w_1": (w_1[:, None] & w_1[None, :]),
+        "w_1 with the rest": (w_1[:, None] ^ w_1[None, :]),
+        "the rest with the rest": (~w_1[:, None] & ~w_1[None, :]),
+    }
+    deviation = {
+        label: ((doubled[mask] - CROSS_BLOCKS[label] * fisher[mask]).abs().max()
+                / doubled[mask].abs().max()).item()
+        for label, mask in parts.items()
+    }  # fmt: skip
+    others = slice(inputs, units * inputs)
+    return CrossBlockResult(
+        units=units, inputs=inputs, cases=cases, nominal=dict(CROSS_BLOCKS), deviation=deviation,
+        cross_size=(fisher[:inputs, others].abs().max() / fisher[:inputs, :inputs].abs().max()).item(),
+        logistic_cross=logistic[:inputs, others].abs().max().item(),
+        logit_change=(after - before).abs().max().item(),
+    )  # fmt: skip
+
+
 @experiment
 def gain_metric(
     *, cases: int = 512, inputs: int = 6, units: int = 4, seed: int = 0, scales=(0.1, 1.0, 10.0)
