@@ -30,47 +30,9 @@ from lnpaper.norms import BatchNorm, LayerNorm, WeightNormLinear
 # ---- Fisher information of logistic units -------------------------------------------------------
 
 
-def logistic_fisher(module: nn.Module, x: torch.Tensor, names: tuple[str, ...]):
-    """Fisher information of the logistic outputs of `module(x)` with respect to the parameters
-    `names`, in that order, flattened into one vector theta:
-
-        F = (1/N) sum_n sum_k s'(z_nk) dz_nk/dtheta dz_nk/dtheta^T,   s'(z) = s(z) (1 - s(z))
-
-    with N = x.shape[0] cases and k over the module's outputs (independent Bernoulli units).
-    Returns F (P x P) and a dict name -> slice of theta, to cut F into blocks.
-    """
-    if x.ndim != 2 or x.shape[0] < 2:
-        raise ValueError(f"x must be (cases, inputs) with at least 2 cases, got {tuple(x.shape)}")
-    params = dict(module.named_parameters())
-    unknown = [name for name in names if name not in params]
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; the module has {list(params)}")
-    shapes = [params[name].shape for name in names]
-    sizes = [params[name].numel() for name in names]
-    theta = torch.cat([params[name].detach().reshape(-1) for name in names])
-
-    def logits(flat: torch.Tensor) -> torch.Tensor:
-        pieces = torch.split(flat, sizes)
-        values = {n: p.reshape(s) for n, p, s in zip(names, pieces, shapes, strict=True)}
-        return functional_call(module, values, (x,)).reshape(-1)
-
-    jacobian = torch.autograd.functional.jacobian(logits, theta)  # dz/dtheta, (N*K) x P
-    with torch.no_grad():
-        p = torch.sigmoid(logits(theta))
-        fisher = jacobian.T @ ((p * (1 - p))[:, None] * jacobian) / x.shape[0]
-    offsets = [0, *torch.tensor(sizes).cumsum(0).tolist()]
-    blocks = {n: slice(offsets[k], offsets[k + 1]) for k, n in enumerate(names)}
-    return fisher, blocks
-
-
-def softmax_fisher(module: nn.Module, x: torch.Tensor, names: tuple[str, ...]):
-    """Fisher information of a categorical output p = softmax(module(x)), K classes, with respect
-    to the parameters `names` flattened into theta (notebook 04, I4b):
-
-        F = (1/N) sum_n J_n^T (diag(p_n) - p_n p_n^T) J_n,   J_n = dz_n/dtheta (K x P)
-
-    Unlike independent logistic units, the outputs are coupled through Cov(y_i, y_j) = -p_i p_j,
-    so one unit's weights have nonzero blocks with another's. Returns F and name -> slice."""
+def _flat_logits(module: nn.Module, x: torch.Tensor, names: tuple[str, ...]):
+    """(theta, logits(theta), name -> slice): the parameters `names` of `module` flattened into
+    one vector, and module(x) as a function of it."""
     if x.ndim != 2 or x.shape[0] < 2:
         raise ValueError(f"x must be (cases, inputs) with at least 2 cases, got {tuple(x.shape)}")
     params = dict(module.named_parameters())
@@ -86,14 +48,47 @@ def softmax_fisher(module: nn.Module, x: torch.Tensor, names: tuple[str, ...]):
         values = {n: p.reshape(s) for n, p, s in zip(names, pieces, shapes, strict=True)}
         return functional_call(module, values, (x,))
 
+    offsets = [0, *torch.tensor(sizes).cumsum(0).tolist()]
+    blocks = {n: slice(offsets[k], offsets[k + 1]) for k, n in enumerate(names)}
+    return theta, logits, blocks
+
+
+def logistic_fisher(module: nn.Module, x: torch.Tensor, names: tuple[str, ...]):
+    """Fisher information of the logistic outputs of `module(x)` with respect to the parameters
+    `names`, in that order, flattened into one vector theta:
+
+        F = (1/N) sum_n sum_k s'(z_nk) dz_nk/dtheta dz_nk/dtheta^T,   s'(z) = s(z) (1 - s(z))
+
+    with N = x.shape[0] cases and k over the module's outputs (independent Bernoulli units).
+    Returns F (P x P) and a dict name -> slice of theta, to cut F into blocks.
+    """
+    theta, outputs, blocks = _flat_logits(module, x, names)
+
+    def logits(flat: torch.Tensor) -> torch.Tensor:
+        return outputs(flat).reshape(-1)
+
+    jacobian = torch.autograd.functional.jacobian(logits, theta)  # dz/dtheta, (N*K) x P
+    with torch.no_grad():
+        p = torch.sigmoid(logits(theta))
+        fisher = jacobian.T @ ((p * (1 - p))[:, None] * jacobian) / x.shape[0]
+    return fisher, blocks
+
+
+def softmax_fisher(module: nn.Module, x: torch.Tensor, names: tuple[str, ...]):
+    """Fisher information of a categorical output p = softmax(module(x)), K classes, with respect
+    to the parameters `names` flattened into theta (notebook 04, I4b):
+
+        F = (1/N) sum_n J_n^T (diag(p_n) - p_n p_n^T) J_n,   J_n = dz_n/dtheta (K x P)
+
+    Unlike independent logistic units, the outputs are coupled through Cov(y_i, y_j) = -p_i p_j,
+    so one unit's weights have nonzero blocks with another's. Returns F and name -> slice."""
+    theta, logits, blocks = _flat_logits(module, x, names)
     with torch.no_grad():
         p = torch.softmax(logits(theta), dim=-1)  # N x K
     jacobian = torch.autograd.functional.jacobian(logits, theta)  # N x K x P
     covariance = torch.diag_embed(p) - p[:, :, None] * p[:, None, :]  # N x K x K
     with torch.no_grad():
         fisher = torch.einsum("nkp,nkl,nlq->pq", jacobian, covariance, jacobian) / x.shape[0]
-    offsets = [0, *torch.tensor(sizes).cumsum(0).tolist()]
-    blocks = {n: slice(offsets[k], offsets[k + 1]) for k, n in enumerate(names)}
     return fisher, blocks
 
 
