@@ -45,7 +45,8 @@ Options of notebook 07, also off by default:
   the training sequences' lengths; here every training sequence is `max_len` long, so L = `max_len`.
 - `deepnorm` (Wang et al. 2022, with `placement="post"`): x_{l+1} = LN(alpha x_l + G(x_l)), alpha =
   (2M)^{1/4} for M blocks, and after the normal init W^V, W^O, W^(1) and W^(2) are multiplied by
-  beta = (8M)^{-1/4} (W^Q and W^K are not).
+  beta = (8M)^{-1/4} (W^Q and W^K are not). `deepnorm_parts` "alpha" or "beta" keeps one half
+  only (notebook 07's D1b), "both" (the default) is DeepNorm.
 - `rezero` (Bachlechner et al. 2020, with `placement="none"`): x_{l+1} = x_l + a F(x_l) for each
   sublayer, a a learnable scalar starting at 0, so every block is the identity at init; SkipInit
   (De & Smith 2020) is the same gate, proposed for ResNets.
@@ -96,6 +97,7 @@ DETACHED = {"detach_mean": ("mean",), "detach_std": ("std",), "detach_both": ("m
 POINTWISE = ("dyt", "derf")  # no statistic: each value squashed on its own, with a learnable alpha
 NORMS = ("layernorm", "rmsnorm", "prmsnorm", *POINTWISE, "layernorm_simple", *DETACHED, "identity")
 QK_NORMS = ("layernorm", "rmsnorm", "l2")
+DEEPNORM_PARTS = ("both", "alpha", "beta")
 MIX_POST_FRACTION = 0.25  # Mix-LN (Li et al., arXiv:2412.13795): Post-LN in the first floor(0.25 L)
 PRMS_FRACTION = 0.0625  # Zhang & Sennrich's p for pRMSNorm
 INITS = ("default", "tfixup")
@@ -420,6 +422,7 @@ class TransformerLM(nn.Module):
         qk_norm: str | None = None,
         qk_norm_span: str = "head",
         deepnorm: bool = False,
+        deepnorm_parts: str = "both",
         admin: bool = False,
         layer_scaling: bool = False,
         alpha_init: float = 0.5,
@@ -477,6 +480,9 @@ class TransformerLM(nn.Module):
             raise ValueError("deepnorm and admin weight the residual sum two ways: choose one")
         if deepnorm and init != "default":
             raise ValueError("deepnorm has its own init (beta); it needs init 'default'")
+        check_choice("deepnorm_parts", deepnorm_parts, DEEPNORM_PARTS)
+        if deepnorm_parts != "both" and not deepnorm:
+            raise ValueError("deepnorm_parts picks DeepNorm's halves: it needs deepnorm=True")
         if rezero and (placement != "none" or init != "default"):
             raise ValueError("rezero gates a norm-free stack at the default init: it needs "
                              "placement 'none' and init 'default'")  # fmt: skip
@@ -498,6 +504,7 @@ class TransformerLM(nn.Module):
         self.vocab_size, self.max_len, self.n_layers = vocab_size, max_len, n_layers
         self.placement, self.norm, self.init = placement, norm, init
         self.final_logit_cap, self.deepnorm = final_logit_cap, deepnorm
+        self.deepnorm_parts = deepnorm_parts
         # fairseq's embed_scale, which T-Fixup's N(0, d^{-1/2}) embeddings are drawn for; Gemma's
         self.embed_scale = math.sqrt(d_model) if init == "tfixup" or scale_embedding else 1.0
         self.token_embedding = nn.Embedding(vocab_size, d_model)
@@ -508,7 +515,8 @@ class TransformerLM(nn.Module):
         )
         self.embed_norm = make_norm(norm, d_model, gain_offset, alpha_init) if embed_norm else None
         n_post = int(MIX_POST_FRACTION * n_layers) if placement == "mix" else 0
-        alpha = (2 * n_layers) ** 0.25 if deepnorm else 1.0  # DeepNorm's alpha = (2M)^{1/4}
+        up_weighted = deepnorm and deepnorm_parts != "beta"  # DeepNorm's alpha = (2M)^{1/4}
+        alpha = (2 * n_layers) ** 0.25 if up_weighted else 1.0
         self.blocks = nn.ModuleList(
             Block(
                 d_model, n_heads, d_ff,
@@ -535,7 +543,8 @@ class TransformerLM(nn.Module):
         d_model = self.token_embedding.embedding_dim
         if self.init == "default":
             nn.init.normal_(self.token_embedding.weight, std=1.0)
-            if self.deepnorm:  # DeepNorm: beta = (8M)^{-1/4} on W^V, W^O, W^(1), W^(2)
+            if self.deepnorm and self.deepnorm_parts != "alpha":
+                # DeepNorm: beta = (8M)^{-1/4} on W^V, W^O, W^(1), W^(2)
                 beta = (8 * self.n_layers) ** -0.25
                 for block in self.blocks:
                     for matrix in (block.attn.value, block.attn.out, block.ffn.w1, block.ffn.w2):

@@ -21,6 +21,7 @@ from lnpaper.chapters.ch07_after_2020.runs_depth import (
 )
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
+    INCONCLUSIVE,
     NOT_REPRODUCED,
     PARTLY,
     REPRODUCED,
@@ -176,6 +177,41 @@ def check_d1(result) -> Finding:
     if diverged["deepnorm"]:
         return Finding(ours, NOT_REPRODUCED, tuple(quantities))
     return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+
+
+def check_d1b(full, halves) -> Finding:
+    """Our question (missing check 3): does each half of DeepNorm alone bound the first updates
+    below Post-LN's? Log largest model update over the first steps, each half minus Post-LN,
+    paired by seed, 95% t CI below 0; reproduced if both halves do, partly if one does. Each
+    half against full DeepNorm, and the Pre-LN arm, are reported."""
+    if list(full.seeds) != list(halves.seeds):
+        raise ValueError("D1b pairs its runs with D1's seeds")
+    n = len(full.seeds)
+    updates = {arm: largest_update(full, arm) for arm in ("post", "deepnorm")}
+    updates.update({arm: largest_update(halves, arm) for arm in halves.arms})
+    finals = {**{a: full.final_loss[a] for a in ("post", "deepnorm")}, **halves.final_loss}
+    diverged = [ARM_NAMES[a] for a in finals if stats.count_diverged(finals[a])]
+    if diverged:
+        return Finding(f"{', '.join(diverged)} diverged: no update to pair", INCONCLUSIVE)
+    quantities, parts, outcomes = [], [], []
+    for arm in ch07_runs_depth.DEEPNORM_HALVES:
+        _part(f"log largest model update, steps 1-{full.update_steps}, {ARM_NAMES[arm]} - Post-LN",
+              _log(updates[arm]), _log(updates["post"]), "lower", quantities, parts,
+              outcomes)  # fmt: skip
+    reported = []
+    for arm in (*ch07_runs_depth.DEEPNORM_HALVES, "pre"):
+        against = stats.paired_difference(_log(updates[arm]), _log(updates["deepnorm"]))
+        reported.append(f"{ARM_NAMES[arm]} {against.text()}")
+    medians = "; ".join(f"{ARM_NAMES[a]} {stats.median_text(finals[a])}" for a in finals)
+    ours = (
+        f"D1's {full.n_layers} blocks (alpha {full.alpha:.2f}, beta {full.beta:.2f}), Adam lr "
+        f"{full.lr:g}, no warmup, {n} seeds: "
+        + "; ".join(parts)
+        + ". Not graded: log largest update minus DeepNorm's: "
+        + "; ".join(reported)
+        + f"; held-out loss after {full.steps} steps: {medians} nats"
+    )
+    return Finding(ours, combine(outcomes), tuple(quantities))
 
 
 # ---- X1 --------------------------------------------------------------------------------------
@@ -362,6 +398,21 @@ CLAIMS = register_claims(
         test="6 blocks, Adam lr 3e-3 without warmup (where notebook 05's Post-LN stalls), 100 steps, 8 seeds, "
         "paired t 95%: held-out loss DeepNorm - Post-LN < 0; log largest RMS logit change over "
         "the first 20 steps DeepNorm - Post-LN < 0; holding both is 'partly' (mechanism only)",
+    ),
+    Claim(
+        id="D1b",
+        claim="Either half of DeepNorm alone, the up-weighted residual (alpha) or the "
+        "down-scaled init (beta), bounds the first model updates below Post-LN's",
+        source="our question (the second science review's missing check 3); DeepNet derives "
+        "alpha and beta together (Wang et al. 2022, arXiv:2203.00555)",
+        paper_value="none: no source runs the halves apart",
+        notebook=NOTEBOOK,
+        experiments=(ch07_runs_depth.deepnorm_study, ch07_runs_depth.deepnorm_halves),
+        check=check_d1b,
+        test="D1's model, rate, data and 8 seeds; log largest RMS logit change over the first "
+        "20 steps, each half minus Post-LN, paired by seed, 95% t CI below 0; reproduced if "
+        "both halves bound it, partly if one does; each half against full DeepNorm and a "
+        "Pre-LN arm reported, not graded; declared before the run",
     ),
     Claim(
         id="X1",

@@ -41,6 +41,8 @@ ARMS = {
     "pre": {"placement": "pre"},
     "admin": {"placement": "post", "admin": True},
     "deepnorm": {"placement": "post", "deepnorm": True},
+    "deepnorm-alpha": {"placement": "post", "deepnorm": True, "deepnorm_parts": "alpha"},
+    "deepnorm-beta": {"placement": "post", "deepnorm": True, "deepnorm_parts": "beta"},
     "mix": {"placement": "mix"},
     "layer_scaling": {"placement": "pre", "layer_scaling": True},
     "peri": {"placement": "peri"},  # L1d's control: the stream is never normalized either
@@ -50,6 +52,8 @@ ARM_NAMES = {
     "pre": "Pre-LN",
     "admin": "Admin",
     "deepnorm": "DeepNorm",
+    "deepnorm-alpha": "DeepNorm's alpha only",
+    "deepnorm-beta": "DeepNorm's beta only",
     "mix": "Mix-LN",
     "layer_scaling": "LN-Scaling",
     "peri": "Peri-LN",
@@ -253,6 +257,9 @@ class DeepNormResult:
     levels: dict  # the language's loss levels, nats
 
 
+DEEPNORM_HALVES = ("deepnorm-alpha", "deepnorm-beta")  # D1b: DeepNorm with one half only
+
+
 @experiment
 def deepnorm_study(
     *,
@@ -270,7 +277,7 @@ def deepnorm_study(
     """D1: Adam without warmup. Before each of the first `update_steps` steps and after the
     last of them, the logits on a fixed probe batch (64 held-out sequences); the model update of
     step t is the root mean square of their change over step t."""
-    arms = check_arms(arms, ("post", "deepnorm", "pre", "admin"))
+    arms = check_arms(arms, ("post", "deepnorm", "pre", "admin", *DEEPNORM_HALVES))
     if not 1 <= update_steps <= steps:
         raise ValueError(f"update_steps must lie in 1..steps ({steps}), got {update_steps}")
     language = SyntheticLanguage()
@@ -303,6 +310,14 @@ def deepnorm_study(
         result.train_loss[arm] = runs.train_loss
         result.logged_steps = runs.steps
     return result
+
+
+@experiment
+def deepnorm_halves(*, seeds=tuple(range(8)), steps: int = 100) -> DeepNormResult:
+    """D1b (the second review's missing check 3): deepnorm_study's model, rate, data and seeds
+    with DeepNorm's halves apart, alpha only and beta only, and a Pre-LN arm; D1's Post-LN and
+    DeepNorm runs are deepnorm_study()'s."""
+    return deepnorm_study(arms=("pre", *DEEPNORM_HALVES), seeds=seeds, steps=steps)
 
 
 # ---- X1: the gradient-norm profile of Post-LN, Pre-LN and Mix-LN ------------------------
