@@ -182,6 +182,30 @@ def test_check_d1_is_partly_at_best_and_can_fail():
     )
 
 
+def d1b_results(alpha_update, beta_update, n=6):
+    post = d1_result([2.76] * n, [2.0] * n, [1.0 + 0.1 * i for i in range(n)],
+                     [0.1 + 0.013 * i for i in range(n)])  # fmt: skip
+    halves = SimpleNamespace(
+        arms=["pre", "deepnorm-alpha", "deepnorm-beta"], seeds=list(range(n)),
+        final_loss={a: [2.1] * n for a in ("pre", "deepnorm-alpha", "deepnorm-beta")},
+        model_update={"pre": [[0.2] * 3] * n,
+                      "deepnorm-alpha": [[u] * 3 for u in alpha_update],
+                      "deepnorm-beta": [[u] * 3 for u in beta_update]},
+    )  # fmt: skip
+    return post, halves
+
+
+def test_check_d1b_grades_each_half_against_post_ln():
+    small = [0.3 + 0.011 * i for i in range(6)]
+    large = [1.5 + 0.12 * i for i in range(6)]
+    assert depth_claims.check_d1b(*d1b_results(small, small)).verdict == claims.REPRODUCED
+    assert depth_claims.check_d1b(*d1b_results(small, large)).verdict == claims.PARTLY
+    assert depth_claims.check_d1b(*d1b_results(large, large)).verdict == claims.NOT_REPRODUCED
+    full, halves = d1b_results(small, small)
+    halves.final_loss["deepnorm-beta"] = [None] + [2.1] * 5
+    assert depth_claims.check_d1b(full, halves).verdict == claims.INCONCLUSIVE
+
+
 def test_profile_measures():
     flat = depth_claims.profile_measures([2.0] * 8, 8)
     assert flat == {"spread": 0.0, "tilt": 0.0}

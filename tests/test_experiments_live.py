@@ -99,6 +99,13 @@ def test_gain_decay():
     check("G1c", result, excluded)
 
 
+def test_deepnorm_halves():
+    full = experiments.deepnorm_study(seeds=TWO, steps=3, update_steps=2)
+    halves = experiments.deepnorm_halves(seeds=TWO, steps=3, update_steps=2)
+    assert set(halves.model_update) == {"pre", "deepnorm-alpha", "deepnorm-beta"}
+    check("D1b", full, halves)
+
+
 def test_branch_dependence():
     result = experiments.branch_dependence(depths=(2, 4), seeds=TWO, draws=1, d_model=16)
     check("A2", result)

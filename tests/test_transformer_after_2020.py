@@ -111,6 +111,18 @@ def test_deepnorm_weights_the_stream_by_alpha_and_scales_four_matrices_by_beta()
     assert torch.allclose(block(x), block.ffn_out_norm(alpha * h + block.ffn(h)), atol=1e-12)
 
 
+def test_deepnorm_parts_keep_one_half_each():
+    n = 4
+    plain = model(placement="post")
+    alpha_only = model(placement="post", deepnorm=True, deepnorm_parts="alpha")
+    beta_only = model(placement="post", deepnorm=True, deepnorm_parts="beta")
+    for a, up, down in zip(plain.blocks, alpha_only.blocks, beta_only.blocks, strict=True):
+        assert up.residual_scale == pytest.approx((2 * n) ** 0.25) and down.residual_scale == 1.0
+        assert torch.equal(up.attn.value.weight, a.attn.value.weight)  # no beta
+        ratio = down.ffn.w2.weight / a.ffn.w2.weight
+        assert torch.allclose(ratio, torch.full_like(ratio, (8 * n) ** -0.25), rtol=1e-6)
+
+
 def test_admin_with_unit_omegas_is_post_ln_and_its_profile_follows_the_recursion():
     x = tokens()
     post, admin = model(placement="post"), model(placement="post", admin=True)
@@ -222,6 +234,8 @@ def test_the_learned_embedding_scale_starts_at_sqrt_d_and_learns():
         ({"learned_embed_scale": True, "scale_embedding": True}, "choose one"),
         ({"norm": "layernorm_simple", "gain_offset": True}, "gain"),
         ({"deepnorm": 1}, "True or False"),
+        ({"placement": "post", "deepnorm_parts": "alpha"}, "needs deepnorm=True"),
+        ({"placement": "post", "deepnorm": True, "deepnorm_parts": "gamma"}, "deepnorm_parts"),
     ],
 )
 def test_undefined_combinations_are_refused(options, problem):

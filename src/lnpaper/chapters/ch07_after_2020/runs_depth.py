@@ -313,11 +313,15 @@ def deepnorm_study(
 
 
 @experiment
-def deepnorm_halves(*, seeds=tuple(range(8)), steps: int = 100) -> DeepNormResult:
+def deepnorm_halves(
+    *, seeds=tuple(range(8)), steps: int = 100, update_steps: int = 20
+) -> DeepNormResult:
     """D1b (the second review's missing check 3): deepnorm_study's model, rate, data and seeds
     with DeepNorm's halves apart, alpha only and beta only, and a Pre-LN arm; D1's Post-LN and
     DeepNorm runs are deepnorm_study()'s."""
-    return deepnorm_study(arms=("pre", *DEEPNORM_HALVES), seeds=seeds, steps=steps)
+    return deepnorm_study(
+        arms=("pre", *DEEPNORM_HALVES), seeds=seeds, steps=steps, update_steps=update_steps
+    )
 
 
 # ---- X1: the gradient-norm profile of Post-LN, Pre-LN and Mix-LN ------------------------
