@@ -515,8 +515,8 @@ class TransformerLM(nn.Module):
         )
         self.embed_norm = make_norm(norm, d_model, gain_offset, alpha_init) if embed_norm else None
         n_post = int(MIX_POST_FRACTION * n_layers) if placement == "mix" else 0
-        up_weighted = deepnorm and deepnorm_parts != "beta"  # DeepNorm's alpha = (2M)^{1/4}
-        alpha = (2 * n_layers) ** 0.25 if up_weighted else 1.0
+        # DeepNorm's alpha = (2M)^{1/4}, unless deepnorm_parts keeps beta only
+        alpha = (2 * n_layers) ** 0.25 if deepnorm and deepnorm_parts != "beta" else 1.0
         self.blocks = nn.ModuleList(
             Block(
                 d_model, n_heads, d_ff,
