@@ -625,12 +625,13 @@ claims.expect(m2b, claims.INCONCLUSIVE)
 # failing (the borderline note): on ATen's portable kernels it does fail. More seeds would not
 # settle it. The mean, -1.1, sits 0.1 beyond the margin, and the seeds' spread (about 1.3
 # points) would need some 500 seeds to put an interval on one side of it. So "inconclusive" is
-# the answer at this margin, not a gap in the budget. The plain network, the same rate and steps, *gains* 1.1
-# points at batch 1, as it gained 1.4 at batch 4. So the loss is not what online learning
-# costs every network here: it is LayerNorm's own at this rate. At $10^{-3}$ and one example
-# per step, LayerNorm nets are the ones that degrade; a smaller rate for the online runs
-# might close the gap, which this check, at M5's one shared rate, does not test. (BatchNorm
-# has no arm here: in training mode a batch of one leaves it nothing to learn from, M2.)
+# the answer at this margin, not a gap in the budget. The plain network, the same rate and
+# steps, *gains* 1.1 points at batch 1, as it gained 1.4 at batch 4. So the loss is not what
+# online learning costs every network here: it is LayerNorm's own at this rate. At $10^{-3}$
+# and one example per step, LayerNorm nets are the ones that degrade; a smaller rate for the
+# online runs might close the gap, which this check, at M5's one shared rate, does not test.
+# (BatchNorm has no arm here: in training mode a batch of one leaves it nothing to learn from,
+# M2.)
 #
 # ## Claims checked here
 

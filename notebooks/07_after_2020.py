@@ -903,8 +903,8 @@ claims.expect(e1c, claims.PARTLY)
 # Pre-LN's model to roundoff: within $10^{-12}$ under both optimizers, at every one of the 11
 # comparisons. The source's training equivalence holds, then, for the constraint. The bias fold,
 # which the source's biasless RMSNorm needs, breaks it: folded, the rewrite leaves its twin by the
-# first comparison and ends 0.4 to 0.8 apart in log-probability under both optimizers. That is
-# most of the free rewrite's drift, seed by seed 0.5 to 0.9 of it under Adam and 0.7 to 1.06
+# first comparison and ends 0.36 to 0.82 apart in log-probability under the two optimizers. That
+# is most of the free rewrite's drift, seed by seed 0.5 to 0.9 of it under Adam and 0.7 to 1.06
 # under SGD. So E1's drift comes mostly from the fold, not from the stream reacquiring a mean,
 # although a free stream does reacquire one (|mean|/RMS 0.1 to 0.17). The fold does not make a
 # worse model: the folded rewrites end within 0.01 nats of their twins' held-out losses (4 seeds,
