@@ -201,3 +201,27 @@ def test_numpy_backward_of_an_overflowing_row_is_the_scaled_backward():
     small = functional.rms_norm_backward(dy, a, gain)[0]
     large = functional.rms_norm_backward(dy, a * 1e300, gain)[0]
     np.testing.assert_allclose(large * 1e300, small, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: lnpaper.norms.LayerNorm(8),
+        lambda: lnpaper.norms.RMSNorm(8),
+        lambda: lnpaper.norms.RMSNorm(8, partial=0.5),
+        lambda: lnpaper.norms.BatchNorm(8),
+        lambda: lnpaper.norms.DyT(8),
+        lambda: lnpaper.norms.Derf(8),
+        lambda: lnpaper.norms.WeightNormLinear(8, 4),
+        lambda: DetachNorm(8, detach=("mean", "std")),
+    ],
+    ids=["LayerNorm", "RMSNorm", "pRMSNorm", "BatchNorm", "DyT", "Derf", "WeightNorm", "Detach"],
+)
+def test_every_normalizer_runs_on_the_meta_device(make):
+    """Shapes without values (shape inference, a large model initialized before its memory): the
+    overflow guard has no value to look at, and stays out of the way."""
+    with torch.device("meta"):
+        module = make()
+        y = module(torch.empty(4, 8))
+    assert y.is_meta and y.shape[0] == 4
+    repr(module)  # a repr shows no value it does not have

@@ -30,6 +30,19 @@ def test_every_figure_is_byte_identical_when_drawn_twice(tmp_path):
         assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes(), name
 
 
+@pytest.mark.parametrize("check", [[], ["--check"]])
+def test_figures_out_an_existing_file_is_a_one_line_error(tmp_path, capsys, check):
+    taken = tmp_path / "taken.png"
+    taken.write_bytes(b"a reader's file")
+    assert cli.main(["figures", "transpose_table", "--out", str(taken), *check]) == 2
+    assert f"--out must be a folder, got {str(taken)!r}, which is a file" in capsys.readouterr().err
+    assert taken.read_bytes() == b"a reader's file"
+    inside = str(taken / "inside")
+    if not check:  # `--check` reads the folder: one that cannot exist holds no figures
+        assert cli.main(["figures", "transpose_table", "--out", inside]) == 2
+        assert f"--out {inside!r} cannot be made" in capsys.readouterr().err
+
+
 def test_figures_check_fails_on_missing_changed_and_stale_files(tmp_path, capsys):
     name = "transpose_table"
     args = ["figures", name, "--out", str(tmp_path), "--check"]

@@ -2,13 +2,11 @@
 once with every worker, and the record is byte for byte as it was."""
 
 import fcntl
-import hashlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,23 +31,19 @@ def _files(directory: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
 
 
-def _lock_path(entry: Path) -> Path:
-    """The lock `record.call` holds while it computes `entry` (see `record._lock`)."""
-    digest = hashlib.sha256(str(entry.resolve()).encode()).hexdigest()[:24]
-    return Path(tempfile.gettempdir()) / f"lnpaper-{digest}.lock"
-
-
 def _computing(entry: Path) -> bool:
-    lock = _lock_path(entry)
-    if not lock.exists():
+    """Whether a process holds the lock `record.call` holds while it computes `entry`."""
+    try:
+        fd = os.open(record.lock_file(entry), os.O_RDONLY)
+    except FileNotFoundError:
         return False
-    with open(lock, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _alive(pid: int) -> bool:

@@ -9,6 +9,8 @@ import json
 import math
 import os
 import shutil
+import tempfile
+import time
 import warnings
 from pathlib import Path
 
@@ -388,3 +390,106 @@ def test_the_report_names_the_cpu_models_of_the_record():
     old = {"made": {"cpu_capability": "AVX2", "date": "2026-11-30"}}
     line = reproduce._machine([made("AMD EPYC"), made("Intel Xeon"), old])
     assert "AMD EPYC" in line and "Intel Xeon" in line and "not recorded" in line
+
+
+# ---- 8. any file, any result, any user -----------------------------------------------------------
+
+
+def test_an_entry_that_is_not_utf8_is_named_and_recomputed(store):
+    safe_experiment()
+    (path,) = store.glob("safe_experiment-*.json")
+    path.write_bytes(bytes(range(128, 256)))  # raw bytes, no UTF-8
+    with pytest.warns(UserWarning, match=f"record entry {path} cannot be read"):
+        assert record.entries(store) == []
+    with pytest.warns(UserWarning, match=f"record entry {path} cannot be read"):
+        assert safe_experiment() == SafeResult([2.0, 4.0], 2.0, {1: 2.0, 2: 4.0})
+    assert json.loads(path.read_text())["result"]["values"] == [2.0, 4.0]  # fill rewrote it
+
+
+@experiment
+def marker_keys_experiment() -> SafeResult:
+    return SafeResult(
+        values=[{"__items__": [[1, 2]]}, {"__float__": "NaN"}, {"__items__": 1, "other": 2}],
+        scale=1.0,
+        by_size={"__items__": {"__float__": 3.0}},
+    )
+
+
+def test_a_result_whose_keys_are_the_encodings_markers_comes_back_the_same(store):
+    fresh = marker_keys_experiment()
+    record.configure(record.settings_for("strict", store))
+    recorded = marker_keys_experiment()
+    assert recorded == fresh
+    assert recorded.values[1] == {"__float__": "NaN"}  # a string, not a float
+    assert recorded.by_size == {"__items__": {"__float__": 3.0}}
+
+
+@pytest.fixture
+def shared_folder():
+    """A folder every user of the machine can enter (pytest's tmp_path is the test user's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="lnpaper-test-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "fork") or os.geteuid() != 0, reason="needs root to be two users"
+)
+def test_two_users_share_an_entrys_lock_and_no_lock_file_is_left(shared_folder, monkeypatch):
+    folder = shared_folder / "locks"
+    monkeypatch.setattr(record, "LOCK_FOLDER", folder)
+    entry = shared_folder / "entry.json"
+    lock_path = record.lock_file(entry)  # makes the folder, as this user
+    # A lock file this user left (its process killed while computing), with umask 0o077's mode.
+    lock_path.touch(mode=0o600)
+    lock_path.chmod(0o600)
+    marks = shared_folder / "marks"
+    marks.mkdir()
+    marks.chmod(0o777)
+    took = marks / "took it"
+
+    # The child is forked before this user takes the lock: a child forked while it is held would
+    # share the held lock's open file, and hold it too.
+    ready_read, ready_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child, as the user `nobody`: never returns into pytest
+        code = 1
+        try:
+            os.close(ready_write)
+            os.setgid(65534)
+            os.setuid(65534)
+            os.read(ready_read, 1)  # until the other user holds the lock
+            with record._lock(entry):
+                os.close(os.open(took, os.O_CREAT | os.O_WRONLY, 0o666))
+            code = 0 if not lock_path.exists() else 3
+        finally:
+            os._exit(code)
+    os.close(ready_read)
+    with record._lock(entry):
+        os.write(ready_write, b"x")
+        time.sleep(1.0)
+        assert not took.exists(), "the other user took a lock this one holds"
+    os.close(ready_write)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert took.exists()
+    assert list(folder.iterdir()) == []  # every lock file removed
+
+
+def test_each_lock_removes_its_file_when_released(tmp_path, monkeypatch):
+    folder = tmp_path / "locks"
+    monkeypatch.setattr(record, "LOCK_FOLDER", folder)
+    for name in ("a.json", "b.json", "a.json"):
+        with record._lock(tmp_path / name):
+            assert record.lock_file(tmp_path / name).exists()
+    assert list(folder.iterdir()) == []
+
+
+def test_a_lock_folder_that_cannot_be_used_leaves_the_work_unlocked(tmp_path, monkeypatch):
+    in_the_way = tmp_path / "locks"
+    in_the_way.write_text("a file where the folder goes")
+    monkeypatch.setattr(record, "LOCK_FOLDER", in_the_way)
+    assert record.lock_file(tmp_path / "a.json") is None
+    with record._lock(tmp_path / "a.json"):
+        pass
+    assert in_the_way.read_text() == "a file where the folder goes"

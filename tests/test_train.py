@@ -73,6 +73,22 @@ def test_a_non_finite_loss_stops_the_run_and_is_recorded():
     assert history.steps == [1, 2, 3]
 
 
+def test_a_diverging_run_keeps_its_finite_steps_since_the_last_log():
+    model = torch.nn.Linear(1, 1)
+    losses = []
+
+    def loss(model, step):
+        value = (model.weight.sum() - 1) ** 2
+        value = value * float("nan") if step == 15 else value  # the 16th call turns NaN
+        losses.append(value.item())
+        return value
+
+    history = train(model, loss, lambda step: step, steps=30, lr=0.1, log_every=10)
+    assert history.diverged_at == 15
+    assert history.steps == [10, 15]  # steps 11-15 are a window of their own
+    assert history.train_loss == pytest.approx([sum(losses[:10]) / 10, sum(losses[10:15]) / 5])
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

@@ -65,6 +65,15 @@ def figures_command(args) -> int:
     if unknown:
         print(f"unknown figure(s): {', '.join(unknown)}; see --list", file=sys.stderr)
         return 2
+    if args.out.exists() and not args.out.is_dir():
+        print(f"--out must be a folder, got {str(args.out)!r}, which is a file", file=sys.stderr)
+        return 2
+    if not args.check:
+        try:
+            args.out.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            print(f"--out {str(args.out)!r} cannot be made: {error.strerror}", file=sys.stderr)
+            return 2
     every = not args.names
     names = args.names or list(FIGURES)
     if args.check:

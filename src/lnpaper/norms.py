@@ -60,10 +60,13 @@ def overflowed(statistic: torch.Tensor, x: torch.Tensor, dims: tuple[int, ...]):
     In float32 a row at 2.5e19 has squares beyond 3.4e38: the variance is inf, 1/sqrt(inf) is 0,
     and the norm would return its bias alone without a word. A row that holds inf or NaN itself
     (a diverging run) is left as it is: its output stays what it always was. Inside
-    torch.func.vmap (many seeds trained as one batch) a value cannot steer Python, and the check
-    is skipped.
+    torch.func.vmap (many seeds trained as one batch), and on the meta device (shapes without
+    values: shape inference, initializing a large model before its memory), a value cannot steer
+    Python, and the check is skipped.
     """
-    if torch._C._functorch.is_batchedtensor(statistic) or bool(torch.isfinite(statistic).all()):
+    if statistic.is_meta or torch._C._functorch.is_batchedtensor(statistic):
+        return None
+    if bool(torch.isfinite(statistic).all()):
         return None
     finite_input = torch.isfinite(x)
     for dim in dims:
@@ -400,6 +403,11 @@ class WeightNormLinear(nn.Module):
         return f"{self.in_features}, {self.out_features}, bias={self.bias is not None}"
 
 
+def _scalar_text(parameter: torch.Tensor) -> str:
+    """A one-value parameter for a module's repr; on the meta device it has no value to show."""
+    return "?" if parameter.is_meta else f"{parameter.item():.3g}"
+
+
 class DyT(nn.Module):
     """Dynamic Tanh: y = gamma * tanh(alpha * x) + beta, alpha one learnable scalar (shape (1,)).
 
@@ -424,7 +432,7 @@ class DyT(nn.Module):
         return (y * self.weight + self.bias).to(x.dtype)  # gamma * . + beta
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, alpha={self.alpha.item():.3g}"
+        return f"{self.normalized_shape}, alpha={_scalar_text(self.alpha)}"
 
 
 class Derf(nn.Module):
@@ -455,7 +463,8 @@ class Derf(nn.Module):
         return (y * self.weight + self.bias).to(x.dtype)  # gamma * . + beta
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, alpha={self.alpha.item():.3g}, s={self.shift.item():.3g}"
+        alpha, shift = _scalar_text(self.alpha), _scalar_text(self.shift)
+        return f"{self.normalized_shape}, alpha={alpha}, s={shift}"
 
 
 DETACHABLE = ("mean", "std")

@@ -29,6 +29,7 @@ quantity may still put it on the other side (see "decisions" below).
 
 import contextlib
 import math
+import numbers
 import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -358,10 +359,20 @@ def no_worse(difference: Difference, margin: float, better_direction: str) -> st
     raise ValueError(f"better_direction must be 'lower' or 'higher', got {better_direction!r}")
 
 
+def _whole(value) -> int | None:
+    """A count as a Python int (numpy's integers included, since counts come from numpy sums);
+    None if it is not a whole number (a bool, a float, a string)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
+
+
 def binomial_interval(k: int, n: int) -> tuple[float, float]:
     """Clopper-Pearson 95% interval for the rate of an event seen in k of n runs."""
-    if not (isinstance(k, int) and isinstance(n, int) and 0 <= k <= n and n >= 1):
+    count, total = _whole(k), _whole(n)
+    if count is None or total is None or not 0 <= count <= total or total < 1:
         raise ValueError(f"need counts 0 <= k <= n, n >= 1, got k={k!r}, n={n!r}")
+    k, n = count, total
     tail = (1 - CONFIDENCE) / 2
     low = 0.0 if k == 0 else float(beta_distribution.ppf(tail, k, n - k + 1))
     high = 1.0 if k == n else float(beta_distribution.ppf(1 - tail, k + 1, n - k))
@@ -425,7 +436,7 @@ def fewer_events(a, b, label: str = "") -> str:
         raise ValueError(f"a has {len(a)} counts and b has {len(b)}; pair them one per seed")
     for name, values in (("a", a), ("b", b)):
         for index, value in enumerate(values):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            if _whole(value) is None or value < 0:
                 raise ValueError(f"{name}[{index}] is {value!r}: counts are integers >= 0")
     n = len(a)
     wins = sum(x < y for x, y in zip(a, b, strict=True))

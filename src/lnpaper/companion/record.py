@@ -44,6 +44,7 @@ import math
 import os
 import platform
 import re
+import stat
 import sys
 import tempfile
 import threading
@@ -166,13 +167,19 @@ def key(name: str, arguments: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+# The keys of the two objects that stand for values JSON lacks: a dict with other keys than strings,
+# and a non-finite float.
+MARKERS = ("__items__", "__float__")
+
+
 def to_plain(value):
-    """A result as JSON values. A dict with keys other than strings (a margin, a batch size) is
-    stored as {"__items__": [[key, value], ...]} so that it comes back with the same keys."""
+    """A result as JSON values. A dict with keys other than strings (a margin, a batch size), or
+    with a key that is one of the MARKERS, is stored as {"__items__": [[key, value], ...]} so that
+    it comes back with the same keys."""
     if dataclasses.is_dataclass(value):
         return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):
-        if all(isinstance(k, str) for k in value):
+        if all(isinstance(k, str) and k not in MARKERS for k in value):
             return {k: to_plain(v) for k, v in value.items()}
         return {"__items__": [[to_plain(k), to_plain(v)] for k, v in value.items()]}
     if isinstance(value, list | tuple):
@@ -303,8 +310,11 @@ def read_entry(path: Path, result_type: type | None = None) -> dict | None:
     garbage, edited by hand, a result not of the shape of `result_type`, by default the registered
     experiment's) is named in a warning and treated as missing."""
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:  # a folder, no permission, bytes not UTF-8
+        warnings.warn(f"record entry {path} cannot be read ({error}); recomputing it", stacklevel=3)
         return None
     try:
         entry = json.loads(text)
@@ -556,14 +566,71 @@ def live_message(name: str, fn, arguments: dict, directory: Path) -> str:
     return text
 
 
+# The folder of the record's locks, one for every user of this machine: world-writable and not
+# sticky, so that a lock file another user made can be opened and removed (in a sticky folder such
+# as /tmp itself, Linux's protected_regular refuses to open another user's file for creation, and
+# only its owner may remove it).
+LOCK_FOLDER = Path(tempfile.gettempdir()) / "lnpaper-locks"
+
+
+def _lock_folder() -> Path | None:
+    """LOCK_FOLDER, made if it is not there; None if it cannot be used (not a folder, or another
+    user made it without write access for this one)."""
+    try:
+        LOCK_FOLDER.mkdir(exist_ok=True)
+        info = LOCK_FOLDER.lstat()
+        if not stat.S_ISDIR(info.st_mode):  # a symlink or a file in its place
+            return None
+        if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) != 0o777:
+            LOCK_FOLDER.chmod(0o777)  # mkdir's mode passes through the umask
+    except OSError:
+        return None
+    return LOCK_FOLDER if os.access(LOCK_FOLDER, os.W_OK | os.X_OK) else None
+
+
+def lock_file(path: Path) -> Path | None:
+    """The file whose lock `call` holds while it computes the entry at `path` (None: no lock)."""
+    folder = _lock_folder()
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
+    return None if folder is None else folder / f"{digest}.lock"
+
+
+def _acquire(lock_path: Path) -> int | None:
+    """An open descriptor of `lock_path` holding its exclusive lock, or None if the file cannot be
+    opened. The holder removes the file when it is done, so a waiter that wakes on a removed file
+    (or one replaced since) tries again on the file now at the path."""
+    while True:
+        try:
+            fd = os.open(lock_path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError:
+            return None
+        try:
+            with contextlib.suppress(OSError):  # readable by every user, whatever the umask
+                os.fchmod(fd, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                current_file = os.stat(lock_path, follow_symlinks=False).st_ino
+            except FileNotFoundError:
+                current_file = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if current_file == os.fstat(fd).st_ino:
+            return fd
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def _lock(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` among processes, kept outside the record (which may be read-only)."""
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
-    lock_path = Path(tempfile.gettempdir()) / f"lnpaper-{digest}.lock"
-    with open(lock_path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    """An exclusive lock on the entry at `path` among processes and users, kept outside the record
+    (which may be read-only), its file removed when released. Where no lock can be had, the block
+    runs unlocked: two processes may then compute one entry twice, and each write is still whole."""
+    lock_path = lock_file(path)
+    fd = None if lock_path is None else _acquire(lock_path)
+    try:
+        yield
+    finally:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(lock_path)  # before the release: a waiter then finds the file gone
+            os.close(fd)  # releases the lock

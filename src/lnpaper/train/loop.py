@@ -21,7 +21,8 @@ from lnpaper.train.optim import make_optimizer, warmup_lr
 @dataclass
 class History:
     steps: list[int] = field(default_factory=list)  # the steps at which train_loss was recorded
-    train_loss: list[float] = field(default_factory=list)  # mean loss over each logging window
+    # mean loss over each logging window; the last may be shorter (the run ended or diverged)
+    train_loss: list[float] = field(default_factory=list)
     eval_steps: list[int] = field(default_factory=list)
     evals: list[dict] = field(default_factory=list)  # what `evaluate` returned at each eval step
     diverged_at: int | None = None  # first step whose loss was not finite, if any
@@ -76,6 +77,9 @@ def train(
         loss = loss_fn(model, next_batch(step))
         if not math.isfinite(loss.item()):
             history.diverged_at = step
+            if window:  # the finite steps since the last log: the curve runs up to the divergence
+                history.steps.append(step)
+                history.train_loss.append(sum(window) / len(window))
             break
         opt.zero_grad(set_to_none=True)
         loss.backward()
