@@ -46,3 +46,11 @@ def test_every_entry_is_reached_by_its_experiments_current_signature():
         if record.key(entry["experiment"], dict(bound.arguments)) != entry["key"]:
             stale.append(f"{entry['experiment']}-{entry['key']}")
     assert not stale, f"entries no current call reaches: {stale}"
+
+
+def test_no_entry_is_stale():
+    # Each entry carries a fingerprint of its experiment's code: one that no longer matches was
+    # made by other code than the repository holds. Recompute it: `make record NAMES=...`.
+    from lnpaper.companion.fingerprint import stale_entries
+
+    assert stale_entries(record.entries(record.REPO_RESULTS), EXPERIMENTS) == []

@@ -1,5 +1,6 @@
 """python -m lnpaper figures [NAME...] [--list] [--out DIR] [--check] | claims [--check] |
-record [NAME...] [--workers N] | reproduce [--workers N] [--report FILE] [--keep DIR] | bench [--no-pin]
+record [NAME...] [--workers N] [--stamp] | reproduce [--workers N] [--report FILE] [--keep DIR] |
+stale | bench [--no-pin]
 
 `figures` with no names draws every registered figure into figures/ and writes CLAIMS.md from the
 same run, both from the record in results/; a PNG whose redraw shows the same picture, within the
@@ -7,7 +8,8 @@ pixel tolerance `PNG_TOLERANCE`, is left as it is. `--check` draws into a tempor
 and fails, naming each difference, if a picture differs beyond that tolerance or CLAIMS.md differs
 at all (it is text, compared exactly). That is the drift gate `make test` ends with. `record`
 recomputes entries of the record; `reproduce` recomputes all of it elsewhere and compares
-(`lnpaper.reproduce`).
+(`lnpaper.reproduce`); `stale` lists in seconds the entries whose experiment's code changed since
+they were recorded (`lnpaper.companion.fingerprint`).
 """
 
 import argparse
@@ -125,7 +127,52 @@ def at_least_one(text: str) -> int:
 def record_command(args) -> int:
     from lnpaper import reproduce
 
+    if args.stamp:
+        return stamp_command(args.names)
     return reproduce.record_command(args.names, args.workers)
+
+
+def stamp_command(names) -> int:
+    """Write the current code's fingerprint into entries recorded before entries carried one,
+    recomputing nothing. Only for a record the reproduction check has confirmed on this code: the
+    stamp then says the code each entry is known to match."""
+    from lnpaper.companion import record
+    from lnpaper.companion.fingerprint import code_fingerprint
+    from lnpaper.experiments import EXPERIMENTS
+
+    directory = record.record_dir()
+    stamped = 0
+    for entry in record.entries(directory):
+        name = entry["experiment"]
+        if (
+            entry.get("code") is not None
+            or name not in EXPERIMENTS
+            or (names and name not in names)
+        ):
+            continue
+        entry = {**entry, "code": code_fingerprint(EXPERIMENTS[name])}
+        ordered = {k: entry[k] for k in ("experiment", "key", "arguments", "code")} | entry
+        record.write_entry(directory / f"{name}-{entry['key']}.json", ordered)
+        stamped += 1
+    print(f"record --stamp: fingerprinted {stamped} entries in {directory}")
+    return 0
+
+
+def stale_command(args) -> int:
+    from lnpaper.companion import record
+    from lnpaper.companion.fingerprint import stale_entries
+    from lnpaper.experiments import EXPERIMENTS
+
+    directory = record.record_dir()
+    found = record.entries(directory)
+    lines = stale_entries(found, EXPERIMENTS)
+    for line in lines:
+        print(line)
+    print(
+        f"stale: {len(lines)} of {len(found)} entries in {directory} are not of the current code"
+        + ("; `python -m lnpaper record NAME` recomputes an experiment's entries" if lines else "")
+    )
+    return 1 if lines else 0
 
 
 def reproduce_command(args) -> int:
@@ -160,7 +207,17 @@ def main(argv=None) -> int:
     record_parser = commands.add_parser("record", help="recompute entries of the record")
     record_parser.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
     record_parser.add_argument("--workers", type=at_least_one, default=default_workers())
+    record_parser.add_argument(
+        "--stamp",
+        action="store_true",
+        help="fingerprint entries that lack a code fingerprint, recomputing nothing (only for a "
+        "record the reproduction check has just confirmed on the current code)",
+    )
     record_parser.set_defaults(run=record_command)
+    stale_parser = commands.add_parser(
+        "stale", help="list record entries whose experiment's code changed since they were recorded"
+    )
+    stale_parser.set_defaults(run=stale_command)
     reproduce_parser = commands.add_parser(
         "reproduce", help="recompute every experiment and compare it with the record"
     )

@@ -10,7 +10,9 @@ other losses. So results are computed once, by `python -m lnpaper record`, and s
 The key is a hash of the experiment's name and its arguments in a canonical form (sorted keys, exact
 floats, tuples and arrays as lists). Each entry also says how it was made: versions, the CPU
 capability torch used and the CPU's model name, threads, date and wall seconds; and which
-experiments it called in turn, so that a recompute can run those first.
+experiments it called in turn, so that a recompute can run those first; and a fingerprint of its
+experiment's code (`lnpaper.companion.fingerprint`), so that `python -m lnpaper stale` lists in
+seconds the entries whose code changed since they were recorded.
 
 An entry is written whole or not at all: into a temporary file beside it, renamed over the old one
 once complete, so an interruption or a full disk leaves the old entry (or the new one), never
@@ -59,6 +61,7 @@ import numpy as np
 import torch
 
 from lnpaper import progress
+from lnpaper.companion.fingerprint import code_fingerprint
 
 # Every experiment runs on this many threads, and so does a notebook (`lnpaper.setup`): 1 and 2
 # threads sum floats in different orders and change the last bits of a training run.
@@ -326,6 +329,8 @@ def read_entry(path: Path, result_type: type | None = None) -> dict | None:
             raise ValueError("its arguments do not hash to its key")
         if not isinstance(entry["made"], dict):
             raise ValueError("its 'made' is not an object")
+        if not isinstance(entry.get("code"), str | None):
+            raise ValueError("its code fingerprint is not a string")
         calls = entry["calls"]
         if not isinstance(calls, list) or not all(
             isinstance(c, list) and len(c) == 2 and all(isinstance(s, str) for s in c)
@@ -460,10 +465,20 @@ def compute(name: str, fn, arguments: dict) -> dict:
         "experiment": name,
         "key": key(name, arguments),
         "arguments": canonical(arguments),
+        "code": code_of(fn),
         "made": provenance(time.perf_counter() - start),
         "calls": calls,
         "result": plain,
     }
+
+
+def code_of(fn) -> str | None:
+    """The fingerprint of `fn`'s code (`fingerprint.code_fingerprint`); None for a function whose
+    source Python cannot find (one typed at an interactive prompt)."""
+    try:
+        return code_fingerprint(fn)
+    except (OSError, TypeError):
+        return None
 
 
 def describe(name: str, arguments: dict) -> str:
