@@ -11,7 +11,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
 export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 1
 
-.PHONY: figures test lint unit-and-notebooks notebooks-live check reproduce record lab notebooks book bench clean
+.PHONY: figures test quick lint unit-and-notebooks notebooks-live check reproduce record lab notebooks book bench clean
 
 # The test set includes the book's tools: `make test` builds the book and checks it in a browser.
 $(TESTED): pyproject.toml constraints.txt
@@ -41,6 +41,12 @@ lint: $(TESTED)
 
 # The book's browser tests read book/_build, so the book is built first (from the committed
 # reproduction report when `make reproduce` has not written one here).
+# The inner loop, under two minutes: lint and the tests not marked slow, without the book, the
+# notebooks or the reproduction check (`make test` runs them all).
+quick: lint
+	LNPAPER_RECORD=strict LNPAPER_DEMOS=static $(BIN)/python -m pytest -q -n 2 --dist loadfile \
+		-m "not slow" tests
+
 unit-and-notebooks: $(TESTED) book
 	LNPAPER_RECORD=strict LNPAPER_DEMOS=static $(BIN)/python -m pytest -rs -n 2 --dist loadfile \
 		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks

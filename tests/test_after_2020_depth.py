@@ -127,6 +127,7 @@ def test_experiments_refuse_unknown_arms():
         depth.deepnorm_study(update_steps=0)
 
 
+@pytest.mark.slow
 def test_deepnorm_study_logs_one_update_per_step(no_store):
     result = depth.deepnorm_study(arms=("post", "deepnorm"), n_layers=2, seeds=(0, 1), steps=3,
                                   update_steps=2, d_model=16)  # fmt: skip

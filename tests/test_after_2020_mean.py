@@ -202,6 +202,7 @@ def test_e1c_grades_one_model_or_two(kept, folded, expected):
     assert nb_claims.check_e1c(constrained_result(kept, folded)).verdict == expected
 
 
+@pytest.mark.slow
 def test_constrained_drift_keeps_one_model_only_when_kept_zero_mean_and_unfolded(no_store):
     result = ex.constrained_drift(seeds=(0, 1), steps=6, compare_every=3, d_model=16,
                                   n_layers=2, length=8)  # fmt: skip

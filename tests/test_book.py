@@ -19,6 +19,8 @@ import yaml
 
 from lnpaper.figures import FIGURES
 
+pytestmark = pytest.mark.slow  # reads the built book (make book) in a browser
+
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 HTML = BOOK / "_build" / "html"

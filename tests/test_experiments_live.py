@@ -10,6 +10,8 @@ from lnpaper import claims, experiments
 from lnpaper.companion import record
 from lnpaper.companion.verdicts import VERDICTS
 
+pytestmark = pytest.mark.slow  # every experiment run live at small arguments: about a minute
+
 
 @pytest.fixture(autouse=True)
 def live():

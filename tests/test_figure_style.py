@@ -15,6 +15,8 @@ from matplotlib.text import Text
 from lnpaper.companion import style
 from lnpaper.figures import FIGURES
 
+pytestmark = pytest.mark.slow  # draws every figure
+
 RAW_KEYS = set(style.DISPLAY_NAMES)
 
 

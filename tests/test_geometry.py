@@ -214,6 +214,7 @@ def test_fisher_doubling_numbers():
     assert result.logit_change["layernorm, one row w_1"] > 0.1
 
 
+@pytest.mark.slow
 def test_the_gain_metric_scales_with_the_plain_glms_input_and_not_the_normalized_ones():
     result = gain_metric(scales=(0.5, 1.0, 3.0))
     for kind in result.kinds:

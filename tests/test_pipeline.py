@@ -23,6 +23,7 @@ from lnpaper.figures import FIGURES, save_png
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_every_figure_is_byte_identical_when_drawn_twice(tmp_path):
     for name, spec in FIGURES.items():
         save_png(spec.render(), tmp_path / "a.png")

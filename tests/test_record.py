@@ -263,6 +263,7 @@ def test_results_must_be_plain_numbers(store):
         record.to_plain(CountResult(values=[object()], scale=1.0))
 
 
+@pytest.mark.slow
 def test_the_record_is_the_same_whatever_the_number_of_workers(tmp_path):
     """Two cheap experiments recomputed in worker processes, on 1 and on 2 workers."""
     tasks = [
@@ -312,6 +313,7 @@ def test_each_kind_of_quantity_has_its_own_tolerance():
     assert core.count("k", 6, 6).tolerance(core.count("k", 6, 6)) == 0.0  # p = 1: exactly
 
 
+@pytest.mark.slow
 def test_the_comparison_catches_a_changed_quantity_and_a_changed_verdict(tmp_path):
     from lnpaper import claims
 

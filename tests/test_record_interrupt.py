@@ -14,6 +14,8 @@ import pytest
 
 from lnpaper.companion import record
 
+pytestmark = pytest.mark.slow  # `record` started and interrupted in subprocesses
+
 # A registered experiment that no other entry calls, so `record` redoes one entry, and that takes
 # long enough (tens of seconds) that it is still computing when the signal lands; the test stops
 # it within seconds, so its length costs nothing.

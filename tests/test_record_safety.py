@@ -147,6 +147,7 @@ def test_record_interrupted_before_it_recomputes_has_deleted_nothing(copied_reco
     assert _files(copied_record) == before
 
 
+@pytest.mark.slow
 def test_record_replaces_an_entry_with_its_recomputed_one(copied_record):
     (path,) = copied_record.glob("layernorm_parity-*.json")
     old = json.loads(path.read_text())
@@ -166,6 +167,7 @@ def test_record_replaces_an_entry_with_its_recomputed_one(copied_record):
     assert sorted(_files(copied_record)) == sorted(p.name for p in record.REPO_RESULTS.iterdir())
 
 
+@pytest.mark.slow
 def test_a_redone_caller_reads_its_redone_callees_which_are_computed_once(tmp_path, monkeypatch):
     """Callees are redone first; the caller then reads their new entries (a changed callee shows
     in the caller), and nothing is computed twice."""

@@ -84,6 +84,7 @@ def test_pin_allocator_pins_on_glibc():
     assert bench.pin_allocator().startswith("pinned")
 
 
+@pytest.mark.slow
 def test_bench_no_pin_says_so(monkeypatch, capsys):
     monkeypatch.setattr(bench, "report", lambda shapes=bench.SHAPES: "the table")
     monkeypatch.setattr(bench, "time_recurrent", lambda: {"torch.nn.LSTM": (1.0, 1.0)})
