@@ -75,25 +75,32 @@ def overflowed(statistic: torch.Tensor, x: torch.Tensor, dims: tuple[int, ...]):
     return rows if bool(rows.any()) else None
 
 
-def without_overflow(standardize, x: torch.Tensor, dims: tuple[int, ...], eps, source=None):
-    """standardize(x, eps) -> (y, statistic), computed as written; where the statistic of a finite
-    row overflowed, that row's y again from x / s and eps / s^2, s = max |source| over `dims`
-    (source is x, or the part of x the statistic reads). Returns y and the statistic as written.
+def rescue_overflow(y, statistic, x, dims: tuple[int, ...], eps, standardize, source=None):
+    """y, with each finite row whose statistic overflowed computed again from x / s and eps / s^2,
+    s = max |source| over `dims` (source is x, or the part of x the statistic reads);
+    standardize(x, eps) -> (y, statistic) is the normalizer's formula. The usual case, no such
+    row, returns y itself.
 
     Every normalizer here is unchanged when x and eps become x / s and eps / s^2 (its statistic is
     homogeneous of degree 2 in x), and with s the row's largest value the squares are at most 1. s
     is a constant to the backward pass, which is exact, since the function does not depend on s.
     Rows that did not overflow keep the values computed as written, bit for bit.
     """
-    y, statistic = standardize(x, eps)
     rows = overflowed(statistic, x, dims)
     if rows is None:
-        return y, statistic
+        return y
     source = x if source is None else source
     scale = source.detach().abs().amax(dim=dims, keepdim=True)
     scale = torch.where(rows, scale, torch.ones_like(scale))
     y_rescaled, _ = standardize(x / scale, eps / scale.pow(2))
-    return torch.where(rows, y_rescaled, y), statistic
+    return torch.where(rows, y_rescaled, y)
+
+
+def without_overflow(standardize, x: torch.Tensor, dims: tuple[int, ...], eps, source=None):
+    """standardize(x, eps) -> (y, statistic), computed as written, then `rescue_overflow`.
+    Returns y and the statistic as written."""
+    y, statistic = standardize(x, eps)
+    return rescue_overflow(y, statistic, x, dims, eps, standardize, source), statistic
 
 
 def standardize(x: torch.Tensor, eps, dims: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -126,10 +133,13 @@ class LayerNorm(nn.Module):
     def forward(self, a: torch.Tensor) -> torch.Tensor:
         check_floating(a, "LayerNorm")
         check_trailing_shape(a.shape, self.normalized_shape)
-        dims = tuple(range(-len(self.normalized_shape), 0))
+        dims = tuple(range(-len(self.normalized_shape), 0))  # a row: the last axes
         x = a.to(_compute_dtype(a))
-        # y = (a - mu) / sqrt(sigma^2 + eps), sigma^2 biased (1/H); see `standardize`
-        y, _ = without_overflow(functools.partial(standardize, dims=dims), x, dims, self.eps)
+        centered = center(x, dims)  # a - mu, in two passes (see `center`)
+        var = centered.pow(2).mean(dim=dims, keepdim=True)  # sigma^2, biased (1/H)
+        y = centered * torch.rsqrt(var + self.eps)  # (a - mu) / sqrt(sigma^2 + eps)
+        # a finite row whose squares overflow float32 (values near 1e19): redone from a / max|a|
+        y = rescue_overflow(y, var, x, dims, self.eps, functools.partial(standardize, dims=dims))
         if self.elementwise_affine:
             y = y * self.weight + self.bias  # g * . + b
         return y.to(a.dtype)
