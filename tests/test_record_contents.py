@@ -4,11 +4,12 @@ stop on one that no longer exists), and every file is standard JSON that any too
 import json
 
 from lnpaper.companion import record
+from lnpaper.companion.registry import result_types
 from lnpaper.experiments import EXPERIMENTS
 
 
 def test_every_entry_names_a_registered_experiment():
-    names = {entry["experiment"] for entry in record.entries(record.REPO_RESULTS)}
+    names = {entry["experiment"] for entry in record.entries(record.REPO_RESULTS, result_types())}
     assert names <= set(EXPERIMENTS), sorted(names - set(EXPERIMENTS))
 
 
@@ -24,7 +25,10 @@ def test_every_file_is_standard_json():
 def test_the_record_was_made_on_one_numeric_path():
     # The reproduction check recomputes on a path other than the record's; a record on two paths
     # leaves it only ATEN's portable kernels (record.check_path refuses such an entry).
-    paths = {entry["made"]["cpu_capability"] for entry in record.entries(record.REPO_RESULTS)}
+    paths = {
+        entry["made"]["cpu_capability"]
+        for entry in record.entries(record.REPO_RESULTS, result_types())
+    }
     assert len(paths) == 1, f"the record mixes numeric paths: {sorted(paths)}"
 
 
@@ -35,7 +39,7 @@ def test_every_entry_is_reached_by_its_experiments_current_signature():
     import inspect
 
     stale = []
-    for entry in record.entries(record.REPO_RESULTS):
+    for entry in record.entries(record.REPO_RESULTS, result_types()):
         signature = inspect.signature(EXPERIMENTS[entry["experiment"]].__wrapped__)
         try:
             bound = signature.bind(**entry["arguments"])
@@ -53,4 +57,4 @@ def test_no_entry_is_stale():
     # made by other code than the repository holds. Recompute it: `make record NAMES=...`.
     from lnpaper.companion.fingerprint import stale_entries
 
-    assert stale_entries(record.entries(record.REPO_RESULTS), EXPERIMENTS) == []
+    assert stale_entries(record.entries(record.REPO_RESULTS, result_types()), EXPERIMENTS) == []

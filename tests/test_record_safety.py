@@ -19,7 +19,7 @@ import pytest
 from lnpaper import reproduce
 from lnpaper.__main__ import main
 from lnpaper.companion import record
-from lnpaper.companion.registry import experiment
+from lnpaper.companion.registry import experiment, result_types
 
 
 @dataclasses.dataclass
@@ -273,7 +273,9 @@ def test_an_entry_of_the_wrong_shape_is_named_and_recomputed(store, shape):
     for mode in ("on", "fill"):
         _edit(path, SHAPES[shape])
         with pytest.warns(UserWarning, match=f"record entry {path} is broken"):
-            assert record.entries(store) == []  # what `record` reads: no KeyError, no crash
+            assert (
+                record.entries(store, result_types()) == []
+            )  # what `record` reads: no KeyError, no crash
         record.configure(record.settings_for(mode, store))
         with pytest.warns(UserWarning, match=f"record entry {path} is broken") as seen:
             assert safe_experiment() == SafeResult([2.0, 4.0], 2.0, {1: 2.0, 2: 4.0})
@@ -295,7 +297,7 @@ def test_the_message_names_the_field(store):
 def test_every_committed_entry_has_the_shape_of_its_experiment():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        found = record.entries(record.REPO_RESULTS)
+        found = record.entries(record.REPO_RESULTS, result_types())
     assert len(found) == len(list(record.REPO_RESULTS.glob("*.json")))
 
 
@@ -402,7 +404,7 @@ def test_an_entry_that_is_not_utf8_is_named_and_recomputed(store):
     (path,) = store.glob("safe_experiment-*.json")
     path.write_bytes(bytes(range(128, 256)))  # raw bytes, no UTF-8
     with pytest.warns(UserWarning, match=f"record entry {path} cannot be read"):
-        assert record.entries(store) == []
+        assert record.entries(store, result_types()) == []
     with pytest.warns(UserWarning, match=f"record entry {path} cannot be read"):
         assert safe_experiment() == SafeResult([2.0, 4.0], 2.0, {1: 2.0, 2: 4.0})
     assert json.loads(path.read_text())["result"]["values"] == [2.0, 4.0]  # fill rewrote it

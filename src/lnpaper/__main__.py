@@ -139,10 +139,11 @@ def stamp_command(names) -> int:
     from lnpaper.companion import record
     from lnpaper.companion.fingerprint import code_fingerprint
     from lnpaper.experiments import EXPERIMENTS
+    from lnpaper.reproduce import typed_entries
 
     directory = record.record_dir()
     stamped = 0
-    for entry in record.entries(directory):
+    for entry in typed_entries(directory):
         name = entry["experiment"]
         if (
             entry.get("code") is not None
@@ -162,9 +163,10 @@ def stale_command(args) -> int:
     from lnpaper.companion import record
     from lnpaper.companion.fingerprint import stale_entries
     from lnpaper.experiments import EXPERIMENTS
+    from lnpaper.reproduce import typed_entries
 
     directory = record.record_dir()
-    found = record.entries(directory)
+    found = typed_entries(directory)
     lines = stale_entries(found, EXPERIMENTS)
     for line in lines:
         print(line)

@@ -212,6 +212,14 @@ def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
+def typed_entries(directory: Path) -> list[dict]:
+    """The record's entries, each result checked against its experiment's result type."""
+    from lnpaper.companion.registry import result_types
+    from lnpaper.experiments import EXPERIMENTS  # noqa: F401 (every chapter's experiments, registered)
+
+    return record.entries(directory, result_types())
+
+
 def record_command(names: list[str], workers: int) -> int:
     """Recompute the entries of `names` (all if none) and the entries that call them, in the record
     itself, and the default call of each experiment named; then compute whatever the claims and
@@ -234,7 +242,7 @@ def record_command(names: list[str], workers: int) -> int:
     except RuntimeError as error:
         print(f"record: {error}", file=sys.stderr)
         return 1
-    existing = record.entries(directory)
+    existing = typed_entries(directory)
     chosen = {e["key"] for e in existing if not names or e["experiment"] in names}
     callers = {e["key"]: {k for _, k in e["calls"]} for e in existing}
     while True:  # the entries that call a chosen one are stale too
@@ -567,7 +575,7 @@ def reproduce_command(
     recomputed record stays in that folder (its old JSON files removed first): `make test` runs
     every notebook on it, so each must reach its end on this machine's numbers."""
     recorded_dir = record.record_dir()
-    recorded = record.entries(recorded_dir)
+    recorded = typed_entries(recorded_dir)
     if not recorded:
         print(f"reproduce: no record in {recorded_dir}", file=sys.stderr)
         return 1
@@ -598,7 +606,7 @@ def reproduce_command(
         print(f"reproduce: recomputing {len(recorded)} entries on {workers} worker(s), {path}")
         recompute(recorded, fresh_dir, workers)
         asked = {e["key"] for e in recorded}
-        fresh = {e["key"]: e for e in record.entries(fresh_dir) if e["key"] in asked}
+        fresh = {e["key"]: e for e in typed_entries(fresh_dir) if e["key"] in asked}
         missing = [e for e in recorded if e["key"] not in fresh]
         identical = sum(
             e["result"] == fresh[e["key"]]["result"] for e in recorded if e["key"] in fresh

@@ -287,18 +287,6 @@ def _check_shape(value, annotation, where: str) -> None:
 
 
 _type_hints = functools.cache(typing.get_type_hints)
-_result_types: dict[str, type | None] = {}
-
-
-def _registered_result_type(name: str) -> type | None:
-    """The result type of the registered experiment `name`; None if there is none."""
-    if name not in _result_types:
-        from lnpaper.experiments import EXPERIMENTS  # here: the experiments import this module
-
-        run = EXPERIMENTS.get(name)
-        wrapped = getattr(run, "__wrapped__", None)
-        _result_types[name] = wrapped and typing.get_type_hints(wrapped).get("return")
-    return _result_types[name]
 
 
 # ---- entries ------------------------------------------------------------------------------------
@@ -310,8 +298,8 @@ def entry_path(directory: Path, name: str, arguments: dict) -> Path:
 
 def read_entry(path: Path, result_type: type | None = None) -> dict | None:
     """The entry at `path`; None if there is none. A file that is not a whole entry (truncated,
-    garbage, edited by hand, a result not of the shape of `result_type`, by default the registered
-    experiment's) is named in a warning and treated as missing."""
+    garbage, edited by hand, a result not of the shape of `result_type`, or with no type given not
+    an object) is named in a warning and treated as missing."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -337,7 +325,6 @@ def read_entry(path: Path, result_type: type | None = None) -> dict | None:
             for c in calls
         ):
             raise ValueError("its calls are not a list of [experiment, key] pairs")
-        result_type = result_type or _registered_result_type(entry["experiment"])
         if result_type is not None:
             check_result(result_type, entry["result"])
         elif not isinstance(entry["result"], dict):
@@ -389,10 +376,16 @@ def remove_partial(directory: Path, pid: int) -> None:
             tmp.unlink()
 
 
-def entries(directory: Path | None = None) -> list[dict]:
-    """Every readable entry of the record, in file-name order."""
+def entries(directory: Path | None = None, result_types: dict | None = None) -> list[dict]:
+    """Every readable entry of the record, in file-name order. `result_types` maps experiment
+    names to their result types (`registry.result_types()`): an entry whose result does not have
+    its type's shape is named and left out; one of a name it lacks needs only a result object."""
     directory = directory or current().directory
-    found = (read_entry(path) for path in sorted(directory.glob("*.json")))
+    result_types = result_types or {}
+    found = (
+        read_entry(path, result_types.get(path.stem.rsplit("-", 1)[0]))
+        for path in sorted(directory.glob("*.json"))
+    )
     return [entry for entry in found if entry is not None]
 
 

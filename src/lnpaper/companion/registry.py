@@ -36,10 +36,17 @@ def experiment(fn):
         bound.apply_defaults()
         return record.call(fn.__name__, fn, result_type, dict(bound.arguments))
 
+    run.result_type = result_type
     if fn.__name__ in EXPERIMENTS:
         raise ValueError(f"experiment {fn.__name__!r} is registered twice")
     EXPERIMENTS[fn.__name__] = run
     return run
+
+
+def result_types() -> dict[str, type]:
+    """Each registered experiment's result type, by name: what `record.entries` checks an entry's
+    result against."""
+    return {name: run.result_type for name, run in EXPERIMENTS.items()}
 
 
 # ---- claims: the ledger's rows, in the order the chapters are imported ---------------------------
