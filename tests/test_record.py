@@ -115,7 +115,7 @@ def test_an_entry_from_another_numeric_path_is_refused_before_it_is_computed(sto
         "AVX512" if entry["made"]["cpu_capability"] != "AVX512" else "AVX2"
     )
     path.write_text(json.dumps(entry))
-    record._record_paths.cache_clear()
+    record.record_paths.cache_clear()
     try:
         with pytest.raises(RuntimeError, match="set ATEN_CPU_CAPABILITY="):
             counting_experiment(scale=5.0)
@@ -123,7 +123,7 @@ def test_an_entry_from_another_numeric_path_is_refused_before_it_is_computed(sto
         monkeypatch.setattr(record, "REPO_RESULTS", store / "elsewhere")
         counting_experiment(scale=5.0)  # a folder that is not the committed record takes any
     finally:
-        record._record_paths.cache_clear()
+        record.record_paths.cache_clear()
 
 
 def test_a_missing_entry_is_an_error_naming_the_experiment_and_its_arguments(store):

@@ -118,21 +118,16 @@ def test_a_redo_whose_write_fails_keeps_the_old_entry_and_says_so(store, monkeyp
     safe_experiment()
     (path,) = store.glob("safe_experiment-*.json")
     old = path.read_bytes()
-    record._redo.add(path.stem.rsplit("-", 1)[1])
-    record._unwritten.clear()
 
     def full(*args):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", full)
-    try:
+    with record.redoing({path.stem.rsplit("-", 1)[1]}) as unwritten:
         with pytest.warns(UserWarning, match="could not record"):
             assert safe_experiment().values == [2.0, 4.0]
-    finally:
-        record._redo.clear()
     assert path.read_bytes() == old and [p.name for p in store.iterdir()] == [path.name]
-    assert record._unwritten and "No space left" in record._unwritten[0]
-    record._unwritten.clear()
+    assert unwritten and "No space left" in unwritten[0]
 
 
 def test_record_interrupted_before_it_recomputes_has_deleted_nothing(copied_record, monkeypatch):
@@ -464,13 +459,13 @@ def test_two_users_share_an_entrys_lock_and_no_lock_file_is_left(shared_folder, 
             os.setgid(65534)
             os.setuid(65534)
             os.read(ready_read, 1)  # until the other user holds the lock
-            with record._lock(entry):
+            with record.entry_lock(entry):
                 os.close(os.open(took, os.O_CREAT | os.O_WRONLY, 0o666))
             code = 0 if not lock_path.exists() else 3
         finally:
             os._exit(code)
     os.close(ready_read)
-    with record._lock(entry):
+    with record.entry_lock(entry):
         os.write(ready_write, b"x")
         time.sleep(1.0)
         assert not took.exists(), "the other user took a lock this one holds"
@@ -484,7 +479,7 @@ def test_each_lock_removes_its_file_when_released(tmp_path, monkeypatch):
     folder = tmp_path / "locks"
     monkeypatch.setattr(record, "LOCK_FOLDER", folder)
     for name in ("a.json", "b.json", "a.json"):
-        with record._lock(tmp_path / name):
+        with record.entry_lock(tmp_path / name):
             assert record.lock_file(tmp_path / name).exists()
     assert list(folder.iterdir()) == []
 
@@ -494,6 +489,6 @@ def test_a_lock_folder_that_cannot_be_used_leaves_the_work_unlocked(tmp_path, mo
     in_the_way.write_text("a file where the folder goes")
     monkeypatch.setattr(record, "LOCK_FOLDER", in_the_way)
     assert record.lock_file(tmp_path / "a.json") is None
-    with record._lock(tmp_path / "a.json"):
+    with record.entry_lock(tmp_path / "a.json"):
         pass
     assert in_the_way.read_text() == "a file where the folder goes"

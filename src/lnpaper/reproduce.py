@@ -72,9 +72,7 @@ def _worker_init(directory: str, modules: tuple = ()) -> None:
 
 
 def _stop_worker(directory: str) -> None:
-    # Holding record._writing, no entry of this process is half written, and none can start.
-    record._writing.acquire(timeout=5)
-    record.remove_partial(Path(directory), os.getpid())
+    record.stop_writing(Path(directory))  # no entry of this process half written, none started
     os._exit(1)
 
 
@@ -83,15 +81,10 @@ def _compute(name: str, arguments: dict, redo: frozenset = frozenset()) -> tuple
     again although the record holds them. Its seconds, and the entries it could not write."""
     from lnpaper.experiments import EXPERIMENTS
 
-    record._redo.clear()
-    record._redo.update(redo)
-    record._unwritten.clear()
     start = time.perf_counter()
-    try:
+    with record.redoing(redo) as unwritten:
         EXPERIMENTS[name](**arguments)
-    finally:
-        record._redo.clear()
-    return time.perf_counter() - start, list(record._unwritten)
+    return time.perf_counter() - start, list(unwritten)
 
 
 def _progress(done: int, total: int, label: str, seconds: float, started: float) -> None:

@@ -368,6 +368,28 @@ def write_entry(path: Path, entry: dict) -> None:
             raise
 
 
+@contextlib.contextmanager
+def redoing(keys) -> Iterator[list[str]]:
+    """For the length of a `with` block, fill mode computes the entries of `keys` again although the
+    record holds them (`python -m lnpaper record` redoing entries), each once. Yields the list of
+    entries that could not be written, and why, filled as the block runs."""
+    _redo.clear()
+    _redo.update(keys)
+    _unwritten.clear()
+    try:
+        yield _unwritten
+    finally:
+        _redo.clear()
+
+
+def stop_writing(directory: Path, timeout: float = 5.0) -> None:
+    """Let this process write no more entries, and delete what it left half written in
+    `directory`: for a worker told to stop. Waits up to `timeout` seconds for a write in progress
+    to end; the lock is never released, so no write starts after it."""
+    _writing.acquire(timeout=timeout)
+    remove_partial(directory, os.getpid())
+
+
 def remove_partial(directory: Path, pid: int) -> None:
     """Delete the temporary files that process `pid` left in `directory` (it was killed while
     writing an entry)."""
@@ -399,9 +421,9 @@ def cpu_model() -> str:
 
 
 @functools.cache
-def _record_paths(directory: Path) -> frozenset:
+def record_paths(directory: Path) -> frozenset:
     """The numeric paths (torch's CPU capability) the record in `directory` was made on, read
-    once per process."""
+    once per process (`record_paths.cache_clear()` reads it again)."""
     return frozenset(entry["made"]["cpu_capability"] for entry in entries(directory))
 
 
@@ -413,7 +435,7 @@ def check_path(directory: Path) -> None:
     records into) are not the committed record."""
     if directory.resolve() != REPO_RESULTS.resolve():
         return
-    paths = _record_paths(directory)
+    paths = record_paths(directory)
     here = torch.backends.cpu.get_cpu_capability()
     if paths and here not in paths:
         recorded = sorted(paths)
@@ -526,7 +548,7 @@ def call(name: str, fn, result_type: type, arguments: dict):
         if entry is None and settings.missing == "error" and not broken:
             raise RecordMissing(missing_message(name, fn, arguments, settings.directory))
     if entry is None and settings.missing == "write":
-        with _lock(path):  # two workers that need one entry compute it once
+        with entry_lock(path):  # two workers that need one entry compute it once
             # another worker may have written it meanwhile
             fresh = redo or broken or not path.exists()
             entry = None if fresh else read_entry(path, result_type)
@@ -629,7 +651,7 @@ def _acquire(lock_path: Path) -> int | None:
 
 
 @contextlib.contextmanager
-def _lock(path: Path) -> Iterator[None]:
+def entry_lock(path: Path) -> Iterator[None]:
     """An exclusive lock on the entry at `path` among processes and users, kept outside the record
     (which may be read-only), its file removed when released. Where no lock can be had, the block
     runs unlocked: two processes may then compute one entry twice, and each write is still whole."""
