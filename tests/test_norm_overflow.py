@@ -225,3 +225,14 @@ def test_every_normalizer_runs_on_the_meta_device(make):
         y = module(torch.empty(4, 8))
     assert y.is_meta and y.shape[0] == 4
     repr(module)  # a repr shows no value it does not have
+
+
+def test_is_vmapped_tells_a_tensor_inside_vmap():
+    seen = []
+
+    def look(x):
+        seen.append(lnpaper.norms.is_vmapped(x))
+        return x
+
+    vmap(look)(torch.ones(3, 2))
+    assert seen == [True] and not lnpaper.norms.is_vmapped(torch.ones(3, 2))

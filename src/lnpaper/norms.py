@@ -53,6 +53,12 @@ def center(x: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
     return centered - centered.mean(dim=dims, keepdim=True)
 
 
+def is_vmapped(x: torch.Tensor) -> bool:
+    """Whether `x` is inside torch.func.vmap (many seeds run as one batch), where a value cannot
+    steer Python and some fused kernels have no batching rule. torch has no public test for it."""
+    return torch._C._functorch.is_batchedtensor(x)
+
+
 def overflowed(statistic: torch.Tensor, x: torch.Tensor, dims: tuple[int, ...]):
     """Where a row's statistic (a variance, a mean square) is not finite though its input is, or
     None where there is no such row: the usual case, decided by one look at one value per row.
@@ -64,7 +70,7 @@ def overflowed(statistic: torch.Tensor, x: torch.Tensor, dims: tuple[int, ...]):
     values: shape inference, initializing a large model before its memory), a value cannot steer
     Python, and the check is skipped.
     """
-    if statistic.is_meta or torch._C._functorch.is_batchedtensor(statistic):
+    if statistic.is_meta or is_vmapped(statistic):
         return None
     if bool(torch.isfinite(statistic).all()):
         return None

@@ -89,7 +89,7 @@ from lnpaper.checks import (
     check_positive_float,
     check_positive_int,
 )
-from lnpaper.norms import Derf, DetachNorm, DyT, LayerNorm, RMSNorm
+from lnpaper.norms import Derf, DetachNorm, DyT, LayerNorm, RMSNorm, is_vmapped
 
 PLACEMENTS = ("post", "pre", "peri", "reordered", "none")  # a block's
 MODEL_PLACEMENTS = (*PLACEMENTS, "mix")  # Mix-LN mixes two block placements in one stack
@@ -264,7 +264,7 @@ class CausalSelfAttention(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         batch, tokens, d = x.shape
         # torch.func.vmap has no batching rule for the fused kernel and would loop over the seeds
-        batched = torch._C._functorch.is_batchedtensor(x)
+        batched = is_vmapped(x)
         if self.logit_cap is None and self.qk_norm is None and not batched:
             q, k, v = (
                 t.view(batch, tokens, self.n_heads, d // self.n_heads).transpose(1, 2)
