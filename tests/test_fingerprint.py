@@ -32,14 +32,20 @@ def tiny(*, n: int = 3):
 '''
 
 
-def load(tmp_path, text: str, name: str):
-    """`text` as a fresh module (a new name each time: the fingerprint reads a module once)."""
-    name = f"{name}_{next(LOADED)}"
+@pytest.fixture
+def load(tmp_path, monkeypatch):
+    return lambda text, name: _load(tmp_path, monkeypatch, text, name)
+
+
+def _load(tmp_path, monkeypatch, text: str, name: str):
+    """`text` as a fresh chapter module (a new name each time: the fingerprint reads a module once;
+    and it follows names into chapter modules only)."""
+    name = f"lnpaper.chapters.fingerprint_test_{name}_{next(LOADED)}"
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(text))
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    monkeypatch.setitem(sys.modules, name, module)
     spec.loader.exec_module(module)
     return module
 
@@ -64,20 +70,20 @@ HARMLESS = {
 
 
 @pytest.mark.parametrize("what", list(EDITS) + list(HARMLESS))
-def test_a_change_to_what_the_experiment_runs_changes_its_fingerprint(tmp_path, what):
+def test_a_change_to_what_the_experiment_runs_changes_its_fingerprint(load, what):
     old, new = {**EDITS, **HARMLESS}[what]
     assert old in BODY
-    before = code_fingerprint(load(tmp_path, BODY, "fp_before").tiny)
-    after = code_fingerprint(load(tmp_path, BODY.replace(old, new), "fp_after").tiny)
+    before = code_fingerprint(load(BODY, "fp_before").tiny)
+    after = code_fingerprint(load(BODY.replace(old, new), "fp_after").tiny)
     assert (before != after) == (what in EDITS), what
 
 
-def test_stale_lists_an_entry_after_its_experiments_body_is_edited(tmp_path):
-    original = load(tmp_path, BODY, "fp_recorded").tiny
+def test_stale_lists_an_entry_after_its_experiments_body_is_edited(load):
+    original = load(BODY, "fp_recorded").tiny
     entry = record.compute("tiny", original, {"n": 3})
     assert entry["code"] == code_fingerprint(original)
     assert stale_entries([entry], {"tiny": original}) == []
-    edited = load(tmp_path, BODY.replace("n: int = 3", "n: int = 5"), "fp_edited").tiny
+    edited = load(BODY.replace("n: int = 3", "n: int = 5"), "fp_edited").tiny
     (line,) = stale_entries([entry], {"tiny": edited})
     assert line.startswith(f"tiny-{entry['key']}: tiny's code changed since it was recorded")
     (line,) = stale_entries([{**entry, "code": None}], {"tiny": original})
@@ -103,3 +109,18 @@ def test_stale_names_an_entry_whose_code_changed(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert f"{source.stem}: layernorm_parity's code changed" in out
     assert "stale: 1 of 1 entries" in out
+
+
+def test_code_moved_to_another_chapter_module_keeps_the_fingerprint(load):
+    whole = load(BODY, "whole").tiny
+    helpers = load(BODY.split("def tiny")[0], "helpers")
+    experiment = (
+        BODY.split("def unrelated")[0].split("SCALE = 2.0")[0]
+        + "def tiny"
+        + BODY.split("def tiny")[1]
+    )
+    moved = load(f"from {helpers.__name__} import SCALE, helper\n" + experiment, "moved").tiny
+    assert code_fingerprint(moved) == code_fingerprint(whole)
+    edited_helpers = load(BODY.split("def tiny")[0].replace("SCALE = 2.0", "SCALE = 3.0"), "edited")
+    edited = load(f"from {edited_helpers.__name__} import SCALE, helper\n" + experiment, "e").tiny
+    assert code_fingerprint(edited) != code_fingerprint(whole)

@@ -133,8 +133,9 @@ def record_command(args) -> int:
 
 
 def stamp_command(names) -> int:
-    """Write the current code's fingerprint into entries recorded before entries carried one,
-    recomputing nothing. Only for a record the reproduction check has confirmed on this code: the
+    """Write the current code's fingerprint into every entry (or those of `names`), recomputing
+    nothing. Only for a record the reproduction check has just confirmed on this code (entries
+    recorded before they carried a fingerprint, or a change to what the fingerprint covers): the
     stamp then says the code each entry is known to match."""
     from lnpaper.companion import record
     from lnpaper.companion.fingerprint import code_fingerprint
@@ -145,13 +146,12 @@ def stamp_command(names) -> int:
     stamped = 0
     for entry in typed_entries(directory):
         name = entry["experiment"]
-        if (
-            entry.get("code") is not None
-            or name not in EXPERIMENTS
-            or (names and name not in names)
-        ):
+        if name not in EXPERIMENTS or (names and name not in names):
             continue
-        entry = {**entry, "code": code_fingerprint(EXPERIMENTS[name])}
+        fingerprint = code_fingerprint(EXPERIMENTS[name])
+        if entry.get("code") == fingerprint:
+            continue
+        entry = {**entry, "code": fingerprint}
         ordered = {k: entry[k] for k in ("experiment", "key", "arguments", "code")} | entry
         record.write_entry(directory / f"{name}-{entry['key']}.json", ordered)
         stamped += 1
@@ -212,8 +212,8 @@ def main(argv=None) -> int:
     record_parser.add_argument(
         "--stamp",
         action="store_true",
-        help="fingerprint entries that lack a code fingerprint, recomputing nothing (only for a "
-        "record the reproduction check has just confirmed on the current code)",
+        help="write the current code's fingerprint into the entries, recomputing nothing (only "
+        "for a record the reproduction check has just confirmed on the current code)",
     )
     record_parser.set_defaults(run=record_command)
     stale_parser = commands.add_parser(

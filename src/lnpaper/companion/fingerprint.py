@@ -2,12 +2,14 @@
 changed since it was recorded shows in seconds (`python -m lnpaper stale`), not only in the
 reproduction check's recompute of everything.
 
-What it covers: the experiment's function and every function, class and constant of its own module
-that the function names, and that those name in turn, each as its syntax tree without docstrings.
-So a changed body, default, helper or constant in the chapter's module changes it; a reworded
-docstring, a comment or a reformatting does not. What it does not cover: code in other modules (the
-library's norms, models and training loops, another chapter's helpers). Those are checked by their
-unit tests and, for their effect on results, by the reproduction check.
+What it covers: the experiment's function and the chapter code it names, followed name by name
+through each function's own module: the functions and classes of any chapter module (the
+experiments it calls among them), and the module-level constants a chapter module defines. Each is
+taken as its syntax tree without docstrings, and wherever it lives, so that moving code between
+chapter modules keeps the fingerprint, while a changed body, default, helper or constant changes
+it; a reworded docstring, a comment or a reformatting does not. What it does not cover: the library
+below the chapters (norms, models, data, training loops), which the unit tests check, and whose
+effect on results the reproduction check compares.
 """
 
 import ast
@@ -16,6 +18,8 @@ import hashlib
 import inspect
 import sys
 import textwrap
+
+CHAPTERS = "lnpaper.chapters."
 
 
 def _without_docstrings(node: ast.AST) -> ast.AST:
@@ -33,48 +37,80 @@ def _without_docstrings(node: ast.AST) -> ast.AST:
 
 
 @functools.cache
-def _module_definitions(module_name: str) -> dict[str, list[ast.stmt]]:
-    """The top-level statements of a module by the names they define."""
-    source = inspect.getsource(sys.modules[module_name])
-    found: dict[str, list[ast.stmt]] = {}
-    for statement in ast.parse(source).body:
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names = [statement.name]
-        elif isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
+def _assignments(module_name: str) -> dict[str, list[str]]:
+    """The top-level assignments of a module, as source text, by the names they bind."""
+    found: dict[str, list[str]] = {}
+    for statement in ast.parse(inspect.getsource(sys.modules[module_name])).body:
+        if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-        else:
-            continue
-        for name in names:
-            found.setdefault(name, []).append(statement)
+            for name in {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}:
+                found.setdefault(name, []).append(ast.unparse(statement))
     return found
 
 
-def _names(node: ast.AST) -> set[str]:
-    return {item.id for item in ast.walk(node) if isinstance(item, ast.Name)}
+def _names(tree: ast.AST) -> list[str]:
+    return sorted({item.id for item in ast.walk(tree) if isinstance(item, ast.Name)})
+
+
+def _constant_source(name: str, value, modules) -> list[str] | None:
+    """The assignments that define `name` in the chapter module that holds `value` under it."""
+    for module_name in modules:
+        module = sys.modules.get(module_name)
+        if module is not None and module.__dict__.get(name, _ABSENT) is value:
+            statements = _assignments(module_name).get(name)
+            if statements:
+                return statements
+    return None
+
+
+_ABSENT = object()
+
+
+def _parts(fn) -> list[str]:
+    """The syntax trees (dumped) of `fn` and of the chapter code it reaches, in a fixed order."""
+    chapter_modules = sorted(m for m in sys.modules if m.startswith(CHAPTERS))
+    parts, seen = [], set()
+    pending = [(inspect.unwrap(fn), None)]
+    while pending:
+        item, name = pending.pop()
+        if inspect.isfunction(item) or inspect.isclass(item):
+            if item in seen:
+                continue
+            seen.add(item)
+            tree = ast.parse(textwrap.dedent(inspect.getsource(item))).body[0]
+            scope = (
+                item.__globals__ if inspect.isfunction(item) else vars(sys.modules[item.__module__])
+            )
+        else:  # a constant: its defining statements, read in the namespace of their module
+            if (name, id(item)) in seen:
+                continue
+            seen.add((name, id(item)))
+            source = _constant_source(name, item, chapter_modules)
+            if source is None:
+                continue
+            tree = ast.parse("\n".join(source))
+            scope = next(
+                vars(sys.modules[m])
+                for m in chapter_modules
+                if vars(sys.modules[m]).get(name, _ABSENT) is item
+            )
+        parts.append(ast.dump(_without_docstrings(tree)))
+        for reached in reversed(_names(tree)):
+            value = scope.get(reached, _ABSENT)
+            if value is _ABSENT or inspect.ismodule(value) or inspect.isbuiltin(value):
+                continue
+            target = inspect.unwrap(value) if callable(value) else value
+            if inspect.isfunction(target) or inspect.isclass(target):
+                if target.__module__.startswith(CHAPTERS):
+                    pending.append((target, reached))
+            elif not callable(value):
+                pending.append((value, reached))
+    return parts
 
 
 def code_fingerprint(fn) -> str:
-    """16 hex digits of a hash of `fn`'s code and what it names in its own module (see above)."""
-    fn = inspect.unwrap(fn)
-    own = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
-    definitions = _module_definitions(fn.__module__)
-    seen, pending, parts = {fn.__name__}, sorted(_names(own)), [own]
-    while pending:
-        name = pending.pop()
-        if name in seen or name not in definitions:
-            continue
-        seen.add(name)
-        for statement in definitions[name]:
-            parts.append(statement)
-            pending.extend(sorted(_names(statement) - seen))
-    text = "\n".join(ast.dump(_without_docstrings(_copy(part))) for part in parts)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _copy(node: ast.AST) -> ast.AST:
-    """A fresh tree (the cached module's trees are shared; stripping docstrings edits in place)."""
-    return ast.parse(ast.unparse(node)).body[0]
+    """16 hex digits of a hash of `fn`'s code and the chapter code it reaches (see above)."""
+    return hashlib.sha256("\n".join(_parts(fn)).encode()).hexdigest()[:16]
 
 
 def stale_entries(entries: list[dict], experiments: dict) -> list[str]:
