@@ -492,3 +492,12 @@ def test_a_lock_folder_that_cannot_be_used_leaves_the_work_unlocked(tmp_path, mo
     with record.entry_lock(tmp_path / "a.json"):
         pass
     assert in_the_way.read_text() == "a file where the folder goes"
+
+
+@pytest.mark.slow
+def test_reproduce_leaves_this_process_environment_as_it_was(copied_record, monkeypatch, capsys):
+    monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
+    before = dict(os.environ)
+    assert reproduce.reproduce_command(1, None, ["layernorm_parity"]) == 0
+    assert "reproduce: recomputing 1 entries" in capsys.readouterr().out
+    assert dict(os.environ) == before  # its workers' path was set for them alone

@@ -560,6 +560,23 @@ def _fresh_folder(keep: Path | None):
     yield keep
 
 
+@contextlib.contextmanager
+def _workers_on_path(aten: str | None):
+    """ATEN_CPU_CAPABILITY=aten (None: as it is) for the workers spawned inside the block: each
+    imports torch after it is set, and so computes on that path. This process's environment is
+    as it was once the block ends."""
+    before = os.environ.get("ATEN_CPU_CAPABILITY")
+    if aten is not None:
+        os.environ["ATEN_CPU_CAPABILITY"] = aten
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("ATEN_CPU_CAPABILITY", None)
+        else:
+            os.environ["ATEN_CPU_CAPABILITY"] = before
+
+
 def reproduce_command(
     workers: int, report: Path | None, names: list[str] = (), keep: Path | None = None
 ) -> int:
@@ -588,8 +605,6 @@ def reproduce_command(
     capabilities = {e["made"]["cpu_capability"] for e in recorded}
     native = torch.backends.cpu.get_cpu_capability()
     aten, path = choose_path(capabilities, native, os.environ.get("ATEN_CPU_CAPABILITY"))
-    if aten is not None:  # the spawned workers import torch after this, and so take this path
-        os.environ["ATEN_CPU_CAPABILITY"] = aten
     started = time.perf_counter()
     with _fresh_folder(keep) as fresh_dir:
         if names:  # the entries not asked for are read as recorded
@@ -597,7 +612,8 @@ def reproduce_command(
                 name = f"{entry['experiment']}-{entry['key']}.json"
                 (fresh_dir / name).write_bytes((recorded_dir / name).read_bytes())
         print(f"reproduce: recomputing {len(recorded)} entries on {workers} worker(s), {path}")
-        recompute(recorded, fresh_dir, workers)
+        with _workers_on_path(aten):
+            recompute(recorded, fresh_dir, workers)
         asked = {e["key"] for e in recorded}
         fresh = {e["key"]: e for e in typed_entries(fresh_dir) if e["key"] in asked}
         missing = [e for e in recorded if e["key"] not in fresh]
