@@ -61,14 +61,12 @@ import torch
 
 import lnpaper
 from lnpaper import claims, experiments, figures, stats
-from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
+from lnpaper.chapters.ch03_layernorm_in_rnns import analysis
+from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import training_summary
 from lnpaper.chapters.ch03_layernorm_in_rnns.claims import (
     R4_MARGIN,
 )
-from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
-    mean_tanh_slope,
-    training_summary,
-)
+from lnpaper.chapters.ch03_layernorm_in_rnns.runs import mean_tanh_slope
 from lnpaper.data import digits
 from lnpaper.models.recurrent import LayerNormLSTMCell, LayerNormTanhRNNCell, unroll
 from lnpaper.spread import mean_sd_text
@@ -245,7 +243,7 @@ assert anatomy.layernorm_stored == 0 < anatomy.batchnorm_stored, (
 
 # %%
 dynamics = experiments.rnn_dynamics()
-r2 = ch03_runs.dynamics_summary(dynamics)
+r2 = analysis.dynamics_summary(dynamics)
 t_in = f"t={dynamics.input_steps}"
 print(
     f"{'':17s} {'RMS of a_t':>19s} {'RMS h_t':>9s} {'dependence':>14s} {'growth':>9s}"
@@ -359,7 +357,7 @@ figures.rnn_dynamics(dynamics)
 # of 0.
 
 # %%
-study = experiments.recurrent_training()
+study = analysis.recurrent_training()
 summary = training_summary(study)
 rates = study.runs["LSTM"]["lrs"]
 # Two tables of the same rows: the validation areas that choose each model's rate, then
@@ -571,7 +569,7 @@ figures.gain_init(study)
 
 # %%
 longer = experiments.longer_sequences()
-lengths = ch03_runs.length_summary(longer)
+lengths = analysis.length_summary(longer)
 print(f"{'model':10s} {'steps 2-7 (trained)':>20s} {'steps 8-15 (longer)':>20s}")
 for model, parts in lengths.items():
     (inside, inside_sd), (beyond, beyond_sd) = parts["inside"], parts["beyond"]
@@ -708,7 +706,7 @@ assert (
 )
 
 # %%
-pixels = experiments.sequential_digits()
+pixels = analysis.sequential_digits()
 tasks = {0: "pixel by pixel", 1: "permuted"}
 by_task = {order: training_summary(pixels, order) for order in tasks}
 print(
@@ -844,7 +842,7 @@ r3g = claims.BY_ID["R3g"].evaluate()
 print(f"R3g: {r3g.verdict}")
 print(claims.wrap(r3g.ours, indent="    "))
 claims.expect(r3g, claims.REPRODUCED)
-grus = experiments.gru_pixels()
+grus = analysis.gru_pixels()
 print("\nEach at its own best rate, LN-GRU minus GRU, paired by seed")
 for order, task in tasks.items():
     s = training_summary(grus, order)
@@ -879,11 +877,11 @@ for order, task in tasks.items():
 # shrinks).
 
 # %%
-small = experiments.small_batch_pixels()
+small = analysis.small_batch_pixels()
 by_size = {4: training_summary(small), 16: by_task[0]}
 header = f"{'model':8s} {'batch':>5s} {'test NLL, 30-150':>17s}"
 print(f"{header} {'accuracy, 120-150':>18s}")
-for model in ch03_runs.SMALL_BATCH_MODELS:
+for model in analysis.SMALL_BATCH_MODELS:
     for size, s in by_size.items():
         accuracy = mean_sd_text([100 * a for a in s[model]["late_accuracy"]])
         print(
@@ -933,7 +931,7 @@ claims.expect(r6, claims.PARTLY)
 
 # %%
 cnn = experiments.cnn_coda()
-for margin, by_norm in ch03_runs.cnn_summary(cnn).items():
+for margin, by_norm in analysis.cnn_summary(cnn).items():
     side = 8 + 2 * margin
     border, interior = cnn.border_active[margin], cnn.interior_active[margin]
     print(

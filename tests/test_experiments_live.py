@@ -7,6 +7,7 @@ import math
 import pytest
 
 from lnpaper import claims, experiments
+from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
 from lnpaper.companion import record
 from lnpaper.companion.verdicts import VERDICTS
 
@@ -127,9 +128,9 @@ def test_after_dyt_study():
 
 def test_recurrent_training_and_sequential_digits():
     # 8 steps evaluated at each: enough evaluations for the first and last quarters
-    rows = experiments.recurrent_training(hidden=8, steps=8, seeds=TWO, eval_every=1,
+    rows = ch03_analysis.recurrent_training(hidden=8, steps=8, seeds=TWO, eval_every=1,
                                           lrs=(1e-2,))  # fmt: skip
-    pixels = experiments.sequential_digits(hidden=4, steps=8, seeds=TWO, eval_every=1,
+    pixels = ch03_analysis.sequential_digits(hidden=4, steps=8, seeds=TWO, eval_every=1,
                                            lrs=(1e-2,))  # fmt: skip
     assert rows.runs and pixels.runs
     for claim_id in ("R3", "R3d", "R3e", "R4", "R4b"):

@@ -10,13 +10,15 @@ import torch
 
 from lnpaper import claims
 from lnpaper.chapters.ch03_layernorm_in_rnns import claims as nb_claims
-from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
+from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
     PER_ORDER,
     RecurrentStudyResult,
     best_lr_index,
-    border_mask,
     cnn_summary,
     dynamics_summary,
+)
+from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
+    border_mask,
     framed_images,
     mean_tanh_slope,
     units_on,
@@ -871,10 +873,7 @@ def test_stationary_statistics_per_step_is_longer_sequences_bn_lstm():
 
 
 def test_averaging_over_time_leaves_one_set_of_statistics_and_no_drift():
-    from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
-        _average_over_time,
-        _statistic_drift,
-    )
+    from lnpaper.chapters.ch03_layernorm_in_rnns.runs import _average_over_time, _statistic_drift
     from lnpaper.models.recurrent import SeedBatchedClassifier, SequenceClassifier
 
     models = []

@@ -4,6 +4,7 @@ statement (function-level ones included):
 - chapter N imports only chapters 1..N, never the by-name views above it;
 - the companion (record, registries, verdicts, style) imports no chapter, and the library (norms,
   models, data, train, stats, ...) neither a chapter nor the companion;
+- within the chapters, data flows one way: runs, then analysis, then claims and figures;
 - and no module imports, at any remove, one that imports it back.
 """
 
@@ -86,7 +87,18 @@ def offences(module: str, targets: set[str]) -> list[str]:
             found.append(f"{module} (chapter {number}) imports {target}, a later chapter")
         elif target_kind == "companion" and kind == "library":
             found.append(f"{module} (library) imports the companion module {target}")
+        if kind == "chapter" and target_kind == "chapter" and stage(target) > stage(module):
+            found.append(f"{module} imports {target}, a later stage of a chapter's pipeline")
     return found
+
+
+# A chapter's pipeline, in the order data flows: recorded runs, then their analysis, then the
+# claims and figures that read it. Other chapter modules (a chapter's own library) sit with runs.
+STAGES = {"runs": 0, "analysis": 1, "claims": 2, "figures": 2}
+
+
+def stage(module: str) -> int:
+    return STAGES.get(module.split(".")[3].split("_")[0], 0) if module.count(".") >= 3 else 0
 
 
 def test_the_layers_import_only_downwards():
@@ -111,6 +123,21 @@ def test_the_layers_import_only_downwards():
             "chapter module",
         ),
         ("lnpaper.stats", "lnpaper.companion.record", "library"),
+        (
+            "lnpaper.chapters.ch03_layernorm_in_rnns.runs",
+            "lnpaper.chapters.ch03_layernorm_in_rnns.analysis",
+            "later stage",
+        ),
+        (
+            "lnpaper.chapters.ch03_layernorm_in_rnns.analysis",
+            "lnpaper.chapters.ch03_layernorm_in_rnns.figures",
+            "later stage",
+        ),
+        (
+            "lnpaper.chapters.ch07_after_2020.runs_depth",
+            "lnpaper.chapters.ch05_transformer.claims",
+            "later stage",
+        ),
     ],
 )
 def test_the_rule_catches_each_kind_of_upward_import(module, target, problem):

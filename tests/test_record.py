@@ -344,3 +344,10 @@ def test_a_partial_reproduction_takes_the_named_entries_and_every_caller():
     assert reproduce._with_callers(entries, ["runs"]) == {"a", "b"}
     assert reproduce._with_callers(entries, ["study"]) == {"a"}
     assert reproduce._with_callers(entries, ["nothing"]) == set()
+
+
+def test_a_writers_check_of_some_runs_compares_the_claims_that_read_them():
+    chosen = {c.id for c in reproduce._claims_reading({"sequence_training"}, record.REPO_RESULTS)}
+    # R3 reads its runs through an analysis (recurrent_training), M4e through gain_pixels
+    assert {"R3", "R3c", "M4e", "R6"} <= chosen
+    assert not chosen & {"F1", "I1", "T1", "R5"}

@@ -58,3 +58,18 @@ def test_no_entry_is_stale():
     from lnpaper.companion.fingerprint import stale_entries
 
     assert stale_entries(record.entries(record.REPO_RESULTS, result_types()), EXPERIMENTS) == []
+
+
+# The chapters whose record holds runs only: a study that gathers runs is their `analysis`,
+# computed in memory, so the record keeps each run once. The others still record such studies.
+LEAF_CHAPTERS = ("ch03_layernorm_in_rnns",)
+
+
+def test_a_chapter_of_leaves_records_no_entry_that_calls_another():
+    gatherers = sorted(
+        f"{entry['experiment']}-{entry['key']}"
+        for entry in record.entries(record.REPO_RESULTS)
+        if entry["calls"]
+        and EXPERIMENTS[entry["experiment"]].__module__.split(".")[2] in LEAF_CHAPTERS
+    )
+    assert gatherers == []

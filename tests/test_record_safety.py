@@ -212,6 +212,43 @@ def test_record_named_computes_that_experiments_default_call(tmp_path, monkeypat
     assert [task["key"] for task in asked] == [reproduce._default_key("lm_training")]
 
 
+def gathered_analysis() -> list:
+    """An analysis: it records nothing itself and reads two runs of safe_experiment."""
+    return [safe_experiment(scale=3.0).values, safe_experiment(scale=4.0).values]
+
+
+def test_record_fills_the_runs_an_analysis_reads_and_records_no_analysis(tmp_path, monkeypatch):
+    monkeypatch.setenv("LNPAPER_RECORD_DIR", str(tmp_path))
+    monkeypatch.setattr(reproduce, "_default_calls", lambda: [gathered_analysis])
+    assert reproduce.record_command([], 1) == 0
+    recorded = sorted((e["experiment"], e["arguments"]["scale"]) for e in record.entries(tmp_path))
+    assert recorded == [("safe_experiment", 3.0), ("safe_experiment", 4.0)]
+    record.configure(record.settings_for("strict", tmp_path))
+    try:
+        assert gathered_analysis() == [[3.0, 6.0], [4.0, 8.0]]  # read, not computed
+    finally:
+        record.configure(None)
+
+
+def test_reading_lists_the_runs_an_analysis_reads(store):
+    with record.reading() as read:
+        gathered_analysis()
+    assert [name for name, _ in read] == ["safe_experiment", "safe_experiment"]
+    assert [key for _, key in read] == [
+        record.key("safe_experiment", {"scale": s, "sizes": [1, 2]}) for s in (3.0, 4.0)
+    ]
+
+
+def test_prune_removes_the_entries_of_experiments_no_longer_registered(store, monkeypatch, capsys):
+    safe_experiment()
+    entry = record.compute("gone_experiment", lambda: SafeResult([1.0], 1.0), {})
+    record.write_entry(store / f"gone_experiment-{entry['key']}.json", entry)
+    monkeypatch.setenv("LNPAPER_RECORD_DIR", str(store))
+    assert main(["record", "--prune"]) == 0
+    assert [p.name.split("-")[0] for p in store.iterdir()] == ["safe_experiment"]
+    assert "removed gone_experiment-" in capsys.readouterr().out
+
+
 # ---- 4. a record that cannot be written is refused, by name --------------------------------------
 
 

@@ -1,6 +1,6 @@
 """python -m lnpaper figures [NAME...] [--list] [--out DIR] [--check] | claims [--check] |
-record [NAME...] [--workers N] [--stamp] | reproduce [--workers N] [--report FILE] [--keep DIR] |
-stale | bench [--no-pin]
+record [NAME...] [--workers N] [--stamp | --prune] |
+reproduce [--workers N] [--report FILE] [--keep DIR] | stale | bench [--no-pin]
 
 `figures` with no names draws every registered figure into figures/ and writes CLAIMS.md from the
 same run, both from the record in results/; a PNG whose redraw shows the same picture, within the
@@ -129,6 +129,8 @@ def record_command(args) -> int:
 
     if args.stamp:
         return stamp_command(args.names)
+    if args.prune:
+        return prune_command()
     return reproduce.record_command(args.names, args.workers)
 
 
@@ -156,6 +158,22 @@ def stamp_command(names) -> int:
         record.write_entry(directory / f"{name}-{entry['key']}.json", ordered)
         stamped += 1
     print(f"record --stamp: fingerprinted {stamped} entries in {directory}")
+    return 0
+
+
+def prune_command() -> int:
+    """Delete the entries of experiments no longer registered (a study turned into an analysis of
+    the runs it gathers, say), naming each."""
+    from lnpaper.companion import record
+    from lnpaper.experiments import EXPERIMENTS
+
+    directory = record.record_dir()
+    pruned = [e for e in record.entries(directory) if e["experiment"] not in EXPERIMENTS]
+    for entry in pruned:
+        path = directory / f"{entry['experiment']}-{entry['key']}.json"
+        path.unlink()
+        print(f"record --prune: removed {path.name} (no experiment {entry['experiment']!r})")
+    print(f"record --prune: removed {len(pruned)} entries from {directory}")
     return 0
 
 
@@ -214,6 +232,11 @@ def main(argv=None) -> int:
         action="store_true",
         help="write the current code's fingerprint into the entries, recomputing nothing (only "
         "for a record the reproduction check has just confirmed on the current code)",
+    )
+    record_parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="remove the entries of experiments no longer registered, recomputing nothing",
     )
     record_parser.set_defaults(run=record_command)
     stale_parser = commands.add_parser(

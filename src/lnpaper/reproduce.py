@@ -79,12 +79,21 @@ def _stop_worker(directory: str) -> None:
 def _compute(name: str, arguments: dict, redo: frozenset = frozenset()) -> tuple[float, list]:
     """Compute one entry (and what it calls that the record lacks); the keys in `redo` are computed
     again although the record holds them. Its seconds, and the entries it could not write."""
-    from lnpaper.experiments import EXPERIMENTS
-
     start = time.perf_counter()
     with record.redoing(redo) as unwritten:
-        EXPERIMENTS[name](**arguments)
+        _function(name)(**arguments)
     return time.perf_counter() - start, list(unwritten)
+
+
+def _function(name: str):
+    """The experiment `name`, or for "module:function" an analysis, which records the runs it
+    reads when the record lacks them."""
+    if ":" in name:
+        module, function = name.split(":")
+        return getattr(importlib.import_module(module), function)
+    from lnpaper.experiments import EXPERIMENTS
+
+    return EXPERIMENTS[name]
 
 
 def _progress(done: int, total: int, label: str, seconds: float, started: float) -> None:
@@ -246,16 +255,28 @@ def record_command(names: list[str], workers: int) -> int:
     redo = [e for e in existing if e["key"] in chosen]
     # Then whatever the claims and figures ask for that is not recorded yet (new arguments, a new
     # experiment), and the default call of each experiment named: computed unless already there.
-    asked = {run.__name__ for run in _default_calls() if not names} | set(names)
+    registered = _registered()
+    calls = [] if names else _default_calls()
+    asked = {run.__name__ for run in calls if run.__name__ in registered} | set(names)
     recorded = {e["key"] for e in existing}
     defaults = [
         {"experiment": name, "arguments": {}, "key": key, "calls": [], "label": f"{name}()"}
         for name in sorted(asked)
         if (key := _default_key(name)) is not None and key not in recorded
     ]
-    tasks = redo + defaults
-    print(f"record: {len(redo)} entries and {len(defaults)} default calls into {directory}, "
-          f"{workers} worker(s)")  # fmt: skip
+    # The analyses the claims and figures read, each once everything above is done: in fill mode
+    # an analysis reads the runs it needs and computes (and records) those still missing.
+    everything = [[e["experiment"], e["key"]] for e in redo + defaults]
+    analyses = [
+        {"experiment": f"{run.__module__}:{run.__qualname__}", "arguments": {},
+         "key": f"{run.__module__}.{run.__qualname__}()", "calls": everything,
+         "label": f"{run.__qualname__}() (an analysis)"}
+        for run in calls
+        if run.__name__ not in registered
+    ]  # fmt: skip
+    tasks = redo + defaults + analyses
+    print(f"record: {len(redo)} entries, {len(defaults)} default calls and {len(analyses)} "
+          f"analyses into {directory}, {workers} worker(s)")  # fmt: skip
     try:
         unwritten = recompute(tasks, directory, workers, redo=chosen)
     except KeyboardInterrupt:
@@ -304,6 +325,22 @@ def _default_calls() -> list:
     runs = [run for claim in claims.CLAIMS for run in claim.experiments]
     runs += [spec.experiment for spec in FIGURES.values() if spec.experiment is not None]
     return list(dict.fromkeys(runs))
+
+
+def _claims_reading(names: set[str], directory: Path) -> list:
+    """The claims that read an entry of an experiment in `names` from the record in `directory`,
+    directly or through an analysis (watched as they read, not guessed from their names)."""
+    from lnpaper import claims
+
+    chosen = []
+    with record.using(record.settings_for("strict", directory)):
+        for claim in claims.CLAIMS:
+            with record.reading() as read:
+                for run in claim.experiments:
+                    run()
+            if {name for name, _ in read} & names:
+                chosen.append(claim)
+    return chosen
 
 
 def _registered() -> set[str]:
@@ -591,8 +628,6 @@ def reproduce_command(
         return 1
     chosen_claims = None
     if names:
-        from lnpaper import claims
-
         unknown = sorted(set(names) - _registered())
         if unknown:
             print(f"unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
@@ -601,7 +636,7 @@ def reproduce_command(
         unchanged = [e for e in recorded if e["key"] not in keys]
         recorded = [e for e in recorded if e["key"] in keys]
         touched = {e["experiment"] for e in recorded}
-        chosen_claims = [c for c in claims.CLAIMS if {r.__name__ for r in c.experiments} & touched]
+        chosen_claims = _claims_reading(touched, recorded_dir)
     capabilities = {e["made"]["cpu_capability"] for e in recorded}
     native = torch.backends.cpu.get_cpu_capability()
     aten, path = choose_path(capabilities, native, os.environ.get("ATEN_CPU_CAPABILITY"))

@@ -20,6 +20,7 @@ import sys
 import textwrap
 
 CHAPTERS = "lnpaper.chapters."
+_ABSENT = object()  # a name a namespace does not hold
 
 
 def _without_docstrings(node: ast.AST) -> ast.AST:
@@ -61,9 +62,6 @@ def _constant_source(name: str, value, modules) -> list[str] | None:
             if statements:
                 return statements
     return None
-
-
-_ABSENT = object()
 
 
 def _parts(fn) -> list[str]:

@@ -382,6 +382,17 @@ def redoing(keys) -> Iterator[list[str]]:
         _redo.clear()
 
 
+@contextlib.contextmanager
+def reading() -> Iterator[list]:
+    """The experiment calls made inside a `with` block, as [name, key] pairs in order: the runs
+    an analysis reads."""
+    _calls_stack.append([])
+    try:
+        yield _calls_stack[-1]
+    finally:
+        _calls_stack.pop()
+
+
 def stop_writing(directory: Path, timeout: float = 5.0) -> None:
     """Let this process write no more entries, and delete what it left half written in
     `directory`: for a worker told to stop. Waits up to `timeout` seconds for a write in progress

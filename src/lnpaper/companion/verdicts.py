@@ -152,7 +152,9 @@ class Claim:
     source: str
     paper_value: str
     notebook: str  # the notebook that checks it (or will)
-    experiments: tuple[Callable, ...] = ()  # their results are passed to `check`, in order
+    # the recorded experiments or the analyses of them (`chNN.analysis`) it reads, called with their
+    # defaults; their results are passed to `check`, in order
+    experiments: tuple[Callable, ...] = ()
     check: Callable[..., Finding] | None = None
     test: str = ""  # how the verdict is decided: the test, n, and the margin declared beforehand
     kind: str = EMPIRICAL  # IDENTITY for an exact result that can fail only through a bug

@@ -6,8 +6,9 @@ T_max, the gains), M4f and M4g (their statements on a stationary input) and R6 (
 import statistics
 
 from lnpaper import stats
+from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
-from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
+from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
     dynamics_summary,
     length_summary,
     training_summary,
@@ -512,7 +513,7 @@ def check_r6(small, pixels) -> Finding:
     at_small = _difference(small_s, "LN-LSTM", "BN-LSTM", "curve")
     larger = stats.paired_difference(gaps(small_s, "BN-LSTM"), gaps(large_s, "BN-LSTM"))
     outcomes = [stats.better(at_small, "lower"), stats.better(larger, "lower")]
-    collapsed, counts = _collapsed(small_s, ch03_runs.SMALL_BATCH_MODELS, f"batch {small_size}")
+    collapsed, counts = _collapsed(small_s, ch03_analysis.SMALL_BATCH_MODELS, f"batch {small_size}")
     shown = "; ".join(
         f"batch {size} {_difference(s, 'LN-LSTM', 'LSTM', 'curve').text()}"
         for size, s in ((small_size, small_s), (large_size, large_s))
@@ -668,7 +669,7 @@ CLAIMS = register_claims(
         paper_value="OE+LN best validation model in 60% of the baseline's time; DRAW almost twice "
         "as fast, 82.36 vs 82.09 nats",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.recurrent_training,),
+        experiments=(ch03_analysis.recurrent_training,),
         check=check_r3,
         test="digits row by row, LN-LSTM and LSTM at each shared lr of the grid {3e-3, 1e-2, 3e-2}, "
         "paired by seed, 95% t CI of test NLL over the first quarter of training below 0; "
@@ -681,7 +682,7 @@ CLAIMS = register_claims(
         source=f"{BA_2016}, Sec. 6.1 (order embeddings, a GRU), 6.3; LN-GRU: supplement Eq. 26-28",
         paper_value="OE+LN reaches its best validation model in 60% of the baseline's time",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.gru_training,),
+        experiments=(ch03_analysis.gru_training,),
         check=check_r3f,
         test="as R3: digits row by row, LN-GRU and GRU at each shared lr of the grid {3e-3, 1e-2, "
         "3e-2}, paired by seed (10), 95% t CI of test NLL over the first quarter of training "
@@ -694,7 +695,7 @@ CLAIMS = register_claims(
         source=f'{BA_2016}, Sec. 6.1, 6.3 (GRUs), Sec. 7 ("especially for long sequences")',
         paper_value="no T = 64 GRU run in the paper",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.gru_pixels,),
+        experiments=(ch03_analysis.gru_pixels,),
         check=check_r3g,
         test="T = 64 digits, both pixel orders, LN-GRU and GRU at each shared lr of the grid "
         "{3e-3, 1e-2, 3e-2}, paired by seed (8), 95% t CI of test NLL over the first quarter of "
@@ -707,7 +708,7 @@ CLAIMS = register_claims(
         source=f"{BA_2016}, Sec. 6 (a stronger comparison than the paper's)",
         paper_value="not made in the paper (it compares at the same settings)",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.recurrent_training,),
+        experiments=(ch03_analysis.recurrent_training,),
         check=check_r3d,
         test="digits row by row, each model at its own best lr of the grid (lowest mean validation "
         "NLL over the run), paired by seed, 95% t CI of test NLL, LN-LSTM - LSTM over the first "
@@ -719,7 +720,7 @@ CLAIMS = register_claims(
         source=f"{BA_2016}, Sec. 6.2",
         paper_value="gain init 1.0 significantly better than 0.1 (validation curves, no numbers)",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.recurrent_training,),
+        experiments=(ch03_analysis.recurrent_training,),
         check=check_r3e,
         test="digits row by row, each at its own best lr of the grid, paired by seed, 95% t CI of "
         "test NLL, LN-LSTM gain 1.0 - 0.1 below 0 over the first quarter of training (faster) and "
@@ -734,7 +735,7 @@ CLAIMS = register_claims(
         "Cooijmans et al., so the paper's comparison is between two papers, unpaired (ours is "
         "paired by seed)",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.recurrent_training,),
+        experiments=(ch03_analysis.recurrent_training,),
         check=check_r3b,
         test="digits row by row, each at its own best lr of the grid, test NLL, LN-LSTM minus "
         "BN-LSTM (gains 0.1), paired by seed, 95% t CI below 0: mean over the first quarter of "
@@ -747,7 +748,7 @@ CLAIMS = register_claims(
         source=f"{BA_2016}, Sec. 6.2; the task of Cooijmans et al. 2016, Sec. 5.1",
         paper_value="validation curves only, no numbers",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.sequential_digits,),
+        experiments=(ch03_analysis.sequential_digits,),
         check=check_r3c,
         test="T = 64 digits, both pixel orders, each at its own best lr of the grid: test NLL, "
         "LN-LSTM minus BN-LSTM over the last quarter of training, paired by seed, 95% t CI below "
@@ -763,7 +764,7 @@ CLAIMS = register_claims(
         paper_value="DRAW after 200 epochs: 82.36 (baseline) vs 82.09 nats (LN), lower is better, "
         "almost twice as fast; handwriting: comparable log likelihood, much faster",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.recurrent_training,),
+        experiments=(ch03_analysis.recurrent_training,),
         check=check_r4,
         test="test accuracy over the last quarter of training, LN-LSTM minus LSTM, each at its own "
         "best lr of the grid, paired by seed, 95% t CI above -1 pp (non-inferiority; margin "
@@ -778,7 +779,7 @@ CLAIMS = register_claims(
         "every R@K and mean rank; skip-thoughts: better on SICK, MR, CR, SUBJ, MPQA, e.g. MR 77.3 "
         "-> 79.5; attentive reader: validation curves only, no numbers",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.recurrent_training,),
+        experiments=(ch03_analysis.recurrent_training,),
         check=check_r4b,
         test="over the last quarter of training, LN-LSTM minus LSTM, each at its own best lr of the "
         "grid, paired by seed, 95% t CI: test accuracy above 0 and test NLL below 0 (superiority, no "
@@ -792,7 +793,7 @@ CLAIMS = register_claims(
         paper_value="order embeddings: caption R@1 46.6 -> 48.5, image R@1 37.8 -> 38.9; "
         "skip-thoughts: MR 77.3 -> 79.5",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.gru_training,),
+        experiments=(ch03_analysis.gru_training,),
         check=check_r4c,
         test="as R4b: each at its own best lr of the grid, over the last quarter of training, "
         "LN-GRU minus GRU paired by seed (10), 95% t CI: test accuracy above 0 and test NLL below "
@@ -805,7 +806,7 @@ CLAIMS = register_claims(
         source="Cooijmans et al. 2016, Sec. 5.1, Table 1",
         paper_value="seq. MNIST LSTM 98.9 / BN-LSTM 99.0; permuted 90.2 / 95.4 (test accuracy, %)",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.sequential_digits,),
+        experiments=(ch03_analysis.sequential_digits,),
         check=check_m4b,
         test="T = 64 digits, each at its own best lr of the grid, test accuracy over the last "
         "quarter paired by seed, 95% t CI: BN-LSTM - LSTM above -1 pp in both pixel orders; (BN - "
@@ -822,7 +823,7 @@ CLAIMS = register_claims(
         "the activations settling to a stationary distribution; no number for a short T_max "
         "(their 'averaging over time' statement is M4f)",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.sequential_digits,),
+        experiments=(ch03_analysis.sequential_digits,),
         check=check_m4c,
         test="the same trained BN-LSTM (gains 0.1, T = 64) tested with the statistics of steps >= 8 "
         "taken from step 7, minus with its own 64 per-step statistics: test NLL paired by seed, "
@@ -837,7 +838,7 @@ CLAIMS = register_claims(
         paper_value="gain 0.1 (gains of 1 saturate the gates; 0.01 or lower was unstable); no "
         "number",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.sequential_digits,),
+        experiments=(ch03_analysis.sequential_digits,),
         check=check_m4d,
         test="T = 64 digits, each at its own best lr of the grid, test NLL over the whole run, "
         "BN gains 0.1 minus 1.0, paired by seed, 95% t CI below 0 in both pixel orders",
@@ -848,7 +849,7 @@ CLAIMS = register_claims(
         source=f"{BA_2016}, Sec. 6.2 (against Cooijmans et al.'s gain 0.1)",
         paper_value="argument, no number",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.gain_pixels,),
+        experiments=(ch03_analysis.gain_pixels,),
         check=check_m4e,
         test="T = 64 digits, both pixel orders, each model at its own best lr, test NLL over the "
         "whole run, per seed (LN 0.1 - LN 1.0) - (BN 0.1 - BN 1.0): 95% t CI above 0 in both "
@@ -912,7 +913,7 @@ CLAIMS = register_claims(
         'for long sequences and small mini-batches")',
         paper_value="conclusion, no number (the handwriting run used minibatches of 8)",
         notebook=NOTEBOOK,
-        experiments=(ch03_runs.small_batch_pixels, ch03_runs.sequential_digits),
+        experiments=(ch03_analysis.small_batch_pixels, ch03_analysis.sequential_digits),
         check=check_r6,
         test="T = 64 digits in reading order, 150 steps at batch 4 and at batch 16 (equal steps), "
         "each model at its own best lr of the grid at each size, test NLL over the whole run, "

@@ -9,14 +9,15 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from lnpaper import stats
+from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
-from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
+from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
     best_lr_index,
     dynamics_summary,
     length_summary,
-    mean_tanh_slope,
     training_summary,
 )
+from lnpaper.chapters.ch03_layernorm_in_rnns.runs import mean_tanh_slope
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
 
@@ -136,7 +137,7 @@ def _model_color(model: str) -> str:
     return style.color("LN-LSTM" if model == "LN-GRU" else model)  # the LN-GRU: LayerNorm's hue
 
 
-@figure("recurrent_training", notebook=NOTEBOOK, experiment=ch03_runs.recurrent_training)
+@figure("recurrent_training", notebook=NOTEBOOK, experiment=ch03_analysis.recurrent_training)
 def recurrent_training(result) -> Figure:
     """Left: test NLL during training on the 8 x 8 digits read row by row (8 steps of 8 pixels, one
     prediction and so one NLL per digit), each model at its own best learning rate of the grid
@@ -179,7 +180,7 @@ def recurrent_training(result) -> Figure:
     return fig
 
 
-@figure("gain_init", notebook=NOTEBOOK, experiment=ch03_runs.recurrent_training)
+@figure("gain_init", notebook=NOTEBOOK, experiment=ch03_analysis.recurrent_training)
 def gain_init(result) -> Figure:
     """The gains' initial value, 1.0 or 0.1, for the LN-LSTM and the BN-LSTM on the digits read row
     by row, each at its own best learning rate of the grid: test NLL, mean over seeds, band from
@@ -234,7 +235,7 @@ def gain_init(result) -> Figure:
     return fig
 
 
-@figure("sequential_digits", notebook=NOTEBOOK, experiment=ch03_runs.sequential_digits)
+@figure("sequential_digits", notebook=NOTEBOOK, experiment=ch03_analysis.sequential_digits)
 def sequential_digits(result) -> Figure:
     """The digits read pixel by pixel (T = 64, left) and in a fixed permuted order (right), each
     model at its own best learning rate of the grid (chosen on the validation split, per task);

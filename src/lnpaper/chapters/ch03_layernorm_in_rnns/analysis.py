@@ -1,0 +1,307 @@
+"""Analysis of notebook 03's runs: the studies that gather recorded runs, and the summaries the
+notebook prints and the claims and figures read. Nothing here is recorded: each function reads
+`runs`' experiments (through the record) and computes in memory, so the record holds each run once.
+
+- `recurrent_training` (R3, R3b, R4, R4b): LSTM, LN-LSTM and BN-LSTM, their gains at 1.0 and 0.1,
+  on the digits read row by row, each model one `sequence_training` run over seeds and one
+  learning-rate grid.
+- `sequential_digits` (R3c, M4b-M4d): the same at T = 64, pixel by pixel and permuted, with the
+  LN-GRU; a shorter T_max for the BN-LSTM, and test sequences longer than training.
+- `gru_training`, `gru_pixels` (R3f, R4c, R3g): the GRU against the LN-GRU at T = 8 and 64.
+- `gain_pixels` (M4e): the LN-LSTM's gains from 0.1 at T = 64.
+- `small_batch_pixels` (R6): the T = 64 models at minibatches of 4.
+- the summaries: `training_summary` (each model at its best rate), `best_lr_index`,
+  `length_summary`, `dynamics_summary`, `cnn_summary`.
+"""
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
+    LR_GRID,
+    RECURRENT_MODELS,
+    sequence_training,
+)
+from lnpaper.spread import mean_sd
+
+ROW_MODELS = ("LSTM", "LN-LSTM", "LN-LSTM, gain 0.1", "BN-LSTM", "BN-LSTM, gain 1.0")
+PIXEL_MODELS = ("LSTM", "LN-LSTM", "BN-LSTM", "BN-LSTM, gain 1.0", "LN-GRU")
+
+
+@dataclass
+class RecurrentStudyResult:
+    form: str
+    orders: list  # False: reading order, True: permuted; the runs' lists are indexed [order]...
+    runs: dict  # label -> SequenceTrainingResult as a plain dict
+
+
+def recurrent_training(
+    *,
+    models=ROW_MODELS,
+    form: str = "rows",
+    orders=(False,),
+    hidden: int = 32,
+    steps: int = 300,
+    batch_size: int = 32,
+    lrs=LR_GRID,
+    seeds=tuple(range(10)),
+    eval_every: int = 25,
+    extra_steps: int = 0,
+    statistics_steps: int | None = None,
+) -> RecurrentStudyResult:
+    """R3, R3b, R4, R4b: every model of `models` (labels of RECURRENT_MODELS) with the same
+    optimizer, steps, seeds, minibatches and learning-rate grid, so that each can be compared at
+    its own best rate; by default on the digits read row by row (T = 8). `statistics_steps`
+    applies to the BN-LSTMs only."""
+    unknown = [m for m in models if m not in RECURRENT_MODELS]
+    if unknown:
+        raise ValueError(f"unknown models {unknown}: choose from {sorted(RECURRENT_MODELS)}")
+    runs = {}
+    for label in models:
+        cell, gain_init = RECURRENT_MODELS[label]
+        runs[label] = vars(
+            sequence_training(
+                cell=cell,
+                gain_init=gain_init,
+                form=form,
+                orders=orders,
+                hidden=hidden,
+                steps=steps,
+                batch_size=batch_size,
+                lrs=lrs,
+                seeds=seeds,
+                eval_every=eval_every,
+                extra_steps=extra_steps,
+                statistics_steps=statistics_steps if cell == "bn-lstm" else None,
+            )
+        )
+    return RecurrentStudyResult(form=form, orders=[bool(o) for o in orders], runs=runs)
+
+
+GRU_MODELS = ("GRU", "LN-GRU")
+
+
+def gru_training(*, seeds=tuple(range(10))) -> RecurrentStudyResult:
+    """R3f, R4c: the cell of the paper's order-embedding and skip-thought experiments (Sec. 6.1,
+    6.3), the GRU against the LN-GRU (supplement Eq. 26-28), under recurrent_training's protocol
+    on the digits row by row: the same grid, steps, seeds and minibatches as the LSTMs."""
+    return recurrent_training(models=GRU_MODELS, seeds=seeds)
+
+
+PIXEL_STEPS = 150  # short curves, 16 units, batches of 16: T = 64 costs 8x T = 8 per step
+TRANSIENT_CUT = 8  # a T_max inside the transient of the pixel-by-pixel BN-LSTM
+BLANK_STEPS = 16  # blank pixels appended to the longer test sequences
+
+
+def sequential_digits(
+    *,
+    models=PIXEL_MODELS,
+    hidden: int = 16,
+    steps: int = PIXEL_STEPS,
+    batch_size: int = 16,
+    lrs=LR_GRID,
+    seeds=tuple(range(8)),
+    eval_every: int = 30,
+) -> RecurrentStudyResult:
+    """Notebook 03, section 3: the digits read pixel by pixel (T = 64, sequential MNIST at 8 x 8)
+    and in a fixed permuted order, side by side in one batched model per cell; LSTM, LN-LSTM,
+    BN-LSTM with gains 0.1 and 1.0, LN-GRU, on the same learning-rate grid. Besides the curves:
+    the test with BLANK_STEPS blank pixels appended (longer than training), and the BN-LSTMs with
+    their statistics cut at TRANSIENT_CUT steps."""
+    return recurrent_training(
+        models=models,
+        form="pixels",
+        orders=(False, True),
+        hidden=hidden,
+        steps=steps,
+        batch_size=batch_size,
+        lrs=lrs,
+        seeds=seeds,
+        eval_every=eval_every,
+        extra_steps=BLANK_STEPS,
+        statistics_steps=TRANSIENT_CUT,
+    )
+
+
+GAIN_PIXEL_MODELS = ("LN-LSTM", "LN-LSTM, gain 0.1", "BN-LSTM", "BN-LSTM, gain 1.0")
+
+
+def gain_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
+    """M4e: both cells' gains at 1.0 and at 0.1 on sequential_digits' T = 64 task, the BN-LSTMs'
+    and the LN-LSTM's runs the very ones of sequential_digits (the same record entries), the
+    LN-LSTM with gains 0.1 beside them."""
+    return sequential_digits(models=GAIN_PIXEL_MODELS, seeds=seeds)
+
+
+def gru_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
+    """R3g: the GRU against the LN-GRU at T = 64 (issue 22, missing check 3), on
+    sequential_digits' protocol; the LN-GRU's runs are sequential_digits' own (the same record
+    entries)."""
+    return sequential_digits(models=GRU_MODELS, seeds=seeds)
+
+
+SMALL_BATCH = 4  # examples per minibatch in small_batch_pixels, against sequential_digits' 16
+SMALL_BATCH_MODELS = ("LSTM", "LN-LSTM", "BN-LSTM")
+
+
+def small_batch_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
+    """R6: the paper's conclusion, "recurrent neural networks benefit the most ... especially for
+    long sequences and small mini-batches" (Sec. 7), at T = 64: sequential_digits' models and
+    protocol (the same steps, grid, seeds and initial weights) at minibatches of SMALL_BATCH
+    instead of 16, in reading order only. Equal steps, not equal epochs: each model makes as many
+    updates as at batch 16, from noisier gradients and, for the BN-LSTM, noisier statistics."""
+    return recurrent_training(
+        models=SMALL_BATCH_MODELS,
+        form="pixels",
+        orders=(False,),
+        hidden=16,
+        steps=PIXEL_STEPS,
+        batch_size=SMALL_BATCH,
+        lrs=LR_GRID,
+        seeds=seeds,
+        eval_every=30,
+    )
+
+
+# ---- summaries the notebook prints and the claims check ----------------------------------
+
+
+def length_summary(longer) -> dict:
+    """model -> mean +- sd over seeds of the accuracy inside the training length (steps delay to
+    T_max - 1) and beyond it (T_max to the end)."""
+    inside = slice(0, longer.train_length - longer.delay)  # accuracy lists start at step `delay`
+    beyond = slice(longer.train_length - longer.delay, None)
+    return {
+        model: {
+            part: mean_sd([statistics.fmean(run[steps]) for run in runs])
+            for part, steps in (("inside", inside), ("beyond", beyond))
+        }
+        for model, runs in longer.accuracy.items()
+    }
+
+
+def dynamics_summary(dynamics) -> dict:
+    """The numbers behind R2, over the free-running steps (after the input)."""
+    free = slice(dynamics.input_steps, None)
+    scales = dynamics.scales
+    plain_summed = dynamics.summed_rms["tanh RNN"]
+    ln_hidden = [v for s in scales for v in dynamics.hidden_rms["LN tanh RNN"][s][free]]
+    # the LN RNN's summed inputs over the scale: one number for every scale if a_t just scales
+    ln_per_scale = [
+        statistics.fmean(dynamics.summed_rms["LN tanh RNN"][s][free]) / s for s in scales
+    ]
+
+    def growth(net, s):  # mean factor per step of the dependence on step 0, free-running
+        values = dynamics.sensitivity[net][s]
+        steps = len(values) - dynamics.input_steps
+        return (values[-1] / values[dynamics.input_steps - 1]) ** (1 / steps)
+
+    return {
+        "plain_summed_last": {s: plain_summed[s][-1] for s in scales},
+        "ln_hidden_range": (min(ln_hidden), max(ln_hidden)),
+        "ln_summed_per_scale": (min(ln_per_scale), max(ln_per_scale)),
+        "growth": {net: {s: growth(net, s) for s in scales} for net in dynamics.sensitivity},
+        "same_until": next(
+            (t for t, d in enumerate(dynamics.layernorm_difference) if d > 1e-3), dynamics.steps
+        ),
+    }
+
+
+def _quarters(steps: list) -> tuple[list, list]:
+    """Indices of the evaluations in the first quarter of training (step 0 excluded) and in the
+    last quarter."""
+    early = [k for k, step in enumerate(steps) if 0 < step <= steps[-1] / 4]
+    late = [k for k, step in enumerate(steps) if step > 3 * steps[-1] / 4]
+    return early, late
+
+
+def _finite_mean(values) -> float:
+    values = list(values)
+    return statistics.fmean(values) if all(math.isfinite(v) for v in values) else math.inf
+
+
+def validation_areas(run: dict) -> list:
+    """Per learning rate: the validation NLL averaged over the evaluations after step 0 and over
+    seeds (the area under the mean curve: it rewards a fast start and a low end alike); infinite
+    if any seed's curve is not finite."""
+    return [_finite_mean(v for curve in per_lr for v in curve[1:]) for per_lr in run["val_loss"]]
+
+
+def best_lr_index(run: dict) -> int:
+    """The learning rate a model is judged at, chosen on the validation split only: the smallest
+    `validation_areas` (a rate at which a seed diverged is never the best unless all did)."""
+    areas = validation_areas(run)
+    return min(range(len(areas)), key=lambda k: (areas[k], k))
+
+
+PER_ORDER = (  # the fields of a SequenceTrainingResult indexed [order] first
+    "val_loss",
+    "val_accuracy",
+    "test_loss",
+    "test_accuracy",
+    "longer_test_loss",
+    "longer_test_accuracy",
+    "cut_test_loss",
+    "cut_test_accuracy",
+)
+
+
+def training_summary(study, order: int = 0, lr_index: int | None = None) -> dict:
+    """The numbers behind R3-R4b, M4b-M4d and notebook 03's section 3 for one pixel order of
+    `study` (index into study.orders), each model at its own best learning rate (`best_lr_index`,
+    validation only), or every model at the grid's rate `lr_index` (the paper's protocol: the same
+    settings for every model). What is compared is measured on the test split, per seed: "early"
+    the mean test NLL over the first quarter of training (step 0 excluded), how fast a model
+    starts; "late" and "late_accuracy" the same over the last quarter, which is what "at the end"
+    means in every claim (less noisy than the last evaluation alone); "curve" over every
+    evaluation after step 0; "final_*" after the last step; "longer_*" on test sequences with
+    blank steps appended; "cut_*" (BN-LSTM) with the statistics cut to a shorter T_max."""
+    summary = {}
+    for model, full in study.runs.items():
+        run = dict(full)
+        for name in PER_ORDER:
+            run[name] = full[name][order] if full.get(name) else []
+        k = best_lr_index(run) if lr_index is None else lr_index
+        early, late = _quarters(run["eval_steps"])
+        curves = run["test_loss"][k]
+
+        def at_best(name, run=run, k=k):
+            return run[name][k] if run[name] else None
+
+        summary[model] = {
+            "lr": run["lrs"][k],
+            "val_area": validation_areas(run),
+            "early": [statistics.fmean(c[j] for j in early) for c in curves],
+            "late": [statistics.fmean(c[j] for j in late) for c in curves],
+            "late_accuracy": [
+                statistics.fmean(c[j] for j in late) for c in run["test_accuracy"][k]
+            ],
+            "curve": [statistics.fmean(c[1:]) for c in curves],
+            "final_loss": [c[-1] for c in curves],
+            "final_accuracy": [c[-1] for c in run["test_accuracy"][k]],
+            "longer_loss": at_best("longer_test_loss"),
+            "longer_accuracy": at_best("longer_test_accuracy"),
+            "cut_loss": at_best("cut_test_loss"),
+            "cut_accuracy": at_best("cut_test_accuracy"),
+        }
+    steps = next(iter(study.runs.values()))["eval_steps"]
+    early, late = _quarters(steps)
+    summary["steps"] = steps[-1]
+    summary["early_steps"] = [steps[j] for j in early]
+    summary["late_steps"] = [steps[j] for j in late]
+    return summary
+
+
+def cnn_summary(cnn) -> dict:
+    """margin -> norm -> mean +- sd over seeds of the test NLL and accuracy after training."""
+    return {
+        margin: {
+            norm: {
+                "test_loss": mean_sd(cnn.test_loss[margin][norm]),
+                "test_accuracy": mean_sd(cnn.test_accuracy[margin][norm]),
+            }
+            for norm in cnn.norms
+        }
+        for margin in cnn.test_loss
+    }
