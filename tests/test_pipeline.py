@@ -66,9 +66,9 @@ def test_figures_check_fails_on_missing_changed_and_stale_files(tmp_path, capsys
 def test_every_figure_draws_a_registered_experiment_or_a_chapters_analysis_of_them():
     for spec in FIGURES.values():
         run = spec.experiment
-        assert (
-            run is None or run in EXPERIMENTS.values() or run.__module__.endswith(".analysis")
-        ), spec.name
+        assert run is None or run in EXPERIMENTS.values() or run.__module__.endswith(".analysis"), (
+            spec.name
+        )
 
 
 def test_claim_ids_are_unique_and_well_formed():
