@@ -1,6 +1,7 @@
 """The code fingerprint each record entry stores, and `python -m lnpaper stale`: an edited body, a
 helper or constant it uses, changes it; a docstring, a comment or a reformatting does not."""
 
+import ast
 import importlib.util
 import itertools
 import sys
@@ -124,3 +125,17 @@ def test_code_moved_to_another_chapter_module_keeps_the_fingerprint(load):
     edited_helpers = load(BODY.split("def tiny")[0].replace("SCALE = 2.0", "SCALE = 3.0"), "edited")
     edited = load(f"from {edited_helpers.__name__} import SCALE, helper\n" + experiment, "e").tiny
     assert code_fingerprint(edited) != code_fingerprint(whole)
+
+
+def test_the_fingerprints_text_is_the_same_on_every_python():
+    # ast.dump writes empty lists and None fields on 3.11 and leaves them out on 3.13, and 3.12
+    # adds fields; the fingerprint's text leaves them out on every version.
+    from lnpaper.companion.fingerprint import _canonical
+
+    tree = ast.parse("def f(x=1, *, y: int | None = None):\n    return x")
+    assert _canonical(tree) == (
+        "Module(body=[FunctionDef(name='f', args=arguments(args=[arg(arg='x')], "
+        "kwonlyargs=[arg(arg='y', annotation=BinOp(left=Name(id='int', ctx=Load()), op=BitOr(), "
+        "right=Constant()))], kw_defaults=[Constant()], "
+        "defaults=[Constant(value=1)]), body=[Return(value=Name(id='x', ctx=Load()))])])"
+    )

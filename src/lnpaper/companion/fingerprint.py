@@ -23,6 +23,21 @@ CHAPTERS = "lnpaper.chapters."
 _ABSENT = object()  # a name a namespace does not hold
 
 
+def _canonical(node) -> str:
+    """A syntax tree as text that every Python from 3.11 on writes alike: ast.dump does not (3.13
+    leaves out empty lists and None fields, 3.12 adds type_params), so neither does this."""
+    if isinstance(node, ast.AST):
+        fields = [
+            f"{name}={_canonical(value)}"
+            for name, value in ast.iter_fields(node)
+            if value is not None and value != []
+        ]
+        return f"{type(node).__name__}({', '.join(fields)})"
+    if isinstance(node, list):
+        return f"[{', '.join(_canonical(item) for item in node)}]"
+    return repr(node)
+
+
 def _without_docstrings(node: ast.AST) -> ast.AST:
     for item in ast.walk(node):
         body = getattr(item, "body", None)
@@ -65,7 +80,7 @@ def _constant_source(name: str, value, modules) -> list[str] | None:
 
 
 def _parts(fn) -> list[str]:
-    """The syntax trees (dumped) of `fn` and of the chapter code it reaches, in a fixed order."""
+    """The syntax trees (as text) of `fn` and of the chapter code it reaches, in a fixed order."""
     chapter_modules = sorted(m for m in sys.modules if m.startswith(CHAPTERS))
     parts, seen = [], set()
     pending = [(inspect.unwrap(fn), None)]
@@ -92,7 +107,7 @@ def _parts(fn) -> list[str]:
                 for m in chapter_modules
                 if vars(sys.modules[m]).get(name, _ABSENT) is item
             )
-        parts.append(ast.dump(_without_docstrings(tree)))
+        parts.append(_canonical(_without_docstrings(tree)))
         for reached in reversed(_names(tree)):
             value = scope.get(reached, _ABSENT)
             if value is _ABSENT or inspect.ismodule(value) or inspect.isbuiltin(value):
