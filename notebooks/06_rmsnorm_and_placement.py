@@ -241,7 +241,7 @@ figures.rmsnorm_curves(study)
 # average; after 200 steps on a toy language that is not a ranking. pRMSNorm comes back under P4.
 #
 # One learning rate for both also mixes quality with sensitivity to the rate. **P2b**, declared
-# before its run (the second science review's b9), gives each its own: the same runs at 1e-3,
+# before its run, gives each its own: the same runs at 1e-3,
 # 3e-3 and 1e-2, each norm's rate picked by its training loss, as notebook 05's T6b picks DyT's
 # (`experiments.rmsnorm_lr_sweep`; the LayerNorm runs are T6b's).
 

@@ -249,7 +249,7 @@ figures.deepnorm_update(d1)
 #
 # Which half bounds the first update, $\alpha$ on the stream or $\beta$ on the initialization?
 # DeepNet derives the two together, and no source runs them apart. **D1b**, declared before its
-# run (the second review's missing check 3), asks whether each alone keeps the largest of the
+# run, asks whether each alone keeps the largest of the
 # first 20 updates below Post-LN's, on D1's model, rate, data and seeds
 # (`experiments.deepnorm_halves`, with the `deepnorm_parts` option), with a Pre-LN arm beside.
 
@@ -909,8 +909,8 @@ claims.expect(e1c, claims.PARTLY)
 # although a free stream does reacquire one (|mean|/RMS 0.1 to 0.17). The fold does not make a
 # worse model: the folded rewrites end within 0.01 nats of their twins' held-out losses (4 seeds,
 # not graded). A 2026 follow-up (arXiv:2605.14521: a column-centred constraint with weight
-# centring) reports the equivalence "partially broken in practical training"; the review names
-# it, and it is not read here.
+# centring) reports the equivalence "partially broken in practical training"; we name it without
+# having read it.
 
 # %% [markdown]
 # The time saving (**E1b**) is a GPU wall-time number: not checkable here. Notebook 06 (P3) shows
@@ -953,7 +953,7 @@ claims.expect(e2b, claims.REPRODUCED)
 # the statistics from the backward pass hurts, the mean's gradient more clearly than the standard
 # deviation's (whose effect these ten seeds leave undecided). At this size the effects are a few
 # hundredths of a nat at most, and under Holm's correction within these runs (CLAIMS.md) E2b's
-# tests no longer reject, so E2b would be `inconclusive`. The second review points to a 2026
+# tests no longer reject, so E2b would be `inconclusive`. A 2026
 # study (arXiv:2605.26895) that reports removing the scale vectors harmful in LLM pre-training at
 # 0.12-2B parameters; we have not read it, so take it as a pointer: a 2019 result on small
 # models need not carry to today's.
@@ -962,7 +962,7 @@ claims.expect(e2b, claims.REPRODUCED)
 figures.detach_norms(detach)
 
 # %% [markdown]
-# E2 ran both norms at one rate, 3e-3. **E2c**, declared before its run (the review's b9), gives
+# E2 ran both norms at one rate, 3e-3. **E2c**, declared before its run, gives
 # each its own best of 1e-3, 3e-3 and 1e-2, picked by its training loss over the last 10 steps,
 # and grades the picks as E2 (`experiments.simple_lr_sweep`).
 
@@ -1054,7 +1054,7 @@ figures.after_dyt(after)
 
 # %% [markdown]
 # **Y1c: the rich cell.** The preprint puts DyT behind at T/P 1.84, and Y1's fresh arm stops at
-# 0.73. Declared before its run (the review's b8): the same model and rate on fresh data for 400
+# 0.73. Declared before its run: the same model and rate on fresh data for 400
 # steps, 102,400 predicted tokens, T/P 1.95, ten seeds (`experiments.dyt_data_rich`); DyT worse
 # if its held-out loss minus LayerNorm's, paired by seed, has its interval above 0.
 
@@ -1119,7 +1119,7 @@ figures.dyt_data_rich(rich)
 # logits drifting apart, and the z-loss they fight it with, are not run in this notebook.
 #
 # **Not covered here.** Work this notebook names but does not run, each beside the claim it bears
-# on, listed from the second review's pointers and not read for this notebook: NormFormer's extra
+# on, named as pointers and not read for this notebook: NormFormer's extra
 # norms (Shleifer et al. 2021) and Sub-LN / Magneto (Wang et al. 2022), beside P5 and D1;
 # Depth-$\mu$P's $1/\sqrt L$ branch scaling (Yang et al. 2023; Bordelon et al. 2023), beside L1
 # and D1; $\sigma$Reparam against attention entropy collapse (Zhai et al. 2023) and QK-clip, beside
