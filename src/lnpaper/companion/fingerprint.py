@@ -68,14 +68,15 @@ def _names(tree: ast.AST) -> list[str]:
     return sorted({item.id for item in ast.walk(tree) if isinstance(item, ast.Name)})
 
 
-def _constant_source(name: str, value, modules) -> list[str] | None:
-    """The assignments that define `name` in the chapter module that holds `value` under it."""
+def _constant_source(name: str, value, modules) -> tuple[list[str], dict] | None:
+    """The assignments that define `name` in the chapter module that holds `value` under it, and
+    that module's namespace (in which their names are read)."""
     for module_name in modules:
         module = sys.modules.get(module_name)
         if module is not None and module.__dict__.get(name, _ABSENT) is value:
             statements = _assignments(module_name).get(name)
             if statements:
-                return statements
+                return statements, vars(module)
     return None
 
 
@@ -98,15 +99,11 @@ def _parts(fn) -> list[str]:
             if (name, id(item)) in seen:
                 continue
             seen.add((name, id(item)))
-            source = _constant_source(name, item, chapter_modules)
-            if source is None:
+            found = _constant_source(name, item, chapter_modules)
+            if found is None:
                 continue
-            tree = ast.parse("\n".join(source))
-            scope = next(
-                vars(sys.modules[m])
-                for m in chapter_modules
-                if vars(sys.modules[m]).get(name, _ABSENT) is item
-            )
+            statements, scope = found
+            tree = ast.parse("\n".join(statements))
         parts.append(_canonical(_without_docstrings(tree)))
         for reached in reversed(_names(tree)):
             value = scope.get(reached, _ABSENT)
