@@ -45,7 +45,7 @@ import torch
 
 import lnpaper
 from lnpaper import claims, demos, experiments, figures, stats
-from lnpaper.chapters.ch01_why_batchnorm_fails import runs as ch01_runs
+from lnpaper.chapters.ch01_why_batchnorm_fails import analysis
 from lnpaper.chapters.ch01_why_batchnorm_fails.claims import (
     M5_LAST_EPOCHS,
     M5_MARGIN,
@@ -305,7 +305,7 @@ for t in [0, 1, 2, 3, 4, 5, 8, 12, 24, 47]:
         + "".join(f"{values[t]:12.3f}" for values in lstm.transient.values())
         + f"   {lstm.variance_ratio['a_t'][t]:.3f}"
     )
-m4 = ch01_runs.m4_summary(lstm)
+m4 = analysis.m4_summary(lstm)
 first_step, steady = m4["first_step"], m4["steady"]
 print("distance from the steady state (mean over units, in steady sd):")
 print(
@@ -423,8 +423,8 @@ figures.recurrent_batchnorm(lstm)
 # last epochs damps both.
 
 # %%
-robustness = experiments.batch_size_robustness()
-cells = ch01_runs.m5_cells(robustness)
+robustness = analysis.batch_size_robustness()
+cells = analysis.m5_cells(robustness)
 big, small = robustness.batch_sizes
 print("after the last epoch:")
 print(

@@ -51,8 +51,8 @@ from lnpaper import bench, claims, experiments, figures, invariance, stats, vari
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
 from lnpaper.chapters.ch05_transformer import runs as transformer_runs
 from lnpaper.chapters.ch05_transformer.claims import LM_MARGIN
+from lnpaper.chapters.ch06_rmsnorm_placement import analysis
 from lnpaper.chapters.ch06_rmsnorm_placement import claims as ch06_claims
-from lnpaper.chapters.ch06_rmsnorm_placement import runs as ch06_runs
 from lnpaper.models import TransformerLM
 from lnpaper.spread import mean_sd_text
 
@@ -644,8 +644,8 @@ assert torch.equal(offset.weight, torch.ones(64))
 # gradient norms (largest over smallest, after training: "steadier gradients").
 
 # %%
-placement = experiments.placement_study()
-summary = ch06_runs.placement_summary(placement)
+placement = analysis.placement_study()
+summary = analysis.placement_summary(placement)
 print("variance of the stream after block l = 1..6, mean over seeds")
 for name, run in placement.runs.items():
     for when in ("init", "final"):
@@ -768,7 +768,7 @@ figures.placement_variance(placement)
 # last-block variance of
 
 # %%
-moderate = ch06_runs.placement_summary(study)["LayerNorm"]
+moderate = analysis.placement_summary(study)["LayerNorm"]
 grown = mean_sd_text(moderate["growth_in_training"])
 print("Pre-LN at lr 3e-3, last block's variance after 200 steps:")
 print(f"   {mean_sd_text(moderate['last_variance'])} (grown {grown}x)")
@@ -802,8 +802,8 @@ assert largest_moderate < 100, f"largest at lr 3e-3 {largest_moderate:.3g}"
 # second measure was added after the counts came back), on a log scale:
 
 # %%
-spikes = experiments.spike_study()
-by_lr = ch06_runs.spike_summary(spikes)
+spikes = analysis.spike_study()
+by_lr = analysis.spike_summary(spikes)
 print(
     f"spike: a step above {stats.SPIKE_FACTOR:g}x the median of the "
     f"{stats.SPIKE_WINDOW} steps before it;"

@@ -8,6 +8,7 @@ import pytest
 
 from lnpaper import claims, experiments
 from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
+from lnpaper.chapters.ch06_rmsnorm_placement import analysis as ch06_analysis
 from lnpaper.companion import record
 from lnpaper.companion.verdicts import VERDICTS
 
@@ -70,7 +71,7 @@ def test_tfixup_study():
 
 def test_rmsnorm_and_placement_studies():
     rms = experiments.rmsnorm_study(seeds=TWO, steps=3)
-    placement = experiments.placement_study(seeds=TWO, steps=3)
+    placement = ch06_analysis.placement_study(seeds=TWO, steps=3)
     assert rms.runs and placement.runs
     check("P2", rms)
 

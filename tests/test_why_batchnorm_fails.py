@@ -6,11 +6,14 @@ import pytest
 
 from lnpaper import claims
 from lnpaper.chapters.ch01_why_batchnorm_fails import claims as nb_claims
-from lnpaper.chapters.ch01_why_batchnorm_fails.runs import M5_BATCHNORMS, BatchSizeResult
+from lnpaper.chapters.ch01_why_batchnorm_fails.analysis import (
+    BatchSizeResult,
+    batch_size_robustness,
+)
+from lnpaper.chapters.ch01_why_batchnorm_fails.runs import M5_BATCHNORMS
 from lnpaper.experiments import (
     batch_dependence,
     batch_of_one,
-    batch_size_robustness,
     batch_size_runs,
     lstm_statistics,
     train_vs_inference,
@@ -198,8 +201,6 @@ def test_m5d_grades_early_nll_at_each_batch_size():
     same as the paper's BatchNorm decides nothing, slower at one batch size only is partly."""
     import copy
 
-    from lnpaper.experiments import batch_size_robustness
-
     recorded = batch_size_robustness()
     assert nb_claims.check_m5d(recorded).verdict == claims.REPRODUCED
 
@@ -230,7 +231,7 @@ def test_m5d_grades_early_nll_at_each_batch_size():
     ],
 )
 def test_m2b_grades_batch_one_against_batch_128_with_m5s_margin(shift, noise, verdict):
-    from lnpaper.chapters.ch01_why_batchnorm_fails.runs import OnlineRuns
+    from lnpaper.chapters.ch01_why_batchnorm_fails.analysis import OnlineRuns
 
     robustness = synthetic_m5(0.0, M5_TIGHT, -0.01, M5_TIGHT)
     online = [

@@ -3,8 +3,9 @@
 import statistics
 
 from lnpaper import stats
+from lnpaper.chapters.ch01_why_batchnorm_fails import analysis
 from lnpaper.chapters.ch01_why_batchnorm_fails import runs as ch01_runs
-from lnpaper.chapters.ch01_why_batchnorm_fails.runs import m4_summary, m5_cells
+from lnpaper.chapters.ch01_why_batchnorm_fails.analysis import m4_summary, m5_cells
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     BA_2016,
@@ -329,7 +330,7 @@ CLAIMS = register_claims(
         paper_value='argument, no number: LN "can be used in the pure online regime with batch '
         'size 1"',
         notebook=NOTEBOOK,
-        experiments=(ch01_runs.batch_size_robustness, ch01_runs.online_learning),
+        experiments=(analysis.batch_size_robustness, analysis.online_learning),
         check=check_m2b,
         test=f"M5's LN MLP at batch 1 (same {M5_LAST_EPOCHS}-epoch accuracy, 20 seeds, "
         f"paired with batch 128): 95% t CI of batch 1 minus 128 above -{100 * M5_MARGIN:g} pp, "
@@ -362,7 +363,7 @@ CLAIMS = register_claims(
         source=f"{BA_2016}, Sec. 6.6",
         paper_value="figure only (MNIST 784-1000-1000-10, batch 128 vs 4)",
         notebook=NOTEBOOK,
-        experiments=(ch01_runs.batch_size_robustness,),
+        experiments=(analysis.batch_size_robustness,),
         check=check_m5,
         test="LN test accuracy over the last 3 epochs, batch 4 minus 128, paired by seed, 95% t "
         "CI: no worse (CI above -1 pp); the 3-epoch window was adopted after the reproduction "
@@ -376,7 +377,7 @@ CLAIMS = register_claims(
         source=f"{BA_2016}, Sec. 6.6",
         paper_value="figure only (MNIST 784-1000-1000-10, batch 128 vs 4)",
         notebook=NOTEBOOK,
-        experiments=(ch01_runs.batch_size_robustness,),
+        experiments=(analysis.batch_size_robustness,),
         check=check_m5b,
         test="the paper's BN, test accuracy over the last 3 epochs, batch 4 minus 128, paired by "
         "seed, 95% t CI: lower (CI below 0)",
@@ -388,7 +389,7 @@ CLAIMS = register_claims(
         source=f"our question on {BA_2016}, Sec. 6.6",
         paper_value="not in the paper",
         notebook=NOTEBOOK,
-        experiments=(ch01_runs.batch_size_robustness,),
+        experiments=(analysis.batch_size_robustness,),
         check=check_m5c,
         test="the paper's BN evaluated with exact training-set statistics, test accuracy over the "
         "last 3 epochs, batch 4 minus 128, paired by seed, 95% t CI: lower (CI below 0)",
@@ -400,7 +401,7 @@ CLAIMS = register_claims(
         source=f"{BA_2016}, Sec. 6.6 and its Figure 6",
         paper_value="figure only: LN's test NLL falls faster at both batch sizes",
         notebook=NOTEBOOK,
-        experiments=(ch01_runs.batch_size_robustness,),
+        experiments=(analysis.batch_size_robustness,),
         check=check_m5d,
         test="test NLL averaged over epochs 1-3 of 12, LN minus the paper's BN, paired by seed "
         "(20), 95% t CI below 0, at batch 128 and at batch 4; both: reproduced, one: partly",

@@ -5,14 +5,15 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
+from lnpaper.chapters.ch01_why_batchnorm_fails import analysis
 from lnpaper.chapters.ch01_why_batchnorm_fails import runs as ch01_runs
+from lnpaper.chapters.ch01_why_batchnorm_fails.analysis import m4_summary
 from lnpaper.chapters.ch01_why_batchnorm_fails.claims import (
     M5_LAST_EPOCHS,
     M5_PAPER_BN,
     m5_differences,
     m5_late,
 )
-from lnpaper.chapters.ch01_why_batchnorm_fails.runs import m4_summary
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
 
@@ -417,7 +418,7 @@ def _rises(change: float) -> str:
     return "rises" if change > 0 else "falls"
 
 
-@figure("batch_size", notebook=NOTEBOOK, experiment=ch01_runs.batch_size_robustness)
+@figure("batch_size", notebook=NOTEBOOK, experiment=analysis.batch_size_robustness)
 def batch_size(result) -> Figure:
     """The paper's Fig. 6 at digits scale: an MLP (64-256-256-10, Adam, learning rate 1e-3, 12
     epochs) with LayerNorm, one of three BatchNorms, or no normalizer, trained at batch 128 and at

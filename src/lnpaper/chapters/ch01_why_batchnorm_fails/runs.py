@@ -17,7 +17,6 @@ from lnpaper.data import digits
 from lnpaper.models.mlp import MLP, SeedBatchedMLP
 from lnpaper.models.recurrent import LSTMCell, SequenceClassifier, unroll
 from lnpaper.norms import BatchNorm, LayerNorm, RecurrentBatchNorm
-from lnpaper.spread import mean_sd
 from lnpaper.train import epoch_batches, make_optimizer, train, train_population
 
 
@@ -416,21 +415,6 @@ POPULATION = "population "  # prefix of the curves of BatchNorm with exact popul
 
 
 @dataclass
-class BatchSizeResult:
-    sizes: list
-    epochs: int
-    lr: float
-    seeds: list
-    batch_sizes: list
-    train_examples: int
-    steps: dict  # batch size -> optimizer steps for `epochs` epochs
-    # model -> batch size -> [per seed: {"nll": [...], "accuracy": [...]}], before training and
-    # after every epoch; BatchNorm models also "population nll", "population accuracy"
-    curves: dict
-    final: dict  # model -> batch size -> {key: [per seed]}, after the last epoch
-
-
-@dataclass
 class BatchSizeRuns:
     steps: int  # optimizer steps for `epochs` epochs
     curves: list  # per seed: {"nll": [...], "accuracy": [...], ...}, before and after every epoch
@@ -537,103 +521,3 @@ def _train_cell(model, batch_size, sizes, epochs, lr, seeds, *, flush_subnormals
     ]
     final = {key: [run[key][-1] for run in curves] for key in evals[0]}
     return BatchSizeRuns(steps=epochs * per_epoch, curves=curves, final=final)
-
-
-@experiment
-def batch_size_robustness(
-    *,
-    sizes=M5_SIZES,
-    models=tuple(M5_MODELS),
-    batch_sizes=(128, 4),
-    epochs: int = 12,
-    lr: float = 1e-3,
-    seeds=tuple(range(20)),
-) -> BatchSizeResult:
-    """M5 (Ba et al. 2016, Sec. 6.6): an MLP on permutation-invariant digits with LayerNorm, three
-    BatchNorms (see M5_MODELS) or no normalizer, trained with Adam at batch 128 and at batch 4 for
-    the same number of epochs (so the same examples seen; batch 4 takes 32x more steps). Test NLL
-    and accuracy after every epoch, in eval mode (BatchNorm with its running averages, and again
-    with exact population statistics); `final` holds the last epoch's."""
-    cells = {
-        (name, batch_size): batch_size_runs(
-            model=name, batch_size=batch_size, sizes=sizes, epochs=epochs, lr=lr, seeds=seeds
-        )
-        for name in models
-        for batch_size in batch_sizes
-    }
-    return BatchSizeResult(
-        sizes=list(sizes),
-        epochs=epochs,
-        lr=lr,
-        seeds=list(seeds),
-        batch_sizes=list(batch_sizes),
-        train_examples=len(digits.load("train")[1]),
-        steps={batch_size: cells[models[0], batch_size].steps for batch_size in batch_sizes},
-        curves={name: {b: cells[name, b].curves for b in batch_sizes} for name in models},
-        final={name: {b: cells[name, b].final for b in batch_sizes} for name in models},
-    )
-
-
-@dataclass
-class OnlineRuns:
-    steps: int  # optimizer steps: one per training example per epoch
-    curves: dict  # model -> per seed {"nll": [...], "accuracy": [...]}, before and every epoch
-
-
-@experiment
-def online_learning(
-    *,
-    models=("layernorm", "none"),
-    sizes=M5_SIZES,
-    epochs: int = 12,
-    lr: float = 1e-3,
-    seeds=tuple(range(20)),
-) -> OnlineRuns:
-    """M2b (Ba et al. 2016, Sec. 3: LayerNorm "can be used in the pure online regime with batch
-    size 1"): M5's MLPs trained one example per Adam step, the same epochs, rate and seeds as
-    M5's cells, so they compare with them seed by seed. LayerNorm is graded; the plain network
-    shows what online learning alone costs. BatchNorm has no such arm: in training mode a batch
-    of one gives it a zero variance and an output of beta alone (M2)."""
-    cells = {
-        model: online_runs(model=model, sizes=sizes, epochs=epochs, lr=lr, seeds=seeds)
-        for model in models
-    }
-    return OnlineRuns(
-        steps=cells[models[0]].steps, curves={model: cell.curves for model, cell in cells.items()}
-    )
-
-
-# ---- summaries the notebook prints and the claims check ----------------------------------
-
-
-def m4_summary(lstm) -> dict:
-    """The numbers behind M4: the transient against the steady state, and each inference scheme's
-    scale error in the transient, inside the training length and beyond it."""
-    t_max, steady = lstm.train_length, lstm.steady_from
-    transient = lstm.transient["a_t"]
-
-    def mean(values):
-        return sum(values) / len(values)
-
-    summary = {
-        "first_step": transient[0],
-        "steady": mean(transient[steady:]),
-        # the first step whose distance is within twice the steady level
-        "settled_at": next(t for t, d in enumerate(transient) if d < 2 * mean(transient[steady:])),
-    }
-    for name, scale in lstm.scale.items():
-        summary[name] = {
-            "first": scale[0],
-            "inside": mean(scale[t_max // 2 : t_max]),
-            "beyond": mean(scale[t_max:]),
-        }
-    return summary
-
-
-def m5_cells(robustness) -> dict:
-    """(model, batch size) -> mean and sd over seeds of the final test NLL and accuracy."""
-    cells = {}
-    for name, by_batch in robustness.final.items():
-        for batch, runs in by_batch.items():
-            cells[name, batch] = {key: mean_sd(values) for key, values in runs.items()}
-    return cells

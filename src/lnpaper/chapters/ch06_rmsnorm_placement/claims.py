@@ -9,8 +9,9 @@ from lnpaper.chapters.ch04_invariances import runs as ch04_runs
 from lnpaper.chapters.ch04_invariances.runs import lost_invariances
 from lnpaper.chapters.ch05_transformer import runs as ch05_runs
 from lnpaper.chapters.ch05_transformer.claims import at_picked_rates, final_loss_match
+from lnpaper.chapters.ch06_rmsnorm_placement import analysis
 from lnpaper.chapters.ch06_rmsnorm_placement import runs as ch06_runs
-from lnpaper.chapters.ch06_rmsnorm_placement.runs import placement_summary, spike_summary
+from lnpaper.chapters.ch06_rmsnorm_placement.analysis import placement_summary, spike_summary
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     NOT_REPRODUCED,
@@ -297,7 +298,7 @@ CLAIMS = register_claims(
         source="Kim et al. 2025",
         paper_value="measured up to 3.2B parameters",
         notebook=NOTEBOOK,
-        experiments=(ch06_runs.placement_study, ch06_runs.spike_study),
+        experiments=(analysis.placement_study, analysis.spike_study),
         check=check_p5,
         test="log of each measure, Peri-LN minus Pre-LN, paired by seed, 95% t CI below 0; at lr "
         "1e-2 and 3e-2, spikes per run (a step above 2x the median of the 10 before it, declared "

@@ -7,6 +7,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from lnpaper.chapters.ch05_transformer import runs as ch05_runs
+from lnpaper.chapters.ch06_rmsnorm_placement import analysis
 from lnpaper.chapters.ch06_rmsnorm_placement import runs as ch06_runs
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
@@ -119,7 +120,7 @@ def _power_of_ten(value: float) -> str:
     return rf"$10^{{{round(math.log10(value))}}}$"
 
 
-@figure("placement_variance", notebook=NOTEBOOK, experiment=ch06_runs.placement_study)
+@figure("placement_variance", notebook=NOTEBOOK, experiment=analysis.placement_study)
 def placement_variance(result) -> Figure:
     """P5: the variance of the residual stream after each block (top) and the norm of each block's
     gradient (bottom), at initialization (left) and after 200 steps of Adam at 1e-2 without warmup
@@ -155,15 +156,13 @@ def placement_variance(result) -> Figure:
     return fig
 
 
-@figure("gradient_spikes", notebook=NOTEBOOK, experiment=ch06_runs.spike_study)
+@figure("gradient_spikes", notebook=NOTEBOOK, experiment=analysis.spike_study)
 def gradient_spikes(result) -> Figure:
     """P5: the global gradient norm of Pre-LN and Peri-LN at every step of Adam without warmup, at
     each learning rate of the study (one panel each): the mean over seeds and the band from the
     lowest to the highest seed; a cross marks every spike (a step above 2x the median of the 10
     before it, `lnpaper.stats.spike_steps`)."""
-    from lnpaper.chapters.ch06_rmsnorm_placement.runs import spike_summary
-
-    by_lr = spike_summary(result)
+    by_lr = analysis.spike_summary(result)
     fig = style.new_figure(len(by_lr), 4.2)
     axes = np.atleast_1d(fig.subplots(1, len(by_lr), sharey=True))
     for ax, lr in zip(axes, by_lr, strict=True):
