@@ -3,6 +3,7 @@ the borderline marker of a claim, and how the reproduction check treats a decisi
 
 import json
 import math
+import threading
 
 import pytest
 from scipy import stats as scipy_stats
@@ -82,6 +83,35 @@ def test_overrides_set_a_decisions_outcome_and_keep_what_the_data_gave():
     assert (first, second) == (HOLDS, FAILS)
     assert [d.outcome for d in decisions] == [HOLDS, HOLDS]
     assert stats.better(difference, "higher") == HOLDS  # outside a collector nothing is kept
+
+
+def test_collected_decisions_go_to_the_innermost_block_of_their_own_thread():
+    difference = stats.paired_difference(seeds_with_mean(10.0), [0.0] * 10)
+    with stats.collect_decisions() as outer:
+        stats.better(difference, "higher")
+        with stats.collect_decisions(overrides={0: FAILS}) as inner:
+            assert stats.better(difference, "higher") == FAILS
+        stats.better(difference, "higher")  # decision 1 of the outer block: no override
+    assert (len(outer), len(inner)) == (2, 1)
+    # a thread that checks a claim beside this one, its block open while this thread decides,
+    # keeps its own decisions
+    seen, opened, decided = {}, threading.Event(), threading.Event()
+
+    def other_thread():
+        with stats.collect_decisions() as decisions:
+            opened.set()
+            decided.wait(timeout=10)
+            stats.better(difference, "higher")
+        seen["other"] = decisions
+
+    with stats.collect_decisions(overrides={0: FAILS}) as mine:
+        worker = threading.Thread(target=other_thread)
+        worker.start()
+        opened.wait(timeout=10)
+        assert stats.better(difference, "higher") == FAILS
+        decided.set()
+        worker.join()
+    assert (len(mine), len(seen["other"])) == (1, 1)
 
 
 @pytest.mark.parametrize(

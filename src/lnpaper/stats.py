@@ -28,6 +28,7 @@ quantity may still put it on the other side (see "decisions" below).
 """
 
 import contextlib
+import contextvars
 import math
 import numbers
 import statistics
@@ -177,25 +178,30 @@ class _Collector:
         self.overrides = dict(overrides)
 
 
-_collectors: list[_Collector] = []
+# The innermost open `collect_decisions` block of this thread or task (a context variable, so two
+# threads checking claims side by side keep their decisions apart); None outside every block.
+_collector: contextvars.ContextVar[_Collector | None] = contextvars.ContextVar(
+    "lnpaper_decisions", default=None
+)
 
 
 @contextlib.contextmanager
 def collect_decisions(overrides: dict[int, str] | None = None) -> Iterator[list[Decision]]:
     """Keep every decision made inside the block, in order; decision i comes out as overrides[i]
-    when given (the recorded Decision keeps the outcome the data gave)."""
+    when given (the recorded Decision keeps the outcome the data gave). Blocks nest: a decision
+    goes to the innermost one."""
     collector = _Collector(overrides or {})
-    _collectors.append(collector)
+    token = _collector.set(collector)
     try:
         yield collector.decisions
     finally:
-        _collectors.remove(collector)
+        _collector.reset(token)
 
 
 def _decided(decision: Decision) -> str:
-    if not _collectors:
+    collector = _collector.get()
+    if collector is None:
         return decision.outcome
-    collector = _collectors[-1]
     index = len(collector.decisions)
     collector.decisions.append(decision)
     return collector.overrides.get(index, decision.outcome)
