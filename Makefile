@@ -39,14 +39,14 @@ lint: $(TESTED)
 	$(BIN)/ruff format --check src tests book
 	$(BIN)/actionlint -shellcheck= -pyflakes= .github/workflows/*.yml
 
-# The book's browser tests read book/_build, so the book is built first (from the committed
-# reproduction report when `make reproduce` has not written one here).
 # The inner loop, under two minutes: lint and the tests not marked slow, without the book, the
 # notebooks or the reproduction check (`make test` runs them all).
 quick: lint
 	LNPAPER_RECORD=strict LNPAPER_DEMOS=static $(BIN)/python -m pytest -q -n 2 --dist loadfile \
 		-m "not slow" tests
 
+# The book's browser tests read book/_build, so the book is built first (from the committed
+# reproduction report when `make reproduce` has not written one here).
 unit-and-notebooks: $(TESTED) book
 	LNPAPER_RECORD=strict LNPAPER_DEMOS=static $(BIN)/python -m pytest -rs -n 2 --dist loadfile \
 		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
