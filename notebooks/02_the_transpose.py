@@ -37,7 +37,8 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, demos, experiments, figures, functional, variants
+from lnpaper import claims, demos, experiments, figures, functional
+from lnpaper.chapters.ch02_transpose import variants
 
 lnpaper.setup()
 
@@ -248,7 +249,7 @@ assert backward.gradcheck_passed, "torch.autograd.gradcheck failed on lnpaper.La
 # ## LayerNorms in the wild (F4)
 #
 # Many codebases call something LayerNorm that is not `torch.nn.LayerNorm`. Three common departures,
-# kept in `lnpaper.variants`, each with the $\epsilon$ of the code it comes from (the last is
+# kept in this chapter's `variants` module, each with the $\epsilon$ of the code it comes from (the last is
 # a slip, not a codebase, so it gets nn.LayerNorm's):
 #
 # | variant | formula | $\epsilon$ | where it comes from |

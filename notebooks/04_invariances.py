@@ -46,7 +46,8 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, demos, experiments, figures, invariance
+from lnpaper import claims, demos, experiments, figures
+from lnpaper.chapters.ch04_invariances import invariance
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
 
 lnpaper.setup()
@@ -322,7 +323,7 @@ assert reparam.linear_nearest > 1e-4, (
 # plain SGD (`lnpaper.train.train`, no momentum, no weight decay), twice: with $W_1$ initialized at
 # scale 1 and at scale 3. Everything else is identical, and LayerNorm removes the scale from the
 # output, so the two networks start as *the same function*. A hook records $W_1$ and its gradient at
-# every step (`lnpaper.geometry.WeightGeometry`).
+# every step (`geometry.WeightGeometry`, this chapter's module).
 
 # %%
 sgd = experiments.sgd_geometry()
@@ -569,7 +570,7 @@ claims.expect(i5b, claims.NOT_REPRODUCED)
 # ($\sigma_i = \lVert v \rVert$ doubles). So the $v$-$v$ block, which holds two factors of
 # $\partial z/\partial v$, changes by $1/4$; the cross blocks $v$-$g$, $v$-$b$ and the gradient by
 # $1/2$; the $g$ and $b$ blocks not at all. The experiment measures this with autograd Jacobians
-# (`lnpaper.geometry.logistic_fisher`) over 512 inputs, for WeightNorm, for BatchNorm with its
+# (`geometry.logistic_fisher`) over 512 inputs, for WeightNorm, for BatchNorm with its
 # statistics over all 512 inputs (the expected statistics), and for a layer of 4 logistic units
 # sharing one LayerNorm, with the whole $W$ doubled or only its first row.
 

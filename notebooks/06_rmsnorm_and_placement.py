@@ -47,7 +47,9 @@ import torch
 import torch.nn.functional as F
 
 import lnpaper
-from lnpaper import bench, claims, experiments, figures, invariance, stats, variants
+from lnpaper import bench, claims, experiments, figures, stats
+from lnpaper.chapters.ch02_transpose import variants
+from lnpaper.chapters.ch04_invariances import invariance
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
 from lnpaper.chapters.ch05_transformer import runs as transformer_runs
 from lnpaper.chapters.ch05_transformer.claims import LM_MARGIN
@@ -98,7 +100,7 @@ for name, other in (("lnpaper.RMSNorm", ours), ("F.rms_norm", torchs)):
 # Zhang and Sennrich's RMS has no $\epsilon$; code needs one and puts it in one of two places.
 # Inside the square root, $a / \sqrt{\overline{a^2} + \epsilon}$, as above: `torch.nn.RMSNorm` and
 # the Llama and T5 code. Or on the RMS itself, $a / (\mathrm{RMS}(a) + \epsilon)$: the RMSNorm
-# authors' own PyTorch code and GPT-NeoX until 2025 (`lnpaper.variants.rms_eps_outside_sqrt`). For a
+# authors' own PyTorch code and GPT-NeoX until 2025 (`variants.rms_eps_outside_sqrt`, in chapter 02). For a
 # row whose RMS is $r$ the two differ by the factor $\sqrt{r^2 + \epsilon} / (r + \epsilon)$,
 # whatever the row:
 

@@ -21,7 +21,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
-from lnpaper import demos, invariance
+from lnpaper import demos
+from lnpaper.chapters.ch04_invariances import invariance
 from lnpaper.companion import style
 
 ROOT = Path(__file__).resolve().parents[1]

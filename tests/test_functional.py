@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lnpaper import functional as lnf
-from lnpaper import variants
+from lnpaper.chapters.ch02_transpose import variants
 
 TOL = {"rtol": 1e-10, "atol": 1e-10}
 SETTINGS = settings(max_examples=50)

@@ -7,8 +7,9 @@ import pytest
 import torch
 from torch import nn
 
-from lnpaper import claims, geometry
+from lnpaper import claims
 from lnpaper.chapters.ch04_invariances import claims as nb_claims
+from lnpaper.chapters.ch04_invariances import geometry
 from lnpaper.chapters.ch04_invariances.runs import adamw_predictions, angle_slopes
 from lnpaper.experiments import (
     adam_geometry,

@@ -8,13 +8,14 @@ import pytest
 import torch
 
 import lnpaper
-from lnpaper import claims, invariance
+from lnpaper import claims
 from lnpaper.chapters.ch04_invariances import claims as nb_claims
+from lnpaper.chapters.ch04_invariances import invariance
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
 from lnpaper.experiments import invariance_measurements, reparameterization
 from lnpaper.norms import LayerNorm, WeightNormLinear
 
-# Written out from the sources, independently of lnpaper.invariance.PAPER_TABLE: Ba et al. 2016,
+# Written out from the sources, independently of invariance.PAPER_TABLE: Ba et al. 2016,
 # Table 1, and Zhang & Sennrich 2019, Table 1. I = Invariant, N = No, in the order of COLUMNS.
 SOURCES = {
     "batchnorm": "I N I I I N",

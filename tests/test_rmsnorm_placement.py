@@ -198,9 +198,9 @@ def test_lm_training_records_per_block_statistics(no_store):
 
 
 def p1_inputs(**changes):
+    from lnpaper.chapters.ch04_invariances.invariance import COLUMNS, PAPER_TABLE
     from lnpaper.chapters.ch04_invariances.runs import InvarianceResult
     from lnpaper.chapters.ch06_rmsnorm_placement.runs import RMSvsLNResult
-    from lnpaper.invariance import COLUMNS, PAPER_TABLE
 
     comparison = RMSvsLNResult(
         width=64, eps=1e-5, max_diff_centered=1e-16, max_diff_raw=2.8, offsets=[0.1, 10.0],

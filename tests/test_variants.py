@@ -1,4 +1,4 @@
-"""lnpaper.variants: each LayerNorm of the wild with the eps of the code it comes from, and notebook
+"""Chapter 02's variants: each LayerNorm of the wild with the eps of the code it comes from, and notebook
 02's variants_vs_scale running each with that eps.
 
 The eps is read back from a variant's output, not from its signature: on a row whose spread is near
@@ -7,8 +7,8 @@ eps, the output's size says where eps sits and how large it is."""
 import pytest
 import torch
 
-from lnpaper import variants
 from lnpaper.chapters.ch02_transpose import runs as transpose
+from lnpaper.chapters.ch02_transpose import variants
 
 SPREAD = 1e-5  # a row this small makes an eps of 1e-6 a tenth of the divisor
 

@@ -6,8 +6,8 @@ experiments, the figures and the claims ledger.
 """
 
 from lnpaper import functional
+from lnpaper.chapters.ch04_invariances.invariance import invariance_table
 from lnpaper.companion.runtime import setup
-from lnpaper.invariance import invariance_table
 from lnpaper.norms import (
     BatchNorm,
     DyT,

@@ -2,7 +2,7 @@
 redraws its figure (issue 23).
 
 Each demo is a pure function `update(**params) -> Figure` that takes well under a second and
-reuses the package's own code (lnpaper.variants, lnpaper.norms, the experiments' bodies).
+reuses the package's own code (chapter 02's variants, lnpaper.norms, the experiments' bodies).
 `show(update, name=(choices, default), ...)` puts it in a notebook cell: in a live JupyterLab
 kernel with ipywidgets it shows one control per parameter wired to `update`; everywhere else
 (nbval, `make notebooks`, the book, a venv without ipywidgets) it draws the figure for the
@@ -21,8 +21,10 @@ import torch.nn.functional as F
 from matplotlib.figure import Figure
 from matplotlib.transforms import blended_transform_factory
 
-from lnpaper import experiments, functional, invariance, variants
+from lnpaper import experiments, functional
 from lnpaper.chapters.ch01_why_batchnorm_fails.runs import first_layer_inputs
+from lnpaper.chapters.ch02_transpose import variants
+from lnpaper.chapters.ch04_invariances import invariance
 from lnpaper.companion import style
 from lnpaper.norms import BatchNorm, LayerNorm, center
 

@@ -6,7 +6,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from lnpaper import functional, variants
+from lnpaper import functional
+from lnpaper.chapters.ch02_transpose import variants
 from lnpaper.companion.registry import experiment
 from lnpaper.norms import BatchNorm, LayerNorm
 
@@ -149,7 +150,7 @@ class VariantsResult:
 
 
 REFERENCE_EPS = 1e-5  # torch.nn.LayerNorm's default
-# Each variant with the eps of the code it comes from (see lnpaper.variants), so that each curve is
+# Each variant with the eps of the code it comes from (see this chapter's variants), so that each curve is
 # that code's function: on rows of small spread the size of eps moves the curve, not only its place.
 VARIANTS = {
     "eps outside the sqrt": (variants.eps_outside_sqrt, 1e-5),

@@ -4,6 +4,7 @@ import math
 
 from lnpaper import stats
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
+from lnpaper.chapters.ch04_invariances.invariance import PAPER_TABLE
 from lnpaper.chapters.ch04_invariances.runs import (
     adamw_ratios,
     angle_slopes,
@@ -24,7 +25,6 @@ from lnpaper.companion.verdicts import (
     tested,
     verdict,
 )
-from lnpaper.invariance import PAPER_TABLE
 
 
 def check_i1(result) -> Finding:

@@ -6,9 +6,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
+from lnpaper.chapters.ch04_invariances.invariance import PAPER_TABLE
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
-from lnpaper.invariance import PAPER_TABLE
 
 NOTEBOOK = "04_invariances"
 

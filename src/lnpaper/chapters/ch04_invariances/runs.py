@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from lnpaper import geometry, invariance
+from lnpaper.chapters.ch04_invariances import geometry, invariance
 from lnpaper.companion.registry import experiment
 from lnpaper.data import digits
 from lnpaper.norms import BatchNorm, LayerNorm, WeightNormLinear

@@ -6,6 +6,7 @@ import statistics
 
 from lnpaper import bench, stats
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
+from lnpaper.chapters.ch04_invariances.invariance import PAPER_TABLE
 from lnpaper.chapters.ch04_invariances.runs import lost_invariances
 from lnpaper.chapters.ch05_transformer import runs as ch05_runs
 from lnpaper.chapters.ch05_transformer.claims import at_picked_rates, final_loss_match
@@ -24,7 +25,6 @@ from lnpaper.companion.verdicts import (
     from_outcome,
     verdict,
 )
-from lnpaper.invariance import PAPER_TABLE
 from lnpaper.spread import mean_sd_text
 
 

@@ -24,7 +24,9 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from lnpaper.invariance import PAPER_EPS  # the paper's eps-free sigma, computed in float64
+from lnpaper.chapters.ch04_invariances.invariance import (
+    PAPER_EPS,  # the paper's eps-free sigma, computed in float64
+)
 from lnpaper.norms import BatchNorm, LayerNorm, WeightNormLinear
 
 # ---- Fisher information of logistic units -------------------------------------------------------
