@@ -127,6 +127,17 @@ def test_code_moved_to_another_chapter_module_keeps_the_fingerprint(load):
     assert code_fingerprint(edited) != code_fingerprint(whole)
 
 
+def test_code_reached_through_a_chapter_modules_attribute_is_covered(load):
+    helpers = BODY.split("def unrelated")[0]
+    experiment = "def tiny(*, n: int = 3):\n    return [shared.helper(i) for i in range(n)]\n"
+    fingerprints = []
+    for scale in ("2.0", "3.0"):
+        module = load(helpers.replace("SCALE = 2.0", f"SCALE = {scale}"), "shared")
+        user = load(f"import {module.__name__} as shared\n\n" + experiment, "user")
+        fingerprints.append(code_fingerprint(user.tiny))
+    assert fingerprints[0] != fingerprints[1]  # the constant the helper reads changed
+
+
 def test_the_fingerprints_text_is_the_same_on_every_python():
     # ast.dump writes empty lists and None fields on 3.11 and leaves them out on 3.13, and 3.12
     # adds fields; the fingerprint's text leaves them out on every version.

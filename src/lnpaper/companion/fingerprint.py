@@ -3,7 +3,8 @@ changed since it was recorded shows in seconds (`python -m lnpaper stale`), not 
 reproduction check's recompute of everything.
 
 What it covers: the experiment's function and the chapter code it names, followed name by name
-through each function's own module: the functions and classes of any chapter module (the
+(and through a chapter module's attributes, `variants.eps_outside_sqrt`) in each function's own
+module: the functions and classes of any chapter module (the
 experiments it calls among them), and the module-level constants a chapter module defines. Each is
 taken as its syntax tree without docstrings, and wherever it lives, so that moving code between
 chapter modules keeps the fingerprint, while a changed body, default, helper or constant changes
@@ -68,6 +69,18 @@ def _names(tree: ast.AST) -> list[str]:
     return sorted({item.id for item in ast.walk(tree) if isinstance(item, ast.Name)})
 
 
+def _attributes(tree: ast.AST) -> list[tuple[str, str]]:
+    """(name, attribute) for every `name.attribute` in the tree: a chapter module's function or
+    constant reached through the module (`variants.eps_outside_sqrt`)."""
+    return sorted(
+        {
+            (item.value.id, item.attr)
+            for item in ast.walk(tree)
+            if isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name)
+        }
+    )
+
+
 def _constant_source(name: str, value, modules) -> tuple[list[str], dict] | None:
     """The assignments that define `name` in the chapter module that holds `value` under it, and
     that module's namespace (in which their names are read)."""
@@ -105,16 +118,20 @@ def _parts(fn) -> list[str]:
             statements, scope = found
             tree = ast.parse("\n".join(statements))
         parts.append(_canonical(_without_docstrings(tree)))
-        for reached in reversed(_names(tree)):
-            value = scope.get(reached, _ABSENT)
+        reached = [(name, scope.get(name, _ABSENT)) for name in _names(tree)]
+        for name, attribute in _attributes(tree):
+            module = scope.get(name)
+            if inspect.ismodule(module) and module.__name__.startswith(CHAPTERS):
+                reached.append((attribute, getattr(module, attribute, _ABSENT)))
+        for name, value in reversed(reached):
             if value is _ABSENT or inspect.ismodule(value) or inspect.isbuiltin(value):
                 continue
             target = inspect.unwrap(value) if callable(value) else value
             if inspect.isfunction(target) or inspect.isclass(target):
                 if target.__module__.startswith(CHAPTERS):
-                    pending.append((target, reached))
+                    pending.append((target, name))
             elif not callable(value):
-                pending.append((value, reached))
+                pending.append((value, name))
     return parts
 
 
