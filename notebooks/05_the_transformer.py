@@ -44,8 +44,8 @@ import torch
 
 import lnpaper
 from lnpaper import claims, demos, experiments, figures, stats
+from lnpaper.chapters.ch05_transformer import analysis
 from lnpaper.chapters.ch05_transformer import claims as transformer_claims
-from lnpaper.chapters.ch05_transformer import runs as transformer_runs
 from lnpaper.data import SyntheticLanguage
 from lnpaper.models import TransformerLM
 from lnpaper.models.transformer import Block
@@ -179,7 +179,7 @@ print(
     f"{pre.ratio_standard_error:.2f}"
 )
 print(f"   (the bound's scaling for Pre-LN: sqrt(6/14) = {np.sqrt(6 / 14):.2f})")
-xiong = experiments.xiong_setting()  # the two runs above, together
+xiong = analysis.xiong_setting()  # the two runs above, together
 # per-seed slopes (depth_slopes), their mean and interval
 t1 = claims.BY_ID["T1"].evaluate()
 post_slope, pre_slope = (quantity.difference for quantity in t1.quantities)
@@ -283,7 +283,7 @@ assert gentle.final_loss[0] < levels.bigram, (
 # Pre-LN without warmup minus the bigram level (below 0: it learned more than the previous token).
 
 # %%
-study = experiments.normalization_study()
+study = analysis.normalization_study()
 
 
 def summary(name, run, centre=mean_sd_text):
@@ -446,7 +446,7 @@ figures.without_normalization(study)
 # rate:
 
 # %%
-fixup = experiments.tfixup_study()
+fixup = analysis.tfixup_study()
 for name, run in fixup.runs.items():
     print(f"{name:30s} held-out loss at init: {stats.median_text(run['initial_loss'])}")
 for name, run in fixup.runs.items():
@@ -539,13 +539,13 @@ claims.expect(t5c, claims.REPRODUCED)
 # must have its whole 95% interval below +0.02 nats (non-inferiority, with a margin declared before
 # the runs: under 1% of the loss these models reach).
 #
-# The numbers come from notebook 06's `experiments.rmsnorm_study`, which trains this notebook's
+# The numbers come from notebook 06's `analysis.rmsnorm_study`, which trains this notebook's
 # 6-layer Pre-LN model with each normalizer in every slot, at the same learning rate and on the same
 # data as T3, over ten seeds. Its first six seeds of LayerNorm and DyT are, seed for seed, the runs
 # "Pre-LN, no warmup" and "Pre-DyT, no warmup" above (the DyT curves in the figure of T4).
 
 # %%
-norm_study = experiments.rmsnorm_study()
+norm_study = analysis.rmsnorm_study()
 layernorm_run, dyt_run = norm_study.runs["LayerNorm"], norm_study.runs["DyT"]
 for name, run in (("LayerNorm", layernorm_run), ("DyT", dyt_run)):
     print(summary(name, run))
@@ -567,23 +567,23 @@ assert max(per_seed) < 0, f"DyT - LayerNorm per seed: {[round(g, 3) for g in per
 # rate measures quality and rate sensitivity together.
 #
 # **T6b**, declared before its run, gives each its own rate:
-# the same models, data and seeds at 1e-3, 3e-3 and 1e-2 (`experiments.dyt_lr_sweep`), each
+# the same models, data and seeds at 1e-3, 3e-3 and 1e-2 (`analysis.dyt_lr_sweep`), each
 # normalizer's rate picked by its training loss over the last 10 steps (fresh sequences, not the
 # held-out set the test then grades), and the same non-inferiority test at the picks.
 
 # %%
-sweep = experiments.dyt_lr_sweep()
+sweep = analysis.dyt_lr_sweep()
 picks = {}
 for name in ("LayerNorm", "DyT"):
     picks[name], scores = transformer_claims.sweep_choice(sweep, name)
-    for lr in transformer_runs.SWEEP_LRS:
-        run = sweep.runs[transformer_runs.sweep_name(name, lr)]
+    for lr in analysis.SWEEP_LRS:
+        run = sweep.runs[analysis.sweep_name(name, lr)]
         mark = "  <- picked" if lr == picks[name] else ""
         print(
             f"{name:9s} lr {lr:<6g} training {scores[lr]:.3f}, "
             f"held-out {statistics.fmean(run['final_loss']):.3f}{mark}"
         )
-below = experiments.layernorm_below_sweep()
+below = analysis.layernorm_below_sweep()
 print(
     f"LayerNorm lr {below.lr:<6g} training "
     f"{statistics.fmean(row[-1] for row in below.train_loss):.3f}, "

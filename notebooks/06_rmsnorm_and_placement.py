@@ -51,7 +51,7 @@ from lnpaper import bench, claims, experiments, figures, stats
 from lnpaper.chapters.ch02_transpose import variants
 from lnpaper.chapters.ch04_invariances import invariance
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
-from lnpaper.chapters.ch05_transformer import runs as transformer_runs
+from lnpaper.chapters.ch05_transformer import analysis as transformer_analysis
 from lnpaper.chapters.ch05_transformer.claims import LM_MARGIN
 from lnpaper.chapters.ch06_rmsnorm_placement import analysis
 from lnpaper.chapters.ch06_rmsnorm_placement import claims as ch06_claims
@@ -211,7 +211,7 @@ assert matches, [t["rmsnorm"] for t in table.tables]
 # seeds cannot tell.
 
 # %%
-study = experiments.rmsnorm_study()
+study = transformer_analysis.rmsnorm_study()
 levels = study.runs["LayerNorm"]["levels"]
 print(
     f"held-out loss after 200 steps (bigram level {levels['bigram']:.3f}, "
@@ -245,14 +245,14 @@ figures.rmsnorm_curves(study)
 # One learning rate for both also mixes quality with sensitivity to the rate. **P2b**, declared
 # before its run, gives each its own: the same runs at 1e-3,
 # 3e-3 and 1e-2, each norm's rate picked by its training loss, as notebook 05's T6b picks DyT's
-# (`experiments.rmsnorm_lr_sweep`; the LayerNorm runs are T6b's).
+# (`transformer_analysis.rmsnorm_lr_sweep`; the LayerNorm runs are T6b's).
 
 # %%
-rate_sweep = experiments.rmsnorm_lr_sweep()
-for lr in transformer_runs.SWEEP_LRS:
+rate_sweep = transformer_analysis.rmsnorm_lr_sweep()
+for lr in transformer_analysis.SWEEP_LRS:
     row = [
         statistics.fmean(
-            rate_sweep.runs[transformer_runs.sweep_name(n, lr)]["final_loss"]
+            rate_sweep.runs[transformer_analysis.sweep_name(n, lr)]["final_loss"]
         )
         for n in ("RMSNorm", "LayerNorm")
     ]

@@ -8,6 +8,7 @@ import pytest
 
 from lnpaper import claims, experiments
 from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
+from lnpaper.chapters.ch05_transformer import analysis as ch05_analysis
 from lnpaper.chapters.ch06_rmsnorm_placement import analysis as ch06_analysis
 from lnpaper.companion import record
 from lnpaper.companion.verdicts import VERDICTS
@@ -53,33 +54,33 @@ def test_layernorm_parity_and_backward_parity():
 
 
 def test_xiong_setting():
-    result = experiments.xiong_setting(seeds=TWO, d_model=16)
+    result = ch05_analysis.xiong_setting(seeds=TWO, d_model=16)
     assert result.post and result.pre
 
 
 def test_normalization_study_and_its_claims():
-    study = experiments.normalization_study(seeds=TWO, steps=4, warmup_steps=2)
+    study = ch05_analysis.normalization_study(seeds=TWO, steps=4, warmup_steps=2)
     assert len(study.runs) >= 6
     for claim_id in ("T3", "T4"):
         check(claim_id, study)
 
 
 def test_tfixup_study():
-    study = experiments.tfixup_study(n_layers=2, seeds=TWO, steps=3)
+    study = ch05_analysis.tfixup_study(n_layers=2, seeds=TWO, steps=3)
     assert study.runs
 
 
 def test_rmsnorm_and_placement_studies():
-    rms = experiments.rmsnorm_study(seeds=TWO, steps=3)
+    rms = ch05_analysis.rmsnorm_study(seeds=TWO, steps=3)
     placement = ch06_analysis.placement_study(seeds=TWO, steps=3)
     assert rms.runs and placement.runs
     check("P2", rms)
 
 
 def test_dyt_lr_sweep_and_the_rate_below_it():
-    sweep = experiments.dyt_lr_sweep(seeds=TWO, steps=3)
-    below = experiments.layernorm_below_sweep(seeds=TWO, steps=3)
-    rms_sweep = experiments.rmsnorm_lr_sweep(seeds=TWO, steps=3)
+    sweep = ch05_analysis.dyt_lr_sweep(seeds=TWO, steps=3)
+    below = ch05_analysis.layernorm_below_sweep(seeds=TWO, steps=3)
+    rms_sweep = ch05_analysis.rmsnorm_lr_sweep(seeds=TWO, steps=3)
     assert len(sweep.runs) == len(rms_sweep.runs) == 6 and below.lr == 3e-4
     check("T6b", sweep)
     check("P2b", rms_sweep)

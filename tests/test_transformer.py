@@ -498,9 +498,10 @@ def test_the_t5_figure_draws_xavier_runs_that_diverge_or_stay_finite(diverged):
 
     import matplotlib.pyplot as plt
 
-    from lnpaper import experiments, figures
+    from lnpaper import figures
+    from lnpaper.chapters.ch05_transformer import analysis
 
-    study = copy.deepcopy(experiments.tfixup_study())
+    study = copy.deepcopy(analysis.tfixup_study())
     xavier = study.runs["Xavier, 12 layers, no norm"]
     for seed in range(len(xavier["seeds"])):
         stop = 20 + seed if seed in diverged else None
@@ -548,12 +549,8 @@ def test_t6_dyt_check_is_non_inferiority_within_the_margin():
 def lr_sweep(finals_by_run, train_by_run):
     """dyt_lr_sweep: "DyT, lr 0.001" -> a run with those held-out losses and last-window training
     loss."""
-    from lnpaper.chapters.ch05_transformer.runs import (
-        SWEEP_LRS,
-        SWEEP_NORMS,
-        StudyResult,
-        sweep_name,
-    )
+    from lnpaper.chapters.ch05_transformer.analysis import SWEEP_LRS, SWEEP_NORMS, sweep_name
+    from lnpaper.chapters.ch05_transformer.runs import StudyResult
 
     runs = {}
     for name in SWEEP_NORMS:
@@ -597,7 +594,7 @@ def test_t6b_picks_each_rate_by_training_loss_and_grades_the_picks():
 def xiong(post_slope, pre_slope, spread=0.05, post_sq=1.5):
     """grad_norm_vs_depth for both placements, ten seeds, with seed i's gradient norm growing like
     L^(slope + spread * offset_i), so that depth_slopes returns exactly those per-seed slopes."""
-    from lnpaper.chapters.ch05_transformer.runs import XiongResult
+    from lnpaper.chapters.ch05_transformer.analysis import XiongResult
 
     depths = [6, 8, 10, 12, 14]
 
@@ -707,7 +704,7 @@ def test_the_t7_check_grades_every_measure_at_matched_loss_and_at_step_0():
 
 
 def test_smoothness_summaries_split_step_0_from_the_matched_points():
-    from lnpaper.chapters.ch05_transformer.runs import smoothness_at_init, smoothness_log_means
+    from lnpaper.chapters.ch05_transformer.analysis import smoothness_at_init, smoothness_log_means
 
     result = _smoothness()
     matched = smoothness_log_means(result)["loss_range"]["none"][0]

@@ -6,8 +6,9 @@ import math
 import statistics
 
 from lnpaper import stats
+from lnpaper.chapters.ch05_transformer import analysis as ch05_analysis
 from lnpaper.chapters.ch05_transformer import runs as ch05_runs
-from lnpaper.chapters.ch05_transformer.runs import smoothness_at_init, smoothness_log_means
+from lnpaper.chapters.ch05_transformer.analysis import smoothness_at_init, smoothness_log_means
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
@@ -283,8 +284,8 @@ def sweep_choice(sweep, name: str) -> tuple[float | None, dict]:
     window: fresh sequences, so not the held-out set the comparison is graded on); a rate at which
     any seed diverged is not eligible."""
     scores = {}
-    for lr in ch05_runs.SWEEP_LRS:
-        run = sweep.runs[ch05_runs.sweep_name(name, lr)]
+    for lr in ch05_analysis.SWEEP_LRS:
+        run = sweep.runs[ch05_analysis.sweep_name(name, lr)]
         if stats.count_diverged(run["final_loss"]):
             continue
         scores[lr] = statistics.fmean(row[-1] for row in run["train_loss"])
@@ -302,17 +303,17 @@ def at_picked_rates(sweep, name: str, reference: str, short: str) -> Finding:
         return ", ".join(
             f"{lr:g} {statistics.fmean(run['final_loss']):.3f}"
             if not stats.count_diverged(run["final_loss"]) else f"{lr:g} diverged"
-            for lr in ch05_runs.SWEEP_LRS
-            for run in [sweep.runs[ch05_runs.sweep_name(arm, lr)]]
+            for lr in ch05_analysis.SWEEP_LRS
+            for run in [sweep.runs[ch05_analysis.sweep_name(arm, lr)]]
         )  # fmt: skip
 
     grid = "; ".join(f"{arm} {means(arm)}" for arm in arms)
     if None in picks.values():
         return Finding(f"held-out loss by rate: {grid}; an arm diverged at every rate",
                        NOT_REPRODUCED)  # fmt: skip
-    run, reference_run = (sweep.runs[ch05_runs.sweep_name(arm, picks[arm])] for arm in arms)
+    run, reference_run = (sweep.runs[ch05_analysis.sweep_name(arm, picks[arm])] for arm in arms)
     outcome, text, quantities = final_loss_match(run, reference_run)
-    edges = (min(ch05_runs.SWEEP_LRS), max(ch05_runs.SWEEP_LRS))
+    edges = (min(ch05_analysis.SWEEP_LRS), max(ch05_analysis.SWEEP_LRS))
     at_edge = [arm for arm, lr in picks.items() if lr in edges]
     ours = (
         f"held-out loss by rate ({len(run['seeds'])} seeds, mean): {grid}. Picked by training "
@@ -431,7 +432,7 @@ CLAIMS = register_claims(
         source="Xiong et al. 2020, Theorem 1 and experiments",
         paper_value="Post-LN ~1.6 for 6-14 layers; Pre-LN decreasing",
         notebook=NOTEBOOK,
-        experiments=(ch05_runs.xiong_setting,),
+        experiments=(ch05_analysis.xiong_setting,),
         check=check_t1,
         test="per-seed slope of log ||grad W2|| against log L, 95% t CI: Post-LN inside +-0.25 "
         "(declared beforehand: half the -0.5 of 1/sqrt(L)), Pre-LN below 0",
@@ -442,7 +443,7 @@ CLAIMS = register_claims(
         source="Xiong et al. 2020, Lemma 2",
         paper_value="3d/2; (1 + l/2)d .. (1 + 3l/2)d",
         notebook=NOTEBOOK,
-        experiments=(ch05_runs.xiong_setting,),
+        experiments=(ch05_analysis.xiong_setting,),
         check=check_t2,
     ),
     Claim(
@@ -451,7 +452,7 @@ CLAIMS = register_claims(
         source="Xiong et al. 2020, IWSLT14 experiments",
         paper_value="IWSLT14 De-En: BLEU 8.45 without warmup vs ~34 with",
         notebook=NOTEBOOK,
-        experiments=(ch05_runs.normalization_study,),
+        experiments=(ch05_analysis.normalization_study,),
         check=check_t3,
         test="Post-LN: loss without minus with warmup, paired by seed, 95% t CI above 0; Pre-LN "
         "without warmup minus Post-LN with warmup (the source's comparison), paired by seed, 95% t "
@@ -464,7 +465,7 @@ CLAIMS = register_claims(
         source="Zhang & Sennrich 2019, Transformer-base on WMT14",
         paper_value="WMT14: LN 26.6, RMSNorm 26.8 BLEU, none: fails",
         notebook=NOTEBOOK,
-        experiments=(ch05_runs.normalization_study,),
+        experiments=(ch05_analysis.normalization_study,),
         check=check_t4,
         test="in each arm, without warmup and with it: runs that diverge or end above the unigram "
         "level, Clopper-Pearson 95% CI of the rate above 1/2; reproduced if both arms fail, partly "
@@ -477,7 +478,7 @@ CLAIMS = register_claims(
         source="Huang et al. 2020",
         paper_value="up to 200 layers",
         notebook=NOTEBOOK,
-        experiments=(ch05_runs.tfixup_study,),
+        experiments=(ch05_analysis.tfixup_study,),
         check=check_t5,
         test="Xavier: failed runs' rate, Clopper-Pearson 95% CI above 1/2; T-Fixup: loss minus the "
         "bigram level, 95% t CI below 0",
@@ -489,7 +490,7 @@ CLAIMS = register_claims(
         source="Bachlechner et al. 2020 (ReZero); De & Smith 2020 (SkipInit, for ResNets)",
         paper_value="no number used here: both train deep residual networks with no norm",
         notebook=NOTEBOOK,
-        experiments=(ch05_runs.tfixup_study, ch05_runs.rezero_training),
+        experiments=(ch05_analysis.tfixup_study, ch05_runs.rezero_training),
         check=check_t5b,
         test="T5's 12-block stack, data, lr and 6 seeds, Xavier init, every branch times a "
         "learnable a = 0 at init: loss minus the bigram level, 95% t CI below 0 (T-Fixup's "
@@ -502,7 +503,7 @@ CLAIMS = register_claims(
         "normalized models)",
         paper_value="no number used here (their results are translation BLEU)",
         notebook=NOTEBOOK,
-        experiments=(ch05_runs.tfixup_study, ch05_runs.deep_preln),
+        experiments=(ch05_analysis.tfixup_study, ch05_analysis.deep_preln),
         check=check_t5c,
         test="T5's 12-block stack, data, lr 3e-3, no warmup and 6 seeds: held-out loss, T-Fixup "
         f"minus Pre-LN, paired by seed, 95% t CI below +{LM_MARGIN:g} (non-inferiority, "
@@ -514,7 +515,7 @@ CLAIMS = register_claims(
         source="Zhu et al. 2025",
         paper_value="matches or beats normalized models at their scales",
         notebook=NOTEBOOK,
-        experiments=(ch05_runs.rmsnorm_study,),
+        experiments=(ch05_analysis.rmsnorm_study,),
         check=check_t6,
         test="held-out loss, DyT minus LayerNorm, paired by seed, 95% t CI below +0.02 nats (no "
         "worse; margin declared beforehand)",
@@ -526,7 +527,7 @@ CLAIMS = register_claims(
         paper_value="matches or beats normalized models at their scales (their recipes tune "
         "the rate per model)",
         notebook=NOTEBOOK,
-        experiments=(ch05_runs.dyt_lr_sweep,),
+        experiments=(ch05_analysis.dyt_lr_sweep,),
         check=check_t6b,
         test="T6's models, data and 10 seeds at lr 1e-3, 3e-3 and 1e-2; each normalizer's rate "
         "picked by its runs' training loss (mean over seeds of the last 10 steps, fresh "

@@ -7,8 +7,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from lnpaper.chapters.ch05_transformer import analysis as ch05_analysis
 from lnpaper.chapters.ch05_transformer import runs as ch05_runs
-from lnpaper.chapters.ch05_transformer.runs import smoothness_at_init, smoothness_log_means
+from lnpaper.chapters.ch05_transformer.analysis import smoothness_at_init, smoothness_log_means
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
 
@@ -16,7 +17,7 @@ NOTEBOOK = "05_the_transformer"
 WARMUP, NO_WARMUP = "--", "-"  # warmup is a line style, never a hue
 
 
-@figure("grad_norm_vs_depth", notebook=NOTEBOOK, experiment=ch05_runs.xiong_setting)
+@figure("grad_norm_vs_depth", notebook=NOTEBOOK, experiment=ch05_analysis.xiong_setting)
 def grad_norm_vs_depth(result) -> Figure:
     """T1: the Frobenius norm of the gradient of the last block's second FFN matrix at
     initialization, against the number of blocks L, for Post-LN and Pre-LN in Xiong et al.'s setting
@@ -48,7 +49,7 @@ def grad_norm_vs_depth(result) -> Figure:
     return fig
 
 
-@figure("residual_norms_vs_lemma2", notebook=NOTEBOOK, experiment=ch05_runs.xiong_setting)
+@figure("residual_norms_vs_lemma2", notebook=NOTEBOOK, experiment=ch05_analysis.xiong_setting)
 def residual_norms_vs_lemma2(result) -> Figure:
     """T2: the mean square of the residual stream per unit at initialization, in the 14-block
     models of `grad_norm_vs_depth` (mean over tokens and 40 seeds), against Xiong et al.'s Lemma 2
@@ -147,7 +148,7 @@ def _warmup_handles(runs, names) -> list:
             style.style_handle(WARMUP, f"linear warmup, {warmup} steps")]  # fmt: skip
 
 
-@figure("warmup_curves", notebook=NOTEBOOK, experiment=ch05_runs.normalization_study)
+@figure("warmup_curves", notebook=NOTEBOOK, experiment=ch05_analysis.normalization_study)
 def warmup_curves(result) -> Figure:
     """T3: the training loss of Post-LN and Pre-LN with and without linear warmup (the median over
     seeds, and the band from the lowest to the highest seed), against the language's unigram and
@@ -173,7 +174,7 @@ def warmup_curves(result) -> Figure:
     return fig
 
 
-@figure("without_normalization", notebook=NOTEBOOK, experiment=ch05_runs.normalization_study)
+@figure("without_normalization", notebook=NOTEBOOK, experiment=ch05_analysis.normalization_study)
 def without_normalization(result) -> Figure:
     """T4, T6: the training loss of the Pre-LN model, of the same model with every norm replaced
     by the identity (with and without linear warmup) and with DyT in every norm slot: the median
@@ -200,7 +201,7 @@ def without_normalization(result) -> Figure:
     return fig
 
 
-@figure("tfixup_curves", notebook=NOTEBOOK, experiment=ch05_runs.tfixup_study)
+@figure("tfixup_curves", notebook=NOTEBOOK, experiment=ch05_analysis.tfixup_study)
 def tfixup_curves(result) -> Figure:
     """T5: a deeper model with no norm and no warmup, Xavier initialization against T-Fixup's.
     T-Fixup's training loss: the median over seeds and the band from the lowest to the highest

@@ -1,16 +1,15 @@
-"""Experiments of notebook 05, the Transformer: claims T1-T7.
+"""Experiments of notebook 05, the Transformer: the recorded runs behind claims T1-T7 (the studies
+that gather them, and the summaries, are in `analysis`).
 
 - `grad_norm_vs_depth` (T1, T2): Xiong et al. 2020's setting at initialization.
 - `lm_training` (T3-T6): one configuration of the small language model, trained over seeds (it
   also records each block's stream variance and gradient norm, which notebook 06 reads for P5);
-  `normalization_study` (6 layers: placement, warmup, no norm, DyT) and `tfixup_study` (12 layers,
-  no norm, no warmup: Xavier vs T-Fixup) bundle the configurations the figures draw;
-  `rezero_training` (T5b) and `deep_preln` (T5c) stand beside T-Fixup at its depth.
+  `analysis.normalization_study`, `analysis.tfixup_study` and their kin gather one run per
+  configuration. `rezero_training` (T5b) stands beside T-Fixup at its depth.
 - `batchnorm_backward_projection`, `loss_smoothness` (T7): Santurkar et al. 2018.
 """
 
 import math
-import statistics
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,21 +131,6 @@ def _record(store: list):
         store.append(inputs[0].detach())
 
     return hook
-
-
-@dataclass
-class XiongResult:
-    post: dict  # GradNormResult of Post-LN, as a plain dict
-    pre: dict
-
-
-@experiment
-def xiong_setting(*, seeds=tuple(range(40)), d_model: int = 128) -> XiongResult:
-    """Both placements of `grad_norm_vs_depth`, for the figures (each comes from the store)."""
-    return XiongResult(
-        post=grad_norm_vs_depth(placement="post", seeds=seeds, d_model=d_model),
-        pre=grad_norm_vs_depth(placement="pre", seeds=seeds, d_model=d_model),
-    )
 
 
 # ---- T3-T6: training the small language model -------------------------------------------------
@@ -318,58 +302,6 @@ class StudyResult:
     runs: dict  # configuration name -> LMTrainingResult as a plain dict
 
 
-NORMALIZATION_CONFIGS = {
-    "Post-LN, no warmup": {"placement": "post"},
-    "Post-LN, warmup": {"placement": "post", "warmup": True},
-    "Pre-LN, no warmup": {"placement": "pre"},
-    "Pre-LN, warmup": {"placement": "pre", "warmup": True},
-    "no norm (identity), no warmup": {"placement": "pre", "norm": "identity"},
-    "no norm (identity), warmup": {"placement": "pre", "norm": "identity", "warmup": True},
-    "Pre-DyT, no warmup": {"placement": "pre", "norm": "dyt"},
-}
-
-
-@experiment
-def normalization_study(
-    *, lr: float = 3e-3, warmup_steps: int = 50, seeds=tuple(range(6)), steps: int = 200
-) -> StudyResult:
-    """T3, T4, T6: six-layer models at one learning rate, with and without linear warmup."""
-    runs = {}
-    for name, config in NORMALIZATION_CONFIGS.items():
-        runs[name] = lm_training(
-            placement=config["placement"],
-            norm=config.get("norm", "layernorm"),
-            lr=lr,
-            warmup_steps=warmup_steps if config.get("warmup") else 0,
-            seeds=seeds,
-            steps=steps,
-        )
-    return StudyResult(runs=runs)
-
-
-@experiment
-def tfixup_study(
-    *, n_layers: int = 12, lr: float = 3e-3, seeds=tuple(range(6)), steps: int = 200
-) -> StudyResult:
-    """T5: a deeper model with no normalization and no warmup, Xavier init vs T-Fixup."""
-    runs = {
-        f"{label}, {n_layers} layers, no norm": lm_training(
-            placement="none", init=init, n_layers=n_layers, lr=lr, seeds=seeds, steps=steps
-        )
-        for label, init in (("Xavier", "default"), ("T-Fixup", "tfixup"))
-    }
-    return StudyResult(runs=runs)
-
-
-@experiment
-def deep_preln(
-    *, n_layers: int = 12, lr: float = 3e-3, seeds=tuple(range(6)), steps: int = 200
-) -> LMTrainingResult:
-    """T5c: T5's stack with Pre-LN (Xavier init, no warmup): the normalized model of T-Fixup's
-    depth, on the same data, seeds, rate and steps, so the two pair by seed."""
-    return lm_training(placement="pre", n_layers=n_layers, lr=lr, seeds=seeds, steps=steps)
-
-
 # ---- T7: Santurkar et al. ---------------------------------------------------------------------
 
 
@@ -449,6 +381,9 @@ class SmoothnessResult:
     grad_change: dict  # max_eta ||g(w - eta g) - g(w)|| / ||g(w)||
     beta_smoothness: dict  # max_eta ||g(w - eta g) - g(w)|| / ||eta g||
     train_loss: dict  # loss on the probe batch at the point
+
+
+SMOOTHNESS_MEASURES = ("loss_range", "grad_change", "beta_smoothness")
 
 
 @experiment
@@ -583,107 +518,3 @@ def _loss_and_grad(model, loss_fn, index):
 
 def _norm(tensors) -> float:
     return math.sqrt(sum(t.pow(2).sum().item() for t in tensors))
-
-
-# ---- summaries the notebook prints and the claims check ----------------------------------
-
-
-SMOOTHNESS_MEASURES = ("loss_range", "grad_change", "beta_smoothness")
-
-
-def smoothness_log_means(smoothness) -> dict:
-    """measure -> normalizer -> [per seed: the mean of the measure's log over the matched-loss
-    points (after step 0)], the log of its geometric mean over the loss levels. The measures span
-    decades, so a log puts every level on one footing; one number per seed pairs the normalizers
-    by seed. A seed that missed a level has None."""
-    return {
-        key: {
-            norm: [
-                None if None in values[1:] else statistics.fmean(math.log(v) for v in values[1:])
-                for values in by_seed
-            ]
-            for norm, by_seed in getattr(smoothness, key).items()
-        }
-        for key in SMOOTHNESS_MEASURES
-    }
-
-
-def smoothness_at_init(smoothness) -> dict:
-    """measure -> normalizer -> [per seed: the log of the measure at step 0]."""
-    return {
-        key: {
-            norm: [math.log(values[0]) for values in by_seed]
-            for norm, by_seed in getattr(smoothness, key).items()
-        }
-        for key in SMOOTHNESS_MEASURES
-    }
-
-
-# ---- P2, P4, T6: each normalizer in every slot of this notebook's model --------------------------
-
-NORM_CONFIGS = {
-    "LayerNorm": "layernorm",
-    "RMSNorm": "rmsnorm",
-    "pRMSNorm (6.25%)": "prmsnorm",
-    "DyT": "dyt",
-}
-
-
-@experiment
-def rmsnorm_study(*, lr: float = 3e-3, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
-    """P2, P4: notebook 05's six-layer Pre-LN model and language, each normalizer in every slot.
-    Same seeds, data and learning rate as notebook 05's "Pre-LN, no warmup", which is the LayerNorm
-    run here (and "Pre-DyT, no warmup" the DyT run)."""
-    runs = {
-        name: lm_training(placement="pre", norm=norm, lr=lr, seeds=seeds, steps=steps)
-        for name, norm in NORM_CONFIGS.items()
-    }
-    return StudyResult(runs=runs)
-
-
-# T6b (issue 22, b9): DyT and LayerNorm each over three rates; 3e-3 is rmsnorm_study's runs.
-SWEEP_LRS = (1e-3, 3e-3, 1e-2)
-SWEEP_NORMS = {"LayerNorm": "layernorm", "DyT": "dyt"}
-
-
-def sweep_name(name: str, lr: float) -> str:
-    return f"{name}, lr {lr:g}"
-
-
-@experiment
-def dyt_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
-    """T6b: rmsnorm_study's LayerNorm and DyT models at each rate of SWEEP_LRS, the same seeds and
-    data, keyed by `sweep_name`."""
-    return StudyResult(
-        runs={
-            sweep_name(name, lr): lm_training(
-                placement="pre", norm=norm, lr=lr, seeds=seeds, steps=steps
-            )
-            for name, norm in SWEEP_NORMS.items()
-            for lr in SWEEP_LRS
-        }
-    )
-
-
-@experiment
-def rmsnorm_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
-    """P2b (notebook 06): RMSNorm and LayerNorm over SWEEP_LRS, as dyt_lr_sweep; LayerNorm's runs
-    and RMSNorm's at 3e-3 are already in the record (dyt_lr_sweep, rmsnorm_study)."""
-    return StudyResult(
-        runs={
-            sweep_name(name, lr): lm_training(
-                placement="pre", norm=norm, lr=lr, seeds=seeds, steps=steps
-            )
-            for name, norm in (("RMSNorm", "rmsnorm"), ("LayerNorm", "layernorm"))
-            for lr in SWEEP_LRS
-        }
-    )
-
-
-@experiment
-def layernorm_below_sweep(
-    *, lr: float = 3e-4, seeds=tuple(range(10)), steps: int = 200
-) -> LMTrainingResult:
-    """T6b's LayerNorm one rate below SWEEP_LRS, added after the sweep, whose training loss
-    picked LayerNorm's lowest rate: does the grid hold LayerNorm's best?"""
-    return lm_training(placement="pre", norm="layernorm", lr=lr, seeds=seeds, steps=steps)

@@ -8,7 +8,7 @@ from lnpaper import bench, stats
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
 from lnpaper.chapters.ch04_invariances.invariance import PAPER_TABLE
 from lnpaper.chapters.ch04_invariances.runs import lost_invariances
-from lnpaper.chapters.ch05_transformer import runs as ch05_runs
+from lnpaper.chapters.ch05_transformer import analysis as ch05_analysis
 from lnpaper.chapters.ch05_transformer.claims import at_picked_rates, final_loss_match
 from lnpaper.chapters.ch06_rmsnorm_placement import analysis
 from lnpaper.chapters.ch06_rmsnorm_placement import runs as ch06_runs
@@ -249,7 +249,7 @@ CLAIMS = register_claims(
         source="Zhang & Sennrich 2019",
         paper_value="WMT14 newstest2014: 26.8 vs 26.6 BLEU",
         notebook=NOTEBOOK,
-        experiments=(ch05_runs.rmsnorm_study,),
+        experiments=(ch05_analysis.rmsnorm_study,),
         check=check_p2,
         test="held-out loss, RMSNorm minus LayerNorm, paired by seed, 95% t CI below +0.02 nats "
         "(no worse; margin declared beforehand)",
@@ -260,7 +260,7 @@ CLAIMS = register_claims(
         source="Zhang & Sennrich 2019",
         paper_value="WMT14 newstest2014: 26.8 vs 26.6 BLEU (their models tuned apart)",
         notebook=NOTEBOOK,
-        experiments=(ch05_runs.rmsnorm_lr_sweep,),
+        experiments=(ch05_analysis.rmsnorm_lr_sweep,),
         check=check_p2b,
         test="P2's models, data and 10 seeds at lr 1e-3, 3e-3 and 1e-2; each normalizer's rate "
         "picked by training loss as in T6b; held-out loss, RMSNorm minus LayerNorm at their "
@@ -287,7 +287,7 @@ CLAIMS = register_claims(
         source="Zhang & Sennrich 2019 (pRMSNorm)",
         paper_value="p = 6.25%; reference measurement at n = 1024: RMS_k / RMS_n = 0.997 +- 0.085 (Gaussian)",
         notebook=NOTEBOOK,
-        experiments=(ch06_runs.prms_estimate, ch05_runs.rmsnorm_study),
+        experiments=(ch06_runs.prms_estimate, ch05_analysis.rmsnorm_study),
         check=check_p4,
         test="estimate at n = 1024 within 5 standard errors of 0.997 +- 0.085; held-out loss, "
         "pRMSNorm minus RMSNorm, paired by seed, 95% t CI below +0.02 nats",

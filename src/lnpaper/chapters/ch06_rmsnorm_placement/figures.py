@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from lnpaper.chapters.ch05_transformer import runs as ch05_runs
+from lnpaper.chapters.ch05_transformer import analysis as ch05_analysis
 from lnpaper.chapters.ch06_rmsnorm_placement import analysis
 from lnpaper.chapters.ch06_rmsnorm_placement import runs as ch06_runs
 from lnpaper.companion import style
@@ -20,7 +20,7 @@ LINE_STYLES = {"LayerNorm": "-", "RMSNorm": "--", PRMS: "-.", "DyT": "-"}
 MARKERS = {"LayerNorm": "o", "RMSNorm": "o", PRMS: "s", "DyT": "o"}
 
 
-@figure("rmsnorm_curves", notebook=NOTEBOOK, experiment=ch05_runs.rmsnorm_study)
+@figure("rmsnorm_curves", notebook=NOTEBOOK, experiment=ch05_analysis.rmsnorm_study)
 def rmsnorm_curves(result) -> Figure:
     """P2, P4: notebook 05's 6-layer Pre-LN language model with LayerNorm, RMSNorm, pRMSNorm (the
     RMS of the first 6.25% of the units) or DyT in every norm slot, Adam at 3e-3 without warmup.

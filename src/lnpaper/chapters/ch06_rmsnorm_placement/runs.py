@@ -1,7 +1,7 @@
 """Experiments of notebook 06, RMSNorm and where the norm goes: claims P1-P5.
 
 - `rmsnorm_vs_layernorm` (P1): equal on centered rows; what a shared shift does to each.
-- `rmsnorm_study` (P2, P4) is in notebook 05's runs, where T6 reads it too: the Pre-LN language
+- `rmsnorm_study` (P2, P4) is in notebook 05's analysis, where T6 reads it too: the Pre-LN language
   model of notebook 05 with LayerNorm, RMSNorm, pRMSNorm and DyT.
 - `memory_traffic` (P3): how many values each way of writing the two norms reads and writes, counted
   op by op.
