@@ -51,7 +51,7 @@ import torch
 
 import lnpaper
 from lnpaper import claims, experiments, figures, stats
-from lnpaper.chapters.ch07_after_2020 import runs as ch07_runs
+from lnpaper.chapters.ch07_after_2020 import analysis
 
 lnpaper.setup()
 
@@ -70,13 +70,11 @@ lnpaper.setup()
 # %%
 import numpy as np
 
+from lnpaper.chapters.ch07_after_2020 import analysis_depth as depth_analysis
 from lnpaper.chapters.ch07_after_2020 import claims_depth as depth_claims
+from lnpaper.chapters.ch07_after_2020.analysis_depth import mean_dependence
 from lnpaper.chapters.ch07_after_2020.claims_depth import profile_summary
-from lnpaper.chapters.ch07_after_2020.runs_depth import (
-    ARM_NAMES,
-    mean_dependence,
-    sublayer_dependence,
-)
+from lnpaper.chapters.ch07_after_2020.runs_depth import ARM_NAMES, sublayer_dependence
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import TransformerLM, admin_profile
 
@@ -251,10 +249,10 @@ figures.deepnorm_update(d1)
 # DeepNet derives the two together, and no source runs them apart. **D1b**, declared before its
 # run, asks whether each alone keeps the largest of the
 # first 20 updates below Post-LN's, on D1's model, rate, data and seeds
-# (`experiments.deepnorm_halves`, with the `deepnorm_parts` option), with a Pre-LN arm beside.
+# (`depth_analysis.deepnorm_halves`, with the `deepnorm_parts` option), with a Pre-LN arm beside.
 
 # %%
-halves = experiments.deepnorm_halves()
+halves = depth_analysis.deepnorm_halves()
 post_updates = depth_claims.largest_update(d1, "post")
 for source, arm in (
     (d1, "post"), (d1, "deepnorm"), (halves, "deepnorm-alpha"),
@@ -411,7 +409,7 @@ claims.expect(l1d_finding, claims.INCONCLUSIVE)
 # 300 steps (`layer_scaling_long`), what the record's budget allows.
 
 # %%
-l1_long = experiments.layer_scaling_long()
+l1_long = depth_analysis.layer_scaling_long()
 print(f"after {l1_long.steps} steps, loss rise without a block, per block:")
 for arm in l1_long.arms:
     worth = " ".join(f"{v:.3f}" for v in np.mean(l1_long.skip_loss_trained[arm], 0))
@@ -472,8 +470,8 @@ print(source[start:end])
 # trains badly costs up to the loss at init and no more.
 
 # %%
-sweep = experiments.qk_sweep()
-q1 = ch07_runs.qk_summary(sweep)
+sweep = analysis.qk_sweep()
+q1 = analysis.qk_summary(sweep)
 no_qk, qk = "no QK-norm", "QK-LayerNorm"
 print(
     f"{'':7s}  {'largest layer-0 logit, median':>29s}  "
@@ -578,7 +576,7 @@ print(reordered.split("        x = x + self.attn(x)  # none")[0])
 # $10^{-1}$ (10 and 33 times its usual rate), 100 steps, six seeds, Pre-LN against the reordered norm:
 
 # %%
-o1 = experiments.reordered_study()
+o1 = analysis.reordered_study()
 print(f"{'lr':>6s} {'':10s} {'spikes per run':>15s} {'held-out loss':>14s}")
 for lr in o1.lrs:
     for arm, runs in o1.runs.items():
@@ -736,6 +734,7 @@ import statistics
 
 import torch
 
+from lnpaper.chapters.ch07_after_2020 import analysis_mean as mean_analysis
 from lnpaper.chapters.ch07_after_2020 import claims_mean as mean_claims
 from lnpaper.chapters.ch07_after_2020 import runs_mean as mean_runs
 from lnpaper.data import SyntheticLanguage
@@ -786,7 +785,7 @@ print("the LayerNorm biases live in the readers' biases")
 
 # %%
 drift = experiments.zero_mean_drift()
-logit_gap, loss_gap = mean_runs.drift_at_end(drift)
+logit_gap, loss_gap = mean_analysis.drift_at_end(drift)
 print(
     f"float64, {len(drift.seeds)} seeds: max |logit difference| "
     f"{drift.max_logit_diff_init:.1e} at init,"
@@ -935,7 +934,7 @@ print(claims.BY_ID["E1b"].evaluate().verdict)
 print(inspect.getsource(lnpaper.norms.DetachNorm.forward))
 
 # %%
-detach = experiments.detach_study()
+detach = mean_analysis.detach_study()
 for name, difference in mean_claims.detach_differences(detach).items():
     print(f"{name:>17} minus LayerNorm: {difference.text()}")
 
@@ -964,7 +963,7 @@ figures.detach_norms(detach)
 # %% [markdown]
 # E2 ran both norms at one rate, 3e-3. **E2c**, declared before its run, gives
 # each its own best of 1e-3, 3e-3 and 1e-2, picked by its training loss over the last 10 steps,
-# and grades the picks as E2 (`experiments.simple_lr_sweep`).
+# and grades the picks as E2 (`mean_analysis.simple_lr_sweep`).
 
 # %%
 e2c = claims.BY_ID["E2c"].evaluate()
@@ -999,13 +998,15 @@ claims.expect(e2c, claims.PARTLY)
 print(inspect.getsource(lnpaper.norms.Derf.forward))
 
 # %%
-after = experiments.after_dyt_study()
+after = mean_analysis.after_dyt_study()
 print("alpha_0 0.5, minus LayerNorm:")
 for (method, budget), difference in mean_claims.regime_differences(after).items():
     print(f"  {method:4s} {budget + ':':6s} {difference.text()}")
 for method in ("DyT", "Derf"):
-    for a in mean_runs.Y1_ALPHAS:
-        fractions = mean_runs.mean_saturation(after.runs[method], f"alpha {a:g}, fresh")
+    for a in mean_analysis.Y1_ALPHAS:
+        fractions = mean_analysis.mean_saturation(
+            after.runs[method], f"alpha {a:g}, fresh"
+        )
         span = f"{min(fractions):.3f}-{max(fractions):.3f}"
         print(f"{method} alpha_0 {a:g}: saturated values per slot {span}")
 for method in ("DyT", "Derf"):
@@ -1014,7 +1015,7 @@ for method in ("DyT", "Derf"):
         scalar["final_loss"]["alpha 0.5, fresh"],
         after.runs[method]["final_loss"]["alpha 0.5, fresh"],
     )
-    first_slot = mean_runs.mean_saturation(scalar, "alpha 0.5, fresh", "init")[0]
+    first_slot = mean_analysis.mean_saturation(scalar, "alpha 0.5, fresh", "init")[0]
     print(f"{method} with the embedding scalar minus without:")
     print(f"   {with_scalar.text()}")
     print(f"   first slot saturated at init {first_slot:.2f}")
@@ -1055,11 +1056,11 @@ figures.after_dyt(after)
 # %% [markdown]
 # **Y1c: the rich cell.** The preprint puts DyT behind at T/P 1.84, and Y1's fresh arm stops at
 # 0.73. Declared before its run: the same model and rate on fresh data for 400
-# steps, 102,400 predicted tokens, T/P 1.95, ten seeds (`experiments.dyt_data_rich`); DyT worse
+# steps, 102,400 predicted tokens, T/P 1.95, ten seeds (`mean_analysis.dyt_data_rich`); DyT worse
 # if its held-out loss minus LayerNorm's, paired by seed, has its interval above 0.
 
 # %%
-rich = experiments.dyt_data_rich()
+rich = mean_analysis.dyt_data_rich()
 y1c = claims.BY_ID["Y1c"].evaluate()
 print(claims.wrap(y1c.ours))
 print("verdict:", y1c.verdict)

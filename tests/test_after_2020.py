@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from lnpaper import claims
+from lnpaper.chapters.ch07_after_2020.analysis import lr_sensitivity, qk_summary
 from lnpaper.chapters.ch07_after_2020.claims import (
     check_g1,
     check_g1b,
@@ -18,13 +19,7 @@ from lnpaper.chapters.ch07_after_2020.claims import (
     check_q1c,
     failed,
 )
-from lnpaper.chapters.ch07_after_2020.runs import (
-    LOGIT_BOUNDS,
-    logit_bound_run,
-    lr_sensitivity,
-    qk_run,
-    qk_summary,
-)
+from lnpaper.chapters.ch07_after_2020.runs import LOGIT_BOUNDS, logit_bound_run, qk_run
 from lnpaper.data.synthetic_language import SyntheticLanguage
 
 LRS = (1e-3, 1e-2, 1e-1)

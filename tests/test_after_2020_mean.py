@@ -10,6 +10,7 @@ import torch
 
 from lnpaper import claims
 from lnpaper.chapters.ch05_transformer.runs import StudyResult
+from lnpaper.chapters.ch07_after_2020 import analysis_mean
 from lnpaper.chapters.ch07_after_2020 import claims_mean as nb_claims
 from lnpaper.chapters.ch07_after_2020 import runs_mean as ex
 from lnpaper.data.synthetic_language import SyntheticLanguage
@@ -78,8 +79,10 @@ def test_variant_runs_key_settings_and_cycle_the_pool(no_store):
     assert first["alpha 0.2, fresh"] != pytest.approx(first["alpha 1, fresh"], rel=1e-3)
     slots = 2 * 2 + 1
     assert all(len(row) == slots for rows in result.saturation_final.values() for row in rows)
-    low, high = (ex.mean_saturation(dataclasses.asdict(result), f"alpha {a}, fresh", "init")
-                 for a in ("0.2", "1"))  # fmt: skip
+    low, high = (
+        analysis_mean.mean_saturation(dataclasses.asdict(result), f"alpha {a}, fresh", "init")
+        for a in ("0.2", "1")
+    )
     assert max(low) < min(high), "a larger alpha saturates more values at init"
 
 
@@ -147,7 +150,7 @@ def after_dyt(pool_shift, fresh_shift, n=6):
                                      seeds=n)}  # fmt: skip
     for method in ("DyT", "Derf"):
         runs[method] = variant_run({f"alpha {a:g}, fresh": losses(2.0, fresh_shift, n)
-                                    for a in ex.Y1_ALPHAS}, seeds=n)  # fmt: skip
+                                    for a in analysis_mean.Y1_ALPHAS}, seeds=n)  # fmt: skip
         runs[f"{method}, pool"] = variant_run({"alpha 0.5, pool": losses(2.5, pool_shift, n)},
                                               seeds=n)  # fmt: skip
     return StudyResult(runs=runs)
@@ -244,7 +247,7 @@ def test_y1c_grades_dyt_behind_at_the_rich_budget(shift, expected):
 
 
 def test_tokens_per_parameter_counts_the_model():
-    assert ex.tokens_per_parameter(150) == pytest.approx(150 * 256 / 52_432)
+    assert analysis_mean.tokens_per_parameter(150) == pytest.approx(150 * 256 / 52_432)
 
 
 def simple_sweep(simple_by_rate, layernorm_by_rate, train=None):
@@ -253,7 +256,7 @@ def simple_sweep(simple_by_rate, layernorm_by_rate, train=None):
     train = train or {}
     runs = {}
     for name, by_rate in (("LayerNorm-simple", simple_by_rate), ("LayerNorm", layernorm_by_rate)):
-        for lr, finals in zip(ex.SIMPLE_LRS, by_rate, strict=True):
+        for lr, finals in zip(analysis_mean.SIMPLE_LRS, by_rate, strict=True):
             key = f"{name}, lr {lr:g}"
             last = train.get(key, sum(f for f in finals if f is not None) / len(finals))
             runs[key] = {"final_loss": {"fresh": finals},

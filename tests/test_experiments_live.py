@@ -10,6 +10,9 @@ from lnpaper import claims, experiments
 from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
 from lnpaper.chapters.ch05_transformer import analysis as ch05_analysis
 from lnpaper.chapters.ch06_rmsnorm_placement import analysis as ch06_analysis
+from lnpaper.chapters.ch07_after_2020 import analysis as ch07_analysis
+from lnpaper.chapters.ch07_after_2020 import analysis_depth as ch07_analysis_depth
+from lnpaper.chapters.ch07_after_2020 import analysis_mean as ch07_analysis_mean
 from lnpaper.companion import record
 from lnpaper.companion.verdicts import VERDICTS
 
@@ -87,8 +90,8 @@ def test_dyt_lr_sweep_and_the_rate_below_it():
 
 
 def test_qk_sweep_and_reordered_study():
-    sweep = experiments.qk_sweep(lrs=(1e-2, 1e-1), seeds=TWO, steps=3)
-    reordered = experiments.reordered_study(lrs=(3e-2, 1e-1), seeds=TWO, steps=12)
+    sweep = ch07_analysis.qk_sweep(lrs=(1e-2, 1e-1), seeds=TWO, steps=3)
+    reordered = ch07_analysis.reordered_study(lrs=(3e-2, 1e-1), seeds=TWO, steps=12)
     assert set(sweep.runs) and set(reordered.runs) == {"Pre-LN", "reordered"}
     check("Q1", sweep)
     check("O1", reordered)
@@ -106,7 +109,7 @@ def test_gain_decay():
 
 def test_deepnorm_halves():
     full = experiments.deepnorm_study(seeds=TWO, steps=3, update_steps=2)
-    halves = experiments.deepnorm_halves(seeds=TWO, steps=3, update_steps=2)
+    halves = ch07_analysis_depth.deepnorm_halves(seeds=TWO, steps=3, update_steps=2)
     assert set(halves.model_update) == {"pre", "deepnorm-alpha", "deepnorm-beta"}
     check("D1b", full, halves)
 
@@ -117,13 +120,13 @@ def test_branch_dependence():
 
 
 def test_after_dyt_study():
-    study = experiments.after_dyt_study(seeds=TWO, steps=3)
+    study = ch07_analysis_mean.after_dyt_study(seeds=TWO, steps=3)
     assert study.runs
     check("Y1", study)
-    simple = experiments.simple_lr_sweep(seeds=TWO, steps=3)
+    simple = ch07_analysis_mean.simple_lr_sweep(seeds=TWO, steps=3)
     assert len(simple.runs) == 6
     check("E2c", simple)
-    rich = experiments.dyt_data_rich(seeds=TWO, steps=3)
+    rich = ch07_analysis_mean.dyt_data_rich(seeds=TWO, steps=3)
     assert set(rich.runs) == {"LayerNorm", "DyT"}
     check("Y1c", rich)
 

@@ -4,8 +4,10 @@ import math
 import statistics
 
 from lnpaper import stats
+from lnpaper.chapters.ch07_after_2020 import analysis as ch07_analysis
 from lnpaper.chapters.ch07_after_2020 import runs as ch07_runs
-from lnpaper.chapters.ch07_after_2020.runs import LOGIT_LIMIT, qk_summary
+from lnpaper.chapters.ch07_after_2020.analysis import qk_summary
+from lnpaper.chapters.ch07_after_2020.runs import LOGIT_LIMIT
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     IDENTITY,
@@ -280,7 +282,7 @@ CLAIMS = register_claims(
         paper_value="logit growth at high lr (max attention logit > 1e4); sensitivity lower with "
         "qk-layernorm (their Fig. 1); that such runs diverge is Q1c",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs.qk_sweep,),
+        experiments=(ch07_analysis.qk_sweep,),
         check=check_q1,
         test="paired by seed, 95% t CI: log10 of the largest layer-0 logit at lr 0.1, QK-LN minus "
         "none, below 0; learning-rate sensitivity (mean over the grid of min(loss, loss at init) "
@@ -292,7 +294,7 @@ CLAIMS = register_claims(
         source="Wortsman et al. 2023 (arXiv:2309.14322), on attention logit growth",
         paper_value="small models diverge at high lr when the max attention logit passes 1e4",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs.qk_sweep,),
+        experiments=(ch07_analysis.qk_sweep,),
         check=check_q1c,
         test="Q1's runs without QK-norm: every run whose largest layer-0 logit (sampled every 20 "
         "steps) passed 1e4 failed, diverged or ended at or above the unigram level; reproduced if "
@@ -308,7 +310,7 @@ CLAIMS = register_claims(
         paper_value="no number: each is used for stability; Gemma 3 replaced the soft-cap with "
         "QK-norm",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs.logit_bounds,),
+        experiments=(ch07_analysis.logit_bounds,),
         check=check_q1b,
         test="Q1's model and data at lr 0.1, 5 seeds: per bound, final held-out loss (a "
         "diverged run counts as its loss at init) minus no QK-norm's, paired by seed, 95% t CI "
@@ -320,7 +322,7 @@ CLAIMS = register_claims(
         source="OLMo 2 (Team OLMo 2024, arXiv:2501.00656)",
         paper_value="fewer loss and gradient spikes (secondary numbers only)",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs.reordered_study,),
+        experiments=(ch07_analysis.reordered_study,),
         check=check_o1,
         test="per learning rate (3e-2, 1e-1), spikes per run (stats.spike_steps), reordered "
         "against Pre-LN, paired by seed: exact two-sided sign test at 95%, ties dropped",
@@ -332,7 +334,7 @@ CLAIMS = register_claims(
         source="OLMo 2 (Team OLMo 2024, arXiv:2501.00656)",
         paper_value="fewer loss and gradient spikes (secondary numbers only)",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs.olmo2_study,),
+        experiments=(ch07_analysis.olmo2_study,),
         check=check_o1b,
         test="O1's test: per learning rate (3e-2, 1e-1), spikes per run, the package against "
         "Pre-LN run again beside it, paired by seed (6): exact two-sided sign test at 95%, ties "

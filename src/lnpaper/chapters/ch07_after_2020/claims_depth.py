@@ -12,13 +12,14 @@ import math
 import statistics
 
 from lnpaper import stats
+from lnpaper.chapters.ch07_after_2020 import analysis_depth as ch07_analysis_depth
 from lnpaper.chapters.ch07_after_2020 import runs_depth as ch07_runs_depth
-from lnpaper.chapters.ch07_after_2020.runs_depth import (
-    ARM_NAMES,
+from lnpaper.chapters.ch07_after_2020.analysis_depth import (
     growth_exponents,
     least_squares_slope,
     mean_dependence,
 )
+from lnpaper.chapters.ch07_after_2020.runs_depth import ARM_NAMES
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
@@ -407,7 +408,7 @@ CLAIMS = register_claims(
         "alpha and beta together (Wang et al. 2022, arXiv:2203.00555)",
         paper_value="none: no source runs the halves apart",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs_depth.deepnorm_study, ch07_runs_depth.deepnorm_halves),
+        experiments=(ch07_runs_depth.deepnorm_study, ch07_analysis_depth.deepnorm_halves),
         check=check_d1b,
         test="D1's model, rate, data and 8 seeds; log largest RMS logit change over the first "
         "20 steps, each half minus Post-LN, paired by seed, 95% t CI below 0; reproduced if "
@@ -447,7 +448,7 @@ CLAIMS = register_claims(
         paper_value="Pre-LN's output variance grows with depth, so its deep blocks act close to "
         "the identity",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs_depth.layer_scaling_study, ch07_runs_depth.curse_control),
+        experiments=(ch07_runs_depth.layer_scaling_study, ch07_analysis_depth.curse_control),
         check=check_l1d,
         test="L1's Pre-LN runs against Peri-LN on the same model, data, seeds (6), rate and steps "
         "(100), after training: per seed, (deeper half's mean skip-loss - shallower half's), "
@@ -472,7 +473,7 @@ CLAIMS = register_claims(
         source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
         paper_value="perplexity gains from 130M to 7B",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs_depth.layer_scaling_long,),
+        experiments=(ch07_analysis_depth.layer_scaling_long,),
         check=check_l1b,
         test="as L1b, on the L1 study trained for 300 steps instead of 100 (issue 22, b1: the "
         "scaling may need longer to pay), paired t 95%: deeper half's angular distance, scaled "

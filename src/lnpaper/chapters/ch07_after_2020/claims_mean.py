@@ -16,8 +16,9 @@ import statistics
 
 from lnpaper import stats
 from lnpaper.chapters.ch05_transformer.claims import LM_MARGIN
+from lnpaper.chapters.ch07_after_2020 import analysis_mean as ch07_analysis_mean
 from lnpaper.chapters.ch07_after_2020 import runs_mean as ch07_runs_mean
-from lnpaper.chapters.ch07_after_2020.runs_mean import DETACH_VARIANTS, Y1_ALPHAS, drift_at_end
+from lnpaper.chapters.ch07_after_2020.analysis_mean import DETACH_VARIANTS, Y1_ALPHAS, drift_at_end
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
@@ -206,7 +207,7 @@ def simple_pick(sweep, name: str) -> tuple[float | None, dict]:
     """(E2c's rate for `name`, rate -> mean over seeds of its last 10 steps' training loss, fresh
     sequences): the lowest; a rate with a diverged seed is not eligible (as T6b picks)."""
     scores = {}
-    for lr in ch07_runs_mean.SIMPLE_LRS:
+    for lr in ch07_analysis_mean.SIMPLE_LRS:
         run = sweep.runs[f"{name}, lr {lr:g}"]
         if stats.count_diverged(run["final_loss"]["fresh"]):
             continue
@@ -223,7 +224,7 @@ def check_e2c(sweep) -> Finding:
             f"{lr:g} {statistics.fmean(sweep.runs[f'{name}, lr {lr:g}']['final_loss']['fresh']):.3f}"
             if not stats.count_diverged(sweep.runs[f"{name}, lr {lr:g}"]["final_loss"]["fresh"])
             else f"{lr:g} diverged"
-            for lr in ch07_runs_mean.SIMPLE_LRS
+            for lr in ch07_analysis_mean.SIMPLE_LRS
         )  # fmt: skip
 
     grid = "; ".join(f"{name} {means(name)}" for name in picks)
@@ -314,7 +315,7 @@ def check_y1c(study) -> Finding:
     dyt = study.runs["DyT"]["final_loss"][f"alpha {REGIME_ALPHA:g}, fresh"]
     layernorm = study.runs["LayerNorm"]["final_loss"]["fresh"]
     run = study.runs["LayerNorm"]
-    budget = ch07_runs_mean.tokens_per_parameter(run["steps"])
+    budget = ch07_analysis_mean.tokens_per_parameter(run["steps"])
     setting = (f"Pre-norm LM d 32, 4 blocks, fresh data, {run['steps']} steps (T/P "
                f"{budget:.2f}), {len(run['seeds'])} seeds, alpha_0 {REGIME_ALPHA:g}")  # fmt: skip
     if _diverged(dyt, layernorm):
@@ -396,7 +397,7 @@ CLAIMS = register_claims(
         source="Xu et al., NeurIPS 2019, Understanding and Improving Layer Normalization",
         paper_value="LayerNorm-simple beats LayerNorm on 4 of their datasets",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs_mean.detach_study,),
+        experiments=(ch07_analysis_mean.detach_study,),
         check=check_e2,
         test="held-out loss, LayerNorm-simple minus LayerNorm, paired by seed (10), 95% t CI: "
         f"below -{LM_MARGIN:g} better (reproduced); below +{LM_MARGIN:g} no worse (partly: a gain "
@@ -411,7 +412,7 @@ CLAIMS = register_claims(
         source="Xu et al., NeurIPS 2019, Understanding and Improving Layer Normalization",
         paper_value="LayerNorm-simple beats LayerNorm on 4 of their datasets",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs_mean.simple_lr_sweep,),
+        experiments=(ch07_analysis_mean.simple_lr_sweep,),
         check=check_e2c,
         test="E2's model, data and 10 seeds at Adam 1e-3, 3e-3 and 1e-2; each norm's rate "
         "picked by its training loss over the last 10 steps (fresh sequences; a rate with a "
@@ -425,7 +426,7 @@ CLAIMS = register_claims(
         source="Xu et al., NeurIPS 2019, Understanding and Improving Layer Normalization",
         paper_value="DetachNorm worse than LayerNorm",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs_mean.detach_study,),
+        experiments=(ch07_analysis_mean.detach_study,),
         check=check_e2b,
         test="held-out loss, mean and std detached minus LayerNorm, paired by seed (10), 95% t CI "
         "above 0; the mean alone and the std alone reported",
@@ -438,7 +439,7 @@ CLAIMS = register_claims(
         paper_value="DyT better at tokens per parameter near 0.016, worse at 1.84; ours: about "
         "52k parameters, T/P 0.02 on the pool (1,024 distinct tokens), 0.73 on fresh data",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs_mean.after_dyt_study,),
+        experiments=(ch07_analysis_mean.after_dyt_study,),
         check=check_y1,
         test=f"alpha_0 {REGIME_ALPHA:g}, held-out loss, DyT minus LayerNorm, paired by seed (6), "
         "95% t CI: below 0 on a 64-sequence pool cycled, above 0 on fresh data; both halves for "
@@ -451,7 +452,7 @@ CLAIMS = register_claims(
         source="arXiv:2604.23434 (abstract; a single-author preprint)",
         paper_value="DyT 18.8% worse at T/P 1.84 (64M parameters, 118M tokens)",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs_mean.dyt_data_rich,),
+        experiments=(ch07_analysis_mean.dyt_data_rich,),
         check=check_y1c,
         test=f"Y1's model, fresh data for 400 steps (T/P 1.95), alpha_0 {REGIME_ALPHA:g}, 10 "
         "seeds; held-out loss, DyT minus LayerNorm, paired by seed, 95% t CI above 0 "
@@ -465,7 +466,7 @@ CLAIMS = register_claims(
         source="arXiv:2512.10938 (Derf), its README",
         paper_value="GPT-2 validation loss LN 2.94, DyT 2.97, Derf 2.94; ViT-B 82.3 / 82.5 / 82.8",
         notebook=NOTEBOOK,
-        experiments=(ch07_runs_mean.after_dyt_study,),
+        experiments=(ch07_analysis_mean.after_dyt_study,),
         check=check_y1b,
         test="not checkable at CPU scale; Derf minus LayerNorm reported at alpha_0 0.5",
     ),

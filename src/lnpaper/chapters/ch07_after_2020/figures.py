@@ -2,8 +2,9 @@
 
 import statistics
 
-from lnpaper.chapters.ch07_after_2020 import runs as ch07_runs
-from lnpaper.chapters.ch07_after_2020.runs import LOGIT_LIMIT, qk_summary
+from lnpaper.chapters.ch07_after_2020 import analysis as ch07_analysis
+from lnpaper.chapters.ch07_after_2020.analysis import qk_summary
+from lnpaper.chapters.ch07_after_2020.runs import LOGIT_LIMIT
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
 from lnpaper.data.synthetic_language import SyntheticLanguage
@@ -14,7 +15,7 @@ NOTEBOOK = "07_after_2020"
 QK_COLORS = {"no QK-norm": style.GREY, "QK-LayerNorm": style.BLUE}
 
 
-@figure("qk_norm_sweep", notebook=NOTEBOOK, experiment=ch07_runs.qk_sweep)
+@figure("qk_norm_sweep", notebook=NOTEBOOK, experiment=ch07_analysis.qk_sweep)
 def qk_norm_sweep(sweep):
     """Q1, after Wortsman et al.'s Fig. 1: the held-out loss and the largest layer-0 attention
     logit against the learning rate, with and without QK-LayerNorm (mean and range over seeds)."""

@@ -15,11 +15,8 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from lnpaper.chapters.ch07_after_2020 import runs_depth as ch07_runs_depth
-from lnpaper.chapters.ch07_after_2020.runs_depth import (
-    ARM_NAMES,
-    growth_exponents,
-    mean_dependence,
-)
+from lnpaper.chapters.ch07_after_2020.analysis_depth import growth_exponents, mean_dependence
+from lnpaper.chapters.ch07_after_2020.runs_depth import ARM_NAMES
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
 

@@ -7,9 +7,14 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from lnpaper import stats
+from lnpaper.chapters.ch07_after_2020 import analysis_mean as ch07_analysis_mean
 from lnpaper.chapters.ch07_after_2020 import runs_mean as ch07_runs_mean
+from lnpaper.chapters.ch07_after_2020.analysis_mean import (
+    DETACH_VARIANTS,
+    Y1_ALPHAS,
+    mean_saturation,
+)
 from lnpaper.chapters.ch07_after_2020.claims_mean import TRAJECTORY_BOUND
-from lnpaper.chapters.ch07_after_2020.runs_mean import DETACH_VARIANTS, Y1_ALPHAS, mean_saturation
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
 from lnpaper.data.synthetic_language import SyntheticLanguage
@@ -89,7 +94,7 @@ def constrained_drift(result) -> Figure:
 DETACH_MARKERS = dict(zip(DETACH_VARIANTS, style.MARKERS, strict=False))
 
 
-@figure("detach_norms", notebook=NOTEBOOK, experiment=ch07_runs_mean.detach_study)
+@figure("detach_norms", notebook=NOTEBOOK, experiment=ch07_analysis_mean.detach_study)
 def detach_norms(result) -> Figure:
     """E2: held-out loss of each variant minus LayerNorm's, paired by seed: the mean and its 95% t
     interval (d 32, 4 blocks, Adam 3e-3, fresh data)."""
@@ -123,7 +128,7 @@ def detach_norms(result) -> Figure:
 BUDGET_STYLES = {"fresh": "-", "pool": "--"}
 
 
-@figure("after_dyt", notebook=NOTEBOOK, experiment=ch07_runs_mean.after_dyt_study)
+@figure("after_dyt", notebook=NOTEBOOK, experiment=ch07_analysis_mean.after_dyt_study)
 def after_dyt(result) -> Figure:
     """Y1. Left: held-out loss minus LayerNorm's on the same data budget, paired by seed, mean and
     95% t interval, against DyT's and Derf's initial alpha (fresh data at every alpha; the
@@ -202,7 +207,7 @@ def after_dyt(result) -> Figure:
     return fig
 
 
-@figure("dyt_data_rich", notebook=NOTEBOOK, experiment=ch07_runs_mean.dyt_data_rich)
+@figure("dyt_data_rich", notebook=NOTEBOOK, experiment=ch07_analysis_mean.dyt_data_rich)
 def dyt_data_rich(result) -> Figure:
     """Y1c: training loss (mean of each 10 steps) of LayerNorm and DyT (alpha_0 0.5) on fresh data
     for 400 steps, mean over seeds as the line, min to max as the band; the top axis counts
@@ -217,7 +222,7 @@ def dyt_data_rich(result) -> Figure:
     ax.axvline(150, color=style.REFERENCE, lw=1.0, ls=":", label="Y1 stops (150 steps)")
     ax.set_xlabel("training step (Adam 3e-3, fresh sequences)")
     ax.set_ylabel(f"training loss ({style.NATS_PER_TOKEN})")
-    per_step = ch07_runs_mean.tokens_per_parameter(1)
+    per_step = ch07_analysis_mean.tokens_per_parameter(1)
     top = ax.secondary_xaxis("top", functions=(lambda k: k * per_step, lambda t: t / per_step))
     top.set_xlabel("tokens per parameter")
     pairs = zip(runs["DyT"], runs["LayerNorm"], strict=True)
@@ -225,7 +230,7 @@ def dyt_data_rich(result) -> Figure:
     style.finding(
         fig,
         f"LayerNorm pulls away late: DyT ends {gap:.2f} nats behind at T/P "
-        f"{ch07_runs_mean.tokens_per_parameter(steps[-1]):.2f}",
+        f"{ch07_analysis_mean.tokens_per_parameter(steps[-1]):.2f}",
     )
     seeds = len(result.runs["DyT"]["seeds"])
     style.shared_legend(fig, extra=[style.band_handle(seeds, "mean over seeds")], ncols=2)

@@ -1,38 +1,40 @@
-"""Notebook 07's experiments on attention logits and today's placements: Q1 (QK-norm), O1 (OLMo 2's
-reordered norm), G1 (Gemma's (1 + w) gains under weight decay).
+"""Notebook 07's experiments on attention logits and today's placements: the recorded runs behind
+Q1 (QK-norm), O1 (OLMo 2's reordered norm) and G1 (Gemma's (1 + w) gains under weight decay) (the
+studies that gather them, and the summaries, are in `analysis`).
 
 Every run is notebook 05's synthetic language and model family, trained with
 `lnpaper.train.population` (all seeds of a configuration as one batch). A seed sets the model's
 initial weights and the training sequences, so configurations are compared paired by seed.
 
-- `qk_run`, `qk_sweep` (Q1): Wortsman et al. 2023's learning-rate sweep, with and without per-head
-  QK-LayerNorm, logging the largest layer-0 attention logit |z_ij| over training.
-- `logit_bound_run`, `logit_bounds` (Q1b): at lr 1e-1, the same model with QK-RMSNorm, Henry et
-  al.'s l2 QK-norm or Gemma 2's soft-cap at 50 in place of QK-LayerNorm.
-- `reordered_study` (O1): Pre-LN against OLMo 2's reordered norm x + Norm(F(x)) at two high
-  learning rates, the global gradient norm logged at every step and its spikes counted
-  (`lnpaper.stats.spike_steps`): notebook 06's `spike_run`, so the Pre-LN runs at 3e-2 are P5's.
-- `olmo2_study` (O1b): OLMo 2's package, the reordered norm with a full-span QK-norm, beside
-  Pre-LN and the reordered norm alone, all three run again at O1's rates.
+- `qk_run` (Q1): one cell of Wortsman et al. 2023's learning-rate sweep, with or without per-head
+  QK-LayerNorm, logging the largest layer-0 attention logit |z_ij| over training;
+  `analysis.qk_sweep` gathers the sweep.
+- `logit_bound_run` (Q1b): at lr 1e-1, the same model with QK-RMSNorm, Henry et al.'s l2
+  QK-norm or Gemma 2's soft-cap at 50 in place of QK-LayerNorm; `analysis.logit_bounds` gathers
+  every arm.
+- O1 (`analysis.reordered_study`) reads notebook 06's `spike_run`: Pre-LN against OLMo 2's
+  reordered norm x + Norm(F(x)) at two high learning rates, the global gradient norm logged at
+  every step and its spikes counted (`lnpaper.stats.spike_steps`), so the Pre-LN runs at 3e-2 are
+  P5's.
+- `olmo2_spike_run` (O1b): OLMo 2's package, the reordered norm with a full-span QK-norm, beside
+  Pre-LN and the reordered norm alone, all three run again at O1's rates; `analysis.olmo2_study`
+  gathers them.
 - `gain_decay` (G1): RMSNorm gains stored as g (decay pulls g to 0) or as w in g = 1 + w (decay
-  pulls g to 1), trained with AdamW.
+  pulls g to 1), trained with AdamW; `gain_decay_excluded` (G1c) the gains left out of the decay.
 """
 
-import math
 from dataclasses import dataclass
 
 import torch
 from torch.nn.utils import parametrize
 
 from lnpaper.chapters.ch05_transformer.runs import batches, build_models, held_out
-from lnpaper.chapters.ch06_rmsnorm_placement.runs import SpikeRun, spike_run, train_for_spikes
+from lnpaper.chapters.ch06_rmsnorm_placement.runs import SpikeRun, train_for_spikes
 from lnpaper.companion.registry import experiment
 from lnpaper.models.transformer import GEMMA2_ATTN_LOGIT_CAP
 from lnpaper.norms import RMSNorm
 from lnpaper.train import train_language_models
 
-# Wortsman et al. 2023, Sec. 3: the learning rates their sensitivity is evaluated at
-WORTSMAN_LRS = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1)
 LOGIT_LIMIT = 1e4  # Wortsman et al.: every run whose largest attention logit passed 1e4 diverged
 
 
@@ -141,92 +143,7 @@ def logit_bound_run(
     )  # fmt: skip
 
 
-@dataclass
-class QKSweep:
-    lrs: list
-    arms: list  # "no QK-norm", "QK-LayerNorm"
-    runs: dict  # arm -> lr -> QKRun as a dict
-
-
-QK_ARMS = {"no QK-norm": None, "QK-LayerNorm": "layernorm"}
-
-
-@experiment
-def qk_sweep(*, lrs=WORTSMAN_LRS, seeds=tuple(range(5)), steps: int = 120) -> QKSweep:
-    """Q1: every learning rate of Wortsman et al.'s grid, with and without QK-norm."""
-    runs = {
-        arm: {lr: qk_run(qk_norm=qk, lr=lr, seeds=seeds, steps=steps) for lr in lrs}
-        for arm, qk in QK_ARMS.items()
-    }
-    return QKSweep(lrs=list(lrs), arms=list(QK_ARMS), runs=runs)
-
-
-@dataclass
-class LogitBounds:
-    lr: float
-    arms: list  # LOGIT_BOUNDS' keys: "no QK-norm", "QK-LayerNorm", then the other bounds
-    runs: dict  # arm -> QKRun as a dict
-
-
-@experiment
-def logit_bounds(*, lr: float = 1e-1, seeds=tuple(range(5)), steps: int = 120) -> LogitBounds:
-    """Q1b: every arm of LOGIT_BOUNDS at `lr`, the first two being Q1's."""
-    runs = {
-        bound: vars(logit_bound_run(bound=bound, lr=lr, seeds=seeds, steps=steps))
-        for bound in LOGIT_BOUNDS
-    }
-    return LogitBounds(lr=lr, arms=list(runs), runs=runs)
-
-
-def lr_sensitivity(final_by_lr: dict, initial: float) -> float:
-    """Wortsman et al.'s learning-rate sensitivity of one seed: the mean over the grid of
-    min(loss(lr), loss at init) - the best loss over the grid; a diverged run counts as the loss
-    at init."""
-    capped = [initial if v is None or not math.isfinite(v) else min(v, initial)
-              for v in final_by_lr.values()]  # fmt: skip
-    return sum(capped) / len(capped) - min(capped)
-
-
-def qk_summary(sweep) -> dict:
-    """Per arm, per seed: the learning-rate sensitivity, and per lr the largest layer-0 logit
-    reached over training and the final loss."""
-    summary = {}
-    for arm, by_lr in sweep.runs.items():
-        first = next(iter(by_lr.values()))
-        n = len(first["seeds"])
-        sensitivity = [
-            lr_sensitivity({lr: run["final_loss"][i] for lr, run in by_lr.items()},
-                           first["initial_loss"][i])
-            for i in range(n)
-        ]  # fmt: skip
-        peak = {lr: [max(v for v in row if v is not None) for row in run["max_logit"]]
-                for lr, run in by_lr.items()}  # fmt: skip
-        final = {lr: run["final_loss"] for lr, run in by_lr.items()}
-        summary[arm] = {"sensitivity": sensitivity, "peak_logit": peak, "final_loss": final}
-    return summary
-
-
 # ---- O1: OLMo 2's reordered norm and loss spikes ------------------------------------------------
-
-
-@dataclass
-class ReorderedStudy:
-    lrs: list
-    runs: dict  # arm ("Pre-LN", "reordered", ...) -> lr -> SpikeRun as a dict
-
-
-REORDERED_ARMS = {"Pre-LN": "pre", "reordered": "reordered"}
-
-
-@experiment
-def reordered_study(*, lrs=(3e-2, 1e-1), seeds=tuple(range(6)), steps: int = 100) -> ReorderedStudy:
-    """O1: Pre-LN against the reordered norm at two learning rates 10x and 33x notebook 05's 3e-3
-    (at 1e-2 neither had a spike in a trial of 3 seeds)."""
-    runs = {
-        arm: {lr: spike_run(placement=placement, lr=lr, seeds=seeds, steps=steps) for lr in lrs}
-        for arm, placement in REORDERED_ARMS.items()
-    }
-    return ReorderedStudy(lrs=list(lrs), runs=runs)
 
 
 # O1b: OLMo 2's package, the reordered norm with a QK-norm over the whole query and key
@@ -252,16 +169,6 @@ def olmo2_spike_run(
         raise ValueError(f"arm must be one of {tuple(OLMO2_ARMS)}, got {arm!r}")
     options = dict(d_model=64, n_layers=6, n_heads=2, **OLMO2_ARMS[arm])
     return train_for_spikes(options, lr=lr, seeds=seeds, steps=steps, batch_size=16, length=16)
-
-
-@experiment
-def olmo2_study(*, lrs=(3e-2, 1e-1), seeds=tuple(range(6)), steps: int = 100) -> ReorderedStudy:
-    """O1b: every arm of OLMO2_ARMS at O1's two rates."""
-    runs = {
-        arm: {lr: vars(olmo2_spike_run(arm=arm, lr=lr, seeds=seeds, steps=steps)) for lr in lrs}
-        for arm in OLMO2_ARMS
-    }
-    return ReorderedStudy(lrs=list(lrs), runs=runs)
 
 
 # ---- G1: (1 + w) gains under weight decay -------------------------------------------------------

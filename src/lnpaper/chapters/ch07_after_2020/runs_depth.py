@@ -1,5 +1,6 @@
-"""Experiments of notebook 07, deep stacks: claims A2 (Admin), D1 (DeepNorm), X1 (Mix-LN) and
-L1 (LayerNorm Scaling).
+"""Experiments of notebook 07, deep stacks: the recorded runs behind claims A2 (Admin), D1
+(DeepNorm), X1 (Mix-LN) and L1 (LayerNorm Scaling) (the studies that gather them, and the
+summaries, are in `analysis_depth`).
 
 Every model is notebook 05's language model (`TransformerLM`, d_model 64, 2 heads, length 16,
 the synthetic language) with one of the block schemes of `ARMS`; every training run trains all
@@ -12,13 +13,14 @@ arms are paired by seed.
   and Admin (omega from `admin_profile`).
 - `deepnorm_study` (D1): Post-LN, DeepNorm and Pre-LN without warmup at a learning rate where
   Post-LN stalls; the model update ||F(x; theta_{t+1}) - F(x; theta_t)|| on a fixed probe batch
-  over the first steps, and the final held-out loss.
+  over the first steps, and the final held-out loss; `analysis_depth.deepnorm_halves` (D1b)
+  gathers its runs of DeepNorm's halves apart.
 - `gradient_profile` (X1): each block's gradient norm at init and after a few steps, Post, Pre
   and Mix-LN.
 - `layer_scaling_study` (L1): Pre-LN with and without LayerNorm Scaling's 1 / sqrt(l): the
   stream's variance per block, the angular distance between consecutive blocks' inputs and the
-  loss change when one block is skipped, at init and after training; `layer_scaling_long` (L1c)
-  the same trained three times as long; `curse_control` (L1d) the same with Peri-LN.
+  loss change when one block is skipped, at init and after training;
+  `analysis_depth.layer_scaling_long` (L1c) and `curse_control` (L1d, Peri-LN) gather its runs.
 """
 
 import math
@@ -195,29 +197,6 @@ def branch_dependence(
     return result
 
 
-def mean_dependence(result, arm: str) -> list[list[float]]:
-    """[depth][seed]: the mean over a model's sublayers of Var[f] / Var[s + f]."""
-    return [[statistics.fmean(ratios) for ratios in by_seed] for by_seed in result.dependence[arm]]
-
-
-def growth_exponents(result, arm: str) -> list[float]:
-    """[seed]: the exponent b of output change ~ L^b, the least-squares slope of log(change)
-    against log(L) over the depths."""
-    x = [math.log(depth) for depth in result.depths]
-    return [
-        least_squares_slope(x, [math.log(v) for v in by_depth])
-        for by_depth in zip(*result.output_change[arm], strict=True)
-    ]
-
-
-def least_squares_slope(x, y) -> float:
-    """The slope of the least-squares line through the points (x_i, y_i)."""
-    mx, my = statistics.fmean(x), statistics.fmean(y)
-    return sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / sum(
-        (a - mx) ** 2 for a in x
-    )
-
-
 # ---- training, shared by D1, X1 and L1 ----------------------------------------------------
 
 
@@ -310,18 +289,6 @@ def deepnorm_study(
         result.train_loss[arm] = runs.train_loss
         result.logged_steps = runs.steps
     return result
-
-
-@experiment
-def deepnorm_halves(
-    *, seeds=tuple(range(8)), steps: int = 100, update_steps: int = 20
-) -> DeepNormResult:
-    """D1b (the second review's missing check 3): deepnorm_study's model, rate, data and seeds
-    with DeepNorm's halves apart, alpha only and beta only, and a Pre-LN arm; D1's Post-LN and
-    DeepNorm runs are deepnorm_study()'s."""
-    return deepnorm_study(
-        arms=("pre", *DEEPNORM_HALVES), seeds=seeds, steps=steps, update_steps=update_steps
-    )
 
 
 # ---- X1: the gradient-norm profile of Post-LN, Pre-LN and Mix-LN ------------------------
@@ -465,24 +432,3 @@ def layer_scaling_study(
         final[arm], train_loss[arm], logged = runs.final_loss, runs.train_loss, runs.steps
     return LayerScalingResult(arms, n_layers, lr, seeds, steps, **out, final_loss=final,
                               train_loss=train_loss, logged_steps=logged)  # fmt: skip
-
-
-# L1c: the L1 study trained three times as long. The scaling multiplies block l's norm outputs by
-# 1/sqrt(l) with no parameter of its own, so a norm's gain alone, moved by about lr per Adam step,
-# needs (sqrt(l) - 1)/lr steps to give it back: 140 for block 2, 610 for block 8 at lr 3e-3. The
-# weights after the norm can compensate sooner. 300 steps is what the budget allows.
-L1_LONG_STEPS = 300
-
-
-@experiment
-def curse_control(*, seeds=tuple(range(6))) -> LayerScalingResult:
-    """L1d (issue 22, b1: L1 lacks a control arm): `layer_scaling_study`'s model, data, seeds,
-    rate and steps with Peri-LN, whose norms on each sublayer's output keep what a block adds at
-    unit scale while the stream, as in Pre-LN, is never normalized."""
-    return layer_scaling_study(arms=("peri",), seeds=seeds)
-
-
-@experiment
-def layer_scaling_long(*, seeds=tuple(range(6))) -> LayerScalingResult:
-    """L1c: `layer_scaling_study` (both arms, the same seeds and data) at L1_LONG_STEPS steps."""
-    return layer_scaling_study(steps=L1_LONG_STEPS, seeds=seeds)

@@ -1,4 +1,5 @@
-"""Experiments of notebook 07, "what the norm computes": claims E1, E2 and Y1.
+"""Experiments of notebook 07, "what the norm computes": the recorded runs behind claims E1, E2
+and Y1 (the studies that gather them, and the summaries, are in `analysis_mean`).
 
 - `zero_mean_drift` (E1, Jiang et al. 2023): notebook 05's Pre-LN language model rewritten by
   `zero_mean_rmsnorm` (a zero-mean residual stream read by RMSNorm), checked equal in float64 at
@@ -7,14 +8,15 @@
 - `constrained_drift` (E1c, review b7): the rewrite taken apart, in float64 under Adam and SGD:
   writers kept zero-mean with the norms' biases kept, the same with the biases folded into the
   readers, and E1's free rewrite, each trained beside its LayerNorm twin.
-- `norm_variant_training`, `detach_study`, `simple_lr_sweep` (E2, E2c; Xu et al. 2019):
+- `norm_variant_training` (E2, E2c, Y1, Y1c): one norm in every slot of the same model, over
+  seeds, initial alphas and data budgets; `analysis_mean` gathers its runs: Xu et al.'s (2019)
   LayerNorm, LayerNorm-simple (no gain and bias) and DetachNorm (mean, std or both cut from the
-  backward pass) in the same model; the first two also at three learning rates.
-- `pointwise_training`, `after_dyt_study` (Y1): LayerNorm, DyT and Derf at several initial alphas,
-  with and without DyT's learnable embedding scalar, at two data budgets: fresh sequences at every
-  step, or a small fixed pool cycled. Also the fraction of saturated units per norm slot.
-- `dyt_data_rich` (Y1c): LayerNorm and DyT on fresh data for 400 steps, tokens per parameter near
-  the preprint's rich cell.
+  backward pass), the first two also at three learning rates (`detach_study`,
+  `simple_lr_sweep`); LayerNorm, DyT and Derf at several initial alphas, with and without DyT's
+  learnable embedding scalar, at two data budgets: fresh sequences at every step, or a small
+  fixed pool cycled, with the fraction of saturated units per norm slot (`after_dyt_study`);
+  LayerNorm and DyT on fresh data for 400 steps, tokens per parameter near the preprint's rich
+  cell (`dyt_data_rich`).
 
 Every training run trains all of its seeds (and, where the architecture is shared, all of its
 settings) as one vmapped batch (`lnpaper.train.population`); each seed's model is initialized with
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lnpaper.chapters.ch05_transformer.runs import HELD_OUT_SEED, StudyResult
+from lnpaper.chapters.ch05_transformer.runs import HELD_OUT_SEED
 from lnpaper.companion.registry import experiment
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import POINTWISE, TransformerLM
@@ -408,108 +410,3 @@ def norm_variant_training(
         saturation_final=by_setting([f for f, _ in at_end]) if pointwise else {},
         alpha_final=by_setting([a for _, a in at_end]) if pointwise else {},
     )  # fmt: skip
-
-
-# E2: Xu et al.'s variants, each in every norm slot of the same model
-DETACH_VARIANTS = {
-    "LayerNorm": "layernorm",
-    "LayerNorm-simple": "layernorm_simple",
-    "mean detached": "detach_mean",
-    "std detached": "detach_std",
-    "both detached": "detach_both",
-}
-
-
-@experiment
-def detach_study(*, seeds=tuple(range(10)), steps: int = 150) -> StudyResult:
-    """E2: the runs of DETACH_VARIANTS, fresh data, keyed by their names."""
-    return StudyResult(
-        runs={
-            name: norm_variant_training(norm=norm, seeds=seeds, steps=steps)
-            for name, norm in DETACH_VARIANTS.items()
-        }
-    )
-
-
-# E2c (review b9): LayerNorm and LayerNorm-simple each over three rates; 3e-3 is detach_study's.
-SIMPLE_LRS = (1e-3, 3e-3, 1e-2)
-
-
-@experiment
-def simple_lr_sweep(*, seeds=tuple(range(10)), steps: int = 150) -> StudyResult:
-    """E2c: detach_study's LayerNorm and LayerNorm-simple runs at each rate of SIMPLE_LRS, keyed
-    "LayerNorm, lr 0.001"."""
-    return StudyResult(
-        runs={
-            f"{name}, lr {lr:g}": norm_variant_training(
-                norm=DETACH_VARIANTS[name], seeds=seeds, steps=steps, lr=lr
-            )
-            for name in ("LayerNorm", "LayerNorm-simple")
-            for lr in SIMPLE_LRS
-        }
-    )
-
-
-# Y1: the grid, cut so that it stays within the record's budget. Every alpha init is run on fresh
-# data; the data-scarce pool and the embedding scalar only at alpha0 = 0.5, DyT's and Derf's
-# default, at which the regime claim is tested.
-Y1_ALPHAS = (0.2, 0.5, 1.0)
-Y1_RUNS = {
-    "LayerNorm": {"norm": "layernorm", "budgets": BUDGETS},
-    "DyT": {"norm": "dyt", "alpha_inits": Y1_ALPHAS},
-    "Derf": {"norm": "derf", "alpha_inits": Y1_ALPHAS},
-    "DyT, pool": {"norm": "dyt", "alpha_inits": (0.5,), "budgets": ("pool",)},
-    "Derf, pool": {"norm": "derf", "alpha_inits": (0.5,), "budgets": ("pool",)},
-    "DyT, embedding scalar": {"norm": "dyt", "alpha_inits": (0.5,), "learned_embed_scale": True},
-    "Derf, embedding scalar": {"norm": "derf", "alpha_inits": (0.5,), "learned_embed_scale": True},
-}
-
-
-@experiment
-def after_dyt_study(*, seeds=tuple(range(6)), steps: int = 150) -> StudyResult:
-    """Y1: the runs of Y1_RUNS (each a `norm_variant_training`), keyed by their names."""
-    return StudyResult(
-        runs={
-            name: norm_variant_training(**config, seeds=seeds, steps=steps)
-            for name, config in Y1_RUNS.items()
-        }
-    )
-
-
-# Y1c (review b8): Y1's regime variable is tokens per parameter; its fresh arm is T/P 0.73. This
-# runs LayerNorm and DyT (alpha_0 0.5) on fresh data for 400 steps: 102,400 predicted tokens,
-# T/P 1.95 on the model's 52,432 parameters, next to the source's rich cell (T/P 1.84).
-@experiment
-def dyt_data_rich(*, seeds=tuple(range(10)), steps: int = 400) -> StudyResult:
-    """Y1c: `norm_variant_training` on fresh data, LayerNorm and DyT at alpha_0 0.5, keyed by
-    name."""
-    return StudyResult(
-        runs={
-            "LayerNorm": norm_variant_training(norm="layernorm", seeds=seeds, steps=steps),
-            "DyT": norm_variant_training(norm="dyt", alpha_inits=(0.5,), seeds=seeds, steps=steps),
-        }
-    )
-
-
-def tokens_per_parameter(steps: int, batch_size: int = 16, length: int = 16) -> float:
-    """Predicted tokens over the parameters of Y1's model (d 32, 4 blocks, 2 heads, the language's
-    16 symbols): 52,432, counted from the model."""
-    language = SyntheticLanguage()
-    model = TransformerLM(language.vocab_size, d_model=32, n_layers=4, n_heads=2, max_len=length)
-    return steps * batch_size * length / sum(p.numel() for p in model.parameters())
-
-
-def run_setting(study, run: str, setting: str) -> list:
-    """One setting's held-out losses per seed, e.g. run_setting(s, "DyT", "alpha 0.5, fresh")."""
-    return study.runs[run]["final_loss"][setting]
-
-
-def mean_saturation(run: dict, setting: str, when: str = "final") -> list:
-    """Per slot, the mean over seeds of the fraction of saturated units."""
-    rows = run[f"saturation_{when}"][setting]
-    return [sum(col) / len(col) for col in zip(*rows, strict=True)]
-
-
-def drift_at_end(result) -> tuple[list, list]:
-    """Per seed, the last comparison's max |logit difference| and |loss difference|."""
-    return [row[-1] for row in result.logit_drift], [abs(row[-1]) for row in result.loss_drift]
