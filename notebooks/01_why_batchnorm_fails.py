@@ -44,8 +44,8 @@ import math
 import torch
 
 import lnpaper
-from lnpaper import claims, demos, experiments, figures, stats
-from lnpaper.chapters.ch01_why_batchnorm_fails import analysis
+from lnpaper import claims, demos, stats
+from lnpaper.chapters.ch01_why_batchnorm_fails import analysis, figures, runs
 from lnpaper.chapters.ch01_why_batchnorm_fails.claims import (
     M5_LAST_EPOCHS,
     M5_MARGIN,
@@ -114,7 +114,7 @@ assert ln_moved == 0.0, (
 # batch mean and variance, and of image 0's BatchNorm output when the batch around it changes.
 
 # %%
-dependence = experiments.batch_dependence()
+dependence = runs.batch_dependence()
 bn_moved, ln_moved = dependence.batchnorm_difference, dependence.layernorm_difference
 print(
     f"two batches of 8: BatchNorm output of image 0 differs by up to {bn_moved:.3f}, "
@@ -171,7 +171,7 @@ gain, bias = torch.ones(64), torch.zeros(64)  # BatchNorm's parameters at init
 by_formula = gain * (one - mu) / torch.sqrt(var + 1e-5) + bias
 print("BatchNorm by the formula:", by_formula[0, :6].numpy())
 
-batch_of_one = experiments.batch_of_one()
+batch_of_one = runs.batch_of_one()
 max_abs = batch_of_one.by_formula_max_abs
 print(f"\nmax |output - beta| over all units: {max_abs:g}")
 # each library's refusal, wrapped to the column
@@ -224,7 +224,7 @@ assert gaps["BatchNorm"] > 1.0, (
 # so the measurement does not move the running averages).
 
 # %%
-modes = experiments.train_vs_inference()
+modes = runs.train_vs_inference()
 bn_gap, ln_gap = modes.logit_gap["batchnorm"], modes.logit_gap["layernorm"]
 bn_changed, errors = modes.changed_predictions["batchnorm"], modes.running_error
 print(
@@ -288,7 +288,7 @@ print(
 # records the batch mean and variance of every gate unit at every step.
 
 # %%
-lstm = experiments.lstm_statistics()
+lstm = runs.lstm_statistics()
 accuracy = sum(lstm.accuracy_per_step) / len(lstm.accuracy_per_step)
 print(
     f"task accuracy on test streams: {accuracy:.3f} "

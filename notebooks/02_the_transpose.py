@@ -37,8 +37,8 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, demos, experiments, figures, functional
-from lnpaper.chapters.ch02_transpose import variants
+from lnpaper import claims, demos, functional
+from lnpaper.chapters.ch02_transpose import figures, runs, variants
 
 lnpaper.setup()
 
@@ -147,7 +147,7 @@ for name, difference in differences.items():
 # root.
 
 # %%
-parity = experiments.layernorm_parity()
+parity = runs.layernorm_parity()
 print(f"shapes: {parity.shapes}")
 print(f"lnpaper.LayerNorm vs torch.nn.LayerNorm:  {parity.max_diff_module:.1e}")
 print(f"numpy reference   vs torch.nn.LayerNorm:  {parity.max_diff_numpy:.1e}")
@@ -176,7 +176,7 @@ assert initial == (1.0, 0.0), initial
 # tensor (statistics per feature over all B x T tokens) is shown for contrast.
 
 # %%
-per_token = experiments.per_token_independence()
+per_token = runs.per_token_independence()
 print(f"perturbed token (b, t) = {tuple(per_token.perturbed)}")
 print("largest change of any other token:")
 print(f"  LayerNorm {per_token.layernorm_max_other:g}")
@@ -225,7 +225,7 @@ lengths = np.linalg.norm(dx, axis=-1) * np.linalg.norm(x_hat, axis=-1)
 cosines = (dx * x_hat).sum(-1) / lengths
 print(f"cosine(dx, a_hat) per row:                  {np.abs(cosines).max():.1e}")
 
-backward = experiments.backward_parity()
+backward = runs.backward_parity()
 print(f"\nclosed form vs torch autograd, shape {backward.shape}, float64:")
 print(
     f"  dx {backward.max_diff_dx:.1e}, dgain {backward.max_diff_dgain:.1e}, "
@@ -278,7 +278,7 @@ print(f"np.var(x)            = {np.var(row.numpy()):.4f}")
 # to a spread near its own $\epsilon$. So the size of $\epsilon$ matters too, not only its place.
 
 # %%
-spread = experiments.variants_vs_scale()
+spread = runs.variants_vs_scale()
 reference = f"nn.LayerNorm (eps {spread.reference_eps:g})"
 print(f"H = {spread.width}: ratio |variant| / |{reference}|")
 picks = [0, spread.stds.index(1e-2), spread.stds.index(1.0)]
@@ -325,7 +325,7 @@ print(f"two pass, float32:  {variants.two_pass_variance(row32).item():+.4e}")
 # error measured is the arithmetic's, not the input's rounding):
 
 # %%
-drift = experiments.one_pass_variance()
+drift = runs.one_pass_variance()
 print(f"float32 rows, std {drift.std:g}, H = {drift.width}")
 print("median relative error of the variance")
 heads = ("one pass", "two pass", "centered twice", "one pass <= 0")

@@ -60,8 +60,8 @@ import inspect
 import torch
 
 import lnpaper
-from lnpaper import claims, experiments, figures, stats
-from lnpaper.chapters.ch03_layernorm_in_rnns import analysis
+from lnpaper import claims, stats
+from lnpaper.chapters.ch03_layernorm_in_rnns import analysis, figures, runs
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import training_summary
 from lnpaper.chapters.ch03_layernorm_in_rnns.claims import (
     R4_MARGIN,
@@ -158,7 +158,7 @@ print(inspect.getsource(LayerNormLSTMCell.forward))
 # `torch.nn.LSTMCell`.
 
 # %%
-anatomy = experiments.lnlstm_anatomy()
+anatomy = runs.lnlstm_anatomy()
 print(f"plain LSTMCell vs torch.nn.LSTMCell:          {anatomy.lstm_parity:.1e}")
 print(f"LN-LSTM vs Eq. 20-22 written out:             {anatomy.by_hand_difference:.1e}")
 print(
@@ -242,7 +242,7 @@ assert anatomy.layernorm_stored == 0 < anatomy.batchnorm_stored, (
 # gradient from step $t$ reaches step 0.
 
 # %%
-dynamics = experiments.rnn_dynamics()
+dynamics = runs.rnn_dynamics()
 r2 = analysis.dynamics_summary(dynamics)
 t_in = f"t={dynamics.input_steps}"
 print(
@@ -567,7 +567,7 @@ figures.gain_init(study)
 # tested on 1024 streams of 16.
 
 # %%
-longer = experiments.longer_sequences()
+longer = runs.longer_sequences()
 lengths = analysis.length_summary(longer)
 print(f"{'model':10s} {'steps 2-7 (trained)':>20s} {'steps 8-15 (longer)':>20s}")
 for model, parts in lengths.items():
@@ -610,7 +610,7 @@ figures.longer_sequences(longer)
 # accuracy over steps 8-31 no more than 1 point below steps 2-7 (the R4 margin).
 
 # %%
-stationary = experiments.stationary_statistics()
+stationary = runs.stationary_statistics()
 drift = [
     sum(seed[t] for seed in stationary.drift) / len(stationary.seeds)
     for t in range(stationary.train_length - 1)
@@ -619,9 +619,9 @@ print("change of the statistics from the step before (rms over units, in running
 print("   " + "  ".join(f"step {t + 1}: {d:.3f}" for t, d in enumerate(drift[:4])))
 print(f"{'test NLL, mean of 10 seeds':28s} {'steps 2-7':>10s} {'steps 8-31':>11s}")
 inside = stationary.train_length - stationary.delay
-for name, runs in stationary.loss.items():
-    early = sum(sum(run[:inside]) / inside for run in runs) / len(runs)
-    late = sum(sum(run[inside:]) / len(run[inside:]) for run in runs) / len(runs)
+for name, losses in stationary.loss.items():
+    early = sum(sum(run[:inside]) / inside for run in losses) / len(losses)
+    late = sum(sum(run[inside:]) / len(run[inside:]) for run in losses) / len(losses)
     print(f"   {name + ' statistics':25s} {early:10.4f} {late:11.4f}")
 for claim_id in ("M4f", "M4g"):
     finding = claims.BY_ID[claim_id].evaluate()
@@ -929,7 +929,7 @@ claims.expect(r6, claims.PARTLY)
 # about how often border units fire.
 
 # %%
-cnn = experiments.cnn_coda()
+cnn = runs.cnn_coda()
 for margin, by_norm in analysis.cnn_summary(cnn).items():
     side = 8 + 2 * margin
     border, interior = cnn.border_active[margin], cnn.interior_active[margin]

@@ -46,9 +46,8 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, demos, experiments, figures
-from lnpaper.chapters.ch04_invariances import invariance
-from lnpaper.chapters.ch04_invariances import runs as ch04_runs
+from lnpaper import claims, demos
+from lnpaper.chapters.ch04_invariances import figures, invariance, runs
 
 lnpaper.setup()
 
@@ -121,15 +120,15 @@ with torch.no_grad():
 # every method look invariant.
 
 # %%
-table = experiments.invariance_measurements()
-print(ch04_runs.table_text(table))
+table = runs.invariance_measurements()
+print(runs.table_text(table))
 
 for seed, measured in zip(table.seeds, table.tables, strict=True):
     for row, paper_row in invariance.PAPER_TABLE.items():
         assert measured[row] == paper_row, (seed, row)
     # no seed dependence
     assert measured == table.tables[0], f"seed {seed} gives another table"
-largest_invariant, smallest_no = ch04_runs.invariance_extremes(table)
+largest_invariant, smallest_no = runs.invariance_extremes(table)
 print(f"\nlargest change in an Invariant cell: {largest_invariant:.1e}")
 print(f"smallest change in a No cell (any single draw): {smallest_no:.3g}")
 print(f"seeds {table.seeds}: the same verdicts every time,")
@@ -240,7 +239,7 @@ demos.show(
 # layer's 1280 outputs lie from the same set.
 
 # %%
-reparam = experiments.reparameterization()
+reparam = runs.reparameterization()
 drawn = f"{reparam.draws} random layers x {reparam.cases} inputs"
 rows = [
     (f"{drawn}, float64: max |difference|", None),
@@ -326,7 +325,7 @@ assert reparam.linear_nearest > 1e-4, (
 # every step (`geometry.WeightGeometry`, this chapter's module).
 
 # %%
-sgd = experiments.sgd_geometry()
+sgd = runs.sgd_geometry()
 first, second = (f"{s:g}" for s in sgd.init_scales)
 for key in (first, second):
     norms, grads = np.array(sgd.norms[key]), np.array(sgd.grad_norms[key])
@@ -409,7 +408,7 @@ figures.sgd_geometry(sgd)
 #
 # which depends on $\eta\lambda$ alone, not on $C$ or the initial scale.
 #
-# The experiment (`lnpaper.experiments.adam_geometry`) is the MLP of I3 at 32 hidden units
+# The experiment (`runs.adam_geometry`) is the MLP of I3 at 32 hidden units
 # ($C = 2048$), 10 seeds, each seed its own model, all stacked and trained as one batch of models.
 # (a) Adam and SGD without weight decay, $W_1$ at five scales of one function: the angle per step
 # over the first 20 steps. (b) AdamW with weight decay on $W_1$ only, three $(\eta, \lambda)$,
@@ -423,7 +422,7 @@ from lnpaper.chapters.ch04_invariances.runs import (
     angle_slopes,
 )
 
-adam = experiments.adam_geometry()
+adam = runs.adam_geometry()
 print("slope of log(angle per step) on log ||W1_0||")
 for name, exponent in (("adam", -1), ("sgd", -2)):
     slopes = np.array(angle_slopes(adam, name))
@@ -507,7 +506,7 @@ figures.adam_geometry(adam)
 # %%
 from lnpaper.chapters.ch04_invariances.claims import momentum_mean_field
 
-update = experiments.adam_update_geometry()
+update = runs.adam_update_geometry()
 header = f"{'lr':>6s}{'lambda':>7s}{'r':>6s}{'r, m':>6s}{'cos g':>8s}{'cos m':>7s}"
 print(f"{header}{'cos d':>7s}{'S':>7s}{'norm ratio':>11s}{'balance':>9s}")
 for c, (lr, decay) in enumerate(update.configs):
@@ -575,7 +574,7 @@ claims.expect(i5b, claims.NOT_REPRODUCED)
 # sharing one LayerNorm, with the whole $W$ doubled or only its first row.
 
 # %%
-fisher = experiments.fisher_doubling()
+fisher = runs.fisher_doubling()
 labels = list(fisher.nominal)
 nominal = fisher.nominal
 # every column 7 wide, so that the table is 87 characters
@@ -676,7 +675,7 @@ claims.expect(cross, claims.REPRODUCED)
 # Fisher as above, at $\delta = 0.1$ and $10$.
 
 # %%
-gain = experiments.gain_metric()
+gain = runs.gain_metric()
 one = gain.scales.index(1.0)
 print("Fisher metric along the gain, F_gg(delta) / F_gg(1), outputs held fixed")
 print(f"{'unit':12s}" + "".join(f"{f'delta = {d:g}':>14s}" for d in gain.scales))

@@ -43,8 +43,8 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, demos, experiments, figures, stats
-from lnpaper.chapters.ch05_transformer import analysis
+from lnpaper import claims, demos, stats
+from lnpaper.chapters.ch05_transformer import analysis, figures, runs
 from lnpaper.chapters.ch05_transformer import claims as transformer_claims
 from lnpaper.data import SyntheticLanguage
 from lnpaper.models import TransformerLM
@@ -152,7 +152,7 @@ print("two sentences:", *sentences, sep="\n  ")
 # of the depth $L$, and by $O(d\sqrt{\ln d / L})$ for Pre-LN. These are upper bounds, not "Post-LN
 # explodes". Their measurement: about 1.6 for Post-LN from 6 to 14 layers, falling for Pre-LN.
 #
-# `experiments.grad_norm_vs_depth` follows that setting: $W^Q = W^K = 0$ (so each token averages the
+# `runs.grad_norm_vs_depth` follows that setting: $W^Q = W^K = 0$ (so each token averages the
 # tokens it may see: causal uniform attention), one head, feed-forward width $d = 128$ as in their
 # analysis, token embeddings $N(0, 1)$ and positions 0 so the first block sees Gaussian inputs, and
 # the next-token loss on a batch of the language. Forty seeds per depth.
@@ -164,8 +164,8 @@ print("two sentences:", *sentences, sep="\n  ")
 # falls if the whole interval lies below 0.
 
 # %%
-post = experiments.grad_norm_vs_depth(placement="post")
-pre = experiments.grad_norm_vs_depth(placement="pre")
+post = runs.grad_norm_vs_depth(placement="post")
+pre = runs.grad_norm_vs_depth(placement="pre")
 print(f"||dL/dW^(2)||_F of the last block, mean +- sd over {len(post.seeds)} seeds")
 print(f"{'L':>4s} {'Post-LN':>16s} {'Pre-LN':>16s}")
 for k, depth in enumerate(post.depths):
@@ -267,7 +267,7 @@ demos.show(
 # without warmup (one seed, to show it), so 3e-3 is where the difference shows at this scale.
 
 # %%
-gentle = experiments.lm_training(placement="post", lr=1e-3, seeds=(0,))
+gentle = runs.lm_training(placement="post", lr=1e-3, seeds=(0,))
 print(
     f"Post-LN, lr 1e-3, no warmup, seed 0: held-out loss {gentle.final_loss[0]:.3f} "
     f"(bigram level {levels.bigram:.3f})"
@@ -365,10 +365,10 @@ for name in ["Pre-LN, no warmup", "Pre-LN, warmup", *no_norm.values()]:
 print()
 for arm, name in no_norm.items():
     failed = transformer_claims.failed_runs(study.runs[name], "unigram")
-    runs = len(final[name])
-    low, high = stats.binomial_interval(failed, runs)
+    n_runs = len(final[name])
+    low, high = stats.binomial_interval(failed, n_runs)
     rate = f"rate 95% CI {low:.2f}-{high:.2f}"
-    print(f"no norm, {arm:9s}: {failed} of {runs} runs fail ({rate})")
+    print(f"no norm, {arm:9s}: {failed} of {n_runs} runs fail ({rate})")
 warm = final[no_norm["warmup"]]
 behind = stats.paired_difference(warm, final["Pre-LN, warmup"])
 below_unigram = stats.paired_difference(warm, [levels.unigram] * len(warm))
@@ -456,10 +456,10 @@ for name, run in fixup.runs.items():
     print(f"   non-finite at step: {run['diverged_at']}")
 xavier_run, fixup_run = fixup.runs.values()
 failed = transformer_claims.failed_runs(xavier_run, "unigram")
-runs = len(xavier_run["seeds"])
-low, high = stats.binomial_interval(failed, runs)
-fixup_gap = stats.paired_difference(fixup_run["final_loss"], [levels.bigram] * runs)
-print(f"\nXavier: {failed} of {runs} runs fail (rate 95% CI {low:.2f}-{high:.2f})")
+n_runs = len(xavier_run["seeds"])
+low, high = stats.binomial_interval(failed, n_runs)
+fixup_gap = stats.paired_difference(fixup_run["final_loss"], [levels.bigram] * n_runs)
+print(f"\nXavier: {failed} of {n_runs} runs fail (rate 95% CI {low:.2f}-{high:.2f})")
 print(f"T-Fixup minus the bigram level: {fixup_gap.text()}")
 # per block, the median over seeds
 stream_at_init = np.median(fixup_run["stream_variance_init"], axis=0)
@@ -620,7 +620,7 @@ claims.expect(t6b, claims.REPRODUCED)
 # pass from notebook 02, taken down a column instead of along a row.
 
 # %%
-projection = experiments.batchnorm_backward_projection()
+projection = runs.batchnorm_backward_projection()
 print(f"batch x features: {projection.shape}, float64")
 checks = [
     ("autograd through lnpaper.BatchNorm vs the formula", projection.max_diff_formula),
@@ -668,7 +668,7 @@ assert projection.max_sum < 1e-12, f"largest |<1, dL/dx>| = {projection.max_sum:
 # them.
 
 # %%
-smooth = experiments.loss_smoothness()
+smooth = runs.loss_smoothness()
 names = {"none": "no norm", "batchnorm": "BatchNorm", "layernorm": "LayerNorm"}
 seeds = len(smooth.seeds)
 points = ["step 0", *(f"loss {level:g}" for level in smooth.loss_levels)]

@@ -47,13 +47,13 @@ import torch
 import torch.nn.functional as F
 
 import lnpaper
-from lnpaper import bench, claims, experiments, figures, stats
+from lnpaper import bench, claims, stats
 from lnpaper.chapters.ch02_transpose import variants
 from lnpaper.chapters.ch04_invariances import invariance
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
 from lnpaper.chapters.ch05_transformer import analysis as transformer_analysis
 from lnpaper.chapters.ch05_transformer.claims import LM_MARGIN
-from lnpaper.chapters.ch06_rmsnorm_placement import analysis
+from lnpaper.chapters.ch06_rmsnorm_placement import analysis, figures, runs
 from lnpaper.chapters.ch06_rmsnorm_placement import claims as ch06_claims
 from lnpaper.models import TransformerLM
 from lnpaper.spread import mean_sd_text
@@ -138,7 +138,7 @@ print(f"             torch.nn.LayerNorm {torch.nn.LayerNorm(64).eps}")
 # the summed inputs (notebook 04), and LayerNorm removes it.
 
 # %%
-p1 = experiments.rmsnorm_vs_layernorm()
+p1 = runs.rmsnorm_vs_layernorm()
 print(f"max |RMSNorm(a - mu) - LayerNorm(a)| = {p1.max_diff_centered:.1e}")
 print(
     f"max |RMSNorm(a) - LayerNorm(a)|      = {p1.max_diff_raw:.3g}   "
@@ -176,7 +176,7 @@ assert max(p1.layernorm_shift_change) < 1e-12 < min(p1.rmsnorm_shift_change), (
 # In the invariance table of notebook 04, measured from code, that is exactly one cell:
 
 # %%
-table = experiments.invariance_measurements()
+table = ch04_runs.invariance_measurements()
 # the rows of notebook 04's table for the two norms compared here
 print(ch04_runs.table_text(table, rows=("layernorm", "rmsnorm")))
 lost = ch04_runs.lost_invariances(table, "rmsnorm", reference="layernorm")
@@ -285,10 +285,10 @@ claims.expect(p2b, claims.REPRODUCED)
 # `F.layer_norm` is one fused kernel (read the row, compute both statistics, apply $g$ and $b$,
 # write the output), while `F.rms_norm` is composed of separate ops, each a full pass over memory.
 # The record keeps what each one runs and how many values it moves, counted op by op
-# (`experiments.memory_traffic`: reads plus writes, per value of the input; a copy is 2):
+# (`runs.memory_traffic`: reads plus writes, per value of the input; a copy is 2):
 
 # %%
-traffic = experiments.memory_traffic()
+traffic = runs.memory_traffic()
 for name in ("F.layer_norm (fused)", "F.rms_norm (composed)"):
     print(f"{name:24s} runs: {', '.join(traffic.forward_ops[name])}")
 
@@ -342,7 +342,7 @@ assert fwd[rms] > fwd[ln], (
 # (`lnpaper`'s own modules are written for reading, not speed: `lnpaper.LayerNorm` centers twice,
 # notebook 02, and moves 15.)
 #
-# Counts hold by construction; the claim is about time. `experiments.norm_timing` times every
+# Counts hold by construction; the claim is about time. `runs.norm_timing` times every
 # version, forward and forward plus backward, on two shapes (4096 rows of 1024, and 256 rows of
 # 4096), with 1 and with 2 threads, in 11 rounds that visit every version in turn, and keeps every
 # round. For each way of writing the norms the test takes, per round, RMSNorm's time over
@@ -364,7 +364,7 @@ assert fwd[rms] > fwd[ln], (
 # fastest round instead of the median. Each version's median time as a multiple of a clone's:
 
 # %%
-timing = experiments.norm_timing()
+timing = runs.norm_timing()
 print(claims.wrap(f"recorded with {timing.machine}; {timing.rounds} rounds") + "\n")
 for setting, times in timing.times.items():
     shape = tuple(int(n) for n in setting.split(",")[0].split("x"))
@@ -477,7 +477,7 @@ assert lnpaper.RMSNorm(15, partial=PRMS_P, rounding="ceil").n_stat == 1
 # about $\sqrt{(1/k - 1/n)/2}$. Measured on 20,000 rows per width:
 
 # %%
-p4 = experiments.prms_estimate()
+p4 = runs.prms_estimate()
 heads = ("mean ratio", "sd", "theory mean", "theory sd")
 print(
     f"{'n':>6s} {'k':>5s} {heads[0]:>11s} {heads[1]:>8s} {heads[2]:>12s} "

@@ -50,8 +50,12 @@ import statistics
 import torch
 
 import lnpaper
-from lnpaper import claims, experiments, figures, stats
-from lnpaper.chapters.ch07_after_2020 import analysis
+from lnpaper import claims, stats
+from lnpaper.chapters.ch07_after_2020 import analysis, figures, runs
+from lnpaper.chapters.ch07_after_2020 import figures_depth as depth_figures
+from lnpaper.chapters.ch07_after_2020 import figures_mean as mean_figures
+from lnpaper.chapters.ch07_after_2020 import runs_depth as depth_runs
+from lnpaper.chapters.ch07_after_2020 import runs_mean as mean_runs
 
 lnpaper.setup()
 
@@ -138,7 +142,7 @@ assert deep_half["admin"] < 0.5 * deep_half["post"], deep_half
 # output (after its last norm, before the head):
 
 # %%
-a2 = experiments.branch_dependence()
+a2 = depth_runs.branch_dependence()
 print(
     f"{'means over seeds, blocks L':34s}"
     + "".join(f"{depth:>8d}" for depth in a2.depths)
@@ -154,7 +158,7 @@ for arm in a2.arms:
 a2_finding = claims.BY_ID["A2"].evaluate()
 print(claims.wrap(a2_finding.ours))
 claims.expect(a2_finding, claims.PARTLY)
-figures.branch_dependence(a2)
+depth_figures.branch_dependence(a2)
 
 # %% [markdown]
 # Both halves of the mechanism show at this size: Post-LN's sublayers depend on their branches
@@ -226,7 +230,7 @@ assert abs(scaled["W^Q"] - 1) < 1e-6 and all(
 # $\sqrt{\overline{(F(x;\theta_t) - F(x;\theta_{t-1}))^2}}$.
 
 # %%
-d1 = experiments.deepnorm_study()
+d1 = depth_runs.deepnorm_study()
 for arm in d1.arms:
     first = [u[0] for u in d1.model_update[arm]]
     final = stats.median_text(d1.final_loss[arm])
@@ -235,7 +239,7 @@ for arm in d1.arms:
 d1_finding = claims.BY_ID["D1"].evaluate()
 print(claims.wrap(d1_finding.ours))
 claims.expect(d1_finding, claims.PARTLY)
-figures.deepnorm_update(d1)
+depth_figures.deepnorm_update(d1)
 
 # %% [markdown]
 # Both parts of the mechanism hold at this size. Post-LN's first step moves the logits nearly
@@ -309,7 +313,7 @@ assert [b.placement for b in mix.blocks] == ["post"] * 2 + ["pre"] * 6
 # deviation of the log norms over the blocks (0 for a flat profile).
 
 # %%
-x1 = experiments.gradient_profile()
+x1 = depth_runs.gradient_profile()
 profile = profile_summary(x1)
 for (when, arm), measures in profile.items():
     tilt, spread = np.mean(measures["tilt"]), np.mean(measures["spread"])
@@ -317,7 +321,7 @@ for (when, arm), measures in profile.items():
 x1_finding = claims.BY_ID["X1"].evaluate()
 print(claims.wrap(x1_finding.ours))
 claims.expect(x1_finding, claims.PARTLY)
-figures.gradient_profile(x1)
+depth_figures.gradient_profile(x1)
 
 # %% [markdown]
 # The two failure modes show as claimed: Pre-LN's profile tilts down (its deep blocks get the
@@ -355,7 +359,7 @@ assert all(abs(scale - (i + 1) ** -0.5) < 1e-12 for i, scale in enumerate(scales
 # loss rises when that block alone is skipped.
 
 # %%
-l1 = experiments.layer_scaling_study()
+l1 = depth_runs.layer_scaling_study()
 for arm in l1.arms:
     first, last = (np.mean([v[i] for v in l1.variance_trained[arm]]) for i in (0, -1))
     worth = " ".join(f"{v:.3f}" for v in np.mean(l1.skip_loss_trained[arm], 0))
@@ -370,7 +374,7 @@ print(claims.wrap(f"{l1_finding.ours} -> {l1_finding.verdict}"))
 print(claims.wrap(f"{l1b_finding.ours} -> {l1b_finding.verdict}"))
 claims.expect(l1_finding, claims.PARTLY)
 claims.expect(l1b_finding, claims.NOT_REPRODUCED)
-figures.layer_scaling(l1)
+depth_figures.layer_scaling(l1)
 
 # %% [markdown]
 # The curse shows, in miniature: in plain Pre-LN the stream's variance grows block after block,
@@ -579,11 +583,11 @@ print(reordered.split("        x = x + self.attn(x)  # none")[0])
 o1 = analysis.reordered_study()
 print(f"{'lr':>6s} {'':10s} {'spikes per run':>15s} {'held-out loss':>14s}")
 for lr in o1.lrs:
-    for arm, runs in o1.runs.items():
-        counts = [len(s) for s in runs[lr]["spikes"]]
+    for arm, by_lr in o1.runs.items():
+        counts = [len(s) for s in by_lr[lr]["spikes"]]
         print(
             f"{lr:6g} {arm:10s} {' '.join(map(str, counts)):>15s} "
-            f"{stats.median_text(runs[lr]['final_loss']):>14s}"
+            f"{stats.median_text(by_lr[lr]['final_loss']):>14s}"
         )
 o1_finding = claims.BY_ID["O1"].evaluate()
 print(claims.wrap(o1_finding.ours))
@@ -664,7 +668,7 @@ print(
 # seeds (with six, the interval lay within machine noise of 0):
 
 # %%
-g1 = experiments.gain_decay()
+g1 = runs.gain_decay()
 g1_finding, g1b_finding = claims.BY_ID["G1"].evaluate(), claims.BY_ID["G1b"].evaluate()
 print(claims.wrap("G1: " + g1_finding.ours))
 print()
@@ -683,7 +687,7 @@ claims.expect(g1b_finding, claims.REPRODUCED)
 # Much open training code takes another route: it leaves the gains (and often every
 # one-dimensional parameter) out of the weight decay. **G1c**, declared before its run, adds that
 # arm: the same model, data, seeds and AdamW, the gains stored as $g$ and decayed not at all,
-# every other parameter as before (`experiments.gain_decay_excluded`). Does it do what $1 + w$
+# every other parameter as before (`runs.gain_decay_excluded`). Does it do what $1 + w$
 # does? It must beat $g$ decayed, and lie within 0.004 nats of $1 + w$, half of G1b's gap.
 
 # %%
@@ -736,7 +740,6 @@ import torch
 
 from lnpaper.chapters.ch07_after_2020 import analysis_mean as mean_analysis
 from lnpaper.chapters.ch07_after_2020 import claims_mean as mean_claims
-from lnpaper.chapters.ch07_after_2020 import runs_mean as mean_runs
 from lnpaper.data import SyntheticLanguage
 from lnpaper.models import TransformerLM, zero_mean
 
@@ -784,7 +787,7 @@ print("the LayerNorm biases live in the readers' biases")
 # centered, so the rewritten model's stream acquires a mean of its own.
 
 # %%
-drift = experiments.zero_mean_drift()
+drift = mean_runs.zero_mean_drift()
 logit_gap, loss_gap = mean_analysis.drift_at_end(drift)
 print(
     f"float64, {len(drift.seeds)} seeds: max |logit difference| "
@@ -824,7 +827,7 @@ claims.expect(e1, claims.REPRODUCED)
 # writers zero-mean, which E1c, below, tests.
 
 # %%
-figures.zero_mean_drift(drift)
+mean_figures.zero_mean_drift(drift)
 
 # %% [markdown]
 # ### E1c · Kept zero-mean, does the rewrite train as Pre-LN does?
@@ -855,7 +858,7 @@ figures.zero_mean_drift(drift)
 # one constant to every logit does not change the model).
 
 # %%
-kept_arms = experiments.constrained_drift()
+kept_arms = mean_runs.constrained_drift()
 arm_names = list(kept_arms.logprob_gap["adam"])
 print(f"{len(kept_arms.seeds)} seeds, {kept_arms.steps} steps, float64")
 print("max |log-prob gap| from the LayerNorm twin over the run, per seed, and the")
@@ -889,7 +892,7 @@ for optimizer in kept_arms.lrs:
     )
 
 # %%
-figures.constrained_drift(kept_arms)
+mean_figures.constrained_drift(kept_arms)
 
 # %%
 e1c = claims.BY_ID["E1c"].evaluate()
@@ -958,7 +961,7 @@ claims.expect(e2b, claims.REPRODUCED)
 # models need not carry to today's.
 
 # %%
-figures.detach_norms(detach)
+mean_figures.detach_norms(detach)
 
 # %% [markdown]
 # E2 ran both norms at one rate, 3e-3. **E2c**, declared before its run, gives
@@ -1051,7 +1054,7 @@ claims.expect(y1, claims.PARTLY)
 # made for embeddings initialized far smaller than these.
 
 # %%
-figures.after_dyt(after)
+mean_figures.after_dyt(after)
 
 # %% [markdown]
 # **Y1c: the rich cell.** The preprint puts DyT behind at T/P 1.84, and Y1's fresh arm stops at
@@ -1067,7 +1070,7 @@ print("verdict:", y1c.verdict)
 claims.expect(y1c, claims.REPRODUCED)
 
 # %%
-figures.dyt_data_rich(rich)
+mean_figures.dyt_data_rich(rich)
 
 # %% [markdown]
 # At T/P near 2 DyT falls behind, by 0.15 nats (0.07 to 0.22 on the ten seeds, every one

@@ -6,13 +6,16 @@ import math
 
 import pytest
 
-from lnpaper import claims, experiments
+from lnpaper import claims
+from lnpaper.chapters.ch02_transpose import runs as ch02_runs
 from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
 from lnpaper.chapters.ch05_transformer import analysis as ch05_analysis
 from lnpaper.chapters.ch06_rmsnorm_placement import analysis as ch06_analysis
 from lnpaper.chapters.ch07_after_2020 import analysis as ch07_analysis
 from lnpaper.chapters.ch07_after_2020 import analysis_depth as ch07_analysis_depth
 from lnpaper.chapters.ch07_after_2020 import analysis_mean as ch07_analysis_mean
+from lnpaper.chapters.ch07_after_2020 import runs as ch07_runs
+from lnpaper.chapters.ch07_after_2020 import runs_depth as ch07_runs_depth
 from lnpaper.companion import record
 from lnpaper.companion.verdicts import VERDICTS
 
@@ -50,8 +53,8 @@ TWO = (0, 1)
 
 
 def test_layernorm_parity_and_backward_parity():
-    parity = experiments.layernorm_parity(shapes=((2, 8), (3, 16)))
-    backward = experiments.backward_parity(shape=(3, 8))
+    parity = ch02_runs.layernorm_parity(shapes=((2, 8), (3, 16)))
+    backward = ch02_runs.backward_parity(shape=(3, 8))
     check("F1", parity)
     check("F3", backward)
 
@@ -98,24 +101,24 @@ def test_qk_sweep_and_reordered_study():
 
 
 def test_gain_decay():
-    result = experiments.gain_decay(seeds=TWO, steps=3, n_layers=2)
+    result = ch07_runs.gain_decay(seeds=TWO, steps=3, n_layers=2)
     assert all(math.isfinite(v) for v in finite_numbers(result.mean_gain))
     check("G1", result)
     check("G1b", result)
-    excluded = experiments.gain_decay_excluded(seeds=TWO, steps=3, n_layers=2)
+    excluded = ch07_runs.gain_decay_excluded(seeds=TWO, steps=3, n_layers=2)
     assert len(excluded.excluded) == 2 * 4 + 1  # four norms per peri block, and the final one
     check("G1c", result, excluded)
 
 
 def test_deepnorm_halves():
-    full = experiments.deepnorm_study(seeds=TWO, steps=3, update_steps=2)
+    full = ch07_runs_depth.deepnorm_study(seeds=TWO, steps=3, update_steps=2)
     halves = ch07_analysis_depth.deepnorm_halves(seeds=TWO, steps=3, update_steps=2)
     assert set(halves.model_update) == {"pre", "deepnorm-alpha", "deepnorm-beta"}
     check("D1b", full, halves)
 
 
 def test_branch_dependence():
-    result = experiments.branch_dependence(depths=(2, 4), seeds=TWO, draws=1, d_model=16)
+    result = ch07_runs_depth.branch_dependence(depths=(2, 4), seeds=TWO, draws=1, d_model=16)
     check("A2", result)
 
 

@@ -10,10 +10,11 @@ from torch import nn
 from lnpaper import claims
 from lnpaper.chapters.ch04_invariances import claims as nb_claims
 from lnpaper.chapters.ch04_invariances import geometry
-from lnpaper.chapters.ch04_invariances.runs import adamw_predictions, angle_slopes
-from lnpaper.experiments import (
+from lnpaper.chapters.ch04_invariances.runs import (
     adam_geometry,
     adam_update_geometry,
+    adamw_predictions,
+    angle_slopes,
     fisher_doubling,
     gain_metric,
     sgd_geometry,

@@ -12,7 +12,7 @@ from lnpaper import claims
 from lnpaper.chapters.ch04_invariances import claims as nb_claims
 from lnpaper.chapters.ch04_invariances import invariance
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
-from lnpaper.experiments import invariance_measurements, reparameterization
+from lnpaper.chapters.ch04_invariances.runs import invariance_measurements, reparameterization
 from lnpaper.norms import LayerNorm, WeightNormLinear
 
 # Written out from the sources, independently of invariance.PAPER_TABLE: Ba et al. 2016,

@@ -19,18 +19,16 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
 )
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
     border_mask,
+    cnn_coda,
     framed_images,
+    lnlstm_anatomy,
+    longer_sequences,
     mean_tanh_slope,
+    rnn_dynamics,
+    sequence_training,
     units_on,
 )
 from lnpaper.data import digits
-from lnpaper.experiments import (
-    cnn_coda,
-    lnlstm_anatomy,
-    longer_sequences,
-    rnn_dynamics,
-    sequence_training,
-)
 from lnpaper.models.cnn import SeedBatchedCNN, SmallCNN
 from lnpaper.models.recurrent import make_cell
 
@@ -861,7 +859,7 @@ def test_m4g_asks_whether_the_t_max_rule_keeps_the_accuracy_beyond_t_max(beyond,
 def test_stationary_statistics_per_step_is_longer_sequences_bn_lstm():
     """The same training (`_train_on_streams`) and test streams: with per-step statistics the
     accuracy is longer_sequences' BN-LSTM's, bit for bit; averaged statistics change it."""
-    from lnpaper.experiments import stationary_statistics
+    from lnpaper.chapters.ch03_layernorm_in_rnns.runs import stationary_statistics
 
     arguments = {"hidden": 8, "steps": 4, "seeds": (0, 1), "test_length": 16}
     result = stationary_statistics(**arguments)

@@ -1,7 +1,7 @@
 """The package's layers, as `src/lnpaper/chapters/__init__.py` states them, checked on every import
 statement (function-level ones included):
 
-- chapter N imports only chapters 1..N, never the by-name views above it;
+- chapter N imports only chapters 1..N, never the registries and commands above it;
 - the companion (record, registries, verdicts, style) imports no chapter, and the library (norms,
   models, data, train, stats, ...) neither a chapter nor the companion;
 - within the chapters, data flows one way: runs, then analysis, then claims and figures;
@@ -17,7 +17,7 @@ from lnpaper import chapters
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "lnpaper"
-# The views and commands at the top: they may import anything, and nothing below may import them.
+# The registries and commands at the top: they may import anything, and nothing below may import them.
 TOP = {
     "lnpaper",
     "lnpaper.__main__",
@@ -199,3 +199,24 @@ def test_no_module_imports_one_that_imports_it_back():
 
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_name_a_module_holds_is_written_in_it():
+    # No module fills its namespace at import (`globals().update`): an editor, a type checker and a
+    # reader all find `runs.lm_training` where it is defined.
+    filled = [
+        str(path.relative_to(SRC))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("globals", "vars", "setattr")
+        and (node.func.id != "vars" or not node.args)
+        and (node.func.id != "setattr" or _is_module_target(node))
+    ]
+    assert filled == []
+
+
+def _is_module_target(node: ast.Call) -> bool:
+    """setattr(sys.modules[__name__], ...) writes a module's own names."""
+    return bool(node.args) and "__name__" in ast.unparse(node.args[0])

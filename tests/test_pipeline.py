@@ -11,13 +11,14 @@ from PIL import Image
 from lnpaper import __main__ as cli
 from lnpaper import claims, ledger
 from lnpaper.chapters.ch02_transpose import claims as transpose_claims
-from lnpaper.chapters.ch02_transpose.runs import BackwardResult, ParityResult
-from lnpaper.experiments import (
-    EXPERIMENTS,
+from lnpaper.chapters.ch02_transpose.runs import (
+    BackwardResult,
+    ParityResult,
     one_pass_variance,
     per_token_independence,
     variants_vs_scale,
 )
+from lnpaper.experiments import EXPERIMENTS
 from lnpaper.figures import FIGURES, save_png
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -127,7 +127,7 @@ def test_composed_norms_move_eight_and_five_values_per_value():
 
 
 def test_memory_traffic_experiment(no_store):
-    from lnpaper.experiments import memory_traffic
+    from lnpaper.chapters.ch06_rmsnorm_placement.runs import memory_traffic
 
     result = memory_traffic(shape=(32, 64))
     assert set(result.forward) == set(bench.candidates(64))
@@ -141,7 +141,7 @@ def test_memory_traffic_experiment(no_store):
 
 
 def test_rmsnorm_equals_layernorm_on_centered_rows_only(no_store):
-    from lnpaper.experiments import rmsnorm_vs_layernorm
+    from lnpaper.chapters.ch06_rmsnorm_placement.runs import rmsnorm_vs_layernorm
 
     result = rmsnorm_vs_layernorm(width=16, rows=8, offsets=(0.5, 5.0))
     assert result.max_diff_centered < 1e-12 < 1e-2 < result.max_diff_raw
@@ -152,7 +152,7 @@ def test_rmsnorm_equals_layernorm_on_centered_rows_only(no_store):
 
 
 def test_prms_estimate_counts_units_like_the_module_and_matches_the_delta_method(no_store):
-    from lnpaper.experiments import prms_estimate
+    from lnpaper.chapters.ch06_rmsnorm_placement.runs import prms_estimate
 
     result = prms_estimate(widths=(100, 1024), samples=4000)
     assert result.units_used == [6, 64]  # int(6.25), int(64), as the authors' code counts
@@ -185,7 +185,7 @@ def test_layer_statistics_per_block_and_no_gradient_left_behind():
 
 
 def test_lm_training_records_per_block_statistics(no_store):
-    from lnpaper.experiments import lm_training
+    from lnpaper.chapters.ch05_transformer.runs import lm_training
 
     result = lm_training(placement="peri", n_layers=2, seeds=(0, 1), steps=3, log_every=1)
     for key in ("stream_variance", "block_grad_norm"):

@@ -251,7 +251,7 @@ def test_bad_tokens_are_refused(bad, message):
 
 
 def test_grad_norm_vs_depth_accepts_a_range_and_records_every_layer(no_store):
-    from lnpaper.experiments import grad_norm_vs_depth
+    from lnpaper.chapters.ch05_transformer.runs import grad_norm_vs_depth
 
     post = grad_norm_vs_depth(placement="post", depths=(2, 3), seeds=range(2), d_model=16)
     assert post.seeds == [0, 1] and len(post.grad_norm) == 2 and len(post.grad_norm[0]) == 2
@@ -264,7 +264,7 @@ def test_grad_norm_vs_depth_accepts_a_range_and_records_every_layer(no_store):
 
 
 def test_batchnorm_backward_is_the_projection_formula(no_store):
-    from lnpaper.experiments import batchnorm_backward_projection
+    from lnpaper.chapters.ch05_transformer.runs import batchnorm_backward_projection
 
     result = batchnorm_backward_projection(batch=8, features=3)
     assert result.max_diff_formula < 1e-12 and result.max_diff_numpy < 1e-12
@@ -273,7 +273,7 @@ def test_batchnorm_backward_is_the_projection_formula(no_store):
 
 
 def test_lm_training_records_each_seed(no_store):
-    from lnpaper.experiments import lm_training
+    from lnpaper.chapters.ch05_transformer.runs import lm_training
 
     result = lm_training(n_layers=1, seeds=(0, 1), steps=4, log_every=2)
     assert result.steps == [2, 4] and len(result.train_loss) == 2
@@ -285,8 +285,7 @@ def test_lm_training_records_each_seed(no_store):
 def test_lm_training_trains_each_seed_as_the_one_run_loop_would(no_store):
     """The seeds of lm_training step together as one population; each must follow the one-run loop
     (`lnpaper.train.train`) on its own batches, to float32 roundoff amplified over a few steps."""
-    from lnpaper.chapters.ch05_transformer.runs import batches, build_models, held_out
-    from lnpaper.experiments import lm_training
+    from lnpaper.chapters.ch05_transformer.runs import batches, build_models, held_out, lm_training
     from lnpaper.train import train
 
     options = {"placement": "post", "n_layers": 2, "lr": 1e-2, "warmup_steps": 3}
@@ -498,8 +497,7 @@ def test_the_t5_figure_draws_xavier_runs_that_diverge_or_stay_finite(diverged):
 
     import matplotlib.pyplot as plt
 
-    from lnpaper import figures
-    from lnpaper.chapters.ch05_transformer import analysis
+    from lnpaper.chapters.ch05_transformer import analysis, figures
 
     study = copy.deepcopy(analysis.tfixup_study())
     xavier = study.runs["Xavier, 12 layers, no norm"]
@@ -713,7 +711,7 @@ def test_smoothness_summaries_split_step_0_from_the_matched_points():
 
 
 def test_loss_smoothness_probes_at_the_first_step_reaching_each_level():
-    from lnpaper.experiments import loss_smoothness
+    from lnpaper.chapters.ch05_transformer.runs import loss_smoothness
 
     result = loss_smoothness(norms=("batchnorm",), loss_levels=(1.5, 0.8), max_steps=60,
                              width=16, seeds=(0,))  # fmt: skip

@@ -10,8 +10,8 @@ from lnpaper.chapters.ch01_why_batchnorm_fails.analysis import (
     BatchSizeResult,
     batch_size_robustness,
 )
-from lnpaper.chapters.ch01_why_batchnorm_fails.runs import M5_BATCHNORMS
-from lnpaper.experiments import (
+from lnpaper.chapters.ch01_why_batchnorm_fails.runs import (
+    M5_BATCHNORMS,
     batch_dependence,
     batch_of_one,
     batch_size_runs,

@@ -21,10 +21,11 @@ import torch.nn.functional as F
 from matplotlib.figure import Figure
 from matplotlib.transforms import blended_transform_factory
 
-from lnpaper import experiments, functional
+from lnpaper import functional
 from lnpaper.chapters.ch01_why_batchnorm_fails.runs import first_layer_inputs
 from lnpaper.chapters.ch02_transpose import variants
 from lnpaper.chapters.ch04_invariances import invariance
+from lnpaper.chapters.ch05_transformer import runs as ch05_runs
 from lnpaper.companion import style
 from lnpaper.norms import BatchNorm, LayerNorm, center
 
@@ -163,7 +164,7 @@ def batch_size(batch_size: int = 4) -> Figure:
 
 # ---- notebook 02: the one-pass variance in float32 ------------------------------------------------
 
-ONE_PASS_STD, ONE_PASS_WIDTH, ONE_PASS_ROWS = 0.01, 1024, 64  # as experiments.one_pass_variance
+ONE_PASS_STD, ONE_PASS_WIDTH, ONE_PASS_ROWS = 0.01, 1024, 64  # as ch02's one_pass_variance
 FLOAT32_ROUNDING = 2.0**-24  # float32's unit roundoff: half the spacing of the numbers near 1
 
 
@@ -244,9 +245,9 @@ DEPTH_SEEDS, DEPTH_BATCH = 3, 4  # T1 uses 40 seeds of 8 sequences; fewer keep a
 
 @functools.cache
 def depth_run(placement: str, depth: int):
-    """experiments.grad_norm_vs_depth's own body (not its recorded result, so any depth works) for
+    """grad_norm_vs_depth's own body (chapter 05) (not its recorded result, so any depth works) for
     one depth: Xiong et al.'s setting at initialization, 3 seeds of 4 sequences of 32 tokens."""
-    run = experiments.grad_norm_vs_depth.__wrapped__  # the computation, without the record
+    run = ch05_runs.grad_norm_vs_depth.__wrapped__  # the computation, without the record
     with torch.random.fork_rng():  # it seeds torch per seed; the notebook's own stream is kept
         return run(placement=placement, depths=(depth,), seeds=range(DEPTH_SEEDS),
                    batch_size=DEPTH_BATCH)  # fmt: skip

@@ -1,8 +1,10 @@
-"""Every experiment by name: `experiments.lm_training(seeds=(0, 1))`, as the notebooks call them.
+"""The registry of every recorded experiment, in book order, for the command line, the reproduction
+check and the ledger: `EXPERIMENTS["lm_training"]`.
 
-Each is defined in its chapter's `runs` module (`lnpaper.chapters.ch05_transformer.runs` for
-`lm_training`) and goes through the record (`lnpaper.companion.record`). This module lists the
-registry `lnpaper.companion.registry.EXPERIMENTS`; nothing here is kept by hand.
+A notebook (or a reader at the prompt) calls an experiment from its chapter's `runs` module,
+`lnpaper.chapters.ch05_transformer.runs.lm_training(seeds=(0, 1))`; every call goes through the
+record (`lnpaper.companion.record`). Importing this module imports every chapter's runs, which
+register themselves (`lnpaper.companion.registry.experiment`).
 """
 
 from lnpaper import chapters
@@ -10,6 +12,5 @@ from lnpaper.companion.registry import EXPERIMENTS, experiment
 
 chapters.load("runs")
 chapters.in_book_order(EXPERIMENTS, lambda run: run.__module__)
-globals().update(EXPERIMENTS)
 
-__all__ = ["EXPERIMENTS", "experiment", *EXPERIMENTS]
+__all__ = ["EXPERIMENTS", "experiment"]

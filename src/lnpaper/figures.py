@@ -1,8 +1,8 @@
-"""Every figure by name: `figures.batch_size(result)` draws it, `FIGURES` lists them for
-`python -m lnpaper figures`.
+"""The registry of every figure, in book order, for `python -m lnpaper figures`: `FIGURES[name]`.
 
-Each is defined in its chapter's `figures` module; this module lists the registry
-`lnpaper.companion.registry.FIGURES`, by the names of the functions that draw them.
+A notebook draws a figure with its chapter's `figures` module,
+`lnpaper.chapters.ch01_why_batchnorm_fails.figures.batch_size(result)`. Importing this module
+imports every chapter's figures, which register themselves (`lnpaper.companion.registry.figure`).
 """
 
 from lnpaper import chapters
@@ -11,7 +11,5 @@ from lnpaper.companion.registry import FIGURES, FigureSpec, figure
 
 chapters.load("figures")
 chapters.in_book_order(FIGURES, lambda spec: spec.draw.__module__)
-DRAW = {spec.draw.__name__: spec.draw for spec in FIGURES.values()}
-globals().update(DRAW)
 
-__all__ = ["FIGURES", "FigureSpec", "figure", "save_png", *DRAW]
+__all__ = ["FIGURES", "FigureSpec", "figure", "save_png"]
