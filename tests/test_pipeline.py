@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from lnpaper import __main__ as cli
-from lnpaper import claims, ledger
+from lnpaper import chapters, claims, ledger
 from lnpaper.chapters.ch02_transpose import claims as transpose_claims
 from lnpaper.chapters.ch02_transpose.runs import (
     BackwardResult,
@@ -67,8 +67,8 @@ def test_figures_check_fails_on_missing_changed_and_stale_files(tmp_path, capsys
 def test_every_figure_draws_a_registered_experiment_or_a_chapters_analysis_of_them():
     for spec in FIGURES.values():
         run = spec.experiment
-        # a chapter's `analysis`, or one of its parts (`analysis_depth`, as `runs_depth`)
-        analysis = run is not None and run.__module__.split(".")[-1].split("_")[0] == "analysis"
+        # a module its chapter's manifest lists as analysis
+        analysis = run is not None and run.__module__ in chapters.modules("analysis")
         assert run is None or run in EXPERIMENTS.values() or analysis, spec.name
 
 

@@ -1,9 +1,10 @@
 """The chapters: one package per notebook, in the book's order.
 
-A chapter holds its experiments (`runs*.py`), the claims it checks (`claims*.py`) and its figures
-(`figures*.py`). Chapter N imports only chapters before it (`tests/test_layout.py`), and below every
-chapter sit the machinery that makes it checkable (`lnpaper.companion`) and the library (norms,
-models, data, train, stats).
+A chapter lists its modules in a manifest (`PARTS` in its `__init__.py`): its recorded experiments
+(`runs`), the studies computed from them (`analysis`), the claims it checks (`claims`), its figures
+(`figures`), and any code only it teaches (`library`). Chapter N imports only chapters before it
+(`tests/test_layout.py`), and below every chapter sit the machinery that makes it checkable
+(`lnpaper.companion`) and the library (norms, models, data, train, stats).
 
 Importing a chapter's modules fills the registries of `lnpaper.companion.registry`; `load` imports
 every chapter's modules of one kind, in notebook order, so the registries list things in the order a
@@ -22,21 +23,20 @@ CHAPTERS = (
     "ch07_after_2020",
 )
 
-# The modules of each kind a chapter has, where it has more than one. Notebook 07's claims are listed
-# in the order its sections run: depth first, then attention logits and placements, then the mean.
-_SPLIT = {"ch07_after_2020": ("{kind}_depth", "{kind}", "{kind}_mean")}
-KINDS = ("runs", "claims", "figures")
+KINDS = ("library", "runs", "analysis", "claims", "figures")
+
+
+def parts(chapter: str) -> dict[str, tuple[str, ...]]:
+    """A chapter's manifest: the names of its modules of each kind, in the order data flows
+    (`PARTS` in its `__init__.py`)."""
+    return importlib.import_module(f"{__name__}.{chapter}").PARTS
 
 
 def modules(kind: str) -> list[str]:
-    """The dotted names of every chapter's modules of `kind` ('runs', 'claims' or 'figures')."""
+    """The dotted names of every chapter's modules of `kind` (one of KINDS), in book order."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    return [
-        f"{__name__}.{chapter}.{name.format(kind=kind)}"
-        for chapter in CHAPTERS
-        for name in _SPLIT.get(chapter, ("{kind}",))
-    ]
+    return [f"{__name__}.{chapter}.{name}" for chapter in CHAPTERS for name in parts(chapter)[kind]]
 
 
 def load(kind: str) -> None:

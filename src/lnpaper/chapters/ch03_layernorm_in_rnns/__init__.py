@@ -1,4 +1,14 @@
-"""Notebook 03, layerNorm in recurrent networks: R1-R5 and M4b-M4d (`notebooks/03_layernorm_in_rnns.py`).
+"""Notebook 03, LayerNorm in recurrent networks: R1-R6 and M4b-M4g (`notebooks/03_layernorm_in_rnns.py`).
 
-`runs` holds its experiments, `claims` the claims it checks, `figures` what it draws.
+Its manifest, in the order data flows: recorded experiments (`runs`), the studies and summaries
+computed from them (`analysis`), the claims it checks (`claims`) and what it draws (`figures`).
+`lnpaper.chapters.modules` reads it to import the chapter's modules of a kind in this order.
 """
+
+PARTS = {
+    "library": (),
+    "runs": ("runs",),
+    "analysis": ("analysis",),
+    "claims": ("claims",),
+    "figures": ("figures",),
+}

@@ -1,4 +1,14 @@
-"""Notebook 06, rMSNorm and where the norm goes: P1-P5 (`notebooks/06_rmsnorm_and_placement.py`).
+"""Notebook 06, RMSNorm and where the norm goes: P1-P5 (`notebooks/06_rmsnorm_and_placement.py`).
 
-`runs` holds its experiments, `claims` the claims it checks, `figures` what it draws.
+Its manifest, in the order data flows: recorded experiments (`runs`), the studies and summaries
+computed from them (`analysis`), the claims it checks (`claims`) and what it draws (`figures`).
+`lnpaper.chapters.modules` reads it to import the chapter's modules of a kind in this order.
 """
+
+PARTS = {
+    "library": (),
+    "runs": ("runs",),
+    "analysis": ("analysis",),
+    "claims": ("claims",),
+    "figures": ("figures",),
+}
