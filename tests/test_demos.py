@@ -199,22 +199,18 @@ def test_the_table_figure_keeps_one_layout_for_every_choice():
     assert texts[0] == "No; paper: Invariant"  # BatchNorm, X rescaled, eps 1e-5
 
 
-# ---- every demo: well under a second, and the switch ----------------------------------------------
+# ---- every demo: draws at every extreme, and the switch -------------------------------------------
 
 
 @pytest.mark.parametrize("notebook", list(DEMOS))
-def test_each_demo_redraws_in_well_under_a_second_at_every_extreme(notebook):
-    """Each control at its first and last choice, the others at their defaults. The slowest, depth
-    24, takes 0.45 s on one core; the bound leaves room for a loaded machine."""
+def test_each_demo_draws_at_every_extreme(notebook):
+    """Each control at its first and last choice, the others at their defaults: a figure, drawn
+    without error (how long a redraw takes is a machine's number, not a test's)."""
     update, controls = DEMOS[notebook]
     defaults = {name: default for name, (choices, default) in controls.items()}
     for name, (choices, _) in controls.items():
         for value in (choices[0], choices[-1]):
-            start = time.perf_counter()
-            fig = drawn(update(**{**defaults, name: value}))
-            seconds = time.perf_counter() - start
-            assert isinstance(fig, Figure)
-            assert seconds < 1.5, f"{update.__name__}({name}={value}) took {seconds:.2f} s"
+            assert isinstance(drawn(update(**{**defaults, name: value})), Figure), (name, value)
 
 
 def test_live_is_decided_by_the_environment(monkeypatch):
