@@ -61,7 +61,13 @@ import torch
 
 import lnpaper
 from lnpaper import claims, stats
-from lnpaper.chapters.ch03_layernorm_in_rnns import analysis, figures, runs
+from lnpaper.chapters.ch03_layernorm_in_rnns import (
+    analysis,
+    figures,
+    runs,
+    runs_cnn,
+    runs_lengths,
+)
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import training_summary
 from lnpaper.chapters.ch03_layernorm_in_rnns.claims import (
     R4_MARGIN,
@@ -567,7 +573,7 @@ figures.gain_init(study)
 # tested on 1024 streams of 16.
 
 # %%
-longer = runs.longer_sequences()
+longer = runs_lengths.longer_sequences()
 lengths = analysis.length_summary(longer)
 print(f"{'model':10s} {'steps 2-7 (trained)':>20s} {'steps 8-15 (longer)':>20s}")
 for model, parts in lengths.items():
@@ -610,7 +616,7 @@ figures.longer_sequences(longer)
 # accuracy over steps 8-31 no more than 1 point below steps 2-7 (the R4 margin).
 
 # %%
-stationary = runs.stationary_statistics()
+stationary = runs_lengths.stationary_statistics()
 drift = [
     sum(seed[t] for seed in stationary.drift) / len(stationary.seeds)
     for t in range(stationary.train_length - 1)
@@ -929,7 +935,7 @@ claims.expect(r6, claims.PARTLY)
 # about how often border units fire.
 
 # %%
-cnn = runs.cnn_coda()
+cnn = runs_cnn.cnn_coda()
 for margin, by_norm in analysis.cnn_summary(cnn).items():
     side = 8 + 2 * margin
     border, interior = cnn.border_active[margin], cnn.interior_active[margin]

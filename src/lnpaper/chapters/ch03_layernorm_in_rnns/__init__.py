@@ -7,8 +7,8 @@ computed from them (`analysis`), the claims it checks (`claims`) and what it dra
 
 PARTS = {
     "library": (),
-    "runs": ("runs",),
+    "runs": ("runs", "runs_lengths", "runs_cnn"),
     "analysis": ("analysis",),
-    "claims": ("claims",),
+    "claims": ("claims", "claims_batchnorm", "claims_coda"),
     "figures": ("figures",),
 }

@@ -11,6 +11,8 @@ from matplotlib.patches import Patch
 from lnpaper import stats
 from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
+from lnpaper.chapters.ch03_layernorm_in_rnns import runs_cnn as ch03_runs_cnn
+from lnpaper.chapters.ch03_layernorm_in_rnns import runs_lengths as ch03_runs_lengths
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
     best_lr_index,
     dynamics_summary,
@@ -301,7 +303,7 @@ def sequential_digits(result) -> Figure:
     return fig
 
 
-@figure("longer_sequences", notebook=NOTEBOOK, experiment=ch03_runs.longer_sequences)
+@figure("longer_sequences", notebook=NOTEBOOK, experiment=ch03_runs_lengths.longer_sequences)
 def longer_sequences(result) -> Figure:
     """Trained on streams of 8 random digits, tested on 1024 streams of 16: accuracy at each step
     of naming the digit shown 2 steps earlier (64 units, Adam, 200 steps); mean over seeds, band
@@ -335,7 +337,7 @@ def longer_sequences(result) -> Figure:
     return fig
 
 
-@figure("cnn_coda", notebook=NOTEBOOK, experiment=ch03_runs.cnn_coda)
+@figure("cnn_coda", notebook=NOTEBOOK, experiment=ch03_runs_cnn.cnn_coda)
 def cnn_coda(result) -> Figure:
     """A small CNN (two 3 x 3 conv layers of 8 and 16 channels, Adam, lr 0.003, batch 64, 200 steps)
     on the 8 x 8 digits with no norm, BatchNorm or LayerNorm, as they are and framed by a blank
