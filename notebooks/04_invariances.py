@@ -47,7 +47,7 @@ import torch
 
 import lnpaper
 from lnpaper import claims, demos
-from lnpaper.chapters.ch04_invariances import figures, invariance, runs
+from lnpaper.chapters.ch04_invariances import figures, invariance, runs, runs_geometry
 
 lnpaper.setup()
 
@@ -325,7 +325,7 @@ assert reparam.linear_nearest > 1e-4, (
 # every step (`geometry.WeightGeometry`, this chapter's module).
 
 # %%
-sgd = runs.sgd_geometry()
+sgd = runs_geometry.sgd_geometry()
 first, second = (f"{s:g}" for s in sgd.init_scales)
 for key in (first, second):
     norms, grads = np.array(sgd.norms[key]), np.array(sgd.grad_norms[key])
@@ -408,7 +408,7 @@ figures.sgd_geometry(sgd)
 #
 # which depends on $\eta\lambda$ alone, not on $C$ or the initial scale.
 #
-# The experiment (`runs.adam_geometry`) is the MLP of I3 at 32 hidden units
+# The experiment (`runs_geometry.adam_geometry`) is the MLP of I3 at 32 hidden units
 # ($C = 2048$), 10 seeds, each seed its own model, all stacked and trained as one batch of models.
 # (a) Adam and SGD without weight decay, $W_1$ at five scales of one function: the angle per step
 # over the first 20 steps. (b) AdamW with weight decay on $W_1$ only, three $(\eta, \lambda)$,
@@ -416,16 +416,10 @@ figures.sgd_geometry(sgd)
 # is the mean over the last 200.
 
 # %%
-from lnpaper.chapters.ch04_invariances.runs import (
-    adamw_predictions,
-    adamw_ratios,
-    angle_slopes,
-)
-
-adam = runs.adam_geometry()
+adam = runs_geometry.adam_geometry()
 print("slope of log(angle per step) on log ||W1_0||")
 for name, exponent in (("adam", -1), ("sgd", -2)):
-    slopes = np.array(angle_slopes(adam, name))
+    slopes = np.array(runs_geometry.angle_slopes(adam, name))
     print(
         f"  {name:5s} mean {slopes.mean():.3f} (seeds {slopes.min():.3f} to "
         f"{slopes.max():.3f}; the argument says {exponent})"
@@ -441,7 +435,10 @@ print(
     f"{'||W1||':>9s}{'predicted':>11s}{'ratio':>7s}"
 )
 for c, (lr, decay) in enumerate(adam.configs):
-    predicted, ratios = adamw_predictions(adam, c), adamw_ratios(adam, c)
+    predicted, ratios = (
+        runs_geometry.adamw_predictions(adam, c),
+        runs_geometry.adamw_ratios(adam, c),
+    )
     angle, norm = np.mean(adam.equilibrium_angle[c]), np.mean(adam.equilibrium_norm[c])
     print(
         f"{lr:7g}{decay:8g}{angle:9.4f}{predicted['angle']:11.4f}"
@@ -453,7 +450,7 @@ print(
 )
 for c, (lr, decay) in enumerate(adam.configs):
     approach = np.mean(adam.approach_steps[c])
-    predicted = adamw_predictions(adam, c)["approach"]
+    predicted = runs_geometry.adamw_predictions(adam, c)["approach"]
     loss = np.mean(adam.final_loss[c])
     print(f"{lr:7g}{decay:8g}{approach:10.1f}{predicted:17.0f}{loss:7.3f}")
 print(f"I5: {claims.BY_ID['I5'].evaluate().verdict}")
@@ -506,12 +503,12 @@ figures.adam_geometry(adam)
 # %%
 from lnpaper.chapters.ch04_invariances.claims import momentum_mean_field
 
-update = runs.adam_update_geometry()
+update = runs_geometry.adam_update_geometry()
 header = f"{'lr':>6s}{'lambda':>7s}{'r':>6s}{'r, m':>6s}{'cos g':>8s}{'cos m':>7s}"
 print(f"{header}{'cos d':>7s}{'S':>7s}{'norm ratio':>11s}{'balance':>9s}")
 for c, (lr, decay) in enumerate(update.configs):
     size, radial = np.mean(update.update_size[c]), np.mean(update.radial[c])
-    measured = np.mean(adamw_ratios(adam, c)["norm"])
+    measured = np.mean(runs_geometry.adamw_ratios(adam, c)["norm"])
     print(
         f"{lr:6g}{decay:7g}{radial:6.1f}{np.mean(update.momentum_radial[c]):6.1f}"
         f"{np.mean(update.gradient_cos[c]):8.0e}{np.mean(update.momentum_cos[c]):7.3f}"
@@ -574,7 +571,9 @@ claims.expect(i5b, claims.NOT_REPRODUCED)
 # sharing one LayerNorm, with the whole $W$ doubled or only its first row.
 
 # %%
-fisher = runs.fisher_doubling()
+from lnpaper.chapters.ch04_invariances import runs_fisher
+
+fisher = runs_fisher.fisher_doubling()
 labels = list(fisher.nominal)
 nominal = fisher.nominal
 # every column 7 wide, so that the table is 87 characters
@@ -675,7 +674,7 @@ claims.expect(cross, claims.REPRODUCED)
 # Fisher as above, at $\delta = 0.1$ and $10$.
 
 # %%
-gain = runs.gain_metric()
+gain = runs_fisher.gain_metric()
 one = gain.scales.index(1.0)
 print("Fisher metric along the gain, F_gg(delta) / F_gg(1), outputs held fixed")
 print(f"{'unit':12s}" + "".join(f"{f'delta = {d:g}':>14s}" for d in gain.scales))

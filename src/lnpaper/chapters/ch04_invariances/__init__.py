@@ -8,7 +8,7 @@ computed from them (`analysis`), the claims it checks (`claims`) and what it dra
 
 PARTS = {
     "library": ("invariance", "geometry"),
-    "runs": ("runs",),
+    "runs": ("runs", "runs_geometry", "runs_fisher"),
     "analysis": (),
     "claims": ("claims",),
     "figures": ("figures",),

@@ -4,12 +4,11 @@ import math
 
 from lnpaper import stats
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
+from lnpaper.chapters.ch04_invariances import runs_fisher as ch04_runs_fisher
+from lnpaper.chapters.ch04_invariances import runs_geometry as ch04_runs_geometry
 from lnpaper.chapters.ch04_invariances.invariance import PAPER_TABLE
-from lnpaper.chapters.ch04_invariances.runs import (
-    adamw_ratios,
-    angle_slopes,
-    invariance_extremes,
-)
+from lnpaper.chapters.ch04_invariances.runs import invariance_extremes
+from lnpaper.chapters.ch04_invariances.runs_geometry import adamw_ratios, angle_slopes
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     BA_2016,
@@ -368,7 +367,7 @@ CLAIMS = register_claims(
         f"{BA_2016}, Sec. 5.2 (the reading as implicit early stopping, from the Fisher geometry)",
         paper_value="argument, no number",
         notebook=NOTEBOOK,
-        experiments=(ch04_runs.sgd_geometry,),
+        experiments=(ch04_runs_geometry.sgd_geometry,),
         check=check_i3,
     ),
     Claim(
@@ -377,7 +376,7 @@ CLAIMS = register_claims(
         source=f"{BA_2016}, Sec. 5",
         paper_value='1/2 ("because the sigma_i will also be twice as large")',
         notebook=NOTEBOOK,
-        experiments=(ch04_runs.fisher_doubling,),
+        experiments=(ch04_runs_fisher.fisher_doubling,),
         check=check_i4,
     ),
     Claim(
@@ -388,7 +387,7 @@ CLAIMS = register_claims(
         source=f"{BA_2016}, Sec. 5.2 (the factor g_i g_j / (sigma_i sigma_j) of F-bar_ij)",
         paper_value="1/2, for the cross blocks (the reading of review A's missing check 11)",
         notebook=NOTEBOOK,
-        experiments=(ch04_runs.fisher_cross_blocks,),
+        experiments=(ch04_runs_fisher.fisher_cross_blocks,),
         check=check_i4b,
         test="float64, 4 WeightNorm units under one softmax, 512 inputs, w_1 doubled: every "
         "block along w_1 equals its factor (1/4 for w_1's own, 1/2 with the rest, 1 elsewhere) "
@@ -404,7 +403,7 @@ CLAIMS = register_claims(
         "angle); van Laarhoven 2017 (Adam removes only part of the 1/||W|| dependence)",
         paper_value="slope -1 (Adam) vs -2 (SGD); angle 0.229 sqrt(2 lr lambda) for beta1 = 0.9",
         notebook=NOTEBOOK,
-        experiments=(ch04_runs.adam_geometry,),
+        experiments=(ch04_runs_geometry.adam_geometry,),
         check=check_i5,
         test=f"LayerNorm MLP on digits, float64, one model per seed; (a) per seed, slope of log "
         f"angle per step (first steps) on log ||W_0|| over 5 scales: 95% t CI of slope - exponent "
@@ -423,7 +422,7 @@ CLAIMS = register_claims(
         paper_value="no source asserts it with momentum: the momentum mean field gives 2 <W, d> / "
         "||d||^2 = 2 b1 / (1 - b1) = 18 at b1 = 0.9 (derived in notebook 04, found after the run)",
         notebook=NOTEBOOK,
-        experiments=(ch04_runs.adam_update_geometry,),
+        experiments=(ch04_runs_geometry.adam_update_geometry,),
         check=check_i5b,
         test=f"I5's AdamW runs (3 (lr, lambda), 10 seeds), the last 200 of 800 steps: per seed "
         f"the mean of 2 <W_t, d_t> / ||d_t||^2, d_t Adam's step without the decay; 95% t CI "
@@ -442,7 +441,7 @@ CLAIMS = register_claims(
         paper_value="argument, no number: the plain GLM's metric is scaled by its input, the "
         "normalized models' depends only on the prediction error",
         notebook=NOTEBOOK,
-        experiments=(ch04_runs.gain_metric,),
+        experiments=(ch04_runs_fisher.gain_metric,),
         check=check_i6,
         test=f"float64, a logistic unit over 512 inputs x -> delta x (delta 0.1, 1, 10) with its "
         f"outputs held fixed; the gain's Fisher block and gradient equal delta^2 and delta (plain "

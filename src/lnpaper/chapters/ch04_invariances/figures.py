@@ -6,6 +6,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from lnpaper.chapters.ch04_invariances import runs as ch04_runs
+from lnpaper.chapters.ch04_invariances import runs_fisher as ch04_runs_fisher
+from lnpaper.chapters.ch04_invariances import runs_geometry as ch04_runs_geometry
 from lnpaper.chapters.ch04_invariances.invariance import PAPER_TABLE
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
@@ -93,7 +95,7 @@ def _number(value: float) -> str:
     return f"${power}$" if mantissa == "1.0" else f"${mantissa} \\times {power}$"
 
 
-@figure("sgd_geometry", notebook=NOTEBOOK, experiment=ch04_runs.sgd_geometry)
+@figure("sgd_geometry", notebook=NOTEBOOK, experiment=ch04_runs_geometry.sgd_geometry)
 def sgd_geometry(result) -> Figure:
     r"""An MLP on the 8x8 digits with one hidden layer of 64 units (LayerNorm, then tanh), trained
     with plain SGD (no momentum, no weight decay, batch 64) twice from the same function, with $W_1$
@@ -147,7 +149,7 @@ def sgd_geometry(result) -> Figure:
     return fig
 
 
-@figure("adam_geometry", notebook=NOTEBOOK, experiment=ch04_runs.adam_geometry)
+@figure("adam_geometry", notebook=NOTEBOOK, experiment=ch04_runs_geometry.adam_geometry)
 def adam_geometry(result) -> Figure:
     r"""A LayerNorm MLP on the 8x8 digits (64 -> 32 -> LayerNorm -> tanh -> 10, batch 64, float64,
     10 seeds). Left: the angle $W_1$ turns per step, mean over the first steps, against $\|W_1\|$
@@ -163,7 +165,7 @@ def adam_geometry(result) -> Figure:
     for name, angles, marker, exponent in (("Adam", result.adam_angles, "o", -1),
                                            ("SGD", result.sgd_angles, "s", -2)):  # fmt: skip
         angles = np.array(angles).mean(1)
-        slopes = ch04_runs.angle_slopes(result, name.lower())
+        slopes = ch04_runs_geometry.angle_slopes(result, name.lower())
         fits[name] = float(np.mean(slopes))
         lr = result.adam_lr if name == "Adam" else result.sgd_lr
         scale_ax.plot(norms, angles, ls="", marker=marker, ms=7, color=blue,
@@ -178,7 +180,7 @@ def adam_geometry(result) -> Figure:
     steps = np.arange(len(result.angle_curve[0])) * result.curve_every
     ratios, marks = [], []
     for c, ((lr, decay), line) in enumerate(zip(result.configs, style.LINE_STYLES, strict=False)):
-        predicted = ch04_runs.adamw_predictions(result, c)["angle"]
+        predicted = ch04_runs_geometry.adamw_predictions(result, c)["angle"]
         adamw_ax.plot(steps, result.angle_curve[c], ls=line, color=blue,
                       label=f"LayerNorm MLP, AdamW $\\eta = {lr:g}$, $\\lambda = {decay:g}$")  # fmt: skip
         ratios.append(float(np.mean(result.equilibrium_angle[c])) / predicted)
@@ -207,7 +209,7 @@ FISHER_KINDS = {
 }
 
 
-@figure("fisher_doubling", notebook=NOTEBOOK, experiment=ch04_runs.fisher_doubling)
+@figure("fisher_doubling", notebook=NOTEBOOK, experiment=ch04_runs_fisher.fisher_doubling)
 def fisher_doubling(result) -> Figure:
     r"""Normalized logistic units (512 inputs, float64) before and after doubling $w$: the factor
     by which each block of the Fisher information changes (left), and the length element
