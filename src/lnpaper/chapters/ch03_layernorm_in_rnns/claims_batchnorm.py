@@ -10,13 +10,13 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import training_summary
 from lnpaper.chapters.ch03_layernorm_in_rnns.claims import (
     R4_MARGIN,
     TASKS,
-    _at,
-    _budget_verdict,
-    _collapsed,
-    _difference,
-    _ended,
-    _outcome_word,
-    _points,
+    best_rate_difference,
+    budget_verdict,
+    collapsed_runs,
+    models_ended,
+    outcome_word,
+    points_text,
+    rates_text,
 )
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
@@ -44,13 +44,13 @@ def check_m4b(pixels) -> Finding:
         outcome = stats.no_worse(difference, R4_MARGIN, "higher")
         outcomes.append(outcome)
         quantities.append(aggregate(f"{task} test accuracy, BN-LSTM - LSTM", difference))
-        collapsed, counts = _collapsed(s, ("LSTM", "BN-LSTM"), task)
+        collapsed, counts = collapsed_runs(s, ("LSTM", "BN-LSTM"), task)
         quantities += counts
         (bn_mean, _), (lstm_mean, _) = mean_sd(bn), mean_sd(lstm)
         parts.append(
-            f"{task} ({_at(s, 'LSTM', 'BN-LSTM')}): LSTM {100 * lstm_mean:.1f}%, BN-LSTM "
+            f"{task} ({rates_text(s, 'LSTM', 'BN-LSTM')}): LSTM {100 * lstm_mean:.1f}%, BN-LSTM "
             f"{100 * bn_mean:.1f}%, BN minus LSTM "
-            f"{tested(difference, _outcome_word(outcome, 'no worse by 1 pp'), 100, 'pp', 1)}; "
+            f"{tested(difference, outcome_word(outcome, 'no worse by 1 pp'), 100, 'pp', 1)}; "
             f"{collapsed}"
         )
     larger = stats.paired_difference(gains[1], gains[0])
@@ -60,10 +60,10 @@ def check_m4b(pixels) -> Finding:
         f"T = 64, last quarter of {training_summary(pixels)['steps']} steps, test accuracy: "
         + "; ".join(parts)
         + ". BN's gain, permuted minus pixel by pixel: "
-        + tested(larger, _outcome_word(outcomes[-1], "larger permuted"), 100, "pp", 1)
+        + tested(larger, outcome_word(outcomes[-1], "larger permuted"), 100, "pp", 1)
     )
-    ended, levels = _ended(pixels, ("LSTM", "BN-LSTM"))
-    grade, note = _budget_verdict(
+    ended, levels = models_ended(pixels, ("LSTM", "BN-LSTM"))
+    grade, note = budget_verdict(
         combine(outcomes), ended, levels, training_summary(pixels)["steps"]
     )
     return Finding(ours + note, grade, tuple(quantities))
@@ -86,8 +86,8 @@ def check_m4c(pixels) -> Finding:
         outcomes.append(outcome)
         quantities.append(aggregate(f"{task} test NLL, T_max {cut_at} - 64", difference))
         parts.append(
-            f"{task}: NLL {tested(difference, _outcome_word(outcome, 'higher with the cut'))}, "
-            f"accuracy {_points(accuracy)}"
+            f"{task}: NLL {tested(difference, outcome_word(outcome, 'higher with the cut'))}, "
+            f"accuracy {points_text(accuracy)}"
         )
     ours = f"BN-LSTM, T = 64, statistics cut at T_max = {cut_at} minus all 64: " + "; ".join(parts)
     return Finding(ours, combine(outcomes), tuple(quantities))
@@ -99,13 +99,13 @@ def check_m4d(pixels) -> Finding:
     outcomes, quantities, parts = [], [], []
     for order, task in TASKS.items():
         s = training_summary(pixels, order)
-        difference = _difference(s, "BN-LSTM", "BN-LSTM, gain 1.0", "curve")
+        difference = best_rate_difference(s, "BN-LSTM", "BN-LSTM, gain 1.0", "curve")
         outcome = stats.better(difference, "lower")
         outcomes.append(outcome)
         quantities.append(aggregate(f"{task} test NLL, BN gain 0.1 - 1.0", difference))
         parts.append(
-            f"{task} ({_at(s, 'BN-LSTM', 'BN-LSTM, gain 1.0')}): "
-            f"{tested(difference, _outcome_word(outcome, '0.1 lower'))}"
+            f"{task} ({rates_text(s, 'BN-LSTM', 'BN-LSTM, gain 1.0')}): "
+            f"{tested(difference, outcome_word(outcome, '0.1 lower'))}"
         )
     steps = training_summary(pixels)["steps"]
     ours = f"T = 64, test NLL over all {steps} steps, BN gain 0.1 minus 1.0: " + "; ".join(parts)
@@ -113,16 +113,15 @@ def check_m4d(pixels) -> Finding:
 
 
 def check_m4e(pixels) -> Finding:
-    """LN is not sensitive to its initial gain the way BN is (declared before the run, issue 22,
-    missing check 4): what gains of 0.1 instead of 1.0 buy the BN-LSTM in test NLL over the whole
-    run, they do not buy the LN-LSTM. Per seed, (LN 0.1 - LN 1.0) - (BN 0.1 - BN 1.0), each
-    model at its own best rate; the 95% t CI above 0 in both pixel orders. Shown: each cell's
-    own difference."""
+    """LN is not sensitive to its initial gain the way BN is (declared before the run): what gains
+    of 0.1 instead of 1.0 buy the BN-LSTM in test NLL over the whole run, they do not buy the
+    LN-LSTM. Per seed, (LN 0.1 - LN 1.0) - (BN 0.1 - BN 1.0), each model at its own best rate; the
+    95% t CI above 0 in both pixel orders. Shown: each cell's own difference."""
     outcomes, quantities, parts = [], [], []
     for order, task in TASKS.items():
         s = training_summary(pixels, order)
-        ln = _difference(s, "LN-LSTM, gain 0.1", "LN-LSTM", "curve")
-        bn = _difference(s, "BN-LSTM", "BN-LSTM, gain 1.0", "curve")
+        ln = best_rate_difference(s, "LN-LSTM, gain 0.1", "LN-LSTM", "curve")
+        bn = best_rate_difference(s, "BN-LSTM", "BN-LSTM, gain 1.0", "curve")
         interaction = stats.paired_difference(
             [a - b for a, b in zip(s["LN-LSTM, gain 0.1"]["curve"], s["LN-LSTM"]["curve"],
                                    strict=True)],
@@ -135,7 +134,7 @@ def check_m4e(pixels) -> Finding:
         parts.append(
             f"{task}: gain 0.1 minus 1.0, LN {ln.mean:+.3f} [{ln.low:+.3f}, {ln.high:+.3f}], BN "
             f"{bn.mean:+.3f} [{bn.low:+.3f}, {bn.high:+.3f}]; LN's minus BN's "
-            f"{tested(interaction, _outcome_word(outcome, 'LN less helped'))}"
+            f"{tested(interaction, outcome_word(outcome, 'LN less helped'))}"
         )
     steps = training_summary(pixels)["steps"]
     ours = f"T = 64, test NLL over all {steps} steps, each at its own best lr: " + "; ".join(parts)
@@ -157,7 +156,7 @@ def _per_seed_mean(runs, steps: slice) -> list:
 
 def check_m4f(stationary) -> Finding:
     """Cooijmans et al.'s "averaging statistics over time severely degrades performance", on a
-    stationary input (issue 22, B5 and missing check 6 (i)): the same trained BN-LSTMs tested with
+    stationary input: the same trained BN-LSTMs tested with
     their population statistics averaged over the T_max steps against per step, test NLL over the
     steps inside the training length, paired by seed, 95% t CI above 0. "Severely" is not graded:
     the size is shown."""
@@ -175,8 +174,8 @@ def check_m4f(stationary) -> Finding:
     ours = (
         f"digit streams (the same input distribution at every step), BN-LSTM trained at T_max = "
         f"{stationary.train_length}, test steps {inside_label}, statistics averaged over time "
-        f"minus per step: NLL {tested(nll, _outcome_word(outcome, 'higher averaged'))}, "
-        f"accuracy {_points(accuracy)}. How far a step's statistics lie from the step before's "
+        f"minus per step: NLL {tested(nll, outcome_word(outcome, 'higher averaged'))}, "
+        f"accuracy {points_text(accuracy)}. How far a step's statistics lie from the step before's "
         f"(rms over units, in running sds): {drift[0]:.3f} at step 1, {drift[1]:.3f} at step "
         f"{stationary.train_length - 1}"
     )
@@ -184,7 +183,7 @@ def check_m4f(stationary) -> Finding:
 
 
 def check_m4g(stationary) -> Finding:
-    """Cooijmans et al.'s T_max rule on a stationary input (issue 22, missing check 6 (ii)): with
+    """Cooijmans et al.'s T_max rule on a stationary input: with
     the statistics of step T_max - 1 for every later step, the test accuracy over the steps beyond
     the training length no worse than inside it by more than R4_MARGIN, paired by seed."""
     inside, beyond, inside_label, beyond_label = _stationary_parts(stationary)
@@ -198,7 +197,7 @@ def check_m4g(stationary) -> Finding:
         f"{stationary.test_length} steps with the T_max rule: accuracy {100 * inside_mean:.1f}% "
         f"at steps {inside_label}, {100 * beyond_mean:.1f}% at steps {beyond_label}; beyond "
         f"minus inside "
-        f"{tested(difference, _outcome_word(outcome, 'no worse by 1 pp'), 100, 'pp', 1)}"
+        f"{tested(difference, outcome_word(outcome, 'no worse by 1 pp'), 100, 'pp', 1)}"
     )
     return Finding(
         ours, from_outcome(outcome), (aggregate("test accuracy, beyond - inside", difference),)

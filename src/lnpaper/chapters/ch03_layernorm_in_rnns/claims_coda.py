@@ -6,10 +6,10 @@ from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs_cnn as ch03_runs_cnn
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import training_summary
 from lnpaper.chapters.ch03_layernorm_in_rnns.claims import (
-    _at,
-    _collapsed,
-    _difference,
-    _outcome_word,
+    best_rate_difference,
+    collapsed_runs,
+    outcome_word,
+    rates_text,
 )
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
@@ -31,9 +31,7 @@ def _r5_half(cnn, a: str, b: str, label: str) -> Finding:
         outcome = stats.better(difference, "lower")
         outcomes.append(outcome)
         quantities.append(aggregate(f"{side}x{side} test NLL, {label}", difference))
-        parts.append(
-            f"{side}x{side}: {label} {tested(difference, _outcome_word(outcome, 'lower'))}"
-        )
+        parts.append(f"{side}x{side}: {label} {tested(difference, outcome_word(outcome, 'lower'))}")
     return Finding(f"test NLL after {cnn.steps} steps: " + "; ".join(parts), combine(outcomes),
                    tuple(quantities))  # fmt: skip
 
@@ -60,7 +58,7 @@ def check_r5b(cnn) -> Finding:
 
 
 def check_r6(small, pixels) -> Finding:
-    """The paper's conclusion at T = 64 (issue 22, missing check 2): at small minibatches the
+    """The paper's conclusion at T = 64: at small minibatches the
     LN-LSTM beats the BN-LSTM, and by more than at larger ones. Declared before the runs: test NLL
     over the whole run, each model at its own best rate at each batch size, reading order, paired
     by seed: (a) LN-LSTM - BN-LSTM at batch SMALL_BATCH below 0; (b) that difference minus the
@@ -73,19 +71,21 @@ def check_r6(small, pixels) -> Finding:
     def gaps(s, baseline):
         return [a - b for a, b in zip(s["LN-LSTM"]["curve"], s[baseline]["curve"], strict=True)]
 
-    at_small = _difference(small_s, "LN-LSTM", "BN-LSTM", "curve")
+    at_small = best_rate_difference(small_s, "LN-LSTM", "BN-LSTM", "curve")
     larger = stats.paired_difference(gaps(small_s, "BN-LSTM"), gaps(large_s, "BN-LSTM"))
     outcomes = [stats.better(at_small, "lower"), stats.better(larger, "lower")]
-    collapsed, counts = _collapsed(small_s, ch03_analysis.SMALL_BATCH_MODELS, f"batch {small_size}")
+    collapsed, counts = collapsed_runs(
+        small_s, ch03_analysis.SMALL_BATCH_MODELS, f"batch {small_size}"
+    )
     shown = "; ".join(
-        f"batch {size} {_difference(s, 'LN-LSTM', 'LSTM', 'curve').text()}"
+        f"batch {size} {best_rate_difference(s, 'LN-LSTM', 'LSTM', 'curve').text()}"
         for size, s in ((small_size, small_s), (large_size, large_s))
     )
     ours = (
         f"T = 64 reading order, test NLL over all {small_s['steps']} steps, each at its own best "
-        f"lr. Batch {small_size} ({_at(small_s, 'LN-LSTM', 'BN-LSTM', 'LSTM')}): LN-LSTM minus "
-        f"BN-LSTM {tested(at_small, _outcome_word(outcomes[0], 'LN lower'))}; minus the same "
-        f"at batch {large_size} {tested(larger, _outcome_word(outcomes[1], 'larger at small'))}"
+        f"lr. Batch {small_size} ({rates_text(small_s, 'LN-LSTM', 'BN-LSTM', 'LSTM')}): LN-LSTM minus "
+        f"BN-LSTM {tested(at_small, outcome_word(outcomes[0], 'LN lower'))}; minus the same "
+        f"at batch {large_size} {tested(larger, outcome_word(outcomes[1], 'larger at small'))}"
         f"; {collapsed}. LN-LSTM minus LSTM (not graded): {shown}"
     )
     quantities = (
