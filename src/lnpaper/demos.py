@@ -1,5 +1,5 @@
 """Demos to play with: a slider in JupyterLab that recomputes a small, exact computation and
-redraws its figure (issue 23).
+redraws its figure.
 
 Each demo is a pure function `update(**params) -> Figure` that takes well under a second and
 reuses the package's own code (chapter 02's variants, lnpaper.norms, the experiments' bodies).

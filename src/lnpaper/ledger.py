@@ -84,7 +84,7 @@ def multiplicity() -> list[tuple[list[str], int, list[tuple[str, str, str]]]]:
     out = []
     for ids in families.values():
         tests = [(i, k, d) for i in ids for k, d in enumerate(findings[i].decisions)]
-        if len(tests) < 2:  # one claim with several decisions is a family too (review b12)
+        if len(tests) < 2:  # one claim with several decisions is a family too
             continue
         kept = stats.holm([d.p_value for _, _, d in tests])
         verdicts = []

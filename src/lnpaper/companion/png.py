@@ -2,7 +2,7 @@
 
 A committed PNG is compared with a fresh drawing as a picture, within `PNG_TOLERANCE`, not byte
 for byte: numpy's SIMD kernels round the last bit of a float differently on another CPU (AVX-512
-against AVX2, issue 20), and that moves the antialiasing of a few pixels by a level.
+against AVX2), and that moves the antialiasing of a few pixels by a level.
 """
 
 import shutil

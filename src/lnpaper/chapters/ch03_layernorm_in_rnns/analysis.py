@@ -135,9 +135,8 @@ def gain_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
 
 
 def gru_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
-    """R3g: the GRU against the LN-GRU at T = 64 (issue 22, missing check 3), on
-    sequential_digits' protocol; the LN-GRU's runs are sequential_digits' own (the same record
-    entries)."""
+    """R3g: the GRU against the LN-GRU at T = 64, on sequential_digits' protocol; the LN-GRU's runs
+    are sequential_digits' own (the same record entries)."""
     return sequential_digits(models=GRU_MODELS, seeds=seeds)
 
 

@@ -269,10 +269,10 @@ def check_i5(result) -> Finding:
 
 NOTEBOOK = "04_invariances"
 
-# I5b's margin, declared before its run (issue 22, B11): the picture of I3 carried over to Adam,
-# a step d_t orthogonal to W_t like the gradient, so that a step adds ||d_t||^2 to ||W||^2 and
-# nothing else. The radial term 2 <W_t, d_t> / ||d_t||^2 is what it adds besides, as a share of
-# ||d_t||^2: the equilibrium's ||W||^2 scales with (1 + that term), so +-0.1 moves the norm by 5%.
+# I5b's margin, declared before its run: the picture of I3 carried over to Adam, a step d_t
+# orthogonal to W_t like the gradient, so that a step adds ||d_t||^2 to ||W||^2 and nothing else.
+# The radial term 2 <W_t, d_t> / ||d_t||^2 is what it adds besides, as a share of ||d_t||^2: the
+# equilibrium's ||W||^2 scales with (1 + that term), so +-0.1 moves the norm by 5%.
 # Found after the run: with momentum that picture was never the mean field's. Over uncorrelated
 # gradients with one divisor sqrt(v) for all of W, a step carries the earlier gradients'
 # momentum, and W has since moved against them: 2 <W, d> / ||d||^2 = 2 b1 / (1 - b1) and

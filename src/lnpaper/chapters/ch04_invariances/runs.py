@@ -64,7 +64,7 @@ SHORT_COLUMNS = ("W -> dW", "W -> W+1c^T", "w_i -> d w_i", "X -> dX", "X -> X+1c
 def table_text(table: InvarianceResult, rows=None) -> str:
     """The measured Table 1 as text: per cell Inv or No, and the largest output change behind it.
     Printed in two halves, the weights' three columns over the data's, so that each line (53
-    characters) fits a notebook's 88-character column (issue 23); all six side by side were 95."""
+    characters) fits a notebook's 88-character column; all six side by side would be 95."""
     lines = []
     for half in (slice(0, 3), slice(3, 6)):
         columns = table.columns[half]

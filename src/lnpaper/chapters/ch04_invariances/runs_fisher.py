@@ -164,11 +164,10 @@ CROSS_BLOCKS = {"w_1 with w_1": 0.25, "w_1 with the rest": 0.5, "the rest with t
 def fisher_cross_blocks(
     *, cases: int = 512, inputs: int = 6, units: int = 4, seed: int = 0
 ) -> CrossBlockResult:
-    """I4b, the other reading of Sec. 5.2's "1/2" (review A, missing check 11): `units` WeightNorm
-    units under one softmax, only w_1 (unit 1's direction) doubled; the Fisher blocks along w_1
-    against the paper's factor g_i g_j / (sigma_i sigma_j) for F_ij. The same blocks for
-    independent logistic units (`logistic_fisher`) are zero, which is why the reading needs a
-    coupled output."""
+    """I4b, the other reading of Sec. 5.2's "1/2": `units` WeightNorm units under one softmax, only
+    w_1 (unit 1's direction) doubled; the Fisher blocks along w_1 against the paper's factor
+    g_i g_j / (sigma_i sigma_j) for F_ij. The same blocks for independent logistic units
+    (`logistic_fisher`) are zero, which is why the reading needs a coupled output."""
     generator = torch.Generator().manual_seed(seed)
     x = 0.5 + torch.randn(cases, inputs, generator=generator, dtype=torch.float64)
     layer = WeightNormLinear(inputs, units).double()

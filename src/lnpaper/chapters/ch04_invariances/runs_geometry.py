@@ -361,8 +361,8 @@ class AdamUpdateResult:
     update_cos: list  # cos(d_t, W_t), d_t = Adam's step without the decay
     radial: list  # 2 <W_t, d_t> / ||d_t||^2: what the step adds to ||W||^2, in units of ||d_t||^2
     # the same for the step Adam would take with one divisor for all of W (sqrt of the mean of
-    # v_hat): the momentum's own radial term, before the per-coordinate division (added after the
-    # first run, to split the radial term between the momentum and the division)
+    # v_hat): the momentum's own radial term, before the per-coordinate division (to split the
+    # radial term between the momentum and the division)
     momentum_radial: list
     update_size: list  # ||d_t||^2 / (lr^2 C): 1 in the equilibrium's derivation
     norm: list  # ||W_t||
@@ -387,13 +387,12 @@ def adam_update_geometry(
     seeds=tuple(range(10)),
     lags=(1, 2, 5, 10),
 ) -> AdamUpdateResult:
-    """I5b (issue 22, review B11 and missing check 12): adam_geometry's AdamW runs again (the same
-    models, data and settings), reading at every step of the last `tail` what the rotational
-    equilibrium assumes about Adam's step d_t = W_{t+1} - (1 - lr lambda) W_t: that it is
-    orthogonal to W_t (cos(d_t, W_t), and what it adds to ||W||^2 besides ||d_t||^2), of squared
-    size lr^2 C, and uncorrelated from step to step (cos(d_t, d_{t-k})); and, to tell the two
-    causes of a radial part apart, the momentum's own cosine with W_t (before Adam's
-    per-coordinate division) and the gradient's."""
+    """I5b: adam_geometry's AdamW runs again (the same models, data and settings), reading at every
+    step of the last `tail` what the rotational equilibrium assumes about Adam's step
+    d_t = W_{t+1} - (1 - lr lambda) W_t: that it is orthogonal to W_t (cos(d_t, W_t), and what it
+    adds to ||W||^2 besides ||d_t||^2), of squared size lr^2 C, and uncorrelated from step to step
+    (cos(d_t, d_{t-k})); and, to tell the two causes of a radial part apart, the momentum's own
+    cosine with W_t (before Adam's per-coordinate division) and the gradient's."""
     lags = [int(k) for k in lags]
     if not lags or min(lags) < 1 or not 0 < tail <= steps - max(lags):
         raise ValueError(

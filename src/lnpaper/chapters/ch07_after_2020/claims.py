@@ -79,11 +79,11 @@ def check_q1(sweep) -> Finding:
 
 
 def check_q1c(sweep) -> Finding:
-    """Wortsman et al.'s link from logit growth to failure, as a sub-row of Q1 (issue 22, b10;
-    added after Q1's counts below had been printed): every run without QK-norm whose largest
-    layer-0 logit passed LOGIT_LIMIT failed (diverged or ended at or above the unigram level).
-    One run past the limit that trained refutes it. The peak is sampled every 20 steps: a missed
-    transient can only add runs past the limit, never remove one that trained."""
+    """Wortsman et al.'s link from logit growth to failure, as a sub-row of Q1 (declared after Q1's
+    counts below had been printed): every run without QK-norm whose largest layer-0 logit passed
+    LOGIT_LIMIT failed (diverged or ended at or above the unigram level). One run past the limit
+    that trained refutes it. The peak is sampled every 20 steps: a missed transient can only add
+    runs past the limit, never remove one that trained."""
     none = qk_summary(sweep)["no QK-norm"]
     past = [(lr, i) for lr, peaks in none["peak_logit"].items()
             for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip

@@ -181,10 +181,10 @@ def check_d1(result) -> Finding:
 
 
 def check_d1b(full, halves) -> Finding:
-    """Our question (missing check 3): does each half of DeepNorm alone bound the first updates
-    below Post-LN's? Log largest model update over the first steps, each half minus Post-LN,
-    paired by seed, 95% t CI below 0; reproduced if both halves do, partly if one does. Each
-    half against full DeepNorm, and the Pre-LN arm, are reported."""
+    """Our question: does each half of DeepNorm alone bound the first updates below Post-LN's? Log
+    largest model update over the first steps, each half minus Post-LN, paired by seed, 95% t CI
+    below 0; reproduced if both halves do, partly if one does. Each half against full DeepNorm, and
+    the Pre-LN arm, are reported."""
     if list(full.seeds) != list(halves.seeds):
         raise ValueError("D1b pairs its runs with D1's seeds")
     n = len(full.seeds)
@@ -308,10 +308,10 @@ def check_l1(result) -> Finding:
 
 
 def check_l1d(result, control) -> Finding:
-    """The curse as Pre-LN's own (issue 22, b1), declared before the control's run: per seed, the
-    deeper half's skip-loss minus the shallower half's, Pre-LN's minus Peri-LN's (the same seeds
-    and data), below 0: Pre-LN's deep blocks matter less, relative to its shallow ones, than
-    Peri-LN's do. Shown: each arm's own gap and the last stream's variance."""
+    """The curse as Pre-LN's own, declared before the control's run: per seed, the deeper half's
+    skip-loss minus the shallower half's, Pre-LN's minus Peri-LN's (the same seeds and data),
+    below 0: Pre-LN's deep blocks matter less, relative to its shallow ones, than Peri-LN's do.
+    Shown: each arm's own gap and the last stream's variance."""
     quantities, diverged = _l1_diverged(result)
     more, diverged_control = _l1_diverged(control)
     quantities += more

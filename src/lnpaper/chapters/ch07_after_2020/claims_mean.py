@@ -6,8 +6,7 @@ Margins, declared here before any of these runs was recorded:
   (roundoff of a few hundred float64 operations on logits of size ~10 is ~1e-14); after training,
   the two forms' held-out losses "match" when the paired 95% interval lies inside +-LM_MARGIN.
 - E1c: a rewrite trained beside its LayerNorm twin stays "one model" with it when their float64
-  log-probabilities stay within TRAJECTORY_BOUND at every comparison (declared before its run,
-  review b7).
+  log-probabilities stay within TRAJECTORY_BOUND at every comparison (declared before its run).
 - E2 and Y1: "no worse" and "matches" use LM_MARGIN (0.02 nats per token, notebook 05's); "better"
   and "worse" need the paired 95% interval to clear 0.
 """
@@ -216,7 +215,7 @@ def simple_pick(sweep, name: str) -> tuple[float | None, dict]:
 
 
 def check_e2c(sweep) -> Finding:
-    """E2 with each norm at its own best of three rates (review b9), graded as E2."""
+    """E2 with each norm at its own best of three rates, picked by training loss, graded as E2."""
     picks = {name: simple_pick(sweep, name)[0] for name in ("LayerNorm-simple", "LayerNorm")}
 
     def means(name):
@@ -310,8 +309,8 @@ def check_y1(study) -> Finding:
 
 
 def check_y1c(study) -> Finding:
-    """Y1's "worse with more data" at T/P near 2 (review b8): DyT minus LayerNorm on fresh data,
-    paired by seed; the interval above 0 reproduces it, below 0 refutes it."""
+    """Y1's "worse with more data" at T/P near 2: DyT minus LayerNorm on fresh data, paired by seed;
+    the interval above 0 reproduces it, below 0 refutes it."""
     dyt = study.runs["DyT"]["final_loss"][f"alpha {REGIME_ALPHA:g}, fresh"]
     layernorm = study.runs["LayerNorm"]["final_loss"]["fresh"]
     run = study.runs["LayerNorm"]

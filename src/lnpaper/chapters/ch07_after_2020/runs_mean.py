@@ -5,7 +5,7 @@ and Y1 (the studies that gather them, and the summaries, are in `analysis_mean`)
   `zero_mean_rmsnorm` (a zero-mean residual stream read by RMSNorm), checked equal in float64 at
   init and after training, then both forms trained side by side under Adam in float32 and their
   held-out logits compared as they drift apart.
-- `constrained_drift` (E1c, review b7): the rewrite taken apart, in float64 under Adam and SGD:
+- `constrained_drift` (E1c): the rewrite taken apart, in float64 under Adam and SGD:
   writers kept zero-mean with the norms' biases kept, the same with the biases folded into the
   readers, and E1's free rewrite, each trained beside its LayerNorm twin.
 - `norm_variant_training` (E2, E2c, Y1, Y1c): one norm in every slot of the same model, over
@@ -228,10 +228,10 @@ def constrained_drift(
     length: int = 16,
     compare_every: int = 10,
 ) -> ConstrainedDriftResult:
-    """E1c (review b7): `zero_mean_drift`'s model and data, in float64 throughout, each rewrite of
+    """E1c: `zero_mean_drift`'s model and data, in float64 throughout, each rewrite of
     CONSTRAINED_ARMS trained beside the LayerNorm model it came from, under Adam and under plain
-    SGD; every `compare_every` steps the max |log-probability difference| on 64 held-out
-    sequences, and after training the held-out losses and how far each stream is from zero-mean."""
+    SGD; every `compare_every` steps the max |log-probability difference| on 64 held-out sequences,
+    and after training the held-out losses and how far each stream is from zero-mean."""
     language = SyntheticLanguage()
     held_out = language.sample(256, length + 1, seed=HELD_OUT_SEED)
     probe = held_out[:64, :-1]
