@@ -846,9 +846,9 @@ figures.gradient_spikes(spikes)
 # runs at 3e-2; at 1e-2 none at all. So the count half of "steadier gradients" is **inconclusive**:
 # the sign test needs Peri-LN to have fewer spikes in all six seeds, and four of the six tie at
 # zero. These are the same Pre-LN runs notebook 07 uses for OLMo 2's reordered norm (one record
-# entry, `spike_run`). How fragile so rare an event is shows on another numeric path: an earlier
-# recomputation with `ATEN_CPU_CAPABILITY=default` saw Pre-LN spike in 4 of 6 seeds at 3e-2, and
-# a count of six seeds this sparse could land either way on another machine. The largest jump
+# entry, `spike_run`). So rare an event is fragile: the same runs on another machine's kernels
+# can show Pre-LN spiking in 4 of 6 seeds at 3e-2, and a count of six seeds this sparse could land
+# either way there. The largest jump
 # says a little more: a run's largest step is about 1.4 to 1.7 times its recent median for both
 # placements at 1e-2 (Peri-LN's 0.97 times Pre-LN's), while at 3e-2 Pre-LN's reach 2.5 and Peri-LN's
 # stay below 1.7, so Peri-LN's is 0.83 times Pre-LN's, an interval just clear of 1 (0.69 to 1.00):

@@ -3,9 +3,7 @@
 In code, three parts in the order the notebook runs them: deep stacks (`*_depth`), attention
 logits and placements, and what the norm computes (`*_mean`).
 
-Its manifest, in the order data flows: recorded experiments (`runs`), the studies and summaries
-computed from them (`analysis`), the claims it checks (`claims`) and what it draws (`figures`).
-`lnpaper.chapters.modules` reads it to import the chapter's modules of a kind in this order.
+PARTS is its manifest (`lnpaper.chapters` says what each kind holds).
 """
 
 PARTS = {
