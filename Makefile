@@ -124,7 +124,7 @@ book: $(TESTED) $(MATHJAX)
 	@echo "building the book $(if $(OFFLINE),with the network cut ($(OFFLINE)),(unshare unavailable: network not cut))"
 	$(OFFLINE) $(BIN)/jupyter-book build --quiet --warningiserror --keep-going book
 
-# The benchmark pins glibc's allocator itself, so notebook 06's kernel can too (src/lnpaper/bench.py);
+# The benchmark pins glibc's allocator itself, so notebook 07's kernel can too (src/lnpaper/bench.py);
 # `python -m lnpaper bench --no-pin` times without the pin.
 bench: $(TESTED)
 	$(BIN)/python -m lnpaper bench

@@ -363,7 +363,7 @@ figures.recurrent_batchnorm(lstm)
 #
 # What this does not show is Cooijmans et al.'s accuracy on sequential MNIST (LSTM 98.9%, BN-LSTM
 # 99.0%; permuted 90.2% vs 95.4%): M4 checks the statistics, every part of which holds
-# (`reproduced`), and notebook 03 trains the BN-LSTM against the LSTM on the digits read pixel by
+# (`reproduced`), and notebook 04 trains the BN-LSTM against the LSTM on the digits read pixel by
 # pixel and permuted, graded there as M4b.
 #
 # ## M5: batch size 128 against batch size 4

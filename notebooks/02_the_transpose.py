@@ -243,8 +243,8 @@ assert backward.gradcheck_passed, "torch.autograd.gradcheck failed on lnpaper.La
 # The sum is zero to rounding; the cosine with $\hat a$ is not, and that is the $\epsilon$ at work
 # ($\sigma^2 \approx 1$ here, so $\epsilon/\sigma^2 = 10^{-5}$). The same projection comes back
 # twice later in the story: it is why a layer-normalized weight matrix only grows under SGD
-# (notebook 04, claim I3), and Santurkar et al. found exactly this structure in BatchNorm's backward
-# pass (notebook 05, claim T7).
+# (notebook 05, claim I3), and Santurkar et al. found exactly this structure in BatchNorm's backward
+# pass (notebook 06, claim T7).
 #
 # ## LayerNorms in the wild (F4)
 #

@@ -22,7 +22,7 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 from lnpaper import demos
-from lnpaper.chapters.ch04_invariances import invariance
+from lnpaper.chapters.ch05_invariances import invariance
 from lnpaper.companion import style
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO_NOTEBOOKS = [
     "01_why_batchnorm_fails",
     "02_the_transpose",
-    "04_invariances",
-    "05_the_transformer",
+    "05_invariances",
+    "06_the_transformer",
 ]
 
 
@@ -136,7 +136,7 @@ def test_the_one_pass_figure_says_what_it_shows():
     assert method_colours_are_the_palettes(fig) == 2
 
 
-# ---- notebook 05: depth against the gradient at initialization -----------------------------------
+# ---- notebook 06: depth against the gradient at initialization -----------------------------------
 
 
 def test_the_depth_demo_reproduces_t1_and_lemma_2_at_24_layers():
@@ -165,13 +165,13 @@ def test_the_depth_figure_keeps_its_axes_and_colours():
     assert method_colours_are_the_palettes(fig) == 4  # each placement's stream and seeds
 
 
-# ---- notebook 04: a transformation of Table 1 ------------------------------------------------------
+# ---- notebook 05: a transformation of Table 1 ------------------------------------------------------
 
 
 @pytest.mark.parametrize("transformation", list(demos.TRANSFORMATIONS))
 def test_each_transformation_reproduces_table_1_at_the_papers_eps(transformation):
     """Without eps every normalizer is either unchanged to float64 rounding, as Table 1 (and
-    notebook 04's measurement) says, or changed by more than 1e-2; DyT by every transformation."""
+    notebook 05's measurement) says, or changed by more than 1e-2; DyT by every transformation."""
     column = demos.TRANSFORMATIONS[transformation]
     for size in (0.1, 4.0):
         changes = demos.table_changes(transformation, size, 1e-300)

@@ -9,13 +9,14 @@ import pytest
 from lnpaper import claims
 from lnpaper.chapters.ch02_transpose import runs as ch02_runs
 from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
-from lnpaper.chapters.ch05_transformer import analysis as ch05_analysis
-from lnpaper.chapters.ch06_rmsnorm_placement import analysis as ch06_analysis
-from lnpaper.chapters.ch07_after_2020 import analysis as ch07_analysis
-from lnpaper.chapters.ch07_after_2020 import analysis_depth as ch07_analysis_depth
-from lnpaper.chapters.ch07_after_2020 import analysis_mean as ch07_analysis_mean
-from lnpaper.chapters.ch07_after_2020 import runs as ch07_runs
-from lnpaper.chapters.ch07_after_2020 import runs_depth as ch07_runs_depth
+from lnpaper.chapters.ch04_batchnorm_against_layernorm import analysis as ch04_analysis
+from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
+from lnpaper.chapters.ch07_rmsnorm_placement import analysis as ch07_analysis
+from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
+from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
+from lnpaper.chapters.ch09_logits_and_placement import analysis as ch09_analysis
+from lnpaper.chapters.ch09_logits_and_placement import runs as ch09_runs
+from lnpaper.chapters.ch10_what_the_norm_computes import analysis as ch10_analysis
 from lnpaper.companion import record
 from lnpaper.companion.verdicts import VERDICTS
 
@@ -60,76 +61,76 @@ def test_layernorm_parity_and_backward_parity():
 
 
 def test_xiong_setting():
-    result = ch05_analysis.xiong_setting(seeds=TWO, d_model=16)
+    result = ch06_analysis.xiong_setting(seeds=TWO, d_model=16)
     assert result.post and result.pre
 
 
 def test_normalization_study_and_its_claims():
-    study = ch05_analysis.normalization_study(seeds=TWO, steps=4, warmup_steps=2)
+    study = ch06_analysis.normalization_study(seeds=TWO, steps=4, warmup_steps=2)
     assert len(study.runs) >= 6
     for claim_id in ("T3", "T4"):
         check(claim_id, study)
 
 
 def test_tfixup_study():
-    study = ch05_analysis.tfixup_study(n_layers=2, seeds=TWO, steps=3)
+    study = ch06_analysis.tfixup_study(n_layers=2, seeds=TWO, steps=3)
     assert study.runs
 
 
 def test_rmsnorm_and_placement_studies():
-    rms = ch05_analysis.rmsnorm_study(seeds=TWO, steps=3)
-    placement = ch06_analysis.placement_study(seeds=TWO, steps=3)
+    rms = ch06_analysis.rmsnorm_study(seeds=TWO, steps=3)
+    placement = ch07_analysis.placement_study(seeds=TWO, steps=3)
     assert rms.runs and placement.runs
     check("P2", rms)
 
 
 def test_dyt_lr_sweep_and_the_rate_below_it():
-    sweep = ch05_analysis.dyt_lr_sweep(seeds=TWO, steps=3)
-    below = ch05_analysis.layernorm_below_sweep(seeds=TWO, steps=3)
-    rms_sweep = ch05_analysis.rmsnorm_lr_sweep(seeds=TWO, steps=3)
+    sweep = ch06_analysis.dyt_lr_sweep(seeds=TWO, steps=3)
+    below = ch06_analysis.layernorm_below_sweep(seeds=TWO, steps=3)
+    rms_sweep = ch06_analysis.rmsnorm_lr_sweep(seeds=TWO, steps=3)
     assert len(sweep.runs) == len(rms_sweep.runs) == 6 and below.lr == 3e-4
     check("T6b", sweep)
     check("P2b", rms_sweep)
 
 
 def test_qk_sweep_and_reordered_study():
-    sweep = ch07_analysis.qk_sweep(lrs=(1e-2, 1e-1), seeds=TWO, steps=3)
-    reordered = ch07_analysis.reordered_study(lrs=(3e-2, 1e-1), seeds=TWO, steps=12)
+    sweep = ch09_analysis.qk_sweep(lrs=(1e-2, 1e-1), seeds=TWO, steps=3)
+    reordered = ch09_analysis.reordered_study(lrs=(3e-2, 1e-1), seeds=TWO, steps=12)
     assert set(sweep.runs) and set(reordered.runs) == {"Pre-LN", "reordered"}
     check("Q1", sweep)
     check("O1", reordered)
 
 
 def test_gain_decay():
-    result = ch07_runs.gain_decay(seeds=TWO, steps=3, n_layers=2)
+    result = ch09_runs.gain_decay(seeds=TWO, steps=3, n_layers=2)
     assert all(math.isfinite(v) for v in finite_numbers(result.mean_gain))
     check("G1", result)
     check("G1b", result)
-    excluded = ch07_runs.gain_decay_excluded(seeds=TWO, steps=3, n_layers=2)
+    excluded = ch09_runs.gain_decay_excluded(seeds=TWO, steps=3, n_layers=2)
     assert len(excluded.excluded) == 2 * 4 + 1  # four norms per peri block, and the final one
     check("G1c", result, excluded)
 
 
 def test_deepnorm_halves():
-    full = ch07_runs_depth.deepnorm_study(seeds=TWO, steps=3, update_steps=2)
-    halves = ch07_analysis_depth.deepnorm_halves(seeds=TWO, steps=3, update_steps=2)
+    full = ch08_runs.deepnorm_study(seeds=TWO, steps=3, update_steps=2)
+    halves = ch08_analysis.deepnorm_halves(seeds=TWO, steps=3, update_steps=2)
     assert set(halves.model_update) == {"pre", "deepnorm-alpha", "deepnorm-beta"}
     check("D1b", full, halves)
 
 
 def test_branch_dependence():
-    result = ch07_runs_depth.branch_dependence(depths=(2, 4), seeds=TWO, draws=1, d_model=16)
+    result = ch08_runs.branch_dependence(depths=(2, 4), seeds=TWO, draws=1, d_model=16)
     check("A2", result)
 
 
 def test_after_dyt_study():
-    study = ch07_analysis_mean.after_dyt_study(seeds=TWO, steps=3)
+    study = ch10_analysis.after_dyt_study(seeds=TWO, steps=3)
     assert study.runs
     check("Y1", study)
-    simple = ch07_analysis_mean.simple_lr_sweep(seeds=TWO, steps=3)
+    simple = ch10_analysis.simple_lr_sweep(seeds=TWO, steps=3)
     assert len(simple.runs) == 6
     check("E2c", simple)
-    rich = ch07_analysis_mean.dyt_data_rich(seeds=TWO, steps=3)
+    rich = ch10_analysis.dyt_data_rich(seeds=TWO, steps=3)
     assert set(rich.runs) == {"LayerNorm", "DyT"}
     check("Y1c", rich)
 
@@ -138,7 +139,7 @@ def test_recurrent_training_and_sequential_digits():
     # 8 steps evaluated at each: enough evaluations for the first and last quarters
     rows = ch03_analysis.recurrent_training(hidden=8, steps=8, seeds=TWO, eval_every=1,
                                           lrs=(1e-2,))  # fmt: skip
-    pixels = ch03_analysis.sequential_digits(hidden=4, steps=8, seeds=TWO, eval_every=1,
+    pixels = ch04_analysis.sequential_digits(hidden=4, steps=8, seeds=TWO, eval_every=1,
                                            lrs=(1e-2,))  # fmt: skip
     assert rows.runs and pixels.runs
     for claim_id in ("R3", "R3d", "R3e", "R4", "R4b"):

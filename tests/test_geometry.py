@@ -8,10 +8,10 @@ import torch
 from torch import nn
 
 from lnpaper import claims
-from lnpaper.chapters.ch04_invariances import claims as nb_claims
-from lnpaper.chapters.ch04_invariances import geometry
-from lnpaper.chapters.ch04_invariances.runs_fisher import fisher_doubling, gain_metric
-from lnpaper.chapters.ch04_invariances.runs_geometry import (
+from lnpaper.chapters.ch05_invariances import claims as nb_claims
+from lnpaper.chapters.ch05_invariances import geometry
+from lnpaper.chapters.ch05_invariances.runs_fisher import fisher_doubling, gain_metric
+from lnpaper.chapters.ch05_invariances.runs_geometry import (
     adam_geometry,
     adam_update_geometry,
     adamw_predictions,
@@ -356,7 +356,7 @@ def test_adam_update_geometry_reads_adam_geometrys_own_runs():
 def test_the_step_read_without_the_decay_is_adams_own_update():
     """d_t = W_{t+1} - (1 - lr lambda) W_t is -lr m_hat / (sqrt(v_hat) + eps), torch's AdamW step
     with its decoupled decay taken out."""
-    from lnpaper.chapters.ch04_invariances.runs_geometry import _adamw_stacks, _run_stacks
+    from lnpaper.chapters.ch05_invariances.runs_geometry import _adamw_stacks, _run_stacks
     from lnpaper.data import digits
     from lnpaper.train import epoch_batches
 
@@ -388,7 +388,7 @@ def test_adam_update_geometry_refuses_a_tail_without_room_for_its_lags():
 
 def _update_result(radial):
     """An AdamUpdateResult for one (lr, lambda) and 6 seeds with these radial terms."""
-    from lnpaper.chapters.ch04_invariances.runs_geometry import AdamUpdateResult
+    from lnpaper.chapters.ch05_invariances.runs_geometry import AdamUpdateResult
 
     n = len(radial)
     return AdamUpdateResult(
@@ -448,7 +448,7 @@ def test_softmax_fisher_is_the_covariance_of_the_score_summed_over_classes():
 
 
 def test_fisher_cross_blocks_halve_under_a_softmax_and_vanish_without_one(no_store):
-    from lnpaper.chapters.ch04_invariances.runs_fisher import fisher_cross_blocks
+    from lnpaper.chapters.ch05_invariances.runs_fisher import fisher_cross_blocks
 
     result = fisher_cross_blocks(cases=32, inputs=3, units=3, seed=2)
     assert max(result.deviation.values()) < 1e-12

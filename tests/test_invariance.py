@@ -9,10 +9,10 @@ import torch
 
 import lnpaper
 from lnpaper import claims
-from lnpaper.chapters.ch04_invariances import claims as nb_claims
-from lnpaper.chapters.ch04_invariances import invariance
-from lnpaper.chapters.ch04_invariances import runs as ch04_runs
-from lnpaper.chapters.ch04_invariances.runs import invariance_measurements, reparameterization
+from lnpaper.chapters.ch05_invariances import claims as nb_claims
+from lnpaper.chapters.ch05_invariances import invariance
+from lnpaper.chapters.ch05_invariances import runs as ch05_runs
+from lnpaper.chapters.ch05_invariances.runs import invariance_measurements, reparameterization
 from lnpaper.norms import LayerNorm, WeightNormLinear
 
 # Written out from the sources, independently of invariance.PAPER_TABLE: Ba et al. 2016,
@@ -196,7 +196,7 @@ class SquashedWeightNorm(WeightNormLinear):
 
 
 def test_a_layer_that_is_not_linear_fails_the_weightnorm_equality(monkeypatch, no_store):
-    monkeypatch.setattr(ch04_runs, "WeightNormLinear", SquashedWeightNorm)
+    monkeypatch.setattr(ch05_runs, "WeightNormLinear", SquashedWeightNorm)
     result = reparameterization()
     assert result.linear_as_weightnorm > 1e-2
     assert nb_claims.check_i2(result).verdict == claims.NOT_REPRODUCED
@@ -210,7 +210,7 @@ class UncenteredNorm(LayerNorm):
 
 
 def test_each_of_layernorms_constraints_is_measured_on_its_own(monkeypatch, no_store):
-    monkeypatch.setattr(ch04_runs, "LayerNorm", UncenteredNorm)
+    monkeypatch.setattr(ch05_runs, "LayerNorm", UncenteredNorm)
     result = reparameterization()
     assert result.layernorm_sum > 1e-2  # the sum constraint catches the missing mean
     assert result.layernorm_norm < 1e-13  # the norm constraint alone would not

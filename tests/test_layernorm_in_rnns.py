@@ -1,4 +1,5 @@
-"""Notebook 03's LN-LSTM, tanh RNN and training runs; the checks R1-R4, R3b-R3g, R4b, R4c."""
+"""Notebook 03's LN-LSTM, tanh RNN and training runs; the checks R1-R4, R3b, R3d-R3f, R4b, R4c,
+and notebook 04's R3c and R3g."""
 
 import dataclasses
 import math
@@ -32,6 +33,7 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
     rnn_dynamics,
     sequence_training,
 )
+from lnpaper.chapters.ch04_batchnorm_against_layernorm import claims as bn_claims
 from lnpaper.data import digits
 from lnpaper.models.recurrent import make_cell
 
@@ -292,7 +294,7 @@ def test_r3b_and_r3c_checks(ln, bn, verdict):
     assert "steps 20-40" in finding.ours and "steps 140-160" in finding.ours
     assert len(finding.quantities) == 2
     pixels = two_orders(study.runs, study.runs)
-    finding = nb_claims.check_r3c(pixels)  # the late half alone
+    finding = bn_claims.check_r3c(pixels)  # the late half alone
     late = {
         claims.REPRODUCED: claims.REPRODUCED,
         claims.PARTLY: claims.NOT_REPRODUCED,
@@ -332,7 +334,7 @@ def test_r3f_and_r4c_grade_the_grus_as_r3_and_r4b_grade_the_lstms():
 
 def test_r3g_grades_the_grus_at_each_shared_rate_in_both_orders():
     faster = as_grus(same_best(noisy(FAST, 1), noisy(SLOW, 2))).runs
-    finding = nb_claims.check_r3g(two_orders(faster, faster))
+    finding = bn_claims.check_r3g(two_orders(faster, faster))
     assert finding.verdict == claims.REPRODUCED, finding.ours
     assert [q.label for q in finding.quantities] == [
         f"{task}, lr {lr:g}, early test NLL, LN-GRU - GRU"
@@ -340,5 +342,5 @@ def test_r3g_grades_the_grus_at_each_shared_rate_in_both_orders():
         for lr in LRS
     ]
     slower = as_grus(same_best(noisy(SLOW, 1), noisy(FAST, 2))).runs
-    assert nb_claims.check_r3g(two_orders(slower, slower)).verdict == claims.NOT_REPRODUCED
-    assert nb_claims.check_r3g(two_orders(faster, slower)).verdict == claims.PARTLY
+    assert bn_claims.check_r3g(two_orders(slower, slower)).verdict == claims.NOT_REPRODUCED
+    assert bn_claims.check_r3g(two_orders(faster, slower)).verdict == claims.PARTLY

@@ -1,4 +1,5 @@
-"""Notebook 03's runs longer than training; the checks of M4b-M4g and R6 can fail."""
+"""Notebook 03's runs longer than training and the checks of M4f and M4g; notebook 04's checks of
+M4b-M4e, R3c and R6: each can fail."""
 
 import pytest
 import torch
@@ -18,10 +19,10 @@ from layernorm_in_rnns_helpers import (
 
 from lnpaper import claims
 from lnpaper.chapters.ch03_layernorm_in_rnns import claims as nb_claims
-from lnpaper.chapters.ch03_layernorm_in_rnns import claims_batchnorm as bn_claims
-from lnpaper.chapters.ch03_layernorm_in_rnns import claims_coda as coda_claims
+from lnpaper.chapters.ch03_layernorm_in_rnns import claims_lengths
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import RecurrentStudyResult
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs_lengths import longer_sequences
+from lnpaper.chapters.ch04_batchnorm_against_layernorm import claims as bn_claims
 from lnpaper.data import digits
 from lnpaper.models.recurrent import make_cell
 
@@ -80,7 +81,7 @@ def test_m4d_check(gain_one, verdict):
 def test_an_ending_short_of_the_declared_accuracy_is_inconclusive_at_this_budget():
     """M4b and R3c grade where training ends: with the models below ENDING_ACCURACY over the last
     quarter, their tests are shown but the verdict is inconclusive, whatever the tests say."""
-    assert nb_claims.ENDING_ACCURACY == 0.8
+    assert bn_claims.ENDING_ACCURACY == 0.8
     graded = bn_claims.check_m4b(pixel_study((0.001, 0.05)))
     early = bn_claims.check_m4b(pixel_study((0.001, 0.05), lstm=(0.40, 0.30)))
     assert graded.verdict == claims.REPRODUCED and "budget" not in graded.ours
@@ -89,7 +90,7 @@ def test_an_ending_short_of_the_declared_accuracy_is_inconclusive_at_this_budget
     low = two_orders(*[{m: arm(noisy(c, s, 0.01), [0.3] * SEEDS) for m, c, s in
                         (("LN-LSTM", SLOW, 1), ("BN-LSTM", SLOW_BUT_LOWER, 2))}
                        for _ in range(2)])  # fmt: skip
-    finding = nb_claims.check_r3c(low)
+    finding = bn_claims.check_r3c(low)
     assert finding.verdict == claims.INCONCLUSIVE and "would give not reproduced" in finding.ours
 
 
@@ -142,7 +143,7 @@ def small_batch_study(ln, bn, size: int, orders: int) -> RecurrentStudyResult:
 )
 def test_r6_asks_whether_ln_beats_bn_at_small_batches_and_by_more(small, large, verdict):
     (ln_small, bn_small), (ln_large, bn_large) = small, large
-    finding = coda_claims.check_r6(
+    finding = bn_claims.check_r6(
         small_batch_study(noisy(ln_small, 1, 0.01), noisy(bn_small, 2, 0.01), 4, 1),
         small_batch_study(noisy(ln_large, 4, 0.01), noisy(bn_large, 5, 0.01), 16, 2),
     )
@@ -179,7 +180,7 @@ def stationary_result(per_step, averaged, accuracy_inside=0.97, accuracy_beyond=
 def test_m4f_asks_whether_averaged_statistics_cost_nll_inside_the_training_length(
     averaged, verdict
 ):
-    finding = bn_claims.check_m4f(stationary_result(0.09, averaged))
+    finding = claims_lengths.check_m4f(stationary_result(0.09, averaged))
     assert finding.verdict == verdict, finding.ours
     assert "test steps 2-7" in finding.ours and "0.100 at step 1" in finding.ours
 
@@ -189,7 +190,7 @@ def test_m4f_asks_whether_averaged_statistics_cost_nll_inside_the_training_lengt
     [(0.97, claims.REPRODUCED), (0.958, claims.INCONCLUSIVE), (0.90, claims.NOT_REPRODUCED)],
 )
 def test_m4g_asks_whether_the_t_max_rule_keeps_the_accuracy_beyond_t_max(beyond, verdict):
-    finding = bn_claims.check_m4g(stationary_result(0.09, 0.09, accuracy_beyond=beyond))
+    finding = claims_lengths.check_m4g(stationary_result(0.09, 0.09, accuracy_beyond=beyond))
     assert finding.verdict == verdict, finding.ours
     assert "steps 8-31" in finding.ours
 

@@ -1,4 +1,4 @@
-"""Notebook 03's small CNN and its run, cnn_coda, and the checks of R5 and R5b can fail."""
+"""Notebook 04's small CNN and its run, cnn_coda, and the checks of R5 and R5b can fail."""
 
 import dataclasses
 import re
@@ -8,10 +8,11 @@ import torch
 from layernorm_in_rnns_helpers import SEEDS, noise
 
 from lnpaper import claims
-from lnpaper.chapters.ch03_layernorm_in_rnns import claims_coda as coda_claims
-from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import cnn_summary, dynamics_summary
+from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import dynamics_summary
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import rnn_dynamics
-from lnpaper.chapters.ch03_layernorm_in_rnns.runs_cnn import (
+from lnpaper.chapters.ch04_batchnorm_against_layernorm import claims as coda_claims
+from lnpaper.chapters.ch04_batchnorm_against_layernorm.analysis import cnn_summary
+from lnpaper.chapters.ch04_batchnorm_against_layernorm.runs import (
     border_mask,
     cnn_coda,
     framed_images,

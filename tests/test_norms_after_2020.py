@@ -1,4 +1,4 @@
-"""Derf and DetachNorm (notebook 07): each computes its formula, and DetachNorm cuts exactly the
+"""Derf and DetachNorm (notebook 10): each computes its formula, and DetachNorm cuts exactly the
 gradients it names."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Notebook 06: the equal-footing norms of the benchmark, the traffic counter, the P1-P5 experiments
+"""Notebook 07: the equal-footing norms of the benchmark, the traffic counter, the P1-P5 experiments
 and their claim checks (each shown able to fail)."""
 
 import math
@@ -9,9 +9,9 @@ import torch
 import torch.nn.functional as F
 
 from lnpaper import bench, claims, stats
-from lnpaper.chapters.ch05_transformer.runs import StudyResult, layer_statistics
-from lnpaper.chapters.ch06_rmsnorm_placement import claims as nb_claims
-from lnpaper.chapters.ch06_rmsnorm_placement.runs import TrafficCounter
+from lnpaper.chapters.ch06_transformer.runs import StudyResult, layer_statistics
+from lnpaper.chapters.ch07_rmsnorm_placement import claims as nb_claims
+from lnpaper.chapters.ch07_rmsnorm_placement.runs import TrafficCounter
 from lnpaper.models.transformer import PRMS_FRACTION, TransformerLM
 from lnpaper.norms import RMSNorm
 
@@ -127,7 +127,7 @@ def test_composed_norms_move_eight_and_five_values_per_value():
 
 
 def test_memory_traffic_experiment(no_store):
-    from lnpaper.chapters.ch06_rmsnorm_placement.runs import memory_traffic
+    from lnpaper.chapters.ch07_rmsnorm_placement.runs import memory_traffic
 
     result = memory_traffic(shape=(32, 64))
     assert set(result.forward) == set(bench.candidates(64))
@@ -141,7 +141,7 @@ def test_memory_traffic_experiment(no_store):
 
 
 def test_rmsnorm_equals_layernorm_on_centered_rows_only(no_store):
-    from lnpaper.chapters.ch06_rmsnorm_placement.runs import rmsnorm_vs_layernorm
+    from lnpaper.chapters.ch07_rmsnorm_placement.runs import rmsnorm_vs_layernorm
 
     result = rmsnorm_vs_layernorm(width=16, rows=8, offsets=(0.5, 5.0))
     assert result.max_diff_centered < 1e-12 < 1e-2 < result.max_diff_raw
@@ -152,7 +152,7 @@ def test_rmsnorm_equals_layernorm_on_centered_rows_only(no_store):
 
 
 def test_prms_estimate_counts_units_like_the_module_and_matches_the_delta_method(no_store):
-    from lnpaper.chapters.ch06_rmsnorm_placement.runs import prms_estimate
+    from lnpaper.chapters.ch07_rmsnorm_placement.runs import prms_estimate
 
     result = prms_estimate(widths=(100, 1024), samples=4000)
     assert result.units_used == [6, 64]  # int(6.25), int(64), as the authors' code counts
@@ -185,7 +185,7 @@ def test_layer_statistics_per_block_and_no_gradient_left_behind():
 
 
 def test_lm_training_records_per_block_statistics(no_store):
-    from lnpaper.chapters.ch05_transformer.runs import lm_training
+    from lnpaper.chapters.ch06_transformer.runs import lm_training
 
     result = lm_training(placement="peri", n_layers=2, seeds=(0, 1), steps=3, log_every=1)
     for key in ("stream_variance", "block_grad_norm"):
@@ -198,9 +198,9 @@ def test_lm_training_records_per_block_statistics(no_store):
 
 
 def p1_inputs(**changes):
-    from lnpaper.chapters.ch04_invariances.invariance import COLUMNS, PAPER_TABLE
-    from lnpaper.chapters.ch04_invariances.runs import InvarianceResult
-    from lnpaper.chapters.ch06_rmsnorm_placement.runs import RMSvsLNResult
+    from lnpaper.chapters.ch05_invariances.invariance import COLUMNS, PAPER_TABLE
+    from lnpaper.chapters.ch05_invariances.runs import InvarianceResult
+    from lnpaper.chapters.ch07_rmsnorm_placement.runs import RMSvsLNResult
 
     comparison = RMSvsLNResult(
         width=64, eps=1e-5, max_diff_centered=1e-16, max_diff_raw=2.8, offsets=[0.1, 10.0],
@@ -301,7 +301,7 @@ def test_check_p2_names_the_test_and_its_numbers():
 
 
 def test_check_p4_can_fail():
-    from lnpaper.chapters.ch06_rmsnorm_placement.runs import PartialRMSResult
+    from lnpaper.chapters.ch07_rmsnorm_placement.runs import PartialRMSResult
 
     def estimate(mean_at_1024=0.996, sd_at_1024=0.085):
         return PartialRMSResult(
@@ -431,7 +431,7 @@ def test_check_p5_counts_diverged_runs():
 def test_spike_run_logs_each_seeds_global_gradient_norm(no_store):
     """Step 0's logged norm is the norm of the gradient of the seed's own unbatched model, as
     lm_training builds it (same init, same first batch)."""
-    from lnpaper.chapters.ch06_rmsnorm_placement.runs import spike_run
+    from lnpaper.chapters.ch07_rmsnorm_placement.runs import spike_run
     from lnpaper.data.synthetic_language import SyntheticLanguage
     from lnpaper.models.transformer import next_token_loss
 
@@ -456,7 +456,7 @@ def test_spike_run_logs_each_seeds_global_gradient_norm(no_store):
 def timing(ratios_by_setting, rounds=5):
     """A TimingResult whose per-round RMSNorm / LayerNorm ratios are given per setting and way:
     {setting: {way: (forward ratio, fwd+bwd ratio)}}; LayerNorm takes 1 ms in every round."""
-    from lnpaper.chapters.ch06_rmsnorm_placement.runs import TimingResult
+    from lnpaper.chapters.ch07_rmsnorm_placement.runs import TimingResult
 
     times = {}
     for setting, ways in ratios_by_setting.items():
@@ -474,7 +474,7 @@ def timing(ratios_by_setting, rounds=5):
 
 
 def traffic_result():
-    from lnpaper.chapters.ch06_rmsnorm_placement.runs import TrafficResult
+    from lnpaper.chapters.ch07_rmsnorm_placement.runs import TrafficResult
 
     names = [name for pair in bench.PAIRS.values() for name in pair]
     return TrafficResult(shape=[4, 8], forward=dict.fromkeys(names, 5.0),
@@ -506,7 +506,7 @@ def test_check_p3_grades_measured_times_and_can_fail():
 
 
 def test_norm_timing_keeps_every_round_per_setting(no_store):
-    from lnpaper.chapters.ch06_rmsnorm_placement.runs import norm_timing
+    from lnpaper.chapters.ch07_rmsnorm_placement.runs import norm_timing
 
     result = norm_timing(shapes=((8, 16),), threads=(1,), rounds=3, warmup=1)
     assert list(result.times) == ["8x16, 1 thread(s)"]

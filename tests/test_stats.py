@@ -281,7 +281,7 @@ def test_most_runs_needs_enough_runs():
     assert stats.most_runs(3, 6) == stats.INCONCLUSIVE
 
 
-# ---- spikes (notebook 06, P5) ---------------------------------------------------------------------
+# ---- spikes (notebook 07, P5) ---------------------------------------------------------------------
 
 
 def test_a_spike_exceeds_factor_times_the_trailing_median():

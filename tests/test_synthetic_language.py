@@ -1,4 +1,4 @@
-"""The generated language of notebook 05: seeded, follows its rule, and its entropy floor is right."""
+"""The generated language of notebook 06: seeded, follows its rule, and its entropy floor is right."""
 
 import math
 

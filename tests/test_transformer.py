@@ -1,4 +1,4 @@
-"""The Transformer of notebook 05: each placement computes its formula, the inits do what they say."""
+"""The Transformer of notebook 06: each placement computes its formula, the inits do what they say."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""The Transformer options of notebook 07 (after 2020): each computes its formula, and the
+"""The Transformer options of notebooks 08-10 (after 2020): each computes its formula, and the
 combinations they do not define are refused."""
 
 import math

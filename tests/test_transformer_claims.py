@@ -1,4 +1,4 @@
-"""The experiments and claim checks of notebook 05 (T1-T7), on small runs and made-up studies."""
+"""The experiments and claim checks of notebook 06 (T1-T7), on small runs and made-up studies."""
 
 import math
 import statistics
@@ -6,12 +6,12 @@ import statistics
 import pytest
 import torch
 
-from lnpaper.chapters.ch05_transformer.runs import layer_statistics
+from lnpaper.chapters.ch06_transformer.runs import layer_statistics
 from lnpaper.models.transformer import next_token_loss
 
 
 def test_grad_norm_vs_depth_accepts_a_range_and_records_every_layer(no_store):
-    from lnpaper.chapters.ch05_transformer.runs import grad_norm_vs_depth
+    from lnpaper.chapters.ch06_transformer.runs import grad_norm_vs_depth
 
     post = grad_norm_vs_depth(placement="post", depths=(2, 3), seeds=range(2), d_model=16)
     assert post.seeds == [0, 1] and len(post.grad_norm) == 2 and len(post.grad_norm[0]) == 2
@@ -24,7 +24,7 @@ def test_grad_norm_vs_depth_accepts_a_range_and_records_every_layer(no_store):
 
 
 def test_batchnorm_backward_is_the_projection_formula(no_store):
-    from lnpaper.chapters.ch05_transformer.runs import batchnorm_backward_projection
+    from lnpaper.chapters.ch06_transformer.runs import batchnorm_backward_projection
 
     result = batchnorm_backward_projection(batch=8, features=3)
     assert result.max_diff_formula < 1e-12 and result.max_diff_numpy < 1e-12
@@ -33,7 +33,7 @@ def test_batchnorm_backward_is_the_projection_formula(no_store):
 
 
 def test_lm_training_records_each_seed(no_store):
-    from lnpaper.chapters.ch05_transformer.runs import lm_training
+    from lnpaper.chapters.ch06_transformer.runs import lm_training
 
     result = lm_training(n_layers=1, seeds=(0, 1), steps=4, log_every=2)
     assert result.steps == [2, 4] and len(result.train_loss) == 2
@@ -45,7 +45,7 @@ def test_lm_training_records_each_seed(no_store):
 def test_lm_training_trains_each_seed_as_the_one_run_loop_would(no_store):
     """The seeds of lm_training step together as one population; each must follow the one-run loop
     (`lnpaper.train.train`) on its own batches, to float32 roundoff amplified over a few steps."""
-    from lnpaper.chapters.ch05_transformer.runs import batches, build_models, held_out, lm_training
+    from lnpaper.chapters.ch06_transformer.runs import batches, build_models, held_out, lm_training
     from lnpaper.train import train
 
     options = {"placement": "post", "n_layers": 2, "lr": 1e-2, "warmup_steps": 3}
@@ -99,8 +99,8 @@ def fake_run(finals, n_layers=6):
 
 
 def study(**finals):
-    """notebook 05's normalization_study, ten seeds, with the final losses given by short names."""
-    from lnpaper.chapters.ch05_transformer.runs import StudyResult
+    """notebook 06's normalization_study, ten seeds, with the final losses given by short names."""
+    from lnpaper.chapters.ch06_transformer.runs import StudyResult
 
     names = {
         "post_cold": "Post-LN, no warmup",
@@ -123,7 +123,7 @@ def study(**finals):
 
 def test_t3_warmup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
     from lnpaper import claims
-    from lnpaper.chapters.ch05_transformer.claims import check_t3
+    from lnpaper.chapters.ch06_transformer.claims import check_t3
 
     assert check_t3(study()).verdict == claims.REPRODUCED
     # Post-LN trains as well without warmup (the interval straddles 0): only Pre-LN's part holds
@@ -146,7 +146,7 @@ def test_t3_warmup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
 
 def test_t4_no_norm_check_tests_both_warmup_arms():
     from lnpaper import claims
-    from lnpaper.chapters.ch05_transformer.claims import check_t4
+    from lnpaper.chapters.ch06_transformer.claims import check_t4
 
     failing = [200.0, None, 13.0, 5.6, None, 60.0, 35.0, 110.0, 21.0, 260.0]  # 2 diverged
     # the default study: every run without warmup fails, every run with it trains
@@ -174,7 +174,7 @@ def test_t4_no_norm_check_tests_both_warmup_arms():
 
 
 def test_t4_gap_to_pre_ln_pairs_the_warmup_arms_by_seed():
-    from lnpaper.chapters.ch05_transformer.claims import check_t4
+    from lnpaper.chapters.ch06_transformer.claims import check_t4
 
     # no norm 0.5 nats behind Pre-LN, both with warmup, on average; by a different amount per seed
     finding = check_t4(study(pre_warm=around(1.95, 0.05), none_warm=around(2.45, 0.05, 1)))
@@ -186,7 +186,7 @@ def test_t4_gap_to_pre_ln_pairs_the_warmup_arms_by_seed():
 
 
 def tfixup(xavier, fixup):
-    from lnpaper.chapters.ch05_transformer.runs import StudyResult
+    from lnpaper.chapters.ch06_transformer.runs import StudyResult
 
     return StudyResult(
         runs={
@@ -198,7 +198,7 @@ def tfixup(xavier, fixup):
 
 def test_t5_tfixup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
     from lnpaper import claims
-    from lnpaper.chapters.ch05_transformer.claims import check_t5
+    from lnpaper.chapters.ch06_transformer.claims import check_t5
 
     xavier_fails = [None] * 8 + [390.0, 12.0]
     assert check_t5(tfixup(xavier_fails, around(1.85))).verdict == claims.REPRODUCED
@@ -216,7 +216,7 @@ def test_t5b_rezero_check_reproduces_fails_and_reports_the_gap_to_tfixup():
     from types import SimpleNamespace
 
     from lnpaper import claims
-    from lnpaper.chapters.ch05_transformer.claims import check_t5b
+    from lnpaper.chapters.ch06_transformer.claims import check_t5b
 
     study = tfixup([None] * 10, around(1.55))
     trains = SimpleNamespace(**fake_run(around(1.85), 12))
@@ -232,7 +232,7 @@ def test_t5c_grades_tfixup_against_the_pre_ln_of_its_depth():
     from types import SimpleNamespace
 
     from lnpaper import claims
-    from lnpaper.chapters.ch05_transformer.claims import check_t5c
+    from lnpaper.chapters.ch06_transformer.claims import check_t5c
 
     study = tfixup([None] * 10, around(1.55))
     behind = SimpleNamespace(**fake_run(around(2.03, shift=3), 12))
@@ -252,12 +252,12 @@ def test_t5c_grades_tfixup_against_the_pre_ln_of_its_depth():
 @pytest.mark.parametrize("diverged", [(), (0, 1, 2, 3, 4, 5), (1, 4)])
 def test_the_t5_figure_draws_xavier_runs_that_diverge_or_stay_finite(diverged):
     """Whether a Xavier run stops being finite depends on the numeric path: the figure must draw
-    every mix (notebook 05 runs live on the recomputed record in make test)."""
+    every mix (notebook 06 runs live on the recomputed record in make test)."""
     import copy
 
     import matplotlib.pyplot as plt
 
-    from lnpaper.chapters.ch05_transformer import analysis, figures
+    from lnpaper.chapters.ch06_transformer import analysis, figures
 
     study = copy.deepcopy(analysis.tfixup_study())
     xavier = study.runs["Xavier, 12 layers, no norm"]
@@ -278,8 +278,8 @@ def test_the_t5_figure_draws_xavier_runs_that_diverge_or_stay_finite(diverged):
 
 
 def norm_study(dyt, layernorm=None):
-    """notebook 06's rmsnorm_study, which T6 reads: the DyT and LayerNorm runs."""
-    from lnpaper.chapters.ch05_transformer.runs import StudyResult
+    """notebook 07's rmsnorm_study, which T6 reads: the DyT and LayerNorm runs."""
+    from lnpaper.chapters.ch06_transformer.runs import StudyResult
 
     layernorm = around(1.96, 0.03, 5) if layernorm is None else layernorm
     return StudyResult(runs={"LayerNorm": fake_run(layernorm), "DyT": fake_run(dyt)})
@@ -287,7 +287,7 @@ def norm_study(dyt, layernorm=None):
 
 def test_t6_dyt_check_is_non_inferiority_within_the_margin():
     from lnpaper import claims
-    from lnpaper.chapters.ch05_transformer.claims import LM_MARGIN, check_t6
+    from lnpaper.chapters.ch06_transformer.claims import LM_MARGIN, check_t6
 
     # better than LayerNorm, or equal within the noise: no worse by the margin
     assert check_t6(norm_study(around(1.79, 0.01))).verdict == claims.REPRODUCED
@@ -307,8 +307,8 @@ def test_t6_dyt_check_is_non_inferiority_within_the_margin():
 def lr_sweep(finals_by_run, train_by_run):
     """dyt_lr_sweep: "DyT, lr 0.001" -> a run with those held-out losses and last-window training
     loss."""
-    from lnpaper.chapters.ch05_transformer.analysis import SWEEP_LRS, SWEEP_NORMS, sweep_name
-    from lnpaper.chapters.ch05_transformer.runs import StudyResult
+    from lnpaper.chapters.ch06_transformer.analysis import SWEEP_LRS, SWEEP_NORMS, sweep_name
+    from lnpaper.chapters.ch06_transformer.runs import StudyResult
 
     runs = {}
     for name in SWEEP_NORMS:
@@ -322,7 +322,7 @@ def lr_sweep(finals_by_run, train_by_run):
 
 def test_t6b_picks_each_rate_by_training_loss_and_grades_the_picks():
     from lnpaper import claims
-    from lnpaper.chapters.ch05_transformer.claims import check_t6b, sweep_choice
+    from lnpaper.chapters.ch06_transformer.claims import check_t6b, sweep_choice
 
     finals = {"LayerNorm, lr 0.001": around(1.93), "LayerNorm, lr 0.003": around(1.96),
               "LayerNorm, lr 0.01": around(2.28), "DyT, lr 0.001": around(1.91),
@@ -352,7 +352,7 @@ def test_t6b_picks_each_rate_by_training_loss_and_grades_the_picks():
 def xiong(post_slope, pre_slope, spread=0.05, post_sq=1.5):
     """grad_norm_vs_depth for both placements, ten seeds, with seed i's gradient norm growing like
     L^(slope + spread * offset_i), so that depth_slopes returns exactly those per-seed slopes."""
-    from lnpaper.chapters.ch05_transformer.analysis import XiongResult
+    from lnpaper.chapters.ch06_transformer.analysis import XiongResult
 
     depths = [6, 8, 10, 12, 14]
 
@@ -373,7 +373,7 @@ def xiong(post_slope, pre_slope, spread=0.05, post_sq=1.5):
 
 
 def test_depth_slopes_recover_each_seeds_power_law():
-    from lnpaper.chapters.ch05_transformer.claims import depth_slopes
+    from lnpaper.chapters.ch06_transformer.claims import depth_slopes
 
     result = xiong(0.1, -0.5)
     assert depth_slopes(result.post) == pytest.approx(around(0.1, 0.05, 0))
@@ -382,7 +382,7 @@ def test_depth_slopes_recover_each_seeds_power_law():
 
 def test_t1_depth_check_reproduces_fails_and_can_be_partly_or_inconclusive():
     from lnpaper import claims
-    from lnpaper.chapters.ch05_transformer.claims import T1_SLOPE_MARGIN, check_t1
+    from lnpaper.chapters.ch06_transformer.claims import T1_SLOPE_MARGIN, check_t1
 
     assert check_t1(xiong(0.0, -0.5)).verdict == claims.REPRODUCED
     # Post-LN falls like Pre-LN: outside the margin, only Pre-LN's part holds
@@ -398,7 +398,7 @@ def test_t1_depth_check_reproduces_fails_and_can_be_partly_or_inconclusive():
 
 def test_t2_lemma2_check_can_fail():
     from lnpaper import claims
-    from lnpaper.chapters.ch05_transformer.claims import check_t2
+    from lnpaper.chapters.ch06_transformer.claims import check_t2
 
     assert check_t2(xiong(0.0, -0.5)).verdict == claims.REPRODUCED
     assert check_t2(xiong(0.0, -0.5, post_sq=1.0)).verdict == claims.NOT_REPRODUCED
@@ -411,7 +411,7 @@ def seeds_of(curve, spread=(1.0, 1.2, 0.9)) -> list:
 
 
 def _smoothness(**changes):
-    from lnpaper.chapters.ch05_transformer.runs import SmoothnessResult
+    from lnpaper.chapters.ch06_transformer.runs import SmoothnessResult
 
     # BatchNorm rougher at step 0, smoother at the two matched losses
     fields = dict(
@@ -428,8 +428,8 @@ def _smoothness(**changes):
 
 def test_the_t7_check_grades_every_measure_at_matched_loss_and_at_step_0():
     from lnpaper import claims
-    from lnpaper.chapters.ch05_transformer import claims as nb_claims
-    from lnpaper.chapters.ch05_transformer.runs import ProjectionResult
+    from lnpaper.chapters.ch06_transformer import claims as nb_claims
+    from lnpaper.chapters.ch06_transformer.runs import ProjectionResult
 
     exact = ProjectionResult([32, 6], 1e-14, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
     finding = nb_claims.check_t7(exact, _smoothness())
@@ -462,7 +462,7 @@ def test_the_t7_check_grades_every_measure_at_matched_loss_and_at_step_0():
 
 
 def test_smoothness_summaries_split_step_0_from_the_matched_points():
-    from lnpaper.chapters.ch05_transformer.analysis import smoothness_at_init, smoothness_log_means
+    from lnpaper.chapters.ch06_transformer.analysis import smoothness_at_init, smoothness_log_means
 
     result = _smoothness()
     matched = smoothness_log_means(result)["loss_range"]["none"][0]
@@ -471,7 +471,7 @@ def test_smoothness_summaries_split_step_0_from_the_matched_points():
 
 
 def test_loss_smoothness_probes_at_the_first_step_reaching_each_level():
-    from lnpaper.chapters.ch05_transformer.runs import loss_smoothness
+    from lnpaper.chapters.ch06_transformer.runs import loss_smoothness
 
     result = loss_smoothness(norms=("batchnorm",), loss_levels=(1.5, 0.8), max_steps=60,
                              width=16, seeds=(0,))  # fmt: skip

@@ -6,7 +6,7 @@ experiments, the figures and the claims ledger.
 """
 
 from lnpaper import functional
-from lnpaper.chapters.ch04_invariances.invariance import invariance_table
+from lnpaper.chapters.ch05_invariances.invariance import invariance_table
 from lnpaper.companion.runtime import setup
 from lnpaper.norms import (
     BatchNorm,

@@ -6,7 +6,7 @@ Speed is measured here and never enforced by a test. Each time is the fastest of
 operation that must read and write every value once. The absolute times depend on the machine; the
 ratios travel better.
 
-Notebook 06 (claim P3) prints the same table from the same functions, timed by the recorded
+Notebook 07 (claim P3) prints the same table from the same functions, timed by the recorded
 experiment `norm_timing` (medians over rounds, at 1 and 2 threads). It compares LayerNorm and
 RMSNorm three ways, every norm with its affine parameters (LayerNorm a gain and a bias, RMSNorm a
 gain): as PyTorch ships them (on CPU, `F.layer_norm` is one fused kernel while `F.rms_norm` is
@@ -74,14 +74,14 @@ def pin_allocator() -> str:
     )
 
 
-# ---- P3's equal footing: both norms written the same way (notebook 06) -------------------------
+# ---- P3's equal footing: both norms written the same way (notebook 07) -------------------------
 #
 # Each function is LayerNorm with center=True and RMSNorm with center=False: RMSNorm is LayerNorm
 # with mu = 0, and nothing else differs. The comments count passes over the n values of a row block
 # (R = read, W = write; a clone is R + W).
 
 
-# Notebook 06 prints composed_norm and fewest_pass_norm: their lines stay within 88 columns.
+# Notebook 07 prints composed_norm and fewest_pass_norm: their lines stay within 88 columns.
 def composed_norm(
     a: torch.Tensor,
     center: bool,
@@ -343,8 +343,8 @@ def format_recurrent(ratios: dict) -> str:
 
 # ---- populations: S runs stepped as one batch against one run at a time ---------------------------
 
-POPULATION = 10  # runs: notebook 05's ten seeds, or a 3 x 3 learning-rate grid plus one
-LM_SHAPE = (16, 16)  # notebook 05's language model: batch, sequence length (6 blocks, d = 64)
+POPULATION = 10  # runs: notebook 06's ten seeds, or a 3 x 3 learning-rate grid plus one
+LM_SHAPE = (16, 16)  # notebook 06's language model: batch, sequence length (6 blocks, d = 64)
 RNN_SHAPE = (64, 8, 64)  # notebook 03's digits read by rows: batch, time steps, hidden units
 
 

@@ -24,8 +24,8 @@ from matplotlib.transforms import blended_transform_factory
 from lnpaper import functional
 from lnpaper.chapters.ch01_why_batchnorm_fails.runs import first_layer_inputs
 from lnpaper.chapters.ch02_transpose import variants
-from lnpaper.chapters.ch04_invariances import invariance
-from lnpaper.chapters.ch05_transformer import runs as ch05_runs
+from lnpaper.chapters.ch05_invariances import invariance
+from lnpaper.chapters.ch06_transformer import runs as ch06_runs
 from lnpaper.companion import style
 from lnpaper.norms import BatchNorm, LayerNorm, center
 
@@ -238,7 +238,7 @@ def one_pass_variance(offset: float = 100.0, eps: float = 1e-5) -> Figure:
     return fig
 
 
-# ---- notebook 05: depth against the gradient at initialization -----------------------------------
+# ---- notebook 06: depth against the gradient at initialization -----------------------------------
 
 DEPTH_SEEDS, DEPTH_BATCH = 3, 4  # T1 uses 40 seeds of 8 sequences; fewer keep a redraw < 0.5 s
 
@@ -247,7 +247,7 @@ DEPTH_SEEDS, DEPTH_BATCH = 3, 4  # T1 uses 40 seeds of 8 sequences; fewer keep a
 def depth_run(placement: str, depth: int):
     """grad_norm_vs_depth's own body (chapter 05) (not its recorded result, so any depth works) for
     one depth: Xiong et al.'s setting at initialization, 3 seeds of 4 sequences of 32 tokens."""
-    run = ch05_runs.grad_norm_vs_depth.__wrapped__  # the computation, without the record
+    run = ch06_runs.grad_norm_vs_depth.__wrapped__  # the computation, without the record
     with torch.random.fork_rng():  # it seeds torch per seed; the notebook's own stream is kept
         return run(placement=placement, depths=(depth,), seeds=range(DEPTH_SEEDS),
                    batch_size=DEPTH_BATCH)  # fmt: skip
@@ -255,7 +255,7 @@ def depth_run(placement: str, depth: int):
 
 @_styled
 def depth_gradient(depth: int = 12) -> Figure:
-    """Notebook 05: at initialization, for one depth L, the residual stream block by block (left)
+    """Notebook 06: at initialization, for one depth L, the residual stream block by block (left)
     and the gradient of the last block's W^(2) (right), Post-LN against Pre-LN."""
     runs = {name: depth_run(key, depth) for key, name in (("post", "Post-LN"), ("pre", "Pre-LN"))}
     fig = style.new_figure(2, 4.0)
@@ -292,7 +292,7 @@ def depth_gradient(depth: int = 12) -> Figure:
     return fig
 
 
-# ---- notebook 04: a transformation of Table 1, and what it changes -------------------------------
+# ---- notebook 05: a transformation of Table 1, and what it changes -------------------------------
 
 TRANSFORMATIONS = {  # the control's words -> Table 1's column
     "W rescaled": "weight_matrix_rescale",
@@ -307,7 +307,7 @@ FLOOR = 1e-18  # an output change of exactly 0 is drawn here
 
 def table_changes(transformation: str, size: float, eps: float) -> dict:
     """Each normalizer's largest output change, max |y' - y|, under one transformation of
-    notebook 04's hand-made cell (16 cases, 10 inputs, 8 units, float64, seed 0). `size` is the
+    notebook 05's hand-made cell (16 cases, 10 inputs, 8 units, float64, seed 0). `size` is the
     factor delta of a re-scaling (of W, of unit 1's w_1, of X, of case 1's x_1) or the length
     scale of c for a re-centering, c = size * z with z ~ N(0, I) fixed."""
     generator = torch.Generator().manual_seed(0)
@@ -330,7 +330,7 @@ def table_changes(transformation: str, size: float, eps: float) -> dict:
 
 @_styled
 def table_1(transformation: str = "W recentred", size: float = 2.0, eps: float = 1e-300) -> Figure:
-    """Notebook 04: one transformation of Table 1 applied to one layer, and each normalizer's
+    """Notebook 05: one transformation of Table 1 applied to one layer, and each normalizer's
     largest output change on a log axis; below 1e-8 the cell reads Invariant."""
     changes = table_changes(transformation, size, eps)
     column = TRANSFORMATIONS[transformation]

@@ -2,7 +2,7 @@
 check and the ledger: `EXPERIMENTS["lm_training"]`.
 
 A notebook (or a reader at the prompt) calls an experiment from its chapter's `runs` module,
-`lnpaper.chapters.ch05_transformer.runs.lm_training(seeds=(0, 1))`; every call goes through the
+`lnpaper.chapters.ch06_transformer.runs.lm_training(seeds=(0, 1))`; every call goes through the
 record (`lnpaper.companion.record`). Importing this module imports every chapter's runs, which
 register themselves (`lnpaper.companion.registry.experiment`).
 """

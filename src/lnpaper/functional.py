@@ -115,7 +115,7 @@ def _rms_scale(x: np.ndarray, eps: float) -> np.ndarray:
 
 
 def rms_norm(x, gain, eps: float = 1e-5) -> np.ndarray:
-    """RMSNorm over the last axis: y = g * a / RMS(a). No re-centering and no bias (notebook 06)."""
+    """RMSNorm over the last axis: y = g * a / RMS(a). No re-centering and no bias (notebook 07)."""
     eps = check_eps(eps)
     x = _as_float64("x", x)
     gain = _check_param("gain", gain, x.shape[-1:])

@@ -4,11 +4,11 @@ Every module computes the same function as PyTorch's own (tests/test_norms.py ch
 arithmetic is visible: the notebooks read these lines next to the equations they implement.
 
 - LayerNorm: Ba, Kiros, Hinton 2016, Sec. 3 (notebook 02)
-- RMSNorm and pRMSNorm: Zhang & Sennrich 2019, Sec. 3-4 (notebook 06)
+- RMSNorm and pRMSNorm: Zhang & Sennrich 2019, Sec. 3-4 (notebook 07)
 - BatchNorm: Ioffe & Szegedy 2015, Alg. 1-2, the baseline of notebook 01
 - RecurrentBatchNorm: Cooijmans et al. 2016, per-time-step statistics (notebook 01, used in 03)
-- WeightNormLinear: Salimans & Kingma 2016, the third row of the invariance table (notebook 04)
-- DyT: Zhu et al. 2025, a normalizer with no statistics at all (notebook 05)
+- WeightNormLinear: Salimans & Kingma 2016, the third row of the invariance table (notebook 05)
+- DyT: Zhu et al. 2025, a normalizer with no statistics at all (notebook 06)
 
 The normalizers compute half-precision inputs (float16, bfloat16) in float32 and return them in
 their own dtype; WeightNormLinear, like nn.Linear, wants input and weights of one dtype.
@@ -159,7 +159,7 @@ class LayerNorm(nn.Module):
 class RMSNorm(nn.Module):
     """y = g * a / RMS(a), RMS(a) = sqrt((1/n) sum_i a_i^2 + eps); no centering, no bias.
 
-    Zhang & Sennrich 2019; introduced in notebook 06. With partial=None it is the same function
+    Zhang & Sennrich 2019; introduced in notebook 07. With partial=None it is the same function
     as torch.nn.RMSNorm (eps=None means the machine epsilon of the dtype computed in). With
     partial=p the statistic comes from the first k units only: pRMSNorm (Zhang & Sennrich,
     p = 0.0625), which still rescales all n units. `rounding` says how p * n becomes k: "truncate"
@@ -427,7 +427,7 @@ def _scalar_text(parameter: torch.Tensor) -> str:
 class DyT(nn.Module):
     """Dynamic Tanh: y = gamma * tanh(alpha * x) + beta, alpha one learnable scalar (shape (1,)).
 
-    Zhu, Chen, He, LeCun, Liu 2025 (alpha_init 0.5 by default); introduced in notebook 05. No statistic
+    Zhu, Chen, He, LeCun, Liu 2025 (alpha_init 0.5 by default); introduced in notebook 06. No statistic
     of any kind: each value is squashed on its own.
     """
 
@@ -455,7 +455,7 @@ class Derf(nn.Module):
     """Dynamic erf: y = gamma * erf(alpha * x + s) + beta, alpha and s learnable scalars.
 
     Chen, Lu, Zhu, Sun, Liu 2025 ("Stronger Normalization-Free Transformers"); alpha_init 0.5 and
-    s_init 0 as in their code; introduced in notebook 07. DyT with erf for tanh and a learnable
+    s_init 0 as in their code; introduced in notebook 10. DyT with erf for tanh and a learnable
     shift inside. alpha and s are held with shape (1,), as DyT's alpha is: our reading of the
     formula's scalars.
     """
@@ -470,7 +470,7 @@ class Derf(nn.Module):
         self.weight = nn.Parameter(torch.ones(self.normalized_shape))  # gamma
         self.bias = nn.Parameter(torch.zeros(self.normalized_shape))  # beta
 
-    # Notebook 07 prints this method: its lines stay within 88 columns.
+    # Notebook 10 prints this method: its lines stay within 88 columns.
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_floating(x, "Derf")
         check_trailing_shape(x.shape, self.normalized_shape)
@@ -490,7 +490,7 @@ class DetachNorm(nn.Module):
     """LayerNorm whose mean, standard deviation or both are constants to the backward pass.
 
     Xu et al. 2019 ("Understanding and Improving Layer Normalization", Sec. 3); introduced in
-    notebook 07. The forward pass is LayerNorm's, y = g * (a - mu) / sqrt(sigma^2 + eps) + b, with
+    notebook 10. The forward pass is LayerNorm's, y = g * (a - mu) / sqrt(sigma^2 + eps) + b, with
     the same eps; `detach` names the statistics whose gradients are cut (mu.detach(),
     sigma.detach()), which is how they test whether the backward pass through the statistics,
     not the forward re-centering and re-scaling, is what helps. detach=() is plain LayerNorm;
@@ -523,7 +523,7 @@ class DetachNorm(nn.Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
 
-    # Notebook 07 prints this method: its lines stay within 88 columns.
+    # Notebook 10 prints this method: its lines stay within 88 columns.
     def forward(self, a: torch.Tensor) -> torch.Tensor:
         check_floating(a, "DetachNorm")
         check_trailing_shape(a.shape, self.normalized_shape)

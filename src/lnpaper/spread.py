@@ -1,7 +1,7 @@
 """Mean and spread over seeds: one definition for every notebook, claim and figure.
 
 "+- sd" in this companion is always the sample standard deviation over seeds (dividing by n - 1),
-so a number in notebook 01 and one in notebook 05 mean the same thing.
+so a number in notebook 01 and one in notebook 06 mean the same thing.
 """
 
 import math

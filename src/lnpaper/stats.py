@@ -536,7 +536,7 @@ def count_tolerance(recorded: int, now: int, n: int, k: float = 3.0) -> float:
     return k * math.sqrt(2 * n * p * (1 - p))  # k * sqrt(2 n p (1 - p))
 
 
-# A spike in a training curve (notebook 06, P5), declared once, before any run was looked at: step t
+# A spike in a training curve (notebook 07, P5), declared once, before any run was looked at: step t
 # is a spike when its value exceeds SPIKE_FACTOR times the median of the SPIKE_WINDOW values before
 # it. The median of a trailing window follows a curve that drifts (gradient norms fall and rise over
 # training) but not one step that jumps; the first SPIKE_WINDOW steps have no window and are never

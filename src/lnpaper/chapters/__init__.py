@@ -17,10 +17,13 @@ CHAPTERS = (
     "ch01_why_batchnorm_fails",
     "ch02_transpose",
     "ch03_layernorm_in_rnns",
-    "ch04_invariances",
-    "ch05_transformer",
-    "ch06_rmsnorm_placement",
-    "ch07_after_2020",
+    "ch04_batchnorm_against_layernorm",
+    "ch05_invariances",
+    "ch06_transformer",
+    "ch07_rmsnorm_placement",
+    "ch08_deep_stacks",
+    "ch09_logits_and_placement",
+    "ch10_what_the_norm_computes",
 )
 
 KINDS = ("library", "runs", "analysis", "claims", "figures")

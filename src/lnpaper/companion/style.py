@@ -22,9 +22,9 @@ from matplotlib.ticker import Formatter, LogFormatterSciNotation, LogLocator
 BLACK, ORANGE, SKY_BLUE, GREEN = "#000000", "#E69F00", "#56B4E9", "#009E73"
 BLUE, VERMILLION, PURPLE, YELLOW = "#0072B2", "#D55E00", "#CC79A7", "#F0E442"
 GREY, BROWN = "#999999", "#8C5A2B"
-GOLD = "#B08800"  # Okabe & Ito's yellow darkened to be read on white: Derf (notebook 07)
+GOLD = "#B08800"  # Okabe & Ito's yellow darkened to be read on white: Derf (notebook 10)
 # Mix-LN, Post-LN below and Pre-LN above: a violet between their vermillion and blue, darker than
-# DyT's reddish purple so the two are told apart (notebook 07)
+# DyT's reddish purple so the two are told apart (notebook 10)
 VIOLET = "#6A3D9A"
 REFERENCE = "#555555"  # reference levels and predictions: dark grey, dotted, never a method
 

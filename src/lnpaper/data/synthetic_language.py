@@ -1,4 +1,4 @@
-"""A small generated language for the Transformer experiments of notebook 05: no download, seeded.
+"""A small generated language for the Transformer experiments of notebook 06: no download, seeded.
 
 The language is a second-order Markov chain over `vocab_size` tokens with sparse, skewed transitions:
 every context (the two previous tokens a, b) allows only `branching` next tokens, with probabilities

@@ -1,4 +1,4 @@
-"""The small convolutional net of notebook 03's coda (Ba et al. 2016, Sec. 6.7, CNN, "preliminary").
+"""The small convolutional net of notebook 04's coda (Ba et al. 2016, Sec. 6.7, CNN, "preliminary").
 
 The paper reports that on a CNN LayerNorm beats no normalization while BatchNorm beats LayerNorm,
 and gives no setup. This one reads the 8 x 8 digits:
@@ -61,9 +61,9 @@ def conv_norm(norm: str, channels: int, side: int) -> nn.Module:
 
 
 class SmallCNN(nn.Module):
-    """Images (N, 1, side, side) -> logits (N, 10); introduced in notebook 03 (claim R5). `side` is 8
+    """Images (N, 1, side, side) -> logits (N, 10); introduced in notebook 04 (claim R5). `side` is 8
     for the digits as they are, more for digits framed by a blank margin
-    (notebook 03's coda)."""
+    (notebook 04's coda)."""
 
     def __init__(self, norm: str = "none", channels=(16, 32), side: int = digits.SIDE):
         super().__init__()
@@ -98,7 +98,7 @@ class SmallCNN(nn.Module):
 
 
 class SeedBatchedCNN(nn.Module):
-    """S `SmallCNN`s of one norm and shape, one per seed, run as one model (notebook 03's coda).
+    """S `SmallCNN`s of one norm and shape, one per seed, run as one model (notebook 04's coda).
 
     Made from the per-seed models, so every seed starts from its own weights. The seeds' channels
     sit side by side: seed s owns channels [s c, (s + 1) c) of every layer, and each convolution is

@@ -406,7 +406,7 @@ class SeedBatchedClassifier(nn.Module):
     "ln-gru".
     `per_seed(s)` gives seed s back as an ordinary model (tests compare the two). Setting
     `statistics_steps` = k makes a BN-LSTM in eval mode use the statistics of step k - 1 for
-    every step >= k, as if T_max were k (notebook 03's T_max inside the transient).
+    every step >= k, as if T_max were k (notebook 04's T_max inside the transient).
     """
 
     KINDS = {

@@ -1,6 +1,6 @@
 """A small decoder-only Transformer language model whose normalization can be moved and swapped.
 
-Notebook 05. Every block has two sublayers F, causal self-attention and a ReLU feed-forward network
+Notebook 06. Every block has two sublayers F, causal self-attention and a ReLU feed-forward network
 F(x) = ReLU(x W^(1) + b^(1)) W^(2) + b^(2), each wrapped in a residual connection. Where the norm sits
 is the `placement`:
 
@@ -18,13 +18,13 @@ is the `placement`:
 
 and which normalizer is used is the `norm`: `layernorm` (Ba et al. 2016), `rmsnorm` (Zhang &
 Sennrich 2019), `prmsnorm` (their partial RMSNorm: the statistic from the first 6.25% of the units;
-notebook 06), `dyt` (Zhu et al. 2025, alpha initialized to `alpha_init`, 0.5 by default), `derf`
+notebook 07), `dyt` (Zhu et al. 2025, alpha initialized to `alpha_init`, 0.5 by default), `derf`
 (Chen et al. 2025, erf in place of tanh, with a learnable shift), `layernorm_simple` (LayerNorm
 without gain and bias), `detach_mean`, `detach_std`, `detach_both` (Xu et al. 2019's DetachNorm:
 LayerNorm with those statistics cut from the backward pass) or `identity` (every slot keeps its
 place but computes nothing, so any placement with `identity` is the `none` network).
 
-Model options around the blocks, all off by default (the defaults build the network notebooks 05
+Model options around the blocks, all off by default (the defaults build the network notebooks 06
 and 06 were recorded with, bit for bit):
 - `embed_norm`: x_0 = Norm(embedding), a norm on the embedding output before the first block (Kim
   et al.'s optional Peri-LN input norm; Gemma 2 has none).
@@ -36,7 +36,7 @@ and 06 were recorded with, bit for bit):
   scores q.k / sqrt(d_head) (before the causal mask and softmax) and of the head's logits
   (Gemma 2: 50 and 30). None: no cap.
 
-Options of notebook 07, also off by default:
+Options of notebooks 08-10, also off by default:
 - `qk_norm`: a norm on the queries and keys before their dot product. `layernorm` or `rmsnorm` over
   each head's d_head coordinates (`qk_norm_span="head"`: ViT-22B, Wortsman et al. 2023, Gemma 3) or
   over the whole d-wide projection before the heads are split (`"full"`: OLMo 2); `l2` is Henry et
@@ -46,7 +46,7 @@ Options of notebook 07, also off by default:
 - `deepnorm` (Wang et al. 2022, with `placement="post"`): x_{l+1} = LN(alpha x_l + G(x_l)), alpha =
   (2M)^{1/4} for M blocks, and after the normal init W^V, W^O, W^(1) and W^(2) are multiplied by
   beta = (8M)^{-1/4} (W^Q and W^K are not). `deepnorm_parts` "alpha" or "beta" keeps one half
-  only (notebook 07's D1b), "both" (the default) is DeepNorm.
+  only (notebook 08's D1b), "both" (the default) is DeepNorm.
 - `rezero` (Bachlechner et al. 2020, with `placement="none"`): x_{l+1} = x_l + a F(x_l) for each
   sublayer, a a learnable scalar starting at 0, so every block is the identity at init; SkipInit
   (De & Smith 2020) is the same gate, proposed for ResNets.
@@ -243,7 +243,7 @@ class CausalSelfAttention(nn.Module):
         def heads(t):  # B x T x d -> B x heads x T x d_head
             return t.view(batch, tokens, self.n_heads, d // self.n_heads).transpose(1, 2)
 
-        # Notebook 07 prints the lines from here to the soft cap: they stay within 88 columns.
+        # Notebook 09 prints the lines from here to the soft cap: they stay within 88 columns.
         q, k, v = self.query(x), self.key(x), self.value(x)
         # OLMo 2: before the split
         if self.q_norm is not None and self.qk_norm_span == "full":
@@ -373,7 +373,7 @@ class Block(nn.Module):
         """What the attention sublayer reads from the block's input x."""
         return self._scaled(self.attn_in_norm(x)) if self.attn_in_norm is not None else x
 
-    # Notebook 05 prints this method: its lines stay within 88 columns.
+    # Notebook 06 prints this method: its lines stay within 88 columns.
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # post: x_{l+1} = Norm(x_l + F(x_l)), or alpha x_l, or x_l omega
         if self.placement == "post":

@@ -1,6 +1,6 @@
 """The redundant mean (Jiang et al., NeurIPS 2023, "Pre-RMSNorm and Pre-CRMSNorm Transformers").
 
-Notebook 07. In a Pre-LN Transformer nothing reads the residual stream except a LayerNorm (each
+Notebook 10. In a Pre-LN Transformer nothing reads the residual stream except a LayerNorm (each
 block's two input norms and the final norm), and LayerNorm ignores its input's mean:
 LN(x + c 1) = LN(x). So the mean of the stream over the hidden axis is computed, carried and then
 thrown away. Two exact rewrites follow.
@@ -26,7 +26,7 @@ g has trained away from a constant, and no change of the writers' weights remove
 `zero_mean_rmsnorm(model)` does both on a copy and returns an RMSNorm model with the same outputs
 (tested in float64 in tests/test_zero_mean.py). The equivalence is exact at one set of weights;
 whether it survives training is an experiment (`zero_mean_drift`, `constrained_drift`). Two options
-take the rewrite apart for that (notebook 07, E1c):
+take the rewrite apart for that (notebook 10, E1c):
 
 - `keep_writers_centered`: every writer is stored free, w~, and used centered, w = w~ - mean(w~)
   (`Centered`, a parametrization), so the stream stays zero-mean whatever training does, and the
@@ -66,7 +66,7 @@ def _check_convertible(model: TransformerLM) -> None:
         )
 
 
-# Notebook 07 prints center_residual_writers and _fold_bias: their lines stay within 88 columns.
+# Notebook 10 prints center_residual_writers and _fold_bias: their lines stay within 88 columns.
 @torch.no_grad()
 def center_residual_writers(model: TransformerLM) -> TransformerLM:
     """Step 1, in place: every write to the residual stream has mean 0 over the hidden

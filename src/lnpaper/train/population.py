@@ -7,7 +7,7 @@ independent Adams, and `PerRunAdam` gives each run its own learning rate: the sa
 `lnpaper.train.train` run per run, up to roundoff (tests/test_train_batched.py,
 tests/test_population.py). What differs between experiments is only the forward:
 - a language model of any architecture: `StackedModels`, `torch.func.vmap` over `functional_call`
-  (notebooks 05-07, `train_language_models`);
+  (notebooks 06-10, `train_language_models`);
 - the recurrent cells, the MLP and the CNN: a hand-fused forward over stacked weights (`bmm`,
   grouped convolutions), because at these sizes a step costs mostly per-operation overhead, which
   vmap does not remove (`lnpaper.models.recurrent.SeedBatchedClassifier`,

@@ -87,7 +87,7 @@ def check_m4(lstm) -> Finding:
         f"beyond T_max = {lstm.train_length} (T_max rule); averaged over steps "
         f"{averaged['first']:.2f} at step 0; T_max = {lstm.short_max_steps} (inside the "
         f"transient) {short['beyond']:.2f} beyond. BN-LSTM vs LSTM accuracy on the digits read "
-        f"pixel by pixel and permuted: M4b (notebook 03)"
+        f"pixel by pixel and permuted: M4b (notebook 04)"
     )
     mechanism = (
         numbers["first_step"] > 3 * numbers["steady"]
@@ -96,7 +96,7 @@ def check_m4(lstm) -> Finding:
         and short["beyond"] > 3 * rule["beyond"]
     )
     # M4 is the mechanism; Cooijmans et al.'s accuracies (sequential and permuted MNIST) are
-    # graded in M4b (notebook 03), not here, so that they are not counted twice.
+    # graded in M4b (notebook 04), not here, so that they are not counted twice.
     return Finding(ours, verdict(mechanism))
 
 

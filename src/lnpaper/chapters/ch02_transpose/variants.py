@@ -3,7 +3,7 @@
 Each is the formula a well-known codebase or tutorial uses, kept here so notebook 02 can measure how far
 it sits from torch.nn.LayerNorm (biased variance, eps = 1e-5 inside the square root): claim F4. A
 variant's default eps is the one its source uses: on rows of small spread, how large eps is matters
-as much as where it sits. Notebook 06 does the same for RMSNorm's eps. All take a torch tensor and
+as much as where it sits. Notebook 07 does the same for RMSNorm's eps. All take a torch tensor and
 normalize over the last axis, without gain or bias.
 """
 

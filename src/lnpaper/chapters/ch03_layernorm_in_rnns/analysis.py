@@ -5,13 +5,11 @@ notebook prints and the claims and figures read. Nothing here is recorded: each 
 - `recurrent_training` (R3, R3b, R4, R4b): LSTM, LN-LSTM and BN-LSTM, their gains at 1.0 and 0.1,
   on the digits read row by row, each model one `sequence_training` run over seeds and one
   learning-rate grid.
-- `sequential_digits` (R3c, M4b-M4d): the same at T = 64, pixel by pixel and permuted, with the
-  LN-GRU; a shorter T_max for the BN-LSTM, and test sequences longer than training.
-- `gru_training`, `gru_pixels` (R3f, R4c, R3g): the GRU against the LN-GRU at T = 8 and 64.
-- `gain_pixels` (M4e): the LN-LSTM's gains from 0.1 at T = 64.
-- `small_batch_pixels` (R6): the T = 64 models at minibatches of 4.
+- `gru_training` (R3f, R4c): the GRU against the LN-GRU, under the same protocol.
 - the summaries: `training_summary` (each model at its best rate), `best_lr_index`,
-  `length_summary`, `dynamics_summary`, `cnn_summary`.
+  `length_summary`, `dynamics_summary`.
+
+Notebook 04 gathers the same experiment at T = 64 (`ch04_batchnorm_against_layernorm.analysis`).
 """
 
 import math
@@ -26,7 +24,6 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
 from lnpaper.spread import mean_sd
 
 ROW_MODELS = ("LSTM", "LN-LSTM", "LN-LSTM, gain 0.1", "BN-LSTM", "BN-LSTM, gain 1.0")
-PIXEL_MODELS = ("LSTM", "LN-LSTM", "BN-LSTM", "BN-LSTM, gain 1.0", "LN-GRU")
 
 
 @dataclass
@@ -87,80 +84,6 @@ def gru_training(*, seeds=tuple(range(10))) -> RecurrentStudyResult:
     6.3), the GRU against the LN-GRU (supplement Eq. 26-28), under recurrent_training's protocol
     on the digits row by row: the same grid, steps, seeds and minibatches as the LSTMs."""
     return recurrent_training(models=GRU_MODELS, seeds=seeds)
-
-
-PIXEL_STEPS = 150  # short curves, 16 units, batches of 16: T = 64 costs 8x T = 8 per step
-TRANSIENT_CUT = 8  # a T_max inside the transient of the pixel-by-pixel BN-LSTM
-BLANK_STEPS = 16  # blank pixels appended to the longer test sequences
-
-
-def sequential_digits(
-    *,
-    models=PIXEL_MODELS,
-    hidden: int = 16,
-    steps: int = PIXEL_STEPS,
-    batch_size: int = 16,
-    lrs=LR_GRID,
-    seeds=tuple(range(8)),
-    eval_every: int = 30,
-) -> RecurrentStudyResult:
-    """Notebook 03, section 3: the digits read pixel by pixel (T = 64, sequential MNIST at 8 x 8)
-    and in a fixed permuted order, side by side in one batched model per cell; LSTM, LN-LSTM,
-    BN-LSTM with gains 0.1 and 1.0, LN-GRU, on the same learning-rate grid. Besides the curves:
-    the test with BLANK_STEPS blank pixels appended (longer than training), and the BN-LSTMs with
-    their statistics cut at TRANSIENT_CUT steps."""
-    return recurrent_training(
-        models=models,
-        form="pixels",
-        orders=(False, True),
-        hidden=hidden,
-        steps=steps,
-        batch_size=batch_size,
-        lrs=lrs,
-        seeds=seeds,
-        eval_every=eval_every,
-        extra_steps=BLANK_STEPS,
-        statistics_steps=TRANSIENT_CUT,
-    )
-
-
-GAIN_PIXEL_MODELS = ("LN-LSTM", "LN-LSTM, gain 0.1", "BN-LSTM", "BN-LSTM, gain 1.0")
-
-
-def gain_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
-    """M4e: both cells' gains at 1.0 and at 0.1 on sequential_digits' T = 64 task, the BN-LSTMs'
-    and the LN-LSTM's runs the very ones of sequential_digits (the same record entries), the
-    LN-LSTM with gains 0.1 beside them."""
-    return sequential_digits(models=GAIN_PIXEL_MODELS, seeds=seeds)
-
-
-def gru_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
-    """R3g: the GRU against the LN-GRU at T = 64, on sequential_digits' protocol; the LN-GRU's runs
-    are sequential_digits' own (the same record entries)."""
-    return sequential_digits(models=GRU_MODELS, seeds=seeds)
-
-
-SMALL_BATCH = 4  # examples per minibatch in small_batch_pixels, against sequential_digits' 16
-SMALL_BATCH_MODELS = ("LSTM", "LN-LSTM", "BN-LSTM")
-
-
-def small_batch_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
-    """R6: the paper's conclusion, "recurrent neural networks benefit the most ... especially for
-    long sequences and small mini-batches" (Sec. 7), at T = 64: sequential_digits' models and
-    protocol (the same steps, grid, seeds and initial weights) at minibatches of SMALL_BATCH
-    instead of 16, in reading order only. Equal steps, not equal epochs: each model makes as many
-    updates as at batch 16, from noisier gradients and, for the BN-LSTM, noisier statistics."""
-    return recurrent_training(
-        models=SMALL_BATCH_MODELS,
-        form="pixels",
-        orders=(False,),
-        hidden=16,
-        steps=PIXEL_STEPS,
-        batch_size=SMALL_BATCH,
-        lrs=LR_GRID,
-        seeds=seeds,
-        eval_every=30,
-    )
 
 
 # ---- summaries the notebook prints and the claims check ----------------------------------
@@ -247,7 +170,7 @@ PER_ORDER = (  # the fields of a SequenceTrainingResult indexed [order] first
 
 
 def training_summary(study, order: int = 0, lr_index: int | None = None) -> dict:
-    """The numbers behind R3-R4b, M4b-M4d and notebook 03's section 3 for one pixel order of
+    """The numbers behind R3-R4b, and notebook 04's M4b-M4d, for one pixel order of
     `study` (index into study.orders), each model at its own best learning rate (`best_lr_index`,
     validation only), or every model at the grid's rate `lr_index` (the paper's protocol: the same
     settings for every model). What is compared is measured on the test split, per seed: "early"
@@ -290,17 +213,3 @@ def training_summary(study, order: int = 0, lr_index: int | None = None) -> dict
     summary["early_steps"] = [steps[j] for j in early]
     summary["late_steps"] = [steps[j] for j in late]
     return summary
-
-
-def cnn_summary(cnn) -> dict:
-    """margin -> norm -> mean +- sd over seeds of the test NLL and accuracy after training."""
-    return {
-        margin: {
-            norm: {
-                "test_loss": mean_sd(cnn.test_loss[margin][norm]),
-                "test_accuracy": mean_sd(cnn.test_accuracy[margin][norm]),
-            }
-            for norm in cnn.norms
-        }
-        for margin in cnn.test_loss
-    }

@@ -1,7 +1,7 @@
-"""Claims of notebook 03, LayerNorm in RNNs: R1-R4, with R3b and R3c (the attentive reader:
-LN-LSTM against BN-LSTM, rows and pixels), R3d and R3e (each model tuned, the gains), R4b (R4 split:
-equal or better at the end), R3f, R3g and R4c (the GRUs). Cooijmans et al.'s recurrent BatchNorm
-(M4b-M4g) is in `claims_batchnorm`, the CNN and small batches (R5, R6) in `claims_coda`."""
+"""Claims of notebook 03, LayerNorm in RNNs: R1-R4, with R3b (LN-LSTM against BN-LSTM row by
+row), R3d and R3e (each model tuned, the gains), R4b (R4 split: equal or better at the end), R3f and
+R4c (the GRUs). Cooijmans et al.'s statements on a stationary input (M4f, M4g) are in
+`claims_lengths`; the same models at T = 64 are notebook 04's."""
 
 from lnpaper import stats
 from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
@@ -16,7 +16,6 @@ from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     BA_2016,
     IDENTITY,
-    INCONCLUSIVE,
     NOT_REPRODUCED,
     PARTLY,
     REPRODUCED,
@@ -24,7 +23,6 @@ from lnpaper.companion.verdicts import (
     Finding,
     aggregate,
     combine,
-    count,
     exact,
     from_outcome,
     tested,
@@ -115,24 +113,6 @@ def best_rate_difference(s: dict, model: str, baseline: str, measure: str) -> st
 def rates_text(s: dict, *models) -> str:
     """'LSTM lr 0.01, LN-LSTM lr 0.03': the rate each model is judged at."""
     return ", ".join(f"{m} lr {s[m]['lr']:g}" for m in models)
-
-
-TASKS = {0: "pixel by pixel", 1: "permuted"}  # sequential_digits' orders
-# At T = 64 a run can collapse: it ends having learned next to nothing, and one such seed moves a
-# paired interval more than the models' difference does. Declared with the robustness band (issue
-# 20), before the counts were looked at: a run has collapsed when its final test accuracy is below
-# twice chance (2 / 10 classes). The count is a quantity of its own, so the reproduction check
-# compares it with the binomial rule.
-COLLAPSED_BELOW = 0.2
-
-
-def collapsed_runs(s: dict, models, task: str) -> tuple[str, list]:
-    """'collapsed runs (test accuracy < 20%): LSTM 1, BN-LSTM 0 of 8' and their count quantities."""
-    counts = {m: sum(a < COLLAPSED_BELOW for a in s[m]["final_accuracy"]) for m in models}
-    n = len(s[models[0]]["final_accuracy"])
-    text = ", ".join(f"{m} {k}" for m, k in counts.items())
-    quantities = [count(f"{task}, collapsed {m} runs", k, n) for m, k in counts.items()]
-    return f"collapsed runs (test accuracy < {COLLAPSED_BELOW:.0%}): {text} of {n}", quantities
 
 
 def _faster_at_each_rate(study, ln: str, base: str, task: str) -> Finding:
@@ -303,87 +283,6 @@ def check_r3b(study) -> Finding:
     return Finding(ours, combine(outcomes), tuple(quantities))
 
 
-# An ending is graded only once the models have got somewhere. Declared before the numbers below
-# were computed: at T = 64 a claim about the end of training is graded only
-# if every model it compares averages at least ENDING_ACCURACY test accuracy over the last quarter,
-# in each pixel order (the row-by-row models of R3-R4b reach 94-96% in their 400 steps). Below it,
-# the verdict is inconclusive at this budget, and the numbers are still shown.
-ENDING_ACCURACY = 0.8
-
-
-def models_ended(pixels, models) -> tuple[bool, str]:
-    """Whether every model in `models` reached ENDING_ACCURACY in both orders, and the accuracies."""
-    levels = []
-    for order, task in TASKS.items():
-        s = training_summary(pixels, order)
-        levels += [(task, m, mean_sd(s[m]["late_accuracy"])[0]) for m in models]
-    ended = all(level >= ENDING_ACCURACY for _, _, level in levels)
-    text = ", ".join(f"{m} {task} {100 * level:.0f}%" for task, m, level in levels)
-    return ended, text
-
-
-def budget_verdict(finding_verdict: str, ended: bool, levels: str, steps: int) -> tuple[str, str]:
-    """The verdict, and a sentence when the budget decides it instead of the tests."""
-    if ended:
-        return finding_verdict, ""
-    return INCONCLUSIVE, (
-        f". Not graded (inconclusive at this budget): after {steps} steps the models average "
-        f"{levels} test accuracy over the last quarter, below the {100 * ENDING_ACCURACY:.0f}% "
-        f"declared for an ending; the tests above would give {finding_verdict}"
-    )
-
-
-def check_r3c(pixels) -> Finding:
-    """R3b's ending at T = 64: the LN-LSTM's test NLL below the BN-LSTM's over the last
-    quarter of training, pixel by pixel (T = 64) and permuted, each at its own best rate per task.
-    The early half is shown, not graded: at one evaluation (step 30) in the first quarter its
-    reading-order part changed sides between numeric paths (inconclusive on the record's, LN lower
-    on ATEN_CPU_CAPABILITY=default), so it was never established."""
-    outcomes, quantities, parts = [], [], []
-    for order, task in TASKS.items():
-        s = training_summary(pixels, order)
-        early = best_rate_difference(s, "LN-LSTM", "BN-LSTM", "early")
-        late = best_rate_difference(s, "LN-LSTM", "BN-LSTM", "late")
-        outcome = stats.better(late, "lower")
-        outcomes.append(outcome)
-        quantities.append(aggregate(f"{task}, late test NLL, LN-LSTM - BN-LSTM", late))
-        collapsed, counts = collapsed_runs(s, ("LN-LSTM", "BN-LSTM"), task)
-        quantities += counts
-        late_steps = s["late_steps"]
-        parts.append(
-            f"{task} ({rates_text(s, 'LN-LSTM', 'BN-LSTM')}) steps {late_steps[0]}-{late_steps[-1]} "
-            f"{tested(late, outcome_word(outcome, 'LN lower'))}; step {s['early_steps'][-1]} "
-            f"(not graded) {early.text()}; {collapsed}"
-        )
-    ended, levels = models_ended(pixels, ("LN-LSTM", "BN-LSTM"))
-    grade, note = budget_verdict(
-        combine(outcomes), ended, levels, training_summary(pixels)["steps"]
-    )
-    ours = "T = 64, test NLL, LN-LSTM minus BN-LSTM: " + "; ".join(parts) + note
-    return Finding(ours, grade, tuple(quantities))
-
-
-def check_r3g(gru_pixels) -> Finding:
-    """R3f at T = 64: the LN-GRU against the GRU at each shared rate
-    of the grid, in both pixel orders, test NLL over the first quarter of training."""
-    outcomes, quantities, parts = [], [], []
-    for order, task in TASKS.items():
-        for k, lr in enumerate(gru_pixels.runs["GRU"]["lrs"]):
-            s = training_summary(gru_pixels, order, lr_index=k)
-            early = best_rate_difference(s, "LN-GRU", "GRU", "early")
-            outcome = stats.better(early, "lower")
-            outcomes.append(outcome)
-            quantities.append(aggregate(f"{task}, lr {lr:g}, early test NLL, LN-GRU - GRU", early))
-            parts.append(f"{task}, lr {lr:g} {tested(early, outcome_word(outcome, 'LN lower'))}")
-    steps = training_summary(gru_pixels)["early_steps"]
-    when = f"step {steps[0]}" if len(steps) == 1 else f"steps {steps[0]}-{steps[-1]}"
-    ours = (
-        f"T = 64, both GRUs at the same lr; test NLL at {when} (the first quarter's evaluations), "
-        "LN-GRU minus GRU: " + "; ".join(parts)
-    )
-    return Finding(ours, combine(outcomes), tuple(quantities))
-
-
 NOTEBOOK = "03_layernorm_in_rnns"
 
 CLAIMS = register_claims(
@@ -440,20 +339,6 @@ CLAIMS = register_claims(
         "below 0; reproduced if it holds at every rate, partly at some",
     ),
     Claim(
-        id="R3g",
-        claim="R3f at T = 64: the LN-GRU faster than the GRU at the same settings, pixel by "
-        "pixel and permuted",
-        source=f'{BA_2016}, Sec. 6.1, 6.3 (GRUs), Sec. 7 ("especially for long sequences")',
-        paper_value="no T = 64 GRU run in the paper",
-        notebook=NOTEBOOK,
-        experiments=(ch03_analysis.gru_pixels,),
-        check=check_r3g,
-        test="T = 64 digits, both pixel orders, LN-GRU and GRU at each shared lr of the grid "
-        "{3e-3, 1e-2, 3e-2}, paired by seed (8), 95% t CI of test NLL over the first quarter of "
-        "training below 0; reproduced if it holds at every rate in both orders, partly at some; "
-        "declared before the GRU run",
-    ),
-    Claim(
         id="R3d",
         claim="R3 with each model at its own best learning rate: the LN-LSTM still faster",
         source=f"{BA_2016}, Sec. 6 (a stronger comparison than the paper's)",
@@ -491,22 +376,6 @@ CLAIMS = register_claims(
         test="digits row by row, each at its own best lr of the grid, test NLL, LN-LSTM minus "
         "BN-LSTM (gains 0.1), paired by seed, 95% t CI below 0: mean over the first quarter of "
         "training (faster) and over the last quarter (better at the end); reproduced if both hold",
-    ),
-    Claim(
-        id="R3c",
-        claim="R3b's ending at T = 64: the LN-LSTM ends at a better result than the "
-        "BN-LSTM, pixel by pixel and permuted",
-        source=f"{BA_2016}, Sec. 6.2; the task of Cooijmans et al. 2016, Sec. 5.1",
-        paper_value="validation curves only, no numbers",
-        notebook=NOTEBOOK,
-        experiments=(ch03_analysis.sequential_digits,),
-        check=check_r3c,
-        test="T = 64 digits, both pixel orders, each at its own best lr of the grid: test NLL, "
-        "LN-LSTM minus BN-LSTM over the last quarter of training, paired by seed, 95% t CI below "
-        "0; reproduced if both hold (the early half, one evaluation, changed sides between "
-        "numeric paths: shown, not graded); graded only if both models average at least 80% "
-        "test accuracy over the last quarter in both orders (ENDING_ACCURACY), else inconclusive "
-        "at this budget",
     ),
     Claim(
         id="R4",

@@ -1,13 +1,15 @@
 """Experiments of notebook 03, LayerNorm in recurrent networks: the recorded runs behind claims
-R1-R4, R3b-R3g, R4b, R4c, M4b-M4e and R6 (the studies that gather them, and the summaries, are in
-`analysis`; the runs longer than training are in `runs_lengths`, the CNN's in `runs_cnn`).
+R1-R4, R3b, R3d-R3f, R4b and R4c, and behind notebook 04's M4b-M4e, R3c, R3g and R6 (the studies
+that gather them, and the summaries, are in each notebook's `analysis`; the runs longer than
+training are in `runs_lengths`).
 
 - `lnlstm_anatomy` (R1): the LN-LSTM of the supplement's Eq. 20-22 against its written-out formula,
   what its statistics span, and what it does not keep (against the BN-LSTM).
 - `rnn_dynamics` (R2): a tanh RNN and its LN version from the same weights at several scales.
-- `sequence_training` (R3, R3b, R4, R4b, M4b-M4e, R6): one recurrent cell trained on the digits
-  over seeds and one learning-rate grid, all seeds and rates trained as one batched model
-  (`SeedBatchedClassifier`); `analysis.recurrent_training` and its kin gather one run per cell.
+- `sequence_training` (R3, R3b, R4, R4b; at T = 64 M4b-M4e, R3c, R3g, R6): one recurrent cell
+  trained on the digits over seeds and one learning-rate grid, all seeds and rates trained as one
+  batched model (`SeedBatchedClassifier`); `analysis.recurrent_training` and its kin gather one run
+  per cell.
 """
 
 import warnings

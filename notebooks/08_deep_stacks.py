@@ -1,0 +1,420 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 08 · Deep stacks: Admin, DeepNorm, Mix-LN and LayerNorm Scaling
+#
+# Notebook 07 ended the story in 2020 with Pre-LN in most large language models, RMSNorm in place of
+# LayerNorm, and two 2025 postscripts (Peri-LN, DyT). This notebook and the next two take up what
+# came after: answers from the literature since 2020, each with its formula next to the option of
+# `lnpaper.models.transformer` that computes it, what its source claims, whether that number is
+# reachable on a CPU (mostly it is not: 1,000 layers, 7B-parameter perplexities), and a small
+# experiment that tests the *mechanism* the claim rests on, graded by `lnpaper.stats`. This one is
+# about depth:
+#
+# - deep Post-LN stacks revisited: Admin's amplification (**A2**), DeepNorm (**D1**, **D1b**),
+#   Mix-LN (**X1**);
+# - the curse of depth in Pre-LN, against Peri-LN, and LayerNorm Scaling (**L1**, **L1d**,
+#   **L1b**, **L1c**).
+#
+# Every result is read from the record in `results/`, so the notebook runs in seconds. All training
+# uses `lnpaper.train.population`, which trains every seed of a configuration as one batch.
+#
+# Notebook 06 left Post-LN as the placement that needs warmup and Pre-LN as the one that does
+# not. Four later papers went back to depth with one question each: *why* does Post-LN fail
+# (Admin), can it be made to train anyway (DeepNorm), can the two placements be mixed (Mix-LN),
+# and what does Pre-LN cost in a deep stack (LayerNorm Scaling)? Each is an option of
+# `TransformerLM`; each section shows the lines that implement it, then a small experiment from
+# the record on notebook 06's language model (d = 64, 2 heads, 16 tokens). The sources' own
+# numbers (1,000 layers, BLEU, 7B perplexities) are out of reach here; what a laptop can check is
+# the mechanism each paper proposes, and the verdicts say which.
+
+# %%
+# %matplotlib inline
+import inspect
+import statistics
+
+import torch
+
+import lnpaper
+from lnpaper import claims, stats
+from lnpaper.chapters.ch08_deep_stacks import analysis, figures, runs
+
+lnpaper.setup()
+
+# %%
+import numpy as np
+
+from lnpaper.chapters.ch08_deep_stacks import claims as depth_claims
+from lnpaper.chapters.ch08_deep_stacks.analysis import mean_dependence
+from lnpaper.chapters.ch08_deep_stacks.claims import profile_summary
+from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES, sublayer_dependence
+from lnpaper.data.synthetic_language import SyntheticLanguage
+from lnpaper.models.transformer import TransformerLM, admin_profile
+
+
+def source_lines(function, *needles):
+    """The lines of `function`'s source that contain one of `needles`: the formula in
+    the code."""
+    for line in inspect.getsource(function).splitlines():
+        if any(needle in line for needle in needles):
+            print(line.strip())
+
+
+# %% [markdown]
+# ### A2 · Admin: Post-LN leans on its branches, and that amplifies perturbations
+#
+# Liu et al. (2020, *Understanding the Difficulty of Training Transformers*, arXiv:2004.08249,
+# Sec. 4) measure how much a sublayer's output depends on its residual branch $f$ rather than on
+# the stream $s$ it is added to:
+#
+# $$\beta_i = \frac{\mathrm{Var}[f_i(x_{i-1})]}{\mathrm{Var}[s_i + f_i(x_{i-1})]}.$$
+#
+# In Post-LN, $s = x$ has unit variance after every LayerNorm, so each branch carries about as
+# much as the stream. In Pre-LN the stream is never normalized and grows, so the $i$-th branch is
+# a smaller and smaller part of it. Their argument: heavy dependence turns a small change of the
+# parameters into a large change of the output, $\|F(x; W + \delta) - F(x; W)\|$, which grows
+# with depth, $O(N)$ for Post-LN against $O(\log N)$ for Pre-LN (their Sec. 4; and this, not
+# vanishing gradients, makes Post-LN fragile: an argument we do not grade). Their fix, Admin,
+# keeps Post-LN but weights the stream:
+# $x_i = \mathrm{LN}(x_{i-1} \odot \omega_i + f_i(x_{i-1}))$, with
+# $\omega$ set by one profiling pass to the accumulated variance of the branches before it. In
+# `lnpaper`:
+
+# %%
+source_lines(admin_profile, "omega = math.sqrt", "weight.fill_", "x = norm(")
+source_lines(sublayer_dependence, "ratios.append")
+
+# %% [markdown]
+# On a 12-block model at init, the ratio per sublayer, with Admin's $\omega$ profiled on another
+# batch than the one measured:
+
+# %%
+tokens_a2 = SyntheticLanguage().sample(16, 16, seed=0)
+beta_i = {}
+for arm, options in (("post", {}), ("admin", {"admin": True})):
+    torch.manual_seed(0)
+    model = TransformerLM(
+        16, n_layers=12, n_heads=2, max_len=16, placement="post", **options
+    )
+    if arm == "admin":
+        admin_profile(model, SyntheticLanguage().sample(16, 16, seed=1))
+    beta_i[arm] = sublayer_dependence(model, tokens_a2)
+    shown = ", ".join(f"{beta_i[arm][i]:.2f}" for i in (0, 5, 11, 23))
+    print(f"{ARM_NAMES[arm]:8s} beta_i at sublayers 1, 6, 12, 24: {shown}")
+deep_half = {arm: np.mean(values[12:]) for arm, values in beta_i.items()}
+assert deep_half["admin"] < 0.5 * deep_half["post"], deep_half
+
+# %% [markdown]
+# The experiment `branch_dependence` does this for Post-LN, Pre-LN and Admin at 6, 12, 18, 24 and
+# 36 blocks over 8 seeds, and moves every weight matrix $W$ of the blocks by 1% of its norm in a
+# random direction (three directions per model), measuring the relative change of the stack's
+# output (after its last norm, before the head):
+
+# %%
+a2 = runs.branch_dependence()
+print(
+    f"{'means over seeds, blocks L':34s}"
+    + "".join(f"{depth:>8d}" for depth in a2.depths)
+)
+for arm in a2.arms:
+    dependence = [np.mean(by_depth) for by_depth in mean_dependence(a2, arm)]
+    shown = "".join(f"{v:8.3f}" for v in dependence)
+    print(f"{ARM_NAMES[arm] + ', dependency':34s}{shown}")
+for arm in a2.arms:
+    change = [np.mean(by_depth) for by_depth in a2.output_change[arm]]
+    shown = "".join(f"{v:8.4f}" for v in change)
+    print(f"{ARM_NAMES[arm] + ', output change':34s}{shown}")
+a2_finding = claims.BY_ID["A2"].evaluate()
+print(claims.wrap(a2_finding.ours))
+claims.expect(a2_finding, claims.PARTLY)
+figures.branch_dependence(a2)
+
+# %% [markdown]
+# Both halves of the mechanism show at this size: Post-LN's sublayers depend on their branches
+# about seven times as much as Pre-LN's at 36 blocks, its output change grows with depth faster
+# than Pre-LN's, and Admin's profiled $\omega$ brings Post-LN to Pre-LN's levels on both counts
+# while it keeps the norm after the residual sum. Whether this, rather than gradient vanishing, is
+# *the root cause* is Liu et al.'s reading; what we checked is that the quantities they build it
+# on move the way they say, at init.
+#
+# Their rates need a reading: is $O(N)$ the rate of the output change's norm, or of its square
+# (a variance, which is how their analysis accumulates the branches' contributions)? The five
+# depths tell them apart. Fitting $\|\Delta F\| \propto L^b$ per seed, Post-LN's exponent is
+# about 0.5 and Pre-LN's and Admin's about 0.2 (the finding above prints the intervals): what
+# $O(N)$ and $O(\log N)$ predict for the *square* of the change ($b = 0.5$, and 0.19 for
+# $\sqrt{\log N}$ over these depths), and well below what they predict for the norm itself
+# ($b = 1$ and 0.39). We read the rates as rates of the variance. The exponent is reported, not
+# graded: A2 is graded as D1 and L1 are, on the mechanism's direction at init, so `partly`.
+#
+# ### D1 · DeepNorm: a bounded first update
+#
+# Wang et al. (2022, *DeepNet*, arXiv:2203.00555) keep Post-LN too, and up-weight the stream by a
+# constant instead: $x_{l+1} = \mathrm{LN}(\alpha x_l + G_l(x_l))$ for every sublayer, with the
+# weights of the value and output projections and of both feed-forward matrices multiplied by
+# $\beta$ after their normal initialization (queries and keys are not). For a decoder of $M$
+# blocks, $\alpha = (2M)^{1/4}$ and $\beta = (8M)^{-1/4}$. They derive it from a bound on the model
+# update $\|F(x; \theta_{t+1}) - F(x; \theta_t)\|$: Post-LN's first updates are large, and a large
+# early update drives the LayerNorm inputs into a regime from which training does not recover.
+# The claimed results, 1,000 layers and a 200-layer model beating a 48-layer one by 5 BLEU, are
+# far beyond a CPU; the mechanism is not. In `lnpaper`:
+
+# %%
+source_lines(TransformerLM.__init__, "alpha = (2 * n_layers)")
+source_lines(TransformerLM.reset_parameters, "beta = (8", "matrix.weight.mul_(beta)")
+M = 6
+torch.manual_seed(0)
+deep = TransformerLM(
+    16, n_layers=M, n_heads=2, max_len=16, placement="post", deepnorm=True
+)
+torch.manual_seed(0)
+plain = TransformerLM(16, n_layers=M, n_heads=2, max_len=16, placement="post")
+scaled = {
+    name: (module(deep).weight.std() / module(plain).weight.std()).item()
+    for name, module in (
+        ("W^Q", lambda m: m.blocks[0].attn.query),
+        ("W^V", lambda m: m.blocks[0].attn.value),
+        ("W^O", lambda m: m.blocks[0].attn.out),
+        ("W^(1)", lambda m: m.blocks[0].ffn.w1),
+        ("W^(2)", lambda m: m.blocks[0].ffn.w2),
+    )
+}
+alpha, beta = (2 * M) ** 0.25, (8 * M) ** -0.25
+print(f"M = {M}: alpha = (2M)^(1/4) = {alpha:.3f}, beta = (8M)^(-1/4) = {beta:.3f}")
+print(
+    f"the block's alpha {deep.blocks[0].residual_scale:.3f}; "
+    "std against plain Post-LN's:"
+)
+print("   " + ", ".join(f"{name} x{ratio:.3f}" for name, ratio in scaled.items()))
+assert abs(deep.blocks[0].residual_scale - alpha) < 1e-12
+assert abs(scaled["W^Q"] - 1) < 1e-6 and all(
+    abs(scaled[name] - beta) < 1e-6 for name in ("W^V", "W^O", "W^(1)", "W^(2)")
+), scaled
+
+# %% [markdown]
+# The experiment `deepnorm_study` trains the 6-block Post-LN model and its DeepNorm version with
+# Adam at 3e-3 and no warmup, the setting in which notebook 06's Post-LN stalls near the uniform
+# level, on the same data and initial draws per seed (8 seeds, 100 steps, all seeds as one
+# batch). Before each of the first 20 steps it takes the logits on 64 fixed held-out sequences;
+# the model update of step $t$ is the root mean square of their change,
+# $\sqrt{\overline{(F(x;\theta_t) - F(x;\theta_{t-1}))^2}}$.
+
+# %%
+d1 = runs.deepnorm_study()
+for arm in d1.arms:
+    first = [u[0] for u in d1.model_update[arm]]
+    final = stats.median_text(d1.final_loss[arm])
+    print(f"{ARM_NAMES[arm]:8s} update at step 1: {stats.median_text(first)}")
+    print(f"{'':8s} held-out loss after {d1.steps} steps: {final} nats")
+d1_finding = claims.BY_ID["D1"].evaluate()
+print(claims.wrap(d1_finding.ours))
+claims.expect(d1_finding, claims.PARTLY)
+figures.deepnorm_update(d1)
+
+# %% [markdown]
+# Both parts of the mechanism hold at this size. Post-LN's first step moves the logits nearly
+# three times as far as DeepNorm's, and Post-LN never recovers within these steps: its held-out
+# loss stays near the uniform level (notebook 06 saw the same at 200 steps), while DeepNorm,
+# with the same norm after the residual sum and no warmup, trains. That is what the bound
+# predicts; the depth it was built for (hundreds of blocks) is not reachable here, so the verdict
+# is `partly`: the mechanism, not the 1,000 layers.
+#
+# Which half bounds the first update, $\alpha$ on the stream or $\beta$ on the initialization?
+# DeepNet derives the two together, and no source runs them apart. **D1b**, declared before its
+# run, asks whether each alone keeps the largest of the
+# first 20 updates below Post-LN's, on D1's model, rate, data and seeds
+# (`analysis.deepnorm_halves`, with the `deepnorm_parts` option), with a Pre-LN arm beside.
+
+# %%
+halves = analysis.deepnorm_halves()
+post_updates = depth_claims.largest_update(d1, "post")
+for source, arm in (
+    (d1, "post"), (d1, "deepnorm"), (halves, "deepnorm-alpha"),
+    (halves, "deepnorm-beta"), (halves, "pre"),
+):  # fmt: skip
+    ratio = statistics.geometric_mean(
+        u / p
+        for u, p in zip(
+            depth_claims.largest_update(source, arm), post_updates, strict=True
+        )
+    )
+    final = stats.median_text(source.final_loss[arm])
+    print(
+        f"{ARM_NAMES[arm]:22s} largest update x{ratio:.2f} of Post-LN's; loss {final}"
+    )
+d1b = claims.BY_ID["D1b"].evaluate()
+print(claims.wrap(d1b.ours))
+print("verdict:", d1b.verdict)
+claims.expect(d1b, claims.REPRODUCED)
+
+# %% [markdown]
+# Each half alone bounds the first updates below Post-LN's, $\beta$ clearly (to 0.61 of
+# Post-LN's, geometric mean over seeds) and $\alpha$ less (0.80, an interval within machine noise
+# of undecided, so the verdict is borderline); together they bound it far more (0.38). The
+# surprise is the loss: either half alone keeps the 6-block Post-LN model from stalling, and
+# $\beta$ alone ends where DeepNorm does (2.07 against 2.08 nats), so at this depth the smaller
+# initialization of the branches does the work. At depths where DeepNet needs both, this says
+# nothing. Pre-LN's largest update is 0.83 of Post-LN's, close to $\alpha$ alone's 0.80, and
+# both train, while Post-LN at 1.00 stalls. Between models that stall and models that train the
+# first updates differ by less than a fifth, so at this depth the bound on them is at most part
+# of the story.
+#
+# ### X1 · Mix-LN: Post-LN below, Pre-LN above
+#
+# Li, Yin and Liu (2025, *Mix-LN*, ICLR 2025, arXiv:2412.13795) read the two placements' failure
+# modes off their gradients: Pre-LN gives its deep layers small gradients (their outputs are
+# small against the grown stream, so the deep layers learn little), Post-LN its early layers
+# (the gradient passes through every later LayerNorm on its way back). Mix-LN uses Post-LN for
+# the first $\lfloor L/4 \rfloor$ blocks and Pre-LN for the rest, hoping for gradients of one
+# size throughout. In `lnpaper` it is a placement of the whole model:
+
+# %%
+source_lines(TransformerLM.__init__, "n_post = int(MIX_POST_FRACTION")
+mix = TransformerLM(16, n_layers=8, n_heads=2, max_len=16, placement="mix")
+print("blocks of an 8-block Mix-LN:", [block.placement for block in mix.blocks])
+assert [b.placement for b in mix.blocks] == ["post"] * 2 + ["pre"] * 6
+
+# %% [markdown]
+# The experiment `gradient_profile` measures each block's gradient norm
+# $\|\partial L / \partial \theta_l\|$ on 64 held-out sequences at init and after 20 Adam steps
+# (lr 1e-3, where Post-LN trains without warmup), 8 blocks, 10 seeds. Two numbers per seed
+# summarize a profile: its *tilt*, the mean log norm of the last quarter of the blocks minus that
+# of the first quarter (below 0: the deep blocks get less), and its *spread*, the standard
+# deviation of the log norms over the blocks (0 for a flat profile).
+
+# %%
+x1 = runs.gradient_profile()
+profile = profile_summary(x1)
+for (when, arm), measures in profile.items():
+    tilt, spread = np.mean(measures["tilt"]), np.mean(measures["spread"])
+    print(f"{when:8s} {ARM_NAMES[arm]:8s} tilt {tilt:+.2f}, spread {spread:.2f}")
+x1_finding = claims.BY_ID["X1"].evaluate()
+print(claims.wrap(x1_finding.ours))
+claims.expect(x1_finding, claims.PARTLY)
+figures.gradient_profile(x1)
+
+# %% [markdown]
+# The two failure modes show as claimed: Pre-LN's profile tilts down (its deep blocks get the
+# smaller gradients), Post-LN's tilts up, mildly at init and steeply after 20 steps, when its
+# first blocks get a small fraction of the last ones' gradient. Mix-LN, with Post-LN in its first
+# two blocks only, removes Post-LN's tilt. But it is not more even than Pre-LN: at init its
+# spread is a little larger, after training the two cannot be told apart. At 8 blocks Mix-LN
+# fixes Post-LN and matches Pre-LN; the "more uniform than both" of the source does not show,
+# and the verdict is `partly`.
+#
+# ### L1 · LayerNorm Scaling: the curse of depth
+#
+# Sun et al. (2025, *The Curse of Depth in Large Language Models*, arXiv:2502.05795) find that in
+# open Pre-LN models about half the layers can be removed at little cost, and blame the growth
+# of the stream's variance with depth: a deep block adds a small branch to a large stream, so
+# it is close to the identity. Their fix scales the output of each block's two input norms by
+# $1/\sqrt{l}$, $l$ the block's 1-based index, with no new parameters:
+# $x_{l+1} = x_l + F(\mathrm{LN}(x_l) / \sqrt{l})$. In `lnpaper`:
+
+# %%
+source_lines(TransformerLM.__init__, "input_scale=(index + 1) ** -0.5")
+scaled_lm = TransformerLM(
+    16, n_layers=8, n_heads=2, max_len=16, placement="pre", layer_scaling=True
+)
+scales = [block.input_scale for block in scaled_lm.blocks]
+print("input scales:", ", ".join(f"{scale:.3f}" for scale in scales))
+assert all(abs(scale - (i + 1) ** -0.5) < 1e-12 for i, scale in enumerate(scales))
+
+# %% [markdown]
+# The experiment `layer_scaling_study` trains 8-block Pre-LN models with and without the scaling
+# (Adam 3e-3, no warmup, 100 steps, 6 seeds) and measures, per block $l$ on the 256 held-out
+# sequences: the variance of the stream it outputs; the angular distance between its input and
+# output, $\arccos(\cos(x_l, x_{l+1}))/\pi$ averaged over tokens (how far a block turns the
+# stream: 0 for a block that leaves every token's direction alone); and how much the held-out
+# loss rises when that block alone is skipped.
+
+# %%
+l1 = runs.layer_scaling_study()
+for arm in l1.arms:
+    first, last = (np.mean([v[i] for v in l1.variance_trained[arm]]) for i in (0, -1))
+    worth = " ".join(f"{v:.3f}" for v in np.mean(l1.skip_loss_trained[arm], 0))
+    print(
+        f"{ARM_NAMES[arm]:10s} stream variance, block 1 / {l1.n_layers}: "
+        f"{first:.3g} / {last:.3g}"
+    )
+    print(f"{'':10s} loss rise without a block, per block:")
+    print(f"{'':10s} {worth}")
+l1_finding, l1b_finding = claims.BY_ID["L1"].evaluate(), claims.BY_ID["L1b"].evaluate()
+print(claims.wrap(f"{l1_finding.ours} -> {l1_finding.verdict}"))
+print(claims.wrap(f"{l1b_finding.ours} -> {l1b_finding.verdict}"))
+claims.expect(l1_finding, claims.PARTLY)
+claims.expect(l1b_finding, claims.NOT_REPRODUCED)
+figures.layer_scaling(l1)
+
+# %% [markdown]
+# The curse shows, in miniature: in plain Pre-LN the stream's variance grows block after block,
+# and the deeper half of the blocks are worth much less than the shallower half when skipped. But
+# without a Post-LN or Peri-LN arm trained alike, that profile is not shown to be Pre-LN's own:
+# any stack whose first block does the heavy lifting has it. So **L1** is `partly`. The scaling
+# does what its formula says to the variance (the last stream's variance falls to about a
+# quarter). It does not make the deep blocks do more: with it they turn the stream *less* and are
+# worth *less* when skipped, both significantly, the opposite of the claim, and what the formula
+# gives at init (a branch whose input is scaled by $1/\sqrt{l}$ adds less to a stream that grows
+# more slowly). The scaling has no parameter of its own, so a norm's gain, moved by about $\eta$
+# per Adam step, needs $(\sqrt l - 1)/\eta$ steps to give it back: 140 for block 2, 610 for block
+# 8 (the weights after the norm can compensate sooner). So 100 steps may be too few to see the
+# claimed effect: **L1b** is `not reproduced` at this budget. The scaled models still end lower
+# in held-out loss (reported, not graded: a gain at this size is not the 7B result).
+#
+# Is the profile Pre-LN's own? Declared before its run, **L1d** trains the same model, data,
+# seeds, rate and steps with Peri-LN (`curse_control`), whose blocks normalize what they add
+# while the stream, as in Pre-LN, is never normalized, and asks whether Pre-LN's deeper half
+# matters less, next to its shallower half, than Peri-LN's does.
+
+# %%
+l1d_finding = claims.BY_ID["L1d"].evaluate()
+print(claims.wrap(f"{l1d_finding.ours} -> {l1d_finding.verdict}"))
+claims.expect(l1d_finding, claims.INCONCLUSIVE)
+
+# %% [markdown]
+# It does not separate them. Peri-LN's deeper half is worth 0.082 nats less than its shallower
+# half, Pre-LN's 0.078, and the difference, +0.004 [-0.007, +0.014], holds 0: **L1d** is
+# `inconclusive`, and the two gaps are near equal. Peri-LN's stream grows less (its last
+# variance 68 against 87), yet its deep blocks are worth as little. At this size the profile L1
+# measures is what an 8-block stack trained for 100 steps looks like whichever way its blocks
+# are normalized, the first blocks doing most of the work, not a curse particular to Pre-LN.
+#
+# Declared before its run, **L1c** asks the same of the same study trained three times as long,
+# 300 steps (`layer_scaling_long`), what the record's budget allows.
+
+# %%
+l1_long = analysis.layer_scaling_long()
+print(f"after {l1_long.steps} steps, loss rise without a block, per block:")
+for arm in l1_long.arms:
+    worth = " ".join(f"{v:.3f}" for v in np.mean(l1_long.skip_loss_trained[arm], 0))
+    print(f"   {ARM_NAMES[arm]:10s} {worth}")
+l1c_finding = claims.BY_ID["L1c"].evaluate()
+print(claims.wrap(f"{l1c_finding.ours} -> {l1c_finding.verdict}"))
+claims.expect(l1c_finding, claims.NOT_REPRODUCED)
+
+# %% [markdown]
+# Three times the training makes the gap wider, not narrower: the scaled model's deeper half
+# turns the stream less (-0.029 against -0.023 at 100 steps) and is worth less when skipped
+# (-0.036 nats against -0.010), so **L1c** is `not reproduced` too. What the scaling buys grows
+# instead in the loss: the scaled models end 0.161 [0.104, 0.218] nats lower, against 0.048 at
+# 100 steps, with the last stream's variance a quarter of the plain model's. At this size
+# LayerNorm Scaling makes a better model without making its deep blocks do more, by both
+# measures of a block's use graded here; the first blocks carry more of the work instead
+# (block 1 is worth 1.02 nats scaled, 0.89 plain). Whether the deep blocks come back over
+# thousands of steps, or only at the source's scale, is not something this budget can say.
+
+# %% [markdown]
+# ## Claims checked here
+
+# %%
+print(claims.checked_here(["A2", "D1", "D1b", "X1", "L1", "L1d", "L1b", "L1c"]))

@@ -1,0 +1,116 @@
+"""Claims of notebook 03's longer sequences: Cooijmans et al.'s two statements on a BN-LSTM's
+statistics when the input does not change along the sequence (M4f: averaging them over time hurts;
+M4g: past T_max the statistics of step T_max serve)."""
+
+import statistics
+
+from lnpaper import stats
+from lnpaper.chapters.ch03_layernorm_in_rnns import runs_lengths as ch03_runs_lengths
+from lnpaper.chapters.ch03_layernorm_in_rnns.claims import R4_MARGIN, outcome_word, points_text
+from lnpaper.companion.registry import register_claims
+from lnpaper.companion.verdicts import (
+    Claim,
+    Finding,
+    aggregate,
+    from_outcome,
+    tested,
+)
+from lnpaper.spread import mean_sd
+
+
+def _stationary_parts(result) -> tuple[slice, slice, str, str]:
+    """The test steps inside the training length and beyond it (indices into the per-step lists,
+    which start at step `delay`), and their labels."""
+    inside = slice(0, result.train_length - result.delay)
+    beyond = slice(result.train_length - result.delay, None)
+    return (inside, beyond, f"{result.delay}-{result.train_length - 1}",
+            f"{result.train_length}-{result.test_length - 1}")  # fmt: skip
+
+
+def _per_seed_mean(runs, steps: slice) -> list:
+    return [statistics.fmean(run[steps]) for run in runs]
+
+
+def check_m4f(stationary) -> Finding:
+    """Cooijmans et al.'s "averaging statistics over time severely degrades performance", on a
+    stationary input: the same trained BN-LSTMs tested with
+    their population statistics averaged over the T_max steps against per step, test NLL over the
+    steps inside the training length, paired by seed, 95% t CI above 0. "Severely" is not graded:
+    the size is shown."""
+    inside, _, inside_label, _ = _stationary_parts(stationary)
+    nll = stats.paired_difference(
+        _per_seed_mean(stationary.loss["averaged"], inside),
+        _per_seed_mean(stationary.loss["per step"], inside),
+    )
+    accuracy = stats.paired_difference(
+        _per_seed_mean(stationary.accuracy["averaged"], inside),
+        _per_seed_mean(stationary.accuracy["per step"], inside),
+    )
+    outcome = stats.better(nll, "higher")
+    drift = [statistics.fmean(seed[t] for seed in stationary.drift) for t in (0, -1)]
+    ours = (
+        f"digit streams (the same input distribution at every step), BN-LSTM trained at T_max = "
+        f"{stationary.train_length}, test steps {inside_label}, statistics averaged over time "
+        f"minus per step: NLL {tested(nll, outcome_word(outcome, 'higher averaged'))}, "
+        f"accuracy {points_text(accuracy)}. How far a step's statistics lie from the step before's "
+        f"(rms over units, in running sds): {drift[0]:.3f} at step 1, {drift[1]:.3f} at step "
+        f"{stationary.train_length - 1}"
+    )
+    return Finding(ours, from_outcome(outcome), (aggregate("test NLL, averaged - per step", nll),))
+
+
+def check_m4g(stationary) -> Finding:
+    """Cooijmans et al.'s T_max rule on a stationary input: with
+    the statistics of step T_max - 1 for every later step, the test accuracy over the steps beyond
+    the training length no worse than inside it by more than R4_MARGIN, paired by seed."""
+    inside, beyond, inside_label, beyond_label = _stationary_parts(stationary)
+    runs = stationary.accuracy["per step"]
+    difference = stats.paired_difference(_per_seed_mean(runs, beyond), _per_seed_mean(runs, inside))
+    outcome = stats.no_worse(difference, R4_MARGIN, "higher")
+    (inside_mean, _), (beyond_mean, _) = (mean_sd(_per_seed_mean(runs, part))
+                                          for part in (inside, beyond))  # fmt: skip
+    ours = (
+        f"digit streams, BN-LSTM trained at T_max = {stationary.train_length}, tested to "
+        f"{stationary.test_length} steps with the T_max rule: accuracy {100 * inside_mean:.1f}% "
+        f"at steps {inside_label}, {100 * beyond_mean:.1f}% at steps {beyond_label}; beyond "
+        f"minus inside "
+        f"{tested(difference, outcome_word(outcome, 'no worse by 1 pp'), 100, 'pp', 1)}"
+    )
+    return Finding(
+        ours, from_outcome(outcome), (aggregate("test accuracy, beyond - inside", difference),)
+    )
+
+
+NOTEBOOK = "03_layernorm_in_rnns"
+
+CLAIMS = register_claims(
+    Claim(
+        id="M4f",
+        claim="averaging a BN-LSTM's statistics over time degrades it (Cooijmans et al.), on an "
+        "input whose distribution does not change along the sequence",
+        source="Cooijmans et al. 2016, Sec. 3-4",
+        paper_value="'averaging statistics over time severely degrades performance'; no number",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs_lengths.stationary_statistics,),
+        check=check_m4f,
+        test="random digit streams (the same input distribution at every step), BN-LSTM (gains "
+        "0.1) trained at T_max = 8, 10 seeds; the same nets tested with population statistics "
+        "averaged over the 8 steps minus with per-step statistics: test NLL over steps 2-7, "
+        "paired by seed, 95% t CI above 0 (a BatchNorm shared over time differs only here: in "
+        "training each step is still normalized by its own batch); 'severely' is not graded, the "
+        "size is shown; declared before the run",
+    ),
+    Claim(
+        id="M4g",
+        claim="past T_max, the statistics of step T_max serve (Cooijmans et al.'s rule), since "
+        "the activations settle to a stationary distribution",
+        source="Cooijmans et al. 2016, Sec. 4",
+        paper_value="'use the population statistic of time T_max' for t > T_max; no number",
+        notebook=NOTEBOOK,
+        experiments=(ch03_runs_lengths.stationary_statistics,),
+        check=check_m4g,
+        test="M4f's nets with per-step statistics and the T_max rule, tested on streams of 32: "
+        "test accuracy over steps 8-31 minus over steps 2-7, paired by seed, 95% t CI above "
+        "-1 pp (R4_MARGIN); declared before the run",
+    ),
+)

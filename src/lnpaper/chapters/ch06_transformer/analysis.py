@@ -1,0 +1,196 @@
+"""Analysis of notebook 06's runs: the studies that gather recorded runs, and the summaries the
+claims and figures read. Nothing here is recorded: each function reads `runs`' experiments (through
+the record) and computes in memory, so the record holds each run once.
+
+- `xiong_setting` (T1, T2): both placements of `grad_norm_vs_depth`, for the figures.
+- `normalization_study` (T3, T4): six-layer models, one `lm_training` run per configuration
+  (placement, warmup, no norm, DyT).
+- `tfixup_study` (T5, T5b, T5c): twelve layers, no norm, no warmup: Xavier vs T-Fixup.
+- `deep_preln` (T5c): the Pre-LN model of T-Fixup's depth.
+- `rmsnorm_study` (T6, P2, P4): the six-layer Pre-LN model with each normalizer in every slot.
+- `dyt_lr_sweep` (T6b), `rmsnorm_lr_sweep` (P2b): DyT, RMSNorm and LayerNorm over SWEEP_LRS,
+  keyed by `sweep_name`; `layernorm_below_sweep`: LayerNorm one rate below the grid.
+- the summaries: `smoothness_log_means` (T7, at matched loss), `smoothness_at_init` (T7, at
+  step 0).
+"""
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from lnpaper.chapters.ch06_transformer.runs import (
+    SMOOTHNESS_MEASURES,
+    LMTrainingResult,
+    StudyResult,
+    grad_norm_vs_depth,
+    lm_training,
+)
+
+# ---- T1, T2: gradients and residual norms at initialization -----------------------------------
+
+
+@dataclass
+class XiongResult:
+    post: dict  # GradNormResult of Post-LN, as a plain dict
+    pre: dict
+
+
+def xiong_setting(*, seeds=tuple(range(40)), d_model: int = 128) -> XiongResult:
+    """Both placements of `grad_norm_vs_depth`, for the figures (each comes from the store)."""
+    return XiongResult(
+        post=vars(grad_norm_vs_depth(placement="post", seeds=seeds, d_model=d_model)),
+        pre=vars(grad_norm_vs_depth(placement="pre", seeds=seeds, d_model=d_model)),
+    )
+
+
+# ---- T3-T6: the configurations the claims compare ---------------------------------------------
+
+
+NORMALIZATION_CONFIGS = {
+    "Post-LN, no warmup": {"placement": "post"},
+    "Post-LN, warmup": {"placement": "post", "warmup": True},
+    "Pre-LN, no warmup": {"placement": "pre"},
+    "Pre-LN, warmup": {"placement": "pre", "warmup": True},
+    "no norm (identity), no warmup": {"placement": "pre", "norm": "identity"},
+    "no norm (identity), warmup": {"placement": "pre", "norm": "identity", "warmup": True},
+    "Pre-DyT, no warmup": {"placement": "pre", "norm": "dyt"},
+}
+
+
+def normalization_study(
+    *, lr: float = 3e-3, warmup_steps: int = 50, seeds=tuple(range(6)), steps: int = 200
+) -> StudyResult:
+    """T3, T4, T6: six-layer models at one learning rate, with and without linear warmup."""
+    runs = {}
+    for name, config in NORMALIZATION_CONFIGS.items():
+        runs[name] = vars(
+            lm_training(
+                placement=config["placement"],
+                norm=config.get("norm", "layernorm"),
+                lr=lr,
+                warmup_steps=warmup_steps if config.get("warmup") else 0,
+                seeds=seeds,
+                steps=steps,
+            )
+        )
+    return StudyResult(runs=runs)
+
+
+def tfixup_study(
+    *, n_layers: int = 12, lr: float = 3e-3, seeds=tuple(range(6)), steps: int = 200
+) -> StudyResult:
+    """T5: a deeper model with no normalization and no warmup, Xavier init vs T-Fixup."""
+    runs = {
+        f"{label}, {n_layers} layers, no norm": vars(
+            lm_training(
+                placement="none", init=init, n_layers=n_layers, lr=lr, seeds=seeds, steps=steps
+            )
+        )
+        for label, init in (("Xavier", "default"), ("T-Fixup", "tfixup"))
+    }
+    return StudyResult(runs=runs)
+
+
+def deep_preln(
+    *, n_layers: int = 12, lr: float = 3e-3, seeds=tuple(range(6)), steps: int = 200
+) -> LMTrainingResult:
+    """T5c: T5's stack with Pre-LN (Xavier init, no warmup): the normalized model of T-Fixup's
+    depth, on the same data, seeds, rate and steps, so the two pair by seed."""
+    return lm_training(placement="pre", n_layers=n_layers, lr=lr, seeds=seeds, steps=steps)
+
+
+# ---- P2, P4, T6: each normalizer in every slot of this notebook's model --------------------------
+
+NORM_CONFIGS = {
+    "LayerNorm": "layernorm",
+    "RMSNorm": "rmsnorm",
+    "pRMSNorm (6.25%)": "prmsnorm",
+    "DyT": "dyt",
+}
+
+
+def rmsnorm_study(*, lr: float = 3e-3, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
+    """P2, P4: notebook 06's six-layer Pre-LN model and language, each normalizer in every slot.
+    Same seeds, data and learning rate as notebook 06's "Pre-LN, no warmup", which is the LayerNorm
+    run here (and "Pre-DyT, no warmup" the DyT run)."""
+    runs = {
+        name: vars(lm_training(placement="pre", norm=norm, lr=lr, seeds=seeds, steps=steps))
+        for name, norm in NORM_CONFIGS.items()
+    }
+    return StudyResult(runs=runs)
+
+
+# T6b: DyT and LayerNorm each over three rates; 3e-3 is rmsnorm_study's runs.
+SWEEP_LRS = (1e-3, 3e-3, 1e-2)
+SWEEP_NORMS = {"LayerNorm": "layernorm", "DyT": "dyt"}
+
+
+def sweep_name(name: str, lr: float) -> str:
+    return f"{name}, lr {lr:g}"
+
+
+def dyt_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
+    """T6b: rmsnorm_study's LayerNorm and DyT models at each rate of SWEEP_LRS, the same seeds and
+    data, keyed by `sweep_name`."""
+    return StudyResult(
+        runs={
+            sweep_name(name, lr): vars(
+                lm_training(placement="pre", norm=norm, lr=lr, seeds=seeds, steps=steps)
+            )
+            for name, norm in SWEEP_NORMS.items()
+            for lr in SWEEP_LRS
+        }
+    )
+
+
+def rmsnorm_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
+    """P2b (notebook 07): RMSNorm and LayerNorm over SWEEP_LRS, as dyt_lr_sweep; LayerNorm's runs
+    are dyt_lr_sweep's and RMSNorm's at 3e-3 rmsnorm_study's (the same record entries)."""
+    return StudyResult(
+        runs={
+            sweep_name(name, lr): vars(
+                lm_training(placement="pre", norm=norm, lr=lr, seeds=seeds, steps=steps)
+            )
+            for name, norm in (("RMSNorm", "rmsnorm"), ("LayerNorm", "layernorm"))
+            for lr in SWEEP_LRS
+        }
+    )
+
+
+def layernorm_below_sweep(
+    *, lr: float = 3e-4, seeds=tuple(range(10)), steps: int = 200
+) -> LMTrainingResult:
+    """T6b's LayerNorm one rate below SWEEP_LRS, added after the sweep, whose training loss
+    picked LayerNorm's lowest rate: does the grid hold LayerNorm's best?"""
+    return lm_training(placement="pre", norm="layernorm", lr=lr, seeds=seeds, steps=steps)
+
+
+# ---- summaries the claims and figures read ---------------------------------------------------
+
+
+def smoothness_log_means(smoothness) -> dict:
+    """measure -> normalizer -> [per seed: the mean of the measure's log over the matched-loss
+    points (after step 0)], the log of its geometric mean over the loss levels. The measures span
+    decades, so a log puts every level on one footing; one number per seed pairs the normalizers
+    by seed. A seed that missed a level has None."""
+    return {
+        key: {
+            norm: [
+                None if None in values[1:] else statistics.fmean(math.log(v) for v in values[1:])
+                for values in by_seed
+            ]
+            for norm, by_seed in getattr(smoothness, key).items()
+        }
+        for key in SMOOTHNESS_MEASURES
+    }
+
+
+def smoothness_at_init(smoothness) -> dict:
+    """measure -> normalizer -> [per seed: the log of the measure at step 0]."""
+    return {
+        key: {
+            norm: [math.log(values[0]) for values in by_seed]
+            for norm, by_seed in getattr(smoothness, key).items()
+        }
+        for key in SMOOTHNESS_MEASURES
+    }

@@ -1,0 +1,317 @@
+"""Figures of notebook 06, the Transformer."""
+
+import math
+import statistics
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
+from lnpaper.chapters.ch06_transformer import runs as ch06_runs
+from lnpaper.chapters.ch06_transformer.analysis import smoothness_at_init, smoothness_log_means
+from lnpaper.companion import style
+from lnpaper.companion.registry import figure
+
+NOTEBOOK = "06_the_transformer"
+WARMUP, NO_WARMUP = "--", "-"  # warmup is a line style, never a hue
+
+
+@figure("grad_norm_vs_depth", notebook=NOTEBOOK, experiment=ch06_analysis.xiong_setting)
+def grad_norm_vs_depth(result) -> Figure:
+    """T1: the Frobenius norm of the gradient of the last block's second FFN matrix at
+    initialization, against the number of blocks L, for Post-LN and Pre-LN in Xiong et al.'s setting
+    (one head, zero query and key matrices, d = 128, Gaussian inputs): mean and sd over 40 seeds.
+    Dotted: Pre-LN's value at 6 blocks scaled by the square root of 6/L, the scaling of its bound."""
+    fig = style.new_figure(1, 4.2)
+    ax = fig.subplots()
+    for run in (result.post, result.pre):
+        grads = np.array(run["grad_norm"])  # [depth][seed]
+        ax.errorbar(run["depths"], grads.mean(1), yerr=grads.std(1, ddof=1), marker="o",
+                    capsize=3, color=style.color(run["placement"]))  # fmt: skip
+    depths = np.array(result.pre["depths"])
+    first = result.pre["mean_grad_norm"][0]
+    (scaled,) = ax.plot(depths, first * np.sqrt(depths[0] / depths), ":", color=style.REFERENCE,
+                        lw=1.2, label=rf"$\sqrt{{{depths[0]}/L}}$ times Pre-LN at $L = {depths[0]}$")  # fmt: skip
+    ax.set_xticks(depths)
+    ax.set_xlabel("number of blocks $L$")
+    ax.set_ylabel(r"$\|\partial L/\partial W^{(2)}\|_F$ of the last block")
+    ax.set_ylim(bottom=0)
+    seeds = len(result.post["seeds"])
+    ax.set_title(rf"$d = {result.post['d_model']}$, $W^Q = W^K = 0$; mean $\pm$ sd over {seeds} "
+                 "seeds")  # fmt: skip
+    post, pre = result.post["ratio_last_to_first"], result.pre["ratio_last_to_first"]
+    style.finding(fig, f"At init, Pre-LN's gradient falls with depth (x{pre:.2f}, {depths[0]} to "
+                  f"{depths[-1]} blocks);\nPost-LN's does not (x{post:.2f})")  # fmt: skip
+    placements = [style.method_handle(style.display(run["placement"]), "o") for run in (result.post,
+                  result.pre)]  # fmt: skip
+    style.shared_legend(fig, [], extra=[*placements, scaled], ncols=3)
+    return fig
+
+
+@figure("residual_norms_vs_lemma2", notebook=NOTEBOOK, experiment=ch06_analysis.xiong_setting)
+def residual_norms_vs_lemma2(result) -> Figure:
+    """T2: the mean square of the residual stream per unit at initialization, in the 14-block
+    models of `grad_norm_vs_depth` (mean over tokens and 40 seeds), against Xiong et al.'s Lemma 2
+    (dotted). Left, Post-LN: the sum x + FFN(x) that enters each block's second LayerNorm (Lemma 2:
+    3/2). Right, Pre-LN: the stream after l blocks, l = 0 being the embedding (Lemma 2: between
+    1 + l/2 and 1 + 3l/2)."""
+    fig = style.new_figure(2, 4.0)
+    left, right = fig.subplots(1, 2)
+    post, pre = result.post, result.pre
+    left.plot(post["layers"], post["residual_sq_norm"], "o-", color=style.color("Post-LN"),
+              label="Post-LN")  # fmt: skip
+    left.set_ylim(0, 2.5)
+    # the measurement lies on the level, so its label goes below the line rather than above it
+    left.axhline(1.5, color=style.REFERENCE, lw=1.2, ls=":", zorder=1)
+    left.annotate("Lemma 2: 3/2", (1, 1.5), xycoords=left.get_yaxis_transform(), xytext=(-4, -8),
+                  textcoords="offset points", ha="right", va="top", color=style.REFERENCE)  # fmt: skip
+    left.set_title(r"Post-LN: $x + \mathrm{FFN}(x)$ before the second LayerNorm")
+    left.set_xlabel("block $l$")
+    left.set_ylabel(r"$\mathbb{E}\,\|x^{\mathrm{post},5}\|^2/d$")
+    layers = np.array(pre["layers"])
+    lower, upper = 1 + layers / 2, 1 + 1.5 * layers
+    right.fill_between(layers, lower, upper, color=style.REFERENCE, alpha=0.08, lw=0)
+    for bound, text in ((upper, "$1 + 3l/2$"), (lower, "$1 + l/2$")):
+        right.plot(layers, bound, ":", color=style.REFERENCE, lw=1.2)
+        right.annotate(text, (layers[-1], bound[-1]), xytext=(4, 0), textcoords="offset points",
+                       va="center", color=style.REFERENCE)  # fmt: skip
+    right.plot(layers, pre["residual_sq_norm"], "o-", color=style.color("Pre-LN"), label="Pre-LN")
+    right.set_xlim(right=layers[-1] + 2.5)  # room for the bounds' labels
+    right.set_title("Pre-LN: the residual stream after $l$ blocks")
+    right.set_xlabel("blocks passed $l$ (0 = embedding)")
+    right.set_ylabel(r"$\mathbb{E}\,\|x_l\|^2/d$")
+    low, high = min(post["residual_sq_norm"]), max(post["residual_sq_norm"])
+    per_block = (pre["residual_sq_norm"][-1] - pre["residual_sq_norm"][0]) / layers[-1]
+    style.finding(fig, f"Lemma 2 holds at init: Post-LN's sum stays at {low:.2f}-{high:.2f}, and "
+                  f"Pre-LN's stream grows {per_block:.2f} per block")  # fmt: skip
+    lemma = Line2D([], [], color=style.REFERENCE, ls=":", lw=1.2, label="Lemma 2 (Xiong et al.)")
+    style.shared_legend(fig, extra=[lemma], ncols=3)
+    return fig
+
+
+def _curves(ax, run, color, ls):
+    """The median over seeds and the min-to-max band, over the steps every seed reached; a seed
+    that stopped early (its loss not finite) goes on alone as a thin line, to a cross where it
+    stopped."""
+    steps = np.array(run["steps"])
+    common = min(len(curve) for curve in run["train_loss"])
+    if common:
+        losses = np.array([curve[:common] for curve in run["train_loss"]])
+        ax.fill_between(steps[:common], losses.min(0), losses.max(0), color=color, alpha=0.18, lw=0)
+        ax.plot(steps[:common], np.median(losses, 0), ls, color=color, lw=2)
+    for curve, diverged in zip(run["train_loss"], run["diverged_at"], strict=True):
+        if len(curve) > common:
+            ax.plot(steps[: len(curve)], curve, ls, color=color, lw=0.8)
+        if diverged is not None:
+            ax.plot([diverged], [curve[-1] if curve else run["initial_loss"][0]], "x",
+                    color=color, ms=9, mew=2)  # fmt: skip
+
+
+def _levels(ax, run):
+    """The language's unigram and bigram levels and the entropy floor, labelled to the right of
+    the last step, where no curve runs; after the y limits are set."""
+    ax.set_xlim(0, run["steps"][-1] * 1.16)
+    levels = run["levels"]
+    style.levels(ax, [(levels["unigram"], "unigram"), (levels["bigram"], "bigram"),
+                      (run["floor"], "entropy floor")])  # fmt: skip
+
+
+def _study_figure(runs, lines, log=False) -> Figure:
+    """Training curves of a study: `lines` is [(run name, method, line style)]."""
+    fig = style.new_figure(1, 4.4)
+    ax = fig.subplots()
+    for name, method, ls in lines:
+        _curves(ax, runs[name], style.color(method), ls)
+    first = runs[lines[0][0]]
+    if log:
+        style.log_axis(ax, "y")
+        ax.set_ylim(0.8, ax.get_ylim()[1])  # down to the entropy floor; fixed before the levels
+    else:
+        ax.set_ylim(0.8, 3.3)
+    _levels(ax, first)
+    ax.set_title(f"{first['n_layers']} layers, $d = 64$, Adam lr {first['lr']:g}, "
+                 f"{first['steps'][-1]} steps")  # fmt: skip
+    ax.set_xlabel("step")
+    ax.set_ylabel(f"training loss, {style.NATS_PER_TOKEN}")
+    return fig
+
+
+def _median_final(run) -> float:
+    return statistics.median(run["final_loss"])
+
+
+def _warmup_handles(runs, names) -> list:
+    """Legend entries for the two line styles, with the warmup's length."""
+    warmup = max(runs[name]["warmup_steps"] for name in names)
+    return [style.style_handle(NO_WARMUP, "no warmup"),
+            style.style_handle(WARMUP, f"linear warmup, {warmup} steps")]  # fmt: skip
+
+
+@figure("warmup_curves", notebook=NOTEBOOK, experiment=ch06_analysis.normalization_study)
+def warmup_curves(result) -> Figure:
+    """T3: the training loss of Post-LN and Pre-LN with and without linear warmup (the median over
+    seeds, and the band from the lowest to the highest seed), against the language's unigram and
+    bigram levels and the entropy floor."""
+    lines = [
+        ("Post-LN, no warmup", "Post-LN", NO_WARMUP),
+        ("Post-LN, warmup", "Post-LN", WARMUP),
+        ("Pre-LN, no warmup", "Pre-LN", NO_WARMUP),
+        ("Pre-LN, warmup", "Pre-LN", WARMUP),
+    ]
+    runs = result.runs
+    fig = _study_figure(runs, lines)
+    cold, warm = runs["Post-LN, no warmup"], runs["Post-LN, warmup"]
+    style.finding(fig, f"Without warmup Post-LN ends near the uniform level ({_median_final(cold):.2f} "
+                  f"nats);\nwith warmup it trains, to {_median_final(warm):.2f}, and Pre-LN trains "
+                  "either way")  # fmt: skip
+    seeds = len(cold["seeds"])
+    methods = [style.method_handle(name) for name in ("Post-LN", "Pre-LN")]
+    warmups = _warmup_handles(runs, [name for name, _, _ in lines])
+    style.shared_legend(
+        fig, ncols=2, extra=[*methods, *warmups, style.band_handle(seeds, "median")]
+    )
+    return fig
+
+
+@figure("without_normalization", notebook=NOTEBOOK, experiment=ch06_analysis.normalization_study)
+def without_normalization(result) -> Figure:
+    """T4, T6: the training loss of the Pre-LN model, of the same model with every norm replaced
+    by the identity (with and without linear warmup) and with DyT in every norm slot: the median
+    over seeds and the band from the lowest to the highest seed, on a log scale."""
+    lines = [
+        ("Pre-LN, no warmup", "Pre-LN", NO_WARMUP),
+        ("Pre-DyT, no warmup", "Pre-DyT", NO_WARMUP),
+        ("no norm (identity), no warmup", "no norm", NO_WARMUP),
+        ("no norm (identity), warmup", "no norm", WARMUP),
+    ]
+    runs = result.runs
+    fig = _study_figure(runs, lines, log=True)
+    cold, warm = runs["no norm (identity), no warmup"], runs["no norm (identity), warmup"]
+    pre, dyt = runs["Pre-LN, no warmup"], runs["Pre-DyT, no warmup"]
+    style.finding(fig, f"Without a norm the loss ends at {_median_final(cold):.0f} nats (median);\n"
+                  f"with warmup at {_median_final(warm):.2f}, behind Pre-LN's "
+                  f"{_median_final(pre):.2f} and DyT's {_median_final(dyt):.2f}")  # fmt: skip
+    seeds = len(cold["seeds"])
+    methods = [style.method_handle(name) for name in ("Pre-LN", "Pre-DyT", "no norm (identity)")]
+    warmups = _warmup_handles(runs, [name for name, _, _ in lines])
+    style.shared_legend(
+        fig, ncols=3, extra=[*methods, *warmups, style.band_handle(seeds, "median")]
+    )
+    return fig
+
+
+@figure("tfixup_curves", notebook=NOTEBOOK, experiment=ch06_analysis.tfixup_study)
+def tfixup_curves(result) -> Figure:
+    """T5: a deeper model with no norm and no warmup, Xavier initialization against T-Fixup's.
+    T-Fixup's training loss: the median over seeds and the band from the lowest to the highest
+    seed. Xavier's runs leave the scale from their first logged step. A run whose loss stops being
+    finite gets a marker at the top edge at that step; one that stays finite (on another CPU the
+    same run may do either) is counted in the annotation with its final held-out loss."""
+    xavier, fixup = result.runs.values()
+    fig = style.new_figure(1, 4.4)
+    ax = fig.subplots()
+    _curves(ax, fixup, style.color("T-Fixup"), "-")
+    top = 4.0
+    ax.set_ylim(0.8, top)
+    _levels(ax, fixup)
+    xavier_color = style.color("Xavier")
+    # Xavier's runs either stop being finite (a marker at the top edge at that step) or end finite
+    # far above the plot; which one depends on the last bits of the numeric path (notebook 06)
+    stops = [step for step in xavier["diverged_at"] if step is not None]
+    ends = [v for v in xavier["final_loss"] if v is not None]
+    if stops:  # an empty marker line would still claim a bounding box at the origin
+        ax.plot(stops, [top] * len(stops), "^", color=xavier_color, ms=9, clip_on=False, zorder=3)
+    logged = [v for curve in xavier["train_loss"] for v in curve]
+    fates = []
+    if stops:
+        fates.append(f"{len(stops)} not finite by step {max(stops)}")
+    if ends:
+        fates.append(f"{len(ends)} finite, ending at {min(ends):,.0f} to {max(ends):,.0f}")
+    where = max(stops) if stops else xavier["steps"][0]
+    ax.annotate(f"Xavier: losses of {min(logged):,.0f} to {max(logged):,.0f} nats per token;\n"
+                + "; ".join(fates), (where, top), xytext=(10, -6), textcoords="offset points",
+                va="top", color=style.REFERENCE)  # fmt: skip
+    seeds = len(fixup["seeds"])
+    ax.set_title(f"{fixup['n_layers']} layers, no norm, no warmup, Adam lr {fixup['lr']:g}, "
+                 f"{seeds} seeds", pad=12)  # fmt: skip
+    ax.set_xlabel("step")
+    ax.set_ylabel(f"training loss, {style.NATS_PER_TOKEN}")
+    unigram = xavier["levels"]["unigram"]
+    stuck = [v for v in ends if v > unigram]
+    failed = len(stops) + len(stuck)
+    xavier_text = f"all {seeds}" if failed == seeds else f"{failed} of {seeds}"
+    how = ([f"{len(stops)} diverge"] if stops else []) + (
+        [f"{len(stuck)} end at {min(stuck):,.0f} nats or more"] if stuck else []
+    )
+    style.finding(fig, f"T-Fixup trains {fixup['n_layers']} layers without a norm or warmup, to "
+                  f"{_median_final(fixup):.2f} nats;\nwith Xavier init {xavier_text} seeds fail: "
+                  + ", ".join(how))  # fmt: skip
+    extra = [style.method_handle("T-Fixup"), style.band_handle(seeds, "median")]
+    if stops:
+        extra.append(Line2D([], [], color=xavier_color, ls="none", marker="^", ms=9,
+                            label="Xavier: not finite from this step"))  # fmt: skip
+    style.shared_legend(fig, ncols=len(extra), extra=extra)
+    return fig
+
+
+SMOOTHNESS_PANELS = (
+    ("loss_range", "Loss variation along the step",
+     r"range of $L(w - \eta g)$ over $\eta$, " + style.NATS_PER_IMAGE),
+    ("grad_change", "Gradient change along the step",
+     r"$\mathrm{max}_\eta\, \|g(w - \eta g) - g(w)\| \,/\, \|g(w)\|$"),
+    ("beta_smoothness", r"Effective $\beta$-smoothness",
+     r"$\mathrm{max}_\eta\, \|g(w - \eta g) - g(w)\| \,/\, \|\eta g(w)\|$"),
+)  # fmt: skip
+
+
+@figure("loss_smoothness", notebook=NOTEBOOK, experiment=ch06_runs.loss_smoothness)
+def loss_smoothness(result) -> Figure:
+    """T7, after Santurkar et al.'s Fig. 4: notebook 01's MLP on digits with no norm, BatchNorm or
+    LayerNorm before each ReLU, trained with plain SGD; at step 0 and at the first step at which
+    the loss on one fixed batch reaches 1, 0.5, 0.2 and 0.1, steps of 0.5 to 4 times the learning
+    rate along the gradient g from the weights w, on that batch, measure how far the loss and the
+    gradient move. Plotted against that training loss, so each normalizer is compared as near a
+    minimum as the others; the loss axis falls to the right, as training runs. Each seed is a
+    faint line, the geometric mean over seeds a thick one; step 0 is the leftmost point. The
+    title's ratios are of geometric means over the matched-loss points (step 0 apart), over the
+    seeds."""
+    fig = style.new_figure(3, 7.0)
+    axes = style.three_panels(fig)
+    seeds = len(result.seeds)
+    for ax, (key, title, ylabel) in zip(axes, SMOOTHNESS_PANELS, strict=True):
+        for norm in result.norms:
+            values = np.array(getattr(result, key)[norm], dtype=float)  # [seed][point], nan: missed
+            losses = np.array(result.train_loss[norm], dtype=float)
+            ax.plot(losses.T, values.T, color=style.color(norm), lw=0.6, alpha=0.2)
+            ax.plot(np.exp(np.nanmean(np.log(losses), 0)), np.exp(np.nanmean(np.log(values), 0)),
+                    "o-", color=style.color(norm), lw=2.2, ms=4)  # fmt: skip
+        style.log_axis(ax, "y")
+        style.log_axis(ax, "x")
+        ax.invert_xaxis()
+        ax.set_title(title)
+        ax.set_xlabel(f"probe-batch loss, falling → ({style.NATS_PER_IMAGE})")
+        ax.set_ylabel(ylabel)
+    logs = smoothness_log_means(result)
+    init = smoothness_at_init(result)
+
+    def over_batchnorm(table, key: str, norm: str) -> float:
+        return math.exp(
+            statistics.fmean(table[key][norm]) - statistics.fmean(table[key]["batchnorm"])
+        )
+
+    def ratio(key: str, norm: str) -> str:
+        return f"{over_batchnorm(logs, key, norm):.1f}×"
+
+    style.finding(fig, f"Against BatchNorm at matched loss (geometric means of {seeds} seeds): "
+                  f"LayerNorm's loss varies {ratio('loss_range', 'layernorm')},\nno norm's "
+                  f"{ratio('loss_range', 'none')}; their gradients move "
+                  f"{ratio('grad_change', 'layernorm')} and {ratio('grad_change', 'none')}; at "
+                  f"step 0 BatchNorm's loss varies "
+                  f"{1 / over_batchnorm(init, 'loss_range', 'none'):.0f}× no norm's")  # fmt: skip
+    one_seed = Line2D([], [], color=style.BLACK, lw=0.6, alpha=0.3, label="one seed")
+    centre = style.style_handle("-", f"geometric mean over {seeds} seeds", marker="o")
+    methods = [style.method_handle(style.display(norm)) for norm in result.norms]
+    fig.legend(handles=[*methods, one_seed, centre], loc="center", ncols=1,
+               bbox_to_anchor=(0.75, 0.27))  # fmt: skip
+    return fig

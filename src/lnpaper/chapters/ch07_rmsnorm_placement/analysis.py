@@ -1,0 +1,81 @@
+"""Analysis of notebook 07's runs: the studies that gather recorded runs, and the summaries the
+notebook prints and the claims and figures read. Nothing here is recorded: each function reads
+recorded experiments (through the record) and computes in memory, so the record holds each run once.
+
+- `placement_study` (P5): Post-LN, Pre-LN and Peri-LN, each one `lm_training` run over seeds at a
+  high learning rate.
+- `spike_study` (P5, and O1 in notebook 09): Pre-LN and Peri-LN at two learning rates, each one
+  `spike_run`.
+- the summaries: `placement_summary` (the stream's variance and the blocks' gradient spread, per
+  seed), `spike_summary` (spike counts and largest jumps, per seed).
+"""
+
+from lnpaper import stats
+from lnpaper.chapters.ch06_transformer.runs import StudyResult, lm_training
+from lnpaper.chapters.ch07_rmsnorm_placement.runs import spike_run
+
+PLACEMENT_CONFIGS = {"Post-LN": "post", "Pre-LN": "pre", "Peri-LN": "peri"}
+
+
+def placement_study(*, lr: float = 1e-2, seeds=tuple(range(6)), steps: int = 200) -> StudyResult:
+    """P5: notebook 06's six-layer model and language with the norm after the residual sum (Post),
+    before each sublayer (Pre) or before and after it (Peri, the same block as "sandwich"), trained
+    with Adam at lr 1e-2, above notebook 06's 3e-3, without warmup. Each run records the residual
+    stream's variance and every block's gradient norm at init and after training."""
+    runs = {
+        name: vars(lm_training(placement=placement, lr=lr, seeds=seeds, steps=steps))
+        for name, placement in PLACEMENT_CONFIGS.items()
+    }
+    return StudyResult(runs=runs)
+
+
+SPIKE_PLACEMENTS = {"Pre-LN": "pre", "Peri-LN": "peri"}
+
+
+def spike_study(*, lrs=(1e-2, 3e-2), seeds=tuple(range(6)), steps: int = 100) -> StudyResult:
+    """P5: Pre-LN and Peri-LN at each learning rate, 1e-2 (`placement_study`'s) and 3e-2, for the
+    first 100 steps, where a high rate without warmup is least stable; runs are keyed
+    "Pre-LN, lr 0.01"."""
+    runs = {
+        f"{name}, lr {lr:g}": vars(spike_run(placement=placement, lr=lr, seeds=seeds, steps=steps))
+        for lr in lrs
+        for name, placement in SPIKE_PLACEMENTS.items()
+    }
+    return StudyResult(runs=runs)
+
+
+# ---- summaries the notebook prints and the claims check ----------------------------------
+
+
+def placement_summary(study) -> dict:
+    """Per placement, per seed: the last block's stream variance after training, its growth over
+    training (after / at init), its growth over depth after training (last block / first), and
+    the spread of the blocks' gradient norms after training (largest / smallest)."""
+    summary = {}
+    for name, run in study.runs.items():
+        rows = zip(run["stream_variance_init"], run["stream_variance_final"],
+                   run["block_grad_norm_final"], strict=True)  # fmt: skip
+        finished = [(init, final, grad) for init, final, grad in rows if final is not None]
+        summary[name] = {
+            "last_variance": [final[-1] for _, final, _ in finished],
+            "growth_in_training": [final[-1] / init[-1] for init, final, _ in finished],
+            "growth_over_depth": [final[-1] / final[0] for _, final, _ in finished],
+            "grad_spread": [max(grad) / min(grad) for _, _, grad in finished],
+        }
+    return summary
+
+
+def spike_summary(study) -> dict:
+    """lr -> {"Pre-LN": ..., "Peri-LN": ...}, each with, per seed, the number of spikes of the
+    global gradient norm and its largest jump (largest step over the median of the steps before
+    it, `stats.jump_ratios`)."""
+    summary = {}
+    for name, run in study.runs.items():
+        arm = name.split(",")[0]
+        summary.setdefault(run["lr"], {})[arm] = {
+            "spikes": [len(steps) for steps in run["spikes"]],
+            "largest_jump": [
+                max(stats.jump_ratios(norms, stats.SPIKE_WINDOW)) for norms in run["grad_norm"]
+            ],
+        }
+    return summary

@@ -1,0 +1,196 @@
+"""Figures of notebook 07, RMSNorm and where the norm goes."""
+
+import math
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
+from lnpaper.chapters.ch07_rmsnorm_placement import analysis
+from lnpaper.chapters.ch07_rmsnorm_placement import runs as ch07_runs
+from lnpaper.companion import style
+from lnpaper.companion.registry import figure
+
+NOTEBOOK = "07_rmsnorm_and_placement"
+PRMS = "pRMSNorm (6.25%)"
+# RMSNorm dashed over LayerNorm's solid line (the two nearly coincide); pRMSNorm in RMSNorm's green
+# with a line style and a marker of its own
+LINE_STYLES = {"LayerNorm": "-", "RMSNorm": "--", PRMS: "-.", "DyT": "-"}
+MARKERS = {"LayerNorm": "o", "RMSNorm": "o", PRMS: "s", "DyT": "o"}
+
+
+@figure("rmsnorm_curves", notebook=NOTEBOOK, experiment=ch06_analysis.rmsnorm_study)
+def rmsnorm_curves(result) -> Figure:
+    """P2, P4: notebook 06's 6-layer Pre-LN language model with LayerNorm, RMSNorm, pRMSNorm (the
+    RMS of the first 6.25% of the units) or DyT in every norm slot, Adam at 3e-3 without warmup.
+    Left: the training loss, mean over seeds and the band from the lowest to the highest seed.
+    Right: each seed's held-out loss after training, joined across the norms (a seed fixes the
+    initial weights and the data); the bar is the mean."""
+    fig = style.new_figure(2, 4.4)
+    left, right = fig.subplots(1, 2, width_ratios=(1.6, 1))
+    names = list(result.runs)
+    for name in names:
+        run = result.runs[name]
+        line = style.band(left, run["steps"], run["train_loss"], style.color(name), name,
+                          LINE_STYLES[name])  # fmt: skip
+        if name == PRMS:  # the line style alone tells the others apart
+            line.set(marker=MARKERS[name], markevery=3, ms=5)
+    first = result.runs["LayerNorm"]
+    left.set_ylim(1.6, 3.2)
+    left.set_xlim(0, first["steps"][-1] * 1.16)  # room for the levels' labels
+    style.levels(left, [(first["levels"]["unigram"], "unigram"),
+                        (first["levels"]["bigram"], "bigram")])  # fmt: skip
+    left.set_xlabel("step")
+    left.set_ylabel(f"training loss, {style.NATS_PER_TOKEN}")
+    left.set_title(f"{first['n_layers']} layers, Pre-norm, Adam lr {first['lr']:g}, no warmup")
+    finals = np.array([result.runs[name]["final_loss"] for name in names])  # [norm][seed]
+    positions = np.arange(len(names))
+    for seed_losses in finals.T:
+        right.plot(positions, seed_losses, color=style.GREY, lw=0.8, alpha=0.6, zorder=1)
+    for position, name, losses in zip(positions, names, finals, strict=True):
+        right.plot([position] * len(losses), losses, MARKERS[name], color=style.color(name))
+        right.plot([position - 0.25, position + 0.25], [losses.mean()] * 2, color=style.BLACK,
+                   lw=2)  # fmt: skip
+    right.set_xticks(positions, [name.replace(" (", "\n(") for name in names])
+    right.set_xlim(-0.5, len(names) - 0.5)
+    right.set_ylabel(f"held-out loss after training, {style.NATS_PER_TOKEN}")
+    seeds = len(first["seeds"])
+    right.set_title(f"each of {seeds} seeds, joined; bar: mean")
+    gaps = {name: (finals[k] - finals[names.index("LayerNorm")]).mean() for k, name in
+            enumerate(names)}  # fmt: skip
+    style.finding(fig, f"RMSNorm ends level with LayerNorm (held-out loss {gaps['RMSNorm']:+.3f} "
+                  f"nats from it);\npRMSNorm on 6.25% of the units ends {gaps[PRMS]:+.3f} from it, "
+                  f"DyT {gaps['DyT']:+.2f} (means over {seeds} seeds)")  # fmt: skip
+    style.shared_legend(fig, [left], extra=[style.band_handle(seeds, "mean")], ncols=5)
+    return fig
+
+
+@figure("prms_estimate", notebook=NOTEBOOK, experiment=ch07_runs.prms_estimate)
+def prms_estimate(result) -> Figure:
+    """P4: pRMSNorm's estimate of the RMS on Gaussian rows of n units, from the first k = floor(p n)
+    of them with p = 6.25%. Left: the distribution of the ratio of the estimate to the RMS of all
+    n units, over 20,000 rows per width. Right: its standard deviation against k, with the delta
+    method's prediction and that of k units alone."""
+    fig = style.new_figure(2, 4.2)
+    left, right = fig.subplots(1, 2)
+    edges = np.array(result.histogram_edges)
+    k = np.array(result.units_used)
+    n = np.array(result.widths)
+    # one method, pRMSNorm, in its colour; the width is a second factor: a line style and a marker
+    colour = style.color("pRMSNorm")
+    looks = list(zip(style.LINE_STYLES, style.MARKERS, strict=False))[: len(n)]
+    for width, units, counts, (line, _) in zip(n, k, result.histogram_counts, looks, strict=True):
+        density = np.array(counts) / (result.samples * np.diff(edges))
+        left.stairs(density, edges, color=colour, ls=line, lw=1.8,
+                    label=f"pRMSNorm, $n = {width}$, $k = {units}$")  # fmt: skip
+    left.axvline(1.0, color=style.REFERENCE, lw=1.0, ls=":")
+    left.set_xlabel(r"$\mathrm{RMS}_k\,/\,\mathrm{RMS}_n$: the first $k$ units against all $n$")
+    left.set_ylabel("density")
+    left.set_title(rf"$p = {100 * result.fraction:g}\%$, Gaussian rows")
+    k_line = np.geomspace(k.min() / 1.5, k.max() * 1.5, 100)
+    (alone,) = right.plot(k_line, np.sqrt(1 / (2 * k_line)), ":", color=style.REFERENCE, lw=1.2,
+                          label=r"$\sqrt{1/2k}$: $k$ units alone")  # fmt: skip
+    (delta,) = right.plot(k, result.ratio_sd_theory, "x", color=style.REFERENCE, ms=10, mew=1.5,
+                          label=r"$\sqrt{(1/k - 1/n)/2}$: delta method")  # fmt: skip
+    for units, width, sd, (_, marker) in zip(k, n, result.ratio_sd, looks, strict=True):
+        right.plot([units], [sd], marker, color=colour, ms=7)
+        right.annotate(f"$n = {width}$", (units, sd), textcoords="offset points", xytext=(8, 4))
+    style.log_axis(right, "x")
+    style.log_axis(right, "y")
+    right.set_xlabel(r"units used, $k = \lfloor pn \rfloor$")
+    right.set_ylabel("sd of the ratio")
+    right.set_title("How far the estimate strays")
+    measured = style.style_handle("none", f"measured, {result.samples:,} rows", marker="o")
+    style.shared_legend(fig, [left], extra=[measured, delta, alone], ncols=4)
+    style.finding(fig, f"From its first $k = pn$ units pRMSNorm's RMS is off by {result.ratio_sd[0]:.0%}"
+                  f" (sd) at $n = {n[0]}$, and by {result.ratio_sd[-1]:.1%} at $n = {n[-1]}$")  # fmt: skip
+    return fig
+
+
+def _per_block(ax, run, key, color):
+    """Mean over the seeds that finished, and their min-to-max band, per block."""
+    values = [v for v in run[key] if v is not None]
+    blocks = np.arange(1, len(values[0]) + 1)
+    line = style.band(ax, blocks, values, color)
+    line.set_marker("o")
+
+
+def _power_of_ten(value: float) -> str:
+    return rf"$10^{{{round(math.log10(value))}}}$"
+
+
+@figure("placement_variance", notebook=NOTEBOOK, experiment=analysis.placement_study)
+def placement_variance(result) -> Figure:
+    """P5: the variance of the residual stream after each block (top) and the norm of each block's
+    gradient (bottom), at initialization (left) and after 200 steps of Adam at 1e-2 without warmup
+    (right), for Post-LN, Pre-LN and Peri-LN in notebook 06's 6-block, d = 64 model: the mean over
+    seeds, and the band from the lowest to the highest seed."""
+    fig = style.new_figure(4, 7.0)
+    axes = fig.subplots(2, 2, sharey="row")
+    first = next(iter(result.runs.values()))
+    for name, run in result.runs.items():
+        color = style.color(name)
+        _per_block(axes[0, 0], run, "stream_variance_init", color)
+        _per_block(axes[0, 1], run, "stream_variance_final", color)
+        _per_block(axes[1, 0], run, "block_grad_norm_init", color)
+        _per_block(axes[1, 1], run, "block_grad_norm_final", color)
+    titles = ("at initialization", f"after {first['steps'][-1]} steps, Adam lr {first['lr']:g}")
+    ylabels = ("variance of the stream after block $l$",
+               r"$\|\partial L/\partial \theta_l\|$ of block $l$")  # fmt: skip
+    for row, ylabel in enumerate(ylabels):
+        style.log_axis(axes[row, 0], "y")
+        axes[row, 0].set_ylabel(ylabel)
+        for column, title in enumerate(titles):
+            axes[row, column].set_title(title)
+            axes[row, column].set_xlabel("block $l$")
+    runs = result.runs
+    pre, peri = (np.mean(runs[name]["stream_variance_final"], axis=0)[-1] for name in
+                 ("Pre-LN", "Peri-LN"))  # fmt: skip
+    post_first = np.mean(runs["Post-LN"]["block_grad_norm_final"], axis=0)[0]
+    style.finding(fig, f"After training at a high learning rate Pre-LN's stream reaches a variance "
+                  f"of {pre:.0f}, Peri-LN's {peri:.0f};\nPost-LN's cannot grow, but its first "
+                  f"block's gradient falls to about {_power_of_ten(post_first)}")  # fmt: skip
+    methods = [Line2D([], [], color=style.color(name), marker="o", label=name) for name in runs]
+    style.shared_legend(fig, [], extra=[*methods, style.band_handle(len(first["seeds"]), "mean")])
+    return fig
+
+
+@figure("gradient_spikes", notebook=NOTEBOOK, experiment=analysis.spike_study)
+def gradient_spikes(result) -> Figure:
+    """P5: the global gradient norm of Pre-LN and Peri-LN at every step of Adam without warmup, at
+    each learning rate of the study (one panel each): the mean over seeds and the band from the
+    lowest to the highest seed; a cross marks every spike (a step above 2x the median of the 10
+    before it, `lnpaper.stats.spike_steps`)."""
+    by_lr = analysis.spike_summary(result)
+    fig = style.new_figure(len(by_lr), 4.2)
+    axes = np.atleast_1d(fig.subplots(1, len(by_lr), sharey=True))
+    for ax, lr in zip(axes, by_lr, strict=True):
+        for name, run in result.runs.items():
+            if run["lr"] != lr:
+                continue
+            arm = name.split(",")[0]
+            finished = min(len(norms) for norms in run["grad_norm"])
+            steps = np.arange(finished)
+            curves = [norms[:finished] for norms in run["grad_norm"]]
+            style.band(ax, steps, curves, style.color(arm))
+            for norms, spikes in zip(run["grad_norm"], run["spikes"], strict=True):
+                ax.plot(spikes, [norms[t] for t in spikes], "x", color=style.color(arm), ms=9,
+                        mew=2)  # fmt: skip
+        ax.set_title(f"Adam lr {lr:g}, no warmup")
+        ax.set_xlabel("training step")
+    axes[0].set_ylabel(r"global gradient norm $\|\partial L/\partial\theta\|$")
+    style.log_axis(axes[0], "y")
+    total = {
+        arm: sum(sum(by_lr[lr][arm]["spikes"]) for lr in by_lr) for arm in ("Pre-LN", "Peri-LN")
+    }
+    runs = sum(len(by_lr[lr]["Pre-LN"]["spikes"]) for lr in by_lr)
+    style.finding(fig, f"Gradient spikes are rare at this scale: {total['Pre-LN']} in {runs} "
+                  f"Pre-LN runs, {total['Peri-LN']} in {runs} Peri-LN runs")  # fmt: skip
+    first = next(iter(result.runs.values()))
+    methods = [style.method_handle(arm) for arm in ("Pre-LN", "Peri-LN")]
+    spike = Line2D([], [], color=style.BLACK, marker="x", ls="none", ms=9, mew=2, label="spike")
+    style.shared_legend(
+        fig, [], extra=[*methods, spike, style.band_handle(len(first["seeds"]), "mean")]
+    )
+    return fig

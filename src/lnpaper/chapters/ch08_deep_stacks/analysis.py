@@ -1,0 +1,78 @@
+"""Analysis of notebook 08's deep-stack runs: the studies that gather recorded runs, and the
+summaries the notebook prints and the claims and figures read. Nothing here is recorded: each
+function reads `runs_depth`' experiments (through the record) and computes in memory, so the
+record holds each run once.
+
+- `deepnorm_halves` (D1b): DeepNorm's alpha and beta apart, and a Pre-LN arm, on
+  `deepnorm_study`'s model, rate, data and seeds.
+- `curse_control` (L1d): `layer_scaling_study` with Peri-LN, L1's control arm.
+- `layer_scaling_long` (L1c): `layer_scaling_study` trained L1_LONG_STEPS steps.
+- the summaries: `mean_dependence`, `growth_exponents` (A2), `least_squares_slope` (A2's reading
+  of the source's rates).
+"""
+
+import math
+import statistics
+
+from lnpaper.chapters.ch08_deep_stacks.runs import (
+    DEEPNORM_HALVES,
+    DeepNormResult,
+    LayerScalingResult,
+    deepnorm_study,
+    layer_scaling_study,
+)
+
+
+def deepnorm_halves(
+    *, seeds=tuple(range(8)), steps: int = 100, update_steps: int = 20
+) -> DeepNormResult:
+    """D1b: deepnorm_study's model, rate, data and seeds with DeepNorm's halves apart, alpha only
+    and beta only, and a Pre-LN arm; D1's Post-LN and DeepNorm runs are deepnorm_study()'s."""
+    return deepnorm_study(
+        arms=("pre", *DEEPNORM_HALVES), seeds=seeds, steps=steps, update_steps=update_steps
+    )
+
+
+# L1c: the L1 study trained three times as long. The scaling multiplies block l's norm outputs by
+# 1/sqrt(l) with no parameter of its own, so a norm's gain alone, moved by about lr per Adam step,
+# needs (sqrt(l) - 1)/lr steps to give it back: 140 for block 2, 610 for block 8 at lr 3e-3. The
+# weights after the norm can compensate sooner. 300 steps is what the budget allows.
+L1_LONG_STEPS = 300
+
+
+def curse_control(*, seeds=tuple(range(6))) -> LayerScalingResult:
+    """L1d, L1's control arm: `layer_scaling_study`'s model, data, seeds, rate and steps with
+    Peri-LN, whose norms on each sublayer's output keep what a block adds at unit scale while the
+    stream, as in Pre-LN, is never normalized."""
+    return layer_scaling_study(arms=("peri",), seeds=seeds)
+
+
+def layer_scaling_long(*, seeds=tuple(range(6))) -> LayerScalingResult:
+    """L1c: `layer_scaling_study` (both arms, the same seeds and data) at L1_LONG_STEPS steps."""
+    return layer_scaling_study(steps=L1_LONG_STEPS, seeds=seeds)
+
+
+# ---- summaries the notebook prints and the claims and figures read ----------------------------
+
+
+def mean_dependence(result, arm: str) -> list[list[float]]:
+    """[depth][seed]: the mean over a model's sublayers of Var[f] / Var[s + f]."""
+    return [[statistics.fmean(ratios) for ratios in by_seed] for by_seed in result.dependence[arm]]
+
+
+def growth_exponents(result, arm: str) -> list[float]:
+    """[seed]: the exponent b of output change ~ L^b, the least-squares slope of log(change)
+    against log(L) over the depths."""
+    x = [math.log(depth) for depth in result.depths]
+    return [
+        least_squares_slope(x, [math.log(v) for v in by_depth])
+        for by_depth in zip(*result.output_change[arm], strict=True)
+    ]
+
+
+def least_squares_slope(x, y) -> float:
+    """The slope of the least-squares line through the points (x_i, y_i)."""
+    mx, my = statistics.fmean(x), statistics.fmean(y)
+    return sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / sum(
+        (a - mx) ** 2 for a in x
+    )

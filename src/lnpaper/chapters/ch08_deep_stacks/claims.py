@@ -1,0 +1,482 @@
+"""Claims of notebook 08, deep stacks: A2 (Admin), D1 (DeepNorm), X1 (Mix-LN), L1 (LayerNorm
+Scaling).
+
+Every part of a verdict is a paired comparison by seed with a 95% t interval (`lnpaper.stats`),
+declared here before the runs: its direction, and on which scale (log for sizes that span
+decades: variances, gradient norms, output changes; plain for losses, ratios and angles). The
+sources' large-scale numbers (1,000 layers, BLEU, 7B perplexities) cannot be reached on a CPU;
+where a claim's only checkable part is its mechanism, a mechanism that holds is `partly`.
+"""
+
+import math
+import statistics
+
+from lnpaper import stats
+from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
+from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
+from lnpaper.chapters.ch08_deep_stacks.analysis import (
+    growth_exponents,
+    least_squares_slope,
+    mean_dependence,
+)
+from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
+from lnpaper.companion.registry import register_claims
+from lnpaper.companion.verdicts import (
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    PARTLY,
+    REPRODUCED,
+    Claim,
+    Finding,
+    aggregate,
+    combine,
+    count,
+    tested,
+)
+
+NOTEBOOK = "08_deep_stacks"
+
+
+def _log(values) -> list[float]:
+    return [math.log(v) for v in values]
+
+
+def _part(label, a, b, direction, quantities, parts, outcomes, scale=1.0, unit="", digits=3):
+    """One declared comparison a - b (paired by seed): its outcome, its text and its quantity."""
+    difference = stats.paired_difference(a, b)
+    outcome = stats.better(difference, direction)
+    outcomes.append(outcome)
+    quantities.append(aggregate(label, difference))
+    parts.append(f"{label} {tested(difference, outcome, scale, unit, digits)}")
+    return difference
+
+
+def mechanism_only(outcomes) -> str:
+    """A claim whose only checkable part is its mechanism: `partly` when the mechanism holds."""
+    verdict = combine(outcomes)
+    return PARTLY if verdict == REPRODUCED else verdict
+
+
+# ---- A2 --------------------------------------------------------------------------------------
+
+
+def check_a2(result) -> Finding:
+    """At init: Post-LN's sublayers depend on their branches more than Pre-LN's, at the deepest
+    depth; Post-LN's output change under the perturbation grows from the shallowest to the
+    deepest model, and faster than Pre-LN's; Admin's omega lowers both dependency and change
+    against Post-LN at the deepest depth."""
+    dep = {arm: mean_dependence(result, arm) for arm in ("post", "pre", "admin")}
+    change = {arm: [_log(v) for v in result.output_change[arm]] for arm in ("post", "pre", "admin")}
+    deep = result.depths[-1]
+    parts, outcomes, quantities = [], [], []
+    _part(f"dependency Post - Pre, L={deep}", dep["post"][-1], dep["pre"][-1], "higher",
+          quantities, parts, outcomes)  # fmt: skip
+    _part(f"dependency Admin - Post, L={deep}", dep["admin"][-1], dep["post"][-1], "lower",
+          quantities, parts, outcomes)  # fmt: skip
+
+    def growth(arm):  # log change at the deepest depth - at the shallowest, per seed
+        return [b - a for a, b in zip(change[arm][0], change[arm][-1], strict=True)]
+
+    depths = f"L={result.depths[0]} to {deep}"
+    _part(f"log output change, Post-LN's growth {depths}", growth("post"),
+          [0.0] * len(result.seeds), "higher", quantities, parts, outcomes)  # fmt: skip
+    _part("Post's growth - Pre's", growth("post"), growth("pre"), "higher", quantities, parts,
+          outcomes)  # fmt: skip
+    _part(f"log output change Admin - Post, L={deep}", change["admin"][-1], change["post"][-1],
+          "lower", quantities, parts, outcomes)  # fmt: skip
+    exponents, quantities_exponent = {}, []
+    for arm in ("post", "pre", "admin"):
+        fitted = stats.paired_difference(growth_exponents(result, arm), [0.0] * len(result.seeds))
+        exponents[arm] = fitted
+        quantities_exponent.append(
+            aggregate(f"growth exponent of the output change, {arm}", fitted)
+        )
+    quantities += quantities_exponent
+    on_norm, on_square = reading_exponents(result.depths)
+    levels = "; ".join(
+        f"{ARM_NAMES[arm]} dependency {statistics.fmean(dep[arm][0]):.2f} -> "
+        f"{statistics.fmean(dep[arm][-1]):.2f}, output change "
+        f"{statistics.fmean(result.output_change[arm][0]):.4f} -> "
+        f"{statistics.fmean(result.output_change[arm][-1]):.4f}"
+        for arm in ("post", "pre", "admin")
+    )
+    ours = (
+        f"At init, L = {', '.join(map(str, result.depths))} blocks, {len(result.seeds)} seeds, "
+        f"each weight matrix moved by {result.perturbation:g} of its norm ({result.draws} random "
+        f"directions); means L={result.depths[0]} -> {deep}: {levels}. "
+        + "; ".join(parts)
+        + ". Not graded: the exponent b of change ~ L^b, fitted per seed over L = "
+        + ", ".join(map(str, result.depths))
+        + ": "
+        + "; ".join(
+            f"{ARM_NAMES[arm]} {d.mean:.2f} [{d.low:.2f}, {d.high:.2f}]"
+            for arm, d in exponents.items()
+        )
+        + f" (95% t intervals over the {len(result.seeds)} seeds). The source's rates read as "
+        f"rates of the change's norm predict b = 1 for Post-LN and {on_norm:.2f} for Pre-LN "
+        f"(log N over these depths); read as rates of its square (a variance), b = 0.5 and "
+        f"{on_square:.2f}. The grade is the direction at init only, so at most 'partly', as "
+        "for D1 and L1"
+    )
+    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+
+
+def reading_exponents(depths) -> tuple[float, float]:
+    """The exponent b a change growing as log N shows over `depths` (its log-log slope), and the
+    one its square root shows (half of it): what Liu et al.'s O(log N) for Pre-LN predicts if it is
+    the rate of the change's norm, and if it is the rate of its square."""
+    x = [math.log(depth) for depth in depths]
+    slope = least_squares_slope(x, [math.log(v) for v in x])
+    return slope, slope / 2
+
+
+# ---- D1 --------------------------------------------------------------------------------------
+
+
+def largest_update(result, arm: str) -> list:
+    """[seed]: the largest model update over the first steps, None for a seed that diverged."""
+    return [None if None in u else max(u) for u in result.model_update[arm]]
+
+
+def check_d1(result) -> Finding:
+    """Without warmup at a learning rate where Post-LN stalls: DeepNorm's held-out loss lower
+    than Post-LN's, and its largest model update over the first steps smaller (log), paired by
+    seed. A diverged run has no value to pair: a DeepNorm divergence fails the claim, and a
+    Post-LN one is counted (it cannot make DeepNorm look worse)."""
+    n = len(result.seeds)
+    post_final, deep_final = result.final_loss["post"], result.final_loss["deepnorm"]
+    diverged = {arm: stats.count_diverged(result.final_loss[arm]) for arm in result.arms}
+    quantities = [count(f"{ARM_NAMES[a]} runs diverged", k, n) for a, k in diverged.items()]
+    parts, outcomes = [], []
+    both = [i for i in range(n) if post_final[i] is not None and deep_final[i] is not None]
+    if diverged["deepnorm"]:
+        outcomes.append(stats.FAILS)
+        parts.append(f"DeepNorm diverged in {diverged['deepnorm']} of {n} runs")
+    elif len(both) >= 2:
+        _part("held-out loss DeepNorm - Post-LN", [deep_final[i] for i in both],
+              [post_final[i] for i in both], "lower", quantities, parts, outcomes,
+              unit="nats")  # fmt: skip
+        post_update, deep_update = (
+            largest_update(result, "post"),
+            largest_update(result, "deepnorm"),
+        )
+        _part(f"log largest model update over steps 1-{result.update_steps}, DeepNorm - Post-LN",
+              _log(deep_update[i] for i in both), _log(post_update[i] for i in both), "lower",
+              quantities, parts, outcomes)  # fmt: skip
+    else:
+        outcomes.append(stats.HOLDS)  # Post-LN diverged where DeepNorm did not
+        parts.append(f"Post-LN diverged in {diverged['post']} of {n} runs, DeepNorm in none")
+    finals = "; ".join(
+        f"{ARM_NAMES[a]} {stats.median_text(result.final_loss[a])}" for a in result.arms
+    )
+    ours = (
+        f"{result.n_layers} blocks (alpha {result.alpha:.2f}, beta {result.beta:.2f}), Adam lr "
+        f"{result.lr:g}, no warmup, {result.steps} steps, {n} seeds; held-out loss {finals} nats. "
+        + "; ".join(parts)
+        + ". 1,000 layers and the BLEU gains are not checkable at CPU scale: the mechanism only"
+    )
+    if diverged["deepnorm"]:
+        return Finding(ours, NOT_REPRODUCED, tuple(quantities))
+    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+
+
+def check_d1b(full, halves) -> Finding:
+    """Our question: does each half of DeepNorm alone bound the first updates below Post-LN's? Log
+    largest model update over the first steps, each half minus Post-LN, paired by seed, 95% t CI
+    below 0; reproduced if both halves do, partly if one does. Each half against full DeepNorm, and
+    the Pre-LN arm, are reported."""
+    if list(full.seeds) != list(halves.seeds):
+        raise ValueError("D1b pairs its runs with D1's seeds")
+    n = len(full.seeds)
+    updates = {arm: largest_update(full, arm) for arm in ("post", "deepnorm")}
+    updates.update({arm: largest_update(halves, arm) for arm in halves.arms})
+    finals = {**{a: full.final_loss[a] for a in ("post", "deepnorm")}, **halves.final_loss}
+    diverged = [ARM_NAMES[a] for a in finals if stats.count_diverged(finals[a])]
+    if diverged:
+        return Finding(f"{', '.join(diverged)} diverged: no update to pair", INCONCLUSIVE)
+    quantities, parts, outcomes = [], [], []
+    for arm in ch08_runs.DEEPNORM_HALVES:
+        _part(f"log largest model update, steps 1-{full.update_steps}, {ARM_NAMES[arm]} - Post-LN",
+              _log(updates[arm]), _log(updates["post"]), "lower", quantities, parts,
+              outcomes)  # fmt: skip
+    reported = []
+    for arm in (*ch08_runs.DEEPNORM_HALVES, "pre"):
+        against = stats.paired_difference(_log(updates[arm]), _log(updates["deepnorm"]))
+        reported.append(f"{ARM_NAMES[arm]} {against.text()}")
+    medians = "; ".join(f"{ARM_NAMES[a]} {stats.median_text(finals[a])}" for a in finals)
+    ours = (
+        f"D1's {full.n_layers} blocks (alpha {full.alpha:.2f}, beta {full.beta:.2f}), Adam lr "
+        f"{full.lr:g}, no warmup, {n} seeds: "
+        + "; ".join(parts)
+        + ". Not graded: log largest update minus DeepNorm's: "
+        + "; ".join(reported)
+        + f"; held-out loss after {full.steps} steps: {medians} nats"
+    )
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+# ---- X1 --------------------------------------------------------------------------------------
+
+
+def profile_measures(profile: list, n_layers: int) -> dict:
+    """From one seed's per-block gradient norms: the spread (sd over blocks of log norm, the
+    uniformity measure: 0 for a flat profile) and the tilt (mean log norm of the last quarter of
+    the blocks - of the first quarter: < 0 when deep blocks get the smaller gradients)."""
+    logs = _log(profile)
+    quarter = max(1, n_layers // 4)
+    return {
+        "spread": statistics.stdev(logs),
+        "tilt": statistics.fmean(logs[-quarter:]) - statistics.fmean(logs[:quarter]),
+    }
+
+
+def profile_summary(result) -> dict:
+    """(when, arm) -> {'spread': [seed], 'tilt': [seed]}, when 'init' or 'trained'."""
+    out = {}
+    for when, profiles in (("init", result.grad_norm_init), ("trained", result.grad_norm_trained)):
+        for arm, by_seed in profiles.items():
+            measures = [profile_measures(p, result.n_layers) for p in by_seed]
+            out[when, arm] = {k: [m[k] for m in measures] for k in ("spread", "tilt")}
+    return out
+
+
+def check_x1(result) -> Finding:
+    """At init and after the steps: Pre-LN tilts down (deep blocks smaller), Post-LN up (early
+    blocks smaller), and Mix-LN's spread is below both, paired by seed."""
+    summary = profile_summary(result)
+    zeros = [0.0] * len(result.seeds)
+    parts, outcomes, quantities = [], [], []
+    for when in ("init", "trained"):
+        at = "at init" if when == "init" else f"after {result.steps} steps"
+        _part(f"Pre-LN tilt {at}", summary[when, "pre"]["tilt"], zeros, "lower", quantities,
+              parts, outcomes)  # fmt: skip
+        _part(f"Post-LN tilt {at}", summary[when, "post"]["tilt"], zeros, "higher", quantities,
+              parts, outcomes)  # fmt: skip
+        for other in ("pre", "post"):
+            _part(f"spread Mix - {ARM_NAMES[other]} {at}", summary[when, "mix"]["spread"],
+                  summary[when, other]["spread"], "lower", quantities, parts,
+                  outcomes)  # fmt: skip
+    ours = (
+        f"{result.n_layers} blocks (Mix-LN: {result.n_post} Post-LN, then Pre-LN), {len(result.seeds)}"
+        f" seeds, Adam lr {result.lr:g}. Per seed, over the blocks' log gradient norms: tilt = last"
+        " quarter's mean - first quarter's; spread = their sd. " + "; ".join(parts)
+    )
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+# ---- L1 --------------------------------------------------------------------------------------
+
+
+def deep_half_mean(by_seed: list) -> list[float]:
+    """[seed]: the mean over the deeper half of the blocks."""
+    return [statistics.fmean(values[len(values) // 2 :]) for values in by_seed]
+
+
+def shallow_half_mean(by_seed: list) -> list[float]:
+    return [statistics.fmean(values[: len(values) // 2]) for values in by_seed]
+
+
+def _l1_diverged(result):
+    """(quantities, Finding or None): the diverged runs, counted; a Finding if any diverged."""
+    n = len(result.seeds)
+    diverged = {arm: stats.count_diverged(result.final_loss[arm]) for arm in result.arms}
+    quantities = [count(f"{ARM_NAMES[a]} runs diverged", k, n) for a, k in diverged.items()]
+    if any(diverged.values()):
+        return quantities, Finding(f"diverged runs: {diverged}", NOT_REPRODUCED, tuple(quantities))
+    return quantities, None
+
+
+def check_l1(result) -> Finding:
+    """The curse, in Pre-LN after training: the deeper half of the blocks matter less than the
+    shallower half when skipped, paired by seed. The study has no Post-LN or Peri-LN arm, so the
+    profile is not shown to be Pre-LN's own (a first block that does the heavy lifting gives it in
+    any stack): at most `partly`."""
+    quantities, diverged = _l1_diverged(result)
+    if diverged:
+        return diverged
+    parts, outcomes = [], []
+    skip = result.skip_loss_trained["pre"]
+    _part("Pre-LN skip-loss, deeper half - shallower half", deep_half_mean(skip),
+          shallow_half_mean(skip), "lower", quantities, parts, outcomes,
+          unit="nats")  # fmt: skip
+    ours = (
+        f"Pre-LN, {result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
+        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + ". No control arm "
+        "in this study, so the profile is not attributed to Pre-LN here (L1d adds Peri-LN)"
+    )
+    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+
+
+def check_l1d(result, control) -> Finding:
+    """The curse as Pre-LN's own, declared before the control's run: per seed, the deeper half's
+    skip-loss minus the shallower half's, Pre-LN's minus Peri-LN's (the same seeds and data),
+    below 0: Pre-LN's deep blocks matter less, relative to its shallow ones, than Peri-LN's do.
+    Shown: each arm's own gap and the last stream's variance."""
+    quantities, diverged = _l1_diverged(result)
+    more, diverged_control = _l1_diverged(control)
+    quantities += more
+    if diverged or diverged_control:
+        return diverged or diverged_control
+    parts, outcomes = [], []
+
+    def gap(arm, study):
+        skip = study.skip_loss_trained[arm]
+        return [d - s for d, s in zip(deep_half_mean(skip), shallow_half_mean(skip), strict=True)]
+
+    pre, peri = gap("pre", result), gap("peri", control)
+    _part("skip-loss gap (deeper half - shallower half), Pre-LN - Peri-LN", pre, peri, "lower",
+          quantities, parts, outcomes, unit="nats")  # fmt: skip
+    shown = "; ".join(
+        f"{ARM_NAMES[arm]} gap {stats.paired_difference(values, [0.0] * len(values)).text()}, "
+        f"last stream variance {statistics.fmean(v[-1] for v in study.variance_trained[arm]):.3g}"
+        for arm, values, study in (("pre", pre, result), ("peri", peri, control))
+    )
+    ours = (
+        f"{result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
+        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + f". Shown: {shown}"
+    )
+    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+
+
+def check_l1b(result) -> Finding:
+    """The fix, after training, with the scaling minus without, paired by seed: the deeper half's
+    angular distance larger and their skip-loss larger (the deep blocks restored). Shown, not
+    graded: the last stream's variance (the mechanism's first step) and the held-out loss."""
+    quantities, diverged = _l1_diverged(result)
+    if diverged:
+        return diverged
+    plain, scaled = "pre", "layer_scaling"
+    parts, outcomes = [], []
+    angle, skip = result.angle_trained, result.skip_loss_trained
+    _part("deeper half's angular distance, scaled - not", deep_half_mean(angle[scaled]),
+          deep_half_mean(angle[plain]), "higher", quantities, parts, outcomes)  # fmt: skip
+    _part("deeper half's skip-loss, scaled - not", deep_half_mean(skip[scaled]),
+          deep_half_mean(skip[plain]), "higher", quantities, parts, outcomes,
+          unit="nats")  # fmt: skip
+    variance = result.variance_trained
+    tamed = stats.paired_difference(_log(v[-1] for v in variance[scaled]),
+                                    _log(v[-1] for v in variance[plain]))  # fmt: skip
+    final = stats.paired_difference(result.final_loss[scaled], result.final_loss[plain])
+    quantities += [aggregate("log last stream variance, scaled - not", tamed),
+                   aggregate("held-out loss, scaled - not", final)]  # fmt: skip
+    ours = (
+        f"Pre-LN, {result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
+        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + ". Not graded: log "
+        f"last stream variance, scaled - not, {tamed.text()}; held-out loss {final.text()} nats. "
+        "At init the scaling shrinks the deep branches by construction; a norm's gain alone, "
+        "moved by about lr per Adam step, needs (sqrt(l) - 1)/lr steps to give it back (610 for "
+        "block 8 at lr 3e-3), though the weights after it can compensate sooner; the 7B numbers "
+        "are not checkable at CPU scale"
+    )
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+CLAIMS = register_claims(
+    Claim(
+        id="A2",
+        claim="Post-LN depends on its residual branches more than Pre-LN, which amplifies small "
+        "parameter changes into output changes that grow with depth; Admin's omega removes it",
+        source="Liu et al. 2020, Understanding the Difficulty of Training Transformers "
+        "(arXiv:2004.08249), Sec. 4-5",
+        paper_value="Post-LN output change O(N) in depth, Pre-LN and Admin O(log N); gradient "
+        "vanishing argued not to be the root cause (an argument, not graded here)",
+        notebook=NOTEBOOK,
+        experiments=(ch08_runs.branch_dependence,),
+        check=check_a2,
+        test="at init, 8 seeds, paired t 95%: mean Var[f]/Var[s+f] Post - Pre > 0 and Admin - "
+        "Post < 0 at L = 36; log relative output change under a 1% perturbation of every weight "
+        "matrix: Post's growth L = 6 to 36 > 0 and above Pre's, Admin - Post < 0 at L = 36; not "
+        "graded: the exponent b of change ~ L^b, least squares per seed over L = 6-36",
+    ),
+    Claim(
+        id="D1",
+        claim="DeepNorm bounds the model update and trains Post-LN stably without warmup",
+        source="Wang et al. 2022, DeepNet (arXiv:2203.00555)",
+        paper_value="1,000 layers; a 200-layer 3.2B model beats a 48-layer 12B one by 5 BLEU",
+        notebook=NOTEBOOK,
+        experiments=(ch08_runs.deepnorm_study,),
+        check=check_d1,
+        test="6 blocks, Adam lr 3e-3 without warmup (where notebook 06's Post-LN stalls), 100 steps, 8 seeds, "
+        "paired t 95%: held-out loss DeepNorm - Post-LN < 0; log largest RMS logit change over "
+        "the first 20 steps DeepNorm - Post-LN < 0; holding both is 'partly' (mechanism only)",
+    ),
+    Claim(
+        id="D1b",
+        claim="Either half of DeepNorm alone, the up-weighted residual (alpha) or the "
+        "down-scaled init (beta), bounds the first model updates below Post-LN's",
+        source="our question (the second science review's missing check 3); DeepNet derives "
+        "alpha and beta together (Wang et al. 2022, arXiv:2203.00555)",
+        paper_value="none: no source runs the halves apart",
+        notebook=NOTEBOOK,
+        experiments=(ch08_runs.deepnorm_study, ch08_analysis.deepnorm_halves),
+        check=check_d1b,
+        test="D1's model, rate, data and 8 seeds; log largest RMS logit change over the first "
+        "20 steps, each half minus Post-LN, paired by seed, 95% t CI below 0; reproduced if "
+        "both halves bound it, partly if one does; each half against full DeepNorm and a "
+        "Pre-LN arm reported, not graded; declared before the run",
+    ),
+    Claim(
+        id="X1",
+        claim="Pre-LN shrinks the gradients of deep layers, Post-LN those of early layers; "
+        "Mix-LN's are more uniform",
+        source="Li, Yin, Liu 2025, Mix-LN (ICLR 2025, arXiv:2412.13795)",
+        paper_value="gradient-norm profiles of LLaMA-scale models; perplexity gains from 70M to 7B (v2 abstract)",
+        notebook=NOTEBOOK,
+        experiments=(ch08_runs.gradient_profile,),
+        check=check_x1,
+        test="8 blocks, 10 seeds, at init and after 20 Adam steps (lr 1e-3), paired t 95%: "
+        "tilt (last quarter's mean log block gradient norm - first quarter's) < 0 for Pre-LN and "
+        "> 0 for Post-LN; spread (sd of the log norms over blocks) Mix - Pre < 0 and Mix - Post < 0",
+    ),
+    Claim(
+        id="L1",
+        claim="In Pre-LN the deep blocks do little (the curse of depth)",
+        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
+        paper_value="about half the layers of open LLMs less effective",
+        notebook=NOTEBOOK,
+        experiments=(ch08_runs.layer_scaling_study,),
+        check=check_l1,
+        test="Pre-LN, 8 blocks, Adam lr 3e-3, 100 steps, 6 seeds, after training, paired t 95%: "
+        "skip-loss of the deeper half - shallower half < 0; with no control arm at most 'partly' "
+        "(split from L1b after the second review)",
+    ),
+    Claim(
+        id="L1d",
+        claim="the curse of depth is Pre-LN's own: its deep blocks matter less, next to its "
+        "shallow ones, than in a stack whose blocks are normalized on the way out",
+        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
+        paper_value="Pre-LN's output variance grows with depth, so its deep blocks act close to "
+        "the identity",
+        notebook=NOTEBOOK,
+        experiments=(ch08_runs.layer_scaling_study, ch08_analysis.curse_control),
+        check=check_l1d,
+        test="L1's Pre-LN runs against Peri-LN on the same model, data, seeds (6), rate and steps "
+        "(100), after training: per seed, (deeper half's mean skip-loss - shallower half's), "
+        "Pre-LN minus Peri-LN, paired t 95% CI below 0; the mechanism only, so at most 'partly'; "
+        "declared before the Peri-LN run (issue 22, b1: L1 had no control arm)",
+    ),
+    Claim(
+        id="L1b",
+        claim="Scaling each norm's output by 1/sqrt(l) restores the deep blocks",
+        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
+        paper_value="perplexity gains from 130M to 7B",
+        notebook=NOTEBOOK,
+        experiments=(ch08_runs.layer_scaling_study,),
+        check=check_l1b,
+        test="the L1 runs, with the scaling minus without, paired t 95%: deeper half's angular "
+        "distance > 0 and deeper half's skip-loss > 0; the last stream's log variance and the "
+        "held-out loss shown, not graded",
+    ),
+    Claim(
+        id="L1c",
+        claim="L1b after a run three times as long: 1/sqrt(l) restores the deep blocks",
+        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
+        paper_value="perplexity gains from 130M to 7B",
+        notebook=NOTEBOOK,
+        experiments=(ch08_analysis.layer_scaling_long,),
+        check=check_l1b,
+        test="as L1b, on the L1 study trained for 300 steps instead of 100 (issue 22, b1: the "
+        "scaling may need longer to pay), paired t 95%: deeper half's angular distance, scaled "
+        "minus not, > 0 and deeper half's skip-loss > 0; declared before the run",
+    ),
+)

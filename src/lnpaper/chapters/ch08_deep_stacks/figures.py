@@ -1,0 +1,223 @@
+"""Figures of notebook 08, deep stacks: A2 (Admin), D1 (DeepNorm), X1 (Mix-LN), L1 (LayerNorm
+Scaling).
+
+The schemes that change a Post-LN or Pre-LN stack keep its colour with a line style of their own
+(Admin and DeepNorm are Post-LN's vermillion, dashed; LayerNorm Scaling Pre-LN's blue, dashed);
+Mix-LN, half of each, has a violet of its own and is dash-dotted.
+"""
+
+import math
+import statistics
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
+
+from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
+from lnpaper.chapters.ch08_deep_stacks.analysis import growth_exponents, mean_dependence
+from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
+from lnpaper.companion import style
+from lnpaper.companion.registry import figure
+
+NOTEBOOK = "08_deep_stacks"
+LOOKS = {  # arm -> (colour, line style, marker)
+    "post": (style.METHOD_COLORS["Post-LN"], "-", "o"),
+    "pre": (style.METHOD_COLORS["Pre-LN"], "-", "o"),
+    "admin": (style.METHOD_COLORS["Post-LN"], "--", "s"),
+    "deepnorm": (style.METHOD_COLORS["Post-LN"], "--", "s"),
+    "mix": (style.METHOD_COLORS["Mix-LN"], "-.", "^"),
+    "layer_scaling": (style.METHOD_COLORS["Pre-LN"], "--", "s"),
+}
+
+
+def _line(ax, x, runs, arm, label=None, marker=True):
+    color, line_style, mark = LOOKS[arm]
+    line = style.band(ax, x, runs, color, label or ARM_NAMES[arm], line_style)
+    if marker:
+        line.set(marker=mark, ms=4)
+    return line
+
+
+def _geometric_mean(values) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+@figure("branch_dependence", notebook=NOTEBOOK, experiment=ch08_runs.branch_dependence)
+def branch_dependence(result) -> Figure:
+    """A2 at initialization. Left: each model's mean over its sublayers of Var[f] / Var[s + f],
+    the dependency on the residual branch, against the number of blocks. Right: the relative
+    change of the stack's output when every weight matrix moves by 1% of its norm in a random
+    direction. Lines: mean over seeds; bands: min to max."""
+    fig = style.new_figure(2, 4.2)
+    left, right = fig.subplots(1, 2)
+    for arm in result.arms:
+        dep = np.array(mean_dependence(result, arm)).T  # [seed][depth]
+        lines = [
+            _line(left, result.depths, dep, arm),
+            _line(right, result.depths, np.array(result.output_change[arm]).T, arm),
+        ]
+        if arm == "pre":  # Admin lies on Pre-LN: a wide line under Admin's thin dashes shows both
+            for line in lines:
+                line.set(lw=5, ms=8, zorder=2)
+        if arm == "admin":
+            for line in lines:
+                line.set(lw=1.5, zorder=3)
+    for ax in (left, right):
+        ax.set_xlabel("blocks L")
+        ax.set_xticks(result.depths)
+    left.set_ylabel(r"mean $\mathrm{Var}[f] \,/\, \mathrm{Var}[s + f]$ over sublayers")
+    left.set_ylim(bottom=0)
+    left.set_title("dependency on the residual branch, at init")
+    right.set_ylabel(r"$\|F(W + \Delta W) - F(W)\| \,/\, \|F(W)\|$")
+    right.set_title(rf"output change, $\|\Delta W\| = {result.perturbation:g}\, \|W\|$")
+    fitted = ", ".join(f"{ARM_NAMES[arm]} {statistics.fmean(growth_exponents(result, arm)):.2f}"
+                       for arm in result.arms)  # fmt: skip
+    right.text(0.03, 0.97, f"exponent b of change ~ $L^b$ (mean of per-seed fits):\n{fitted}",
+               transform=right.transAxes, va="top",
+               color=style.REFERENCE)  # fmt: skip
+    growth = {arm: statistics.fmean(result.output_change[arm][-1])
+              / statistics.fmean(result.output_change[arm][0]) for arm in result.arms}  # fmt: skip
+    deep = {arm: statistics.fmean(mean_dependence(result, arm)[-1]) for arm in result.arms}
+    style.finding(
+        fig,
+        f"Post-LN leans on its branches (mean dependency {deep['post']:.2f} at "
+        f"$L = {result.depths[-1]}$, Pre-LN {deep['pre']:.2f}, Admin {deep['admin']:.2f});\nits "
+        f"output change grows ×{growth['post']:.2f} from $L = {result.depths[0]}$ to "
+        f"{result.depths[-1]}, Pre-LN's ×{growth['pre']:.2f}, Admin's ×{growth['admin']:.2f} "
+        "(means)",
+    )
+    style.shared_legend(fig, [left], extra=[style.band_handle(len(result.seeds), "mean")])
+    return fig
+
+
+@figure("deepnorm_update", notebook=NOTEBOOK, experiment=ch08_runs.deepnorm_study)
+def deepnorm_update(result) -> Figure:
+    """D1, without warmup. Left: the model update of each of the first steps, the root mean
+    square change of the logits on a fixed probe batch. Right: the training loss. Lines: mean
+    over seeds; bands: min to max."""
+    fig = style.new_figure(2, 4.2)
+    left, right = fig.subplots(1, 2)
+    steps = list(range(1, result.update_steps + 1))
+    for arm in result.arms:
+        updates = [u for u in result.model_update[arm] if None not in u]
+        _line(left, steps, updates, arm, marker=False)
+        curves = [c for c in result.train_loss[arm] if len(c) == len(result.logged_steps)]
+        _line(right, result.logged_steps, curves, arm, marker=False)
+    style.log_axis(left)
+    left.xaxis.set_major_locator(MaxNLocator(integer=True))
+    left.set_xlabel("step $t$")
+    left.set_ylabel(r"RMS of $z_t - z_{t-1}$, logits $z$ (nats)")
+    left.set_title("model update on a fixed probe batch")
+    right.set_xlabel("step")
+    right.set_ylabel(f"training loss, {style.NATS_PER_TOKEN}")
+    right.set_title(f"{result.n_layers} blocks, Adam lr {result.lr:g}, no warmup")
+    right.set_xlim(0, result.steps * 1.18)
+    style.levels(right, [(result.levels["unigram"], "unigram"),
+                         (result.levels["bigram"], "bigram")])  # fmt: skip
+    peak = {arm: max(np.mean([u for u in result.model_update[arm] if None not in u], axis=0))
+            for arm in ("post", "deepnorm")}  # fmt: skip
+    final = {arm: statistics.fmean(v for v in result.final_loss[arm] if v is not None)
+             for arm in ("post", "deepnorm")}  # fmt: skip
+    style.finding(
+        fig,
+        rf"DeepNorm ($\alpha$ = {result.alpha:.2f}, $\beta$ = {result.beta:.2f}) keeps the first "
+        f"updates smaller (largest {peak['deepnorm']:.2g} vs {peak['post']:.2g})\nand trains "
+        f"where Post-LN stalls: held-out loss {final['deepnorm']:.2f} vs {final['post']:.2f} nats "
+        f"(means of {len(result.seeds)} seeds)",
+    )
+    style.shared_legend(fig, [left], extra=[style.band_handle(len(result.seeds), "mean")])
+    return fig
+
+
+@figure("gradient_profile", notebook=NOTEBOOK, experiment=ch08_runs.gradient_profile)
+def gradient_profile(result) -> Figure:
+    """X1: each block's gradient norm ||dL/dtheta_l|| on 64 held-out sequences, at init (left)
+    and after the first Adam steps (right). Lines: geometric mean over seeds; bands: min to max."""
+    fig = style.new_figure(2, 4.2)
+    panels = fig.subplots(1, 2, sharey=True)
+    blocks = list(range(1, result.n_layers + 1))
+    when = (("grad_norm_init", "at init"),
+            ("grad_norm_trained", f"after {result.steps} steps, Adam lr {result.lr:g}"))  # fmt: skip
+    for ax, (key, title) in zip(panels, when, strict=True):
+        for arm in result.arms:
+            runs = np.array(getattr(result, key)[arm])
+            line = _line(ax, blocks, runs, arm)
+            line.set_ydata(np.exp(np.log(runs).mean(0)))
+        ax.axvline(result.n_post + 0.5, color=style.REFERENCE, lw=1.0, ls=":")
+        ax.set_xlabel("block l")
+        ax.set_title(title)
+    every = [
+        v for key, _ in when for runs in getattr(result, key).values() for p in runs for v in p
+    ]
+    panels[0].set_ylim(min(every) / 1.5, max(every) * 1.5)
+    style.log_axis(panels[0])
+    panels[0].set_ylabel(r"$\|\partial L / \partial \theta_l\|$")
+    panels[0].text(result.n_post + 0.6, 0.02, f"Mix-LN: Post-LN up to block {result.n_post}",
+                   transform=panels[0].get_xaxis_transform(), color=style.REFERENCE,
+                   size=style.MIN_FONT_SIZE)  # fmt: skip
+
+    def ratio(arm, key):  # geometric mean over seeds of max / min over blocks
+        return _geometric_mean(max(p) / min(p) for p in getattr(result, key)[arm])
+
+    style.finding(
+        fig,
+        "Pre-LN's deep blocks and Post-LN's early ones get the smaller gradients; Mix-LN evens out "
+        f"Post-LN's,\nnot Pre-LN's (max/min over blocks after {result.steps} steps: Post-LN "
+        f"{ratio('post', 'grad_norm_trained'):.1f}, Pre-LN {ratio('pre', 'grad_norm_trained'):.1f}"
+        f", Mix-LN {ratio('mix', 'grad_norm_trained'):.1f}; {len(result.seeds)} seeds)",
+    )
+    style.shared_legend(fig, [panels[0]],
+                        extra=[style.band_handle(len(result.seeds), "geometric mean")])  # fmt: skip
+    return fig
+
+
+@figure("layer_scaling", notebook=NOTEBOOK, experiment=ch08_runs.layer_scaling_study)
+def layer_scaling(result) -> Figure:
+    """L1, after training (thin dotted: at init, mean over seeds): per block l, the variance of the
+    stream it outputs, the angular distance between its input and output, and the rise of the
+    held-out loss when it alone is skipped. Lines: mean over seeds; bands: min to max."""
+    fig = style.new_figure(3, 7.0)
+    panels = style.three_panels(fig)
+    blocks = list(range(1, result.n_layers + 1))
+    measures = (
+        ("variance", "Var of the stream after block l"),
+        ("angle", "angular distance, input to output"),
+        ("skip_loss", f"loss rise when skipped, {style.NATS_PER_TOKEN}"),
+    )
+    for ax, (key, label) in zip(panels, measures, strict=True):
+        for arm in result.arms:
+            _line(ax, blocks, getattr(result, f"{key}_trained")[arm], arm)
+            init = np.array(getattr(result, f"{key}_init")[arm]).mean(0)
+            colour, _, mark = LOOKS[arm]  # the arm's marker, hollow: the two init lines apart
+            ax.plot(blocks, init, ":", color=colour, lw=1.0, marker=mark, ms=5, mfc="white")
+        ax.set_xlabel("block l")
+        ax.set_ylabel(label)
+    style.log_axis(panels[0])
+    panels[0].set_title("stream variance")
+    panels[1].set_title("how far a block turns its input")
+    panels[2].set_title("what a block is worth (held-out)")
+    plain, scaled = result.variance_trained["pre"], result.variance_trained["layer_scaling"]
+    last = {"pre": statistics.fmean(v[-1] for v in plain),
+            "layer_scaling": statistics.fmean(v[-1] for v in scaled)}  # fmt: skip
+    half = result.n_layers // 2
+    worth = {arm: statistics.fmean(statistics.fmean(v[half:])
+                                   for v in result.skip_loss_trained[arm])
+             for arm in result.arms}  # fmt: skip
+    deeper = ", ".join(f"{ARM_NAMES[arm]} {worth[arm]:.3f}" for arm in result.arms)
+    panels[2].text(0.98, 0.95, f"blocks {half + 1}-{result.n_layers}, mean:\n{deeper}",
+                   transform=panels[2].transAxes, ha="right", va="top",
+                   color=style.REFERENCE)  # fmt: skip
+    style.finding(
+        fig,
+        rf"After {result.steps} steps, $1/\sqrt{{l}}$ on Pre-LN's norms: last stream's variance "
+        rf"{last['pre']:.3g} $\to$ {last['layer_scaling']:.3g};"
+        "\n"
+        rf"the deeper half's blocks worth {worth['pre']:.3f} $\to$ {worth['layer_scaling']:.3f} "
+        f"nats each when skipped (mean of {len(result.seeds)} seeds)",
+    )
+    init_handle = Line2D([], [], color=style.REFERENCE, ls=":", lw=1.0, marker="o", ms=5,
+                         mfc="white", label="at init (mean; hollow markers)")  # fmt: skip
+    style.shared_legend(fig, [panels[0]],
+                        extra=[init_handle, style.band_handle(len(result.seeds), "mean")])  # fmt: skip
+    return fig

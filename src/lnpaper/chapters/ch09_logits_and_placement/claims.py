@@ -1,0 +1,386 @@
+"""Claims of notebook 09 on attention logits and today's placements: Q1, Q1b, O1, O1b, G1."""
+
+import math
+import statistics
+
+from lnpaper import stats
+from lnpaper.chapters.ch09_logits_and_placement import analysis as ch09_analysis
+from lnpaper.chapters.ch09_logits_and_placement import runs as ch09_runs
+from lnpaper.chapters.ch09_logits_and_placement.analysis import qk_summary
+from lnpaper.chapters.ch09_logits_and_placement.runs import LOGIT_LIMIT
+from lnpaper.companion.registry import register_claims
+from lnpaper.companion.verdicts import (
+    IDENTITY,
+    INCONCLUSIVE,
+    Claim,
+    Finding,
+    aggregate,
+    combine,
+    count,
+    exact,
+    tested,
+    verdict,
+)
+from lnpaper.data.synthetic_language import SyntheticLanguage
+
+NOTEBOOK = "09_logits_and_placement"
+# Q1: the logit comparison is made at the grid's learning rate 1e-1, the lowest at which
+# Wortsman et al. see the logits of models without QK-norm blow up (their Fig. 1).
+Q1_LR = 1e-1
+
+
+def failed(loss) -> bool:
+    """A run that diverged or ended no better than the unigram level (it learned no more than how
+    often each token occurs)."""
+    return loss is None or not math.isfinite(loss) or loss >= SyntheticLanguage().levels().unigram
+
+
+def check_q1(sweep) -> Finding:
+    """Two parts, paired by seed: (1) at lr 1e-1 the largest layer-0 logit over training is lower
+    with QK-LayerNorm (log10 of the peak, QK-LayerNorm minus none, below 0); (2) Wortsman et al.'s
+    learning-rate sensitivity is lower with QK-LayerNorm (difference below 0). Shown, not graded:
+    how many runs passed 1e4 and how many of those failed (diverged or ended above the unigram
+    level), Wortsman et al.'s "every run past 1e4 diverged"."""
+    summary = qk_summary(sweep)
+    none, qk = summary["no QK-norm"], summary["QK-LayerNorm"]
+    peak_none, peak_qk = none["peak_logit"][Q1_LR], qk["peak_logit"][Q1_LR]
+    logits = stats.paired_difference([math.log10(v) for v in peak_qk],
+                                     [math.log10(v) for v in peak_none])  # fmt: skip
+    logits_outcome = stats.better(logits, "lower")
+    sensitivity = stats.paired_difference(qk["sensitivity"], none["sensitivity"])
+    sensitivity_outcome = stats.better(sensitivity, "lower")
+
+    def past_limit(arm):  # the (lr, seed) of every run whose largest logit passed 1e4
+        return [(lr, i) for lr, peaks in arm["peak_logit"].items()
+                for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
+
+    past_none, past_qk = past_limit(none), past_limit(qk)
+    failed_past = sum(failed(none["final_loss"][lr][i]) for lr, i in past_none)
+    n = len(none["sensitivity"])
+    ours = (
+        f"2-block Pre-LN LM, {n} seeds per cell, Adam at {len(sweep.lrs)} rates "
+        f"{min(sweep.lrs):g}..{max(sweep.lrs):g}: at lr 1e-1 the largest "
+        f"layer-0 logit reaches a median {statistics.median(peak_none):.3g} without QK-norm and "
+        f"{statistics.median(peak_qk):.3g} with it; log10 of the peak, QK-LayerNorm minus none, "
+        f"{tested(logits, logits_outcome, digits=2)}. LR sensitivity without "
+        f"{statistics.mean(none['sensitivity']):.3f}, with {statistics.mean(qk['sensitivity']):.3f} "
+        f"nats; QK-LayerNorm minus none {tested(sensitivity, sensitivity_outcome)}. Runs past a "
+        f"logit of 1e4: {len(past_none)} without QK-norm, {failed_past} of them failed (diverged or "
+        f"ended above the unigram level); {len(past_qk)} with it"
+    )
+    quantities = (
+        aggregate("log10 peak layer-0 logit at lr 0.1, QK-LN - none", logits),
+        aggregate("LR sensitivity, QK-LN - none", sensitivity),
+        count(
+            "runs without QK-norm past a logit of 1e4", len(past_none), n * len(none["peak_logit"])
+        ),  # fmt: skip
+    )
+    return Finding(ours, combine([logits_outcome, sensitivity_outcome]), quantities)
+
+
+def check_q1c(sweep) -> Finding:
+    """Wortsman et al.'s link from logit growth to failure, as a sub-row of Q1 (declared after Q1's
+    counts below had been printed): every run without QK-norm whose largest layer-0 logit passed
+    LOGIT_LIMIT failed (diverged or ended at or above the unigram level). One run past the limit
+    that trained refutes it. The peak is sampled every 20 steps: a missed transient can only add
+    runs past the limit, never remove one that trained."""
+    none = qk_summary(sweep)["no QK-norm"]
+    past = [(lr, i) for lr, peaks in none["peak_logit"].items()
+            for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
+    trained = [(lr, none["final_loss"][lr][i]) for lr, i in past
+               if not failed(none["final_loss"][lr][i])]  # fmt: skip
+    by_lr = {}
+    for lr, loss in trained:
+        by_lr.setdefault(lr, []).append(loss)
+    text = "; ".join(f"lr {lr:g}: {len(v)} ended at {min(v):.2f}-{max(v):.2f}"
+                     for lr, v in sorted(by_lr.items()))  # fmt: skip
+    unigram = SyntheticLanguage().levels().unigram
+    diverged = sum(
+        none["final_loss"][lr][i] is None or not math.isfinite(none["final_loss"][lr][i])
+        for lr, i in past
+    )
+    ours = (
+        f"Q1's runs without QK-norm: {len(past)} passed a layer-0 logit of {LOGIT_LIMIT:.0e}, "
+        f"{len(past) - len(trained)} of them failed ({diverged} diverged), {len(trained)} "
+        f"trained to below the unigram level ({unigram:.3f})" + (f": {text}" if trained else "")
+    )
+    n = sum(len(peaks) for peaks in none["peak_logit"].values())
+    quantities = (count(f"runs past a logit of {LOGIT_LIMIT:.0e} that trained", len(trained), n),)
+    if not past:  # no run reached the limit: the link is not tested
+        return Finding(ours, INCONCLUSIVE, quantities)
+    return Finding(ours, verdict(not trained), quantities)
+
+
+def _capped_final(run) -> list:
+    """Per seed, the final held-out loss, a diverged run or one worse than at init counted as
+    the loss at init (Wortsman et al.'s rule in the learning-rate sensitivity)."""
+    return [
+        start if loss is None or not math.isfinite(loss) else min(loss, start)
+        for loss, start in zip(run["final_loss"], run["initial_loss"], strict=True)
+    ]
+
+
+def _median_peak(run) -> float:
+    """The median over seeds of the largest layer-0 logit a run logged."""
+    return statistics.median(max(v for v in row if v is not None) for row in run["max_logit"])
+
+
+def check_q1b(bounds) -> Finding:
+    """Per bound beyond QK-LayerNorm, paired by seed at lr 1e-1: the final held-out loss below
+    the unbounded model's (95% t CI below 0). Reproduced if every bound holds, partly if some.
+    Shown, not graded: each bound's peak layer-0 logit (for the soft-cap the capped one, at most
+    50 by construction) and its final loss against QK-LayerNorm's."""
+    none, layernorm = bounds.runs["no QK-norm"], bounds.runs["QK-LayerNorm"]
+    outcomes, quantities, parts = [], [], []
+    for arm in bounds.arms[2:]:
+        run = bounds.runs[arm]
+        versus_none = stats.paired_difference(_capped_final(run), _capped_final(none))
+        outcome = stats.better(versus_none, "lower")
+        outcomes.append(outcome)
+        versus_ln = stats.paired_difference(_capped_final(run), _capped_final(layernorm))
+        parts.append(
+            f"{arm}: peak logit {_median_peak(run):.3g}, final loss "
+            f"{statistics.mean(_capped_final(run)):.3f}; "
+            f"minus none {tested(versus_none, outcome)}; minus QK-LayerNorm {versus_ln.text()}"
+        )
+        quantities.append(aggregate(f"final loss at lr 0.1, {arm} - none", versus_none))
+    ours = (
+        f"Q1's model at lr {bounds.lr:g}, {len(none['seeds'])} seeds, median peak layer-0 logit "
+        f"and mean final held-out loss (nats): no QK-norm {_median_peak(none):.3g}, "
+        f"{statistics.mean(_capped_final(none)):.3f}; QK-LayerNorm {_median_peak(layernorm):.3g}, "
+        f"{statistics.mean(_capped_final(layernorm)):.3f}. " + ". ".join(parts)
+    )
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_o1(study, arm: str = "reordered") -> Finding:
+    """Per learning rate, paired by seed, `arm` (the reordered norm) against Pre-LN: fewer
+    gradient-norm spikes (`lnpaper.stats.spike_steps`) per run, by an exact sign test over the
+    seeds (ties, such as two runs without a spike, carry no evidence and are dropped), and the
+    held-out loss (shown with its CI, not graded)."""
+    outcomes, parts, quantities = [], [], []
+    for lr in study.lrs:
+        pre, reordered = study.runs["Pre-LN"][lr], study.runs[arm][lr]
+        fewer, more = [len(s) for s in reordered["spikes"]], [len(s) for s in pre["spikes"]]
+        outcome = stats.fewer_events(fewer, more, f"spikes per run at lr {lr:g}, {arm}")
+        outcomes.append(outcome)
+        loss = stats.paired_difference(reordered["final_loss"], pre["final_loss"])
+        n = len(pre["seeds"])
+        parts.append(
+            f"lr {lr:g}: spikes {sum(fewer)} ({arm}) vs {sum(more)} (Pre-LN) over {n} runs "
+            f"each; {arm} {stats.event_counts_text(fewer, more)}, exact sign test: {outcome}; "
+            f"held-out loss, {arm} minus Pre-LN, {tested(loss, stats.better(loss, 'lower'))}"
+        )
+        wins = sum(a < b for a, b in zip(fewer, more, strict=True))
+        losses = sum(a > b for a, b in zip(fewer, more, strict=True))
+        quantities += [count(f"seeds with fewer spikes at lr {lr:g}, {arm}", wins, n),
+                       count(f"seeds with more spikes at lr {lr:g}, {arm}", losses, n),
+                       aggregate(f"held-out loss at lr {lr:g}, {arm} - Pre-LN", loss)]  # fmt: skip
+    definition = (
+        f"a spike: a step whose gradient norm exceeds {stats.SPIKE_FACTOR:g} x the median of the "
+        f"{stats.SPIKE_WINDOW} before it"
+    )
+    ours = f"6-block LayerNorm LM, Adam without warmup, {definition}. " + "; ".join(parts)
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_o1b(study) -> Finding:
+    """O1's test for OLMo 2's package (reordered norm + full-span QK-norm) against Pre-LN, all
+    arms run again together; the reordered norm alone, from the same runs, shown beside it."""
+    package = check_o1(study, "reordered + QK-norm")
+    alone = ", ".join(
+        f"{sum(map(len, study.runs['reordered'][lr]['spikes']))} spikes at lr {lr:g}"
+        for lr in study.lrs
+    )
+    ours = f"{package.ours}. The reordered norm alone, in these runs (not graded): {alone}"
+    return Finding(ours, package.verdict, package.quantities)
+
+
+def check_g1(result) -> Finding:
+    """Two identities, float64: g and 1 + w are one function at init (bound 1e-12), and one AdamW
+    step with zero gradients multiplies each stored parameter by 1 - lr lambda, so it moves a gain
+    stored as g toward 0 and one stored as w = g - 1 toward 1 (bound 1e-12). The gains after
+    training are shown; G1b asks what the pull does to the loss."""
+    init_outcome = stats.HOLDS if result.init_difference < 1e-12 else stats.FAILS
+    decay_outcome = stats.HOLDS if result.decay_step_error < 1e-12 else stats.FAILS
+    plain, offset = result.mean_gain["g"], result.mean_gain["1 + w"]
+    keep = 1 - result.lr * result.weight_decay
+    ours = (
+        f"Gemma-style 4-block model (peri block, RMSNorm, sqrt(d) embedding, caps 50 / 30), "
+        f"float64: at init g and 1 + w give logits equal to {result.init_difference:.1e}; one "
+        f"AdamW step (lr {result.lr:g}, decay {result.weight_decay:g}) with zero gradients "
+        f"multiplies each stored value by {keep:g} (largest error {result.decay_step_error:.1e}):"
+        " a stored g moves toward 0, a stored w = g - 1 moves g toward 1. After "
+        f"{result.steps} steps of training the mean gain ends at {statistics.mean(plain):.3f} "
+        f"stored as g and {statistics.mean(offset):.3f} stored as 1 + w (shown: decay alone "
+        f"would give {keep**result.steps:.3f} and 1)"
+    )
+    quantities = (
+        exact("logits, g vs 1 + w at init, float64", result.init_difference, 1e-12),
+        exact(
+            "an AdamW step with zero gradients against its decay rule",
+            result.decay_step_error,
+            1e-12,
+        ),  # fmt: skip
+    )
+    return Finding(ours, combine([init_outcome, decay_outcome]), quantities)
+
+
+def check_g1b(result) -> Finding:
+    """Our question, not Gemma's: under the same AdamW decay, the held-out loss with the gains
+    stored as 1 + w minus with them stored as g, paired by seed, 95% t CI below 0."""
+    loss = stats.paired_difference(result.final_loss["1 + w"], result.final_loss["g"])
+    outcome = stats.better(loss, "lower")
+    gains = stats.paired_difference(result.mean_gain["1 + w"], result.mean_gain["g"])
+    ours = (
+        f"the same runs as G1, {len(result.seeds)} seeds, AdamW lr {result.lr:g}, decay "
+        f"{result.weight_decay:g} on every parameter (strong, so that {result.steps} steps show "
+        f"the pull): held-out loss, 1 + w minus g, {tested(loss, outcome, unit='nats')}; mean "
+        f"gain, 1 + w minus g, {gains.text()}. One decay strength and one small model: whether "
+        "the gap holds at the decays used in practice (about 0.1) is not tested"
+    )
+    quantities = (aggregate("held-out loss, 1 + w - g", loss),
+                  aggregate("mean gain after AdamW, 1 + w - g", gains))  # fmt: skip
+    return Finding(ours, combine([outcome]), quantities)
+
+
+# G1c, declared before its run: excluding the gains "does what 1 + w does" when it beats storing
+# them as g (interval below 0) and lies within G1C_MARGIN of 1 + w, half of the gap G1b measured
+# between 1 + w and g (0.008 nats), so that a match means most of that gain is recovered.
+G1C_MARGIN = 0.004
+
+
+def check_g1c(result, excluded) -> Finding:
+    """Gains left out of the decay, against G1's two arms paired by seed: better than g, and
+    matching 1 + w within G1C_MARGIN; reproduced if both hold, partly if one does."""
+    if list(excluded.seeds) != list(result.seeds):
+        raise ValueError("G1c pairs its runs with G1's seeds")
+    versus_g = stats.paired_difference(excluded.final_loss, result.final_loss["g"])
+    versus_offset = stats.paired_difference(excluded.final_loss, result.final_loss["1 + w"])
+    better = stats.better(versus_g, "lower")
+    match = stats.matches(versus_offset, G1C_MARGIN)
+    ours = (
+        f"G1's runs, {len(result.seeds)} seeds, AdamW lr {result.lr:g}, decay "
+        f"{result.weight_decay:g} on every other parameter: mean gain "
+        f"{statistics.fmean(excluded.mean_gain):.3f} (g decayed "
+        f"{statistics.fmean(result.mean_gain['g']):.3f}, 1 + w "
+        f"{statistics.fmean(result.mean_gain['1 + w']):.3f}); held-out loss, gains excluded minus "
+        f"g {tested(versus_g, better, unit='nats')}; minus 1 + w "
+        f"{tested(versus_offset, f'{match} (match within +-{G1C_MARGIN:g})', unit='nats', digits=4)}"
+    )
+    quantities = (aggregate("held-out loss, excluded - g", versus_g),
+                  aggregate("held-out loss, excluded - (1 + w)", versus_offset))  # fmt: skip
+    return Finding(ours, combine([better, match]), quantities)
+
+
+CLAIMS = register_claims(
+    Claim(
+        id="Q1",
+        claim="QK-norm stops the growth of attention logits at high learning rates and lowers the "
+        "learning-rate sensitivity",
+        source="Wortsman et al. 2023 (arXiv:2309.14322); Henry et al. 2020; Dehghani et al. 2023",
+        paper_value="logit growth at high lr (max attention logit > 1e4); sensitivity lower with "
+        "qk-layernorm (their Fig. 1); that such runs diverge is Q1c",
+        notebook=NOTEBOOK,
+        experiments=(ch09_analysis.qk_sweep,),
+        check=check_q1,
+        test="paired by seed, 95% t CI: log10 of the largest layer-0 logit at lr 0.1, QK-LN minus "
+        "none, below 0; learning-rate sensitivity (mean over the grid of min(loss, loss at init) "
+        "minus the best), QK-LN minus none, below 0",
+    ),
+    Claim(
+        id="Q1c",
+        claim="in small models, a run whose largest attention logit passes 1e4 fails",
+        source="Wortsman et al. 2023 (arXiv:2309.14322), on attention logit growth",
+        paper_value="small models diverge at high lr when the max attention logit passes 1e4",
+        notebook=NOTEBOOK,
+        experiments=(ch09_analysis.qk_sweep,),
+        check=check_q1c,
+        test="Q1's runs without QK-norm: every run whose largest layer-0 logit (sampled every 20 "
+        "steps) passed 1e4 failed, diverged or ended at or above the unigram level; reproduced if "
+        "all did, not reproduced if any trained, inconclusive if none passed; added after Q1's "
+        "counts were seen (review b10)",
+    ),
+    Claim(
+        id="Q1b",
+        claim="the other ways today's models bound attention logits (QK-RMSNorm, Henry's l2 "
+        "QK-norm, Gemma 2's soft-cap at 50) also save training at a high learning rate",
+        source="Henry et al. 2020 (arXiv:2010.04245); Gemma 2 (soft-cap 50) and Gemma 3 "
+        "(per-head QK-RMSNorm instead); Wortsman et al. 2023 (the test)",
+        paper_value="no number: each is used for stability; Gemma 3 replaced the soft-cap with "
+        "QK-norm",
+        notebook=NOTEBOOK,
+        experiments=(ch09_analysis.logit_bounds,),
+        check=check_q1b,
+        test="Q1's model and data at lr 0.1, 5 seeds: per bound, final held-out loss (a "
+        "diverged run counts as its loss at init) minus no QK-norm's, paired by seed, 95% t CI "
+        "below 0; reproduced if every bound holds, partly if some",
+    ),
+    Claim(
+        id="O1",
+        claim="OLMo 2's reordered norm, x + Norm(F(x)), gives fewer gradient spikes",
+        source="OLMo 2 (Team OLMo 2024, arXiv:2501.00656)",
+        paper_value="fewer loss and gradient spikes (secondary numbers only)",
+        notebook=NOTEBOOK,
+        experiments=(ch09_analysis.reordered_study,),
+        check=check_o1,
+        test="per learning rate (3e-2, 1e-1), spikes per run (stats.spike_steps), reordered "
+        "against Pre-LN, paired by seed: exact two-sided sign test at 95%, ties dropped",
+    ),
+    Claim(
+        id="O1b",
+        claim="OLMo 2's package, the reordered norm with QK-norm over the whole projections, "
+        "gives fewer gradient spikes than Pre-LN",
+        source="OLMo 2 (Team OLMo 2024, arXiv:2501.00656)",
+        paper_value="fewer loss and gradient spikes (secondary numbers only)",
+        notebook=NOTEBOOK,
+        experiments=(ch09_analysis.olmo2_study,),
+        check=check_o1b,
+        test="O1's test: per learning rate (3e-2, 1e-1), spikes per run, the package against "
+        "Pre-LN run again beside it, paired by seed (6): exact two-sided sign test at 95%, ties "
+        "dropped; reproduced if fewer at both rates, partly at one",
+    ),
+    Claim(
+        id="G1",
+        claim="Gemma's (1 + w) gains are the same function at init as g, and under AdamW's "
+        "decoupled weight decay are pulled toward 1, not 0",
+        source="Gemma 2 / 3 (google-deepmind/gemma; HF modeling_gemma2): the parameterization "
+        "only; the weight-decay reading is ours",
+        paper_value="parameterization in the code (w = 0 at init, x (1 + w)); no number, and no "
+        "statement that the gains are decayed",
+        notebook=NOTEBOOK,
+        experiments=(ch09_runs.gain_decay,),
+        check=check_g1,
+        test="float64: logits equal at init within 1e-12; one AdamW step with zero gradients "
+        "multiplies each stored parameter by 1 - lr lambda, within 1e-12",
+        kind=IDENTITY,
+    ),
+    Claim(
+        id="G1b",
+        claim="Decaying the gains toward 1 (stored as 1 + w) rather than toward 0 (stored as g) "
+        "lowers the loss",
+        source="our question: Gemma states no reason for 1 + w (Qwen3-Next says its "
+        "zero-centered norms are weight-decayed)",
+        paper_value="none: no source measures it",
+        notebook=NOTEBOOK,
+        experiments=(ch09_runs.gain_decay,),
+        check=check_g1b,
+        test="20 seeds, AdamW lr 3e-3, decay 0.5 on every parameter, 150 steps: held-out loss, "
+        "1 + w minus g, paired by seed, 95% t CI below 0",
+    ),
+    Claim(
+        id="G1c",
+        claim="Leaving the gains out of weight decay, as open training code commonly does, gives "
+        "what storing them as 1 + w gives",
+        source="our question (the second science review, b5 and its missing check 10): the "
+        "common alternative to Gemma's 1 + w",
+        paper_value="none: no source compares them",
+        notebook=NOTEBOOK,
+        experiments=(ch09_runs.gain_decay, ch09_runs.gain_decay_excluded),
+        check=check_g1c,
+        test="G1's model, data, 20 seeds and AdamW (lr 3e-3, decay 0.5 on every other "
+        "parameter), the gains stored as g and left out of the decay; held-out loss paired by "
+        "seed, 95% t CI: below 0 against g (decayed), and inside +-0.004 nats of 1 + w (half of "
+        "G1b's measured gap); reproduced if both, partly if one; declared before the run",
+    ),
+)

@@ -1,0 +1,123 @@
+"""Analysis of notebook 10's runs on "what the norm computes": the studies that gather recorded
+runs, and the summaries the notebook prints and the claims and figures read. Nothing here is
+recorded: each function reads `runs_mean`' experiments (through the record) and computes in
+memory, so the record holds each run once.
+
+- `detach_study` (E2, E2b): the runs of DETACH_VARIANTS, one `norm_variant_training` each.
+- `simple_lr_sweep` (E2c): LayerNorm and LayerNorm-simple at each rate of SIMPLE_LRS.
+- `after_dyt_study` (Y1, Y1b): the grid of Y1_RUNS, LayerNorm, DyT and Derf at several initial
+  alphas, data budgets and with the embedding scalar.
+- `dyt_data_rich` (Y1c): LayerNorm and DyT on fresh data for 400 steps.
+- the summaries: `tokens_per_parameter` (Y1c), `run_setting`, `mean_saturation` (Y1's figure),
+  `drift_at_end` (E1).
+"""
+
+from lnpaper.chapters.ch06_transformer.runs import StudyResult
+from lnpaper.chapters.ch10_what_the_norm_computes.runs import BUDGETS, norm_variant_training
+from lnpaper.data.synthetic_language import SyntheticLanguage
+from lnpaper.models.transformer import TransformerLM
+
+# E2: Xu et al.'s variants, each in every norm slot of the same model
+DETACH_VARIANTS = {
+    "LayerNorm": "layernorm",
+    "LayerNorm-simple": "layernorm_simple",
+    "mean detached": "detach_mean",
+    "std detached": "detach_std",
+    "both detached": "detach_both",
+}
+
+
+def detach_study(*, seeds=tuple(range(10)), steps: int = 150) -> StudyResult:
+    """E2: the runs of DETACH_VARIANTS, fresh data, keyed by their names."""
+    return StudyResult(
+        runs={
+            name: vars(norm_variant_training(norm=norm, seeds=seeds, steps=steps))
+            for name, norm in DETACH_VARIANTS.items()
+        }
+    )
+
+
+# E2c: LayerNorm and LayerNorm-simple each over three rates; 3e-3 is detach_study's.
+SIMPLE_LRS = (1e-3, 3e-3, 1e-2)
+
+
+def simple_lr_sweep(*, seeds=tuple(range(10)), steps: int = 150) -> StudyResult:
+    """E2c: detach_study's LayerNorm and LayerNorm-simple runs at each rate of SIMPLE_LRS, keyed
+    "LayerNorm, lr 0.001"."""
+    return StudyResult(
+        runs={
+            f"{name}, lr {lr:g}": vars(
+                norm_variant_training(norm=DETACH_VARIANTS[name], seeds=seeds, steps=steps, lr=lr)
+            )
+            for name in ("LayerNorm", "LayerNorm-simple")
+            for lr in SIMPLE_LRS
+        }
+    )
+
+
+# Y1: the grid, cut so that it stays within the record's budget. Every alpha init is run on fresh
+# data; the data-scarce pool and the embedding scalar only at alpha0 = 0.5, DyT's and Derf's
+# default, at which the regime claim is tested.
+Y1_ALPHAS = (0.2, 0.5, 1.0)
+Y1_RUNS = {
+    "LayerNorm": {"norm": "layernorm", "budgets": BUDGETS},
+    "DyT": {"norm": "dyt", "alpha_inits": Y1_ALPHAS},
+    "Derf": {"norm": "derf", "alpha_inits": Y1_ALPHAS},
+    "DyT, pool": {"norm": "dyt", "alpha_inits": (0.5,), "budgets": ("pool",)},
+    "Derf, pool": {"norm": "derf", "alpha_inits": (0.5,), "budgets": ("pool",)},
+    "DyT, embedding scalar": {"norm": "dyt", "alpha_inits": (0.5,), "learned_embed_scale": True},
+    "Derf, embedding scalar": {"norm": "derf", "alpha_inits": (0.5,), "learned_embed_scale": True},
+}
+
+
+def after_dyt_study(*, seeds=tuple(range(6)), steps: int = 150) -> StudyResult:
+    """Y1: the runs of Y1_RUNS (each a `norm_variant_training`), keyed by their names."""
+    return StudyResult(
+        runs={
+            name: vars(norm_variant_training(**config, seeds=seeds, steps=steps))
+            for name, config in Y1_RUNS.items()
+        }
+    )
+
+
+# Y1c: Y1's regime variable is tokens per parameter; its fresh arm is T/P 0.73. This runs LayerNorm
+# and DyT (alpha_0 0.5) on fresh data for 400 steps: 102,400 predicted tokens, T/P 1.95 on the
+# model's 52,432 parameters, next to the source's rich cell (T/P 1.84).
+def dyt_data_rich(*, seeds=tuple(range(10)), steps: int = 400) -> StudyResult:
+    """Y1c: `norm_variant_training` on fresh data, LayerNorm and DyT at alpha_0 0.5, keyed by
+    name."""
+    return StudyResult(
+        runs={
+            "LayerNorm": vars(norm_variant_training(norm="layernorm", seeds=seeds, steps=steps)),
+            "DyT": vars(
+                norm_variant_training(norm="dyt", alpha_inits=(0.5,), seeds=seeds, steps=steps)
+            ),
+        }
+    )
+
+
+# ---- summaries the notebook prints and the claims and figures read ----------------------------
+
+
+def tokens_per_parameter(steps: int, batch_size: int = 16, length: int = 16) -> float:
+    """Predicted tokens over the parameters of Y1's model (d 32, 4 blocks, 2 heads, the language's
+    16 symbols): 52,432, counted from the model."""
+    language = SyntheticLanguage()
+    model = TransformerLM(language.vocab_size, d_model=32, n_layers=4, n_heads=2, max_len=length)
+    return steps * batch_size * length / sum(p.numel() for p in model.parameters())
+
+
+def run_setting(study, run: str, setting: str) -> list:
+    """One setting's held-out losses per seed, e.g. run_setting(s, "DyT", "alpha 0.5, fresh")."""
+    return study.runs[run]["final_loss"][setting]
+
+
+def mean_saturation(run: dict, setting: str, when: str = "final") -> list:
+    """Per slot, the mean over seeds of the fraction of saturated units."""
+    rows = run[f"saturation_{when}"][setting]
+    return [sum(col) / len(col) for col in zip(*rows, strict=True)]
+
+
+def drift_at_end(result) -> tuple[list, list]:
+    """Per seed, the last comparison's max |logit difference| and |loss difference|."""
+    return [row[-1] for row in result.logit_drift], [abs(row[-1]) for row in result.loss_drift]
