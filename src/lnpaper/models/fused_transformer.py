@@ -4,11 +4,13 @@ axis, and `TransformerLM`'s forward written once over the stack with batched mat
 Why: at notebook 05's size (d 64, batch 16 x 16 tokens) a matrix product is 256 x 64 by 64 x 64,
 and a step costs mostly the overhead of launching each small operation. `torch.func.vmap` over
 `functional_call` (`lnpaper.train.population.StackedModels`) still launches the one-run
-operations one by one. Here the S seeds' rows go through one `baddbmm` per weight matrix (the
-attention's three input projections through a single one), one attention kernel, one norm, so a
-population step is a few large kernels. Each seed reads only its own slice of every tensor, so
-seed i's logits, loss and gradients are those of its own `TransformerLM` run alone, up to the
-roundoff of a differently ordered sum (tests/test_stacked_transformer.py states the bounds).
+operations one by one, with the copies its batching rules make. Here the S seeds' rows go through
+one `baddbmm` per weight matrix (the attention's three input projections through a single one),
+each head's attention reads strided views of that product without copying it, and each norm is
+one kernel for every seed, so a population step is a few large kernels. Each seed reads only
+its own slice of every tensor, so seed i's logits, loss and gradients are those of its own
+`TransformerLM` run alone, up to the roundoff of a differently ordered sum
+(tests/test_stacked_transformer.py states the bounds).
 
 `FusedLanguageModels(models)` has the interface of `StackedModels`: `params` and `buffers`, the
 dicts `torch.func.stack_module_state` makes (the same names, each an S x ... leaf tensor, so
@@ -162,7 +164,8 @@ class FusedLanguageModels:
         block, prefix = self.template.blocks[layer], f"blocks.{layer}"
         x = self._attention_input(p, prefix, block, x)  # mirrors Block.attention_input
         q, k, _ = self._queries_keys_values(p, f"{prefix}.attn", block.attn, x, tokens.shape[2])
-        return self._scores(p, f"{prefix}.attn", block.attn, q, k)
+        z = [self._scores(p, f"{prefix}.attn", block.attn, *qk) for qk in zip(q, k, strict=True)]
+        return torch.stack(z, dim=2)
 
     # ---- the forward ----------------------------------------------------------------------
 
@@ -282,10 +285,11 @@ class FusedLanguageModels:
         return x if block.input_scale == 1.0 else x * block.input_scale
 
     def _queries_keys_values(self, p, prefix, attn: CausalSelfAttention, x, length: int):
-        """Q, K, V per head, S x B x heads x T x d_head, QK-normalized if the model is."""
+        """Q, K, V as lists over the heads of S x B x T x d_head views (no copies: a batched
+        product reads a strided view as it is, and the backward of `split` is one `cat`),
+        QK-normalized if the model is."""
         # mirrors CausalSelfAttention.scores up to the dot product
         size, rows, d = x.shape
-        heads = attn.n_heads
         names = [f"{prefix}.{name}" for name in ("query", "key", "value")]
         weight = torch.cat([p[f"{name}.weight"] for name in names], dim=1)  # S x 3d x d
         bias = torch.cat([p[f"{name}.bias"] for name in names], dim=1)
@@ -294,17 +298,19 @@ class FusedLanguageModels:
             q = self._norm(p, f"{prefix}.q_norm", attn.q_norm, q)
             k = self._norm(p, f"{prefix}.k_norm", attn.k_norm, k)
 
-        def split(t):  # S x (B T) x d -> S x B x heads x T x d_head
-            return t.view(size, rows // length, length, heads, d // heads).transpose(2, 3)
+        def heads(t):  # S x (B T) x d -> one S x B x T x d_head view per head
+            return [
+                h.view(size, rows // length, length, -1) for h in t.split(d // attn.n_heads, -1)
+            ]
 
-        q, k, v = split(q), split(k), split(v)
+        q, k, v = heads(q), heads(k), heads(v)
         if attn.q_norm is not None and attn.qk_norm_span == "head":  # per head, over d_head
-            q = self._norm(p, f"{prefix}.q_norm", attn.q_norm, q)
-            k = self._norm(p, f"{prefix}.k_norm", attn.k_norm, k)
+            q = [self._norm(p, f"{prefix}.q_norm", attn.q_norm, h) for h in q]
+            k = [self._norm(p, f"{prefix}.k_norm", attn.k_norm, h) for h in k]
         return q, k, v
 
     def _scores(self, p, prefix, attn: CausalSelfAttention, q, k) -> torch.Tensor:
-        """z_ij before the mask, S x B x heads x T x T."""
+        """One head's z_ij before the mask, S x B x T x T, from its q and k (S x B x T x d_head)."""
         # mirrors CausalSelfAttention.scores from the dot product on
         if attn.qk_scale is not None:  # g * <q / ||q||, k / ||k||>
             unit_q, unit_k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
@@ -316,23 +322,22 @@ class FusedLanguageModels:
         return z
 
     def _attention(self, p, prefix, attn: CausalSelfAttention, x, length: int) -> torch.Tensor:
-        # mirrors CausalSelfAttention.forward
+        # mirrors CausalSelfAttention.forward, written out for every option (the one-run model's
+        # own path when the logits are normalized or capped): at T = 16, torch's fused attention
+        # kernel is the slower of the two
         size, rows, d = x.shape
-        q, k, v = self._queries_keys_values(p, prefix, attn, x, length)
-        if attn.logit_cap is None and attn.qk_norm is None:  # the one-run model's fused kernel
-            mixed = F.scaled_dot_product_attention(
-                q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), is_causal=True
-            ).view(q.shape)
-        else:  # written out, so that the logits can be normalized or capped
+        future = torch.ones(length, length, dtype=torch.bool, device=x.device).triu(1)
+        mixed = []
+        for q, k, v in zip(*self._queries_keys_values(p, prefix, attn, x, length), strict=True):
             z = self._scores(p, prefix, attn, q, k)
-            future = torch.ones(length, length, dtype=torch.bool, device=x.device).triu(1)
-            mixed = z.masked_fill(future, -math.inf).softmax(dim=-1) @ v
-        out = _linear(p, f"{prefix}.out", mixed.transpose(2, 3).reshape(size, rows, d))
+            mixed.append(z.masked_fill(future, -math.inf).softmax(dim=-1) @ v)
+        out = _linear(p, f"{prefix}.out", torch.cat(mixed, dim=-1).view(size, rows, d))
         return out if attn.gate is None else _per_seed(p[f"{prefix}.gate"], out) * out
 
     def _feed_forward(self, p, prefix, ffn: FeedForward, x) -> torch.Tensor:
         # mirrors FeedForward.forward
-        out = _linear(p, f"{prefix}.w2", F.relu(_linear(p, f"{prefix}.w1", x)))
+        # in place: baddbmm's backward reads its inputs, not the output the ReLU overwrites
+        out = _linear(p, f"{prefix}.w2", F.relu(_linear(p, f"{prefix}.w1", x), inplace=True))
         return out if ffn.gate is None else _per_seed(p[f"{prefix}.gate"], out) * out
 
     def _norm(self, p: dict, prefix: str, norm: nn.Module | None, x: torch.Tensor):
@@ -347,8 +352,9 @@ class FusedLanguageModels:
             gain, bias = p.get(f"{prefix}.weight"), p.get(f"{prefix}.bias")
             if gain is None:
                 return y
-            y = y * _per_seed(gain, y)
-            return y if bias is None else y + _per_seed(bias, y)
+            if bias is None:
+                return y * _per_seed(gain, y)
+            return torch.addcmul(_per_seed(bias, y), y, _per_seed(gain, y))
 
         if kind is LayerNorm:  # mirrors LayerNorm.forward, torch's one-kernel statistics
             return affine(F.layer_norm(x, (width,), eps=norm.eps))
