@@ -8,6 +8,9 @@ independent Adams, and `PerRunAdam` gives each run its own learning rate: the sa
 tests/test_population.py). What differs between experiments is only the forward:
 - a language model of any architecture: `StackedModels`, `torch.func.vmap` over `functional_call`
   (notebooks 05-07, `train_language_models`);
+- the same language models hand-fused over stacked weights, `lnpaper.models.fused_transformer`'s
+  `FusedLanguageModels`, with `StackedModels`' interface (`stacked_language_models` picks it
+  wherever every model's options allow);
 - the recurrent cells, the MLP and the CNN: a hand-fused forward over stacked weights (`bmm`,
   grouped convolutions), because at these sizes a step costs mostly per-operation overhead, which
   vmap does not remove (`lnpaper.models.recurrent.SeedBatchedClassifier`,
