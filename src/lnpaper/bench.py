@@ -1,5 +1,6 @@
-"""`python -m lnpaper bench`: wall-clock cost of the normalizers and of hand-written recurrent cell
-loops (notebook 03), reported as ratios.
+"""`python -m lnpaper bench`: wall-clock cost of the normalizers, of hand-written recurrent cell
+loops (notebook 03) and of training runs stepped as one population (the language model vmapped
+and fused, the fused LN-LSTM), reported as ratios and as GFLOP/s against a large matrix product.
 
 Speed is measured here and never enforced by a test. Each time is the fastest of several rounds (see
 `seconds_per_call`) and is divided by the time of copying the same tensor (`clone`), the floor for an
@@ -33,6 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from lnpaper.data import SyntheticLanguage
+from lnpaper.models.fused_transformer import FusedLanguageModels
 from lnpaper.models.recurrent import (
     LayerNormLSTMCell,
     LSTMCell,
@@ -303,7 +305,7 @@ def main(pin: bool = True) -> None:
     print()
     print(format_recurrent(time_recurrent()))
     print()
-    print(format_populations(time_populations()))
+    print(format_populations(time_populations(), matmul_rate()))
 
 
 def time_recurrent() -> dict:
@@ -345,7 +347,9 @@ def format_recurrent(ratios: dict) -> str:
 
 POPULATION = 10  # runs: notebook 06's ten seeds, or a 3 x 3 learning-rate grid plus one
 LM_SHAPE = (16, 16)  # notebook 06's language model: batch, sequence length (6 blocks, d = 64)
+LM_OPTIONS = {"n_heads": 2}  # and its two heads, as every experiment builds it
 RNN_SHAPE = (64, 8, 64)  # notebook 03's digits read by rows: batch, time steps, hidden units
+MATMUL_SIZE = 1024  # a float32 matrix product large enough to run at the core's full rate
 
 
 def _flops(step) -> int:
@@ -358,18 +362,34 @@ def _flops(step) -> int:
     return counter.get_total_flops()
 
 
-def _lm_steps(runs: int):
-    """A step of one language model trained alone (torch's Adam), and a step of `runs` of them
-    stacked and vmapped (`StackedModels`), on the same batches."""
+def matmul_rate(size: int = MATMUL_SIZE, rounds: int = 7) -> float:
+    """GFLOP/s of one size x size float32 matrix product at the current thread count: the rate
+    the populations' GFLOP/s are read against."""
+    generator = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(size, size, generator=generator) for _ in range(2))
+    seconds = seconds_per_call({"matmul": lambda: a @ b}, rounds=rounds)["matmul"]
+    return 2 * size**3 / seconds / 1e9
+
+
+def _language_models(runs: int):
+    """`runs` of notebook 06's language model (seeds 0, 1, ...) and each run's batch, S x B x T+1."""
     batch, length = LM_SHAPE
     language = SyntheticLanguage()
     models = []
     for seed in range(runs):
         torch.manual_seed(seed)
-        models.append(TransformerLM(language.vocab_size, max_len=length))
+        models.append(TransformerLM(language.vocab_size, max_len=length, **LM_OPTIONS))
     tokens = torch.stack([language.sample(batch, length + 1, seed=s) for s in range(runs)])
+    return models, tokens
+
+
+def _population_steps(runs: int, make_population):
+    """A step of one language model trained alone (torch's Adam), and a step of `runs` of them
+    as the population `make_population(models)` (torch's Adam on its stacked parameters), on the
+    same batches."""
+    models, tokens = _language_models(runs)
     alone, alone_opt = models[0], torch.optim.Adam(models[0].parameters(), lr=1e-3)
-    stacked = StackedModels(models)
+    stacked = make_population(models)
     stacked_opt = torch.optim.Adam(stacked.params.values(), lr=1e-3)
 
     def one():
@@ -383,6 +403,17 @@ def _lm_steps(runs: int):
         stacked_opt.step()
 
     return one, population
+
+
+def _lm_steps(runs: int):
+    """One language model alone, and `runs` of them stacked and vmapped (`StackedModels`)."""
+    return _population_steps(runs, StackedModels)
+
+
+def _fused_lm_steps(runs: int):
+    """One language model alone, and `runs` of them fused (`FusedLanguageModels`: stacked weights
+    through batched matrix products)."""
+    return _population_steps(runs, FusedLanguageModels)
 
 
 def _rnn_steps(runs: int):
@@ -413,34 +444,49 @@ def _rnn_steps(runs: int):
     return one, population
 
 
+POPULATIONS = {
+    "language model, vmap": _lm_steps,
+    "language model, fused": _fused_lm_steps,
+    "LN-LSTM classifier": _rnn_steps,
+}
+
+
 def time_populations(runs: int = POPULATION, rounds: int = 5) -> dict:
     """name -> (ms per run-step alone, ms per run-step in a population of `runs`, GFLOP/s alone,
-    GFLOP/s in the population): what stepping runs together buys."""
+    GFLOP/s in the population): what stepping runs together buys. Both rates count the one-run
+    step's matrix-product FLOPs (times `runs` for the population), the work every population does
+    whatever its kernels add (vmap's batching rules, the fused attention's written-out products),
+    so the two rates of a row, and the rows of one model, compare directly."""
     out = {}
-    for name, make in (("language model", _lm_steps), ("LN-LSTM classifier", _rnn_steps)):
+    for name, make in POPULATIONS.items():
         one, population = make(runs)
-        flops_one, flops_population = _flops(one), _flops(population)
+        flops_one = _flops(one)
         seconds = seconds_per_call({"one": one, "population": population}, rounds=rounds)
         per_run = seconds["population"] / runs
         out[name] = (
             1e3 * seconds["one"],
             1e3 * per_run,
             flops_one / seconds["one"] / 1e9,
-            flops_population / seconds["population"] / 1e9,
+            flops_one / per_run / 1e9,
         )
     return out
 
 
-def format_populations(table: dict, runs: int = POPULATION) -> str:
+def format_populations(table: dict, matmul: float, runs: int = POPULATION) -> str:
+    """The table, each rate also as a fraction of `matmul` (GFLOP/s of a large float32 matrix
+    product on this thread count), and the fused language model's time over the vmapped one's."""
     lines = [
         f"a training step (forward, backward, Adam): one run alone against {runs} runs stepped "
-        "as one population",
-        f"  {'':20s} {'ms/run-step':>12s} {'in population':>14s} {'ratio':>6s} "
-        f"{'GFLOP/s':>8s} {'in population':>14s}",
+        f"as one population; a {MATMUL_SIZE} x {MATMUL_SIZE} float32 matmul: {matmul:.1f} GFLOP/s",
+        f"  {'':22s} {'ms/run-step':>12s} {'in population':>14s} {'ratio':>6s} "
+        f"{'GFLOP/s':>8s} {'in population':>14s} {'of matmul':>10s}",
     ]
     for name, (alone, together, rate_alone, rate_together) in table.items():
         lines.append(
-            f"  {name:20s} {alone:12.2f} {together:14.2f} {together / alone:6.2f} "
-            f"{rate_alone:8.2f} {rate_together:14.2f}"
+            f"  {name:22s} {alone:12.2f} {together:14.2f} {together / alone:6.2f} "
+            f"{rate_alone:8.2f} {rate_together:14.2f} {rate_together / matmul:10.0%}"
         )
+    vmap, fused = table.get("language model, vmap"), table.get("language model, fused")
+    if vmap and fused:
+        lines.append(f"  language model, fused / vmap time per run-step: {fused[1] / vmap[1]:.2f}")
     return "\n".join(lines)

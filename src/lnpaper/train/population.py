@@ -8,6 +8,9 @@ independent Adams, and `PerRunAdam` gives each run its own learning rate: the sa
 tests/test_population.py). What differs between experiments is only the forward:
 - a language model of any architecture: `StackedModels`, `torch.func.vmap` over `functional_call`
   (notebooks 06-10, `train_language_models`);
+- the same language models hand-fused over stacked weights, `lnpaper.models.fused_transformer`'s
+  `FusedLanguageModels`, with `StackedModels`' interface (`stacked_language_models` picks it
+  wherever every model's options allow);
 - the recurrent cells, the MLP and the CNN: a hand-fused forward over stacked weights (`bmm`,
   grouped convolutions), because at these sizes a step costs mostly per-operation overhead, which
   vmap does not remove (`lnpaper.models.recurrent.SeedBatchedClassifier`,
@@ -28,6 +31,7 @@ from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from lnpaper import progress
+from lnpaper.models.fused_transformer import FusedLanguageModels, fused_unsupported
 from lnpaper.train.optim import make_optimizer, warmup_lr
 
 
@@ -77,6 +81,20 @@ class StackedModels:
         state.update({name: value[index].clone() for name, value in self.buffers.items()})
         single.load_state_dict(state)
         return single
+
+
+def stacked_language_models(
+    models: list[nn.Module], fused: bool = True
+) -> "FusedLanguageModels | StackedModels":
+    """S language models as one population: `FusedLanguageModels` (stacked weights through
+    batched matrix products, a few large kernels per step) when `fused` and every model's options
+    are ones it computes (`fused_unsupported`), else `StackedModels` (vmap, any architecture).
+    Both have one interface and give each seed its one-run numbers up to roundoff."""
+    if not isinstance(fused, bool):
+        raise ValueError(f"fused must be True or False, got {fused!r}")
+    if fused and fused_unsupported(models) is None:
+        return FusedLanguageModels(models)
+    return StackedModels(models)
 
 
 def train_population(
