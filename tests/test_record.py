@@ -108,22 +108,17 @@ def test_an_entry_says_how_it_was_made_and_what_it_called(store):
 
 def test_an_entry_from_another_numeric_path_is_refused_before_it_is_computed(store, monkeypatch):
     monkeypatch.setattr(record, "REPO_RESULTS", store)  # the store is the committed record
-    counting_experiment()  # the record is now on this process's path
-    (path,) = store.glob("counting_experiment-*.json")
-    entry = json.loads(path.read_text())
-    entry["made"]["cpu_capability"] = (
-        "AVX512" if entry["made"]["cpu_capability"] != "AVX512" else "AVX2"
-    )
-    path.write_text(json.dumps(entry))
-    record.record_paths.cache_clear()
-    try:
-        with pytest.raises(RuntimeError, match="set ATEN_CPU_CAPABILITY="):
-            counting_experiment(scale=5.0)
-        assert CALLS == [2.0]  # refused before computing
-        monkeypatch.setattr(record, "REPO_RESULTS", store / "elsewhere")
-        counting_experiment(scale=5.0)  # a folder that is not the committed record takes any
-    finally:
-        record.record_paths.cache_clear()
+    here = torch.backends.cpu.get_cpu_capability()
+    monkeypatch.setattr(record, "RECORD_PATH", "AVX512" if here != "AVX512" else "AVX2")
+    with pytest.raises(RuntimeError, match="set ATEN_CPU_CAPABILITY=default"):
+        counting_experiment(scale=5.0)
+    assert CALLS == []  # refused before computing
+    monkeypatch.setattr(record, "RECORD_PATH", here)
+    counting_experiment(scale=5.0)  # on the record's path it is computed and kept
+    assert CALLS == [5.0]
+    monkeypatch.setattr(record, "RECORD_PATH", "AVX512" if here != "AVX512" else "AVX2")
+    monkeypatch.setattr(record, "REPO_RESULTS", store / "elsewhere")
+    counting_experiment(scale=6.0)  # a folder that is not the committed record takes any path
 
 
 def test_a_missing_entry_is_an_error_naming_the_experiment_and_its_arguments(store):

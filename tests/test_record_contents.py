@@ -22,14 +22,14 @@ def test_every_file_is_standard_json():
         json.loads(path.read_text(), parse_constant=_not_json)
 
 
-def test_the_record_was_made_on_one_numeric_path():
-    # The reproduction check recomputes on a path other than the record's; a record on two paths
-    # leaves it only ATEN's portable kernels (record.check_path refuses such an entry).
+def test_the_record_was_made_on_atens_portable_kernels():
+    # So that every CPU checks it on its own native kernels, another path than the record's
+    # (record.check_path refuses an entry made on any other).
     paths = {
         entry["made"]["cpu_capability"]
         for entry in record.entries(record.REPO_RESULTS, result_types())
     }
-    assert len(paths) == 1, f"the record mixes numeric paths: {sorted(paths)}"
+    assert paths == {record.RECORD_PATH}, f"the record was made on {sorted(paths)}"
 
 
 def test_every_entry_is_reached_by_its_experiments_current_signature():

@@ -431,30 +431,26 @@ def cpu_model() -> str:
     return platform.processor() or ""
 
 
-@functools.cache
-def record_paths(directory: Path) -> frozenset:
-    """The numeric paths (torch's CPU capability) the record in `directory` was made on, read
-    once per process (`record_paths.cache_clear()` reads it again)."""
-    return frozenset(entry["made"]["cpu_capability"] for entry in entries(directory))
+# The committed record is made on ATEN's portable kernels (ATEN_CPU_CAPABILITY=default), the one
+# numeric path no reader's CPU takes by itself: an AVX2, AVX-512 or ARM machine then checks it on its
+# own native kernels, the fastest, and still on another path than the record's. A record made on a
+# native path would leave that CPU's check only the portable kernels, two to three times slower.
+RECORD_PATH = "DEFAULT"
 
 
 def check_path(directory: Path) -> None:
     """Refuse to add an entry to the committed record (results/) computed on another numeric path
-    than the record's. The check recomputes the record on a path it was not made on
-    (`reproduce.choose_path`); a record made on two leaves it only ATEN's portable kernels, the
-    slowest, and mixes two machines' bits. Other folders (the check's own, a copy a test
-    records into) are not the committed record."""
+    than RECORD_PATH: a record on two paths mixes two kinds of bits, and one made on a native path
+    leaves that CPU's check only the slowest kernels. `python -m lnpaper record` sets the path for
+    its workers. Other folders (the check's own, a copy a test records into) take any path."""
     if directory.resolve() != REPO_RESULTS.resolve():
         return
-    paths = record_paths(directory)
     here = torch.backends.cpu.get_cpu_capability()
-    if paths and here not in paths:
-        recorded = sorted(paths)
+    if here != RECORD_PATH:
         raise RuntimeError(
-            f"the record in {directory} was made on {', '.join(recorded)} and this process "
-            f"computes on {here}: set ATEN_CPU_CAPABILITY={recorded[0].lower()} to add to it "
-            "(an entry made on another path would leave the reproduction check only the "
-            "slowest kernels)"
+            f"the record in {directory} is made on ATEN's portable kernels ({RECORD_PATH}) and "
+            f"this process computes on {here}: set ATEN_CPU_CAPABILITY=default to add to it, "
+            "as `python -m lnpaper record` does for its workers"
         )
 
 

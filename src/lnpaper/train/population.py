@@ -207,12 +207,13 @@ def train_language_models(
     no_decay: Callable[[str], bool] | None = None,
     warmup_steps: int = 0,
     log_every: int = 10,
-    monitor: Callable[[int, StackedModels], dict] | None = None,
+    monitor: Callable[[int, FusedLanguageModels], dict] | None = None,
     monitor_steps=(),
     log_grad_norm: bool = False,
-) -> tuple[SeedRuns, StackedModels]:
+) -> tuple[SeedRuns, FusedLanguageModels | StackedModels]:
     """Train models[i] on next_batch(step)[i] (S x B x T+1 tokens) for `steps` steps, all at once,
-    on next-token cross-entropy (`train_population` with a vmapped forward).
+    on next-token cross-entropy (`train_population` over `stacked_language_models`: the fused
+    population wherever the models' options allow, else vmap).
 
     `monitor(step, stacked)` is called before the step numbered `step` for each step in
     `monitor_steps` (`steps` for after the last one) and returns {name: S values}; they are logged
@@ -230,7 +231,7 @@ def train_language_models(
         raise ValueError(f"steps must be >= 1, got {steps}")
     if no_decay is not None and optimizer != "adamw":
         raise ValueError(f"no_decay needs optimizer 'adamw', got {optimizer!r}")
-    stacked = StackedModels(models)
+    stacked = stacked_language_models(models)
     params = stacked.params.values()
     if no_decay is not None:
         named = stacked.params.items()

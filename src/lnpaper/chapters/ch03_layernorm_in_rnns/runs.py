@@ -353,7 +353,7 @@ class SequenceTrainingResult:
     cut_test_accuracy: list  # taken from step cut - 1
 
 
-def _evaluate(model, x, y) -> tuple[torch.Tensor, torch.Tensor]:
+def evaluate_per_model(model, x, y) -> tuple[torch.Tensor, torch.Tensor]:
     """Per model: NLL and accuracy of the batched `model`, model k reading x[k] (N, T, F)."""
     logits = model(x)
     nll = F.cross_entropy(logits.flatten(0, 1), y.repeat(model.seeds), reduction="none")
@@ -422,7 +422,9 @@ def sequence_training(
         model.eval()
         with torch.no_grad():
             for split in ("val", "test"):
-                nll, accuracy = _evaluate(model, each_model(splits[split][0]), splits[split][1])
+                nll, accuracy = evaluate_per_model(
+                    model, each_model(splits[split][0]), splits[split][1]
+                )
                 curves[f"{split}_loss"].append(nll)
                 curves[f"{split}_accuracy"].append(accuracy)
         eval_steps.append(step)
@@ -444,11 +446,11 @@ def sequence_training(
     longer = cut = None
     with torch.no_grad():
         if extra_steps:
-            longer = _evaluate(model, each_model(blank_tail(test_x.flatten(0, 1), extra_steps)
+            longer = evaluate_per_model(model, each_model(blank_tail(test_x.flatten(0, 1), extra_steps)
                                                  .unflatten(0, test_x.shape[:2])), test_y)  # fmt: skip
         if statistics_steps is not None:
             model.statistics_steps = statistics_steps
-            cut = _evaluate(model, each_model(test_x), test_y)
+            cut = evaluate_per_model(model, each_model(test_x), test_y)
             model.statistics_steps = None
 
     def nested(values: torch.Tensor) -> list:  # (models, ...) -> [order][lr][seed]...

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from lnpaper.chapters.ch03_layernorm_in_rnns.runs import _evaluate
+from lnpaper.chapters.ch03_layernorm_in_rnns.runs import evaluate_per_model
 from lnpaper.companion.registry import experiment
 from lnpaper.data import digits
 from lnpaper.models.cnn import NORMS as CNN_NORMS
@@ -90,7 +90,7 @@ def _train_cnns(norm, result, side, train_split, val_split, test_split, *, eval_
     def evaluate(step: int) -> None:
         model.eval()
         with torch.no_grad():
-            nll, accuracy = _evaluate(model, every_seed(val_x), val_y)
+            nll, accuracy = evaluate_per_model(model, every_seed(val_x), val_y)
         curves["val_loss"].append(nll)
         curves["val_accuracy"].append(accuracy)
         result.eval_steps.append(step)
@@ -109,7 +109,7 @@ def _train_cnns(norm, result, side, train_split, val_split, test_split, *, eval_
     )  # fmt: skip
     model.eval()
     with torch.no_grad():
-        test_loss, test_accuracy = _evaluate(model, every_seed(test_x), test_y)
+        test_loss, test_accuracy = evaluate_per_model(model, every_seed(test_x), test_y)
     return {
         "val_loss": torch.stack(curves["val_loss"], dim=1).tolist(),
         "val_accuracy": torch.stack(curves["val_accuracy"], dim=1).tolist(),
