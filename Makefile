@@ -55,8 +55,9 @@ check: $(TESTED)
 	LNPAPER_RECORD=strict $(BIN)/python -m lnpaper figures --check
 
 # Every experiment recomputed and compared with the record, on another numeric path than the one
-# the record was made on: the native kernels where this CPU's differ from the record's, else the
-# fastest other path (AVX2 on an AVX-512 CPU, else ATEN's portable kernels); the report names it.
+# the record was made on: `record` computes on ATEN's portable kernels, so the check runs on this
+# CPU's native kernels, the fastest (where those are the portable ones too, as on a CPU without
+# AVX2, it still recomputes and compares, and the report says so).
 # The book shows this machine's report once `make reproduce` has written one, else the committed
 # report of the last check a writer ran (`cp .cache/reproduction.md book/reproduction_report.md`).
 REPORT := .cache/reproduction.md

@@ -383,7 +383,7 @@ claims.expect(l1d_finding, claims.INCONCLUSIVE)
 
 # %% [markdown]
 # It does not separate them. Peri-LN's deeper half is worth 0.082 nats less than its shallower
-# half, Pre-LN's 0.078, and the difference, +0.004 [-0.007, +0.014], holds 0: **L1d** is
+# half, Pre-LN's 0.078, and the difference, +0.004 [-0.007, +0.015], holds 0: **L1d** is
 # `inconclusive`, and the two gaps are near equal. Peri-LN's stream grows less (its last
 # variance 68 against 87), yet its deep blocks are worth as little. At this size the profile L1
 # measures is what an 8-block stack trained for 100 steps looks like whichever way its blocks
@@ -404,13 +404,13 @@ claims.expect(l1c_finding, claims.NOT_REPRODUCED)
 
 # %% [markdown]
 # Three times the training makes the gap wider, not narrower: the scaled model's deeper half
-# turns the stream less (-0.029 against -0.023 at 100 steps) and is worth less when skipped
-# (-0.036 nats against -0.010), so **L1c** is `not reproduced` too. What the scaling buys grows
-# instead in the loss: the scaled models end 0.161 [0.104, 0.218] nats lower, against 0.048 at
+# turns the stream less (-0.028 against -0.023 at 100 steps) and is worth less when skipped
+# (-0.035 nats against -0.010), so **L1c** is `not reproduced` too. What the scaling buys grows
+# instead in the loss: the scaled models end 0.169 [0.117, 0.221] nats lower, against 0.049 at
 # 100 steps, with the last stream's variance a quarter of the plain model's. At this size
 # LayerNorm Scaling makes a better model without making its deep blocks do more, by both
 # measures of a block's use graded here; the first blocks carry more of the work instead
-# (block 1 is worth 1.02 nats scaled, 0.89 plain). Whether the deep blocks come back over
+# (block 1 is worth 1.03 nats scaled, 0.89 plain). Whether the deep blocks come back over
 # thousands of steps, or only at the source's scale, is not something this budget can say.
 
 # %% [markdown]
