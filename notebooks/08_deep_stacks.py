@@ -72,7 +72,7 @@ def source_lines(function, *needles):
 
 
 # %% [markdown]
-# ### A2 · Admin: Post-LN leans on its branches, and that amplifies perturbations
+# ## A2 · Admin: Post-LN leans on its branches, and that amplifies perturbations
 #
 # Liu et al. (2020, *Understanding the Difficulty of Training Transformers*, arXiv:2004.08249,
 # Sec. 4) measure how much a sublayer's output depends on its residual branch $f$ rather than on
@@ -157,7 +157,7 @@ figures.branch_dependence(a2)
 # ($b = 1$ and 0.39). We read the rates as rates of the variance. The exponent is reported, not
 # graded: A2 is graded as D1 and L1 are, on the mechanism's direction at init, so `partly`.
 #
-# ### D1 · DeepNorm: a bounded first update
+# ## D1 · DeepNorm: a bounded first update
 #
 # Wang et al. (2022, *DeepNet*, arXiv:2203.00555) keep Post-LN too, and up-weight the stream by a
 # constant instead: $x_{l+1} = \mathrm{LN}(\alpha x_l + G_l(x_l))$ for every sublayer, with the
@@ -269,7 +269,7 @@ claims.expect(d1b, claims.REPRODUCED)
 # first updates differ by less than a fifth, so at this depth the bound on them is at most part
 # of the story.
 #
-# ### X1 · Mix-LN: Post-LN below, Pre-LN above
+# ## X1 · Mix-LN: Post-LN below, Pre-LN above
 #
 # Li, Yin and Liu (2025, *Mix-LN*, ICLR 2025, arXiv:2412.13795) read the two placements' failure
 # modes off their gradients: Pre-LN gives its deep layers small gradients (their outputs are
@@ -312,7 +312,7 @@ figures.gradient_profile(x1)
 # fixes Post-LN and matches Pre-LN; the "more uniform than both" of the source does not show,
 # and the verdict is `partly`.
 #
-# ### L1 · LayerNorm Scaling: the curse of depth
+# ## L1 · LayerNorm Scaling: the curse of depth
 #
 # Sun et al. (2025, *The Curse of Depth in Large Language Models*, arXiv:2502.05795) find that in
 # open Pre-LN models about half the layers can be removed at little cost, and blame the growth

@@ -37,7 +37,7 @@ from lnpaper.chapters.ch10_what_the_norm_computes import analysis, figures, runs
 lnpaper.setup()
 
 # %% [markdown]
-# ### E1 · The mean is redundant in a Pre-LN Transformer
+# ## E1 · The mean is redundant in a Pre-LN Transformer
 #
 # In a Pre-LN model nothing reads the residual stream $x$ except a LayerNorm: each block's two
 # input norms and the final norm. LayerNorm ignores the stream's mean over the hidden axis,
@@ -240,7 +240,7 @@ claims.expect(e1c, claims.PARTLY)
 print(claims.BY_ID["E1b"].evaluate().verdict)
 
 # %% [markdown]
-# ### E2 · The backward pass through the statistics (Xu et al. 2019)
+# ## E2 · The backward pass through the statistics (Xu et al. 2019)
 #
 # Xu et al. (NeurIPS 2019, "Understanding and Improving Layer Normalization") separate what
 # LayerNorm does forward from what its gradients do. DetachNorm computes LayerNorm's forward pass,
@@ -299,7 +299,7 @@ claims.expect(e2c, claims.PARTLY)
 # 0.009 nats of each other at every rate.
 
 # %% [markdown]
-# ### Y1 · After DyT: Derf, and when a pointwise norm helps
+# ## Y1 · After DyT: Derf, and when a pointwise norm helps
 #
 # DyT (Zhu et al. 2025, notebook 06) replaces the norm by $\gamma \odot \tanh(\alpha x) + \beta$.
 # Derf (arXiv:2512.10938) uses $\gamma \odot \mathrm{erf}(\alpha x + s) + \beta$ with a learnable

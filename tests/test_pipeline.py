@@ -214,3 +214,23 @@ def test_every_code_line_and_printed_line_fits_a_column(name):
                 if len(line) > ledger.LINE_WIDTH
             ]
     assert not wide, "\n".join(wide)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_headings_step_down_one_level_at_a_time(name):
+    """The book is built with warnings as errors, and MyST warns when a heading skips a level
+    (a `###` straight under the `#` title): caught here in seconds, not in the book build."""
+    notebook = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
+    level, skips = 0, []
+    for number, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        for line in "".join(cell["source"]).splitlines():
+            heading = re.match(r"(#+) ", line)
+            if not heading:
+                continue
+            new = len(heading.group(1))
+            if new > level + 1:
+                skips.append(f"cell {number}: level {level} to {new}: {line}")
+            level = new
+    assert not skips, "\n".join(skips)
