@@ -23,6 +23,7 @@ TOP = {
     "lnpaper.__main__",
     "lnpaper.chapters",
     "lnpaper.claims",
+    "lnpaper.count_work",
     "lnpaper.demos",  # notebooks' sliders: experiments' bodies redrawn live (issue 23)
     "lnpaper.experiments",
     "lnpaper.figures",

@@ -1,6 +1,7 @@
 """python -m lnpaper figures [NAME...] [--list] [--out DIR] [--check] | claims [--check] |
 record [NAME...] [--workers N] [--stamp | --prune] |
-reproduce [--workers N] [--report FILE] [--keep DIR] | stale | bench [--no-pin]
+reproduce [--workers N] [--report FILE] [--keep DIR] [--flops FILE] | stale | bench [--no-pin] |
+work --out FILE
 
 `figures` with no names draws every registered figure into figures/ and writes CLAIMS.md from the
 same run, both from the record in results/; a PNG whose redraw shows the same picture, within the
@@ -198,7 +199,26 @@ def stale_command(args) -> int:
 def reproduce_command(args) -> int:
     from lnpaper import reproduce
 
-    return reproduce.reproduce_command(args.workers, args.report, args.names, args.keep)
+    return reproduce.reproduce_command(args.workers, args.report, args.names, args.keep, args.flops)
+
+
+def work_command(args) -> int:
+    """Count every record entry's FLOPs once (2-3x the entry's time) into args.out."""
+    import json
+    import tempfile
+
+    from lnpaper.companion import record
+    from lnpaper.count_work import count
+    from lnpaper.reproduce import typed_entries
+
+    entries = typed_entries(record.record_dir())
+    with tempfile.TemporaryDirectory() as scratch:
+        counts = count(entries, args.workers, Path(scratch))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(counts, indent=1) + "\n")
+    print(f"work: {sum(c['flops'] for c in counts.values()) / 1e12:.1f} TFLOP in {len(counts)} "
+          f"entries, written to {args.out}")  # fmt: skip
+    return 0
 
 
 def bench_command(args) -> int:
@@ -257,7 +277,18 @@ def main(argv=None) -> int:
         help="keep the recomputed record in this folder (emptied first), e.g. to run the notebooks "
         "on it with LNPAPER_RECORD_DIR",
     )
+    reproduce_parser.add_argument(
+        "--flops",
+        type=Path,
+        help="the entries' FLOP counts (`work --out`): the report then states the check's rate",
+    )
     reproduce_parser.set_defaults(run=reproduce_command)
+    work_parser = commands.add_parser(
+        "work", help="count each record entry's floating-point work once, for the check's rate"
+    )
+    work_parser.add_argument("--workers", type=at_least_one, default=default_workers())
+    work_parser.add_argument("--out", type=Path, required=True, help="the JSON file to write")
+    work_parser.set_defaults(run=work_command)
     bench_parser = commands.add_parser(
         "bench", help="time the normalizers and the recurrent cells, as ratios"
     )

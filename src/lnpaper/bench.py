@@ -34,7 +34,9 @@ import torch
 import torch.nn.functional as F
 
 from lnpaper.data import SyntheticLanguage
+from lnpaper.models.cnn import SeedBatchedCNN, SmallCNN
 from lnpaper.models.fused_transformer import FusedLanguageModels
+from lnpaper.models.mlp import MLP, SeedBatchedMLP
 from lnpaper.models.recurrent import (
     LayerNormLSTMCell,
     LSTMCell,
@@ -349,6 +351,8 @@ POPULATION = 10  # runs: notebook 06's ten seeds, or a 3 x 3 learning-rate grid 
 LM_SHAPE = (16, 16)  # notebook 06's language model: batch, sequence length (6 blocks, d = 64)
 LM_OPTIONS = {"n_heads": 2}  # and its two heads, as every experiment builds it
 RNN_SHAPE = (64, 8, 64)  # notebook 03's digits read by rows: batch, time steps, hidden units
+MLP_SHAPE = (4, (64, 256, 256, 10))  # notebook 01's M5 cell at batch 4: batch, layer sizes
+CNN_SHAPE = (64, 12, (8, 16))  # notebook 04's coda at margin 2: batch, image side, channels
 MATMUL_SIZE = 1024  # a float32 matrix product large enough to run at the core's full rate
 
 
@@ -416,9 +420,57 @@ def _fused_lm_steps(runs: int):
     return _population_steps(runs, FusedLanguageModels)
 
 
+def _classifier_steps(runs: int, models: list, population, x, y):
+    """A step of `models[0]` alone (torch's Adam) on x[0], y[0], and of `population` (the `runs`
+    models stacked, one learning rate each) on x, y (S x N x ...): the sum over runs of each run's
+    mean cross-entropy, so each run gets its own gradient."""
+    alone, alone_opt = models[0], torch.optim.Adam(models[0].parameters(), lr=1e-3)
+    population_opt = PerRunAdam(population.parameters(), [1e-3] * runs)
+
+    def one():
+        alone_opt.zero_grad(set_to_none=True)
+        F.cross_entropy(alone(x[0]), y[0]).backward()
+        alone_opt.step()
+
+    def together():
+        population_opt.zero_grad()
+        logits = population(x)
+        loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum")
+        loss.div(y.shape[1]).backward()
+        population_opt.step()
+
+    return one, together
+
+
+def _mlp_steps(runs: int):
+    """Notebook 01's LayerNorm MLP at batch 4, alone and as `SeedBatchedMLP` (weights through bmm)."""
+    batch, sizes = MLP_SHAPE
+    models = []
+    for seed in range(runs):
+        torch.manual_seed(seed)
+        models.append(MLP(sizes, norm="layernorm"))
+    population = SeedBatchedMLP(sizes, norm="layernorm", seeds=range(runs))
+    x = torch.randn(runs, batch, sizes[0], generator=torch.Generator().manual_seed(0))
+    y = torch.randint(0, sizes[-1], (runs, batch), generator=torch.Generator().manual_seed(1))
+    return _classifier_steps(runs, models, population, x, y)
+
+
+def _cnn_steps(runs: int):
+    """Notebook 04's LayerNorm CNN, alone and as `SeedBatchedCNN` (one grouped convolution)."""
+    batch, side, channels = CNN_SHAPE
+    models = []
+    for seed in range(runs):
+        torch.manual_seed(seed)
+        models.append(SmallCNN("layernorm", channels, side=side))
+    population = SeedBatchedCNN(models)
+    x = torch.randn(runs, batch, 1, side, side, generator=torch.Generator().manual_seed(0))
+    y = torch.randint(0, 10, (runs, batch), generator=torch.Generator().manual_seed(1))
+    return _classifier_steps(runs, models, population, x, y)
+
+
 def _rnn_steps(runs: int):
-    """A step of one LN-LSTM digit classifier alone, and of `runs` of them as one fused batch
-    (`SeedBatchedClassifier`, stacked weights through bmm) with one learning rate each."""
+    """Notebook 03's LN-LSTM digit classifier, alone and as `SeedBatchedClassifier` (stacked
+    weights through bmm)."""
     batch, length, hidden = RNN_SHAPE
     models = []
     for seed in range(runs):
@@ -426,28 +478,15 @@ def _rnn_steps(runs: int):
         models.append(SequenceClassifier(LayerNormLSTMCell(8, hidden), 10))
     x = torch.randn(runs, batch, length, 8, generator=torch.Generator().manual_seed(0))
     y = torch.randint(0, 10, (runs, batch), generator=torch.Generator().manual_seed(1))
-    alone, alone_opt = models[0], torch.optim.Adam(models[0].parameters(), lr=1e-3)
-    fused = SeedBatchedClassifier(models)
-    fused_opt = PerRunAdam(fused.parameters(), [1e-3] * runs)
-
-    def one():
-        alone_opt.zero_grad(set_to_none=True)
-        F.cross_entropy(alone(x[0]), y[0]).backward()
-        alone_opt.step()
-
-    def population():
-        fused_opt.zero_grad()
-        logits = fused(x)
-        F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum").div(batch).backward()
-        fused_opt.step()
-
-    return one, population
+    return _classifier_steps(runs, models, SeedBatchedClassifier(models), x, y)
 
 
 POPULATIONS = {
     "language model, vmap": _lm_steps,
     "language model, fused": _fused_lm_steps,
     "LN-LSTM classifier": _rnn_steps,
+    "LN MLP at batch 4": _mlp_steps,
+    "LN CNN": _cnn_steps,
 }
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 
 from lnpaper import stats
-from lnpaper.companion import record
+from lnpaper.companion import record, work
 
 
 def _depths(entries: list[dict]) -> dict[str, int]:
@@ -475,7 +475,7 @@ def _boundary(decision: stats.Decision) -> str:
 
 
 def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical, minutes,
-                    workers, path) -> str:  # fmt: skip
+                    workers, path, work_lines=()) -> str:  # fmt: skip
     env = f"MKL_CBWR={os.environ['MKL_CBWR']}" if os.environ.get("MKL_CBWR") else ""
     failed_q = [row for row in quantities if not row[-1]]
     loose = [row for row in quantities if row[-2]]
@@ -502,6 +502,7 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
         + (f" ({env})" if env else "")
         + f", {workers} worker(s), {minutes:.1f} min",
         f"- {identical} of {len(recorded)} entries came out bit for bit identical",
+        *work_lines,
         f"- verdicts: {len(verdicts) - len(changed_v)} of {len(verdicts)} the same, "
         f"{len(changed_v) - len(failed_v)} moved through fragile decisions, "
         f"{len(failed_v)} changed",
@@ -614,12 +615,17 @@ def _workers_on_path(aten: str | None):
 
 
 def reproduce_command(
-    workers: int, report: Path | None, names: list[str] = (), keep: Path | None = None
+    workers: int,
+    report: Path | None,
+    names: list[str] = (),
+    keep: Path | None = None,
+    flops: Path | None = None,
 ) -> int:
     """Recompute the record (or only the entries of `names`, their callers and the claims that
     rest on them: a writer's quick check) and compare it with what is recorded. With `keep`, the
     recomputed record stays in that folder (its old JSON files removed first): `make test` runs
-    every notebook on it, so each must reach its end on this machine's numbers."""
+    every notebook on it, so each must reach its end on this machine's numbers. With `flops` (the
+    counts `python -m lnpaper work` wrote), the report states the check's FLOPs and rate."""
     recorded_dir = record.record_dir()
     recorded = typed_entries(recorded_dir)
     if not recorded:
@@ -656,9 +662,15 @@ def reproduce_command(
         )
         quantities, verdicts, decisions = compare_claims(recorded_dir, fresh_dir, chosen_claims)
     minutes = (time.perf_counter() - started) / 60
+    work_lines = []
+    if flops is not None:
+        made = [fresh[e["key"]] for e in recorded if e["key"] in fresh]
+        cpu = sum(e["made"]["seconds"] for e in made)
+        work_lines = work.report_lines(made, flops, cpu, minutes, workers)
     text = report_markdown(
-        recorded, fresh, quantities, verdicts, decisions, identical, minutes, workers, path
-    )
+        recorded, fresh, quantities, verdicts, decisions, identical, minutes, workers, path,
+        work_lines,
+    )  # fmt: skip
     if report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(text)
