@@ -346,9 +346,12 @@ figures.warmup_curves(study)
 # same model with `norm="identity"` at the same learning rate: without warmup, and with the 50
 # warmup steps of T3, the arm nearer the source's setting.
 #
-# A run *fails* if it diverges or ends above the unigram level, having learned nothing beyond token
-# frequencies. In each arm, "training fails" is read as "most runs fail": the Clopper-Pearson 95%
-# interval of the rate of failed runs must lie above 1/2 (and "most runs train" when it lies below).
+# A run *fails* if it diverges or does not end below the bigram level: the one meaning of
+# "trains" every notebook uses (notebook 01's box). A model between the unigram and the bigram
+# level has learned how often tokens occur and part of what the previous token tells, not the
+# order the language is made of. In each arm, "training fails" is read as "most runs fail": the
+# Clopper-Pearson 95% interval of the rate of failed runs must lie above 1/2 (and "most runs
+# train" when it lies below).
 # The claim is reproduced if both arms fail, partly if one does. Losses that may run into the
 # hundreds are summarized by their median and range, not a mean. Where the runs with warmup train,
 # their gap to Pre-LN with the same warmup, paired by seed, says how far behind they end. All of it
@@ -364,7 +367,7 @@ for name in ["Pre-LN, no warmup", "Pre-LN, warmup", *no_norm.values()]:
     print(summary(name, study.runs[name], stats.median_text))
 print()
 for arm, name in no_norm.items():
-    failed = transformer_claims.failed_runs(study.runs[name], "unigram")
+    failed = transformer_claims.failed_runs(study.runs[name])
     n_runs = len(final[name])
     low, high = stats.binomial_interval(failed, n_runs)
     rate = f"rate 95% CI {low:.2f}-{high:.2f}"
@@ -396,7 +399,7 @@ assert min(growth) > 1.5, (
     f"the stream's mean square grows per block by {min(growth):.2f}"
 )
 t4 = claims.BY_ID["T4"].evaluate()
-claims.expect(t4, claims.PARTLY)
+claims.expect(t4, claims.REPRODUCED)
 stats.expect(stats.HOLDS, stats.better, below_unigram, "lower")
 stats.expect(stats.HOLDS, stats.better, behind, "higher")
 figures.without_normalization(study)
@@ -405,24 +408,22 @@ figures.without_normalization(study)
 # Without a norm nothing holds the residual stream's size. At Xavier initialization each block
 # multiplies the stream's mean square by 1.8 to 2.9 (the line above the figure measures it on a
 # fresh model), so after six blocks the logits are large and the initial loss is far above $\ln V$.
-# Without warmup, training never recovers: all six seeds end above the unigram level, at losses from
-# 3.9 to 363 nats. Six failures of six put the failure rate's interval at 0.54 to 1, above one half;
-# six is the fewest seeds for which even a clean sweep can pass this test (five of five give 0.48
-# to 1).
+# Without warmup, training never recovers: all six seeds end far above even the uniform level, at
+# losses from 3.9 to 363 nats. Six failures of six put the failure rate's interval at 0.54 to 1,
+# above one half; six is the fewest seeds for which even a clean sweep can pass this test (five
+# of five give 0.48 to 1).
 #
-# With warmup the same model trains on five seeds, but one fails, ending above the unigram level at
-# 2.84 nats; one of six puts the rate's interval at 0 to 0.64, across one half, so six seeds leave
-# this arm undecided: neither "most fail" nor "most train" is shown. Its held-out loss, 2.38 to 2.84
-# nats, lies 0.25 nats below the unigram level on average (0.06 to 0.43), so it learns more than
-# token frequencies, and 0.16 nats above the bigram level, with an interval (-0.02 to 0.35) that
-# includes 0; it ends 0.57 nats (0.37 to 0.78) behind Pre-LN with the same warmup. So the claim is
-# reproduced **in part**: at this scale and this learning rate, a Transformer without
-# normalization fails to train without warmup, and with warmup five seeds of six train, well behind
-# the normalized model, too few to say whether most runs train or fail. The arm with warmup is
-# the one nearer the source's setting, so our runs do not show the source's failure there; they
-# do not rule it out at its scale, its 6+6 layers and its tens of thousands of steps either. These
-# runs serve several claims, and under Holm's correction within them (CLAIMS.md), T4 would be
-# `inconclusive`.
+# With warmup the same model learns something, and not the language. Its held-out loss, 2.38 to
+# 2.84 nats, lies 0.25 nats below the unigram level on average (0.06 to 0.43), so it learns more
+# than token frequencies; but no seed ends below the bigram level (2.34), so by the one
+# definition all six fail, and this arm too has a failure rate above one half. On average the
+# runs sit 0.16 nats above the bigram level (-0.02 to 0.35) and 0.57 nats (0.37 to 0.78) behind
+# Pre-LN with the same warmup. So the claim is **reproduced**: at this scale and this learning
+# rate, a Transformer without normalization fails to train, with warmup or without. Read by a
+# looser rule, below the unigram level, five of the six runs with warmup would count as trained
+# and that arm would be undecided; the one definition is the bigram level, the level T5 and T5b
+# below are graded against too. These runs serve several claims, and under Holm's correction
+# within them (CLAIMS.md), T4 would be `inconclusive`.
 #
 # ## T5 · T-Fixup: an initialization instead of a norm
 #
@@ -458,7 +459,7 @@ for name, run in fixup.runs.items():
     print(f"   held-out loss: {', '.join(finals)}")
     print(f"   non-finite at step: {run['diverged_at']}")
 xavier_run, fixup_run = fixup.runs.values()
-failed = transformer_claims.failed_runs(xavier_run, "unigram")
+failed = transformer_claims.failed_runs(xavier_run)
 n_runs = len(xavier_run["seeds"])
 low, high = stats.binomial_interval(failed, n_runs)
 fixup_gap = stats.paired_difference(fixup_run["final_loss"], [levels.bigram] * n_runs)

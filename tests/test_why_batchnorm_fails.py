@@ -223,6 +223,22 @@ def test_m5d_grades_early_nll_at_each_batch_size():
 
 
 @pytest.mark.parametrize(
+    "accuracies, verdict",
+    [
+        ([0.97, 0.96, 0.975, 0.968], claims.REPRODUCED),
+        ([0.10, 0.11, 0.09, 0.10], claims.INCONCLUSIVE),  # at chance: it did not train
+        ([0.05, 0.06, 0.04, 0.05], claims.NOT_REPRODUCED),
+    ],
+)
+def test_m2b_grades_the_papers_sentence_trains_at_batch_one_above_chance(accuracies, verdict):
+    from lnpaper.chapters.ch01_why_batchnorm_fails.analysis import OnlineRuns
+
+    runs = [{"nll": [0.1] * 3, "accuracy": [a] * 3} for a in accuracies]
+    finding = nb_claims.check_m2b(OnlineRuns(12 * 1197, {"layernorm": runs}))
+    assert finding.verdict == verdict, finding.ours
+
+
+@pytest.mark.parametrize(
     "shift, noise, verdict",
     [
         (-0.005, M5_TIGHT, claims.REPRODUCED),  # half a point below batch 128: inside the margin
@@ -230,7 +246,7 @@ def test_m5d_grades_early_nll_at_each_batch_size():
         (-0.01, M5_WIDE, claims.INCONCLUSIVE),
     ],
 )
-def test_m2b_grades_batch_one_against_batch_128_with_m5s_margin(shift, noise, verdict):
+def test_m2c_grades_batch_one_against_batch_128_with_m5s_margin(shift, noise, verdict):
     from lnpaper.chapters.ch01_why_batchnorm_fails.analysis import OnlineRuns
 
     robustness = synthetic_m5(0.0, M5_TIGHT, -0.01, M5_TIGHT)
@@ -239,7 +255,7 @@ def test_m2b_grades_batch_one_against_batch_128_with_m5s_margin(shift, noise, ve
                                          a + shift + e + 1 / 300]}
         for a, e in zip(M5_BIG, noise, strict=True)
     ]  # fmt: skip
-    finding = nb_claims.check_m2b(robustness, OnlineRuns(12 * 1197, {"layernorm": online}))
+    finding = nb_claims.check_m2c(robustness, OnlineRuns(12 * 1197, {"layernorm": online}))
     assert finding.verdict == verdict, finding.ours
     with pytest.raises(ValueError, match="pair"):
-        nb_claims.check_m2b(robustness, OnlineRuns(12 * 1197, {"layernorm": online[:3]}))
+        nb_claims.check_m2c(robustness, OnlineRuns(12 * 1197, {"layernorm": online[:3]}))

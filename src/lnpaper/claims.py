@@ -12,6 +12,7 @@ verdict words and `Claim` are in `lnpaper.companion.verdicts`, the ledger in
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
     NOT_CHECKABLE,
+    NOT_EXERCISED,
     NOT_REPRODUCED,
     PARTLY,
     PENDING,
@@ -29,6 +30,7 @@ __all__ = [
     "CLAIMS",
     "INCONCLUSIVE",
     "NOT_CHECKABLE",
+    "NOT_EXERCISED",
     "NOT_REPRODUCED",
     "PARTLY",
     "PENDING",

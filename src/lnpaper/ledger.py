@@ -7,7 +7,9 @@ import textwrap
 
 from lnpaper import chapters, stats
 from lnpaper.companion.registry import CLAIMS as REGISTERED
-from lnpaper.companion.verdicts import EMPIRICAL, IDENTITY, VERDICTS
+from lnpaper.companion.verdicts import IDENTITY, OURS, VERDICTS
+from lnpaper.data import SyntheticLanguage
+from lnpaper.vocabulary import DIGITS_CHANCE, NEGLIGIBLE_NATS, SEQUENCE_LENGTH
 
 chapters.load("claims")
 # In book order, whichever chapter a process imported first: each chapter module's own list, in the
@@ -151,15 +153,19 @@ def _notebook_link(notebook: str, text: str) -> str:
     return f"[{text}](notebooks/{notebook}.ipynb)"
 
 
-def _section(heading, source, value, ours, test, verdict, notebook, kind, holm=None) -> list[str]:
+def _section(heading, source, value, ours, test, verdict, notebook, claim, holm=None) -> list[str]:
     """A claim in full, under its own heading; `holm`, the verdict under Holm's correction within
     its set of runs where that differs."""
     fields = [("source", source), ("source's value", value), ("ours", ours), ("test", test)]
     fields += [("verdict", verdict)]
     if holm:
         fields += [("under Holm within its set of runs", f"{holm} ([below](#{MULTIPLICITY}))")]
-    if kind == IDENTITY:
+    if claim.kind == IDENTITY:
         fields += [("kind", "an identity or implementation check: it can fail only through a bug")]
+    elif claim.origin == OURS:
+        fields += [
+            ("kind", "our own question about a source, counted apart from the sources' claims")
+        ]
     fields += [("notebook", _notebook_link(notebook, notebook))]
     return ["", f"### {heading}", ""] + [f"- **{name}:** {text}" for name, text in fields if text]
 
@@ -168,12 +174,14 @@ def markdown() -> str:
     """The text of CLAIMS.md: the verdict counts, one short row per claim, then each claim in full."""
     table = rows()
     verdicts = [row[COLUMNS.index("verdict")].removesuffix(" (borderline)") for row in table]
-    counts = {v: verdicts.count(v) for v in VERDICTS}
-    summary = ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
     borderline = sum(row[COLUMNS.index("verdict")].endswith("(borderline)") for row in table)
-    kinds = {}
+    language = SyntheticLanguage()
+    levels, floor = language.levels(), language.entropy_floor(SEQUENCE_LENGTH)
+    groups = {"source": [], "ours": [], "identity": []}
     for row, verdict in zip(table, verdicts, strict=True):
-        kinds.setdefault(BY_ID[row[0]].kind, []).append(verdict)
+        claim = BY_ID[row[0]]
+        group = "identity" if claim.kind == IDENTITY else claim.origin
+        groups[group].append(verdict)
 
     def counted(found):
         return ", ".join(f"{found.count(v)} {v}" for v in VERDICTS if found.count(v))
@@ -183,23 +191,48 @@ def markdown() -> str:
         "",
         "Written by `python -m lnpaper figures` (`make figures`) from the claim records in",
         "`src/lnpaper/chapters/` and the experiment record in `results/`; `make test` fails if this file",
-        "differs from a fresh run. The table gives each claim's verdict: `reproduced`, `partly`,",
-        "`inconclusive` (the test decided neither way), `not reproduced` or `not checkable at CPU",
-        "scale`; a claim that no notebook checks yet says `pending`. Each ID leads to the claim in full",
-        "below: the source by paper and section, the source's value, ours, and the test behind the",
-        "verdict, with its n and, for a claim of equal quality, the margin declared before the",
-        "recorded runs (for some, after earlier live runs of the same comparison had been read; each",
-        "such redesign made its test stricter, and its notebook names it). A verdict marked",
-        "`(borderline)` rests on a decision whose interval lies within machine-to-machine noise of",
-        "its boundary (the robustness band of `lnpaper.stats`), where the other side would change",
-        "the verdict; its section gives both sides' numbers.",
+        "differs from a fresh run. Each ID leads to the claim in full below: the source by paper and",
+        "section (or `ours`, a question the companion asks of a source), the source's value, ours,",
+        "and the test behind the verdict: its n, its statistic and its margin.",
         "",
-        f"{len(table)} claims: {summary}; {borderline} of them borderline.",
+        f"**The sources' claims: {len(groups['source'])}.** {counted(groups['source'])}.",
         "",
-        f"Of these, {len(kinds.get(IDENTITY, []))} are identities or implementation checks (an "
-        "equation, an invariance, code against its formula), which can fail only through a bug: "
-        f"{counted(kinds.get(IDENTITY, []))}. The {len(kinds.get(EMPIRICAL, []))} empirical "
-        f"findings: {counted(kinds.get(EMPIRICAL, []))}.",
+        f"**Our own questions: {len(groups['ours'])}** (about a source, which does not make them). "
+        f"{counted(groups['ours'])}.",
+        "",
+        f"**Identities and implementation checks: {len(groups['identity'])}** (an equation, an "
+        "invariance, code against its formula: they can fail only through a bug). "
+        f"{counted(groups['identity'])}.",
+        "",
+        f"{borderline} of the {len(table)} verdicts are borderline.",
+        "",
+        "## The words",
+        "",
+        "- **reproduced**, **partly**, **not reproduced**: the test's decisions held, some held, or",
+        "  the evidence went against the claim. **inconclusive**: the test decided neither way.",
+        "  **not checkable at CPU scale**: the claim needs what a CPU cannot run. A claim no notebook",
+        "  checks yet says `pending`. **inconclusive (not exercised)**: the claim's premise or",
+        "  mechanism does not arise in the miniature, checked by a decision of its own: its numbers",
+        "  say nothing for or against the source.",
+        "- **paired interval**: both arms run on the same seeds; the mean of the per-seed differences",
+        "  with its 95% Student-t interval. A decision **holds** when the whole interval lies on the",
+        "  claimed side of its boundary, **fails** when it lies on the other side.",
+        "- **trains**: a language model ends below the synthetic language's bigram level "
+        f"({levels.bigram:.2f}",
+        f"  nats; uniform {levels.uniform:.2f}, unigram {levels.unigram:.2f}, floor {floor:.2f}); "
+        "a digit classifier's",
+        f"  test accuracy is above chance ({DIGITS_CHANCE:.0%}). **fails**: diverged, or did not "
+        "train.",
+        f"- **negligible**: a held-out loss difference within +-{NEGLIGIBLE_NATS:g} nats, about "
+        f"{NEGLIGIBLE_NATS / (levels.uniform - floor):.0%} of",
+        f"  the {levels.uniform - floor:.2f} nats between the uniform level and the floor. "
+        "**better** means better beyond it;",
+        "  **no worse**, that the interval's worse end stays inside it.",
+        "- **(borderline)**: the verdict rests on a decision whose interval edge lies within",
+        "  machine-to-machine noise of its boundary (the robustness band of `lnpaper.stats`), where",
+        "  the other side would change the verdict; its section gives both sides' numbers.",
+        "",
+        "## The claims",
         "",
         "| " + " | ".join(TABLE_COLUMNS) + " |",
         "|" + "---|" * len(TABLE_COLUMNS),
@@ -215,9 +248,9 @@ def markdown() -> str:
                  _notebook_link(notebook, number))  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
         sections += _section(heading, source, value, ours, test, verdict, notebook,
-                             BY_ID[claim_id].kind, under_holm.get(claim_id))  # fmt: skip
+                             BY_ID[claim_id], under_holm.get(claim_id))  # fmt: skip
     changed = len(under_holm)
-    at = next(i for i, line in enumerate(lines) if line.startswith("Of these, "))
+    at = next(i for i, line in enumerate(lines) if line.startswith("**Identities and "))
     lines[at + 1 : at + 1] = [
         "",
         f"Under Holm's correction within each set of runs, {changed} verdicts would change "

@@ -24,15 +24,19 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lnpaper import stats
+from lnpaper import stats, vocabulary
 
 REPRODUCED = "reproduced"
 PARTLY = "partly"
 NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive"
+# A claim whose premise or mechanism does not arise in the miniature (checked by a decision of its
+# own, not assumed): its numbers say nothing for or against the source.
+NOT_EXERCISED = "inconclusive (not exercised)"
 NOT_CHECKABLE = "not checkable at CPU scale"
 PENDING = "pending"
-VERDICTS = (REPRODUCED, PARTLY, INCONCLUSIVE, NOT_REPRODUCED, NOT_CHECKABLE, PENDING)
+VERDICTS = (REPRODUCED, PARTLY, INCONCLUSIVE, NOT_EXERCISED, NOT_REPRODUCED, NOT_CHECKABLE,
+            PENDING)  # fmt: skip
 
 BA_2016 = "Ba, Kiros, Hinton 2016"
 
@@ -40,6 +44,22 @@ BA_2016 = "Ba, Kiros, Hinton 2016"
 # its formula) can fail only through a bug, so its `reproduced` is not evidence about training; the
 # ledger counts identities apart from empirical findings.
 IDENTITY, EMPIRICAL = "identity", "empirical"
+# Whose claim it is: a source's (a paper, by section), or the companion's own question about one,
+# which the ledger counts apart so that its tally of the sources' claims holds only theirs.
+SOURCE, OURS = "source", "ours"
+
+
+# The ledger's grades of "a is better than b" in held-out loss (`vocabulary.better_beyond_negligible`).
+BETTER_VERDICTS = {"better": REPRODUCED, "negligible": PARTLY, "worse": NOT_REPRODUCED,
+                   "undecided": INCONCLUSIVE}  # fmt: skip
+
+
+def better_verdict(difference: stats.Difference) -> tuple[str, str]:
+    """(verdict, words) of a claim that a's held-out loss is lower than b's (difference a - b):
+    lower beyond the negligible margin is reproduced, no worse with any gain negligible partly,
+    worse beyond it not reproduced, anything else inconclusive."""
+    grade, words = vocabulary.better_beyond_negligible(difference)
+    return BETTER_VERDICTS[grade], words
 
 
 @dataclass(frozen=True)
@@ -158,6 +178,7 @@ class Claim:
     check: Callable[..., Finding] | None = None
     test: str = ""  # how the verdict is decided: the test, n, and the margin declared beforehand
     kind: str = EMPIRICAL  # IDENTITY for an exact result that can fail only through a bug
+    origin: str = SOURCE  # OURS for the companion's own question
 
     def evaluate(self) -> Finding:
         """The check on the experiments' results, with the decisions it made and, for each fragile

@@ -14,6 +14,7 @@ from lnpaper.companion.verdicts import (
     BA_2016,
     IDENTITY,
     NOT_REPRODUCED,
+    OURS,
     PARTLY,
     REPRODUCED,
     Claim,
@@ -381,11 +382,14 @@ CLAIMS = register_claims(
     ),
     Claim(
         id="I4b",
+        origin=OURS,
         kind=IDENTITY,
         claim="the other reading of the 1/2: with several units under one softmax, doubling w_1 "
         "halves the Fisher blocks between w_1 and every other parameter",
-        source=f"{BA_2016}, Sec. 5.2 (the factor g_i g_j / (sigma_i sigma_j) of F-bar_ij)",
-        paper_value="1/2, for the cross blocks (the reading of review A's missing check 11)",
+        source=f"ours, a reading of {BA_2016}, Sec. 5.2 (the factor g_i g_j / (sigma_i sigma_j) "
+        "of F-bar_ij)",
+        paper_value="1/2, said of the curvature along w_i; read here for the blocks between w_i "
+        "and the other parameters, where the factor is exact",
         notebook=NOTEBOOK,
         experiments=(ch05_runs_fisher.fisher_cross_blocks,),
         check=check_i4b,
@@ -415,10 +419,11 @@ CLAIMS = register_claims(
     ),
     Claim(
         id="I5b",
+        origin=OURS,
         claim="Adam's step, like the gradient, is orthogonal to a scale-invariant W, so each "
         "step adds only its own square to ||W||^2 (I3's picture, carried over to Adam)",
-        source="review B11 (Adam's per-coordinate division as the cause of I5's norm excess); "
-        "notebook 05's own account before this check",
+        source="ours: I3's picture carried over to Adam, one candidate for I5's norm excess "
+        "(Adam's per-coordinate division, not its momentum)",
         paper_value="no source asserts it with momentum: the momentum mean field gives 2 <W, d> / "
         "||d||^2 = 2 b1 / (1 - b1) = 18 at b1 = 0.9 (derived in notebook 05, found after the run)",
         notebook=NOTEBOOK,

