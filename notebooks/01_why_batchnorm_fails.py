@@ -28,8 +28,9 @@
 # - a recurrent net needs statistics for every time step, and a rule for steps longer than any
 #   seen in training (**M4**, Cooijmans et al.);
 # - at batch size 4 BatchNorm trains worse, LayerNorm does not (**M5**, **M5b**, Sec. 6.6, on
-#   digits), and exact statistics at inference do not undo BatchNorm's loss (**M5c**); LayerNorm
-#   also converges faster than BatchNorm at both batch sizes (**M5d**);
+#   digits), and LayerNorm loses less than BatchNorm, seed by seed (**M5e**); exact statistics at
+#   inference do not undo BatchNorm's loss (**M5c**); LayerNorm also converges faster than
+#   BatchNorm at both batch sizes (**M5d**);
 # - LayerNorm trained one example per step, the "pure online regime" of Sec. 3 (**M2b**), and
 #   whether it does as well there as at batch 128 (**M2c**, our own question).
 #
@@ -524,7 +525,7 @@ stats.expect(stats.HOLDS, stats.better, paper_exact, "lower")
 figures.batch_size(robustness)
 
 # %% [markdown]
-# **M5, LayerNorm robust: reproduced, narrowly.** Over the last three epochs LayerNorm's test
+# **M5 on the first 20 seeds: no worse, narrowly.** Over the last three epochs LayerNorm's test
 # accuracy at batch 4 is +0.17 [-0.34, +0.68] points from batch 128's (20 paired seeds), and its
 # NLL -0.017 [-0.030, -0.004] nats: the interval clears the -1 point margin, but only by 0.66. The
 # batch-4 runs are not calm: single LayerNorm seeds spike to 10-16 wrong digits (of 300) for an
@@ -570,6 +571,37 @@ print(f"sign test: {above} of {n} seeds above -1 pp, one-sided p = {p_value:.4f}
 # by 0.50. By seeds, 17 of 20 lie above the margin, which a coin would give with probability
 # 0.001. The spikes are real and are what makes the margin tight; they do not make LayerNorm's
 # typical batch-4 run worse.
+#
+# Still, the window was picked on these seeds, after a look. So M5 is graded on 20 fresh seeds,
+# 20-39, run after the statistic and margin were fixed, with the comparison the paper's figure
+# draws declared beside it (**M5e**): seed by seed, LayerNorm's change from batch 128 to 4 minus a
+# BatchNorm's, against the paper's BatchNorm and against BatchNorm in LayerNorm's places, each
+# interval above 0.
+
+# %%
+confirmation = analysis.batch_size_confirmation()
+m5, m5e = claims.BY_ID["M5"].evaluate(), claims.BY_ID["M5e"].evaluate()
+print(claims.wrap(m5.ours))
+print()
+print(claims.wrap(m5e.ours))
+claims.expect(m5, claims.REPRODUCED)
+claims.expect(m5e, claims.REPRODUCED)
+first = stats.paired_difference(
+    m5_differences(robustness, "layernorm").values,
+    m5_differences(robustness, "batchnorm").values,
+)
+print(f"\nseeds 0-19, LN's change minus BN in LN's places' (pp, not graded): "
+      f"{100 * first.mean:+.2f} [{100 * first.low:+.2f}, {100 * first.high:+.2f}]")
+
+# %% [markdown]
+# **M5 and M5e: reproduced, on seeds that played no part in the design.** On the fresh seeds
+# LayerNorm moves +0.01 [-0.32, +0.35] points from batch 128 to 4, inside the 1-point margin, and
+# loses 2.01 [1.41, 2.61] points less than the paper's BatchNorm and 0.87 [0.39, 1.35] less than
+# BatchNorm in its own places; the first seeds agree (+0.81 [+0.30, +1.31] for the latter, printed
+# last). Both verdicts are borderline: an interval edge lies within what another CPU could move
+# it. So LayerNorm's robustness is a contrast with BatchNorm, not only a null result of its own,
+# and most of the paper's contrast comes from its BatchNorm normalizing the logits too: against
+# BatchNorm in the same places, LayerNorm's edge is under a point.
 #
 # **M5b, BatchNorm degrades: reproduced.** The paper's BatchNorm (unbiased batch variance, every
 # layer normalized) loses -2.23 [-2.63, -1.82] points at batch 4. BatchNorm in LayerNorm's places
@@ -651,5 +683,5 @@ claims.expect(m2c, claims.INCONCLUSIVE)
 # ## Claims checked here
 
 # %%
-checked = ["M1", "M2", "M2b", "M2c", "M3", "M4", "M5", "M5b", "M5c", "M5d"]
+checked = ["M1", "M2", "M2b", "M2c", "M3", "M4", "M5", "M5e", "M5b", "M5c", "M5d"]
 print(claims.checked_here(checked))

@@ -151,9 +151,33 @@ def synthetic_m5(ln_shift, ln_noise, bn_shift, bn_noise, exact_shift=None):
     ],
 )
 def test_m5_grades_layernorm_against_the_one_point_margin(ln_shift, ln_noise, verdict):
-    finding = nb_claims.check_m5(synthetic_m5(ln_shift, ln_noise, -0.01, M5_TIGHT))
+    first = synthetic_m5(+0.003, M5_TIGHT, -0.01, M5_TIGHT)
+    finding = nb_claims.check_m5(first, synthetic_m5(ln_shift, ln_noise, -0.01, M5_TIGHT))
     assert finding.verdict == verdict, finding.ours
     assert "n = 10" in finding.ours
+
+
+def test_m5_is_graded_on_the_fresh_seeds_not_on_those_that_chose_its_statistic():
+    good, bad = synthetic_m5(+0.003, M5_TIGHT, -0.01, M5_TIGHT), synthetic_m5(-0.015, M5_TIGHT,
+                                                                               -0.01, M5_TIGHT)  # fmt: skip
+    assert nb_claims.check_m5(good, bad).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m5(bad, good).verdict == claims.REPRODUCED
+    assert "where the statistic was chosen (not graded)" in nb_claims.check_m5(bad, good).ours
+
+
+@pytest.mark.parametrize(
+    "ln_shift, bn_shift, verdict",
+    [
+        (0.0, -0.02, claims.REPRODUCED),  # BatchNorm loses 2 points, LayerNorm none
+        (-0.02, -0.02, claims.INCONCLUSIVE),  # both lose the same
+        (-0.03, 0.0, claims.NOT_REPRODUCED),  # LayerNorm loses more
+    ],
+)
+def test_m5e_compares_the_two_norms_batch_size_changes_seed_by_seed(ln_shift, bn_shift, verdict):
+    confirmation = synthetic_m5(ln_shift, M5_TIGHT, bn_shift, M5_WIDE)
+    finding = nb_claims.check_m5e(confirmation)
+    assert finding.verdict == verdict, finding.ours
+    assert "the paper's BN" in finding.ours and "BN in LN's places" in finding.ours
 
 
 @pytest.mark.parametrize(
