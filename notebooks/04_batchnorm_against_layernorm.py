@@ -235,10 +235,13 @@ claims.expect(m4e, claims.PARTLY)
 # in reading order, an interval that just crosses 0, and +0.46 [+0.29, +0.62] permuted. The
 # reading-order part sits within machine noise of its boundary (the ledger's 'Borderline' note
 # below): another machine's kernels can carry it across, and M4e would then be `reproduced`.
-# LayerNorm's statistics put its gates at unit scale whatever the gain's start, which is the
-# contrast the paper draws; BatchNorm at 1.0 saturates its gates, which is Cooijmans et al.'s reason
-# for 0.1. The caveat of this section holds here too: two epochs, 21-51% accuracy, so this is about
-# how the gains shape early training at $T = 64$, not where the models end.
+# The difference is not one of scale: LayerNorm's output is $g$ times a standardized vector, so
+# at $g = 0.1$ its gates' inputs sit at 0.1 just as BatchNorm's do with $\gamma = 0.1$, and at 1.0
+# both saturate alike. What separates the cells lies elsewhere, in statistics per example rather
+# than per batch, in the steps whose one pixel has no variance across the batch, and in what
+# LayerNorm on a one-pixel input term keeps (above); these runs do not tell which. The caveat of
+# this section holds here too: two epochs, 21-51% accuracy, so this is about how the gains shape
+# early training at $T = 64$, not where the models end.
 #
 # ### The GRU at $T = 64$ (R3g)
 #

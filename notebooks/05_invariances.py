@@ -668,10 +668,13 @@ claims.expect(cross, claims.REPRODUCED)
 # Scale every input by $\delta$. To look at the same predictions, the plain unit must shrink
 # $g$ by $\delta$; then $s'(z)$ is unchanged and $\partial z/\partial g$ grows by $\delta$, so
 # its metric grows by $\delta^2$. The normalized units need no change: their outputs do not
-# move, $\partial z/\partial g$ is a standardized number, and the metric along $g$ depends on
-# the data only through $s'(z)$, the variance of the prediction. That is the paper's "depends
-# only on the magnitude of the prediction error". The cell measures it with the same autograd
-# Fisher as above, at $\delta = 0.1$ and $10$.
+# move, $\partial z/\partial g = \hat z$ is a standardized number, and the metric along $g$,
+# $E[s'(z)\,\hat z^2]$, depends on the data through $s'(z)$, the variance of the prediction, and
+# through $\hat z^2$, both free of the data's scale. The paper's "depends only on the magnitude
+# of the prediction error" drops the $\hat z^2$ (its supplement's Eq. 32 for BatchNorm omits the
+# factor its Eq. 33 for LayerNorm keeps); the conclusion, a metric that the input's scale does not
+# change, needs only the scale-freedom. The cell measures it with the same autograd Fisher as
+# above, at $\delta = 0.1$ and $10$.
 
 # %%
 gain = runs_fisher.gain_metric()

@@ -653,10 +653,12 @@ assert projection.max_sum < 1e-12, f"largest |<1, dL/dx>| = {projection.max_sum:
 # measured how much the loss varies and how far the gradient moves. We do the same at digits scale:
 # notebook 01's MLP (64-128-128-10, `lnpaper.models.mlp.MLP`) on the digits' 1197 training images,
 # plain SGD at learning rate 0.2, with BatchNorm, LayerNorm or nothing before each ReLU, probing
-# steps of 0.5 to 4 times the learning rate along $-g$, on one fixed batch. Three measures, each as
-# Santurkar et al. define it: the loss variation (range of $L(w - \eta g)$ over the steps), the
+# steps of 0.5 to 4 times the learning rate along $-g$, on one fixed batch. Three measures after
+# Santurkar et al.: the loss variation (range of $L(w - \eta g)$ over the steps), the
 # gradient predictiveness ($\max_\eta \lVert g(w - \eta g) - g(w)\rVert / \lVert g(w)\rVert$) and the
 # effective $\beta$-smoothness (the same change per unit of distance, over $\lVert \eta g\rVert$).
+# Dividing the gradient's change by $\lVert g(w)\rVert$ is our choice, so that models whose
+# gradients differ in size compare; Santurkar et al. use the change itself.
 # Ten seeds; a seed fixes the initial weights, the order of the data and the probe batch, the same
 # for every normalizer, so the normalizers are compared seed by seed.
 #

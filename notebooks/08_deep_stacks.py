@@ -88,7 +88,8 @@ def source_lines(function, *needles):
 # vanishing gradients, makes Post-LN fragile: an argument we do not grade). Their fix, Admin,
 # keeps Post-LN but weights the stream:
 # $x_i = \mathrm{LN}(x_{i-1} \odot \omega_i + f_i(x_{i-1}))$, with
-# $\omega$ set by one profiling pass to the accumulated variance of the branches before it. In
+# $\omega$ set by one profiling pass to the square root of the accumulated variance of the
+# branches before it (a standard deviation, as in the authors' profiling code). In
 # `lnpaper`:
 
 # %%

@@ -53,7 +53,7 @@ lnpaper.setup()
 # every one of their runs whose largest logit passed $10^4$ diverged, and that QK-layernorm removes
 # it. QK-norm is now in OLMo 2 (over the whole projection, before the heads are split), Qwen 3
 # (RMSNorm per head), Llama 4 (an RMSNorm per head without a gain, which its code calls
-# `L2Norm`) and Gemma 3 (RMSNorm
+# `L2Norm`, in every Llama 4 model but the 128-expert one) and Gemma 3 (RMSNorm
 # per head), where it replaced Gemma 2's logit soft-capping.
 #
 # In `lnpaper.models.transformer` the option is `qk_norm`; per head the norm runs over each head's

@@ -221,8 +221,10 @@ claims.expect(e1c, claims.PARTLY)
 # %% [markdown]
 # The prediction holds on both counts. Kept zero-mean with its biases kept, the rewrite stays
 # Pre-LN's model to roundoff: within $10^{-12}$ under both optimizers, at every one of the 11
-# comparisons. The source's training equivalence holds, then, for the constraint. The bias fold,
-# which the source's biasless RMSNorm needs, breaks it: folded, the rewrite leaves its twin by the
+# comparisons. The source's training equivalence holds, then, for the constraint. The bias fold
+# breaks it. (The source's own norms carry no affine at all, neither gain nor bias, and it folds
+# the whole affine into the readers; only the bias is folded here, the gain kept, so the full
+# fold is not run.) folded, the rewrite leaves its twin by the
 # first comparison and ends 0.35 to 0.93 apart in log-probability under the two optimizers. That
 # is most of the free rewrite's drift, seed by seed 0.7 to 1.0 of it under Adam and 0.7 to 1.05
 # under SGD. So E1's drift comes mostly from the fold, not from the stream reacquiring a mean,
@@ -427,7 +429,7 @@ figures.dyt_data_rich(rich)
 # |---|---|---|---|---|---|
 # | Llama 2, 3 | [Pre-LN][nb06] | $g$ | none | as looked up | as computed |
 # | Llama 4 | [Pre-LN][nb06] | $g$ | [RMSNorm per head, no gain][q1], after RoPE | as looked up | as computed |
-# | Qwen 2, 2.5 | [Pre-LN][nb06] | $g$ | none (biases on q, k, v instead) | as looked up | as computed |
+# | Qwen 2, 2.5 | [Pre-LN][nb06] | $g$ | none (Qwen 2 has biases on q, k, v) | as looked up | as computed |
 # | Qwen 3 | [Pre-LN][nb06] | $g$ | [RMSNorm per head][q1], before RoPE | as looked up | as computed |
 # | Gemma 2 | [sandwich][nb07] | [$1 + w$][g1] | none | [$\times\sqrt d$][g1] | [capped: 30; attention 50][g1] |
 # | Gemma 3 | [sandwich][nb07] | [$1 + w$][g1] | [RMSNorm per head][q1] | [$\times\sqrt d$][g1] | as computed |
@@ -436,7 +438,8 @@ figures.dyt_data_rich(rich)
 # "Sandwich": a norm before and after each sublayer (notebook 07's P5); "full width": over the
 # whole query or key projection, before the heads are split. Llama 4's norm is HF's
 # `Llama4TextL2Norm`, $x / \sqrt{\mathrm{mean}(x^2) + \epsilon}$ (an RMSNorm without a gain, not
-# a unit-length $\ell_2$ norm), and it normalizes queries and keys only in its RoPE layers.
+# a unit-length $\ell_2$ norm), and it normalizes queries and keys only in its RoPE layers, and
+# not at all in the 128-expert model (Maverick), whose configuration turns it off.
 # OLMo 2's z-loss ($10^{-5}$) is a term of its training loss, not of the forward pass; the other
 # rows' training losses are not compared here. Wortsman et al.'s second instability, the output
 # logits drifting apart, and the z-loss they fight it with, are not run in this notebook.

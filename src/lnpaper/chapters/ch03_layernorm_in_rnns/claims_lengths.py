@@ -88,7 +88,7 @@ CLAIMS = register_claims(
         id="M4f",
         claim="averaging a BN-LSTM's statistics over time degrades it (Cooijmans et al.), on an "
         "input whose distribution does not change along the sequence",
-        source="Cooijmans et al. 2016, Sec. 3-4",
+        source="Cooijmans et al. 2016, Sec. 3",
         paper_value="'averaging statistics over time severely degrades performance'; no number",
         notebook=NOTEBOOK,
         experiments=(ch03_runs_lengths.stationary_statistics,),
@@ -104,7 +104,7 @@ CLAIMS = register_claims(
         id="M4g",
         claim="past T_max, the statistics of step T_max serve (Cooijmans et al.'s rule), since "
         "the activations settle to a stationary distribution",
-        source="Cooijmans et al. 2016, Sec. 4",
+        source="Cooijmans et al. 2016, Sec. 3",
         paper_value="'use the population statistic of time T_max' for t > T_max; no number",
         notebook=NOTEBOOK,
         experiments=(ch03_runs_lengths.stationary_statistics,),
