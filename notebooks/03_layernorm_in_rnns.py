@@ -638,28 +638,29 @@ for name, losses in stationary.loss.items():
     early = sum(sum(run[:inside]) / inside for run in losses) / len(losses)
     late = sum(sum(run[inside:]) / len(run[inside:]) for run in losses) / len(losses)
     print(f"   {name + ' statistics':25s} {early:10.4f} {late:11.4f}")
-for claim_id in ("M4f", "M4g"):
+for claim_id, expected in (("M4f", claims.PARTLY), ("M4g", claims.REPRODUCED)):
     finding = claims.BY_ID[claim_id].evaluate()
     print(f"{claim_id}: {finding.verdict}")
     print(claims.wrap(finding.ours, indent="    "))
-    claims.expect(finding, claims.REPRODUCED)
+    claims.expect(finding, expected)
 
 # %% [markdown]
-# Both statements hold here, and the first one's size is the news. The statistics move by 0.10 of
-# a standard deviation from step 0 to step 1 and by 0.04 or less after that: on this input the
-# transient is over in a step or two. Averaging over time costs +0.005 [+0.000, +0.009] nats,
-# `reproduced` in direction and nothing like "severely" (borderline: within machine noise of 0,
-# and without the second of the 10 seeds the interval would reach 0); accuracy
-# does not move (-0.1 [-0.2, +0.1] points). And the $T_{max}$ rule carries the nets to four times
-# their training length with no loss (97.2% inside and beyond). So why is the degradation here so
-# far from "severe"? Cooijmans et al. blame the initial transient and show it on Penn Treebank
-# (their Sec. 3 and Figure 5): characters modelled by 1000 units on random 100-character crops,
-# an input as stationary along the sequence as ours. The simpler explanation is size and time: a
-# 64-unit net whose transient is over in two steps, scored on steps that mostly lie past it.
-# Averaging here also pools only the estimates used at inference, not the training statistics
-# over batch and time, a weaker intervention than sharing statistics over time in training.
-# Notebook 04 measures another case, an input that changes along the sequence (M4c), where a
-# wrong step's statistics cost two nats; that is about the $T_{max}$ rule, not about averaging.
+# The second statement holds here; the first holds in direction only, and its size is the news.
+# The statistics move by 0.10 of a standard deviation from step 0 to step 1 and by 0.04 or less
+# after that: on this input the transient is over in a step or two. Averaging over time costs
+# +0.005 [+0.000, +0.009] nats: a degradation in direction, far inside the 0.02 nats the notebooks
+# call negligible and nothing like "severely", so M4f is `partly` (borderline: within machine
+# noise of 0, and without the second of the 10 seeds the interval would reach 0); accuracy does
+# not move (-0.1 [-0.2, +0.1] points). And the $T_{max}$ rule carries the nets to four times their
+# training length with no loss (97.2% inside and beyond). So why is the degradation here so far
+# from "severe"? Cooijmans et al. blame the initial transient and show it on Penn Treebank (their
+# Sec. 3 and Figure 5): characters modelled by 1000 units on random 100-character crops, an input
+# as stationary along the sequence as ours. The simpler explanation is size and time: a 64-unit
+# net whose transient is over in two steps, scored on steps that mostly lie past it. Averaging
+# here also pools only the estimates used at inference, not the training statistics over batch and
+# time, a weaker intervention than sharing statistics over time in training. Notebook 04 measures
+# another case, an input that changes along the sequence (M4c), where a wrong step's statistics
+# cost two nats; that is about the $T_{max}$ rule, not about averaging.
 #
 # ## Claims checked here
 

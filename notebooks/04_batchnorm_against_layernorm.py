@@ -319,7 +319,11 @@ claims.expect(r6, claims.PARTLY)
 # 20% at the end). The plain LSTM loses about as much as the BN-LSTM (0.35 nats), so part of
 # BatchNorm's loss is the noisier gradient every model gets, and what is LayerNorm's own is that
 # it loses less. An equal-epochs version (600 steps at batch 4) would ask the paper's question at a
-# real level of training, at four times the cost; it is not run here.
+# real level of training, at four times the cost; it is not run here. And the LN-LSTM here is
+# handicapped by the input: with one pixel per step, LayerNorm on the input term keeps whether a
+# pixel is inked but not how dark (above), a setting the paper never ran. The paper's own
+# small-batch run (handwriting, batch 8) compared LayerNorm with a plain LSTM, not with
+# BatchNorm.
 #
 # ## Coda: where BatchNorm wins (R5, R5b)
 #

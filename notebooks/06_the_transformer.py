@@ -206,9 +206,11 @@ figures.grad_norm_vs_depth(xiong)
 # rise). So T1 is reproduced in part: the Pre-LN half holds, the Post-LN half is inconclusive.
 #
 # The absolute values (2.0 to 2.5 for Post-LN, against their 1.6) depend on the loss and the data
-# and are not comparable. What matters for training is the *ratio between the placements*: at 14
-# layers Post-LN's last layer gets 4.2 times Pre-LN's gradient, and that is the gradient a large
-# early step acts on.
+# and are not comparable. What the theorem speaks to is the *ratio between the placements*: at
+# 14 layers Post-LN's last layer gets 4.2 times Pre-LN's gradient. That explains the gradients'
+# size, not why Post-LN needs warmup under Adam, whose step barely depends on the gradient's
+# scale; Liu et al. (2020) argue the gradients are not the root cause, and notebook 08 (A2, D1b)
+# measures what is: how much the output moves under the first updates.
 #
 # ## T2 · The residual stream against Lemma 2
 #

@@ -175,7 +175,12 @@ def stationary_result(per_step, averaged, accuracy_inside=0.97, accuracy_beyond=
 
 @pytest.mark.parametrize(
     "averaged, verdict",
-    [(0.10, claims.REPRODUCED), (0.09, claims.INCONCLUSIVE), (0.08, claims.NOT_REPRODUCED)],
+    [
+        (0.15, claims.REPRODUCED),  # 0.06 nats worse: beyond the negligible 0.02
+        (0.10, claims.PARTLY),  # 0.01 worse: a degradation, a negligible one
+        (0.09, claims.INCONCLUSIVE),
+        (0.08, claims.NOT_REPRODUCED),
+    ],
 )
 def test_m4f_asks_whether_averaged_statistics_cost_nll_inside_the_training_length(
     averaged, verdict

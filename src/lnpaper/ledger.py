@@ -1,6 +1,7 @@
 """CLAIMS.md and each notebook's "Claims checked here" table, printed from the claim records, so
 the ledger cannot disagree with the notebooks."""
 
+import math
 import re
 import sys
 import textwrap
@@ -224,8 +225,9 @@ def markdown() -> str:
         f"  test accuracy is above chance ({DIGITS_CHANCE:.0%}). **fails**: diverged, or did not "
         "train.",
         f"- **negligible**: a held-out loss difference within +-{NEGLIGIBLE_NATS:g} nats, about "
-        f"{NEGLIGIBLE_NATS / (levels.uniform - floor):.0%} of",
-        f"  the {levels.uniform - floor:.2f} nats between the uniform level and the floor. "
+        f"{NEGLIGIBLE_NATS / (levels.uniform - floor):.0%} of what a model",
+        f"  can learn: the {levels.uniform - floor:.2f} nats between the synthetic language's "
+        f"uniform level and its floor, or ln 10 = {math.log(10):.2f} on the digits. "
         "**better** means better beyond it;",
         "  **no worse**, that the interval's worse end stays inside it.",
         "- **(borderline)**: the verdict rests on a decision whose interval edge lies within",

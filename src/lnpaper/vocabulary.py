@@ -23,8 +23,10 @@ SEQUENCE_LENGTH = 16  # the language models' sequences: the floor is the loss av
 # bigram level (frequencies, part of the previous token) is not training in this sense.
 TRAINS_BELOW = "bigram"
 
-# A difference in held-out loss smaller than this is negligible: about 1% of the learnable gap
-# (0.02 / 1.83), well under what the levels separate (bigram - floor = 1.40 nats).
+# A difference in held-out loss smaller than this is negligible: about 1% of what a model can
+# learn, the learnable gap of the synthetic language (0.02 / 1.83) or of the digits (ln 10 =
+# 2.30 nats from chance to a perfect classifier), well under what the language's levels
+# separate (bigram - floor = 1.40 nats).
 NEGLIGIBLE_NATS = 0.02
 
 # A digit classifier (10 classes) trains when its test accuracy is above chance.
@@ -67,8 +69,9 @@ paired interval  both arms run on the same seeds; per seed the difference a - b;
 holds / fails    the whole interval lies on the claimed side of the boundary / on
                  the other side; anything else is inconclusive (the seeds do not decide)
 no worse         the interval's worse end stays inside the margin
-negligible       a held-out loss difference inside +-{NEGLIGIBLE_NATS:g} nats: about 1% of
-                 the {LEARNABLE_GAP:.2f} nats a model of the synthetic language can learn
+negligible       a held-out loss difference inside +-{NEGLIGIBLE_NATS:g} nats: about 1% of what
+                 a model can learn ({LEARNABLE_GAP:.2f} nats of the synthetic language,
+                 ln 10 = {math.log(10):.2f} on the digits)
 better           better beyond the negligible margin
 trains           a language model ends below the bigram level ({_LEVELS.bigram:.2f} nats);
                  a digit classifier's test accuracy is above chance ({DIGITS_CHANCE:.0%})
