@@ -150,7 +150,9 @@ figures.invariance_table(table)
 #   dataset re-scaling and re-centering. Re-scaling one case changes the batch's statistics and
 #   every other case's output with them.
 # - **WeightNorm** normalizes each weight vector, so it is blind to re-scaling $w_i$ or $W$, and to
-#   nothing about the data.
+#   nothing about the data. The paper's Sec. 5.1 says in passing that "all the normalization
+#   methods are invariant to re-scaling the dataset"; its own Table 1, and the cell above, say
+#   WeightNorm is not.
 # - **LayerNorm** normalizes each case over its units, so anything that scales or shifts a case's
 #   row of $a$ uniformly cancels: whole-matrix re-scaling and re-centering, dataset re-scaling,
 #   single-case re-scaling. Re-scaling one unit's weights changes that case's $\mu$ and $\sigma$,
