@@ -52,6 +52,9 @@
 # **Run time.** The training results are read from the record in `results/`, so the notebook runs
 # in seconds. A live run (`LNPAPER_RECORD=off`) trains its 700-odd small networks again (each
 # model's runs batched into one), which takes several minutes on one CPU core.
+#
+# The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
+# what "trains", "negligible", "borderline" and "not exercised" mean.
 
 # %%
 # %matplotlib inline

@@ -37,6 +37,9 @@
 # **Run time.** The results are read from the record in `results/`, so the notebook runs in
 # seconds; a live run (`LNPAPER_RECORD=off`) trains several hundred small networks again, several
 # minutes on one CPU core.
+#
+# The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
+# what "trains", "negligible", "borderline" and "not exercised" mean.
 
 # %%
 # %matplotlib inline

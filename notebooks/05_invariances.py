@@ -39,6 +39,9 @@
 #
 # Runs in a few seconds on one CPU core, from the record or live (`LNPAPER_RECORD=off`, about 30 s);
 # everything is float64.
+#
+# The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
+# what "trains", "negligible", "borderline" and "not exercised" mean.
 
 # %%
 # %matplotlib inline

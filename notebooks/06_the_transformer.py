@@ -33,6 +33,9 @@
 # list is at the end). The experiments' results are read from the record in `results/`, so the
 # notebook runs in seconds. A live run (`LNPAPER_RECORD=off`) recomputes them in about eight minutes
 # on one core, almost all of it 95 small training runs (14 configurations of 1, 6 or 10 seeds).
+#
+# The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
+# what "trains", "negligible", "borderline" and "not exercised" mean.
 
 # %%
 # %matplotlib inline

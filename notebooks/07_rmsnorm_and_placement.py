@@ -36,6 +36,9 @@
 # P4, 60 for P2b's learning rates, 18 for P5), 24 shorter ones for P5's gradient spikes, and times
 # the norms: about eleven minutes when the record was made, on a 2-core machine shared with other
 # jobs, before P2b's runs, which add about two and a half.
+#
+# The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
+# what "trains", "negligible", "borderline" and "not exercised" mean.
 
 # %%
 # %matplotlib inline

@@ -38,6 +38,9 @@
 # the record on notebook 06's language model (d = 64, 2 heads, 16 tokens). The sources' own
 # numbers (1,000 layers, BLEU, 7B perplexities) are out of reach here; what a laptop can check is
 # the mechanism each paper proposes, and the verdicts say which.
+#
+# The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
+# what "trains", "negligible", "borderline" and "not exercised" mean.
 
 # %%
 # %matplotlib inline

@@ -25,6 +25,9 @@
 #   the other ways to bound the logits (**Q1b**);
 # - OLMo 2's reordered norm (**O1**) and its whole package (**O1b**);
 # - Gemma's gains, embeddings and caps (**G1**, **G1b**, **G1c**).
+#
+# The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
+# what "trains", "negligible", "borderline" and "not exercised" mean.
 
 # %%
 # %matplotlib inline

@@ -22,6 +22,9 @@
 #
 # The notebook ends where the geometry of notebook 05 ends (nGPT), and with a map of today's open
 # models, each cell linked to the notebook that measures it.
+#
+# The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
+# what "trains", "negligible", "borderline" and "not exercised" mean.
 
 # %%
 # %matplotlib inline

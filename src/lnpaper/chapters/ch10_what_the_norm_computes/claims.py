@@ -143,7 +143,9 @@ def check_e1c(result) -> Finding:
         f"beside its LayerNorm twin; max |log-probability difference| over the run: {runs}. "
         f"Under {TRAJECTORY_BOUND:g} is one model. Kept zero-mean, the rewrite stays one model "
         f"with the biases kept: {'yes' if stays[KEPT] else 'no'}; with them folded into the "
-        f"readers: {'yes' if stays[FOLDED] else 'no'}"
+        f"readers: {'yes' if stays[FOLDED] else 'no'}. The source's own norms carry no affine "
+        "and fold the whole of it, gain and bias; here the gain is kept and only the bias "
+        "folded, so the full fold is not run"
     )
     quantities = []
     for optimizer in optimizers:
