@@ -157,6 +157,7 @@ def gain_result(offset_gains, init_difference=0.0, decay_step_error=0.0, offset_
 
 
 TOWARD_ONE = [1.01 + 0.001 * i for i in range(6)]
+FIRST = gain_result(TOWARD_ONE)
 
 
 def test_g1_is_two_identities_that_fail_only_when_broken():
@@ -168,16 +169,30 @@ def test_g1_is_two_identities_that_fail_only_when_broken():
 
 
 def test_g1b_grades_the_loss_under_decay_not_the_gains():
+    """Graded on the fresh seeds; the first ones (G1's) only reported."""
     # 0.01 lower: a clear gap, but inside the negligible 0.02
-    assert check_g1b(gain_result(TOWARD_ONE)).verdict == claims.PARTLY
+    assert check_g1b(gain_result(TOWARD_ONE), FIRST).verdict == claims.PARTLY
     lower = [2.05 + 0.01 * i for i in range(6)]  # 0.05 lower: beyond the negligible margin
-    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=lower)).verdict == claims.REPRODUCED
+    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=lower), FIRST).verdict == claims.REPRODUCED
     same = [2.1 + 0.01 * i + 0.002 * (i % 3) for i in range(6)]
-    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=same)).verdict == claims.PARTLY
+    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=same), FIRST).verdict == claims.PARTLY
     worse = [2.2 + 0.01 * i for i in range(6)]
-    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=worse)).verdict == claims.NOT_REPRODUCED
+    assert (
+        check_g1b(gain_result(TOWARD_ONE, offset_loss=worse), FIRST).verdict
+        == claims.NOT_REPRODUCED
+    )
     wide = [2.1 + 0.01 * i + 0.06 * (-1) ** i for i in range(6)]
-    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=wide)).verdict == claims.INCONCLUSIVE
+    assert (
+        check_g1b(gain_result(TOWARD_ONE, offset_loss=wide), FIRST).verdict == claims.INCONCLUSIVE
+    )
+
+
+def test_g1b_is_graded_on_its_fresh_seeds_not_on_g1s():
+    lower = [2.05 + 0.01 * i for i in range(6)]
+    fresh, first = gain_result(TOWARD_ONE, offset_loss=lower), gain_result(TOWARD_ONE)
+    assert check_g1b(fresh, first).verdict == claims.REPRODUCED
+    assert check_g1b(first, fresh).verdict == claims.PARTLY
+    assert "(G1's runs, not graded)" in check_g1b(fresh, first).ours
 
 
 def excluded_result(losses, seeds=6):
