@@ -61,10 +61,13 @@ check: $(TESTED)
 # The book shows this machine's report once `make reproduce` has written one, else the committed
 # report of the last check a writer ran (`cp .cache/reproduction.md book/reproduction_report.md`).
 REPORT := .cache/reproduction.md
+# Each record entry's floating-point work, counted once by `python -m lnpaper work --out $(FLOPS)`
+# (a multiple of the check's time, so not in `make test`): the report states the check's rate.
+FLOPS := book/check_flops.json
 COMMITTED_REPORT := book/reproduction_report.md
 RECOMPUTED := .cache/recomputed
 reproduce: $(TESTED)
-	$(BIN)/python -m lnpaper reproduce --report $(REPORT) --keep $(RECOMPUTED)
+	$(BIN)/python -m lnpaper reproduce --report $(REPORT) --keep $(RECOMPUTED) --flops $(FLOPS)
 
 # Every notebook once more, on the record `make reproduce` recomputed here: outputs are not compared
 # (nbval's lax mode), but every cell must run, so a figure, summary or assertion that holds only on

@@ -130,15 +130,13 @@ def test_the_benchmark_times_the_same_work_alone_and_together(make):
     3 x 4.546e8: the batched backward); a population doing less, or much more, would make the
     ratio meaningless. The CNN's grouped convolutions are counted as `lnpaper work` counts them
     (torch's counter ignores a convolution's groups in its backward)."""
-    from torch.utils.flop_counter import FlopCounterMode
-
     from lnpaper import bench
-    from lnpaper.companion.work import _counted
+    from lnpaper.companion.work import Counter
 
     def flops(step) -> int:
-        with FlopCounterMode(display=False) as counter:
+        with Counter() as counter:
             step()
-        return _counted(counter.get_flop_counts()["Global"])
+        return counter.total()
 
     one, population = getattr(bench, make)(3)
     alone = flops(one)

@@ -203,8 +203,8 @@ def reproduce_command(args) -> int:
 
 
 def work_command(args) -> int:
-    """Count every record entry's FLOPs once (2-3x the entry's time) into args.out."""
-    import json
+    """Count every record entry's FLOPs once (a multiple of the entry's time) into args.out,
+    entry by entry; entries already counted for their current code are skipped."""
     import tempfile
 
     from lnpaper.companion import record
@@ -212,12 +212,11 @@ def work_command(args) -> int:
     from lnpaper.reproduce import typed_entries
 
     entries = typed_entries(record.record_dir())
-    with tempfile.TemporaryDirectory() as scratch:
-        counts = count(entries, args.workers, Path(scratch))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(counts, indent=1) + "\n")
+    with tempfile.TemporaryDirectory() as scratch:
+        counts = count(entries, args.workers, Path(scratch), args.out)
     print(f"work: {sum(c['flops'] for c in counts.values()) / 1e12:.1f} TFLOP in {len(counts)} "
-          f"entries, written to {args.out}")  # fmt: skip
+          f"of {len(entries)} entries, in {args.out}")  # fmt: skip
     return 0
 
 

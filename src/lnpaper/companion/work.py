@@ -1,24 +1,50 @@
 """The check's floating-point work: each record entry's FLOPs, counted once, for the report's rate.
 
-Counting runs an entry under torch's `FlopCounterMode`, which costs 2-3x the entry's own time
-(Python work on every op), so the check cannot count as it goes. `python -m lnpaper work` counts
-every entry once, on `reproduce`'s workers (`lnpaper.count_work`), and writes {key: {"code": fingerprint, "flops": n}};
-the reproduction report divides the counts of the entries whose code is unchanged by its own CPU
-time. torch counts matrix products and convolutions (`aten.mm`, `bmm`, `baddbmm`, `addmm`,
-convolutions and their backwards, attention kernels), two FLOPs a multiply-add; elementwise work,
-norms and the optimizer are not counted. A grouped convolution's backward is counted as if
-ungrouped (torch's counter ignores its groups): `_counted` bounds it by its forward.
+Counting runs an entry under `Counter`, a dispatch mode that applies torch's FLOP formulas
+(`torch.utils.flop_counter.flop_registry`) to every op; it costs a multiple of the entry's own
+time (Python work on every op), so the check cannot count as it goes; torch's own
+`FlopCounterMode` also tracks modules with backward hooks, which `autograd.grad` refuses.
+`python -m lnpaper work` counts every entry once, on `reproduce`'s workers
+(`lnpaper.count_work`), and writes {key: {"code": fingerprint, "flops": n}}; the reproduction
+report divides the counts of the entries whose code is unchanged by its own CPU time. torch counts
+matrix products and convolutions (`aten.mm`, `bmm`, `baddbmm`, `addmm`, convolutions and their
+backwards, attention kernels), two FLOPs a multiply-add; elementwise work, norms and the optimizer
+are not counted. A grouped convolution's backward is counted as if ungrouped (torch's formula
+ignores its groups): `_counted` bounds it by its forward.
 """
 
+import collections
 import json
 import time
 from pathlib import Path
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import flop_registry
 
 from lnpaper.companion import record
 
 MATMUL_SIZE = 1024  # a float32 product large enough to run at one core's full rate
+
+
+class Counter(TorchDispatchMode):
+    """FLOPs of every op run inside it, by op, as torch's `FlopCounterMode` counts them, without
+    its module tracking."""
+
+    def __init__(self):
+        super().__init__()
+        self.counts = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        packet = func._overloadpacket
+        if packet in flop_registry:
+            self.counts[packet] += flop_registry[packet](*args, **kwargs, out_val=out)
+        return out
+
+    def total(self) -> int:
+        return _counted(self.counts)
 
 
 def _counted(counts: dict) -> int:
