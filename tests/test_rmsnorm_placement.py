@@ -491,12 +491,8 @@ def test_check_p3_grades_measured_times_and_can_fail():
     shipped_slow = {**alike, "as shipped": (1.3, 2.5)}
     saves = timing({"s, 1 thread(s)": alike, "s, 2 thread(s)": alike})
     assert nb_claims.check_p3(traffic_result(), saves).verdict == claims.REPRODUCED
-    # as shipped is reported, not graded: the fused kernel against a composed one
     as_measured = timing({"s, 1 thread(s)": shipped_slow, "s, 2 thread(s)": shipped_slow})
-    assert nb_claims.check_p3(traffic_result(), as_measured).verdict == claims.REPRODUCED
-    one_way = {**alike, "fewest passes": (1.3, 1.4)}  # written alike, one way saves, one costs
-    mixed = timing({"s, 1 thread(s)": one_way, "s, 2 thread(s)": one_way})
-    assert nb_claims.check_p3(traffic_result(), mixed).verdict == claims.PARTLY
+    assert nb_claims.check_p3(traffic_result(), as_measured).verdict == claims.PARTLY
     slower = {way: (1.3, 1.4) for way in bench.PAIRS}
     lost = timing({"s, 1 thread(s)": slower, "s, 2 thread(s)": slower})
     assert nb_claims.check_p3(traffic_result(), lost).verdict == claims.NOT_REPRODUCED
