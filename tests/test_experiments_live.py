@@ -46,7 +46,9 @@ def finite_numbers(value) -> list[float]:
 
 
 def check(claim_id: str, *results) -> None:
-    finding = claims.BY_ID[claim_id].check(*results)
+    claim = claims.BY_ID[claim_id]
+    assert len(results) == len(claim.experiments), f"{claim_id} reads {claim.experiments}"
+    finding = claim.check(*results)
     assert finding.verdict in VERDICTS and finding.ours, claim_id
 
 
@@ -105,7 +107,7 @@ def test_gain_decay():
     result = ch09_runs.gain_decay(seeds=TWO, steps=3, n_layers=2)
     assert all(math.isfinite(v) for v in finite_numbers(result.mean_gain))
     check("G1", result)
-    check("G1b", result)
+    check("G1b", result, result)
     excluded = ch09_runs.gain_decay_excluded(seeds=TWO, steps=3, n_layers=2)
     assert len(excluded.excluded) == 2 * 4 + 1  # four norms per peri block, and the final one
     check("G1c", result, excluded)

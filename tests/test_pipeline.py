@@ -1,6 +1,7 @@
 """The pipeline: the figure registry and its drift gate, the claims ledger."""
 
 import dataclasses
+import inspect
 import json
 import re
 from pathlib import Path
@@ -140,6 +141,16 @@ def test_claims_md_has_a_short_row_and_a_full_section_per_claim():
         counted = ", ".join(f"{found.count(v)} {v}" for v in claims.VERDICTS if v in found)
         line = next(line for line in text.splitlines() if line.startswith(f"**{name}: "))
         assert line.startswith(f"**{name}: {len(found)}") and line.endswith(f"{counted}."), line
+
+
+def test_every_check_takes_one_result_per_experiment_its_claim_reads():
+    for claim in claims.CLAIMS:
+        if claim.check is None:
+            continue
+        parameters = inspect.signature(claim.check).parameters.values()
+        positional = [p for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
+        required = [p for p in positional if p.default is p.empty]
+        assert len(required) <= len(claim.experiments) <= len(positional), claim.id
 
 
 def test_a_claim_check_can_fail():
