@@ -33,9 +33,10 @@
 # Every experiment result, the timings of P3 included, is read from the record in `results/`, so
 # the notebook runs in seconds and prints the same numbers on every machine. A live run
 # (`LNPAPER_RECORD=off`) trains 118 small runs of notebook 06's six-layer model (40 for P2 and
-# P4, 60 for P2b's learning rates, 18 for P5), 24 shorter ones for P5's gradient spikes, and times
+# P4, 60 for P2b's learning rates, 18 for P5), 144 shorter ones for P5's gradient spikes, and times
 # the norms: about eleven minutes when the record was made, on a 2-core machine shared with other
-# jobs, before P2b's runs, which add about two and a half.
+# jobs, before P2b's runs, which add about two and a half, and the 30-seed spike runs, which took
+# six and a half more on the same busy machine.
 #
 # The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
 # what "trains", "negligible", "borderline" and "not exercised" mean.
@@ -768,7 +769,7 @@ figures.placement_variance(placement)
 # (interval 2.5 to 3.2): wholly above 1, so this part fails. Peri-LN's output norms have learned
 # gains, and the later ones grew. "More balanced" holds for the growth over training and for the
 # size the stream reaches, not for its shape across six blocks. Three of the four measures hold and
-# one fails; the spike counts below decide nothing: P5 is **partly** reproduced.
+# one fails, and the spike counts below decide nothing: P5 is **partly** reproduced.
 #
 # Post-LN shows its own failure: its stream cannot grow, but after training its early blocks
 # receive almost no gradient (about $3 \times 10^{-8}$ for the first block against $10^{-1}$ for the
@@ -804,68 +805,63 @@ assert largest_moderate < 100, f"largest at lr 3e-3 {largest_moderate:.3g}"
 # from one step to the next. The spread above compares blocks at two instants; here the global
 # gradient norm $\|\partial L / \partial \theta\|$ over all parameters is logged at every step of
 # the first 100, for Pre-LN and Peri-LN at the learning rate above (1e-2) and three times it
-# (3e-2), six seeds each (the same initial weights and data as above; the six seeds' models are
-# trained as one batch with `torch.func.vmap`). A **spike** is defined once, in `lnpaper.stats`,
-# before any run was looked at: a step whose norm exceeds twice the median of the ten steps before
-# it. Per learning rate, whether Peri-LN has fewer spikes than Pre-LN, by an exact sign test over
-# the six seeds (a seed where both arms have the same count, usually none, carries no evidence);
-# and, since a count of rare events says little with six seeds, the largest jump of each run (its largest ratio
-# of a step's norm to the median of the ten before, the statistic a spike is a large value of; this
-# second measure was added after the counts came back), on a log scale:
+# (3e-2). A **spike** is defined once, in `lnpaper.stats`, before any run was looked at: a step
+# whose norm exceeds twice the median of the ten steps before it.
+#
+# Spikes are rare at this scale, so the test was fixed on six seeds and is graded on 30 others
+# (seeds 6-35, run after the design was fixed; the six are shown, not graded). Per learning rate,
+# whether Peri-LN has fewer spikes than Pre-LN in all, by an exact paired **permutation test**:
+# if placement made no difference, each seed's count difference would be as likely to have either
+# sign, and the $2^{30}$ sign flips give the chance of a total as far from zero as the one seen.
+# Beside it, each run's largest jump (its largest ratio of a step's norm to the median of the ten
+# before), on a log scale:
 
 # %%
-spikes = analysis.spike_study()
+spikes = analysis.spike_confirmation()
 by_lr = analysis.spike_summary(spikes)
+first_by_lr = analysis.spike_summary(analysis.spike_study())
+chances = spikes.runs["Pre-LN, lr 0.01"]["steps"] - stats.SPIKE_WINDOW
 print(
     f"spike: a step above {stats.SPIKE_FACTOR:g}x the median of the "
-    f"{stats.SPIKE_WINDOW} steps before it;"
+    f"{stats.SPIKE_WINDOW} steps before it; first 100 steps"
 )
-print("global gradient norm, first 100 steps")
 spike_outcomes = {}
 for lr, arms in by_lr.items():
-    for name, arm in arms.items():
-        jumps = " ".join(f"{v:.2f}" for v in arm["largest_jump"])
-        print(f"  lr {lr:g} {name:8s} spikes per seed {arm['spikes']}")
-        print(f"  {'':16s} largest jump per seed {jumps}")
     pre_arm, peri_arm = arms["Pre-LN"], arms["Peri-LN"]
+    n = len(pre_arm["spikes"])
     log_jumps = (np.log(peri_arm["largest_jump"]), np.log(pre_arm["largest_jump"]))
     jump = stats.paired_difference(*log_jumps)
-    fewer = stats.fewer_events(peri_arm["spikes"], pre_arm["spikes"])
+    fewer = stats.fewer_events(peri_arm["spikes"], pre_arm["spikes"], chances)
     spike_outcomes[lr] = (fewer, stats.better(jump, "lower"))
     low, mean, high = np.exp([jump.low, jump.mean, jump.high])
-    steps = spikes.runs[f"Pre-LN, lr {lr:g}"]["steps"]
-    losses = ", ".join(
-        f"{name} {mean_sd_text(spikes.runs[f'{name}, lr {lr:g}']['final_loss'])}"
-        for name in arms
-    )
-    print(f"  lr {lr:g} held-out loss after {steps} steps: {losses}")
-    counts = stats.event_counts_text(peri_arm["spikes"], pre_arm["spikes"])
-    print(f"  lr {lr:g} Peri-LN {counts}")
-    print(
-        f"     sign test: {fewer}; largest jump x{mean:.2f} [{low:.2f}, {high:.2f}]: "
-        f"{spike_outcomes[lr][1]}"
-    )
+    print(f"lr {lr:g}, {n} seeds:")
+    for name, arm in arms.items():
+        with_spike = sum(k > 0 for k in arm["spikes"])
+        earlier = sum(first_by_lr[lr][name]["spikes"])
+        print(
+            f"  {name:8s} {sum(arm['spikes']):3d} spikes, in {with_spike:2d} runs "
+            f"(first six seeds: {earlier})"
+        )
+    p_value = stats.events_p(peri_arm["spikes"], pre_arm["spikes"])
+    print(f"  permutation test, Peri-LN fewer: p = {p_value:.2g}, {fewer}")
+    interval = f"x{mean:.2f} [{low:.2f}, {high:.2f}]"
+    print(f"  largest jump, Peri / Pre {interval}: {spike_outcomes[lr][1]}")
 finals = {name: run["final_loss"] for name, run in spikes.runs.items()}
 assert all(None not in v for v in finals.values()), finals  # no run diverged
-assert all(fewer != stats.HOLDS for fewer, _ in spike_outcomes.values()), spike_outcomes
 figures.gradient_spikes(spikes)
 
 
 # %% [markdown]
-# At this scale neither placement spikes much. In the 24 runs there are two spikes, both at 3e-2,
-# one in a Pre-LN run and one in a Peri-LN run; at 1e-2 none at all. So the count half of "steadier
-# gradients" is **inconclusive**: the sign test needs Peri-LN to have fewer spikes in all six seeds,
-# and four of the six tie at zero. These are the same Pre-LN runs notebook 09 uses for OLMo 2's
-# reordered norm (one record entry, `spike_run`). So rare an event is fragile: the same runs on
-# another machine's kernels can show Pre-LN spiking in 4 of 6 seeds at 3e-2, and a count of six
-# seeds this sparse could land either way there. The largest jump says no more: a run's largest step
-# is about 1.4 to 1.7 times its recent median for both placements at 1e-2 (Peri-LN's 0.98 times
-# Pre-LN's), and at 3e-2 each placement reaches past 2 in one seed (Pre-LN 2.22, Peri-LN 2.12) and
-# stays below 1.8 in the others, so Peri-LN's is 1.02 times Pre-LN's, an interval wide on both sides
-# of 1 (0.73 to 1.42): not the direction Kim et al. describe, nor its opposite (**inconclusive** at
-# both rates). What separates the placements clearly is the loss: after these 100 steps Peri-LN's is
-# lower at both rates, and by far more at 3e-2, where Pre-LN trains worse. P5's verdict above
-# (partly) already counts the undecided spike parts.
+# Spikes stay rare at this scale. Over the 30 graded seeds Pre-LN spiked 8 times at 3e-2 (in 7
+# runs) and Peri-LN twice; at 1e-2 there was one spike in 60 runs. At 3e-2 the counts point the way
+# Kim et al. describe, but a difference this large would arise by chance with p = 0.15 if
+# placement made no difference, so the count half of "steadier gradients" is **inconclusive** at
+# both rates. The largest jump leans the same way and is small: at 1e-2 Peri-LN's largest step
+# over its recent median is 0.97 times Pre-LN's, an interval of 0.95 to 1.00 that lies below 1, so
+# it holds, by three percent; at 3e-2 it is 0.88 times, interval 0.77 to 1.01, inconclusive. The
+# clear result about gradients is the spread across blocks above. These spike runs of Pre-LN are
+# the ones notebook 09 uses for OLMo 2's reordered norm (one record entry each, `spike_run`).
+# P5's verdict (partly) already counts the undecided spike parts.
 #
 # ## What survived from 2016, what was replaced, what was dropped
 #
@@ -888,6 +884,7 @@ figures.gradient_spikes(spikes)
 #   DyT, a tanh with no statistic, has none of Table 1's invariances (notebook 05). Measured on a
 #   six-block `TransformerLM` as in notebook 06, in float64, with each set of parameters (weights
 #   and biases) multiplied by 3:
+
 
 # %%
 def logit_change(placement, norm, scaled):

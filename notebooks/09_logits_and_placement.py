@@ -189,16 +189,20 @@ print(reordered.split("        x = x + self.attn(x)  # none")[0])
 # The test counts gradient-norm spikes. A spike is defined once, in `lnpaper.stats.spike_steps`,
 # before any run: a step whose global gradient norm exceeds twice the median of the ten steps before
 # it. Notebook 06's six-block LayerNorm model, Adam without warmup at $3\cdot10^{-2}$ and
-# $10^{-1}$ (10 and 33 times its usual rate), 100 steps, six seeds, Pre-LN against the reordered norm:
+# $10^{-1}$ (10 and 33 times its usual rate), 100 steps, Pre-LN against the reordered norm. Spikes
+# are rare, so the test was chosen on six seeds and is graded on 30 others (seeds 6-35, the same
+# fresh seeds as notebook 07's P5): per rate, an exact paired permutation test on the total count.
 
 # %%
-o1 = analysis.reordered_study()
-print(f"{'lr':>6s} {'':10s} {'spikes per run':>15s} {'held-out loss':>14s}")
+o1 = analysis.reordered_confirmation()
+print(
+    f"{'lr':>6s} {'':10s} {'spikes':>6s} {'runs with one':>14s} {'held-out loss':>14s}"
+)
 for lr in o1.lrs:
     for arm, by_lr in o1.runs.items():
         counts = [len(s) for s in by_lr[lr]["spikes"]]
         print(
-            f"{lr:6g} {arm:10s} {' '.join(map(str, counts)):>15s} "
+            f"{lr:6g} {arm:10s} {sum(counts):6d} {sum(c > 0 for c in counts):14d} "
             f"{stats.median_text(by_lr[lr]['final_loss']):>14s}"
         )
 o1_finding = claims.BY_ID["O1"].evaluate()
@@ -206,39 +210,36 @@ print(claims.wrap(o1_finding.ours))
 claims.expect(o1_finding, claims.INCONCLUSIVE)
 
 # %% [markdown]
-# At this scale the question the claim asks cannot be decided. The test is an exact sign test over
-# the six seeds: does the reordered run have fewer spikes than its Pre-LN twin? At $3\cdot10^{-2}$
-# each arm spiked once in all, in different seeds, so four seeds tie at zero and the two others
-# (one fewer, one more) decide nothing for a sign test, which needs all six to agree. At $10^{-1}$
-# there are more spikes, and more in the reordered arm (14 against 8): it has fewer in one seed and
-# more in two. Neither rate decides the claim, so the verdict is inconclusive, not a refutation; the
-# ledger also marks it borderline, since six seeds of counts this sparse could land either way on
-# another machine. What the runs do show is a
-# different kind of stability: at both rates the reordered model ends 0.19 nats lower than
-# Pre-LN, so it trains better at learning rates where Pre-LN struggles. Why is a guess we have not
-# tested: the sublayer reads the raw stream, whose scale grows with depth, while what it writes is
-# normalized, so no block can write more than unit scale into the stream.
+# The reordering does not give fewer spikes here. At $3\cdot10^{-2}$ the two arms spike about
+# equally (7 against 8, fewer in five seeds and more in five); at $10^{-1}$ the reordered model
+# spikes more (60 against 44, p = 0.21 for a difference that large by chance). Neither rate
+# decides, so the verdict is **inconclusive**, not a refutation, and the ledger marks it
+# borderline: counts this sparse may land on either side on another machine's kernels. What the
+# runs do show is a different kind of stability: at both rates the reordered model ends about 0.2
+# nats lower than Pre-LN (0.186 and 0.211), so it trains better at learning rates where Pre-LN
+# struggles. Why is a guess we have not tested: the sublayer reads the raw stream, whose scale
+# grows with depth, while what it writes is normalized, so no block can write more than unit scale
+# into the stream.
 #
 # ### O1b · OLMo 2's package: the reordered norm with QK-norm
 #
 # OLMo 2 did not ship the reordering alone: it added a QK-norm over the whole query and key
-# projections (Q1's `qk_norm_span="full"`). So the same test once more with that package,
-# and with Pre-LN and the reordered norm alone run again beside it, the three arms computed
-# together on one machine and path (O1's runs were recorded on the same one: the same bits).
+# projections (Q1's `qk_norm_span="full"`). So the same test once more with that package, on the
+# same 30 seeds, against the same Pre-LN runs.
 
 # %%
 o1b_finding = claims.BY_ID["O1b"].evaluate()
 print(claims.wrap(o1b_finding.ours))
-claims.expect(o1b_finding, claims.INCONCLUSIVE)
+claims.expect(o1b_finding, claims.PARTLY)
 
 # %% [markdown]
-# The package points the claimed way where O1 did not, but not far enough to decide it. At
-# $10^{-1}$ it spikes 5 times in six runs against Pre-LN's 8, fewer in three seeds and more
-# in two; at $3\cdot10^{-2}$ one spike in all decides nothing. A sign test over six seeds
-# needs all six to agree, so both rates stay inconclusive. The reordered norm alone, in the
-# same runs, spiked 14 times at $10^{-1}$, more than Pre-LN again, so whatever fewer spikes
-# the package has come with the QK-norm. Its loss is the clearer result: 0.25 nats below
-# Pre-LN at both rates, lower than the reordering alone bought in O1 (0.19 at both).
+# The package is steadier where the reordering alone was not. At $3\cdot10^{-2}$ it has no spike
+# in 30 runs against Pre-LN's 8 (fewer in seven seeds, more in none): p = 0.016, it holds. At
+# $10^{-1}$ it spikes 37 times against 44, which decides nothing (p = 0.51). One rate of two:
+# **partly**, and borderline, since eight spikes against none is a small count. The reordered
+# norm alone, in the same runs, spiked 7 and 60 times, so whatever the package saves comes with
+# the QK-norm, the bound on attention logits of Q1. Its loss is the clearer result: 0.25 and 0.27
+# nats below Pre-LN, lower than the reordering alone bought.
 
 # %% [markdown]
 # ## G1: the gains, embeddings and caps of Gemma

@@ -100,7 +100,7 @@ def test_qk_sweep_and_reordered_study():
     reordered = ch09_analysis.reordered_study(lrs=(3e-2, 1e-1), seeds=TWO, steps=12)
     assert set(sweep.runs) and set(reordered.runs) == {"Pre-LN", "reordered"}
     check("Q1", sweep)
-    check("O1", reordered)
+    check("O1", reordered, reordered)
 
 
 def test_gain_decay():

@@ -120,30 +120,41 @@ def spikes(counts):
 def o1_study(pre_counts, reordered_counts):
     def arm(counts, loss):
         return {"spikes": spikes(counts), "final_loss": [loss + 0.01 * i for i in range(6)],
-                "seeds": list(range(6))}  # fmt: skip
+                "seeds": list(range(6)), "steps": 100}  # fmt: skip
 
     return SimpleNamespace(lrs=[3e-2], runs={"Pre-LN": {3e-2: arm(pre_counts, 2.6)},
                                             "reordered": {3e-2: arm(reordered_counts, 2.4)}})  # fmt: skip
 
 
+def twice(study):
+    """A study as the graded seeds and as the first seeds shown beside them."""
+    return study, study
+
+
 def test_o1_grades_the_spike_counts():
-    assert check_o1(o1_study([3, 4, 2, 5, 3, 4], [0, 1, 0, 0, 1, 0])).verdict == claims.REPRODUCED
-    assert check_o1(o1_study([0] * 6, [0] * 6)).verdict == claims.INCONCLUSIVE  # nothing to count
-    # five spikes in twelve runs: too few to count, though the t interval alone would clear 0
-    assert check_o1(o1_study([1, 1, 1, 1, 1, 0], [0] * 6)).verdict == claims.INCONCLUSIVE
     assert (
-        check_o1(o1_study([0, 1, 0, 0, 1, 0], [3, 4, 2, 5, 3, 4])).verdict == claims.NOT_REPRODUCED
+        check_o1(*twice(o1_study([3, 4, 2, 5, 3, 4], [0, 1, 0, 0, 1, 0]))).verdict
+        == claims.REPRODUCED
+    )
+    assert (
+        check_o1(*twice(o1_study([0] * 6, [0] * 6))).verdict == claims.INCONCLUSIVE
+    )  # nothing to count
+    # five spikes against none, one seed each: 2 of the 32 sign flips are as extreme, p = 1/16
+    assert check_o1(*twice(o1_study([1, 1, 1, 1, 1, 0], [0] * 6))).verdict == claims.INCONCLUSIVE
+    assert (
+        check_o1(*twice(o1_study([0, 1, 0, 0, 1, 0], [3, 4, 2, 5, 3, 4]))).verdict
+        == claims.NOT_REPRODUCED
     )
 
 
 def test_o1b_grades_olmo2s_package_and_shows_the_reordered_norm_alone():
     study = o1_study([3, 4, 2, 5, 3, 4], [2, 2, 2, 2, 2, 2])
     study.runs["reordered + QK-norm"] = o1_study([0] * 6, [0, 1, 0, 0, 1, 0]).runs["reordered"]
-    finding = check_o1b(study)
+    finding = check_o1b(study, study)
     assert finding.verdict == claims.REPRODUCED, finding.ours
     assert "12 spikes at lr 0.03" in finding.ours  # the reordered norm alone
     study.runs["reordered + QK-norm"] = study.runs["Pre-LN"]  # the package changes nothing
-    assert check_o1b(study).verdict == claims.INCONCLUSIVE
+    assert check_o1b(study, study).verdict == claims.INCONCLUSIVE
 
 
 def gain_result(offset_gains, init_difference=0.0, decay_step_error=0.0, offset_loss=None):

@@ -1,12 +1,12 @@
 """The robustness band (lnpaper.stats): which decisions are fragile, the exact sign test for counts,
 the borderline marker of a claim, and how the reproduction check treats a decision that moves."""
 
+import itertools
 import json
 import math
 import threading
 
 import pytest
-from scipy import stats as scipy_stats
 
 from lnpaper import reproduce, stats
 from lnpaper.companion import record
@@ -117,34 +117,51 @@ def test_collected_decisions_go_to_the_innermost_block_of_their_own_thread():
 @pytest.mark.parametrize(
     ("a", "b", "expected"),
     [
-        ([0, 0, 0, 0, 0, 0], [1, 2, 1, 3, 1, 1], HOLDS),  # fewer in 6 of 6: p = 1/64 < 2.5%
-        ([0, 0, 0, 0, 0, 0], [1, 2, 1, 3, 1, 0], INCONCLUSIVE),  # 5 of 5: p = 1/32 > 2.5%
+        ([0, 0, 0, 0, 0, 0], [1, 2, 1, 3, 1, 1], HOLDS),  # all six flips against: p = 2/64
+        ([0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 1], INCONCLUSIVE),  # p = 1/2
         ([3, 2, 4, 1, 2, 5], [0, 0, 0, 0, 0, 0], FAILS),
-        ([0, 0, 0, 0], [0, 0, 0, 0], INCONCLUSIVE),  # every pair tied: no evidence
+        ([0, 0, 0, 0], [0, 0, 0, 0], INCONCLUSIVE),  # nothing happened: no evidence
+        # fewer in 9 of 10 seeds (a sign test holds, p = 0.021), but one seed has 5 more events
+        # than its pair: the totals differ by 4 of 14 and the permutation test does not decide
+        ([0] * 9 + [5], [1] * 9 + [0], INCONCLUSIVE),
     ],
 )
-def test_fewer_events_is_an_exact_sign_test(a, b, expected):
-    assert stats.fewer_events(a, b) == expected
-    wins = sum(x < y for x, y in zip(a, b, strict=True))
-    untied = sum(x != y for x, y in zip(a, b, strict=True))
-    if untied:
-        p_fewer = scipy_stats.binomtest(wins, untied, 0.5, alternative="greater").pvalue
-        assert (expected == HOLDS) == (p_fewer <= 0.025)
+def test_fewer_events_is_an_exact_paired_permutation_test(a, b, expected):
+    assert stats.fewer_events(a, b, opportunities=90) == expected
+    differences = [x - y for x, y in zip(a, b, strict=True)]
+    flips = [sum(s * d for s, d in zip(signs, differences, strict=True))
+             for signs in itertools.product((1, -1), repeat=len(differences))]  # fmt: skip
+    total = sum(differences)
+    p = sum(abs(f) >= abs(total) for f in flips) / len(flips)
+    assert stats._sign_flip_p(differences, total) == pytest.approx(p, abs=1e-15)
+    assert (expected != INCONCLUSIVE) == (total != 0 and p <= 0.05)
 
 
-def test_a_sign_test_on_six_seeds_is_fragile_unless_the_counts_are_all_alike():
+def test_a_permutation_test_is_fragile_when_the_totals_may_move_across_its_boundary():
     with stats.collect_decisions() as decisions:
-        stats.fewer_events([0, 0, 0, 0, 0, 0], [1, 2, 1, 3, 1, 1])
-        stats.fewer_events([0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 1])
-    everywhere, twice = decisions
-    assert not everywhere.fragile  # 6 of 6 and 0 of 6: the binomial band is 0 at p = 0 and 1
-    assert twice.fragile and HOLDS in twice.alternatives
+        stats.fewer_events([0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], opportunities=90)
+        stats.fewer_events([0, 0, 0, 0, 0, 0], [1, 2, 1, 3, 1, 1], opportunities=90)
+        stats.fewer_events([0] * 30, [9] * 30, opportunities=90)
+    nothing, few, many = decisions
+    assert not nothing.fragile  # no event in 540 chances: the binomial band is 0 at p = 0
+    # 9 events in 540 chances may move by 12 on a recomputation, enough to reach a total of 0
+    assert few.band == 12 and INCONCLUSIVE in few.alternatives
+    assert not many.fragile and many.outcome == HOLDS  # 270 against 0: far from any boundary
 
 
-@pytest.mark.parametrize(("a", "b"), [([1, 2.0], [0, 1]), ([True, 1], [0, 0]), ([-1, 0], [0, 0])])
-def test_fewer_events_takes_counts_only(a, b):
+@pytest.mark.parametrize(
+    ("a", "b", "opportunities"),
+    [([1, 2.0], [0, 1], 9), ([True, 1], [0, 0], 9), ([-1, 0], [0, 0], 9), ([10, 0], [0, 0], 9)],
+)
+def test_fewer_events_takes_counts_only(a, b, opportunities):
     with pytest.raises(ValueError, match="counts are integers"):
-        stats.fewer_events(a, b)
+        stats.fewer_events(a, b, opportunities)
+
+
+@pytest.mark.parametrize("opportunities", [0, -3, 2.5, None])
+def test_fewer_events_names_a_bad_opportunities(opportunities):
+    with pytest.raises(ValueError, match="opportunities is"):
+        stats.fewer_events([0], [1], opportunities)
 
 
 def test_differences_that_overflow_are_refused_by_name():

@@ -398,8 +398,8 @@ def test_the_ledger_applies_holm_within_each_set_of_runs():
 def test_counts_from_numpy_sums_are_counts():
     assert stats.binomial_interval(np.int64(3), np.int32(10)) == stats.binomial_interval(3, 10)
     assert stats.most_runs(np.int64(6), 6) == stats.HOLDS
-    assert stats.fewer_events(np.array([0, 1, 0]), [2, 3, 1]) == stats.fewer_events(
-        [0, 1, 0], [2, 3, 1]
+    assert stats.fewer_events(np.array([0, 1, 0]), [2, 3, 1], np.int64(9)) == stats.fewer_events(
+        [0, 1, 0], [2, 3, 1], 9
     )
     for k in (3.0, True, "3", np.float64(3)):
         with pytest.raises(ValueError, match="counts"):

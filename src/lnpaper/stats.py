@@ -16,8 +16,8 @@ A run that diverged (None, inf or nan) has no value to pair: it is counted, and 
 are summarized by their median and range, never averaged (one diverged run would make a mean
 meaningless).
 
-Counts of rare events per run (gradient spikes) are compared with an exact sign test over the
-seeds (`fewer_events`), not a t interval over small integers.
+Counts of rare events per run (gradient spikes) are compared with an exact paired permutation test
+on their totals (`fewer_events`), not a t interval over small integers.
 
 The reproduction check compares a recorded aggregate with a recomputed one: two estimates of one
 mean difference agree when they lie within 3 standard errors of their difference,
@@ -124,7 +124,7 @@ def paired_difference(a, b) -> Difference:
 # se_now = se_recorded that is 3 * sqrt(2) * se. So a machine that reproduces every quantity may
 # still move a CI edge by that much, and a decision whose recorded edge lies nearer its boundary
 # than this band can land on the other side without anything being wrong: it is *fragile*, and a
-# flip of it is evidence of nothing. For counts (most_runs, sign tests) the band is the binomial
+# flip of it is evidence of nothing. For counts (most_runs, fewer_events) the band is the binomial
 # `count_tolerance` of the count. A decision's `alternatives` are the outcomes it reaches when each
 # edge (or count) moves anywhere within its band; it is fragile when there are any. The rule was
 # fixed before it was applied to any claim, and the check fails only on a decision that was not
@@ -419,60 +419,92 @@ def most_runs(k: int, n: int, label: str = "") -> str:
     return _decided(decision)
 
 
-def _sign_rule(wins: int, losses: int) -> str:
-    """Exact two-sided sign test at 95%: with m = wins + losses untied pairs, Binomial(m, 1/2)
-    under no difference; holds when P(W >= wins) <= 2.5%, fails when P(W <= wins) <= 2.5%."""
-    m = wins + losses
-    if m == 0:
-        return INCONCLUSIVE
-    tail = (1 - CONFIDENCE) / 2
-    upper = sum(math.comb(m, j) for j in range(wins, m + 1)) / 2**m  # P(W >= wins)
-    lower = sum(math.comb(m, j) for j in range(0, wins + 1)) / 2**m  # P(W <= wins)
-    if upper <= tail:
-        return HOLDS
-    return FAILS if lower <= tail else INCONCLUSIVE
+def _sign_flip_p(differences: list[int], total: int) -> float:
+    """Two-sided exact p of a paired permutation test: under no difference each seed's a_i - b_i is
+    as likely to carry either sign, so the 2^n sign flips of `differences` give the null
+    distribution of their sum; p is the share of flips whose |sum| reaches |total|. The sums are
+    integers, so the distribution is counted exactly, one seed at a time."""
+    ways = {0: 1}
+    for d in differences:
+        flipped: dict[int, int] = {}
+        for s, c in ways.items():
+            flipped[s + d] = flipped.get(s + d, 0) + c
+            flipped[s - d] = flipped.get(s - d, 0) + c
+        ways = flipped
+    return sum(c for s, c in ways.items() if abs(s) >= abs(total)) / 2 ** len(differences)
 
 
-def fewer_events(a, b, label: str = "") -> str:
-    """Verdict on "a has fewer events than b" from counts per run paired by seed (spikes per run):
-    an exact sign test over the seeds, ties dropped. Counts of rare events are small integers with
-    many ties; a t interval over them says little, while the sign test's answer is exact."""
+def events_p(a, b) -> float:
+    """`fewer_events`' two-sided exact p for counts a and b paired by seed, for the text."""
+    differences = [int(x) - int(y) for x, y in zip(a, b, strict=True)]
+    return _sign_flip_p(differences, sum(differences))
+
+
+def _permutation_rule(differences: list[int], total: int) -> tuple[str, float]:
+    """Holds when a's total is below b's at two-sided 5%, fails when above; the outcome and p."""
+    p = _sign_flip_p(differences, total)
+    if total == 0 or p > 1 - CONFIDENCE:
+        return INCONCLUSIVE, p
+    return (HOLDS if total < 0 else FAILS), p
+
+
+def _moved_events(differences: list[int], shift: int) -> list[int]:
+    """The per-seed differences after `shift` events more (or fewer) in a than in b, one at a time,
+    each where a recomputation most often puts one: in a seed where the arms were tied (an extra
+    spike in a run pair that had none), else in the seed whose difference is smallest."""
+    moved, step = list(differences), 1 if shift > 0 else -1
+    for _ in range(abs(shift)):
+        i = min(range(len(moved)), key=lambda j: abs(moved[j]))
+        moved[i] += step
+    return moved
+
+
+def fewer_events(a, b, opportunities: int, label: str = "") -> str:
+    """Verdict on "a has fewer events than b" from counts per run paired by seed (spikes per run),
+    each run having `opportunities` steps at which an event could occur: an exact paired
+    permutation test on the total, sum(a) - sum(b), at two-sided 5% (`_sign_flip_p`). Unlike a
+    sign test, which keeps only whether each seed has fewer or more, a seed with five extra spikes
+    weighs five times one with one. The band: each total is a count among n x opportunities
+    chances, so it may move by `count_tolerance` on a recomputation; outcomes reached when that
+    many events are added or removed (`_moved_events`) make the decision fragile."""
     a, b = list(a), list(b)
     if len(a) != len(b):
         raise ValueError(f"a has {len(a)} counts and b has {len(b)}; pair them one per seed")
+    if _whole(opportunities) is None or opportunities < 1:
+        raise ValueError(f"opportunities is {opportunities!r}: the steps a run could have an event")
     for name, values in (("a", a), ("b", b)):
         for index, value in enumerate(values):
-            if _whole(value) is None or value < 0:
-                raise ValueError(f"{name}[{index}] is {value!r}: counts are integers >= 0")
+            if _whole(value) is None or not 0 <= value <= opportunities:
+                raise ValueError(
+                    f"{name}[{index}] is {value!r}: counts are integers from 0 to opportunities "
+                    f"({opportunities})"
+                )
     n = len(a)
-    wins = sum(x < y for x, y in zip(a, b, strict=True))
-    losses = sum(x > y for x, y in zip(a, b, strict=True))
-    outcome = _sign_rule(wins, losses)
-    band_w, band_l = _count_band(wins, n), _count_band(losses, n)
-    moved = {
-        _sign_rule(w, lost)
-        for w in range(max(0, wins - band_w), wins + band_w + 1)
-        for lost in range(max(0, losses - band_l), losses + band_l + 1)
-        if w + lost <= n
-    }
+    differences = [int(x) - int(y) for x, y in zip(a, b, strict=True)]
+    total = sum(differences)
+    outcome, p = _permutation_rule(differences, total)
+    chances = n * opportunities
+    band = _count_band(sum(a), chances) + _count_band(sum(b), chances)
+    moved = {_permutation_rule(shifted, sum(shifted))[0]
+             for shifted in (_moved_events(differences, s) for s in range(-band, band + 1))}  # fmt: skip
     decision = Decision(
-        test=f"sign test, a < b in {wins} of {wins + losses} untied seeds",
+        test=f"paired permutation test, sum(a) - sum(b) = {total:+d} over {n} seeds",
         outcome=outcome,
-        low=float(wins),
-        high=float(wins + losses),
-        boundaries=(),
-        band=float(max(band_w, band_l)),
+        low=float(total),
+        high=float(total),
+        boundaries=(0.0,),
+        band=float(band),
         alternatives=tuple(sorted(moved - {outcome})),
         label=label,
-        evidence=f"a fewer in {wins}, more in {losses} of {n} seeds, band +-{band_w} and "
-        f"+-{band_l} seeds",
-        p_value=None if outcome == INCONCLUSIVE else _binomial_tail_p(wins, wins + losses),
+        evidence=f"{sum(a)} events against {sum(b)} over {n} seeds, two-sided exact p = {p:.2g}, "
+        f"band +-{band} events",
+        p_value=None if outcome == INCONCLUSIVE else p,
     )
     return _decided(decision)
 
 
 def event_counts_text(a, b) -> str:
-    """'fewer in 4, more in 1, tied in 1 of 6 seeds': the sign test's data in words."""
+    """'fewer in 4, more in 1, tied in 1 of 6 seeds': the per-seed comparison in words."""
     a, b = list(a), list(b)
     wins = sum(x < y for x, y in zip(a, b, strict=True))
     losses = sum(x > y for x, y in zip(a, b, strict=True))
