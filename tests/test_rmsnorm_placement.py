@@ -393,22 +393,45 @@ def test_spike_summary_counts_each_runs_spikes_and_largest_jump():
     assert summary[1e-2]["Pre-LN"]["largest_jump"][0] == pytest.approx(5.0, rel=0.05)
 
 
+def balanced_study():
+    return placement(pre_final=[200.0, 400.0, 800.0], peri_final=[5.0, 7.0, 9.0])
+
+
 def test_check_p5_can_fail():
     pre = [200.0, 400.0, 800.0]  # Pre-LN: variance 800 at the end, 4x over depth, grads 3x apart
     balanced = placement(pre_final=pre, peri_final=[5.0, 7.0, 9.0])
-    assert nb_claims.check_p5(balanced, STEADY, STEADY).verdict == claims.REPRODUCED
-    # smaller and steadier, but a steeper rise over depth than Pre-LN's
+    assert nb_claims.check_p5(balanced, balanced, STEADY, STEADY).verdict == claims.REPRODUCED
+    # smaller and steadier, with a steeper rise over depth than Pre-LN's: shown, not graded
     steeper = placement(pre_final=pre, peri_final=[5.0, 20.0, 60.0])
-    assert nb_claims.check_p5(steeper, STEADY, STEADY).verdict == claims.PARTLY
-    assert nb_claims.check_p5(balanced, SAME, SAME).verdict == claims.PARTLY  # spikes undecided
+    finding = nb_claims.check_p5(steeper, steeper, STEADY, STEADY)
+    assert finding.verdict == claims.REPRODUCED
+    assert (
+        "variance rise from block 1 to L x" in finding.ours
+        and "(shown, not graded)" in finding.ours
+    )
+    smaller_only = placement(
+        pre_final=pre, peri_final=[100.0, 200.0, 400.0], peri_grad=(0.9, 0.1, 0.1)
+    )
+    assert nb_claims.check_p5(smaller_only, smaller_only, STEADY, STEADY).verdict == claims.PARTLY
+    assert (
+        nb_claims.check_p5(balanced, balanced, SAME, SAME).verdict == claims.PARTLY
+    )  # spikes undecided
     # Peri-LN larger, steeper and less even on every measure, and spikier
     reversed_ = placement(pre_final=[5.0, 7.0, 9.0], peri_final=[200.0, 400.0, 800.0],
                           peri_grad=(0.9, 0.1, 0.1))  # fmt: skip
     spikier = spike_study([0, 1, 0, 0, 1, 0], [2, 3, 2, 3, 2, 3], pre_jump=2.5, peri_jump=5.0)
-    assert nb_claims.check_p5(reversed_, spikier, spikier).verdict == claims.NOT_REPRODUCED
+    assert (
+        nb_claims.check_p5(reversed_, reversed_, spikier, spikier).verdict == claims.NOT_REPRODUCED
+    )
     # Peri-LN the same as Pre-LN up to seed-to-seed scatter: no measure decides
     same = placement(pre_final=pre, peri_final=pre, peri_grad=(0.3, 0.1, 0.1))
-    assert nb_claims.check_p5(same, SAME, SAME).verdict == claims.INCONCLUSIVE
+    assert nb_claims.check_p5(same, same, SAME, SAME).verdict == claims.INCONCLUSIVE
+    # the first seeds are shown, never graded: reversed there, reproduced on the fresh seeds
+    finding = nb_claims.check_p5(balanced, reversed_, STEADY, spikier)
+    assert (
+        finding.verdict == claims.REPRODUCED
+        and "(on seeds 0-9, not graded: last block" in finding.ours
+    )
 
 
 def test_check_p5_counts_diverged_runs():
@@ -416,14 +439,12 @@ def test_check_p5_counts_diverged_runs():
     peri = diverged.runs["Peri-LN"]
     peri["final_loss"][0] = None  # a diverged run has no loss and no final statistics
     peri["stream_variance_final"][0] = peri["block_grad_norm_final"][0] = None
-    finding = nb_claims.check_p5(diverged, STEADY, STEADY)
+    finding = nb_claims.check_p5(diverged, diverged, STEADY, STEADY)
     assert finding.verdict == claims.NOT_REPRODUCED and "1 Pre-LN or Peri-LN run(s)" in finding.ours
     spiky = spike_study([2] * 6, [0] * 6)
     spiky.runs["Pre-LN, lr 0.03"]["final_loss"][2] = None
     assert (
-        nb_claims.check_p5(
-            placement(pre_final=[200.0, 400.0, 800.0], peri_final=[5.0, 7.0, 9.0]), spiky, STEADY
-        ).verdict
+        nb_claims.check_p5(balanced_study(), balanced_study(), spiky, STEADY).verdict
         == claims.NOT_REPRODUCED
     )
 

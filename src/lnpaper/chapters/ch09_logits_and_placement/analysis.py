@@ -10,7 +10,7 @@ through the record and computes in memory, so the record holds each run once.
   `spike_run`s.
 - `olmo2_study` (O1b): every arm of OLMO2_ARMS at O1's two rates, one `olmo2_spike_run` each.
 - `reordered_confirmation` (O1) and `olmo2_confirmation` (O1b): both on notebook 07's 30 fresh
-  spike seeds (SPIKE_SEEDS).
+  seeds (FRESH_SEEDS).
 - `gain_decay_confirmation` (G1b): G1's runs again on 20 fresh seeds.
 - the summaries: `qk_summary` (Q1, Q1c, the sweep's figure) and `lr_sensitivity`.
 """
@@ -18,7 +18,7 @@ through the record and computes in memory, so the record holds each run once.
 import math
 from dataclasses import dataclass
 
-from lnpaper.chapters.ch07_rmsnorm_placement.analysis import SPIKE_SEEDS
+from lnpaper.chapters.ch07_rmsnorm_placement.analysis import FRESH_SEEDS
 from lnpaper.chapters.ch07_rmsnorm_placement.runs import spike_run
 from lnpaper.chapters.ch09_logits_and_placement.runs import (
     LOGIT_BOUNDS,
@@ -133,19 +133,19 @@ def olmo2_study(*, lrs=(3e-2, 1e-1), seeds=tuple(range(6)), steps: int = 100) ->
 
 
 def reordered_confirmation() -> ReorderedStudy:
-    """O1 on SPIKE_SEEDS (declared in notebook 07's analysis with P5's), other arguments the
+    """O1 on FRESH_SEEDS (declared in notebook 07's analysis with P5's), other arguments the
     defaults."""
-    return reordered_study(seeds=SPIKE_SEEDS)
+    return reordered_study(seeds=FRESH_SEEDS)
 
 
 def olmo2_confirmation() -> ReorderedStudy:
-    """O1b on SPIKE_SEEDS: the package's runs beside `reordered_confirmation`'s two arms, which are
+    """O1b on FRESH_SEEDS: the package's runs beside `reordered_confirmation`'s two arms, which are
     the same models (olmo2_spike_run's "Pre-LN" and "reordered" arms build spike_run's), so they are
     run once."""
     study = reordered_confirmation()
     package = "reordered + QK-norm"
     study.runs[package] = {
-        lr: vars(olmo2_spike_run(arm=package, lr=lr, seeds=SPIKE_SEEDS)) for lr in study.lrs
+        lr: vars(olmo2_spike_run(arm=package, lr=lr, seeds=FRESH_SEEDS)) for lr in study.lrs
     }
     return study
 
