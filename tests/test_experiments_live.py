@@ -9,6 +9,7 @@ import pytest
 from lnpaper import claims
 from lnpaper.chapters.ch02_transpose import runs as ch02_runs
 from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
+from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import analysis as ch04_analysis
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
 from lnpaper.chapters.ch07_rmsnorm_placement import analysis as ch07_analysis
@@ -53,6 +54,11 @@ def check(claim_id: str, *results) -> None:
 
 
 TWO = (0, 1)
+
+
+def test_rnn_dynamics_at_another_gain():
+    result = ch03_runs.rnn_dynamics_gain(gain=2.0, seed=1)
+    check("R2", result, {1.0: [result], 2.0: [result]})
 
 
 def test_layernorm_parity_and_backward_parity():

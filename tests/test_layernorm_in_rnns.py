@@ -89,19 +89,29 @@ def test_r2_dynamics_measures_what_it_says():
     assert plain[1.0][0] == pytest.approx(ln[1.0][0], rel=1e-12)
 
 
+def draws_of(*results, other=None):
+    """R2's draws: `results` at g = 1, and `other` (default: the first) at g = 0.5 and 2."""
+    other = other or results[0]
+    return {0.5: [other], 1.0: list(results), 2.0: [other]}
+
+
 def test_r2_check_can_reproduce_partly_or_fail():
     result = rnn_dynamics()
-    assert nb_claims.check_r2(result).verdict == claims.PARTLY  # scale gone, growth not
+    check = nb_claims.check_r2
+    assert check(result, draws_of(result)).verdict == claims.PARTLY  # scale gone, growth not
     bounded = {net: dict(by_scale) for net, by_scale in result.sensitivity.items()}
     bounded["LN tanh RNN"] = {s: [1.0] * result.steps for s in bounded["LN tanh RNN"]}
-    assert nb_claims.check_r2(dataclasses.replace(result, sensitivity=bounded)).verdict == (
-        claims.REPRODUCED
-    )
+    steady = dataclasses.replace(result, sensitivity=bounded)
+    assert check(steady, draws_of(steady)).verdict == claims.REPRODUCED
+    # every draw at g = 1 must hold: one draw whose perturbations grow makes it partly
+    assert check(steady, draws_of(steady, result)).verdict == claims.PARTLY
+    # the other gains are shown, never graded
+    finding = check(steady, draws_of(steady, other=result))
+    assert finding.verdict == claims.REPRODUCED and "g = 0.5: x 1.06" in finding.ours
     drifting = {net: dict(by_scale) for net, by_scale in result.hidden_rms.items()}
     drifting["LN tanh RNN"][4.0] = [0.9] * result.steps  # the LN RNN's size depends on scale
-    assert nb_claims.check_r2(dataclasses.replace(result, hidden_rms=drifting)).verdict == (
-        claims.NOT_REPRODUCED
-    )
+    drifted = dataclasses.replace(result, hidden_rms=drifting)
+    assert check(result, draws_of(result, drifted)).verdict == claims.NOT_REPRODUCED
 
 
 # ---- R3, R3b-R3g, R4, R4b, R4c -------------------------------------------------------------------

@@ -6,6 +6,7 @@ notebook prints and the claims and figures read. Nothing here is recorded: each 
   on the digits read row by row, each model one `sequence_training` run over seeds and one
   learning-rate grid.
 - `gru_training` (R3f, R4c): the GRU against the LN-GRU, under the same protocol.
+- `dynamics_draws` (R2): R2's runs over five draws of the weights and three LN gains.
 - the summaries: `training_summary` (each model at its best rate), `best_lr_index`,
   `length_summary`, `dynamics_summary`.
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
     LR_GRID,
     RECURRENT_MODELS,
+    rnn_dynamics_gain,
     sequence_training,
 )
 from lnpaper.spread import mean_sd
@@ -127,6 +129,20 @@ def dynamics_summary(dynamics) -> dict:
         "same_until": next(
             (t for t, d in enumerate(dynamics.layernorm_difference) if d > 1e-3), dynamics.steps
         ),
+    }
+
+
+# R2 over draws and gains, declared before the runs: its parts are graded on all five draws of the
+# weights at the paper's gain (g = 1), and the growth of a perturbation is shown at g = 0.5 and 2,
+# not graded, to tell LayerNorm's share of it from the gain's.
+DYNAMICS_SEEDS, DYNAMICS_GAINS = tuple(range(5)), (0.5, 1.0, 2.0)
+
+
+def dynamics_draws() -> dict:
+    """gain -> [DynamicsResult per seed of DYNAMICS_SEEDS], one `rnn_dynamics_gain` run each."""
+    return {
+        gain: [rnn_dynamics_gain(gain=gain, seed=seed) for seed in DYNAMICS_SEEDS]
+        for gain in DYNAMICS_GAINS
     }
 
 

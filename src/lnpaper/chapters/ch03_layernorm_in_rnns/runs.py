@@ -265,6 +265,19 @@ def rnn_dynamics(
     through the net (a Jacobian-vector product): how much step t still depends on step 0, the
     quantity whose vanishing or explosion makes long-range learning hard.
     """
+    return _dynamics(hidden, steps, input_steps, examples, scales, seed, gain=1.0)
+
+
+@experiment
+def rnn_dynamics_gain(*, gain: float = 1.0, seed: int = 0) -> DynamicsResult:
+    """R2's runs for one draw of the weights (`seed`) with the LN RNN's gain g set to `gain` at
+    every unit (the paper initializes it to 1): whether the growth of a perturbation per step is
+    LayerNorm's or the gain's. Every other argument is rnn_dynamics' default."""
+    return _dynamics(64, 300, 8, 32, (0.5, 1.0, 2.0, 4.0), seed, gain=gain)
+
+
+def _dynamics(hidden, steps, input_steps, examples, scales, seed, gain) -> DynamicsResult:
+    """rnn_dynamics' body, with the LN RNN's gain `gain`."""
     x = digits.load("test", form="rows")[0][:examples].to(F64)
     inputs = torch.cat(
         [x[:, :input_steps], x.new_zeros(examples, steps - input_steps, x.shape[2])], 1
@@ -277,7 +290,8 @@ def rnn_dynamics(
 
     summed, hidden_rms, sensitivity, trajectories = {}, {}, {}, {}
     for net, cell_type in (("tanh RNN", TanhRNNCell), ("LN tanh RNN", LayerNormTanhRNNCell)):
-        cell = cell_type(digits.SIDE, hidden).double()
+        options = {"gain_init": gain} if cell_type is LayerNormTanhRNNCell else {}
+        cell = cell_type(digits.SIDE, hidden, **options).double()
         summed[net], hidden_rms[net], sensitivity[net] = {}, {}, {}
         for s in scales:
             with torch.no_grad():
