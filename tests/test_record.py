@@ -1,9 +1,11 @@
 """The record: canonical keys, modes, broken and read-only stores, and parallel recomputes."""
 
 import dataclasses
+import inspect
 import json
 import math
 import os
+import re
 import stat
 import warnings
 
@@ -346,3 +348,34 @@ def test_a_writers_check_of_some_runs_compares_the_claims_that_read_them():
     # R3 reads its runs through an analysis (recurrent_training), M4e through gain_pixels
     assert {"R3", "R3c", "M4e", "R6"} <= chosen
     assert not chosen & {"F1", "I1", "T1", "R5"}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"lr": "fast"}, "lm_training(lr='fast'): expected a number, like the default 0.003"),
+        ({"batch_size": 16.5}, "lm_training(batch_size=16.5): expected a whole number"),
+        ({"steps": True}, "lm_training(steps=True): expected a whole number"),
+        ({"seeds": 5}, "lm_training(seeds=5): expected a sequence"),
+        ({"placement": 1}, "lm_training(placement=1): expected a name"),
+        ({"learning_rate": 0.1}, "lm_training() has no parameter 'learning_rate'; it takes: "),
+    ],
+)
+def test_an_experiment_names_a_bad_argument_before_anything_runs(arguments, message):
+    from lnpaper.chapters.ch06_transformer import runs
+
+    with pytest.raises(TypeError, match=re.escape(message)):
+        runs.lm_training(**arguments)
+
+
+def test_numpy_numbers_and_any_sequence_pass_the_argument_check():
+    from lnpaper.companion.registry import check_arguments
+
+    def kinds(*, lr: float = 1e-3, steps: int = 3, seeds=(0, 1), arm: str = "pre"):
+        pass
+
+    signature = inspect.signature(kinds)
+    for arguments in ({"lr": np.float32(0.1)}, {"lr": 1}, {"steps": np.int64(5)},
+                      {"seeds": range(4)}, {"seeds": [3]}, {"seeds": np.arange(2)},
+                      {"arm": "peri"}):  # fmt: skip
+        check_arguments("kinds", signature, arguments)

@@ -8,6 +8,7 @@ name.
 
 import functools
 import inspect
+import numbers
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ def experiment(fn):
 
     @functools.wraps(fn)
     def run(**kwargs):
+        check_arguments(fn.__name__, signature, kwargs)
         bound = signature.bind(**kwargs)
         bound.apply_defaults()
         return record.call(fn.__name__, fn, result_type, dict(bound.arguments))
@@ -41,6 +43,40 @@ def experiment(fn):
         raise ValueError(f"experiment {fn.__name__!r} is registered twice")
     EXPERIMENTS[fn.__name__] = run
     return run
+
+
+def check_arguments(name: str, signature: inspect.Signature, kwargs: dict) -> None:
+    """Refuse, before anything runs, a keyword the experiment does not take or a value of another
+    kind than its default (a word where a number goes, a fraction where a count goes), naming the
+    reader's parameter and value."""
+    for key, value in kwargs.items():
+        if key not in signature.parameters:
+            takes = ", ".join(signature.parameters)
+            raise TypeError(f"{name}() has no parameter {key!r}; it takes: {takes}")
+        problem = _kind_problem(value, signature.parameters[key].default)
+        if problem:
+            raise TypeError(f"{name}({key}={value!r}): {problem}")
+
+
+def _kind_problem(value, default) -> str:
+    """Why `value` cannot stand where `default` stands, or '' if it can."""
+    if default is inspect.Parameter.empty or default is None:
+        return ""
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+        return "" if ok else f"expected True or False, like the default {default!r}"
+    if isinstance(default, numbers.Integral):
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        return "" if ok else f"expected a whole number, like the default {default!r}"
+    if isinstance(default, numbers.Real):
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        return "" if ok else f"expected a number, like the default {default!r}"
+    if isinstance(default, str):
+        return "" if isinstance(value, str) else f"expected a name, like the default {default!r}"
+    if isinstance(default, tuple | list):
+        ok = isinstance(value, typing.Iterable) and not isinstance(value, str | bytes | dict)
+        return "" if ok else f"expected a sequence, like the default {default!r}"
+    return ""
 
 
 def result_types() -> dict[str, type]:
