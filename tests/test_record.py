@@ -356,6 +356,7 @@ def test_a_writers_check_of_some_runs_compares_the_claims_that_read_them():
         ({"lr": "fast"}, "lm_training(lr='fast'): expected a number, like the default 0.003"),
         ({"batch_size": 16.5}, "lm_training(batch_size=16.5): expected a whole number"),
         ({"steps": True}, "lm_training(steps=True): expected a whole number"),
+        ({"batch_size": -16}, "lm_training(batch_size=-16): a count cannot be negative"),
         ({"seeds": 5}, "lm_training(seeds=5): expected a sequence"),
         ({"placement": 1}, "lm_training(placement=1): expected a name"),
         ({"learning_rate": 0.1}, "lm_training() has no parameter 'learning_rate'; it takes: "),

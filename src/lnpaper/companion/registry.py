@@ -46,9 +46,9 @@ def experiment(fn):
 
 
 def check_arguments(name: str, signature: inspect.Signature, kwargs: dict) -> None:
-    """Refuse, before anything runs, a keyword the experiment does not take or a value of another
-    kind than its default (a word where a number goes, a fraction where a count goes), naming the
-    reader's parameter and value."""
+    """Refuse, before anything runs, a keyword the experiment does not take, a value of another
+    kind than its default (a word where a number goes, a fraction where a count goes) or a negative
+    count, naming the reader's parameter and value."""
     for key, value in kwargs.items():
         if key not in signature.parameters:
             takes = ", ".join(signature.parameters)
@@ -67,6 +67,8 @@ def _kind_problem(value, default) -> str:
         return "" if ok else f"expected True or False, like the default {default!r}"
     if isinstance(default, numbers.Integral):
         ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        if ok and default > 0 and value < 0:  # a count (steps, units, a batch): never negative
+            return f"a count cannot be negative (the default is {default!r})"
         return "" if ok else f"expected a whole number, like the default {default!r}"
     if isinstance(default, numbers.Real):
         ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
