@@ -33,21 +33,15 @@
 #   (**R3b**); the gains' initial value, 1.0 or 0.1 (**R3e**); the same questions for the GRU,
 #   the cell of the order embeddings and skip-thoughts (**R3f**, **R4c**);
 # - sequences twice as long as any seen in training, and Cooijmans et al.'s two statements about
-#   a BN-LSTM's statistics on an input that does not change along the sequence (**M4f**, **M4g**);
-# - the recurrent experiments at eight times the length: the digits read pixel by pixel ($T = 64$) and
-#   permuted, with the GRUs too (**R3g**); Cooijmans et al.'s table (**M4b**), a $T_{max}$ inside
-#   the sequence (**M4c**), BatchNorm's gains (**M4d**) and LayerNorm's (**M4e**), LN-LSTM against
-#   BN-LSTM at the end (**R3c**), and at minibatches of 4, the paper's closing claim (**R6**);
-# - a coda where BatchNorm is supposed to win: a small CNN (**R5**).
+#   a BN-LSTM's statistics on an input that does not change along the sequence (**M4f**, **M4g**).
+#
+# Notebook 04 takes the same models to eight times the length, pixel by pixel.
 #
 # **Scaled down.** The paper's recurrent experiments ran on GPUs for days, on MSCOCO, BookCorpus,
 # binarized MNIST (DRAW, a generative model) and handwriting. Here the data are scikit-learn's
-# 8 x 8 digits, first read row by row (8 steps of 8 pixels), then pixel by pixel (64 steps of one
-# pixel): sequential MNIST at 8 x 8. Sequential MNIST itself reads a 28 x 28 digit one pixel at a
-# time (784 steps); that benchmark is Le et al.'s (2015, for the IRNN) and Cooijmans et al.'s
-# (2016), and Ba et al. did not run it. Row by row the nets have 32 units and train for 300 steps of
-# batch 32 over 10 seeds; pixel by pixel 16 units, 150 steps of batch 16, 8 seeds; 300 validation
-# and 300 test images. What carries over is the direction of each claim, not its numbers.
+# 8 x 8 digits read row by row (8 steps of 8 pixels); the nets have 32 units and train for 300
+# steps of batch 32 over 10 seeds, with 300 validation and 300 test images. What carries over is
+# the direction of each claim, not its numbers.
 #
 # **Run time.** The training results are read from the record in `results/`, so the notebook runs
 # in seconds. A live run (`LNPAPER_RECORD=off`) trains its 700-odd small networks again (each
@@ -320,12 +314,10 @@ for gain, results in draws.items():
     print(f"  g = {gain:<4g} draws 0-4: {ranges}")
 
 # %% [markdown]
-# At the paper's $g = 1$ the growth belongs to the draw: two of the five grow by about 7% per
-# step, two stay within 1% of steady, and one shrinks by about 6%. The gain moves it
-# more than the draw does: at $g = 2$ every draw grows by 16% to 24% per step, at $g = 0.5$ none
-# by more than 1%. LayerNorm fixes the size of the summed inputs; how fast a perturbation grows is
-# then set by $g$ and $W_h$. The first two parts of the claim hold in every draw; the bound on
-# growth fails in two of five, so R2 is marked `partly`.
+# At $g = 1$ the growth belongs to the draw: two of five grow by about 7% per step, two stay
+# within 1% of steady, one shrinks by about 6%. The gain moves it more: at $g = 2$ every draw
+# grows by 16% to 24% per step, at $g = 0.5$ none by more than 1%. The first two parts of the
+# claim hold in every draw; the bound on growth fails in two of five: R2 is `partly`.
 #
 # ## Training: faster, and as good or better? (R3, R3d, R4, R4b, R3f, R4c, R3b)
 #
@@ -363,15 +355,8 @@ for gain, results in draws.items():
 # alike). Every quantity compared below is then measured on the test split, which played no part
 # in the choice.
 #
-# All 30 runs of a model (3 rates x 10 seeds) train as one: `SeedBatchedClassifier` stacks the 30
-# copies of every weight along a leading axis and steps them with `torch.bmm`, and the loss is the
-# sum of the 30 per-run losses, so each copy gets exactly its own gradient; Adam is elementwise, so
-# each takes the step it would take alone at its own rate (`PerRunAdam`). The tests check both
-# against the plain loop: the same outputs and gradients as 30 separate models, and the same test
-# NLL as torch's own Adam on one model after five steps.
-#
-# Every comparison is paired by seed (the same seed gives both models the same initial weights and
-# minibatches): we report the mean of the per-seed differences with its 95% Student-t interval over
+# All 30 runs of a model (3 rates x 10 seeds) train as one batch of models (`SeedBatchedClassifier`,
+# tested against 30 separate ones). Every comparison is paired by seed, with its 95% interval over
 # the 10 seeds. "Faster" is the test NLL over the first quarter of training (steps 25-75): the
 # LN-LSTM's must be lower, with the whole interval below 0, at every shared rate (R3) or at each
 # model's best (R3d). "At the end" means one thing in every claim about it here and at $T = 64$:

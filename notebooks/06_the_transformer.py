@@ -344,17 +344,13 @@ figures.warmup_curves(study)
 #
 # The RMSNorm paper (Zhang & Sennrich 2019) trained Transformer-base on WMT14 En-De with LayerNorm
 # (26.6 BLEU), RMSNorm (26.8) and without normalization: "we fail to train this model". The claim
-# does not single out warmup. Transformer-base is normally trained with Vaswani et al.'s warmup
-# schedule, and the example training script of zero, the authors' toolkit in which their
-# Transformer's RMSNorm is implemented, uses it ("noam", 4000 warmup steps); we could not check
-# the paper's text for the schedule of the failed run. So the failure is tested twice here, on the
+# does not single out warmup; the authors' toolkit trains with warmup ("noam", 4000 steps). So the
+# failure is tested twice here, on the
 # same model with `norm="identity"` at the same learning rate: without warmup, and with the 50
 # warmup steps of T3, the arm nearer the source's setting.
 #
-# A run *fails* if it diverges or does not end below the bigram level: the one meaning of
-# "trains" every notebook uses (notebook 01's box). A model between the unigram and the bigram
-# level has learned how often tokens occur and part of what the previous token tells, not the
-# order the language is made of. In each arm, "training fails" is read as "most runs fail": the
+# A run *fails* if it diverges or does not end below the bigram level, the one meaning of
+# "trains" (notebook 01's box). In each arm, "training fails" is read as "most runs fail": the
 # Clopper-Pearson 95% interval of the rate of failed runs must lie above 1/2 (and "most runs
 # train" when it lies below).
 # The claim is reproduced if both arms fail, partly if one does. Losses that may run into the
@@ -415,8 +411,7 @@ figures.without_normalization(study)
 # fresh model), so after six blocks the logits are large and the initial loss is far above $\ln V$.
 # Without warmup, training never recovers: all six seeds end far above even the uniform level, at
 # losses from 3.9 to 363 nats. Six failures of six put the failure rate's interval at 0.54 to 1,
-# above one half; six is the fewest seeds for which even a clean sweep can pass this test (five
-# of five give 0.48 to 1).
+# above one half.
 #
 # With warmup the same model learns something, and not the language. Its held-out loss, 2.38 to
 # 2.84 nats, lies 0.25 nats below the unigram level on average (0.06 to 0.43), so it learns more
@@ -424,11 +419,9 @@ figures.without_normalization(study)
 # definition all six fail, and this arm too has a failure rate above one half. On average the
 # runs sit 0.16 nats above the bigram level (-0.02 to 0.35) and 0.57 nats (0.37 to 0.78) behind
 # Pre-LN with the same warmup. So the claim is **reproduced**: at this scale and this learning
-# rate, a Transformer without normalization fails to train, with warmup or without. Read by a
-# looser rule, below the unigram level, five of the six runs with warmup would count as trained
-# and that arm would be undecided; the one definition is the bigram level, the level T5 and T5b
-# below are graded against too. These runs serve several claims, and under Holm's correction
-# within them (CLAIMS.md), T4 would be `inconclusive`.
+# rate, a Transformer without normalization fails to train, with warmup or without. These runs
+# serve several claims, and under Holm's correction within them (CLAIMS.md), T4 would be
+# `inconclusive`.
 #
 # ## T5 · T-Fixup: an initialization instead of a norm
 #
@@ -440,14 +433,10 @@ figures.without_normalization(study)
 # convention of the fairseq code the paper builds on; `TransformerLM`'s docstring says exactly what
 # is implemented.)
 #
-# The $(9N)^{-1/4}$ rule was derived for the decoder layers of an encoder-decoder model, which have a
-# cross-attention sublayer as well (the authors' code scales its value and output matrices too). We
-# use it on a decoder-only stack, whose blocks have only self-attention and the feed-forward network.
-# Block by block that is the shape of T-Fixup's *encoder* layer, whose rule is $0.67 N^{-1/4}$
-# (0.36 at $N = 12$, against the decoder rule's 0.31); we keep the decoder rule for a causal
-# language model, and with either the branches start small. The embedding scale is applied as in
-# the authors' fairseq code: the looked-up token embedding is multiplied by $\sqrt d$ (fairseq's
-# `embed_scale`) before the position embedding is added. So at
+# The $(9N)^{-1/4}$ rule was derived for an encoder-decoder's decoder layers; we use it on a
+# decoder-only stack (T-Fixup's encoder rule, $0.67 N^{-1/4}$, gives 0.36 at $N = 12$ against 0.31;
+# with either the branches start small). As in the authors' fairseq code, the token embedding is
+# multiplied by $\sqrt d$ before the position embedding is added. So at
 # $d = 64$ and $N = 12$ a token enters the stack with a standard deviation of
 # $\sqrt d \cdot d^{-1/2} (9N)^{-1/4} = (9N)^{-1/4} \approx 0.31$ per coordinate.
 #
@@ -662,14 +651,11 @@ assert projection.max_sum < 1e-12, f"largest |<1, dL/dx>| = {projection.max_sum:
 # Santurkar et al.: the loss variation (range of $L(w - \eta g)$ over the steps), the
 # gradient predictiveness ($\max_\eta \lVert g(w - \eta g) - g(w)\rVert / \lVert g(w)\rVert$) and the
 # effective $\beta$-smoothness (the same change per unit of distance, over $\lVert \eta g\rVert$).
-# Dividing the gradient's change by $\lVert g(w)\rVert$ is our choice, so that models whose
-# gradients differ in size compare; Santurkar et al. use the change itself.
-# Ten seeds; a seed fixes the initial weights, the order of the data and the probe batch, the same
-# for every normalizer, so the normalizers are compared seed by seed.
+# Dividing by $\lVert g(w)\rVert$ is our choice, so that gradients of different sizes compare.
+# Ten seeds, each the same for every normalizer, so they are compared seed by seed.
 #
-# *Where* to compare matters. BatchNorm trains much faster here: after 25 steps its loss is already
-# near 0.2, where no norm is still near 2. Compared at equal steps, BatchNorm would be measured near
-# a minimum, where any landscape is flatter, and no norm in the middle of its descent. So the
+# *Where* to compare matters. BatchNorm trains much faster here (after 25 steps its loss is near
+# 0.2, no norm's near 2), and near a minimum any landscape is flatter. So the
 # landscape is probed at matched loss: at the first step at which each model's loss on the probe
 # batch reaches 1, 0.5, 0.2 and 0.1, and, apart, at step 0, where all start from about the same
 # loss ($\ln 10 \approx 2.3$). Per seed, the matched points are summarized by the mean of the log
@@ -725,22 +711,18 @@ figures.loss_smoothness(smooth)
 # At matched loss, BatchNorm's landscape is smoother on all three measures: along a step its loss
 # varies 0.67 times as much as without a norm (interval 0.52 to 0.88), its gradient moves 0.23 times
 # as much (0.21 to 0.27; with BatchNorm the gradient changes by about its own size, without a norm
-# by three to six times it) and its effective $\beta$ is 0.50 of no norm's (0.44 to 0.58). The loss
-# variation is where the comparison at equal steps had misled: there it was 0.06, most of it the
-# difference between a model near its minimum and one halfway down; at matched loss what is left is
-# a factor of 1.5. At step 0 it is the other way round on every measure: BatchNorm's freshly
+# by three to six times it) and its effective $\beta$ is 0.50 of no norm's (0.44 to 0.58). At equal
+# steps the loss variation was 0.06, mostly the gap between a model near its minimum and one
+# halfway down. At step 0 it is the other way round on every measure: BatchNorm's freshly
 # initialized loss varies 30 times as much along a step (23 to 40), its gradient moves 2.3 times as
-# much and its $\beta$ is 3.4 times no norm's. No norm's network starts nearly flat, likely because
-# PyTorch's default initialization shrinks the signal layer by layer, so that a step barely moves
-# the output, while BatchNorm rescales every layer to unit variance at once. So the smoothing is a property of
-# training under way, not of BatchNorm at initialization, and the row says partly.
+# much and its $\beta$ is 3.4 times no norm's. So the smoothing is a property of training under way,
+# not of BatchNorm at initialization, and the row says partly.
 #
 # LayerNorm, reported beside and not tested, does not share it: at matched loss its loss varies
 # more than without a norm, its gradient change cannot be told apart and its effective $\beta$ is
-# larger (the table above). The smoothing result was measured on BatchNorm and does not transfer
-# to LayerNorm for free. This is also one learning rate and one small network, and we do not rerun
-# Santurkar et al.'s other experiment (noise injected into the layers' input distributions), so
-# the claim is checked in part.
+# larger (the table above): the result does not transfer to LayerNorm for free. One learning rate
+# and one small network, without Santurkar et al.'s noise-injection experiment: the claim is
+# checked in part.
 #
 # ## What was scaled down
 #

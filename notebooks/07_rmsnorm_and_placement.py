@@ -418,25 +418,16 @@ claims.expect(p3_finding, claims.PARTLY)
 #   per-value arithmetic cost something even in one pass, and on a CPU a clone is a plain memory
 #   copy. The counts predict the order of the composed versions, whose every op is a pass over
 #   memory, not the size of the gaps, and not the fused kernel.
-# - **Threads** change the absolute times a great deal on a shared 2-core machine (2 threads were
-#   slower than 1 for most versions here, the other core being busy) and move the ratios by
-#   hundredths to tenths, in one case by more (as shipped forward on 4096 x 1024: 1.20 with 1
-#   thread, 2.25 with 2). One ratio crosses the margin: as shipped forward, RMSNorm costs time in
-#   three settings but not with 2 threads on 256 x 4096 (1.02), so that outcome is inconclusive;
-#   the other five are the same with 1 and 2 threads. Such 2-thread swings (and 0.39 for the
-#   fewest passes forward on 256 x 4096) show how far a contended machine can push a single
-#   setting. A version faster than a plain copy of its input would not be a measurement of the
-#   op, and such a setting should not vote. No such rule was declared before the runs, and none
-#   is needed here: no version comes in under a clone's time in any setting (the closest, the
-#   fused LayerNorm with 2 threads on 4096 x 1024, takes 3.53 times a clone's fwd+bwd time).
+# - **Threads** move the ratios by hundredths to tenths, once by more (as shipped forward on
+#   4096 x 1024: 1.20 with 1 thread, 2.25 with 2). One outcome turns on them: as shipped forward,
+#   RMSNorm costs time in three settings but not with 2 threads on 256 x 4096 (1.02), so that
+#   comparison is inconclusive. No version comes in under a clone's time in any setting.
 #
 # Four of the six comparisons say RMSNorm saves time, one that it costs time, and one cannot tell:
-# **P3 partly**. What the CPU cannot tell: the paper's 7%-64% are GPU wall times of whole models in
-# 2019's Theano, TensorFlow and PyTorch, where a norm is a small share of the step and kernels are
-# launched and fused differently. On a CPU we can show that the saving exists when both norms are
-# written alike and that it belongs to the implementation as much as to the formula, which is one
-# reading (not a proof) of why the same RNNSearch saved 34.0% in Theano, 24.7% in TensorFlow and
-# 11.0% in PyTorch.
+# **P3 partly**. The paper's 7%-64% are GPU wall times of whole models; on a CPU we can show that
+# the saving exists when both norms are written alike and that it belongs to the implementation as
+# much as to the formula, one reading of why the same RNNSearch saved 34.0% in Theano, 24.7% in
+# TensorFlow and 11.0% in PyTorch.
 #
 # ## P4 · pRMSNorm: the statistic from 6.25% of the units
 #
@@ -548,11 +539,8 @@ claims.expect(p4_finding, claims.PARTLY)
 # 0.219 nats, 0.089 on average with an interval of +0.048 to +0.129: wholly beyond the 0.02
 # margin, so the no-worse test of P2 fails for pRMSNorm, and P4 is **partly** reproduced: the
 # estimate behaves as the source says, the model built on it at $d = 64$ does not keep RMSNorm's
-# quality. A noisy scale, different for every token, is a cost at this width. At the widths the
-# paper used (hundreds to thousands of units) the estimate is far better, and the saving is the
-# point: the reduction reads $p\,n$ values instead of $n$, the 63.9% of the abstract. This notebook
-# does not time pRMSNorm: with one fewer full read than RMSNorm, its composed version would fall
-# between RMSNorm's two rows in the P3 table.
+# quality. A noisy scale, different for every token, is a cost at this width; at the paper's widths
+# (hundreds to thousands of units) the estimate is far better. pRMSNorm is not timed here.
 #
 # ## P5 · Where the norm goes
 #
@@ -754,18 +742,12 @@ figures.placement_variance(placement)
 # stream grows about fivefold in training (against 128-fold for Pre-LN) and ends about thirteen
 # times smaller than Pre-LN's. On the 30 graded seeds the ratios are 0.033 for the growth and 0.070
 # for the size (0.037 and 0.077 on the six above), with intervals far below 1. That is the claim,
-# and at this scale it shows plainly. Both placements end below
-# the bigram level of 2.339, by 0.06 and 0.04 nats on average (Pre-LN 2.284, Peri-LN 2.302), in
-# the record on every seed; Peri-LN's margin is within machine noise, though: recomputed on an
-# AVX-512 machine, one of its six seeds ended 0.055 above it. Their losses cannot be told apart
-# (Peri-LN minus Pre-LN +0.018, interval -0.005 to +0.040 nats): 1e-2 is too high a rate for this
-# model either way (at 3e-3 the same model reaches 1.96, P2). After training, neither stream grows
-# linearly with depth any more: block over block, Pre-LN's variance grows by a factor of 1.26 to
-# 1.44 (194 to 762) and Peri-LN's by 1.5 to 1.9 (5 to 58). Six blocks cannot tell Pre-LN's
-# growth from a straight line (a linear fit and a geometric one miss the six means by about as
-# much); Peri-LN's, growing by half again per block, is plainly geometric, the growth the Peri-LN
-# and Curse-of-Depth papers call exponential.
-# Not analysed further here; nor is Kim et al.'s optional embedding norm, which these runs omit.
+# and at this scale it shows plainly. Both placements end below the bigram level of 2.339 (Pre-LN
+# 2.284, Peri-LN 2.302), and their losses cannot be told apart (Peri-LN minus Pre-LN +0.018,
+# interval -0.005 to +0.040 nats): 1e-2 is too high a rate for this model either way (at 3e-3 it
+# reaches 1.96, P2). After training, Pre-LN's variance grows block over block by a factor of 1.26
+# to 1.44 and Peri-LN's by 1.5 to 1.9, plainly geometric, the growth the Peri-LN and
+# Curse-of-Depth papers call exponential. Kim et al.'s optional embedding norm is left out here.
 #
 # **Gradients.** After training the spread of the blocks' gradient norms (largest over smallest) is
 # 3.02 for Peri-LN against 4.34 for Pre-LN on the six seeds above, smaller on every seed: a ratio
@@ -779,12 +761,11 @@ figures.placement_variance(placement)
 # learned gains, and the later ones grew. That ratio is not graded: Pre-LN's block 1 has itself
 # grown about a hundredfold, and the ratio divides that out. "More balanced" holds for the growth
 # over training and for the size the stream reaches; its shape across six blocks is steeper in
-# Peri-LN. The three graded measures hold, and
-# the spike counts below decide nothing: P5 is **partly** reproduced.
+# Peri-LN. The three graded measures hold, and the spike counts below decide nothing: P5 is
+# **partly** reproduced.
 #
 # Post-LN shows its own failure: its stream cannot grow, but after training its early blocks
-# receive almost no gradient (about $3 \times 10^{-8}$ for the first block against $10^{-1}$ for the
-# last),
+# receive almost no gradient (about $10^{-7}$ for the first block against $10^{-1}$ for the last),
 # and it ends at the uniform level (2.77; the unigram level is 2.75), the warmup failure of
 # notebook 06 (T3) at a higher learning rate.
 #
@@ -863,16 +844,12 @@ figures.gradient_spikes(spikes)
 
 
 # %% [markdown]
-# Spikes stay rare at this scale. Over the 30 graded seeds Pre-LN spiked 8 times at 3e-2 (in 7
-# runs) and Peri-LN twice; at 1e-2 there was one spike in 60 runs. At 3e-2 the counts point the way
-# Kim et al. describe, but a difference this large would arise by chance with p = 0.15 if
-# placement made no difference, so the count half of "steadier gradients" is **inconclusive** at
-# both rates. The largest jump leans the same way and is small: at 1e-2 Peri-LN's largest step
-# over its recent median is 0.97 times Pre-LN's, an interval of 0.95 to 1.00 that lies below 1, so
-# it holds, by three percent; at 3e-2 it is 0.88 times, interval 0.77 to 1.01, inconclusive. The
-# clear result about gradients is the spread across blocks above. These spike runs of Pre-LN are
-# the ones notebook 09 uses for OLMo 2's reordered norm (one record entry each, `spike_run`).
-# P5's verdict (partly) already counts the undecided spike parts.
+# Spikes stay rare at this scale: over the 30 graded seeds Pre-LN spiked 8 times at 3e-2 and
+# Peri-LN twice, and at 1e-2 once in 60 runs. At 3e-2 the counts lean Kim et al.'s way, but a
+# difference this large would arise by chance with p = 0.15, so the counts are **inconclusive** at
+# both rates. The largest jump leans the same way and is small: 0.97 times Pre-LN's at 1e-2
+# (interval 0.95 to 1.00, it holds, by three percent) and 0.88 at 3e-2 (0.77 to 1.01,
+# inconclusive). These Pre-LN runs are the ones notebook 09 uses for OLMo 2's reordered norm.
 #
 # ## What survived from 2016, what was replaced, what was dropped
 #
