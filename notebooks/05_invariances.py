@@ -701,6 +701,38 @@ for kind in gain.kinds:
 # g$ for any scaling of the input.) This is identity-level, like I4: it can fail only through a
 # bug, and the ledger counts it with the identities.
 #
+# ### The paper's closed forms, checked
+#
+# Section 5.2 writes the Fisher information of a normalized GLM in closed form (its Eq. 13, with
+# $\chi_i$ of Eq. 14), and the supplement gives the metric along the gains for each norm. Both can
+# be set against the autograd Fisher used above. Eq. 13 lets unit $i$'s $\mu_i$ and $\sigma_i$
+# depend on its own weights only: true for WeightNorm and BatchNorm, not for a LayerNorm, whose
+# $\mu$ and $\sigma$ are shared by the layer and so depend on every row of $W$.
+
+# %%
+closed = runs_fisher.fisher_closed_forms()
+print("largest error of the closed form / largest entry of the Fisher matrix")
+print(f"{'unit':12s}{'Eq. 13, in a unit':>20s}{'between units':>16s}{'along g':>10s}")
+for kind in closed.kinds:
+    print(
+        f"{kind:12s}{closed.within_unit[kind]:20.2g}{closed.between_units[kind]:16.2g}"
+        + f"{closed.gain_error[kind]:10.2g}"
+    )
+ratio = closed.gain_ratio["batchnorm"]
+print(f"BatchNorm, exact metric along g / the supplement's: {ratio:.2f}")
+assert max(closed.within_unit["weightnorm"], closed.within_unit["batchnorm"]) < 1e-12
+assert min(closed.within_unit["layernorm"], closed.between_units["layernorm"]) > 0.01
+
+# %% [markdown]
+# Eq. 13 is the Fisher information of the WeightNorm and BatchNorm units to roundoff. For the
+# LayerNorm layer it is an approximation: it misses 0.12 of the largest entry inside a unit's
+# blocks and leaves out the blocks between two units' weights (up to 0.15), the terms that come
+# through the shared statistics. Along the gains, the supplement's LayerNorm and WeightNorm forms
+# are exact; its BatchNorm form, $E[\mathrm{Cov}(y \mid x)]$, drops the $\hat z^2$ the others keep,
+# and the exact metric is 0.48 of it here. Neither touches the conclusions above: I4's factors
+# come from the autograd Fisher, and I6 needs only a metric along $g$ that the data's scale does
+# not change, which the exact one is.
+#
 # ## Claims checked here
 
 # %%

@@ -10,7 +10,11 @@ from torch import nn
 from lnpaper import claims
 from lnpaper.chapters.ch05_invariances import claims as nb_claims
 from lnpaper.chapters.ch05_invariances import geometry
-from lnpaper.chapters.ch05_invariances.runs_fisher import fisher_doubling, gain_metric
+from lnpaper.chapters.ch05_invariances.runs_fisher import (
+    fisher_closed_forms,
+    fisher_doubling,
+    gain_metric,
+)
 from lnpaper.chapters.ch05_invariances.runs_geometry import (
     adam_geometry,
     adam_update_geometry,
@@ -18,7 +22,7 @@ from lnpaper.chapters.ch05_invariances.runs_geometry import (
     angle_slopes,
     sgd_geometry,
 )
-from lnpaper.norms import LayerNorm
+from lnpaper.norms import LayerNorm, WeightNormLinear
 from lnpaper.train import train
 
 
@@ -112,6 +116,92 @@ def test_layernorm_needs_the_whole_matrix_scaled():
     assert (layer(x).detach() - z0).abs().max() > 0.1  # sigma is shared: every output moves
     row = slice(0, 5)
     assert not torch.allclose(f1[row, row], f0[row, row] / 4)
+
+
+def _weightnorm_layer(inputs, units, generator):
+    layer = WeightNormLinear(inputs, units).double()
+    with torch.no_grad():
+        layer.direction.copy_(torch.randn(units, inputs, generator=generator, dtype=torch.float64))
+        layer.scale.copy_(1 + torch.rand(units, generator=generator, dtype=torch.float64))
+        layer.bias.copy_(0.3 * torch.randn(units, generator=generator, dtype=torch.float64))
+    return layer
+
+
+@pytest.mark.parametrize("kind", ["weightnorm", "weightnorm layer", "batchnorm"])
+def test_eq_13_is_the_fisher_information_when_each_unit_has_its_own_statistics(kind):
+    x = _inputs(cases=96, inputs=4, seed=3)
+    if kind == "weightnorm layer":  # three units, each with its own ||w_i||
+        module, names = _weightnorm_layer(4, 3, _gen(2)), ("direction", "scale", "bias")
+    elif kind == "weightnorm":
+        module, names = (
+            geometry.weightnorm_logistic_unit(4, _gen(2)),
+            ("direction", "scale", "bias"),
+        )
+    else:
+        module, names = (
+            geometry.batchnorm_logistic_unit(4, _gen(2)),
+            ("0.weight", "1.weight", "1.bias"),
+        )
+    fisher, _ = geometry.logistic_fisher(module, x, names)
+    closed = geometry.paper_fisher(module, x, kind.split()[0])
+    torch.testing.assert_close(closed, fisher, rtol=0, atol=1e-13 * fisher.abs().max().item())
+
+
+def test_eq_13_leaves_out_what_layernorms_shared_statistics_add():
+    x = _inputs(cases=96, inputs=4, seed=3)
+    layer = geometry.layernorm_logistic_layer(4, 3, _gen(2))
+    fisher, blocks = geometry.logistic_fisher(layer, x, ("0.weight", "1.weight", "1.bias"))
+    closed = geometry.paper_fisher(layer, x, "layernorm")
+    # g and b come after mu and sigma, so their blocks are exact; W's are not
+    g_and_b = slice(blocks["1.weight"].start, blocks["1.bias"].stop)
+    torch.testing.assert_close(
+        closed[g_and_b, g_and_b], fisher[g_and_b, g_and_b], rtol=1e-12, atol=0
+    )
+    w = blocks["0.weight"]
+    assert (closed[w, w] - fisher[w, w]).abs().max() > 0.01 * fisher.abs().max()
+    assert closed[0:4, 4:8].abs().max() == 0  # Eq. 13: no block between two units' weights
+    assert fisher[0:4, 4:8].abs().max() > 0.01 * fisher.abs().max()
+
+
+def test_the_supplements_gain_metric_drops_z_hat_squared_under_batchnorm():
+    x = _inputs(cases=96, inputs=4, seed=3)
+    unit = geometry.batchnorm_logistic_unit(4, _gen(2))
+    names = ("0.weight", "1.weight", "1.bias")
+    fisher, blocks = geometry.logistic_fisher(unit, x, names)
+    with torch.no_grad():
+        a = unit[0](x)[:, 0]
+        z_hat = (a - a.mean()) / a.std(unbiased=False)
+        p = torch.sigmoid(unit(x))
+    slope = p * (1 - p)
+    gain = blocks["1.weight"]
+    torch.testing.assert_close(
+        fisher[gain, gain][0, 0], (slope * z_hat**2).mean(), rtol=1e-12, atol=0
+    )
+    metric = geometry.paper_gain_metric(unit, x, "batchnorm")
+    torch.testing.assert_close(metric[0, 0], slope.mean(), rtol=1e-12, atol=0)
+    for kind, module, parameters in [
+        ("weightnorm", _weightnorm_layer(4, 3, _gen(2)), ("direction", "scale", "bias")),
+        ("layernorm", geometry.layernorm_logistic_layer(4, 3, _gen(2)), names),
+    ]:  # the supplement's metrics for WeightNorm and LayerNorm are exact
+        fisher, blocks = geometry.logistic_fisher(module, x, parameters)
+        exact = fisher[blocks[parameters[1]], blocks[parameters[1]]]
+        metric = geometry.paper_gain_metric(module, x, kind)
+        torch.testing.assert_close(metric, exact, rtol=1e-12, atol=1e-15)
+
+
+def test_the_closed_forms_refuse_an_unknown_kind():
+    unit = geometry.weightnorm_logistic_unit(4, _gen())
+    with pytest.raises(ValueError, match="kind must be .* got 'rmsnorm'"):
+        geometry.paper_fisher(unit, _inputs(inputs=4), "rmsnorm")
+
+
+def test_fisher_closed_forms_numbers():
+    result = fisher_closed_forms()
+    for kind in ("weightnorm", "batchnorm"):
+        assert result.within_unit[kind] < 1e-14 and result.between_units[kind] == 0
+    assert result.within_unit["layernorm"] > 0.01 and result.between_units["layernorm"] > 0.01
+    assert result.gain_error["weightnorm"] < 1e-14 and result.gain_error["layernorm"] < 1e-14
+    assert 0.2 < result.gain_ratio["batchnorm"] < 0.9  # E[s' z^2] / E[s'] at g = 1.5
 
 
 def test_logistic_fisher_refuses_bad_input():

@@ -134,6 +134,84 @@ def layernorm_logistic_layer(inputs: int, units: int, generator: torch.Generator
     return nn.Sequential(linear, norm)
 
 
+def _unit_parameters(module: nn.Module, kind: str):
+    """(W, g, b) of one of the units above, detached: W is H x D, one row per unit."""
+    if kind not in ("weightnorm", "batchnorm", "layernorm"):
+        raise ValueError(f"kind must be weightnorm, batchnorm or layernorm, got {kind!r}")
+    if kind == "weightnorm":
+        parts = module.direction, module.scale, module.bias
+    else:
+        parts = module[0].weight, module[1].weight, module[1].bias
+    return tuple(part.detach() for part in parts)
+
+
+def paper_fisher(module: nn.Module, x: torch.Tensor, kind: str) -> torch.Tensor:
+    """Sec. 5.2's closed form of the Fisher information of a normalized GLM (Eq. 13 with chi_i of
+    Eq. 14), for independent logistic units, in `logistic_fisher`'s parameter order (W row by row,
+    then g, then b). Unit i's logit z_i = g_i (a_i - mu_i) / sigma_i + b_i, a_i = w_i.x, moves with
+    its own parameters only:
+
+        dz_i/dw_i = (g_i / sigma_i) chi_i,   chi_i = x - dmu_i/dw_i - (a_i - mu_i)/sigma_i dsigma_i/dw_i
+
+    and, the outputs being independent Bernoulli units (Cov[y_i, y_j | x] = 0 for i != j), the
+    blocks between two units are zero. `kind` is "weightnorm" (mu_i = 0, sigma_i = ||w_i||),
+    "batchnorm" (mu_i, sigma_i of a_i over every case in x: the expected statistics) or
+    "layernorm" (mu, sigma over the H units of each case: shared, so each depends on every row of
+    W, which the closed form leaves out)."""
+    weight, gain, bias = _unit_parameters(module, kind)
+    cases, units = x.shape[0], weight.shape[0]
+    summed = x @ weight.T  # a, cases x H
+    if kind == "weightnorm":
+        mean = torch.zeros_like(summed)
+        scale = weight.norm(dim=1).expand_as(summed)
+        d_mean = torch.zeros_like(weight)[None]
+        d_scale = (weight / weight.norm(dim=1, keepdim=True))[None]
+    elif kind == "batchnorm":
+        mean = summed.mean(0, keepdim=True).expand_as(summed)
+        scale = (summed.var(0, unbiased=False, keepdim=True) + PAPER_EPS).sqrt().expand_as(summed)
+        centered = x - x.mean(0)
+        d_mean = x.mean(0).expand_as(weight)[None]
+        d_scale = (weight @ (centered.T @ centered) / cases / scale[:1].T)[None]
+    else:  # layernorm
+        mean = summed.mean(1, keepdim=True).expand_as(summed)
+        scale = (summed.var(1, unbiased=False, keepdim=True) + PAPER_EPS).sqrt().expand_as(summed)
+        d_mean = x[:, None, :] / units
+        d_scale = ((summed - mean) / (units * scale))[..., None] * x[:, None, :]
+    normalized = (summed - mean) / scale
+    chi = x[:, None, :] - d_mean - normalized[..., None] * d_scale  # cases x H x D
+    slope = torch.sigmoid(gain * normalized + bias)
+    slope = slope * (1 - slope)  # s'(z)
+    rows = torch.arange(units)
+    jacobian = torch.zeros(cases, units, units, weight.shape[1], dtype=x.dtype)
+    jacobian[:, rows, rows] = (gain / scale)[..., None] * chi  # dz_i/dw_i in row i of W
+    jacobian = torch.cat(
+        [jacobian.flatten(2), torch.diag_embed(normalized), torch.ones(cases, units).diag_embed()],
+        2,
+    )
+    return torch.einsum("nip,ni,niq->pq", jacobian, slope, jacobian) / cases
+
+
+def paper_gain_metric(module: nn.Module, x: torch.Tensor, kind: str) -> torch.Tensor:
+    """The supplement's metric along the gains g (the equations after "Learning the magnitude of
+    incoming weights"), E[Cov[y | x] * c c^T] with c_i = 1 under BatchNorm, (a_i - mu) / sigma
+    under LayerNorm and a_i / ||w_i|| under WeightNorm; H x H, for independent logistic units."""
+    weight, gain, bias = _unit_parameters(module, kind)
+    summed = x @ weight.T
+    if kind == "weightnorm":
+        factor = summed / weight.norm(dim=1)
+        logit = gain * factor + bias
+    else:
+        axis = 0 if kind == "batchnorm" else 1
+        mean = summed.mean(axis, keepdim=True)
+        normalized = (summed - mean) / (
+            summed.var(axis, unbiased=False, keepdim=True) + PAPER_EPS
+        ).sqrt()
+        factor = torch.ones_like(summed) if kind == "batchnorm" else normalized
+        logit = gain * normalized + bias
+    slope = torch.sigmoid(logit) * (1 - torch.sigmoid(logit))
+    return torch.diag((slope * factor**2).mean(0))
+
+
 def log_likelihood_gradient(module: nn.Module, x, y, names: tuple[str, ...]) -> list[torch.Tensor]:
     """d/dtheta of the mean Bernoulli log-likelihood of labels y (same shape as the logits)."""
     params = dict(module.named_parameters())

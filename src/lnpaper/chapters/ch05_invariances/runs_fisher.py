@@ -6,6 +6,8 @@
   blocks of the Fisher information along it.
 - `gain_metric` (I6): the metric along the gain g when the inputs are scaled, the outputs held
   fixed.
+- `fisher_closed_forms`: the paper's closed forms of these metrics (Eq. 13-14 and the supplement's
+  metrics along g) against the same Fisher information computed by autograd.
 """
 
 from dataclasses import dataclass
@@ -255,3 +257,47 @@ def gain_metric(
         block_error=block_error,
         logit_change=logit_change,
     )
+
+
+@dataclass
+class ClosedFormResult:
+    kinds: list  # GAIN_KINDS
+    # kind -> max |F_eq13 - F| / max |F| over the entries within one unit's (w_i, g_i, b_i), and
+    # between two units' parameters (where Eq. 13 for independent units is zero)
+    within_unit: dict
+    between_units: dict
+    gain_error: dict  # kind -> max |F_gg(equation) - F_gg| / max |F_gg|
+    gain_ratio: dict  # kind -> trace F_gg / trace F_gg(equation): 1 if the equation is exact
+
+
+@experiment
+def fisher_closed_forms(
+    *, cases: int = 512, inputs: int = 6, units: int = 4, seed: int = 0
+) -> ClosedFormResult:
+    """Sec. 5.2's Eq. 13-14 and the supplement's metrics along the gain, set against the Fisher
+    information computed by autograd (`geometry.logistic_fisher`) for the units of I4 and I6:
+    WeightNorm and BatchNorm (one unit), LayerNorm (`units` units sharing mu and sigma)."""
+    within, between, gain_error, gain_ratio = {}, {}, {}, {}
+    for kind in GAIN_KINDS:
+        generator = torch.Generator().manual_seed(seed)
+        x = 0.5 + torch.randn(cases, inputs, generator=generator, dtype=torch.float64)
+        module, names = _fisher_unit(kind, inputs, units, generator)
+        fisher, blocks = geometry.logistic_fisher(module, x, names)
+        closed = geometry.paper_fisher(module, x, kind)
+        count = fisher.shape[0] // (inputs + 2)  # units in this module: 1, or `units`
+        owner = torch.cat(
+            [torch.arange(count).repeat_interleave(inputs), *[torch.arange(count)] * 2]
+        )
+        same = owner[:, None] == owner[None, :]
+        scale = fisher.abs().max()
+        error = (closed - fisher).abs()
+        within[kind] = (error[same].max() / scale).item()
+        between[kind] = (error[~same].max() / scale).item() if count > 1 else 0.0
+        gains = fisher[blocks[names[1]], blocks[names[1]]]
+        metric = geometry.paper_gain_metric(module, x, kind)
+        gain_error[kind] = ((metric - gains).abs().max() / gains.abs().max()).item()
+        gain_ratio[kind] = (gains.trace() / metric.trace()).item()
+    return ClosedFormResult(
+        kinds=list(GAIN_KINDS), within_unit=within, between_units=between,
+        gain_error=gain_error, gain_ratio=gain_ratio,
+    )  # fmt: skip
