@@ -58,7 +58,7 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, stats
+from lnpaper import claims, demos, stats
 from lnpaper.chapters.ch03_layernorm_in_rnns import (
     analysis,
     figures,
@@ -319,6 +319,18 @@ for gain, results in draws.items():
 # grows by 16% to 24% per step, at $g = 0.5$ none by more than 1%. The first two parts of the
 # claim hold in every draw; the bound on growth fails in two of five: R2 is `partly`.
 #
+# **Try it.** Move the weight scale and the LN RNN's gain. Without LayerNorm the scale alone
+# decides whether the state and the path back to step 0 die out or blow up; with it the scale
+# changes nothing, and the gain takes its place. Each redraw runs both nets for 120 steps.
+
+# %%
+demos.show(
+    demos.rnn_scale,
+    scale=((0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0), 1.0),
+    gain=((0.5, 0.75, 1.0, 1.5, 2.0), 1.0),
+)
+
+# %% [markdown]
 # ## Training: faster, and as good or better? (R3, R3d, R4, R4b, R3f, R4c, R3b)
 #
 # The paper's evidence is a set of learning curves, and what it claims from them has two halves.

@@ -51,7 +51,7 @@ import torch
 import torch.nn.functional as F
 
 import lnpaper
-from lnpaper import bench, claims, stats
+from lnpaper import bench, claims, demos, stats
 from lnpaper.chapters.ch02_transpose import variants
 from lnpaper.chapters.ch05_invariances import invariance
 from lnpaper.chapters.ch05_invariances import runs as ch05_runs
@@ -178,6 +178,17 @@ assert max(p1.layernorm_shift_change) < 1e-12 < min(p1.rmsnorm_shift_change), (
 # one number: LayerNorm's is orthogonal to $\mathbf 1$, the direction of such shifts; RMSNorm's is
 # not.
 #
+# **Try it.** Shift one row and scale it: both norms ignore the scale (to $\epsilon$), only
+# LayerNorm ignores the shift.
+
+# %%
+demos.show(
+    demos.row_shift,
+    shift=((0.0, 0.1, 0.3, 1.0, 3.0, 10.0), 1.0),
+    scale=((0.5, 1.0, 2.0, 10.0), 1.0),
+)
+
+# %% [markdown]
 # In the invariance table of notebook 05, measured from code, that is exactly one cell:
 
 # %%

@@ -30,8 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO_NOTEBOOKS = [
     "01_why_batchnorm_fails",
     "02_the_transpose",
+    "03_layernorm_in_rnns",
     "05_invariances",
     "06_the_transformer",
+    "07_rmsnorm_and_placement",
 ]
 
 
@@ -197,6 +199,61 @@ def test_the_table_figure_keeps_one_layout_for_every_choice():
         assert len(texts) == 5 and texts[-1] == "No"  # DyT: in no source's table
     assert len(boxes) == 1, boxes
     assert texts[0] == "No; paper: Invariant"  # BatchNorm, X rescaled, eps 1e-5
+
+
+# ---- notebook 03: a tanh RNN's weight scale --------------------------------------------------------
+
+
+def test_the_rnn_demo_is_rnn_dynamics_at_its_scale():
+    """The demo's run is rnn_dynamics' computation: its steps agree with the recorded call's."""
+    from lnpaper.chapters.ch03_layernorm_in_rnns import runs
+
+    recorded = runs.rnn_dynamics()
+    run = demos.rnn_run(2.0, 1.0)
+    for net in ("tanh RNN", "LN tanh RNN"):
+        assert run.hidden_rms[net][2.0] == pytest.approx(
+            recorded.hidden_rms[net][2.0][: demos.RNN_STEPS], rel=1e-9
+        )
+
+
+def test_layernorm_takes_the_scale_out_and_leaves_the_gain_in():
+    ln = "LN tanh RNN"
+    small, large = demos.rnn_run(0.5, 1.0), demos.rnn_run(4.0, 1.0)
+    assert small.hidden_rms["tanh RNN"][0.5][-1] < 1e-20  # the plain net dies out at 0.5
+    assert large.hidden_rms["tanh RNN"][4.0][-1] > 0.5  # and saturates at 4
+    # the same trajectory but for eps, whose tiny difference this net amplifies (notebook 03)
+    assert small.hidden_rms[ln][0.5] == pytest.approx(large.hidden_rms[ln][4.0], rel=1e-2)
+    low, high = demos.rnn_run(1.0, 0.5), demos.rnn_run(1.0, 2.0)
+    assert high.sensitivity[ln][1.0][-1] > 1e6 * low.sensitivity[ln][1.0][-1]
+
+
+def test_the_rnn_figure_says_what_it_shows():
+    fig = drawn(demos.rnn_scale(scale=4.0, gain=1.0))
+    assert fig._suptitle.get_text().startswith("Weights × 4: at step 120")
+    assert method_colours_are_the_palettes(fig) >= 4
+
+
+# ---- notebook 07: a shift and a scale of one row ----------------------------------------------------
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0, 10.0])
+def test_both_norms_ignore_a_scale_and_only_layernorm_a_shift(scale):
+    for name in ("LayerNorm", "RMSNorm"):  # exact but for eps = 1e-5 against a variance near 1
+        before, after = demos.row_outputs(0.0, scale)[name]
+        assert np.abs(after - before).max() < 1e-4
+    before, after = demos.row_outputs(3.0 * scale, scale)["LayerNorm"]
+    assert np.abs(after - before).max() < 1e-4
+    before, after = demos.row_outputs(3.0 * scale, scale)["RMSNorm"]
+    assert np.abs(after - before).max() > 0.5
+
+
+def test_the_row_figure_says_what_it_shows():
+    fig = drawn(demos.row_shift(shift=10.0, scale=1.0))
+    title = fig._suptitle.get_text()
+    assert (
+        title.startswith("$a \\to a + 10$: LayerNorm's output moves by up to ") and "3.50" in title
+    )
+    assert method_colours_are_the_palettes(fig) == 2
 
 
 # ---- every demo: draws at every extreme, and the switch -------------------------------------------

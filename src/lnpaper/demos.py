@@ -24,10 +24,11 @@ from matplotlib.transforms import blended_transform_factory
 from lnpaper import functional
 from lnpaper.chapters.ch01_why_batchnorm_fails.runs import first_layer_inputs
 from lnpaper.chapters.ch02_transpose import variants
+from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
 from lnpaper.chapters.ch05_invariances import invariance
 from lnpaper.chapters.ch06_transformer import runs as ch06_runs
 from lnpaper.companion import style
-from lnpaper.norms import BatchNorm, LayerNorm, center
+from lnpaper.norms import BatchNorm, LayerNorm, RMSNorm, center
 
 # ---- the switch: static figure or live controls --------------------------------------------------
 
@@ -235,6 +236,103 @@ def one_pass_variance(offset: float = 100.0, eps: float = 1e-5) -> Figure:
         f"Median row error: one pass {_median_text(errors['one pass'])}, "
         f"two passes {_median_text(errors['two passes'])}",
     )
+    return fig
+
+
+# ---- notebook 03: a tanh RNN's weight scale, with and without LayerNorm ---------------------------
+
+RNN_STEPS = 120  # rnn_dynamics runs 300; 120 keep a redraw near a second and show the same trends
+
+
+@functools.cache
+def rnn_run(scale: float, gain: float):
+    """rnn_dynamics' own body (not its record, so any scale and gain work) at one weight scale,
+    with the LN RNN's gain set to `gain`: the same seed-0 weights, digits and direction v."""
+    return ch03_runs._dynamics(64, RNN_STEPS, 8, 32, (scale,), seed=0, gain=gain)
+
+
+def _power_of_ten(value: float) -> str:
+    return f"$10^{{{np.log10(value):.0f}}}$"
+
+
+@_styled
+def rnn_scale(scale: float = 1.0, gain: float = 1.0) -> Figure:
+    """Notebook 03: the tanh RNN and the LN RNN with the same weights times `scale`: the size of
+    the hidden state (left) and how much h_t still depends on the first input row (right)."""
+    run = rnn_run(float(scale), float(gain))
+    t = np.arange(1, RNN_STEPS + 1)
+    fig = style.new_figure(2, 4.0)
+    hidden, dependence = fig.subplots(1, 2)
+    labels = {"tanh RNN": "tanh RNN", "LN tanh RNN": f"LN tanh RNN, gain {gain:g}"}
+    for net, label in labels.items():
+        kwargs = {"color": style.color(net), "lw": 1.8, "label": label}
+        hidden.plot(t, run.hidden_rms[net][float(scale)], **kwargs)
+        dependence.plot(t, run.sensitivity[net][float(scale)], **kwargs)
+    # fixed, so that a control moves the lines, not the axes: every choice stays inside
+    hidden.set_ylim(1e-36, 1e1)
+    dependence.set_ylim(1e-36, 1e24)
+    for ax in (hidden, dependence):
+        style.log_axis(ax, "y")
+        ax.set_yticks([10.0**k for k in range(-36, 25, 12) if 10.0**k <= ax.get_ylim()[1]])
+        ax.set_xlabel("time step $t$")
+        ax.axvspan(0.5, run.input_steps + 0.5, color=style.GREY, alpha=0.15, lw=0)
+    hidden.set_title("hidden state $h_t$, RMS over units")
+    dependence.set_title("dependence on step 0: $\\|(\\partial h_t / \\partial x_0)\\, v\\|$")
+    style.shared_legend(fig, ncols=2)
+    end = {net: _power_of_ten(run.sensitivity[net][float(scale)][-1]) for net in labels}
+    style.finding(fig, f"Weights × {scale:g}: at step {RNN_STEPS}, step 0 moves $h_t$ by "
+                       f"{end['tanh RNN']} without LayerNorm, {end['LN tanh RNN']} with it")  # fmt: skip
+    return fig
+
+
+# ---- notebook 07: a shift and a scale added to one row: RMSNorm against LayerNorm -----------------
+
+ROW_UNITS, ROW_SHOWN = 64, 16  # one row of 64 summed inputs; the first 16 units are drawn
+
+
+@functools.cache
+def _row() -> torch.Tensor:
+    generator = torch.Generator().manual_seed(0)
+    return torch.randn(ROW_UNITS, generator=generator, dtype=torch.float64)
+
+
+def row_outputs(shift: float, scale: float) -> dict:
+    """LayerNorm and RMSNorm (gain 1, bias 0, the same eps 1e-5, float64) of one row a of 64 Gaussian
+    values and of scale * a + shift, the change every unit's summed input gets when the weight
+    matrix is multiplied by `scale` and re-centred by `shift` (notebook 05).
+    Returns {norm: (output of a, output of the moved row)}."""
+    a = _row()
+    moved = scale * a + shift
+    norms = {"LayerNorm": LayerNorm(ROW_UNITS, eps=1e-5), "RMSNorm": RMSNorm(ROW_UNITS, eps=1e-5)}
+    with torch.no_grad():
+        return {name: (norm.double()(a).numpy(), norm.double()(moved).numpy())
+                for name, norm in norms.items()}  # fmt: skip
+
+
+@_styled
+def row_shift(shift: float = 1.0, scale: float = 1.0) -> Figure:
+    """Notebook 07: one row's LayerNorm and RMSNorm outputs before (grey ticks) and after (dots)
+    every unit's summed input is multiplied by `scale` and shifted by `shift`."""
+    outputs = row_outputs(shift, scale)
+    units = np.arange(1, ROW_SHOWN + 1)
+    fig = style.new_figure(2, 3.8)
+    axes = fig.subplots(1, 2, sharey=True)
+    moved = {}
+    for ax, (name, (before, after)) in zip(axes, outputs.items(), strict=True):
+        ax.plot(units, before[:ROW_SHOWN], "_", ms=14, mew=2, color=style.REFERENCE,
+                label="output for the row $a$")  # fmt: skip
+        ax.plot(units, after[:ROW_SHOWN], "o", ms=5, color=style.color(name),
+                label=f"{name} of the moved row")  # fmt: skip
+        ax.set_title(name)
+        ax.set_xlabel("unit $i$")
+        ax.legend(loc="lower left")
+        moved[name] = np.abs(after - before).max()
+    axes[0].set_ylim(-3.2, 3.2)  # fixed, so that a control moves the dots, not the axis
+    axes[0].set_ylabel("normalized output")
+    change = {name: f"{m:.0e}" if m < 1e-3 else f"{m:.2f}" for name, m in moved.items()}
+    row = "a" if scale == 1 else f"{scale:g}\\,a"
+    style.finding(fig, f"$a \\to {row} + {shift:g}$: LayerNorm's output moves by up to "
+                       f"{change['LayerNorm']}, RMSNorm's by up to {change['RMSNorm']}")  # fmt: skip
     return fig
 
 
