@@ -37,7 +37,7 @@ import statistics
 import torch
 
 import lnpaper
-from lnpaper import claims, stats
+from lnpaper import claims, demos, stats
 from lnpaper.chapters.ch09_logits_and_placement import analysis, figures, runs
 
 lnpaper.setup()
@@ -106,6 +106,17 @@ claims.expect(q1_finding, claims.REPRODUCED)
 
 # %%
 figures.qk_norm_sweep(sweep)
+
+# %% [markdown]
+# **Try it.** Pick a learning rate of the sweep and watch each seed's largest logit as training
+# goes, with and without QK-norm. These are the recorded runs (each rate is 5 seeds trained for
+# 120 steps, too long to retrain at every move of a slider).
+
+# %%
+demos.show(
+    demos.qk_learning_rate,
+    lr=((3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1), 1e-1),
+)
 
 # %% [markdown]
 # The mechanism reproduces at this scale. Without QK-norm the largest logit grows with the learning

@@ -34,6 +34,7 @@ DEMO_NOTEBOOKS = [
     "05_invariances",
     "06_the_transformer",
     "07_rmsnorm_and_placement",
+    "09_logits_and_placement",
 ]
 
 
@@ -254,6 +255,22 @@ def test_the_row_figure_says_what_it_shows():
         title.startswith("$a \\to a + 10$: LayerNorm's output moves by up to ") and "3.50" in title
     )
     assert method_colours_are_the_palettes(fig) == 2
+
+
+# ---- notebook 09: the learning rate, with and without QK-norm ---------------------------------------
+
+
+def test_the_qk_demo_offers_the_sweeps_rates_and_reads_its_runs():
+    from lnpaper.chapters.ch09_logits_and_placement import analysis
+
+    update, controls = DEMOS["09_logits_and_placement"]
+    assert update is demos.qk_learning_rate
+    assert controls["lr"][0] == analysis.WORTSMAN_LRS
+    fig = drawn(demos.qk_learning_rate(lr=1e-1))
+    sweep = analysis.qk_sweep()
+    peak = max(max(seed) for seed in sweep.runs["no QK-norm"][1e-1]["max_logit"])
+    assert fig._suptitle.get_text().startswith(f"lr 0.1: the largest logit reaches {peak:.3g} ")
+    assert len(fig.axes[0].get_lines()) == 10  # one line a seed, five seeds, two arms
 
 
 # ---- every demo: draws at every extreme, and the switch -------------------------------------------
