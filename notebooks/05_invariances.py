@@ -729,9 +729,8 @@ assert min(closed.within_unit["layernorm"], closed.between_units["layernorm"]) >
 # blocks and leaves out the blocks between two units' weights (up to 0.15), the terms that come
 # through the shared statistics. Along the gains, the supplement's LayerNorm and WeightNorm forms
 # are exact; its BatchNorm form, $E[\mathrm{Cov}(y \mid x)]$, drops the $\hat z^2$ the others keep,
-# and the exact metric is 0.48 of it here. Neither touches the conclusions above: I4's factors
-# come from the autograd Fisher, and I6 needs only a metric along $g$ that the data's scale does
-# not change, which the exact one is.
+# and the exact metric is 0.48 of it here. Neither changes I4 or I6, which rest on the autograd
+# Fisher.
 #
 # ## Claims checked here
 
