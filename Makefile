@@ -1,4 +1,4 @@
-# Two commands for a reader: `make figures` and `make test`. Everything else is for writers.
+# For a reader: `make lab` (read and play) and `make test` (check). Everything else is for writers.
 # Another Python in its own venv: `make unit-and-notebooks PYTHON=python3.13 VENV=.venv-py3.13`.
 PYTHON ?= python3
 VENV   ?= .venv
