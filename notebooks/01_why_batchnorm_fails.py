@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 01 · Why BatchNorm fails for sequence models
 #
+# *About 20 minutes to read. From the record it runs in seconds; live, 18 min on one core.*
+#
 # *Layer Normalization* (Ba, Kiros, Hinton 2016), Sections 1-2 (the motivation) and 6.6 (batch
 # size), with *Recurrent Batch Normalization* (Cooijmans et al. 2016) for the recurrent case.
 #
@@ -34,10 +36,10 @@
 # - LayerNorm trained one example per step, the "pure online regime" of Sec. 3 (**M2b**), and
 #   whether it does as well there as at batch 128 (**M2c**, our own question).
 #
-# Runs in seconds: every experiment result is read from the record in `results/`. A live run
-# (`LNPAPER_RECORD=off`) recomputes them in about six minutes on one idle CPU core, most of it in
-# the 200 small training runs of M5 (trained 20 at a time). Every claim checked here is also a row
-# of `CLAIMS.md`, printed from the same check.
+# Every experiment's result is read from the record in `results/`; a live run
+# (`LNPAPER_RECORD=off`) recomputes them, most of the time going to the 200 small training runs of
+# M5 (trained 20 at a time). Every claim checked here is also a row of `CLAIMS.md`, printed from the
+# same check.
 
 # %%
 # %matplotlib inline

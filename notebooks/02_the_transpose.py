@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 02 · The transpose: one table, two axes
 #
+# *About 10 minutes to read. From the record it runs in seconds; live, under 1 min on one core.*
+#
 # *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 3, "Layer normalization".
 #
 # The abstract says it in one word: the authors **transpose** batch normalization. Nothing new is
@@ -27,9 +29,8 @@
 # - the LayerNorms in the wild that are *not* the same function, and a variance formula that
 #   breaks in float32 (**F4**).
 #
-# Runs in a few seconds on one CPU core, from the record or live (`LNPAPER_RECORD=off`): nothing here
-# trains. Every claim checked here is also a row of `CLAIMS.md`, the companion's ledger, printed from
-# the same check.
+# Nothing here trains. Every claim checked here is also a row of `CLAIMS.md`, the companion's
+# ledger, printed from the same check.
 
 # %%
 # %matplotlib inline

@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 03 · LayerNorm in recurrent networks
 #
+# *About 20 minutes to read. From the record it runs in seconds; live, 4 min on one core.*
+#
 # *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 3.1 (recurrent networks), the supplement's
 # LN-LSTM and LN-GRU (Eq. 20-28) and Section 6 (the experiments), with *Recurrent Batch
 # Normalization* (Cooijmans et al. 2016) as the rival.
@@ -43,9 +45,8 @@
 # steps of batch 32 over 10 seeds, with 300 validation and 300 test images. What carries over is
 # the direction of each claim, not its numbers.
 #
-# **Run time.** The training results are read from the record in `results/`, so the notebook runs
-# in seconds. A live run (`LNPAPER_RECORD=off`) trains its 700-odd small networks again (each
-# model's runs batched into one), which takes several minutes on one CPU core.
+# A live run (`LNPAPER_RECORD=off`) trains its 700-odd small networks again (each model's runs
+# batched into one).
 #
 # The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
 # what "trains", "negligible", "borderline" and "not exercised" mean.

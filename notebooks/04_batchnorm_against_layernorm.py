@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 04 · BatchNorm against LayerNorm at eight times the length
 #
+# *About 15 minutes to read. From the record it runs in seconds; live, 5 min on one core.*
+#
 # *Layer Normalization* (Ba, Kiros, Hinton 2016), Sections 6 and 7, against *Recurrent Batch
 # Normalization* (Cooijmans et al. 2016), Sections 3-5.
 #
@@ -34,9 +36,7 @@
 # 64. The nets have 16 units and train for 150 steps of batch 16 over 8 seeds, so they are far from
 # the 99% of Cooijmans et al.: what carries over is the direction of each claim, not its numbers.
 #
-# **Run time.** The results are read from the record in `results/`, so the notebook runs in
-# seconds; a live run (`LNPAPER_RECORD=off`) trains several hundred small networks again, several
-# minutes on one CPU core.
+# A live run (`LNPAPER_RECORD=off`) trains several hundred small networks again.
 #
 # The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
 # what "trains", "negligible", "borderline" and "not exercised" mean.

@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 05 · Invariances: Table 1 computed, and the geometry of Section 5
 #
+# *About 20 minutes to read. From the record it runs in seconds; live, under 1 min on one core.*
+#
 # *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 5, "Analysis": 5.1 "Invariance under
 # weights and data transformations" and 5.2 "Geometry of parameter space during learning".
 #
@@ -37,8 +39,7 @@
 # - why a normalized unit's gain learns the same way whatever the scale of its input, and the
 #   plain unit's magnitude does not (**I6**).
 #
-# Runs in a few seconds on one CPU core, from the record or live (`LNPAPER_RECORD=off`, about 30 s);
-# everything is float64.
+# Everything is computed in float64.
 #
 # The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
 # what "trains", "negligible", "borderline" and "not exercised" mean.

@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 08 · Deep stacks: Admin, DeepNorm, Mix-LN and LayerNorm Scaling
 #
+# *About 15 minutes to read. From the record it runs in seconds; live, 6 min on one core.*
+#
 # Notebook 07 ended the story in 2020 with Pre-LN in most large language models, RMSNorm in place of
 # LayerNorm, and two 2025 postscripts (Peri-LN, DyT). This notebook and the next two take up what
 # came after: answers from the literature since 2020, each with its formula next to the option of
@@ -27,8 +29,8 @@
 # - the curse of depth in Pre-LN, against Peri-LN, and LayerNorm Scaling (**L1**, **L1d**,
 #   **L1b**, **L1c**).
 #
-# Every result is read from the record in `results/`, so the notebook runs in seconds. All training
-# uses `lnpaper.train.population`, which trains every seed of a configuration as one batch.
+# All training uses `lnpaper.train.population`, which trains every seed of a configuration as one
+# batch.
 #
 # Notebook 06 left Post-LN as the placement that needs warmup and Pre-LN as the one that does
 # not. Four later papers went back to depth with one question each: *why* does Post-LN fail

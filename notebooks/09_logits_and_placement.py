@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 09 · Bounded logits and today's placements: QK-norm, OLMo 2, Gemma
 #
+# *About 10 minutes to read. From the record it runs in seconds; live, 19 min on one core.*
+#
 # Notebook 08 went back to depth. This notebook reads the code of the open models released since
 # then, and meets normalizers none of the earlier notebooks explain: a norm on the queries and
 # keys, a norm after the sublayer instead of before it, gains stored as $1 + w$, embeddings
