@@ -11,7 +11,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
 export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 1
 
-.PHONY: figures test quick lint unit-and-notebooks notebooks-live check reproduce record lab notebooks book bench clean
+.PHONY: figures test quick lint unit-and-notebooks notebooks-live check reproduce record lab lab-folder notebooks book bench clean
 
 # The test set includes the book's tools: `make test` builds the book and checks it in a browser.
 $(TESTED): pyproject.toml constraints.txt
@@ -85,10 +85,22 @@ record: $(TESTED)
 	$(BIN)/python -m lnpaper record $(NAMES)
 	$(BIN)/python -m lnpaper figures
 
-# JupyterLab on notebooks/. Lab will not start as root without --allow-root, and containers often
-# run as root. LAB_ARGS passes further options: `make lab LAB_ARGS="--no-browser --port 8899"`.
-lab: $(READER)
-	$(BIN)/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+# JupyterLab on a copy of the notebooks in lab/, which git ignores: what a reader types, runs and
+# Lab autosaves stays there, and notebooks/ stays as committed. A pair changed in notebooks/ since
+# it was copied (after a pull) replaces its copy; `rm -r lab` starts over. Writers edit the tracked
+# pairs with `make lab LAB_DIR=notebooks`. Lab will not start as root without --allow-root, and
+# containers often run as root. LAB_ARGS passes further options: `make lab LAB_ARGS="--no-browser
+# --port 8899"`.
+LAB_DIR ?= lab
+lab: $(READER) lab-folder
+	$(BIN)/jupyter lab $(LAB_DIR) $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
+# -p keeps each pair's times, so Lab sees the .ipynb no newer than its .py; -u copies a file only
+# where the copy is missing or older than notebooks/' own.
+lab-folder:
+	@if [ "$(LAB_DIR)" != notebooks ]; then \
+		mkdir -p $(LAB_DIR) && cp -p -u notebooks/jupytext.toml $(NOTEBOOKS) \
+			$(NOTEBOOKS:.py=.ipynb) $(LAB_DIR)/; fi
 
 # Bring each notebook in line with its jupytext source, then execute it in place, in order. The second
 # pass merges stdout chunks and drops per-cell metadata, both of which depend on timing, so a re-run

@@ -7,6 +7,7 @@ Without them every save stamps jupytext's version into the .py header, and git s
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import jupytext
@@ -61,3 +62,22 @@ def test_saving_in_lab_leaves_the_py_as_committed(source, opened, tmp_path):
     assert (tmp_path / source.name).read_bytes() == source.read_bytes(), (
         f"saving {name} in Lab changes {source.name}"
     )
+
+
+def test_make_lab_serves_a_copy_that_git_ignores_and_keeps_a_readers_work(tmp_path):
+    """`make lab` opens Lab on lab/, a copy of the pairs: a reader's cells and Lab's autosaves land
+    there, and notebooks/ stays as committed."""
+    root = NOTEBOOKS.parent
+    folder = tmp_path / "lab"
+    copy = ["make", "-s", "lab-folder", f"LAB_DIR={folder}"]
+    subprocess.run(copy, cwd=root, check=True)
+    for path in (CONFIG, *SOURCES, *(source.with_suffix(".ipynb") for source in SOURCES)):
+        copied = folder / path.name
+        assert copied.read_bytes() == path.read_bytes(), path.name
+        assert copied.stat().st_mtime == path.stat().st_mtime, path.name  # the pair's order kept
+    mine = folder / SOURCES[0].with_suffix(".ipynb").name
+    mine.write_text("a reader's scratch work")  # newer than the tracked notebook
+    subprocess.run(copy, cwd=root, check=True)
+    assert mine.read_text() == "a reader's scratch work"
+    ignored = subprocess.run(["git", "check-ignore", "-q", f"lab/{mine.name}"], cwd=root)
+    assert ignored.returncode == 0, "lab/ is not in .gitignore"
