@@ -14,32 +14,29 @@
 # %% [markdown]
 # # 07 · RMSNorm and where the norm goes: what was kept, what was dropped, what it costs
 #
+# *About 20 minutes to read. From the record it runs in seconds; live, 24 min on one core.*
+#
 # Two decisions made after *Layer Normalization* (Ba, Kiros, Hinton 2016) are still argued about.
-# In 2019 Zhang and Sennrich (*Root Mean Square Layer Normalization*, NeurIPS 2019) dropped the
-# mean: RMSNorm only rescales. And the norm kept moving inside the Transformer block: after the
-# residual sum (Post-LN), before each sublayer (Pre-LN), before and after it (sandwich, Peri-LN).
-# This notebook checks what each decision keeps and costs:
+# Zhang and Sennrich (*Root Mean Square Layer Normalization*, NeurIPS 2019) dropped the mean:
+# RMSNorm only rescales. And the norm kept moving inside the Transformer block: after the residual
+# sum (Post-LN), before each sublayer (Pre-LN), before and after it (sandwich, Peri-LN). This
+# notebook checks:
 #
-# - the formula, its equality with LayerNorm on centered rows, and the one invariance it gives up
-#   (claim **P1**);
-# - quality: LayerNorm, RMSNorm and DyT in notebook 06's language model (**P2**);
-# - speed, honestly: what "7%-64% less running time" means, measured on a CPU where the answer
-#   depends on how the two norms are written (**P3**);
-# - pRMSNorm, which takes the statistic from 6.25% of the units (**P4**);
-# - Post-LN, Pre-LN and Peri-LN side by side, at init, after training at a high learning rate and
-#   step by step (gradient spikes); and what tells Peri-LN's model from Gemma 2's sandwich (**P5**);
-# - and the end of the story: what survived from 2016, what was replaced, what was dropped.
+# - **P1**: the formula, its equality with LayerNorm on centered rows, the invariance it gives up;
+# - **P2**: quality, LayerNorm against RMSNorm (and DyT) in notebook 06's language model, and
+#   (**P2c**) from weights initialized off-center, where re-centering could matter;
+# - **P3**: speed ("7%-64% less running time"), on a CPU;
+# - **P4**: pRMSNorm, the statistic from 6.25% of the units;
+# - **P5**: Post-LN, Pre-LN and Peri-LN at init, after training at a high learning rate, and step by
+#   step (gradient spikes); and Peri-LN's model against Gemma 2's sandwich;
+# - what survived from 2016, and what did not.
 #
-# Every experiment result, the timings of P3 included, is read from the record in `results/`, so
-# the notebook runs in seconds and prints the same numbers on every machine. A live run
-# (`LNPAPER_RECORD=off`) trains 178 small runs of notebook 06's six-layer model (40 for P2 and
-# P4, 60 for P2b's learning rates, 78 for P5), 144 shorter ones for P5's gradient spikes, and times
-# the norms: about eleven minutes when the record was made, on a 2-core machine shared with other
-# jobs, before P2b's runs, which add about two and a half, and P5's 30 graded seeds, which took
-# thirteen and a half more on the same busy machine.
+# Every result, P3's timings included, is read from the record in `results/`. A live run
+# (`LNPAPER_RECORD=off`) trains 198 small runs of notebook 06's six-layer model and 144 shorter ones
+# for P5's gradient spikes, and times the norms.
 #
-# The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
-# what "trains", "negligible", "borderline" and "not exercised" mean.
+# The verdict words ("trains", "negligible", "borderline", "not exercised") are defined in notebook
+# 01's box *How to read a verdict*.
 
 # %%
 # %matplotlib inline
@@ -102,12 +99,11 @@ for name, other in (("lnpaper.RMSNorm", ours), ("F.rms_norm", torchs)):
 # %% [markdown]
 # ### Where the epsilon goes
 #
-# Zhang and Sennrich's RMS has no $\epsilon$; code needs one and puts it in one of two places.
-# Inside the square root, $a / \sqrt{\overline{a^2} + \epsilon}$, as above: `torch.nn.RMSNorm` and
-# the Llama and T5 code. Or on the RMS itself, $a / (\mathrm{RMS}(a) + \epsilon)$: the RMSNorm
-# authors' own PyTorch code and GPT-NeoX until 2025 (`variants.rms_eps_outside_sqrt`, in chapter 02). For a
-# row whose RMS is $r$ the two differ by the factor $\sqrt{r^2 + \epsilon} / (r + \epsilon)$,
-# whatever the row:
+# Zhang and Sennrich's RMS has no $\epsilon$; code puts one in one of two places. Inside the square
+# root, $a / \sqrt{\overline{a^2} + \epsilon}$, as above: `torch.nn.RMSNorm` and the Llama and T5
+# code. Or on the RMS itself, $a / (\mathrm{RMS}(a) + \epsilon)$: the RMSNorm authors' own PyTorch
+# code and GPT-NeoX until 2025 (`variants.rms_eps_outside_sqrt`, chapter 02). For a row of RMS $r$
+# the two differ by the factor $\sqrt{r^2 + \epsilon} / (r + \epsilon)$:
 
 # %%
 unit_rows = torch.randn(4, 64, dtype=torch.float64)
@@ -128,19 +124,18 @@ print(f"   (machine epsilon of the dtype: {machine_eps:.2e} in float32)")
 print(f"             torch.nn.LayerNorm {torch.nn.LayerNorm(64).eps}")
 
 # %% [markdown]
-# As with LayerNorm's variants in notebook 02, the placements agree to a few parts in a million on
-# rows of ordinary size and part only when a row's RMS comes near $\sqrt{\epsilon} \approx 0.003$:
-# at RMS $10^{-3}$ the two outputs differ by a factor of 3.3. So does the default: PyTorch's RMSNorm
-# with `eps=None` uses the machine epsilon of the input's dtype, not LayerNorm's $10^{-5}$. Weights
-# carried from one codebase to another are exact only if both agree on where $\epsilon$ goes and
-# how large it is.
+# As with LayerNorm's variants (notebook 02), the two agree to a few parts in a million on rows of
+# ordinary size and part only when a row's RMS nears $\sqrt{\epsilon} \approx 0.003$: at RMS
+# $10^{-3}$, by a factor of 3.3. Defaults differ too: PyTorch's RMSNorm with `eps=None` uses the
+# machine epsilon of the input's dtype, not LayerNorm's $10^{-5}$. Weights carried between codebases
+# are exact only if both agree on where $\epsilon$ goes and how large it is.
 
 # %% [markdown]
 # "When the mean of summed inputs is zero, RMSNorm is exactly equal to LayerNorm," Zhang and
-# Sennrich write. Checked on 256 rows of 64 Gaussian values, each row with its own offset, in float64 with
-# the same $\epsilon$ in both square roots. Then what the mean does: add one constant $c$ to every
-# unit of a row. That is what re-centering the weight matrix, $W \to W + \mathbf 1 c^\top$, does to
-# the summed inputs (notebook 05), and LayerNorm removes it.
+# Sennrich write. We check it on 256 rows of 64 Gaussian values, each row with its own offset, in
+# float64 with the same $\epsilon$ in both. Then what the mean does: add one constant $c$ to every
+# unit of a row, as re-centering the weight matrix, $W \to W + \mathbf 1 c^\top$, does to the summed
+# inputs (notebook 05). LayerNorm removes it.
 
 # %%
 p1 = runs.rmsnorm_vs_layernorm()
@@ -171,12 +166,11 @@ assert max(p1.layernorm_shift_change) < 1e-12 < min(p1.rmsnorm_shift_change), (
 )
 
 # %% [markdown]
-# On centered rows the two are one function, to float64 rounding; on the rows as drawn they are
-# not. A shift shared by a row's units vanishes in LayerNorm and passes through RMSNorm, and a large
-# one drowns the row: at $c = 10$ RMSNorm's outputs are all close to $g$, their spread a tenth of
-# what it was, the row's information squeezed into small deviations. The gradient says the same in
-# one number: LayerNorm's is orthogonal to $\mathbf 1$, the direction of such shifts; RMSNorm's is
-# not.
+# On centered rows the two are one function, to float64 rounding; on the rows as drawn they are not.
+# A shift shared by a row's units vanishes in LayerNorm and passes through RMSNorm, and a large one
+# drowns the row: at $c = 10$ RMSNorm's outputs all lie near $g$, with a tenth of their former
+# spread. LayerNorm's gradient is orthogonal to $\mathbf 1$, the direction of such shifts; RMSNorm's
+# is not.
 #
 # **Try it.** Shift one row and scale it: both norms ignore the scale (to $\epsilon$), only
 # LayerNorm ignores the shift.
@@ -203,27 +197,23 @@ assert lost == ["weight_matrix_recenter"], f"RMSNorm loses {lost} against LayerN
 assert matches, [t["rmsnorm"] for t in table.tables]
 
 # %% [markdown]
-# RMSNorm keeps all three re-scaling invariances: of the whole weight matrix, of the dataset and of
-# a single case. It gives up weight-matrix re-centering, which among the three methods of Ba et
-# al.'s Table 1 only LayerNorm had. Zhang and Sennrich's argument was an hypothesis tested by
-# experiment, not a proof: the success of LayerNorm comes from its re-scaling invariance, and
-# re-centering is dispensable. They did not show that re-centering never helps; they showed that on
-# their tasks removing it cost nothing measurable.
+# RMSNorm keeps all three re-scaling invariances (of the weight matrix, the dataset, a single case)
+# and gives up weight-matrix re-centering, which among the three methods of Ba et al.'s Table 1 only
+# LayerNorm had. Zhang and Sennrich's hypothesis, tested by experiment rather than proved: LayerNorm
+# succeeds through its re-scaling invariance, and re-centering is dispensable.
 #
 # ## P2 · Quality: the same model with each norm
 #
-# Their evidence was a list of tasks. On WMT14 English-German, Transformer-base reached 26.6 BLEU
-# (newstest2014) with LayerNorm and 26.8 with RMSNorm. Here: the six-layer Pre-LN language model of
-# notebook 06, with the normalizer in every slot (both sublayers of every block and the final
-# norm) replaced, Adam at learning rate 3e-3 without warmup, 200 steps, ten seeds. The seeds fix
-# the initial weights and the data, so each seed compares the norms on the same run. The DyT and
-# LayerNorm runs are the ones notebook 06 checks DyT on (T6).
+# Among their tasks: on WMT14 English-German (newstest2014), Transformer-base reached 26.6 BLEU with
+# LayerNorm and 26.8 with RMSNorm. Here: notebook 06's six-layer Pre-LN language model with the
+# normalizer replaced in every slot, Adam at learning rate 3e-3 without warmup, 200 steps, ten
+# seeds; a seed fixes the initial weights and the data, so each seed compares the norms on the same
+# run.
 #
-# The test is declared before the runs. "Comparable quality" is a claim of no loss, so we test
-# non-inferiority: take RMSNorm's held-out loss minus LayerNorm's seed by seed, and the mean of
-# those ten differences with its 95% Student-t interval. RMSNorm is no worse if the whole interval
-# lies below +0.02 nats per token (`LM_MARGIN`, under 1% of the loss these models reach; notebook
-# 05 uses the same margin for DyT); it is worse if the whole interval lies above it; otherwise the
+# The test, declared before the runs, is for non-inferiority, since "comparable quality" claims no
+# loss: the mean over seeds of RMSNorm's held-out loss minus LayerNorm's, with its 95% Student-t
+# interval. RMSNorm is no worse if the whole interval lies below +0.02 nats per token (`LM_MARGIN`,
+# under 1% of the loss; notebook 05 uses it for DyT), worse if it lies wholly above; otherwise the
 # seeds cannot tell.
 
 # %%
@@ -249,21 +239,17 @@ stats.expect(stats.HOLDS, stats.no_worse, rms_vs_ln, LM_MARGIN, "lower")
 figures.rmsnorm_curves(study)
 
 # %% [markdown]
-# RMSNorm ends 0.007 nats below LayerNorm on average, with an interval of -0.024 to +0.011 over
-# the ten seeds; seed by seed the two are at most 0.040 apart, and RMSNorm is ahead on six seeds,
-# behind on four. The interval's worse end lies below the 0.02 margin, so RMSNorm is no worse: at
-# this scale dropping the mean costs nothing we can measure, as the paper found (**P2
-# reproduced**). It lies not far below: within the machine-noise band of the margin, so the ledger
-# marks the verdict borderline, though no single seed decides it: without any one of the ten the
-# interval still ends below 0.02.
-# DyT (notebook 06, T6), which keeps no statistic at all, ends ahead on every seed, by 0.16 to 0.17
-# nats on average; after 200 steps on a toy language that is not a ranking. pRMSNorm comes back
-# under P4.
+# RMSNorm ends 0.007 nats below LayerNorm on average (interval -0.024 to +0.011), ahead on six
+# seeds, behind on four. The interval's worse end lies below the 0.02 margin, so RMSNorm is no
+# worse: at this scale dropping the mean costs nothing measurable, as the paper found (**P2
+# reproduced**). That end lies within the machine-noise band of the margin, so the verdict is marked
+# borderline, though no single seed decides it. DyT, which keeps no statistic (its runs and the
+# LayerNorm ones are notebook 06's T6), ends ahead on every seed by 0.16 to 0.17 nats on average,
+# which after 200 steps on a toy language is no ranking.
 #
-# One learning rate for both also mixes quality with sensitivity to the rate. **P2b**, declared
-# before its run, gives each its own: the same runs at 1e-3,
-# 3e-3 and 1e-2, each norm's rate picked by its training loss, as notebook 06's T6b picks DyT's
-# (`transformer_analysis.rmsnorm_lr_sweep`; the LayerNorm runs are T6b's).
+# One learning rate for both mixes quality with sensitivity to the rate. **P2b**, declared before
+# its run, gives each norm its own: the same runs at 1e-3, 3e-3 and 1e-2, each norm's rate picked by
+# its training loss as in notebook 06's T6b (whose LayerNorm runs these are).
 
 # %%
 rate_sweep = transformer_analysis.rmsnorm_lr_sweep()
@@ -281,29 +267,45 @@ print("verdict:", p2b.verdict)
 claims.expect(p2b, claims.REPRODUCED)
 
 # %% [markdown]
-# Both pick 1e-3, the grid's lowest rate, and there RMSNorm is no worse with a far tighter
-# interval, -0.003 (-0.010 to +0.004). P2's wide interval belongs to the rate: at 3e-3 the
-# seeds' differences spread two and a half times as far (standard deviation 0.025 nats against
-# 0.010 at 1e-3). At every rate the two means lie within 0.007 nats of each other. Below the grid,
-# LayerNorm at 3e-4 ends at 2.09 (notebook 06), worse than at 1e-3; RMSNorm was not run there.
+# Both pick 1e-3, the grid's lowest rate, where RMSNorm is no worse with a far tighter interval,
+# -0.003 (-0.010 to +0.004): P2's wide interval belongs to its rate (the seeds' differences have a
+# standard deviation of 0.025 nats at 3e-3, 0.010 at 1e-3). At every rate the means lie within 0.007
+# nats. LayerNorm at 3e-4, below the grid, ends at 2.09 (notebook 06), worse than at 1e-3; RMSNorm
+# was not run there.
+#
+# **P2c** puts the dropped invariance to work. The authors' stress test (in their code repository)
+# starts RNNSearch from weights centered near 0.2 and finds RMSNorm as stable. Here every
+# weight matrix of P2's model is shifted by 0.2 after initialization, adding one number to every
+# unit it writes. Declared before the runs: every RMSNorm run trains, and its loss is no worse than
+# LayerNorm's by 0.02.
+
+# %%
+p2c = claims.BY_ID["P2c"].evaluate()
+print(claims.wrap(p2c.ours))
+print("verdict:", p2c.verdict)
+claims.expect(p2c, claims.NOT_REPRODUCED)
+
+# %% [markdown]
+# LayerNorm subtracts the shifts and trains as it did without them; RMSNorm carries them into
+# every row, and all ten runs stall above the bigram level: **P2c not reproduced**. RNNSearch
+# differs from this model in size and optimizer, so this does not contradict their curve; it shows
+# that the invariance RMSNorm drops is not always idle.
 #
 # ## P3 · Speed, honestly
 #
-# The paper's abstract promises a 7%-64% reduction in running time. Read the table behind it (values
-# as quoted by secondary sources from the paper's v1, not checked against its table here): the
-# 64% (63.9%) is *pRMSNorm* on an order-embedding model in Theano; RMSNorm itself ranged from 6.9%
-# (Transformer on a V100) to 40.8% (order embeddings), with RNNSearch at 24.7% in TensorFlow, 34.0%
-# in Theano and 11.0% in PyTorch. All GPU wall time, and the same model saved different amounts in
-# different frameworks: the saving depends on how each op is implemented.
+# The abstract promises a 7%-64% reduction in running time. In the table behind it, as quoted by
+# secondary sources from the paper's v1 (not checked against its table here), the 64% (63.9%) is
+# *pRMSNorm* on an order-embedding model in Theano; RMSNorm itself saved 6.9% (Transformer on a
+# V100) to 40.8% (order embeddings), and RNNSearch 24.7% in TensorFlow, 34.0% in Theano and 11.0% in
+# PyTorch. All are GPU wall times, and one model saving different amounts in different frameworks
+# means the saving depends on how each op is implemented.
 #
-# It does here too. A normalization reads every value and writes every value with little
-# arithmetic in between, so a first guess is that its cost is its memory traffic. Here it is
-# counted, then the clock decides. Every version below carries its affine parameters, as a trained
-# norm does: LayerNorm a gain $g$ and a bias $b$, RMSNorm a gain only. In PyTorch 2.13 on a CPU,
-# `F.layer_norm` is one fused kernel (read the row, compute both statistics, apply $g$ and $b$,
-# write the output), while `F.rms_norm` is composed of separate ops, each a full pass over memory.
-# The record keeps what each one runs and how many values it moves, counted op by op
-# (`runs.memory_traffic`: reads plus writes, per value of the input; a copy is 2):
+# It does here too. A norm reads and writes every value with little arithmetic in between, so its
+# cost might be its memory traffic: we count the traffic, then time. Every version carries its
+# affine parameters ($g$ and $b$ for LayerNorm, $g$ for RMSNorm). On a CPU in PyTorch 2.13,
+# `F.layer_norm` is one fused kernel; `F.rms_norm` is separate ops, each a full pass over memory.
+# `runs.memory_traffic` counts the values each op moves (reads plus writes per input value; a copy
+# is 2):
 
 # %%
 traffic = runs.memory_traffic()
@@ -311,28 +313,25 @@ for name in ("F.layer_norm (fused)", "F.rms_norm (composed)"):
     print(f"{name:24s} runs: {', '.join(traffic.forward_ops[name])}")
 
 # %% [markdown]
-# To compare the formulas rather than two implementations of unequal care, both norms must be
-# written the same way. `lnpaper.bench` does it twice, each time as one function in which RMSNorm is
-# LayerNorm with $\mu = 0$ (P1) and no bias, and nothing else differs. First, one torch op per step
-# of the formula:
+# To compare the formulas rather than two implementations of unequal care, `lnpaper.bench` writes
+# both norms the same way, twice, each time as one function in which RMSNorm is LayerNorm with
+# $\mu = 0$ (P1) and no bias. First, one torch op per step of the formula:
 
 # %%
 print(inspect.getsource(bench.composed_norm))
 
 # %% [markdown]
-# Second, the fewest passes over memory: one read per statistic, then a single pass that reads and
-# writes, $y = s\,a + t$ with $s = 1/\sqrt{\sigma^2 + \epsilon}$ and $t = -\mu s$ (for RMSNorm
-# $t = 0$), then one more for $g\,y + b$. LayerNorm computes $\sigma^2$ as $E[a^2] - \mu^2$ here,
-# the one-pass formula that notebook 02 shows failing at large offsets: fine for a timing, not for
-# a model.
+# Second, the fewest passes over memory: one read per statistic, one pass that reads and writes
+# $y = s\,a + t$ with $s = 1/\sqrt{\sigma^2 + \epsilon}$ and $t = -\mu s$ ($t = 0$ for RMSNorm), one
+# more for $g\,y + b$. Its LayerNorm takes $\sigma^2 = E[a^2] - \mu^2$, the one-pass formula that
+# notebook 02 shows failing at large offsets: fine for a timing, not for a model.
 
 # %%
 print(inspect.getsource(bench.fewest_pass_norm))
 
 # %% [markdown]
-# The traffic each version implies, forward and forward plus backward (the backward pass is
-# autograd's for every composed version, the fused kernel's own for `F.layer_norm`; it includes the
-# gradients of $g$ and $b$):
+# The traffic each version implies, forward and forward plus backward (autograd's backward for every
+# composed version, the fused kernel's own for `F.layer_norm`; gradients of $g$ and $b$ included):
 
 # %%
 print(f"values read + written per input value    {'forward':>8s} {'fwd+bwd':>8s}")
@@ -353,33 +352,23 @@ assert fwd[rms] > fwd[ln], (
 )
 
 # %% [markdown]
-# Written the same way, RMSNorm moves 7 values per value where LayerNorm moves 12 (one op per
-# step: two passes fewer for $\mu$, one fewer for $b$), or 5 against 6 (fewest passes). As
-# shipped, the comparison runs the other way: the fused LayerNorm moves 2 values per value, as
-# little as a copy, the composed `F.rms_norm` 7; with the backward pass, 5 against 29.
-# (`lnpaper`'s own modules are written for reading, not speed: `lnpaper.LayerNorm` centers twice,
-# notebook 02, and moves 15.)
+# Written alike, RMSNorm moves 7 values per value where LayerNorm moves 12 (one op per step: two
+# passes fewer for $\mu$, one fewer for $b$), or 5 against 6 (fewest passes). As shipped it runs the
+# other way: the fused LayerNorm moves 2, as little as a copy, `F.rms_norm` 7; with the backward
+# pass, 5 against 29. (`lnpaper.LayerNorm`, written for reading, centers twice and moves 15.)
 #
-# Counts hold by construction; the claim is about time. `runs.norm_timing` times every
-# version, forward and forward plus backward, on two shapes (4096 rows of 1024, and 256 rows of
-# 4096), with 1 and with 2 threads, in 11 rounds that visit every version in turn, and keeps every
-# round. For each way of writing the norms the test takes, per round, RMSNorm's time over
-# LayerNorm's in that round (a disturbance of the shared machine then hits both sides of the
-# ratio), and the median over the rounds. The margin, declared before the timings: RMSNorm saves
-# time below $1/1.1 = 0.91$, costs time above 1.1, and in between the two cannot be told apart.
-# A comparison counts as decided only if every shape and thread count says the same.
+# Counts hold by construction; the claim is about time. `runs.norm_timing` times every version,
+# forward and forward plus backward, on two shapes (4096 rows of 1024 and 256 of 4096) with 1 and 2
+# threads, in 11 rounds. The test takes RMSNorm's time over LayerNorm's within each round, so that a
+# disturbance of the shared machine hits both, and the median over rounds. Declared beforehand:
+# RMSNorm saves time below $1/1.1 = 0.91$, costs time above 1.1; in between, the two cannot be told
+# apart. A comparison is decided only if every shape and thread count agree.
 #
-# glibc's allocator is pinned for the timings (`bench.pin_allocator`). By default glibc gives
-# freed memory back to the OS once more than twice the largest recently freed block sits unused;
-# the composed versions hold several full-size temporaries at once, cross that line on every call,
-# and page-fault their memory back in on the next. On the machine this was written on, that made
-# the composed versions of the large shape up to six times slower, and erratically so
-# (`python -m lnpaper bench --no-pin`). `mallopt` fixes both thresholds from inside the running
-# process, so the pin takes effect in a notebook's kernel as it does on the command line.
-#
-# The times are those of the machine the record was made on (a 2-core machine shared with other
-# jobs), printed from the record; `python -m lnpaper bench` measures the same table live, with the
-# fastest round instead of the median. Each version's median time as a multiple of a clone's:
+# The timings pin glibc's allocator (`bench.pin_allocator`); by default it returns the composed
+# versions' temporaries to the OS on every call, which made them up to six times slower, erratically
+# (`python -m lnpaper bench --no-pin`). Times are the record's, from a 2-core machine shared with
+# other jobs; `python -m lnpaper bench` measures them live, taking the fastest round. Each version's
+# median time as a multiple of a clone's:
 
 # %%
 timing = runs.norm_timing()
@@ -415,39 +404,34 @@ print(f"P3: {p3_finding.verdict}")
 claims.expect(p3_finding, claims.PARTLY)
 
 # %% [markdown]
-# - **Written alike**, RMSNorm is faster in every shape and thread count, forward and backward:
-#   0.51 to 0.56 of LayerNorm's time forward and 0.61 to 0.7 with the backward pass when every step
-#   is its own op, 0.39 to 0.82 and 0.62 to 0.79 with the fewest passes. Dropping the mean (and the
-#   bias) saves time when nothing else differs, which is the mechanism behind the paper's numbers.
+# - **Written alike**, RMSNorm is faster in every setting: 0.51 to 0.56 of LayerNorm's time forward
+#   and 0.61 to 0.7 with the backward pass when every step is its own op, 0.39 to 0.82 and 0.62 to
+#   0.79 with the fewest passes. With nothing else different, dropping the mean (and the bias) saves
+#   time: the mechanism behind the paper's numbers.
 # - **As shipped** it is never faster: `F.rms_norm` takes 1.0 to 2.3 times the fused
-#   `F.layer_norm`'s time forward (slower in three settings, within the margin in the fourth) and
-#   1.8 to 2.5 times with the backward pass. On today's CPU PyTorch, swapping one for the other to
-#   save time loses time.
-# - **The traffic is not the cost.** The fused `F.layer_norm` moves as much as a clone and, with
-#   one thread, still takes 3.9 (4096 x 1024) and 5.9 (256 x 4096) times a clone's time forward,
-#   4.3 and 4.6 times with the backward pass: the reductions and the
-#   per-value arithmetic cost something even in one pass, and on a CPU a clone is a plain memory
-#   copy. The counts predict the order of the composed versions, whose every op is a pass over
-#   memory, not the size of the gaps, and not the fused kernel.
+#   `F.layer_norm`'s time forward, 1.8 to 2.5 times with the backward pass. Forward, one setting (2
+#   threads, 256 x 4096: 1.02) falls within the margin, so that comparison is inconclusive. On
+#   today's CPU PyTorch, swapping LayerNorm for RMSNorm to save time loses time.
+# - **The traffic is not the cost.** The fused `F.layer_norm` moves as much as a clone yet takes,
+#   with one thread, 3.9 (4096 x 1024) and 5.9 (256 x 4096) times a clone's time forward; no version
+#   beats a clone in any setting. The counts predict the order of the composed versions, not the
+#   size of the gaps, nor the fused kernel.
 # - **Threads** move the ratios by hundredths to tenths, once by more (as shipped forward on
-#   4096 x 1024: 1.20 with 1 thread, 2.25 with 2). One outcome turns on them: as shipped forward,
-#   RMSNorm costs time in three settings but not with 2 threads on 256 x 4096 (1.02), so that
-#   comparison is inconclusive. No version comes in under a clone's time in any setting.
+#   4096 x 1024: 1.20 with 1 thread, 2.25 with 2).
 #
-# Four of the six comparisons say RMSNorm saves time, one that it costs time, and one cannot tell:
-# **P3 partly**. The paper's 7%-64% are GPU wall times of whole models; on a CPU we can show that
-# the saving exists when both norms are written alike and that it belongs to the implementation as
-# much as to the formula, one reading of why the same RNNSearch saved 34.0% in Theano, 24.7% in
-# TensorFlow and 11.0% in PyTorch.
+# Four of the six comparisons say RMSNorm saves time, one that it costs time, one cannot tell: **P3
+# partly**. The paper's GPU wall times are not measurable here. The CPU shows that the saving is
+# real when both norms are written alike and belongs to the implementation as much as to the
+# formula: one reading of why RNNSearch saved different amounts in three frameworks.
 #
 # ## P4 · pRMSNorm: the statistic from 6.25% of the units
 #
 # If the RMS is only a scale, an estimate might do: pRMSNorm computes it from the first $k$ units,
 # $k$ the share $p = 6.25\%$ of the $n$, and divides all $n$ by it. When $p\,n$ is not whole, $k$
-# depends on a rounding. Zhang and Sennrich's PyTorch and TensorFlow code truncate, `int(p * n)`;
+# depends on rounding: Zhang and Sennrich's PyTorch and TensorFlow code truncate, `int(p * n)`;
 # rounding up, $\lceil p\,n \rceil$, is the other reading of "the first $p\%$" (the paper's own
-# formula for $k$ could not be checked against its text here). `lnpaper.RMSNorm` makes the rounding
-# an argument, `rounding="truncate"` (the default, as in the authors' code) or `"ceil"`:
+# formula for $k$ was not checked here). `lnpaper.RMSNorm` takes `rounding="truncate"` (the default,
+# as in the authors' code) or `"ceil"`:
 
 # %%
 PRMS_P = 0.0625
@@ -477,17 +461,17 @@ except ValueError as error:
 assert lnpaper.RMSNorm(15, partial=PRMS_P, rounding="ceil").n_stat == 1
 
 # %% [markdown]
-# The two agree whenever $p\,n$ is whole, as at every width below and at the $d = 64$ of our
-# language model ($k = 4$), so nothing in this notebook depends on the choice. Elsewhere they
-# differ by one unit, which matters when $k$ is small: at $n = 33$ it is the RMS of 2 units against
-# that of 3, and for the median row the two outputs lie 18% apart. Below $n = 16$ truncation
-# leaves no unit at all; the authors' code then divides by zero, and `lnpaper.RMSNorm` raises.
+# The two agree whenever $p\,n$ is whole, as at every width below and at our model's $d = 64$
+# ($k = 4$), so nothing here depends on the choice. Elsewhere they differ by one unit, which matters
+# when $k$ is small: at $n = 33$ (2 units against 3) the median row's two outputs lie 18% apart.
+# Below $n = 16$ truncation leaves no unit; the authors' code then divides by zero, and
+# `lnpaper.RMSNorm` raises.
 #
 # How good is the estimate? For Gaussian rows the two mean squares $u = \mathrm{RMS}_k^2$ and
-# $v = \mathrm{RMS}_n^2$ have $\mathrm{Var}\,u = 2/k$ and $\mathrm{Var}\,v = \mathrm{Cov}(u, v) = 2/n$,
-# since the $k$ units are part of the $n$. The delta method then gives the ratio
-# $\mathrm{RMS}_k/\mathrm{RMS}_n$ a mean of about $1 - (1/k - 1/n)/4$ and a standard deviation of
-# about $\sqrt{(1/k - 1/n)/2}$. Measured on 20,000 rows per width:
+# $v = \mathrm{RMS}_n^2$ have $\mathrm{Var}\,u = 2/k$ and
+# $\mathrm{Var}\,v = \mathrm{Cov}(u, v) = 2/n$, since the $k$ units are part of the $n$. The delta
+# method then gives the ratio $\mathrm{RMS}_k/\mathrm{RMS}_n$ a mean of about $1 - (1/k - 1/n)/4$
+# and a standard deviation of about $\sqrt{(1/k - 1/n)/2}$. Measured on 20,000 rows per width:
 
 # %%
 p4 = runs.prms_estimate()
@@ -520,13 +504,11 @@ figures.prms_estimate(p4)
 
 # %% [markdown]
 # At $n = 1024$, 64 units estimate the RMS to within about 8.5% (one standard deviation), with a
-# slight downward bias (0.995), as the delta method says (0.996, 0.086). The source gives no
-# number for the estimate's accuracy, so this half of P4 is a check of our measurement against
-# theory: with 20,000 rows our mean lies 1.9 standard errors below the delta method's and our sd
-# 1.6 below its, both within the 5 standard errors the check allows, so this half of P4 holds.
-# The estimate's quality depends on $k$, not on $p$: at $n = 4096$ its typical error is 4%; at the
-# $d = 64$ of our language model pRMSNorm uses 4 units, and its typical error is a third. In the
-# model:
+# slight downward bias (0.995), as the delta method says (0.996, 0.086). The source gives no number
+# for the estimate's accuracy, so this half of P4 checks our measurement against theory: our mean
+# and sd lie 1.9 and 1.6 standard errors below the delta method's, within the 5 the check allows, so
+# this half holds. The quality depends on $k$, not on $p$: at $n = 4096$ the typical error is 4%; at
+# our model's $d = 64$, with 4 units, it is a third. In the model:
 
 # %%
 for name in ("RMSNorm", "pRMSNorm (6.25%)"):
@@ -546,17 +528,16 @@ print(f"P4: {p4_finding.verdict}")
 claims.expect(p4_finding, claims.PARTLY)
 
 # %% [markdown]
-# With 4 units per statistic pRMSNorm trains, but ends behind RMSNorm on every seed, by 0.011 to
-# 0.219 nats, 0.089 on average with an interval of +0.048 to +0.129: wholly beyond the 0.02
-# margin, so the no-worse test of P2 fails for pRMSNorm, and P4 is **partly** reproduced: the
-# estimate behaves as the source says, the model built on it at $d = 64$ does not keep RMSNorm's
-# quality. A noisy scale, different for every token, is a cost at this width; at the paper's widths
-# (hundreds to thousands of units) the estimate is far better. pRMSNorm is not timed here.
+# With 4 units per statistic pRMSNorm trains, but ends behind RMSNorm on every seed, by 0.089 nats
+# on average (interval +0.048 to +0.129), wholly beyond the 0.02 margin. The no-worse test fails,
+# and P4 is **partly** reproduced: the estimate behaves as theory says, but at $d = 64$ the model
+# built on it, with a noisy scale different for every token, does not keep RMSNorm's quality. At the
+# paper's widths (hundreds to thousands of units) the estimate is far better. pRMSNorm is not timed
+# here.
 #
 # ## P5 · Where the norm goes
 #
-# The second argument is about placement. With $F$ a sublayer (attention or the feed-forward
-# network) and $x_l$ the residual stream:
+# With $F$ a sublayer (attention or feed-forward) and $x_l$ the residual stream:
 #
 # | placement | block | the stream |
 # |---|---|---|
@@ -566,18 +547,16 @@ claims.expect(p4_finding, claims.PARTLY)
 # | reordered (OLMo 2; notebook 09's O1) | $x_{l+1} = x_l + \mathrm{Norm}(F(x_l))$, final Norm | never normalized |
 # | DeepNorm (notebook 08, D1) | $x_{l+1} = \mathrm{LN}(\alpha x_l + F(x_l))$, $\alpha > 1$ | normalized |
 #
-# Post-LN is the 2017 Transformer's; Pre-LN was in use before Xiong et al. (2020) explained why it
-# trains without warmup (notebook 06); DeepNorm adds a down-scaled initialization and is another
-# branch, checked in notebook 08 (D1). The third row has two lineages. "Sandwich" is the older name: CogView's
-# Sandwich-LN, and the pre- and post-sublayer norms of Gemma 2. "Peri-LN" is Kim et al.'s (2025),
-# who studied the placement as such, up to 3.2B parameters.
+# Post-LN is the 2017 Transformer's; Xiong et al. (2020) explained why Pre-LN, already in use,
+# trains without warmup (notebook 06); DeepNorm adds a down-scaled initialization (notebook 08, D1).
+# "Sandwich" is the third row's older name (CogView's Sandwich-LN, Gemma 2); "Peri-LN" is Kim et
+# al.'s (2025), who studied the placement as such.
 #
-# **The block is the same; the models are not.** Kim et al. may also normalize the embedding
-# output before the first block. Gemma 2 does not; it multiplies the token embedding by
-# $\sqrt d$ instead, writes every RMSNorm gain as $g = 1 + w$ with $w$ starting at 0, and soft-caps
-# the attention scores and the final logits, $z \to c \tanh(z / c)$ with $c = 50$ and $c = 30$.
-# `TransformerLM` has each of these as an option (`tests/test_transformer.py` checks each against
-# its formula), and `peri_ln_model` and `gemma2_model` put them together. On the same seed, at init:
+# **The block is the same; the models are not.** Kim et al. may also normalize the embedding output;
+# Gemma 2 instead multiplies the token embedding by $\sqrt d$, writes every RMSNorm gain as
+# $g = 1 + w$ with $w$ starting at 0, and soft-caps the attention scores and the final logits,
+# $z \to c \tanh(z / c)$ with $c = 50$ and $c = 30$. `peri_ln_model` and `gemma2_model` build each
+# model from tested options of `TransformerLM`. On the same seed, at init:
 
 # %%
 from lnpaper.models.transformer import gemma2_model, peri_ln_model  # noqa: E402
@@ -606,16 +585,15 @@ assert not torch.allclose(peri(tokens), gemma(tokens)), (
 )
 
 # %% [markdown]
-# Peri-LN's first block reads a normalized embedding, each token with mean 0 and variance 1 (the
-# norm's gain and bias at init). Gemma 2's reads the raw embedding times $\sqrt{64} = 8$: with
-# notebook 06's $N(0, 1)$ token embeddings a standard deviation of 8 (Gemma's own embeddings are
-# drawn far smaller; the scale is there to bring them up to the size of the stream), which the
-# peri block's input norm removes before every sublayer but which stays in the residual stream
-# the sublayers add to. The caps do nothing at init: the logits are far below 30.
+# Peri-LN's first block reads a normalized embedding, each token with mean 0 and variance 1. Gemma
+# 2's reads the raw embedding times $\sqrt{64} = 8$: with notebook 06's $N(0, 1)$ token embeddings,
+# a standard deviation of 8 (Gemma's own are drawn far smaller; the scale brings them up to the
+# stream's size). The input norm removes that scale before every sublayer, but it stays in the
+# residual stream. The caps do nothing at init: the logits are far below 30.
 #
-# The $(1 + w)$ gain is the same function as $g$ at init and differs only under weight decay,
-# which pulls the stored parameter to 0: $g$ toward 0, $w$ toward 0, so $1 + w$ toward 1. One
-# decoupled decay step $\theta \leftarrow (1 - \eta\lambda)\theta$, with $\eta\lambda = 0.1$:
+# The $(1 + w)$ gain equals $g$ at init and differs only under weight decay, which pulls the stored
+# parameter to 0: $g$ toward 0, but $1 + w$ toward 1. One decoupled decay step
+# $\theta \leftarrow (1 - \eta\lambda)\theta$, with $\eta\lambda = 0.1$:
 
 # %%
 from lnpaper.models.transformer import make_norm  # noqa: E402
@@ -635,26 +613,22 @@ assert torch.allclose(plain.weight, torch.full((64,), 0.9))
 assert torch.equal(offset.weight, torch.ones(64))
 
 # %% [markdown]
-# What Kim et al. (2025) report, up to 3.2B parameters: Peri-LN's hidden-state variance grows in a
-# more balanced way than Pre-LN's, and its gradients are steadier. What is known at initialization:
-# Pre-LN's residual variance grows roughly linearly with depth (notebook 06, T2).
+# Kim et al. (2025) report, in models of up to 3.2B parameters trained far longer, that Peri-LN's
+# hidden-state variance grows in a more balanced way than Pre-LN's and that its gradients are
+# steadier.
 #
-# Here: notebook 06's six-layer model and language with Post-LN, Pre-LN and Peri-LN (the peri block
-# and final norm, without the optional embedding norm), trained with
-# Adam at learning rate 1e-2, above notebook 06's 3e-3 (the rate at which Post-LN already needs
-# warmup), without warmup, for 200 steps, six seeds. Each run measures, on 64 held-out sequences,
-# the variance of the stream after each block and the norm of each block's gradient, at init and
-# after training.
+# Here: notebook 06's six-layer model and language with Post-LN, Pre-LN and Peri-LN (without the
+# optional embedding norm), Adam at learning rate 1e-2 without warmup (above notebook 06's 3e-3,
+# where Post-LN already needs warmup), 200 steps. Each run measures, on 64 held-out sequences, the
+# stream's variance after each block and each block's gradient norm, at init and after training. The
+# measures were chosen on six seeds (0-5, shown) and are graded on 30 others (6-35).
 #
-# The test: for each of three measures, Peri-LN's value over Pre-LN's on the same seed, on a log
-# scale because the measures are ratios and sizes that run over orders of magnitude. The mean of
-# the six log ratios, with its 95% Student-t interval, turned back into a ratio: Peri-LN's is
-# smaller if the whole interval lies below 1. The three measures are the last block's stream
-# variance after training, its growth in training (after over at init), and the spread of the
-# blocks' gradient norms (largest over smallest, after training: "steadier gradients"). A fourth
-# ratio, the rise over depth (block 6 over block 1, after training), is shown and not graded:
-# dividing by block 1 cancels whatever growth every block shares, the growth the first two
-# measures are there to catch.
+# Three measures, Peri-LN over Pre-LN seed by seed: the last block's stream variance after training,
+# its growth in training, and the spread of the blocks' gradient norms after training (largest over
+# smallest: "steadier gradients"). For each, the mean log ratio with its 95% Student-t interval,
+# turned back into a ratio: Peri-LN's is smaller if the whole interval lies below 1. A fourth ratio,
+# the rise over depth (block 6 over block 1), is shown, not graded: dividing by block 1 cancels the
+# growth all blocks share, which the first two measures catch.
 
 # %%
 placement = analysis.placement_study()
@@ -741,46 +715,38 @@ figures.placement_variance(placement)
 # %% [markdown]
 # Read the figure from the top left.
 #
-# **At init** Post-LN's stream has variance 1 after every block: it is the output of a norm. Pre-LN's
-# grows by a roughly constant amount per block (about 0.9 here), linearly, as Xiong et al.'s Lemma 2
-# says. Peri-LN's grows linearly too, and faster (about 1.9 per block): each sublayer adds its
-# normalized output, of variance about 1, where Pre-LN's sublayers add less at Xavier initialization.
+# **At init** Post-LN's stream has variance 1 after every block, the output of a norm. Pre-LN's
+# grows linearly, about 0.9 per block, as Xiong et al.'s Lemma 2 says (notebook 06, T2); Peri-LN's
+# faster, about 1.9 per block, since each sublayer adds a normalized output of variance about 1.
 #
-# **After 200 steps at the high learning rate** the picture changes. Pre-LN's stream has grown more
-# than a hundredfold, to a variance in the hundreds at every block: nothing bounds what a sublayer
-# adds to the stream, and at this learning rate the sublayers' outputs grow. Peri-LN's sublayer
-# outputs pass through a norm before they are added, so each addition keeps a bounded size; its
-# stream grows about fivefold in training (against 128-fold for Pre-LN) and ends about thirteen
-# times smaller than Pre-LN's. On the 30 graded seeds the ratios are 0.033 for the growth and 0.070
-# for the size (0.037 and 0.077 on the six above), with intervals far below 1. That is the claim,
-# and at this scale it shows plainly. Both placements end below the bigram level of 2.339 (Pre-LN
-# 2.284, Peri-LN 2.302), and their losses cannot be told apart (Peri-LN minus Pre-LN +0.018,
-# interval -0.005 to +0.040 nats): 1e-2 is too high a rate for this model either way (at 3e-3 it
-# reaches 1.96, P2). After training, Pre-LN's variance grows block over block by a factor of 1.26
-# to 1.44 and Peri-LN's by 1.5 to 1.9, plainly geometric, the growth the Peri-LN and
-# Curse-of-Depth papers call exponential. Kim et al.'s optional embedding norm is left out here.
+# **After 200 steps at the high learning rate** Pre-LN's stream has grown more than a hundredfold,
+# to a variance in the hundreds at every block: nothing bounds what a sublayer adds. Peri-LN
+# normalizes each sublayer's output before adding it, so its stream grows only about fivefold and
+# ends about thirteen times smaller. On the 30 graded seeds the ratios are 0.033 for the growth and
+# 0.070 for the size, with intervals far below 1: this part of the claim shows plainly. Both end
+# below the bigram level of 2.339 with losses that cannot be told apart (Peri-LN minus Pre-LN
+# +0.018, interval -0.005 to +0.040 nats): 1e-2 is too high a rate for this model either way (at
+# 3e-3 it reaches 1.96, P2). Block over block, the trained variance grows by a factor of 1.26 to
+# 1.44 in Pre-LN and 1.5 to 1.9 in Peri-LN: the geometric growth the Peri-LN and Curse-of-Depth
+# papers call exponential.
 #
-# **Gradients.** After training the spread of the blocks' gradient norms (largest over smallest) is
-# 3.02 for Peri-LN against 4.34 for Pre-LN on the six seeds above, smaller on every seed: a ratio
-# of 0.69. On the 30 graded seeds the ratio is 0.83, interval 0.75 to 0.92: Peri-LN's gradients
-# are more even across blocks, by about a sixth, a smaller effect than the first six seeds
-# suggested. Kim et al.'s evidence comes from models of up to 3.2B parameters trained far longer.
+# **Gradients.** Peri-LN's block gradient norms are more even on each of the six seeds above; on the
+# 30 graded seeds the spread's ratio is 0.83 (interval 0.75 to 0.92), more even by about a sixth,
+# less than the first six seeds suggested (0.69).
 #
-# Where it does **not** show at this scale is **across depth.** From the first block to the sixth,
-# Peri-LN's variance rises about elevenfold after training, Pre-LN's about fourfold, a ratio of 3.2
-# on the graded seeds (interval 3.0 to 3.3; 2.8 on the six above). Peri-LN's output norms have
-# learned gains, and the later ones grew. That ratio is not graded: Pre-LN's block 1 has itself
-# grown about a hundredfold, and the ratio divides that out. "More balanced" holds for the growth
-# over training and for the size the stream reaches; its shape across six blocks is steeper in
-# Peri-LN. The three graded measures hold, and the spike counts below decide nothing: P5 is
-# **partly** reproduced.
+# The claim does **not** show here **across depth.** From block 1 to block 6, Peri-LN's trained
+# variance rises about elevenfold, Pre-LN's about fourfold, a ratio of 3.2 on the graded seeds
+# (interval 3.0 to 3.3): Peri-LN's output norms have learned gains, and the later ones grew. That
+# ratio, ungraded, divides out Pre-LN's block 1, itself grown about a hundredfold. So "more
+# balanced" holds for the growth over training and for the stream's size; across six blocks,
+# Peri-LN's stream is the steeper. The three graded measures hold and the spike counts below decide
+# nothing: P5 is **partly** reproduced.
 #
-# Post-LN shows its own failure: its stream cannot grow, but after training its early blocks
-# receive almost no gradient (about $10^{-7}$ for the first block against $10^{-1}$ for the last),
-# and it ends at the uniform level (2.77; the unigram level is 2.75), the warmup failure of
-# notebook 06 (T3) at a higher learning rate.
+# Post-LN fails its own way: its stream cannot grow, but after training its first block gets almost
+# no gradient (about $10^{-7}$, against $10^{-1}$ for the last), and it ends at the uniform level
+# (2.77; the unigram level is 2.75): notebook 06's warmup failure (T3) at a higher learning rate.
 #
-# And the blow-up is a matter of learning rate: the Pre-LN LayerNorm runs of P2, at 3e-3, end with a
+# The blow-up is a matter of learning rate: the Pre-LN LayerNorm runs of P2, at 3e-3, end with a
 # last-block variance of
 
 # %%
@@ -799,25 +765,22 @@ assert largest_moderate < smallest_high / 3, (
 assert largest_moderate < 100, f"largest at lr 3e-3 {largest_moderate:.3g}"
 
 # %% [markdown]
-# not hundreds: the unbounded growth of the Pre-LN stream is what a high learning rate brings out,
-# and what Peri-LN's output norm caps.
+# not hundreds: a high learning rate brings out the Pre-LN stream's unbounded growth, which
+# Peri-LN's output norm caps.
 #
 # ### Gradient spikes
 #
-# "Steadier gradients" is also a claim about time: a stable run's gradient norm should not jump
-# from one step to the next. The spread above compares blocks at two instants; here the global
-# gradient norm $\|\partial L / \partial \theta\|$ over all parameters is logged at every step of
-# the first 100, for Pre-LN and Peri-LN at the learning rate above (1e-2) and three times it
-# (3e-2). A **spike** is defined once, in `lnpaper.stats`, before any run was looked at: a step
-# whose norm exceeds twice the median of the ten steps before it.
+# "Steadier gradients" is also a claim about time: a stable run's gradient norm should not jump from
+# step to step. The global gradient norm $\|\partial L / \partial \theta\|$ is logged at each of the
+# first 100 steps, for Pre-LN and Peri-LN at 1e-2 and 3e-2. A **spike**, defined in `lnpaper.stats`
+# before any run was seen, is a step whose norm exceeds twice the median of the ten steps before it.
+# As above, the test was fixed on six seeds and is graded on 30 others.
 #
-# Spikes are rare at this scale, so the test was fixed on six seeds and is graded on 30 others
-# (seeds 6-35, run after the design was fixed; the six are shown, not graded). Per learning rate,
-# whether Peri-LN has fewer spikes than Pre-LN in all, by an exact paired **permutation test**:
-# if placement made no difference, each seed's count difference would be as likely to have either
-# sign, and the $2^{30}$ sign flips give the chance of a total as far from zero as the one seen.
-# Beside it, each run's largest jump (its largest ratio of a step's norm to the median of the ten
-# before), on a log scale:
+# Per learning rate, an exact paired **permutation test** asks whether Peri-LN has fewer spikes in
+# all: if placement made no difference, each seed's count difference would be as likely positive as
+# negative, and the $2^{30}$ sign flips give the chance of a total this far from zero. Beside it,
+# each run's largest jump (largest ratio of a step's norm to the median of the ten before), on a log
+# scale:
 
 # %%
 spikes = analysis.spike_confirmation()
@@ -855,34 +818,30 @@ figures.gradient_spikes(spikes)
 
 
 # %% [markdown]
-# Spikes stay rare at this scale: over the 30 graded seeds Pre-LN spiked 8 times at 3e-2 and
-# Peri-LN twice, and at 1e-2 once in 60 runs. At 3e-2 the counts lean Kim et al.'s way, but a
-# difference this large would arise by chance with p = 0.15, so the counts are **inconclusive** at
-# both rates. The largest jump leans the same way and is small: 0.97 times Pre-LN's at 1e-2
-# (interval 0.95 to 1.00, it holds, by three percent) and 0.88 at 3e-2 (0.77 to 1.01,
-# inconclusive). These Pre-LN runs are the ones notebook 09 uses for OLMo 2's reordered norm.
+# Spikes stay rare: over the 30 graded seeds Pre-LN spiked 8 times at 3e-2 and Peri-LN twice, and at
+# 1e-2 once in 60 runs. At 3e-2 the counts lean Kim et al.'s way, but with p = 0.15: the counts are
+# **inconclusive** at both rates. The largest jump leans the same way, slightly: 0.97 times Pre-LN's
+# at 1e-2 (interval 0.95 to 1.00: it holds, by three percent) and 0.88 at 3e-2 (0.77 to 1.01:
+# inconclusive). Notebook 09 reuses these Pre-LN runs for OLMo 2's reordered norm.
 #
 # ## What survived from 2016, what was replaced, what was dropped
 #
-# - **The mechanism survived.** Statistics over one example's own units, no dependence on the
-#   batch, the same computation in training and at inference (notebooks 01-02): every norm with a
-#   statistic in a Transformer today works that way. Today's open-weight models default to RMSNorm;
-#   Llama and Qwen place it before each sublayer (Pre-LN), Gemma 2 and 3 both before and after it
-#   (the sandwich of P5, with $(1 + w)$ gains), OLMo 2 only after it, on the sublayer's output.
+# - **The mechanism survived.** Statistics over one example's own units, independent of the batch,
+#   the same in training and at inference (notebooks 01-02): every norm with a statistic in today's
+#   Transformers works that way. Open-weight models default to RMSNorm; Llama and Qwen place it
+#   before each sublayer (Pre-LN), Gemma 2 and 3 before and after it (P5's sandwich, with $(1 + w)$
+#   gains), OLMo 2 only after it, on the sublayer's output.
 # - **Table 1's weight-matrix invariance survived only where a norm reads that matrix's output
-#   alone.** Each norm is still invariant to a rescaling of its own input, but the invariance to
-#   $W \to \delta W$ needs the norm to see $W x$ and nothing else. In a Pre-LN stack no norm does: each
-#   reads the residual stream $x_l = x_0 + \sum_{j<l} F_j$, to which every sublayer adds its output
-#   un-normalized. Rescaling one matrix of one sublayer rescales only its term $F_j$ of that sum,
-#   which turns the stream's direction, and the next norm cannot undo that. What the stack does
-#   keep is a joint invariance: the embedding and every sublayer's output matrix rescaled by one
-#   common factor rescale the whole stream, which every norm removes. Peri-LN and sandwich regain
-#   the single-matrix invariance, because their output norm reads the sublayer's output alone: for
-#   every matrix that rescales that output when it is rescaled ($W^V$, $W^O$ and both feed-forward
-#   matrices, ReLU being positively homogeneous), not for $W^Q$ and $W^K$, which feed a softmax.
-#   DyT, a tanh with no statistic, has none of Table 1's invariances (notebook 05). Measured on a
-#   six-block `TransformerLM` as in notebook 06, in float64, with each set of parameters (weights
-#   and biases) multiplied by 3:
+#   alone.** The invariance to $W \to \delta W$ needs the norm to see $W x$ alone. In a Pre-LN stack
+#   each norm reads the residual stream $x_l = x_0 + \sum_{j<l} F_j$; rescaling one sublayer's
+#   matrix rescales only its term $F_j$ and turns the stream's direction, which no norm undoes. What
+#   the stack keeps is a joint invariance: rescaling the embedding and every sublayer's output
+#   matrix by one factor rescales the whole stream, which every norm removes. Peri-LN and sandwich
+#   regain the single-matrix invariance, their output norm reading the sublayer's output alone, for
+#   every matrix whose rescaling rescales that output ($W^V$, $W^O$, both feed-forward matrices,
+#   ReLU being positively homogeneous), but not for $W^Q$ and $W^K$, which feed a softmax. DyT, with
+#   no statistic, has none of Table 1's invariances (notebook 05). Measured in float64 on a
+#   six-block `TransformerLM`, each set of parameters (weights and biases) tripled:
 
 
 # %%
@@ -930,30 +889,27 @@ assert min(c for row in change.values() for c in row if c >= 1e-10) > 1e-2, chan
 
 # %% [markdown]
 # Tripling everything that writes to the stream leaves the Pre-LN model unchanged but not the
-# Peri-LN one, whose output norms undo the sublayers' share of the scaling, so that only the
-# embedding ends up tripled.
+# Peri-LN one, whose output norms undo the sublayers' share, leaving only the embedding tripled.
 #
 # - **The motive was replaced.** The paper, like BatchNorm before it, was framed around covariate
-#   shift. The explanations that stuck are others: a smoother loss landscape (Santurkar et al.,
-#   notebook 06, T7) and, in the Transformer, control over the scale of gradients and of the
-#   residual stream (Xiong et al., notebook 06; Peri-LN above).
-# - **The half that set LayerNorm apart was dropped.** Re-centering gave LayerNorm its distinctive
-#   column in Table 1, the invariance to weight-matrix re-centering that neither BatchNorm nor
-#   WeightNorm has. Section 5's geometry does not use it: its argument (the Fisher metric of a
-#   normalized model, and the learning rate that falls as the weights grow) rests on scale
-#   invariance alone, which RMSNorm keeps. RMSNorm removed re-centering at no measurable cost on
-#   Zhang and Sennrich's tasks or on ours (no worse by 0.02 nats over ten seeds, P2). Nobody has
-#   shown that re-centering never helps, and one line of work says where it might: Brody, Alon
-#   and Yahav (2023, "On the Expressivity Role of LayerNorm in Transformers' Attention") read
-#   LayerNorm as a projection onto the hyperplane orthogonal to $\mathbf 1$ followed by a
-#   rescaling, and argue that the projection lets a query attend to all keys equally while the
-#   rescaling keeps any key from becoming unselectable. RMSNorm keeps the rescaling and drops
-#   the projection. Our P2 runs compare losses; they do not isolate that mechanism. What stayed
-#   in practice is the scale half of the paper's invariances, not the column that was new in
-#   2016.
+#   shift. The explanations that stuck are a smoother loss landscape (Santurkar et al., notebook 06,
+#   T7) and, in the Transformer, control over the scale of gradients and of the residual stream
+#   (Xiong et al., notebook 06; Peri-LN above).
+# - **The half that set LayerNorm apart was dropped.** Re-centering gave LayerNorm its own column in
+#   Table 1, an invariance neither BatchNorm nor WeightNorm has. Section 5's geometry (the Fisher
+#   metric of a normalized model, and the learning rate that falls as the weights grow) rests on
+#   scale invariance alone, which RMSNorm keeps. RMSNorm removed re-centering at no measurable cost
+#   on Zhang and Sennrich's tasks or on ours (P2), though not from off-center weights (P2c).
+#   Others argue that re-centering helps:
+#   Brody, Alon and Yahav (2023, "On the Expressivity Role of LayerNorm in Transformers' Attention")
+#   read LayerNorm as a projection onto the hyperplane orthogonal to $\mathbf 1$, which they argue
+#   lets a query attend to all keys equally, followed by a rescaling, which keeps any key from
+#   becoming unselectable. RMSNorm keeps only the rescaling; our P2 runs compare losses and do not
+#   isolate that mechanism. What stayed in practice is the scale half of the paper's invariances,
+#   not the column that was new in 2016.
 # - **Placement is still open.** Post-LN gave way to Pre-LN for trainability; Peri-LN and sandwich
-#   add a norm on each sublayer's output; DyT (notebook 06, T6) asks whether a statistic is needed at
-#   all.
+#   add a norm on each sublayer's output; DyT (notebook 06, T6) asks whether a statistic is needed
+#   at all.
 #
 # ## What was scaled down
 #
@@ -962,9 +918,9 @@ assert min(c for row in change.values() for c in row if c >= 1e-10) > 1e-2, chan
 # | quality (P2) | WMT14 En-De, Transformer-base, BLEU | 6 blocks, $d = 64$, toy language, 200 steps, 10 seeds |
 # | speed (P3) | GPU wall time, 2019's Theano, TensorFlow, PyTorch | CPU, 1 and 2 threads, torch 2.13 eager, 2 shapes |
 # | pRMSNorm (P4) | $p = 6.25\%$ of hundreds to thousands of units | $n$ = 64 to 4096; in the model 4 of 64 units |
-# | placement (P5) | up to 3.2B parameters, long training | 6 blocks, $d = 64$, lr 1e-2, 3e-2, 100-200 steps, 6 seeds |
+# | placement (P5) | up to 3.2B parameters, long runs | 6 blocks, $d = 64$, lr 1e-2, 3e-2, 100-200 steps, 6 + 30 seeds |
 #
 # ## Claims checked here
 
 # %%
-print(claims.checked_here(["P1", "P2", "P2b", "P3", "P4", "P5"]))
+print(claims.checked_here(["P1", "P2", "P2b", "P2c", "P3", "P4", "P5"]))

@@ -548,3 +548,25 @@ def test_ratios_to_floor_divide_each_summary_by_the_clones():
     assert fastest["x"] == (3.0, 0.25) and fastest["floor ms"] == (1e3, 4e3)
     middle = bench.ratios_to_floor(times, statistics.median)
     assert middle["x"] == (2.0, 2.0) and middle[bench.FLOOR] == (1.0, 1.0)
+
+
+def recentred(rms_losses, ln_losses=LAYERNORM_LOSSES):
+    return StudyResult(runs={
+        "LayerNorm": {**run(ln_losses), "center": 0.2},
+        "RMSNorm": {**run(rms_losses), "center": 0.2},
+    })  # fmt: skip
+
+
+def test_check_p2c_needs_every_rmsnorm_run_to_train_and_no_worse_loss():
+    def verdict(rms_losses):
+        return nb_claims.check_p2c(recentred(rms_losses)).verdict
+
+    assert verdict(shifted(LAYERNORM_LOSSES, -0.002)) == claims.REPRODUCED
+    assert verdict(shifted(LAYERNORM_LOSSES, 0.1)) == claims.NOT_REPRODUCED
+    assert verdict(shifted(LAYERNORM_LOSSES, 0.02)) == claims.INCONCLUSIVE
+    # one RMSNorm run ends above the bigram level (2.34): it did not train, however the rest do
+    stalled = (2.5, *shifted(LAYERNORM_LOSSES, -0.3)[1:])
+    assert verdict(stalled) == claims.NOT_REPRODUCED
+    finding = nb_claims.check_p2c(recentred(stalled))
+    assert "runs that do not train: LayerNorm 0, RMSNorm 1" in finding.ours
+    assert finding.quantities[0].label == "RMSNorm runs that do not train"

@@ -7,13 +7,14 @@ recorded experiments (through the record) and computes in memory, so the record 
 - `spike_study` (P5, and O1 in notebook 09): Pre-LN and Peri-LN at two learning rates, each one
   `spike_run`; `spike_confirmation` and `placement_confirmation` (P5's graded runs), the same
   on 30 fresh seeds (FRESH_SEEDS).
+- `recentred_study` (P2c): LayerNorm and RMSNorm from weights initialized off-center.
 - the summaries: `placement_summary` (the stream's variance and the blocks' gradient spread, per
   seed), `spike_summary` (spike counts and largest jumps, per seed).
 """
 
 from lnpaper import stats
 from lnpaper.chapters.ch06_transformer.runs import StudyResult, lm_training
-from lnpaper.chapters.ch07_rmsnorm_placement.runs import spike_run
+from lnpaper.chapters.ch07_rmsnorm_placement.runs import recentred_training, spike_run
 
 PLACEMENT_CONFIGS = {"Post-LN": "post", "Pre-LN": "pre", "Peri-LN": "peri"}
 
@@ -70,6 +71,16 @@ def placement_confirmation() -> StudyResult:
 
 
 # ---- summaries the notebook prints and the claims check ----------------------------------
+
+
+def recentred_study(*, center: float = 0.2) -> StudyResult:
+    """P2c: LayerNorm and RMSNorm in P2's model, every weight matrix initialized `center` off."""
+    norms = {"LayerNorm": "layernorm", "RMSNorm": "rmsnorm"}
+    return StudyResult(
+        runs={
+            name: vars(recentred_training(norm=norm, center=center)) for name, norm in norms.items()
+        }
+    )
 
 
 def placement_summary(study) -> dict:

@@ -9,7 +9,7 @@ from lnpaper.chapters.ch05_invariances import runs as ch05_runs
 from lnpaper.chapters.ch05_invariances.invariance import PAPER_TABLE
 from lnpaper.chapters.ch05_invariances.runs import lost_invariances
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
-from lnpaper.chapters.ch06_transformer.claims import at_picked_rates, final_loss_match
+from lnpaper.chapters.ch06_transformer.claims import at_picked_rates, failed_runs, final_loss_match
 from lnpaper.chapters.ch07_rmsnorm_placement import analysis
 from lnpaper.chapters.ch07_rmsnorm_placement import runs as ch07_runs
 from lnpaper.chapters.ch07_rmsnorm_placement.analysis import placement_summary, spike_summary
@@ -69,6 +69,28 @@ def check_p2b(sweep) -> Finding:
     """P2 with each normalizer at its own best of three rates, picked by training loss as in
     T6b."""
     return at_picked_rates(sweep, "RMSNorm", "LayerNorm", "RMS - LN")
+
+
+def check_p2c(study) -> Finding:
+    """RMSNorm from weights initialized off-center: every run trains (none diverges, each ends
+    below the bigram level), and its held-out loss is no worse than LayerNorm's, paired by seed,
+    by the negligible margin. A run that does not train is a failure of the claim."""
+    ln, rms = study.runs["LayerNorm"], study.runs["RMSNorm"]
+    failed = {name: failed_runs(run) for name, run in study.runs.items()}
+    outcome, text, quantities = final_loss_match(rms, ln)
+    ours = (
+        f"P2's model with every weight matrix shifted by {rms['center']:g} at init, "
+        f"{len(rms['seeds'])} seeds, held-out loss: LayerNorm {mean_sd_text(ln['final_loss'])}, "
+        f"RMSNorm {mean_sd_text(rms['final_loss'])}; runs that do not train: LayerNorm "
+        f"{failed['LayerNorm']}, RMSNorm {failed['RMSNorm']}; RMSNorm minus LayerNorm {text}"
+    )
+    quantities = (
+        count("RMSNorm runs that do not train", failed["RMSNorm"], len(rms["seeds"])),
+        *(dataclasses.replace(q, label=f"RMS - LN {q.label}") for q in quantities),
+    )
+    if failed["RMSNorm"]:
+        return Finding(ours, NOT_REPRODUCED, quantities)
+    return Finding(ours, from_outcome(outcome), quantities)
 
 
 # P3's margin, declared before the timings: RMSNorm saves time when its time is below 1 / 1.1 of
@@ -291,6 +313,22 @@ CLAIMS = register_claims(
         test="P2's models, data and 10 seeds at lr 1e-3, 3e-3 and 1e-2; each normalizer's rate "
         "picked by training loss as in T6b; held-out loss, RMSNorm minus LayerNorm at their "
         "picks, paired by seed, 95% t CI below +0.02 nats; declared before the run",
+    ),
+    Claim(
+        id="P2c",
+        claim="RMSNorm is no less stable than LayerNorm when the weights are initialized "
+        "off-center, where re-centering could matter",
+        source="Zhang & Sennrich 2019, the authors' code repository (bzhangGo/rmsnorm), README",
+        paper_value="RNNSearch with weights initialized at a center of about 0.2: LayerNorm's and "
+        "RMSNorm's SacreBLEU curves on newstest2013 alike; removing re-centering 'does not hurt "
+        "its stability'",
+        notebook=NOTEBOOK,
+        experiments=(analysis.recentred_study,),
+        check=check_p2c,
+        test="P2's model, data, lr and 10 seeds (0-9), every Linear weight matrix shifted by 0.2 "
+        "after its initialization, LayerNorm and RMSNorm: every RMSNorm run trains (no divergence, "
+        "ends below the bigram level), and RMSNorm minus LayerNorm held-out loss, paired by seed, "
+        "95% t CI below +0.02 nats (no worse); declared before the run",
     ),
     Claim(
         id="P3",

@@ -1,8 +1,9 @@
-"""Experiments of notebook 07, RMSNorm and where the norm goes: claims P1-P5.
+"""Experiments of notebook 07, RMSNorm and where the norm goes: claims P1-P5 and P2c.
 
 - `rmsnorm_vs_layernorm` (P1): equal on centered rows; what a shared shift does to each.
 - `rmsnorm_study` (P2, P4) is in notebook 06's analysis, where T6 reads it too: the Pre-LN language
   model of notebook 06 with LayerNorm, RMSNorm, pRMSNorm and DyT.
+- `recentred_training` (P2c): the P2 model with every weight matrix initialized off-center.
 - `memory_traffic` (P3): how many values each way of writing the two norms reads and writes, counted
   op by op.
 - `norm_timing` (P3): the times of `lnpaper.bench`'s table, every round kept, at 1 and 2 threads;
@@ -29,6 +30,7 @@ from lnpaper.chapters.ch06_transformer.runs import (
     held_out,
 )
 from lnpaper.companion.registry import experiment
+from lnpaper.data import SyntheticLanguage
 from lnpaper.models.transformer import PRMS_FRACTION
 from lnpaper.norms import LayerNorm, RMSNorm
 from lnpaper.spread import mean_sd
@@ -313,3 +315,51 @@ def train_for_spikes(options: dict, *, lr, seeds, steps, batch_size, length) -> 
         final_loss=runs.final_loss,
         diverged_at=runs.diverged_at,
     )
+
+
+# ---- P2c: RMSNorm and LayerNorm from weights initialized off-center ------------------------------
+
+
+@dataclass
+class RecentredRun:
+    norm: str
+    center: float  # added to every entry of every Linear weight matrix after its initialization
+    lr: float
+    seeds: list
+    steps: int
+    initial_loss: list  # held-out, per seed
+    final_loss: list  # held-out, per seed; None if the run diverged
+    diverged_at: list
+    train_loss: list  # [seed][k], every 10 steps
+    levels: dict  # the language's loss levels (uniform, unigram, bigram, rate), nats
+
+
+@experiment
+def recentred_training(
+    *, norm: str = "layernorm", center: float = 0.2, lr: float = 3e-3, seeds=tuple(range(10)),
+    steps: int = 200,
+) -> RecentredRun:  # fmt: skip
+    """P2c: P2's model (notebook 06's six-block Pre-LN language model, d = 64, Adam at `lr`, no
+    warmup, the same seeds and sequences as `lm_training`) with `norm` in every slot and every
+    Linear weight matrix (attention, feed-forward, head) shifted by `center` after its usual
+    initialization, as Zhang & Sennrich shift theirs to 0.2 in their repository's stress test.
+    Each such shift adds one number to every unit a matrix writes, the change LayerNorm removes
+    and RMSNorm does not."""
+    seeds = [int(s) for s in seeds]
+    models = build_models(seeds, length=16, placement="pre", norm=norm, n_layers=6, d_model=64,
+                          n_heads=2)  # fmt: skip
+    with torch.no_grad():
+        for model in models:
+            for module in model.modules():
+                if isinstance(module, torch.nn.Linear):
+                    module.weight.add_(center)
+    runs, _ = train_language_models(
+        models, batches(seeds, steps=steps, batch_size=16, length=16), held_out(16),
+        steps=steps, lr=lr, log_every=10,
+    )  # fmt: skip
+    return RecentredRun(
+        norm=norm, center=center, lr=lr, seeds=seeds, steps=steps,
+        initial_loss=runs.initial_loss, final_loss=runs.final_loss,
+        diverged_at=runs.diverged_at, train_loss=runs.train_loss,
+        levels=vars(SyntheticLanguage().levels()),
+    )  # fmt: skip
