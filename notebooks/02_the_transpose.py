@@ -391,6 +391,45 @@ demos.show(
 )
 
 # %% [markdown]
+# ## Write it yourself
+#
+# Each cell below holds a function to fill in and a check that runs it on a few cases made to catch
+# the usual slips (a large offset, a constant row, a row near zero) against `lnpaper`'s own code.
+# One solution is in `lnpaper.exercise_solutions`. RMSNorm, notebook 07's subject, is LayerNorm
+# without the mean.
+
+# %%
+from lnpaper import exercises
+
+
+def my_layer_norm(x, gain, bias, eps=1e-5):
+    """x: a float64 array of rows; each row normalized over its own values,
+    then times gain, plus bias."""
+    raise NotImplementedError  # your code here
+
+
+exercises.check_layer_norm(my_layer_norm)
+
+
+# %%
+def my_layer_norm_backward(dy, x, gain, eps=1e-5):
+    """The gradients (dx, dgain, dbias) for the upstream gradient dy of
+    y = my_layer_norm(x, ...); dgain and dbias summed over the rows."""
+    raise NotImplementedError  # your code here
+
+
+exercises.check_layer_norm_backward(my_layer_norm_backward)
+
+
+# %%
+def my_rms_norm(x, gain, eps=1e-5):
+    """gain * x / sqrt(mean of x^2 + eps), over each row of x."""
+    raise NotImplementedError  # your code here
+
+
+exercises.check_rms_norm(my_rms_norm)
+
+# %% [markdown]
 # ## Claims checked here
 
 # %%

@@ -230,6 +230,23 @@ assert anatomy.layernorm_stored == 0 < anatomy.batchnorm_stored, (
 # $W_x x_t$ is small (entries of $W$ are $\pm 1/\sqrt{H}$ at most), so $\epsilon = 10^{-5}$ already
 # moves $h_t$ by $10^{-3}$ when the weights are scaled by 10.
 #
+# **Write it yourself**: one LN-LSTM step from its parameters, checked against `LayerNormLSTMCell`.
+
+# %%
+from lnpaper import exercises
+
+
+def my_lnlstm_step(x, h, c, cell):
+    """One step of Eq. 20-22 with cell.weight_ih (W_x), cell.weight_hh (W_h),
+    cell.bias (b) and the LayerNorms cell.norm_hh, cell.norm_ih, cell.norm_c;
+    chunk the gates as i, f, g, o. Return (h, c).
+    One solution: lnpaper.exercise_solutions.lnlstm_step."""
+    raise NotImplementedError  # your code here
+
+
+exercises.check_lnlstm_step(my_lnlstm_step)
+
+# %% [markdown]
 # ## Why the dynamics settle (R2)
 #
 # Section 3.1 gives the reason LayerNorm should help an RNN: in a plain RNN the average size of the

@@ -725,6 +725,22 @@ figures.loss_smoothness(smooth)
 # and one small network, without Santurkar et al.'s noise-injection experiment: the claim is
 # checked in part.
 #
+# **Write it yourself**: a Pre-LN block from its modules, checked against `lnpaper`'s `Block`.
+
+# %%
+from lnpaper import exercises
+
+
+def my_pre_ln_block(x, block):
+    """x + attention(norm(x)), then the same with the feed-forward sublayer,
+    using block.attn, block.ffn, block.attn_in_norm and block.ffn_in_norm.
+    One solution: lnpaper.exercise_solutions.pre_ln_block."""
+    raise NotImplementedError  # your code here
+
+
+exercises.check_pre_ln_block(my_pre_ln_block)
+
+# %% [markdown]
 # ## What was scaled down
 #
 # | | the papers | here |
