@@ -141,13 +141,31 @@ def test_a_readers_own_call_runs_live_says_so_and_writes_nothing(store, capsys):
     files = sorted(p.name for p in store.iterdir())
     CALLS.clear()
     assert counting_experiment(scale=5.0).values == [5.0, 10.0]
-    err = capsys.readouterr().err
-    assert "counting_experiment(scale=5.0, sizes=[1, 2]) is not in the record" in err
-    assert "computing it here, live" in err and "its default call took" in err
-    assert "not recorded" in err
+    out = capsys.readouterr().out  # printed, not an error box
+    assert "counting_experiment(scale=5.0, sizes=[1, 2]) is not in the record" in out
+    assert "computing it here, live" in out and "from its default call's" in out
+    assert "not recorded" in out
     assert sorted(p.name for p in store.iterdir()) == files
     counting_experiment(scale=5.0)  # kept in memory: computed once
     assert CALLS == [5.0]
+
+
+def test_only_the_readers_own_call_is_announced_not_the_calls_inside_it(store, capsys):
+    record.configure(record.settings_for("on", store))
+    calling_experiment(scale=7.0)  # computes counting_experiment(scale=7.0) live inside it
+    out = capsys.readouterr().out
+    assert out.count("is not in the record") == 1 and "calling_experiment(scale=7.0)" in out
+
+
+def test_the_estimate_scales_the_default_calls_time_by_the_counts_changed():
+    defaults = {"seeds": (0, 1, 2), "steps": 200, "lr": 3e-3, "norm": "layernorm", "flag": True}
+    assert record.scaled_estimate(60.0, {"seeds": (0,), "steps": 400}, defaults) == 40.0
+    # rates, words and flags are not counts: the estimate stays the default call's
+    assert (
+        record.scaled_estimate(60.0, {"lr": 1e-2, "norm": "rmsnorm", "flag": False}, defaults)
+        == 60.0
+    )
+    assert record.scaled_estimate(60.0, {"seeds": range(30)}, defaults) == 600.0
 
 
 @pytest.mark.parametrize("garbage", ["", '{"experiment": "counting_exp', "not json", "[]"])

@@ -47,7 +47,6 @@ import os
 import platform
 import re
 import stat
-import sys
 import tempfile
 import threading
 import time
@@ -89,6 +88,7 @@ class Settings:
 _override: Settings | None = None
 _memory: dict[str, dict] = {}  # key -> entry computed in this process and not written
 _calls_stack: list[list] = []  # the experiment calls made by each computation in progress
+_live_calls: list[str] = []  # the live computations in progress: only the outermost is announced
 # Keys that fill mode computes again although the record holds them (`python -m lnpaper record`
 # redoing entries); each leaves the set once its new entry is written.
 _redo: set[str] = set()
@@ -570,22 +570,50 @@ def call(name: str, fn, result_type: type, arguments: dict):
                     _unwritten.append(f"{path} ({error})")
                 _redo.discard(entry_key)
     elif entry is None:
-        announce = settings.missing == "live" and not broken  # a broken entry is named already
+        # a broken entry is named already, and a call inside a live call is part of its notice
+        announce = settings.missing == "live" and not broken and not _live_calls
         if announce:
-            print(live_message(name, fn, arguments, settings.directory), file=sys.stderr)
-        with progress.shown():  # the training loops' steps, as a bar
-            entry = compute(name, fn, arguments)
+            print(live_message(name, fn, arguments, settings.directory))
+        _live_calls.append(name)
+        try:
+            with progress.shown():  # the training loops' steps, as a bar
+                entry = compute(name, fn, arguments)
+        finally:
+            _live_calls.pop()
         _memory[entry_key] = entry
         if announce:
-            print(f"computed {name} here in {entry['made']['seconds']:.1f} s (not recorded)",
-                  file=sys.stderr)  # fmt: skip
+            print(f"computed {name} here in {entry['made']['seconds']:.1f} s (not recorded)")
     return decode(result_type, entry["result"])
+
+
+def _size(value) -> float | None:
+    """How much work an argument asks for, relative to another value of it: a count's value, a
+    sequence's length (seeds, rates, scales); None for anything else (a rate, a word, a flag)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value > 0:
+        return float(value)
+    if isinstance(value, list | tuple | range) and len(value) > 0:
+        return float(len(value))
+    return None
+
+
+def scaled_estimate(seconds: float, arguments: dict, defaults: dict) -> float:
+    """The default call's recorded seconds times, for each count or sequence the reader changed,
+    its size over the default's: work taken to grow in proportion to steps, seeds, units and the
+    like (a guide: a width can cost more than in proportion, and rates or words are not scaled)."""
+    estimate = seconds
+    for name, value in arguments.items():
+        mine, default = _size(value), _size(defaults.get(name))
+        if mine is not None and default is not None:
+            estimate *= mine / default
+    return estimate
 
 
 def live_message(name: str, fn, arguments: dict, directory: Path) -> str:
     """What a reader's own call is about to do, and a guess at how long: the recorded seconds of
-    the same experiment's default call (same machine class, other arguments: a guide, not a
-    promise)."""
+    the same experiment's default call, scaled by the counts the call changed
+    (`scaled_estimate`; recorded on the portable kernels: a guide, not a promise)."""
     text = (
         f"{describe(name, arguments)} is not in the record: computing it here, live, in memory "
         "(nothing is written; LNPAPER_RECORD=strict makes this an error)"
@@ -599,7 +627,12 @@ def live_message(name: str, fn, arguments: dict, directory: Path) -> str:
         warnings.simplefilter("ignore")
         recorded = read_entry(directory / f"{name}-{key(name, defaults)}.json")
     if recorded is not None and "seconds" in recorded.get("made", {}):
-        text += f"; its default call took {recorded['made']['seconds']:.1f} s when recorded"
+        seconds = recorded["made"]["seconds"]
+        estimate = scaled_estimate(seconds, arguments, defaults)
+        text += (
+            f"; about {estimate:.0f} s on one core, from its default call's {seconds:.1f} s "
+            "when recorded, scaled by the counts you changed"
+        )
     return text
 
 
