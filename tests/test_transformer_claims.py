@@ -144,45 +144,50 @@ def test_t3_warmup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
     assert check_t3(pre_diverged).verdict == claims.PARTLY
 
 
+def twice(study_result):
+    """T4 reads its 30-seed confirmation and the first six seeds: here one study plays both."""
+    return study_result, study_result
+
+
 def test_t4_no_norm_check_tests_both_warmup_arms():
     from lnpaper import claims
     from lnpaper.chapters.ch06_transformer.claims import check_t4
 
     failing = [200.0, None, 13.0, 5.6, None, 60.0, 35.0, 110.0, 21.0, 260.0]  # 2 diverged
     # every run without warmup fails; with warmup every run ends below the bigram level (2.34)
-    partly = check_t4(study(none_warm=around(2.2)))
+    partly = check_t4(*twice(study(none_warm=around(2.2))))
     assert partly.verdict == claims.PARTLY
     assert "no warmup: 10 of 10 runs fail" in partly.ours and "warmup: 0 of 10" in partly.ours
     # the default study's warmup arm ends near 2.45: below unigram, above bigram, so it fails
-    assert check_t4(study()).verdict == claims.REPRODUCED
+    assert check_t4(*twice(study())).verdict == claims.REPRODUCED
     # both arms fail: reproduced, and with a diverged run there is no gap to Pre-LN to pair
-    both = check_t4(study(none_warm=failing))
+    both = check_t4(*twice(study(none_warm=failing)))
     assert both.verdict == claims.REPRODUCED and "not paired: a run diverged" in both.ours
     assert [q.kind for q in both.quantities] == ["count", "count"]
     # neither arm fails: the model trains with and without warmup
     trains = study(none_cold=around(1.9), none_warm=around(2.2))
-    assert check_t4(trains).verdict == claims.NOT_REPRODUCED
+    assert check_t4(trains, trains).verdict == claims.NOT_REPRODUCED
     # 6 of 10 fail without warmup, the interval (0.26-0.88) contains 1/2; with warmup none fail
     mixed = [None, 13.0, 5.6, 60.0, 2.8, 21.0, *around(2.2)[:4]]
-    assert check_t4(study(none_cold=mixed, none_warm=around(2.2))).verdict == (
+    assert check_t4(*twice(study(none_cold=mixed, none_warm=around(2.2)))).verdict == (
         claims.NOT_REPRODUCED
     )
     # the same undecided arm, with a failing warmup arm: one part holds
-    assert check_t4(study(none_cold=mixed, none_warm=failing)).verdict == claims.PARTLY
+    assert check_t4(*twice(study(none_cold=mixed, none_warm=failing))).verdict == claims.PARTLY
     # both undecided
-    assert check_t4(study(none_cold=mixed, none_warm=mixed)).verdict == claims.INCONCLUSIVE
+    assert check_t4(*twice(study(none_cold=mixed, none_warm=mixed))).verdict == claims.INCONCLUSIVE
     # ending just below the bigram level trains; at it, the run has not trained
     below = study(none_cold=[2.3399] * SEEDS, none_warm=[2.3399] * SEEDS)
-    assert check_t4(below).verdict == claims.NOT_REPRODUCED
+    assert check_t4(below, below).verdict == claims.NOT_REPRODUCED
     at_level = study(none_cold=[2.34] * SEEDS, none_warm=[2.34] * SEEDS)
-    assert check_t4(at_level).verdict == claims.REPRODUCED
+    assert check_t4(at_level, at_level).verdict == claims.REPRODUCED
 
 
 def test_t4_gap_to_pre_ln_pairs_the_warmup_arms_by_seed():
     from lnpaper.chapters.ch06_transformer.claims import check_t4
 
     # no norm 0.5 nats behind Pre-LN, both with warmup, on average; by a different amount per seed
-    finding = check_t4(study(pre_warm=around(1.95, 0.05), none_warm=around(2.45, 0.05, 1)))
+    finding = check_t4(*twice(study(pre_warm=around(1.95, 0.05), none_warm=around(2.45, 0.05, 1))))
     (gap,) = [q for q in finding.quantities if q.kind == "aggregate"]
     assert gap.label == "no norm - Pre-LN loss, both with warmup"
     assert gap.difference.n == SEEDS and 0.4 < gap.difference.low < gap.value < gap.difference.high

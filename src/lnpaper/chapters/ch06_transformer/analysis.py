@@ -76,6 +76,28 @@ def normalization_study(
     return StudyResult(runs=runs)
 
 
+# T4's two no-norm arms on 30 seeds that no other run uses (6-35). On seeds 0-5 the arm with
+# warmup failed 6 of 6, the least count that passes, with two runs 0.04 nats above the bigram level:
+# one run moving across it on another machine changes the verdict.
+T4_SEEDS = tuple(range(6, 36))
+T4_ARMS = ("no norm (identity), no warmup", "no norm (identity), warmup")
+
+
+def t4_confirmation(*, lr: float = 3e-3, warmup_steps: int = 50, steps: int = 200) -> StudyResult:
+    """T4: normalization_study's two no-norm arms on T4_SEEDS."""
+    runs = {}
+    for name in T4_ARMS:
+        config = NORMALIZATION_CONFIGS[name]
+        runs[name] = vars(
+            lm_training(
+                placement=config["placement"], norm=config["norm"], lr=lr,
+                warmup_steps=warmup_steps if config.get("warmup") else 0, seeds=T4_SEEDS,
+                steps=steps,
+            )
+        )  # fmt: skip
+    return StudyResult(runs=runs)
+
+
 def tfixup_study(
     *, n_layers: int = 12, lr: float = 3e-3, seeds=tuple(range(6)), steps: int = 200
 ) -> StudyResult:
