@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 06 · The Transformer: where the norm goes, and whether it must be there
 #
-# *About 20 minutes to read. From the record it runs in seconds; live, 13 min on one core.*
+# *About 20 minutes to read. From the record it runs in seconds; live, 16 min on one core.*
 #
 # *Layer Normalization* (Ba, Kiros, Hinton 2016) never mentions the Transformer: it appeared eleven
 # months later, and wrote every sublayer as $\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$ without
