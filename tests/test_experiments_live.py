@@ -12,7 +12,9 @@ from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import analysis as ch04_analysis
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
+from lnpaper.chapters.ch06_transformer.runs import StudyResult
 from lnpaper.chapters.ch07_rmsnorm_placement import analysis as ch07_analysis
+from lnpaper.chapters.ch07_rmsnorm_placement import runs as ch07_runs
 from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
 from lnpaper.chapters.ch09_logits_and_placement import analysis as ch09_analysis
@@ -76,8 +78,10 @@ def test_xiong_setting():
 def test_normalization_study_and_its_claims():
     study = ch06_analysis.normalization_study(seeds=TWO, steps=4, warmup_steps=2)
     assert len(study.runs) >= 6
-    for claim_id in ("T3", "T4"):
-        check(claim_id, study)
+    check("T3", study)
+    confirmation = ch06_analysis.t4_confirmation(steps=4, warmup_steps=2)
+    assert [len(run["seeds"]) for run in confirmation.runs.values()] == [30, 30]
+    check("T4", confirmation, study)
 
 
 def test_tfixup_study():
@@ -90,6 +94,11 @@ def test_rmsnorm_and_placement_studies():
     placement = ch07_analysis.placement_study(seeds=TWO, steps=3)
     assert rms.runs and placement.runs
     check("P2", rms)
+    recentred = StudyResult(runs={
+        name: vars(ch07_runs.recentred_training(norm=norm, seeds=TWO, steps=3))
+        for name, norm in (("LayerNorm", "layernorm"), ("RMSNorm", "rmsnorm"))
+    })  # fmt: skip
+    check("P2c", recentred)
 
 
 def test_dyt_lr_sweep_and_the_rate_below_it():
