@@ -116,12 +116,10 @@ with torch.no_grad():
 # %% [markdown]
 # LayerNorm subtracts each case's mean over its units, so a shift shared by all units of a case
 # vanishes. BatchNorm subtracts each unit's mean over the batch, and here the shift differs from case
-# to case, so it stays. That is one cell. The experiment does the same for all 30 cells with six
-# random transformations each (fresh $X$ and $W$ every draw, random scales in
-# $[e^{-1.5}, e^{-0.5}] \cup [e^{0.5}, e^{1.5}]$), for five seeds. A cell is Invariant when its
-# largest output change stays below $10^{-8}$; every transformation must move $a$ itself by more than
-# $10^{-2}$, or the measurement refuses to run, since a transformation that does nothing would make
-# every method look invariant.
+# to case, so it stays. The experiment does this for all 30 cells, six random transformations each
+# (fresh $X$ and $W$ every draw, scales in $[e^{-1.5}, e^{-0.5}] \cup [e^{0.5}, e^{1.5}]$), over
+# five seeds. A cell is Invariant when its largest output change stays below $10^{-8}$; a
+# transformation must move $a$ itself by more than $10^{-2}$, or the measurement refuses to run.
 
 # %%
 table = runs.invariance_measurements()
@@ -191,17 +189,13 @@ assert layernorm_eps["dataset_rescale"] > 1e3 * table.threshold, layernorm_eps
 assert layernorm_eps["weight_matrix_recenter"] < table.threshold, layernorm_eps
 
 # %% [markdown]
-# The re-scaling invariances become approximate, off by roughly $\epsilon/\sigma^2$ (most for the
-# rows and columns of $a$ with the smallest spread, which a factor below 1 shrinks further);
-# re-centering does not involve $\epsilon$ and stays exact. In practice $10^{-5}$ rarely matters, but
-# it is why the table above is computed with the paper's formula.
+# The re-scaling invariances become approximate, off by roughly $\epsilon/\sigma^2$; re-centering
+# does not involve $\epsilon$ and stays exact.
 #
-# To try a cell yourself, pick a transformation, its size and $\epsilon$ below: the bars are each
-# normalizer's largest output change on the layer of the hand-made cell above (16 cases, 8
-# units). At the paper's $\epsilon$ every bar is float64 rounding or above 0.1, whatever the size.
-# Then set $\epsilon$ to $10^{-5}$ and shrink $X$ by 0.1: BatchNorm's, LayerNorm's and RMSNorm's
-# re-scaling invariances turn approximate, with changes of a few $10^{-3}$, while re-centering
-# $W$ leaves LayerNorm exact at any $\epsilon$.
+# **Try it.** Pick a transformation, its size and $\epsilon$: the bars are each normalizer's
+# largest output change on the hand-made layer above. At the paper's $\epsilon$ every bar is
+# rounding or above 0.1. Set $\epsilon$ to $10^{-5}$ and shrink $X$ by 0.1: the re-scaling
+# invariances turn approximate (a few $10^{-3}$), while re-centering $W$ leaves LayerNorm exact.
 
 # %%
 demos.show(
@@ -216,11 +210,9 @@ demos.show(
 #
 # The paper says that weight normalization, and batch normalization written with *expected*
 # statistics ($\mu_i = E_x[w_i^\top x]$, $\sigma_i^2 = \mathrm{Var}_x[w_i^\top x]$), are
-# reparameterizations of an ordinary network, and that layer normalization is not. The table's
-# cells do not show this. A reparameterization is a statement about the *set* of input-output maps
-# a layer can compute: the same set, written with other (and more) parameters. A cell of the table
-# says which change of the parameters leaves one map unchanged. So the function classes are
-# compared directly:
+# reparameterizations of an ordinary network, and that layer normalization is not. That is a
+# statement about the *set* of maps a layer can compute, which no cell of the table shows, so the
+# function classes are compared directly:
 #
 # - **WeightNorm** computes $g_i\, v_i^\top x / \lVert v_i \rVert + b_i$, which is the plain
 #   linear layer $W x + b$ with $w_i = g_i v_i / \lVert v_i \rVert$. Conversely every linear layer
@@ -238,11 +230,9 @@ demos.show(
 #   gain and bias then carry LN's sphere to a set of dimension at most $H - 2$. No choice of
 #   parameters turns one kind of layer into the other: two different function classes.
 #
-# The experiment draws 20 random layers of each kind ($D = 10$ inputs, $H = 8$ units; weight lengths,
-# gains and biases drawn at random, gains of either sign for WeightNorm), feeds each 64 random
-# inputs in float64, and measures the largest difference between each map and the linear layer it
-# should equal; then both of LayerNorm's constraints on its 1280 outputs, and how far a plain linear
-# layer's 1280 outputs lie from the same set.
+# The experiment draws 20 random layers of each kind ($D = 10$, $H = 8$), feeds each 64 random
+# inputs in float64, and measures each map against the linear layer it should equal, then
+# LayerNorm's two constraints on its 1280 outputs, and a plain linear layer's distance from them.
 
 # %%
 reparam = runs.reparameterization()
@@ -297,11 +287,9 @@ assert reparam.linear_nearest > 1e-4, (
 #
 # ## The implicit learning rate (I3)
 #
-# Section 5.2 of the paper studies learning in the geometry that the Fisher information gives the
-# parameters. As the norm of a normalized layer's weights grows, the model becomes less sensitive to
-# them (the curvature sentence checked in I4 below), so learning slows: the paper calls this an
-# implicit "early stopping" that stabilizes learning towards convergence. For plain SGD the effect
-# has an exact, older derivation, which is not the paper's. Salimans & Kingma (2016, Sec. 2.1)
+# Section 5.2 argues that as a normalized layer's weights grow, the model becomes less sensitive to
+# them (I4 below), so learning slows: an implicit "early stopping". For plain SGD the effect has an
+# exact, older derivation. Salimans & Kingma (2016, Sec. 2.1)
 # showed for weight normalization that the gradient with respect to $v$ is orthogonal to $v$ and
 # scales like $1/\lVert v \rVert$, so that $\lVert v \rVert$ grows monotonically under gradient
 # descent. van Laarhoven (2017) made the same argument for any weight whose scale the output ignores
@@ -375,9 +363,7 @@ figures.sgd_geometry(sgd)
 # All three statements hold to float64 rounding, step by step. The two runs begin as the same
 # function, yet the first step of the scale-3 run turns $W_1$ exactly 9 times less (in $\tan\theta$):
 # same gradient direction, a third of its size, applied to a vector three times longer. Over 400
-# steps its norm barely moves (a larger $\lVert W\rVert$ grows more slowly, since the increment
-# $\eta^2\lVert g\rVert^2$ itself falls like $1/\lVert W\rVert^2$), it keeps taking small angular
-# steps and its loss trails behind. The scale of the weights, invisible to the output, sets the
+# steps its norm barely moves, it keeps taking small angular steps and its loss trails behind. The scale of the weights, invisible to the output, sets the
 # learning rate. With $\epsilon = 10^{-5}$ the orthogonality holds to about $10^{-6}$ rather than
 # exactly; weight decay, which pulls $\lVert W \rVert$ back, is the usual counterweight in practice
 # (van Laarhoven 2017).

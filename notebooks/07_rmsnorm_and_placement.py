@@ -549,8 +549,7 @@ claims.expect(p4_finding, claims.PARTLY)
 #
 # Post-LN is the 2017 Transformer's; Xiong et al. (2020) explained why Pre-LN, already in use,
 # trains without warmup (notebook 06); DeepNorm adds a down-scaled initialization (notebook 08, D1).
-# "Sandwich" is the third row's older name (CogView's Sandwich-LN, Gemma 2); "Peri-LN" is Kim et
-# al.'s (2025), who studied the placement as such.
+# "Sandwich" is the third row's older name (CogView, Gemma 2); "Peri-LN" is Kim et al.'s (2025).
 #
 # **The block is the same; the models are not.** Kim et al. may also normalize the embedding output;
 # Gemma 2 instead multiplies the token embedding by $\sqrt d$, writes every RMSNorm gain as
@@ -585,11 +584,9 @@ assert not torch.allclose(peri(tokens), gemma(tokens)), (
 )
 
 # %% [markdown]
-# Peri-LN's first block reads a normalized embedding, each token with mean 0 and variance 1. Gemma
-# 2's reads the raw embedding times $\sqrt{64} = 8$: with notebook 06's $N(0, 1)$ token embeddings,
-# a standard deviation of 8 (Gemma's own are drawn far smaller; the scale brings them up to the
-# stream's size). The input norm removes that scale before every sublayer, but it stays in the
-# residual stream. The caps do nothing at init: the logits are far below 30.
+# Peri-LN's first block reads a normalized embedding (mean 0, variance 1). Gemma 2's reads the raw
+# embedding times $\sqrt{64} = 8$, a standard deviation of 8 here; the input norm removes that scale
+# before every sublayer, but it stays in the residual stream. The caps do nothing at init.
 #
 # The $(1 + w)$ gain equals $g$ at init and differs only under weight decay, which pulls the stored
 # parameter to 0: $g$ toward 0, but $1 + w$ toward 1. One decoupled decay step
@@ -617,11 +614,10 @@ assert torch.equal(offset.weight, torch.ones(64))
 # hidden-state variance grows in a more balanced way than Pre-LN's and that its gradients are
 # steadier.
 #
-# Here: notebook 06's six-layer model and language with Post-LN, Pre-LN and Peri-LN (without the
-# optional embedding norm), Adam at learning rate 1e-2 without warmup (above notebook 06's 3e-3,
-# where Post-LN already needs warmup), 200 steps. Each run measures, on 64 held-out sequences, the
-# stream's variance after each block and each block's gradient norm, at init and after training. The
-# measures were chosen on six seeds (0-5, shown) and are graded on 30 others (6-35).
+# Here: notebook 06's six-layer model with Post-LN, Pre-LN and Peri-LN, Adam at 1e-2 without warmup,
+# 200 steps. Each run measures, on 64 held-out sequences, the stream's variance after each block
+# and each block's gradient norm, at init and after training. The measures were chosen on six seeds
+# (0-5, shown) and are graded on 30 others (6-35).
 #
 # Three measures, Peri-LN over Pre-LN seed by seed: the last block's stream variance after training,
 # its growth in training, and the spread of the blocks' gradient norms after training (largest over
@@ -725,10 +721,8 @@ figures.placement_variance(placement)
 # ends about thirteen times smaller. On the 30 graded seeds the ratios are 0.033 for the growth and
 # 0.070 for the size, with intervals far below 1: this part of the claim shows plainly. Both end
 # below the bigram level of 2.339 with losses that cannot be told apart (Peri-LN minus Pre-LN
-# +0.018, interval -0.005 to +0.040 nats): 1e-2 is too high a rate for this model either way (at
-# 3e-3 it reaches 1.96, P2). Block over block, the trained variance grows by a factor of 1.26 to
-# 1.44 in Pre-LN and 1.5 to 1.9 in Peri-LN: the geometric growth the Peri-LN and Curse-of-Depth
-# papers call exponential.
+# +0.018, interval -0.005 to +0.040 nats). Block over block, the trained variance grows by a factor
+# of 1.26 to 1.44 in Pre-LN and 1.5 to 1.9 in Peri-LN.
 #
 # **Gradients.** Peri-LN's block gradient norms are more even on each of the six seeds above; on the
 # 30 graded seeds the spread's ratio is 0.83 (interval 0.75 to 0.92), more even by about a sixth,
@@ -736,10 +730,9 @@ figures.placement_variance(placement)
 #
 # The claim does **not** show here **across depth.** From block 1 to block 6, Peri-LN's trained
 # variance rises about elevenfold, Pre-LN's about fourfold, a ratio of 3.2 on the graded seeds
-# (interval 3.0 to 3.3): Peri-LN's output norms have learned gains, and the later ones grew. That
-# ratio, ungraded, divides out Pre-LN's block 1, itself grown about a hundredfold. So "more
-# balanced" holds for the growth over training and for the stream's size; across six blocks,
-# Peri-LN's stream is the steeper. The three graded measures hold and the spike counts below decide
+# (interval 3.0 to 3.3): Peri-LN's output norms have learned gains, and the later ones grew. So
+# "more balanced" holds for the growth over training and for the stream's size; across six
+# blocks, Peri-LN's stream is the steeper. The three graded measures hold and the spike counts below decide
 # nothing: P5 is **partly** reproduced.
 #
 # Post-LN fails its own way: its stream cannot grow, but after training its first block gets almost
