@@ -365,8 +365,8 @@ figures.sgd_geometry(sgd)
 # same gradient direction, a third of its size, applied to a vector three times longer. Over 400
 # steps its norm barely moves, it keeps taking small angular steps and its loss trails behind.
 # The scale of the weights, invisible to the output, sets the learning rate. With
-# $\epsilon = 10^{-5}$ the orthogonality holds to about $10^{-6}$ rather than exactly; weight decay, which pulls $\lVert W \rVert$ back, is the usual counterweight in practice
-# (van Laarhoven 2017).
+# $\epsilon = 10^{-5}$ the orthogonality holds to about $10^{-6}$ rather than exactly; weight decay,
+# which pulls $\lVert W \rVert$ back, is the usual counterweight in practice (van Laarhoven 2017).
 #
 # ## Adam and AdamW: the same geometry, another step size (I5)
 #
