@@ -150,6 +150,9 @@ def test_after_dyt_study():
     rich = ch10_analysis.dyt_data_rich(seeds=TWO, steps=3)
     assert set(rich.runs) == {"LayerNorm", "DyT"}
     check("Y1c", rich)
+    overfit = ch10_analysis.overfit_study(seeds=TWO, steps=3, pool_size=32)
+    assert set(overfit.runs) == {"LayerNorm", "LayerNorm-simple"}
+    check("E2d", overfit)
 
 
 def test_recurrent_training_and_sequential_digits():

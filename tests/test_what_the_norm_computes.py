@@ -140,6 +140,35 @@ def test_e2_grades_better_no_worse_and_worse(simple, expected):
     assert nb_claims.check_e2(detach_study(simple, 0.1)).verdict == expected
 
 
+def overfit_study(simple_shift, pool=2.1, fresh=1.85):
+    """E2d's study: LayerNorm at `pool` on the pool and `fresh` on fresh data; LayerNorm-simple
+    `simple_shift` from it on the pool, level with it on fresh data."""
+    runs = {}
+    for name, shift in (("LayerNorm", 0.0), ("LayerNorm-simple", simple_shift)):
+        runs[name] = variant_run({"fresh": losses(fresh, 0.0), "pool": losses(pool, shift)},
+                                 steps=300, pool_size=512)  # fmt: skip
+        runs[name]["seeds"] = list(range(10, 20))
+    return StudyResult(runs=runs)
+
+
+@pytest.mark.parametrize(
+    "study, expected",
+    [
+        (overfit_study(-0.05), claims.REPRODUCED),
+        (overfit_study(-0.005), claims.PARTLY),
+        (overfit_study(0.1), claims.NOT_REPRODUCED),
+        # the premise: LayerNorm does not over-fit the pool (pool within 0.01 of fresh)
+        (overfit_study(-0.05, pool=1.86), claims.NOT_EXERCISED),
+        # ... or its pool runs do not train (above the bigram level)
+        (overfit_study(-0.05, pool=2.5), claims.NOT_EXERCISED),
+    ],
+)
+def test_e2d_grades_only_where_layernorm_trains_and_over_fits(study, expected):
+    finding = nb_claims.check_e2d(study)
+    assert finding.verdict == expected
+    assert "seeds 10-19" in finding.ours
+
+
 def test_e2b_needs_detaching_both_to_hurt():
     assert nb_claims.check_e2b(detach_study(0.0, 0.1)).verdict == claims.REPRODUCED
     assert nb_claims.check_e2b(detach_study(0.0, -0.1)).verdict == claims.NOT_REPRODUCED
