@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 08 · Deep stacks: Admin, DeepNorm, Mix-LN and LayerNorm Scaling
 #
-# *About 15 minutes to read. From the record it runs in seconds; live, 6 min on one core.*
+# *About 15 minutes to read. From the record it runs in seconds; live, 11 min on one core.*
 #
 # Notebook 07 ended the story in 2020 with Pre-LN in most large language models, RMSNorm in place of
 # LayerNorm, and two 2025 postscripts (Peri-LN, DyT). This notebook and the next two take up what
@@ -24,8 +24,8 @@
 # experiment that tests the *mechanism* the claim rests on, graded by `lnpaper.stats`. This one is
 # about depth:
 #
-# - deep Post-LN stacks revisited: Admin's amplification (**A2**), DeepNorm (**D1**, **D1b**),
-#   Mix-LN (**X1**);
+# - deep Post-LN stacks revisited: Admin's amplification (**A2**, **A2b**), DeepNorm (**D1**,
+#   **D1b**), Mix-LN (**X1**, **X1b**);
 # - the curse of depth in Pre-LN, against Peri-LN, and LayerNorm Scaling (**L1**, **L1d**,
 #   **L1b**, **L1c**).
 #
@@ -162,6 +162,22 @@ figures.branch_dependence(a2)
 # $\sqrt{\log N}$ over these depths), and well below what they predict for the norm itself
 # ($b = 1$ and 0.39). We read the rates as rates of the variance. The exponent is reported, not
 # graded: A2 is graded as D1 and L1 are, on the mechanism's direction at init, so `partly`.
+#
+# **A2b** asks what the mechanism is for: does Admin let a deep Post-LN train where plain Post-LN
+# fails? It is tested at twice D1's depth (12 blocks) and D1's rate without warmup, where Post-LN
+# stalls, on 12 new seeds. Liu et al. trained with warmup; this is the setting where Post-LN fails
+# in this miniature.
+
+# %%
+a2b = claims.BY_ID["A2b"].evaluate()
+print(claims.wrap(a2b.ours))
+print("verdict:", a2b.verdict)
+claims.expect(a2b, claims.NOT_REPRODUCED)
+
+# %% [markdown]
+# Admin stalls with Post-LN: every run of both ends at the unigram level, while Pre-LN trains.
+# The profiled $\omega$ removes the amplification at init, as A2 shows, but here that is not what
+# stops a Post-LN stack without warmup (**A2b not reproduced**, in this setting).
 #
 # ## D1 · DeepNorm: a bounded first update
 #
@@ -318,6 +334,20 @@ figures.gradient_profile(x1)
 # fixes Post-LN and matches Pre-LN; the "more uniform than both" of the source does not show,
 # and the verdict is `partly`.
 #
+# **X1b** grades the claim the profile is meant to explain, a lower loss than both: X1's 8 blocks
+# and rate, trained 200 steps on 12 new seeds.
+
+# %%
+x1b = claims.BY_ID["X1b"].evaluate()
+print(claims.wrap(x1b.ours))
+print("verdict:", x1b.verdict)
+claims.expect(x1b, claims.PARTLY)
+
+# %% [markdown]
+# Mix-LN is far below Post-LN, whose runs mostly stall, and a little above Pre-LN, by more than
+# the negligible margin (**X1b partly**). At this depth its two Post-LN blocks cost it more than
+# its balanced gradients give back.
+#
 # ## L1 · LayerNorm Scaling: the curse of depth
 #
 # Sun et al. (2025, *The Curse of Depth in Large Language Models*, arXiv:2502.05795) find that in
@@ -429,4 +459,5 @@ claims.expect(l1c_finding, claims.NOT_EXERCISED)
 # ## Claims checked here
 
 # %%
-print(claims.checked_here(["A2", "D1", "D1b", "X1", "L1", "L1d", "L1b", "L1c"]))
+print(claims.checked_here(["A2", "A2b", "D1", "D1b", "X1", "X1b",
+                           "L1", "L1d", "L1b", "L1c"]))

@@ -303,3 +303,46 @@ def test_l1d_asks_whether_pre_ln_s_deep_blocks_matter_less_than_peri_ln_s():
     assert depth_claims.check_l1d(reversed_curse, control_result(cursed)).verdict == (
         claims.NOT_REPRODUCED
     )
+
+
+LEVELS = {"uniform": 2.77, "unigram": 2.75, "bigram": 2.34, "floor": 0.94}
+
+
+def trained_result(finals: dict, n_layers=12, lr=3e-3, steps=100):
+    """A deepnorm_study result with the given held-out losses per arm (12 seeds, 8-19)."""
+    return SimpleNamespace(arms=list(finals), seeds=list(range(8, 20)), n_layers=n_layers, lr=lr,
+                           steps=steps, final_loss=finals, levels=LEVELS)  # fmt: skip
+
+
+def spread(base, n=12):
+    return [base + 0.01 * ((3 * i) % 5) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    "post, admin, expected",
+    [
+        (spread(2.76), spread(2.1), claims.REPRODUCED),  # Post-LN stalls, Admin trains, lower
+        (spread(2.76), spread(2.745), claims.NOT_REPRODUCED),  # Admin stalls with it
+        (spread(2.76), [*spread(2.1, 9), 2.5, 2.6, 2.7], claims.PARTLY),  # 9 of 12: rate undecided
+        (spread(2.1), spread(2.0), claims.NOT_EXERCISED),  # Post-LN trains: nothing to rescue
+    ],
+)
+def test_check_a2b_needs_post_ln_to_fail_and_admin_to_train(post, admin, expected):
+    result = trained_result({"post": post, "admin": admin, "pre": spread(2.2)})
+    finding = depth_claims.check_a2b(result)
+    assert finding.verdict == expected, finding.ours
+    assert "seeds 8-19" in finding.ours
+
+
+@pytest.mark.parametrize(
+    "mix, expected",
+    [
+        (spread(2.0), claims.REPRODUCED),  # below both beyond the margin
+        (spread(2.195), claims.PARTLY),  # level with Pre-LN, below Post-LN
+        (spread(2.5), claims.NOT_REPRODUCED),  # above Pre-LN and Post-LN
+    ],
+)
+def test_check_x1b_grades_mix_ln_against_both(mix, expected):
+    result = trained_result({"post": spread(2.4), "pre": spread(2.2), "mix": mix}, n_layers=8,
+                            lr=1e-3, steps=200)  # fmt: skip
+    assert depth_claims.check_x1b(result).verdict == expected

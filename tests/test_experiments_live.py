@@ -135,6 +135,15 @@ def test_deepnorm_halves():
     check("D1b", full, halves)
 
 
+def test_admin_and_mix_ln_trained():
+    admin = ch08_analysis.admin_training(seeds=TWO, n_layers=4, steps=20)
+    assert set(admin.final_loss) == {"post", "admin", "pre"}
+    check("A2b", admin)
+    mix = ch08_analysis.mix_training(seeds=TWO, steps=20)  # 20 steps: D1's update log
+    assert set(mix.final_loss) == {"post", "pre", "mix"}
+    check("X1b", mix)
+
+
 def test_branch_dependence():
     result = ch08_runs.branch_dependence(depths=(2, 4), seeds=TWO, draws=1, d_model=16)
     check("A2", result)

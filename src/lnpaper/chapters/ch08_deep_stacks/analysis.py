@@ -5,6 +5,8 @@ record holds each run once.
 
 - `deepnorm_halves` (D1b): DeepNorm's alpha and beta apart, and a Pre-LN arm, on
   `deepnorm_study`'s model, rate, data and seeds.
+- `admin_training` (A2b), `mix_training` (X1b): Admin and Mix-LN trained beside Post-LN and
+  Pre-LN, on `deepnorm_study`'s training.
 - `curse_control` (L1d): `layer_scaling_study` with Peri-LN, L1's control arm.
 - `layer_scaling_long` (L1c): `layer_scaling_study` trained L1_LONG_STEPS steps.
 - the summaries: `mean_dependence`, `growth_exponents` (A2), `least_squares_slope` (A2's reading
@@ -31,6 +33,25 @@ def deepnorm_halves(
     return deepnorm_study(
         arms=("pre", *DEEPNORM_HALVES), seeds=seeds, steps=steps, update_steps=update_steps
     )
+
+
+# A2b and X1b: Admin and Mix-LN trained, each where its source's claim is about, on 12 seeds (8-19)
+# no D1 or X1 run used, declared before the runs. Twelve seeds let "most runs" decide at 10 of 12.
+TRAINING_SEEDS = tuple(range(8, 20))
+
+
+def admin_training(*, seeds=TRAINING_SEEDS, n_layers: int = 12, steps: int = 100) -> DeepNormResult:
+    """A2b: D1's rate (Adam 3e-3, no warmup) and 100 steps at twice D1's depth: Post-LN, Admin
+    and Pre-LN."""
+    return deepnorm_study(arms=("post", "admin", "pre"), n_layers=n_layers, seeds=seeds,
+                          steps=steps)  # fmt: skip
+
+
+def mix_training(*, seeds=TRAINING_SEEDS, steps: int = 200) -> DeepNormResult:
+    """X1b: X1's 8 blocks and rate (Adam 1e-3, no warmup), trained `steps` steps: Post-LN,
+    Pre-LN and Mix-LN."""
+    return deepnorm_study(arms=("post", "pre", "mix"), n_layers=8, lr=1e-3, steps=steps,
+                          seeds=seeds)  # fmt: skip
 
 
 # L1c: the L1 study trained three times as long. The scaling multiplies block l's norm outputs by

@@ -11,7 +11,7 @@ where a claim's only checkable part is its mechanism, a mechanism that holds is 
 import math
 import statistics
 
-from lnpaper import stats
+from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
 from lnpaper.chapters.ch08_deep_stacks.analysis import (
@@ -130,6 +130,92 @@ def reading_exponents(depths) -> tuple[float, float]:
     x = [math.log(depth) for depth in depths]
     slope = least_squares_slope(x, [math.log(v) for v in x])
     return slope, slope / 2
+
+
+# ---- A2b and X1b: Admin and Mix-LN trained --------------------------------------------------
+
+
+def _paired_finals(result, arm: str, reference: str) -> tuple[list, list]:
+    """Two arms' held-out losses on the seeds where neither diverged."""
+    a, b = result.final_loss[arm], result.final_loss[reference]
+    both = [i for i in range(len(a)) if a[i] is not None and b[i] is not None]
+    return [a[i] for i in both], [b[i] for i in both]
+
+
+def _lower_outcome(difference: stats.Difference) -> tuple[str, str]:
+    """A claim that one arm reaches a lower held-out loss: better beyond the negligible margin
+    holds; negligible or worse fails; an interval reaching past the margin decides nothing."""
+    grade, words = vocabulary.better_beyond_negligible(difference)
+    outcome = {"better": stats.HOLDS, "undecided": stats.INCONCLUSIVE}.get(grade, stats.FAILS)
+    return outcome, words
+
+
+def _finals_text(result) -> str:
+    return "; ".join(
+        f"{ARM_NAMES[a]} {stats.median_text(result.final_loss[a])}" for a in result.arms
+    )
+
+
+def check_a2b(result) -> Finding:
+    """Admin trained where plain Post-LN fails. The premise: most Post-LN runs fail
+    (`vocabulary.failed_runs`), else `inconclusive (not exercised)`. Then most Admin runs train,
+    and Admin's held-out loss is below Post-LN's beyond the negligible margin, paired by seed."""
+    n = len(result.seeds)
+    post_failed = vocabulary.failed_runs(result.final_loss["post"], result.levels)
+    admin_trained = n - vocabulary.failed_runs(result.final_loss["admin"], result.levels)
+    premise = stats.most_runs(post_failed, n, "Post-LN runs that fail")
+    trains = stats.most_runs(admin_trained, n, "Admin runs that train")
+    admin, post = _paired_finals(result, "admin", "post")
+    setting = (f"{result.n_layers} blocks, Adam lr {result.lr:g}, no warmup, {result.steps} steps, "
+               f"seeds {min(result.seeds)}-{max(result.seeds)}")  # fmt: skip
+    quantities = [count("Post-LN runs that fail", post_failed, n),
+                  count("Admin runs that train", admin_trained, n)]  # fmt: skip
+    parts = [f"held-out loss {_finals_text(result)} nats; Post-LN fails in {post_failed} of {n} "
+             f"runs, Admin trains in {admin_trained} of {n}"]  # fmt: skip
+    outcomes = [trains]
+    if len(admin) >= 2:
+        difference = stats.paired_difference(admin, post)
+        outcome, words = _lower_outcome(difference)
+        outcomes.append(outcome)
+        parts.append(f"Admin minus Post-LN {tested(difference, words, unit='nats')}")
+        quantities.append(aggregate("held-out loss, Admin - Post-LN", difference))
+    else:
+        outcomes.append(stats.INCONCLUSIVE)
+        parts.append("too few seeds where neither diverged to pair Admin with Post-LN")
+    admin_pre, pre = _paired_finals(result, "admin", "pre")
+    if len(admin_pre) >= 2:
+        parts.append("not graded: Admin minus Pre-LN "
+                     f"{stats.paired_difference(admin_pre, pre).text()}")  # fmt: skip
+    ours = f"{setting}: " + "; ".join(parts)
+    if premise != stats.HOLDS:
+        return Finding(ours, NOT_EXERCISED, tuple(quantities))
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_x1b(result) -> Finding:
+    """Mix-LN's held-out loss below Pre-LN's and below Post-LN's, each beyond the negligible
+    margin, paired by seed: both reproduce the claim, one is partly."""
+    n = len(result.seeds)
+    diverged = {arm: stats.count_diverged(result.final_loss[arm]) for arm in result.arms}
+    quantities = [count(f"{ARM_NAMES[a]} runs diverged", k, n) for a, k in diverged.items()]
+    parts, outcomes = [f"held-out loss {_finals_text(result)} nats"], []
+    for reference in ("pre", "post"):
+        mix, other = _paired_finals(result, "mix", reference)
+        if len(mix) < 2:
+            outcomes.append(stats.INCONCLUSIVE)
+            parts.append(f"too few seeds to pair Mix-LN with {ARM_NAMES[reference]}")
+            continue
+        difference = stats.paired_difference(mix, other)
+        outcome, words = _lower_outcome(difference)
+        outcomes.append(outcome)
+        parts.append(
+            f"Mix-LN minus {ARM_NAMES[reference]} {tested(difference, words, unit='nats')}"
+        )
+        quantities.append(aggregate(f"held-out loss, Mix-LN - {ARM_NAMES[reference]}", difference))
+    ours = (f"{result.n_layers} blocks (Mix-LN: {int(0.25 * result.n_layers)} Post-LN, then "
+            f"Pre-LN), Adam lr {result.lr:g}, no warmup, {result.steps} steps, seeds "
+            f"{min(result.seeds)}-{max(result.seeds)}: " + "; ".join(parts))  # fmt: skip
+    return Finding(ours, combine(outcomes), tuple(quantities))
 
 
 # ---- D1 --------------------------------------------------------------------------------------
@@ -408,6 +494,26 @@ CLAIMS = register_claims(
         "graded: the exponent b of change ~ L^b, least squares per seed over L = 6-36",
     ),
     Claim(
+        id="A2b",
+        claim="Admin's omega lets a deep Post-LN train where plain Post-LN fails (here without "
+        "warmup)",
+        source="Liu et al. 2020, Understanding the Difficulty of Training Transformers "
+        "(arXiv:2004.08249), Sec. 5 and abstract",
+        paper_value="Admin stabilizes the early stage of training: more stable, faster to "
+        "converge, better in the end (abstract; BLEU on WMT'14 not checkable here). The source "
+        "trains with warmup; this test uses D1's no-warmup setting, where Post-LN fails here",
+        notebook=NOTEBOOK,
+        experiments=(ch08_analysis.admin_training,),
+        check=check_a2b,
+        test="12 blocks (twice D1's depth), D1's Adam lr 3e-3 without warmup, 100 steps, 12 seeds "
+        "(8-19) no earlier run used. Premise: most Post-LN runs fail (do not end below the "
+        "bigram level; rate's 95% CI above 1/2), else inconclusive (not exercised). Most Admin "
+        f"runs train (rate's CI above 1/2), and Admin's held-out loss is below Post-LN's by more "
+        f"than the negligible {vocabulary.NEGLIGIBLE_NATS:g} nats (paired by seed, 95% t CI); "
+        "reproduced if both, partly if one. Admin minus Pre-LN reported, not graded; declared "
+        "before the run",
+    ),
+    Claim(
         id="D1",
         claim="DeepNorm bounds the model update and trains Post-LN stably without warmup",
         source="Wang et al. 2022, DeepNet (arXiv:2203.00555)",
@@ -447,6 +553,21 @@ CLAIMS = register_claims(
         test="8 blocks, 10 seeds, at init and after 20 Adam steps (lr 1e-3), paired t 95%: "
         "tilt (last quarter's mean log block gradient norm - first quarter's) < 0 for Pre-LN and "
         "> 0 for Post-LN; spread (sd of the log norms over blocks) Mix - Pre < 0 and Mix - Post < 0",
+    ),
+    Claim(
+        id="X1b",
+        claim="Mix-LN reaches a lower loss than both Pre-LN and Post-LN",
+        source="Li, Yin, Liu 2025, Mix-LN (ICLR 2025, arXiv:2412.13795), abstract",
+        paper_value="Mix-LN outperforms Pre-LN and Post-LN in pre-training perplexity, 70M to 7B "
+        "parameters",
+        notebook=NOTEBOOK,
+        experiments=(ch08_analysis.mix_training,),
+        check=check_x1b,
+        test="X1's 8 blocks (2 Post-LN, then Pre-LN) and Adam lr 1e-3 without warmup, 200 steps, "
+        "12 seeds (8-19) no earlier run used; held-out loss, Mix-LN minus Pre-LN and minus "
+        "Post-LN, paired by seed, 95% t CI: each holds below "
+        f"-{vocabulary.NEGLIGIBLE_NATS:g} nats and fails inside the negligible margin or above "
+        "it; reproduced if both hold, partly if one; declared before the run",
     ),
     Claim(
         id="L1",

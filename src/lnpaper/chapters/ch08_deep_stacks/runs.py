@@ -255,8 +255,9 @@ def deepnorm_study(
 ) -> DeepNormResult:
     """D1: Adam without warmup. Before each of the first `update_steps` steps and after the
     last of them, the logits on a fixed probe batch (64 held-out sequences); the model update of
-    step t is the root mean square of their change over step t."""
-    arms = check_arms(arms, ("post", "deepnorm", "pre", "admin", *DEEPNORM_HALVES))
+    step t is the root mean square of their change over step t. The same training gives A2b's
+    Admin (omega from `admin_profile`) and X1b's Mix-LN their runs."""
+    arms = check_arms(arms, ("post", "deepnorm", "pre", "admin", "mix", *DEEPNORM_HALVES))
     if not 1 <= update_steps <= steps:
         raise ValueError(f"update_steps must lie in 1..steps ({steps}), got {update_steps}")
     language = SyntheticLanguage()
@@ -270,6 +271,9 @@ def deepnorm_study(
     for arm in arms:
         models = [build(arm, s, n_layers, d_model, n_heads, length, language.vocab_size)
                   for s in seeds]  # fmt: skip
+        if arm == "admin":  # omega from a batch the run never trains on, as A2 profiles it
+            for model, seed in zip(models, seeds, strict=True):
+                admin_profile(model, language.sample(batch_size, length, PROFILE_SEED + seed))
         previous = {}
 
         def monitor(step, stacked, previous=previous):
