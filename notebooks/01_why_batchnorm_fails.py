@@ -415,8 +415,8 @@ print(vocabulary.BOX)
 #   examples seen: 108 steps at batch 128, 3588 at batch 4; 20 seeds per cell, all 20 trained at
 #   once as one `SeedBatchedMLP` (each seed's weights stacked on a leading axis, `torch.bmm` per
 #   layer, BatchNorm's statistics over each seed's own batch of 4; `tests/test_mlp.py` checks it
-#   equals the seeds' separate runs, to 1e-9 over 120 float64 steps): at batch 4, 20 seeds at
-#   once took 2.3 s of CPU per seed against 14.6 s for a seed's own run;
+#   equals the seeds' separate runs, to 1e-9 over 120 float64 steps), several times faster per
+#   seed than a seed's own run;
 # - **test**: seed $i$ fixes a network's initial weights and the order in which it sees the
 #   examples, at both batch sizes, so each seed's run at batch 4 is compared with the same seed's
 #   run at batch 128: test accuracy averaged over the last 3 epochs, batch 4 minus batch 128, by

@@ -136,11 +136,11 @@ for model in pixels.runs:
 print("\nEach at its own best rate, paired by seed, test NLL over the run")
 for order, task in tasks.items():
     s = by_task[order]
-    ln = stats.paired_difference(s["LN-LSTM"]["curve"], s["LSTM"]["curve"])
-    gru = stats.paired_difference(s["LN-GRU"]["curve"], s["LN-LSTM"]["curve"])
     print(f"   {task}")
-    print(f"      LN-LSTM - LSTM    {ln.text()}")
-    print(f"      LN-GRU - LN-LSTM  {gru.text()}")
+    for a, b in (("LN-LSTM", "LSTM"), ("LN-GRU", "LN-LSTM"), ("LN-GRU", "LSTM"),
+                 ("LN-GRU", "BN-LSTM")):  # fmt: skip
+        difference = stats.paired_difference(s[a]["curve"], s[b]["curve"])
+        print(f"      {a + ' - ' + b:18s} {difference.text()}")
 findings = {}
 for claim_id in ("M4b", "M4c", "M4d", "R3c"):
     findings[claim_id] = claims.BY_ID[claim_id].evaluate()

@@ -423,8 +423,8 @@ claims.expect(y1c, claims.REPRODUCED)
 figures.dyt_data_rich(rich)
 
 # %% [markdown]
-# At T/P near 2 DyT falls behind, by 0.15 nats (0.07 to 0.22 on the ten seeds, every one
-# behind): the preprint's direction, reproduced in miniature. The curves show how. The two are
+# At T/P near 2 DyT falls behind, by 0.15 nats, on every one of the ten seeds: the preprint's
+# direction, reproduced in miniature. The curves show how. The two are
 # level to about step 260 (T/P 1.3); then LayerNorm's loss drops faster and DyT's does not follow
 # within the run. Whether DyT would catch up later is not tested. Read the three budgets
 # together: a pool of 64 sequences cycled (T/P 0.02) DyT better, fresh data to T/P 0.73 level,
