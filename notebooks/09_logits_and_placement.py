@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 09 · Bounded logits and today's placements: QK-norm, OLMo 2, Gemma
 #
-# *About 10 minutes to read. From the record it runs in seconds; live, 19 min on one core.*
+# *About 15 minutes to read. From the record it runs in seconds; live, 20 min on one core.*
 #
 # Notebook 08 went back to depth. This notebook reads the code of the open models released since
 # then, and meets normalizers none of the earlier notebooks explain: a norm on the queries and
@@ -315,18 +315,20 @@ claims.expect(g1b_finding, claims.PARTLY)
 # Much open training code takes another route: it leaves the gains (and often every
 # one-dimensional parameter) out of the weight decay. **G1c**, declared before its run, adds that
 # arm: the same model, data, seeds and AdamW, the gains stored as $g$ and decayed not at all,
-# every other parameter as before (`runs.gain_decay_excluded`). Does it do what $1 + w$
-# does? It must beat $g$ decayed, and lie within 0.004 nats of $1 + w$, half of G1b's gap.
+# every other parameter as before (`runs.gain_decay_excluded`), on G1b's 20 fresh seeds. Does it
+# do what $1 + w$ does? Its loss must match $1 + w$'s within the negligible margin, and its gain
+# over $g$ decayed is graded as G1b grades $1 + w$'s.
 
 # %%
 g1c = claims.BY_ID["G1c"].evaluate()
 print(claims.wrap(g1c.ours))
 print("verdict:", g1c.verdict)
-claims.expect(g1c, claims.REPRODUCED)
+claims.expect(g1c, claims.PARTLY)
 
 # %% [markdown]
-# Left out of the decay, the gains end at 1.013 on average, where $1 + w$ put them (1.012), and
-# the loss follows: 0.008 nats below $g$ decayed and within a thousandth of $1 + w$. At this
+# Left out of the decay, the gains end at 1.012 on average, where $1 + w$ put them (1.011), and
+# the loss follows: 0.008 nats below $g$ decayed, as $1 + w$ is, and within a thousandth of
+# $1 + w$. The match holds; the gain over $g$ is as negligible as G1b's (**G1c partly**). At this
 # strength, then, storing the gains as $1 + w$ and exempting them from decay are the same
 # remedy. They part only where a gain should move far from 1, which $1 + w$ still pulls back
 # and an exempt gain does not; here the gains barely leave 1, so that difference is not

@@ -125,7 +125,7 @@ def test_gain_decay():
     check("G1b", result, result)
     excluded = ch09_runs.gain_decay_excluded(seeds=TWO, steps=3, n_layers=2)
     assert len(excluded.excluded) == 2 * 4 + 1  # four norms per peri block, and the final one
-    check("G1c", result, excluded)
+    check("G1c", result, excluded, result, excluded)
 
 
 def test_deepnorm_halves():

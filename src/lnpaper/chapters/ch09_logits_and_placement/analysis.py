@@ -11,7 +11,8 @@ through the record and computes in memory, so the record holds each run once.
 - `olmo2_study` (O1b): every arm of OLMO2_ARMS at O1's two rates, one `olmo2_spike_run` each.
 - `reordered_confirmation` (O1) and `olmo2_confirmation` (O1b): both on notebook 07's 30 fresh
   seeds (FRESH_SEEDS).
-- `gain_decay_confirmation` (G1b): G1's runs again on 20 fresh seeds.
+- `gain_decay_confirmation` (G1b): G1's runs again on 20 fresh seeds, and
+  `gain_decay_excluded_confirmation` (G1c) the gains-excluded arm on the same seeds.
 - the summaries: `qk_summary` (Q1, Q1c, the sweep's figure) and `lr_sensitivity`.
 """
 
@@ -24,6 +25,7 @@ from lnpaper.chapters.ch09_logits_and_placement.runs import (
     LOGIT_BOUNDS,
     OLMO2_ARMS,
     gain_decay,
+    gain_decay_excluded,
     logit_bound_run,
     olmo2_spike_run,
     qk_run,
@@ -158,3 +160,8 @@ G1B_SEEDS = tuple(range(20, 40))
 def gain_decay_confirmation():
     """G1b: `gain_decay` on seeds 20-39, its other arguments the defaults."""
     return gain_decay(seeds=G1B_SEEDS)
+
+
+def gain_decay_excluded_confirmation():
+    """G1c: `gain_decay_excluded` on G1b's seeds 20-39, paired with G1b's runs there."""
+    return gain_decay_excluded(seeds=G1B_SEEDS)
