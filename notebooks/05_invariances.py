@@ -14,35 +14,24 @@
 # %% [markdown]
 # # 05 · Invariances: Table 1 computed, and the geometry of Section 5
 #
-# *About 20 minutes to read. From the record it runs in seconds; live, under 1 min on one core.*
+# *About 15 minutes to read. From the record it runs in seconds; live, under 1 min on one core.*
 #
-# *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 5, "Analysis": 5.1 "Invariance under
-# weights and data transformations" and 5.2 "Geometry of parameter space during learning".
+# *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 5, "Analysis": Sec. 5.1 "Invariance under
+# weights and data transformations" and Sec. 5.2 "Geometry of parameter space during learning".
 #
-# Table 1 of the paper says which transformations of the weights and the data leave batch
-# normalization, weight normalization and layer normalization unchanged. It is usually reprinted.
-# Here code fills it in: every cell is a measurement, and the source's table is only used to compare
-# against afterwards. Then Section 5's geometry, one claim at a time:
+# Table 1 of the paper says which transformations of the weights and the data leave batch, weight and
+# layer normalization unchanged. Here every cell is measured, then compared with the source's table.
+# Then Section 5's geometry, one claim at a time:
 #
-# - the table, with the number behind every cell, plus RMSNorm and DyT (claim **I1**);
-# - WeightNorm, and BatchNorm with expected statistics, compute the same maps as a plain linear
-#   layer, written with other parameters; a LayerNorm layer computes a different class of maps
-#   (**I2**);
-# - why a layer-normalized weight matrix only grows under SGD, and what that does to the step size
-#   (**I3**; the derivation is Salimans & Kingma's and van Laarhoven's, the reading as implicit
-#   early stopping is the paper's);
-# - what the same geometry does under the optimizers this companion trains with, Adam and AdamW
-#   (**I5**; Kosson et al. 2024's rotational equilibrium), and what Adam's step does to the
-#   norm (**I5b**);
-# - the sentence of Section 5.2 that says the curvature "will change by a factor of 1/2", checked to
-#   the digit (**I4**);
-# - why a normalized unit's gain learns the same way whatever the scale of its input, and the
-#   plain unit's magnitude does not (**I6**).
+# - the table, plus RMSNorm and DyT (**I1**);
+# - which normalizers only reparameterize a linear layer, and which change its class of maps (**I2**);
+# - why a layer-normalized weight matrix only grows under SGD, slowing its learning (**I3**), and the
+#   same geometry under Adam and AdamW (**I5**, **I5b**);
+# - Section 5.2's curvature that "will change by a factor of 1/2" (**I4**);
+# - why a normalized unit's gain learns the same way whatever the scale of its input (**I6**).
 #
-# Everything is computed in float64.
-#
-# The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
-# what "trains", "negligible", "borderline" and "not exercised" mean.
+# Everything is computed in float64. The verdict words are defined in notebook 01's box *How to read
+# a verdict*.
 
 # %%
 # %matplotlib inline
@@ -70,14 +59,13 @@ lnpaper.setup()
 # | RMSNorm | $g_i\, a_{ni} / \mathrm{RMS}_n$ | $\mathrm{RMS}_n$ over the $H$ units |
 # | DyT | $g_i \tanh(\alpha a_{ni}) + b_i$ | none |
 #
-# Two details decide whether the table comes out right:
+# Two details matter:
 #
-# - **The bias stays out of $a$.** A bias added before the normalizer is scaled and shifted with
-#   $a$'s statistics and breaks the very invariances the table lists. The paper's $b_i$ acts after.
-# - **No $\epsilon$.** The paper's $\sigma$ has none. With the libraries' $\sqrt{\sigma^2 + 10^{-5}}$,
-#   scaling $a$ by $\delta$ no longer cancels exactly (measured below). The normalizers here are the
-#   companion's own modules with $\epsilon = 10^{-300}$, which float64 rounds away next to any
-#   variance: the paper's formula, bit for bit.
+# - **The bias stays out of $a$**, or $a$'s statistics scale and shift it and break the invariances.
+#   The paper's $b_i$ acts after.
+# - **No $\epsilon$.** The paper's $\sigma$ has none; with the libraries' $\sqrt{\sigma^2 + 10^{-5}}$,
+#   scaling $a$ by $\delta$ no longer cancels exactly. Here $\epsilon = 10^{-300}$, which float64
+#   rounds away: the paper's formula, bit for bit.
 #
 # The six transformations, as the table's columns ($\delta > 0$ a random factor, $c$ a random
 # vector, $\mathbf 1$ a vector of ones):
@@ -91,7 +79,7 @@ lnpaper.setup()
 # | dataset re-centering | $X \to X + \mathbf 1 c^\top$ | $a_{ni} \to a_{ni} + w_i^\top c$: one shift per unit |
 # | single case re-scaling | $x_n \to \delta x_n$ | case $n$'s row of $a$ scaled |
 #
-# One cell by hand: re-center the weight matrix and compare each method's output before and after.
+# One cell by hand: re-center the weight matrix and compare the outputs.
 
 # %%
 generator = torch.Generator().manual_seed(0)
@@ -115,11 +103,10 @@ with torch.no_grad():
 
 # %% [markdown]
 # LayerNorm subtracts each case's mean over its units, so a shift shared by all units of a case
-# vanishes. BatchNorm subtracts each unit's mean over the batch, and here the shift differs from case
-# to case, so it stays. The experiment does this for all 30 cells, six random transformations each
-# (fresh $X$ and $W$ every draw, scales in $[e^{-1.5}, e^{-0.5}] \cup [e^{0.5}, e^{1.5}]$), over
-# five seeds. A cell is Invariant when its largest output change stays below $10^{-8}$; a
-# transformation must move $a$ itself by more than $10^{-2}$, or the measurement refuses to run.
+# vanishes; BatchNorm subtracts each unit's mean over the batch, and this shift differs from case to
+# case, so it stays. The experiment repeats this for all 30 cells, six random transformations each,
+# over five seeds. A cell is Invariant when its largest output change stays below $10^{-8}$; each
+# transformation must move $a$ itself by more than $10^{-2}$.
 
 # %%
 table = runs.invariance_measurements()
@@ -142,33 +129,23 @@ assert smallest_no > 1e-2, smallest_no
 figures.invariance_table(table)
 
 # %% [markdown]
-# Every Invariant cell is float64 rounding ($10^{-15}$), every No cell a change of order one: there
-# is no cell near the threshold, so the verdicts do not depend on where exactly it sits.
+# Every Invariant cell is float64 rounding, every No cell a change of order one: no cell is near the
+# threshold, so the verdicts do not depend on where it sits. Read by what each method normalizes:
 #
-# Reading the table by what each method normalizes:
-#
-# - **BatchNorm** normalizes each unit over the batch, so anything that scales or shifts a unit's
-#   column of $a$ the same way for every case cancels: whole-matrix and single-vector re-scaling,
-#   dataset re-scaling and re-centering. Re-scaling one case changes the batch's statistics and
-#   every other case's output with them.
+# - **BatchNorm** normalizes each unit over the batch, so what scales or shifts a unit's column of $a$
+#   alike for every case cancels. Re-scaling one case changes the batch's statistics.
 # - **WeightNorm** normalizes each weight vector, so it is blind to re-scaling $w_i$ or $W$, and to
-#   nothing about the data. The paper's Sec. 5.1 says in passing that "all the normalization
-#   methods are invariant to re-scaling the dataset"; its own Table 1, and the cell above, say
-#   WeightNorm is not.
-# - **LayerNorm** normalizes each case over its units, so anything that scales or shifts a case's
-#   row of $a$ uniformly cancels: whole-matrix re-scaling and re-centering, dataset re-scaling,
-#   single-case re-scaling. Re-scaling one unit's weights changes that case's $\mu$ and $\sigma$,
-#   which every unit shares.
-# - **RMSNorm** (Zhang & Sennrich 2019, their Table 1) is LayerNorm without the mean: it keeps the
-#   three re-scalings and loses weight-matrix re-centering, the invariance its authors
-#   hypothesized was dispensable.
-# - **DyT** (Zhu et al. 2025) appears in no source's table: this row is only our measurement. A tanh
-#   applied to each summed input on its own has no statistic to absorb anything, so it is invariant
-#   to none of the six.
+#   nothing about the data. Sec. 5.1 says "all the normalization methods are invariant to re-scaling
+#   the dataset"; its own Table 1, and the measurement, say WeightNorm is not.
+# - **LayerNorm** normalizes each case over its units, so what scales or shifts a case's row of $a$
+#   uniformly cancels. Re-scaling one unit's weights changes the $\mu$ and $\sigma$ all units share.
+# - **RMSNorm** (Zhang & Sennrich 2019, their Table 1) is LayerNorm without the mean, so it loses
+#   weight-matrix re-centering, which its authors hypothesized was dispensable.
+# - **DyT** (Zhu et al. 2025) is in no source's table: our measurement only. With no statistic to
+#   absorb anything, it is invariant to none of the six.
 #
-# The paper's invariances are to *positive* factors: a negative $\delta$ flips the sign of every
-# normalized output. And they are exact only without $\epsilon$. With the libraries' $10^{-5}$ inside
-# the square root the same measurement gives:
+# The invariances are to *positive* factors (a negative $\delta$ flips the sign of every normalized
+# output), and exact only without $\epsilon$. With the libraries' $10^{-5}$ inside the square root:
 
 # %%
 with_eps = table.max_change_library_eps
@@ -192,10 +169,9 @@ assert layernorm_eps["weight_matrix_recenter"] < table.threshold, layernorm_eps
 # The re-scaling invariances become approximate, off by roughly $\epsilon/\sigma^2$; re-centering
 # does not involve $\epsilon$ and stays exact.
 #
-# **Try it.** Pick a transformation, its size and $\epsilon$: the bars are each normalizer's
-# largest output change on the hand-made layer above. At the paper's $\epsilon$ every bar is
-# rounding or above 0.1. Set $\epsilon$ to $10^{-5}$ and shrink $X$ by 0.1: the re-scaling
-# invariances turn approximate (a few $10^{-3}$), while re-centering $W$ leaves LayerNorm exact.
+# **Try it.** Pick a transformation, its size and $\epsilon$: the bars are each normalizer's largest
+# output change. With $\epsilon = 10^{-5}$ and $X$ shrunk by 0.1 the re-scaling changes are a few
+# $10^{-3}$.
 
 # %%
 demos.show(
@@ -208,31 +184,25 @@ demos.show(
 # %% [markdown]
 # ## A reparameterization, or a different function class (I2)
 #
-# The paper says that weight normalization, and batch normalization written with *expected*
-# statistics ($\mu_i = E_x[w_i^\top x]$, $\sigma_i^2 = \mathrm{Var}_x[w_i^\top x]$), are
-# reparameterizations of an ordinary network, and that layer normalization is not. That is a
-# statement about the *set* of maps a layer can compute, which no cell of the table shows, so the
-# function classes are compared directly:
+# The paper says that weight normalization, and batch normalization with *expected* statistics
+# ($\mu_i = E_x[w_i^\top x]$, $\sigma_i^2 = \mathrm{Var}_x[w_i^\top x]$), are reparameterizations of
+# an ordinary network, and layer normalization is not: a statement about the *set* of maps a layer
+# computes.
 #
-# - **WeightNorm** computes $g_i\, v_i^\top x / \lVert v_i \rVert + b_i$, which is the plain
-#   linear layer $W x + b$ with $w_i = g_i v_i / \lVert v_i \rVert$. Conversely every linear layer
-#   is a WeightNorm layer: $v_i = c_i w_i$ for any $c_i > 0$, and $g_i = \lVert w_i \rVert$. The two
-#   sets of maps are one set.
+# - **WeightNorm** computes $g_i\, v_i^\top x / \lVert v_i \rVert + b_i$, the plain linear layer
+#   $W x + b$ with $w_i = g_i v_i / \lVert v_i \rVert$. Conversely every linear layer is a WeightNorm
+#   layer: $v_i = c_i w_i$ for any $c_i > 0$, and $g_i = \lVert w_i \rVert$. The two sets are one.
 # - **BatchNorm with expected statistics** is the linear layer with weights $g_i w_i / \sigma_i$
 #   and bias $b_i - g_i \mu_i / \sigma_i$: once the weights are fixed, the statistics are constants.
-#   (Training-mode BatchNorm, with the batch's statistics, is not a function of one input at all:
-#   notebook 01.)
 # - **LayerNorm**, before its gain and bias, maps every input to $y = (a - \mu)/\sigma$, and since
 #   $\sigma^2 = \frac1H \sum_i (a_i - \mu)^2$, every output satisfies $\sum_i y_i = 0$ and
-#   $\lVert y \rVert^2 = H$: a sphere of dimension $H - 2$ inside a hyperplane. A linear layer's
-#   outputs do not lie there. Its output moves linearly with the input, $z(2x) - b = 2\,(z(x) - b)$,
-#   so the only linear layers whose outputs all have $\lVert z \rVert^2 = H$ are constant maps. The
-#   gain and bias then carry LN's sphere to a set of dimension at most $H - 2$. No choice of
-#   parameters turns one kind of layer into the other: two different function classes.
+#   $\lVert y \rVert^2 = H$: a sphere of dimension $H - 2$ inside a hyperplane. A linear layer's output
+#   moves linearly with the input, $z(2x) - b = 2\,(z(x) - b)$, so the only linear layers whose outputs
+#   all have $\lVert z \rVert^2 = H$ are constant maps. The gain and bias then carry LN's sphere to a
+#   set of dimension at most $H - 2$. No choice of parameters turns one kind of layer into the other.
 #
-# The experiment draws 20 random layers of each kind ($D = 10$, $H = 8$), feeds each 64 random
-# inputs in float64, and measures each map against the linear layer it should equal, then
-# LayerNorm's two constraints on its 1280 outputs, and a plain linear layer's distance from them.
+# The experiment measures each identity on 20 random layers of each kind, 64 random inputs each, and
+# a plain linear layer's distance from LayerNorm's set.
 
 # %%
 reparam = runs.reparameterization()
@@ -272,31 +242,20 @@ assert reparam.linear_nearest > 1e-4, (
 )
 
 # %% [markdown]
-# Every identity holds to float64 roundoff ($10^{-15}$ on outputs of order 1 to 10): WeightNorm and
-# BatchNorm with expected statistics are the linear layer, and the linear layer is WeightNorm. Every
-# LayerNorm output lies on $\{\sum_i y_i = 0,\ \lVert y \rVert^2 = H\}$ to the same roundoff,
-# while a typical linear output misses both constraints by an amount of order one, and even the
-# nearest of 1280 misses by 0.03, thirteen orders of magnitude above roundoff. With the libraries'
-# $\epsilon$ the sum stays exactly zero and the norm falls short: $\lVert y \rVert^2 = H
-# \sigma^2/(\sigma^2 + \epsilon)$, here at worst a relative $2 \times 10^{-4}$ for the output with
-# the smallest spread.
-#
-# The distinction matters for Section 5: WeightNorm and BatchNorm with expected statistics change
-# only the coordinates in which gradient descent moves through the same set of maps, while layer
-# normalization also changes the set.
+# Every identity holds to float64 roundoff, and every LayerNorm output lies on
+# $\{\sum_i y_i = 0,\ \lVert y \rVert^2 = H\}$, while even the nearest of 1280 linear outputs misses
+# by 0.03, thirteen orders of magnitude above roundoff. With the libraries' $\epsilon$ the sum stays
+# zero and the norm falls short: $\lVert y \rVert^2 = H \sigma^2/(\sigma^2 + \epsilon)$. So WeightNorm
+# and BatchNorm with expected statistics change only the coordinates gradient descent moves in; layer
+# normalization also changes the set of maps.
 #
 # ## The implicit learning rate (I3)
 #
 # Section 5.2 argues that as a normalized layer's weights grow, the model becomes less sensitive to
 # them (I4 below), so learning slows: an implicit "early stopping". For plain SGD the effect has an
-# exact, older derivation. Salimans & Kingma (2016, Sec. 2.1)
-# showed for weight normalization that the gradient with respect to $v$ is orthogonal to $v$ and
-# scales like $1/\lVert v \rVert$, so that $\lVert v \rVert$ grows monotonically under gradient
-# descent. van Laarhoven (2017) made the same argument for any weight whose scale the output ignores
-# (his discussion names batch, layer and weight normalization alike) and showed that its effective
-# learning rate is $\eta / \lVert W \rVert^2$: L2 regularization of such a weight does not
-# regularize the function, it acts through that rate. Let $L(W)$ be the loss of a network with a
-# layer-normalized layer (bias outside $a$, no $\epsilon$). Then $L(\delta W) = L(W)$ for every
+# exact derivation, by Salimans & Kingma (2016, Sec. 2.1) for weight normalization and by van
+# Laarhoven (2017) for any weight whose scale the output ignores. Let $L(W)$ be the loss of a network
+# with a layer-normalized layer (bias outside $a$, no $\epsilon$). Then $L(\delta W) = L(W)$ for every
 # $\delta > 0$, and three things follow:
 #
 # 1. Differentiate in $\delta$ at $\delta = 1$: $\langle \nabla L(W), W \rangle = 0$. The gradient
@@ -311,12 +270,9 @@ assert reparam.linear_nearest > 1e-4, (
 #    The effective learning rate is $\eta / \lVert W \rVert^2$, and it falls as $\lVert W \rVert$
 #    grows: the mechanism, under plain SGD, of the paper's implicit early stopping.
 #
-# The experiment trains a small layer-normalized MLP (64 -> 64, LayerNorm, tanh -> 10) on the 1197
-# training images of scikit-learn's bundled 8x8 digits (`lnpaper.data.digits`, notebook 01) with
-# plain SGD (`lnpaper.train.train`, no momentum, no weight decay), twice: with $W_1$ initialized at
-# scale 1 and at scale 3. Everything else is identical, and LayerNorm removes the scale from the
-# output, so the two networks start as *the same function*. A hook records $W_1$ and its gradient at
-# every step (`geometry.WeightGeometry`, this chapter's module).
+# The experiment trains a small layer-normalized MLP on the digits of notebook 01 with plain SGD,
+# twice: with $W_1$ initialized at scale 1 and at scale 3. LayerNorm removes the scale from the
+# output, so the two networks start as *the same function*.
 
 # %%
 sgd = runs_geometry.sgd_geometry()
@@ -360,33 +316,28 @@ assert abs(first_step / norm_ratio - 1) < 1e-9, f"{first_step:.9f} vs {norm_rati
 figures.sgd_geometry(sgd)
 
 # %% [markdown]
-# All three statements hold to float64 rounding, step by step. The two runs begin as the same
-# function, yet the first step of the scale-3 run turns $W_1$ exactly 9 times less (in $\tan\theta$):
-# same gradient direction, a third of its size, applied to a vector three times longer. Over 400
-# steps its norm barely moves, it keeps taking small angular steps and its loss trails behind.
-# The scale of the weights, invisible to the output, sets the learning rate. With
-# $\epsilon = 10^{-5}$ the orthogonality holds to about $10^{-6}$ rather than exactly; weight decay,
-# which pulls $\lVert W \rVert$ back, is the usual counterweight in practice (van Laarhoven 2017).
+# All three statements hold to float64 rounding, step by step. The runs are one function, yet the
+# scale-3 run's first step turns $W_1$ exactly 9 times less (in $\tan\theta$): same gradient
+# direction, a third of its size, on a vector three times longer. Its norm barely moves over 400
+# steps, so its loss trails behind: the scale of the weights, invisible to the output, sets the
+# learning rate. With $\epsilon = 10^{-5}$ the orthogonality holds to about $10^{-6}$.
 #
 # ## Adam and AdamW: the same geometry, another step size (I5)
 #
-# The companion's own models train with Adam, not plain SGD, and Adam changes the argument at one
-# place. Its step is $\eta\, \hat m_t / (\sqrt{\hat v_t} + \epsilon)$, per element, with $m$ and $v$
-# running means of $g$ and $g^2$. Scaling $W$ by $c$ scales every $g$ by $1/c$ (point 2 above), and
-# the ratio $m/\sqrt v$ does not see that: the step has the same size, about $\eta\sqrt{C}$ times an
-# O(1) factor for a weight of $C$ elements, at every $\lVert W \rVert$. So the angle per step is
+# This companion's models train with Adam, whose step is
+# $\eta\, \hat m_t / (\sqrt{\hat v_t} + \epsilon)$, per element, with $m$ and $v$ running means of $g$
+# and $g^2$. Scaling $W$ by $c$ scales every $g$ by $1/c$ (point 2 above), which the ratio $m/\sqrt v$
+# does not see: the step has the same size, about $\eta\sqrt{C}$ times an O(1) factor for a weight of
+# $C$ elements, at every $\lVert W \rVert$. So the angle per step is
 # $\theta \approx \eta\sqrt{C}\,\rho / \lVert W\rVert$: one power of $\lVert W \rVert$ where SGD has
-# two.
+# two, as van Laarhoven (2017) observes.
 #
-# With decoupled weight decay (AdamW, $W \leftarrow W - \eta\lambda W$ beside the Adam step), the
-# norm no longer only grows, and Kosson et al. (2024, "Rotational equilibrium") show that it settles
-# where the two balance; the equilibrium norm and angle below are theirs (derived within their
-# random-walk model), and that Adam leaves one power of $1/\lVert W \rVert$ in place is van
-# Laarhoven's (2017) observation. We restate the model in our notation to check it: if the gradients
-# of successive steps are uncorrelated and $\sqrt{v}$ tracks $E[g^2]$, then $g/\sqrt v$ has RMS 1
-# per element, and over many steps the Adam updates add up like a random walk of $C$ unit-RMS
-# elements of size $\eta$ (momentum only spreads each gradient over several steps; its total weight
-# is 1). Per step the squared norm then gains $\eta^2 C$ and loses $2\eta\lambda\lVert W\rVert^2$:
+# With decoupled weight decay (AdamW, $W \leftarrow W - \eta\lambda W$ beside the Adam step), the norm
+# settles where growth and decay balance. In the random-walk model of Kosson et al. (2024, "Rotational
+# equilibrium"), in our notation: if successive gradients are uncorrelated and $\sqrt{v}$ tracks
+# $E[g^2]$, then $g/\sqrt v$ has RMS 1 per element, and the updates add up like a random walk of $C$
+# unit-RMS elements of size $\eta$. Per step the squared norm gains $\eta^2 C$ and loses
+# $2\eta\lambda\lVert W\rVert^2$:
 #
 # $$\lVert W \rVert^2_{t+1} \approx (1 - 2\eta\lambda)\lVert W\rVert_t^2 + \eta^2 C
 #   \;\Rightarrow\; \lVert W\rVert_\infty = \sqrt{\eta C / (2\lambda)},$$
@@ -400,12 +351,10 @@ figures.sgd_geometry(sgd)
 #
 # which depends on $\eta\lambda$ alone, not on $C$ or the initial scale.
 #
-# The experiment (`runs_geometry.adam_geometry`) is the MLP of I3 at 32 hidden units
-# ($C = 2048$), 10 seeds, each seed its own model, all stacked and trained as one batch of models.
-# (a) Adam and SGD without weight decay, $W_1$ at five scales of one function: the angle per step
-# over the first 20 steps. (b) AdamW with weight decay on $W_1$ only, three $(\eta, \lambda)$,
-# $W_1$ started at 3 times the usual scale (far above its equilibrium), 800 steps; the equilibrium
-# is the mean over the last 200.
+# The experiment is the MLP of I3 at 32 hidden units ($C = 2048$), 10 seeds. (a) Adam and SGD without
+# weight decay, $W_1$ at five scales of one function: the angle per step over the first 20 steps.
+# (b) AdamW with weight decay on $W_1$ only, three $(\eta, \lambda)$, $W_1$ started far above its
+# equilibrium, 800 steps; the equilibrium is the mean over the last 200.
 
 # %%
 adam = runs_geometry.adam_geometry()
@@ -449,48 +398,32 @@ print(f"I5: {claims.BY_ID['I5'].evaluate().verdict}")
 figures.adam_geometry(adam)
 
 # %% [markdown]
-# The first half holds: Adam's angle per step falls like $1/\lVert W\rVert$ (slope $-0.97$ over a
-# 16-fold range), SGD's like $1/\lVert W\rVert^2$ (slope $-2.00$), so under Adam a larger weight
-# still learns more slowly, but only linearly so. The approach holds too: $\lVert W_1\rVert^2$ closes
-# $1 - 1/e$ of its gap in 1.0-1.2 times $1/(2\eta\lambda)$ steps, since far above the equilibrium it
-# is just weight decay shrinking $W$ by $(1-\eta\lambda)$ a step.
+# The first half holds: Adam's angle per step falls like $1/\lVert W\rVert$, SGD's like
+# $1/\lVert W\rVert^2$, so under Adam a larger weight still learns more slowly, only linearly so.
+# The approach holds too: $\lVert W_1\rVert^2$ closes $1 - 1/e$ of its gap in 1.0-1.2 times
+# $1/(2\eta\lambda)$ steps. Both come close to being built in: Adam's first update is
+# $\eta\,\mathrm{sign}(g)$ at every scale of $W$, so the slope is exactly $-1$ at step 1, and far above
+# the equilibrium the approach is weight decay's own time constant.
 #
-# Both passing parts come close to being built in. Adam's first update is $\eta\,\mathrm{sign}(g)$
-# at every scale of $W$, so the slope is exactly $-1$ at step 1 and moves off it only as the 20
-# steps' trajectories part. And far above the equilibrium the approach time is weight decay's own
-# time constant. The two predictions with content are the equilibrium's angle and norm.
-#
-# The equilibrium itself is off, by more than the 20% declared: the angular update settles at
-# 0.64-0.78 of $\sqrt{2\eta\lambda(1-\beta_1)/(1+\beta_1)}$ and the norm 1.05-1.54 times
-# $\sqrt{\eta C/(2\lambda)}$, and the norm's excess grows as $\eta$ falls at fixed $\eta\lambda$.
-# Two of the model's assumptions could be what this task breaks, and the next section measures
-# both. One is that the gradients are uncorrelated from step to step: a gradient that keeps its
-# direction over many steps makes the updates add up faster than a random walk, which pushes the
-# norm up, and the same step on a longer $W$ turns it less. The other is that one divisor serves
-# all of $W$ ($\sqrt v$ the RMS of $g$): Adam divides each coordinate by its own $\sqrt{v}$,
-# which can turn the step away from the direction the mean field assumes, and a radial part of
-# the update shifts the norm's balance. On this small, quickly fitted task (training loss
-# 0.06-0.10 in the window) the mean-field prediction gives the order of magnitude and the
-# $\eta\lambda$ dependence, not the number. The model is meant for long, noisy training of large
-# networks, where steps decorrelate better; that regime is not checked here.
+# The predictions with content, the equilibrium's angle and norm, are off by more than the 20%
+# declared, and the norm's excess grows as $\eta$ falls at fixed $\eta\lambda$. The model assumes
+# gradients uncorrelated from step to step and one divisor for all of $W$, where Adam divides each
+# coordinate by its own $\sqrt{v}$; the next section measures both. On this small, quickly fitted task
+# the prediction gives the order of magnitude and the $\eta\lambda$ dependence, not the number; it is
+# meant for long, noisy training of large networks.
 #
 # ### What Adam's step does to the norm (I5b)
 #
-# The norm settles where two things balance per step. Weight decay takes
-# $2\eta\lambda\lVert W\rVert^2$ off $\lVert W\rVert^2$ (to first order), and Adam's step
-# $d_t = W_{t+1} - (1 - \eta\lambda) W_t$ adds $\lVert d_t\rVert^2 + 2\langle W_t, d_t\rangle$.
-# Write $S = \lVert d_t\rVert^2 / \eta^2 C$ for the step's size and
-# $r = 2\langle W_t, d_t\rangle / \lVert d_t\rVert^2$ for its radial term (what a step adds to
-# $\lVert W\rVert^2$ besides its own square, in units of it); then
-# $\lVert W\rVert^2 = S (1 + r)\, \eta C / 2\lambda$, and the formula above is $S(1 + r) = 1$.
-# The picture this notebook carried over from I3 was a step orthogonal to $W$, as the gradient
-# is ($r = 0$); Adam's per-coordinate division is what could break it.
-# `adam_update_geometry` runs the three AdamW settings again and reads, over the last 200 steps,
-# $r$ and $S$; the cosine with $W_t$ of the gradient, of the momentum $m_t$ and of the step; the
-# radial term of the step Adam would take with one divisor for all of $W$ (the momentum's own,
-# before the per-coordinate division); and the cosine between steps $k$ apart. Declared before
-# the run, **I5b** holds the orthogonal picture if $r$ lies within $\pm 0.1$ of 0 (a 5% change of
-# the norm).
+# Per step, weight decay takes $2\eta\lambda\lVert W\rVert^2$ off $\lVert W\rVert^2$ (to first order),
+# and Adam's step $d_t = W_{t+1} - (1 - \eta\lambda) W_t$ adds
+# $\lVert d_t\rVert^2 + 2\langle W_t, d_t\rangle$. Write $S = \lVert d_t\rVert^2 / \eta^2 C$ for the
+# step's size and $r = 2\langle W_t, d_t\rangle / \lVert d_t\rVert^2$ for its radial term; then
+# $\lVert W\rVert^2 = S (1 + r)\, \eta C / 2\lambda$, and the formula above is $S(1 + r) = 1$. The
+# picture carried over from I3 is a step orthogonal to $W$, as the gradient is ($r = 0$).
+# `adam_update_geometry` reruns the three AdamW settings and measures $r$, $S$, the momentum's own
+# $r$, and the cosines of gradient, momentum and step with $W_t$ and of steps $k$ apart. Declared
+# before the run, **I5b** holds the orthogonal picture if $r$ lies within $\pm 0.1$ of 0 (a 5% change
+# of the norm).
 
 # %%
 from lnpaper.chapters.ch05_invariances.claims import momentum_mean_field
@@ -517,31 +450,23 @@ print(f"I5b: {i5b.verdict}")
 claims.expect(i5b, claims.NOT_REPRODUCED)
 
 # %% [markdown]
-# The orthogonal picture fails by a wide margin. The gradient is orthogonal to $W$ to roundoff
-# (cosines of order $10^{-19}$), but the step is not: its cosine with $W$ is +0.28 to +0.35, and
-# $r$ is 28 to 41. The picture was never right with momentum, and we saw that only after the run.
-# Momentum makes each step a sum of earlier gradients, each orthogonal to the $W$ of its own step,
-# and $W$ has since moved against them, so the step points outward. Over uncorrelated gradients,
-# with one divisor $\sqrt v$ for all of $W$, this gives $r = 2\beta_1/(1-\beta_1) = 18$ and
-# $S = (1-\beta_1)/(1+\beta_1) = 0.053$. Their $S(1 + r)$ is exactly 1, which is the norm formula;
-# so the formula already holds a radial term of 18.
+# The orthogonal picture fails by a wide margin: the gradient is orthogonal to $W$ to roundoff, but
+# the step is not, and $r$ is 28 to 41. The picture was never right with momentum: each step is a sum
+# of earlier gradients, each orthogonal to the $W$ of its own step, and $W$ has since moved against
+# them, so the step points outward. Over uncorrelated gradients, with one divisor $\sqrt v$ for all of
+# $W$, this gives $r = 2\beta_1/(1-\beta_1) = 18$ and $S = (1-\beta_1)/(1+\beta_1) = 0.053$, whose
+# $S(1 + r)$ is exactly 1: the norm formula already holds a radial term of 18.
 #
-# Measured, $S$ is close to that (0.044-0.061), and so is the momentum's own radial term, the
-# step with one divisor for all of $W$: 15.9 to 17.0 against 18. What is left is the
-# per-coordinate division. Dividing each coordinate by its own $\sqrt{v}$ turns the step further
-# outward (its cosine with $W$ from +0.10-0.17 for the momentum to +0.28-0.35), and $r$ from about
-# 16 to 28-41. The balance with the measured $S$ and $r$ gives a norm 1.36, 1.61 and 1.13 times
-# the formula's, against the measured 1.28, 1.54 and 1.05: within 8%, so these two numbers
-# account for the excess. Of the two candidates above, then, correlated steps are there but are
-# what the formula expects (lag 1: 0.85, against $\beta_1 = 0.9$ for momentum over white noise,
-# and faster decorrelation after: 0.16 at lag 5 against 0.59). The per-coordinate division is
-# what this task adds. I5b is `not reproduced`, as declared; the split between momentum and
-# division is computed after the run, and not graded.
+# Measured, $S$ and the momentum's radial term are close to that. The per-coordinate division
+# turns the step further outward and raises $r$ from about 16 to 28-41; the balance with the measured
+# $S$ and $r$ gives a norm within 8% of the measured one, so these two account for the excess.
+# Correlated steps are what the formula expects (lag 1: 0.85, against $\beta_1 = 0.9$ for momentum
+# over white noise). The per-coordinate division is what this task adds. I5b is `not reproduced`, as
+# declared; the split between momentum and division is computed after the run, and not graded.
 #
 # ## "The curvature will change by a factor of 1/2" (I4)
 #
-# Section 5.2 analyses normalized generalized linear models with the Fisher information as the metric,
-# and writes:
+# Section 5.2, on normalized generalized linear models with the Fisher information as metric, writes:
 #
 # > "If the norm of the weight vector $w_i$ grows twice as large, even though the model's output
 # > remains the same, the Fisher information matrix will be different. The curvature along the $w_i$
@@ -555,12 +480,11 @@ claims.expect(i5b, claims.NOT_REPRODUCED)
 #   \frac{\partial z}{\partial g} = \hat v^\top x,\qquad \frac{\partial z}{\partial b} = 1.$$
 #
 # Doubling $v$ leaves $z$ (hence $s'(z)$) and $\hat v$ unchanged and halves $\partial z/\partial v$
-# ($\sigma_i = \lVert v \rVert$ doubles). So the $v$-$v$ block, which holds two factors of
+# ($\sigma_i = \lVert v \rVert$ doubles). So the $v$-$v$ block, with two factors of
 # $\partial z/\partial v$, changes by $1/4$; the cross blocks $v$-$g$, $v$-$b$ and the gradient by
-# $1/2$; the $g$ and $b$ blocks not at all. The experiment measures this with autograd Jacobians
-# (`geometry.logistic_fisher`) over 512 inputs, for WeightNorm, for BatchNorm with its
-# statistics over all 512 inputs (the expected statistics), and for a layer of 4 logistic units
-# sharing one LayerNorm, with the whole $W$ doubled or only its first row.
+# $1/2$; the $g$ and $b$ blocks not at all. Autograd Jacobians over 512 inputs measure this for
+# WeightNorm, for BatchNorm with statistics over all 512 (the expected statistics), and for 4
+# logistic units sharing one LayerNorm, with the whole $W$ doubled or only its first row.
 
 # %%
 from lnpaper.chapters.ch05_invariances import runs_fisher
@@ -604,35 +528,28 @@ figures.fisher_doubling(fisher)
 # %% [markdown]
 # What is exact, and in which sense 1/2 holds:
 #
-# - **Exact:** every block is the old block times a constant, and the constants are $1/4$ ($w$-$w$),
-#   $1/2$ ($w$-$g$, $w$-$b$) and $1$ ($g$-$g$, $g$-$b$, $b$-$b$), to the last bit. (Doubling is exact
-#   in binary floating point, so no rounding enters.) The same holds for BatchNorm with expected
-#   statistics, where $\sigma_i$ is the standard deviation of $w_i^\top x$ and doubles with $w_i$.
+# - **Exact:** every block is the old block times $1/4$ ($w$-$w$), $1/2$ ($w$-$g$, $w$-$b$) or $1$
+#   ($g$-$g$, $g$-$b$, $b$-$b$), to the last bit, for BatchNorm with expected statistics too.
 # - **The 1/2 of the sentence** is the factor on the *length element*
 #   $ds = \sqrt{du^\top F\, du}$ for a fixed raw step $du$ in the $w$ block, on the cross blocks and
 #   on the gradient. The curvature in the usual sense, the quadratic form $u^\top F_{ww} u$ (the KL
-#   divergence a step $u$ causes, to second order), changes by $1/4$. Read literally, "the curvature
-#   along the $w_i$ direction" is the curvature along $w_i$ itself, and that is zero before and after
-#   (last lines above): moving along $w_i$ only rescales it and changes nothing. The sentence is right
-#   about the mechanism ($\sigma_i$ doubles, so the unit is less sensitive to its weights) and loose
-#   about the factor.
-# - **LayerNorm:** the argument needs the *whole* weight matrix scaled, because $\sigma$ is shared by
-#   the layer. Doubling all of $W$ gives exactly the same factors. Doubling one row $w_1$ does not
-#   double $\sigma$, changes the outputs (by up to about 2 in the logits) and leaves no clean factor
-#   anywhere: its block changes by 0.74, not 1/4, and is no longer a multiple of the old one. Section
-#   5.2's normalized-GLM analysis carries a subscript $i$ on $\sigma_i$; for LayerNorm that index is
-#   not real.
+#   divergence a step $u$ causes, to second order), changes by $1/4$. The curvature along $w_i$
+#   itself, read literally, is zero before and after (last lines above): moving along $w_i$ only
+#   rescales it. The sentence is right about the mechanism ($\sigma_i$ doubles, so the unit is less
+#   sensitive to its weights) and loose about the factor.
+# - **LayerNorm:** the layer shares $\sigma$, so the argument needs the *whole* $W$ scaled, which gives
+#   exactly the same factors. Doubling one row $w_1$ does not double $\sigma$, changes the logits by up
+#   to about 2 and leaves no clean factor: its block changes by 0.74, not 1/4, and is no longer a
+#   multiple of the old one. The subscript $i$ on Section 5.2's $\sigma_i$ is not real for LayerNorm.
 #
-# The derivation is for one normalized GLM layer; the paper extends it to deep networks through a
-# block-diagonal approximation of the Fisher matrix, which this notebook does not test.
+# The paper's extension to deep networks, a block-diagonal approximation of the Fisher matrix, is
+# not tested here.
 #
-# There is another reading of "1/2" (**I4b**). The paper's $\bar F_{ij}$, the block between unit
-# $i$'s weights and unit $j$'s, carries the factor $g_i g_j / (\sigma_i \sigma_j)$: double $w_1$
-# alone and every block between $w_1$ and another parameter halves, while $w_1$'s own block
-# quarters. For that the units' outputs must be coupled. Independent logistic units, as above,
-# have no cross blocks at all (they are exactly 0, and 0 = 0/2 says nothing), so
-# `fisher_cross_blocks` puts four WeightNorm units under one softmax, whose outputs covary
-# ($\mathrm{Cov}(y_i, y_j) = -p_i p_j$), and doubles $w_1$ in float64.
+# Another reading of "1/2" (**I4b**): the paper's $\bar F_{ij}$, the block between units $i$ and $j$,
+# carries the factor $g_i g_j / (\sigma_i \sigma_j)$, so doubling $w_1$ alone halves every block
+# between $w_1$ and another parameter. Independent logistic units have no cross blocks (exactly 0, and
+# 0 = 0/2 says nothing), so `fisher_cross_blocks` puts four WeightNorm units under one softmax, whose
+# outputs covary ($\mathrm{Cov}(y_i, y_j) = -p_i p_j$), and doubles $w_1$.
 
 # %%
 cross = claims.BY_ID["I4b"].evaluate()
@@ -641,32 +558,27 @@ print("verdict:", cross.verdict)
 claims.expect(cross, claims.REPRODUCED)
 
 # %% [markdown]
-# Read that way the sentence is exact: the blocks between $w_1$ and the rest halve to the last
-# bit (doubling is a power of two, so even the roundoff scales), and they are nearly half the
-# size of $w_1$'s own block, so this is no vacuous zero. The "curvature along $w_i$" the sentence
-# names is still the 1/4 block; the 1/2 belongs to the cross terms.
+# Read that way the sentence is exact: the blocks between $w_1$ and the rest halve to the last bit,
+# and they are nearly half the size of $w_1$'s own block, so no vacuous zero. The 1/2 belongs to the
+# cross terms.
 #
 # ## Learning the magnitude of the incoming weights (I6)
 #
-# Section 5.2's other comparison is about the gain itself. In a plain GLM, $z = w^\top x + b$, the
-# magnitude $\lVert w\rVert$ is a direction in parameter space like any other; in a normalized
-# one, the gain $g$ is that magnitude, made explicit. Write the plain unit in polar coordinates,
-# $w = g\,\hat v$ (which is WeightNorm), and compare the Fisher metric along $g$:
+# In a plain GLM, $z = w^\top x + b$, the magnitude $\lVert w\rVert$ is a direction in parameter space
+# like any other; in a normalized one, the gain $g$ is that magnitude, made explicit. Write the plain
+# unit in polar coordinates, $w = g\,\hat v$ (which is WeightNorm), and compare the Fisher metric
+# along $g$ (Section 5.2):
 #
 # $$F_{gg} = E_x\big[s'(z)\,(\partial z/\partial g)^2\big],\qquad
 #   \frac{\partial z}{\partial g} = \hat v^\top x \ \text{(plain)},\qquad
 #   \frac{\partial z}{\partial g} = \frac{w^\top x - \mu}{\sigma} \ \text{(BatchNorm, LayerNorm)}.$$
 #
-# Scale every input by $\delta$. To look at the same predictions, the plain unit must shrink
-# $g$ by $\delta$; then $s'(z)$ is unchanged and $\partial z/\partial g$ grows by $\delta$, so
-# its metric grows by $\delta^2$. The normalized units need no change: their outputs do not
-# move, $\partial z/\partial g = \hat z$ is a standardized number, and the metric along $g$,
-# $E[s'(z)\,\hat z^2]$, depends on the data through $s'(z)$, the variance of the prediction, and
-# through $\hat z^2$, both free of the data's scale. The paper's "depends only on the magnitude
-# of the prediction error" drops the $\hat z^2$ (its supplement's Eq. 32 for BatchNorm omits the
-# factor its Eq. 33 for LayerNorm keeps); the conclusion, a metric that the input's scale does not
-# change, needs only the scale-freedom. The cell measures it with the same autograd Fisher as
-# above, at $\delta = 0.1$ and $10$.
+# Scale every input by $\delta$. To keep the same predictions, the plain unit must shrink $g$ by
+# $\delta$; then $s'(z)$ is unchanged and $\partial z/\partial g$ grows by $\delta$, so its metric
+# grows by $\delta^2$. The normalized units' outputs do not move, and their metric $E[s'(z)\,\hat z^2]$
+# depends on the data only through $s'(z)$ and the standardized $\hat z^2$, both free of the data's
+# scale. The paper's "depends only on the magnitude of the prediction error" drops the $\hat z^2$;
+# the conclusion needs only the scale-freedom.
 
 # %%
 gain = runs_fisher.gain_metric()
@@ -681,20 +593,17 @@ for kind in gain.kinds:
 # %% [markdown]
 # The plain GLM's metric along its magnitude is a hundred times smaller at $\delta = 0.1$ and
 # a hundred times larger at $\delta = 10$; the normalized gains' are the same at every scale.
-# A fixed learning rate on $\lVert w\rVert$ is therefore too small or too large depending on
-# how the data happen to be scaled, while on a normalized unit's gain it means the same step
-# everywhere. (For LayerNorm the statement is about the gain vector of the layer as a whole;
-# the argument needs no subscript $i$ here, since $\sigma$ cancels out of $\partial z/\partial
-# g$ for any scaling of the input.) This is identity-level, like I4: it can fail only through a
-# bug, and the ledger counts it with the identities.
+# So a fixed learning rate on $\lVert w\rVert$ is too small or too large depending on how the data
+# are scaled, while on a normalized gain it means the same step everywhere. Like I4 this is an
+# identity, which can fail only through a bug; the ledger counts it with the identities.
 #
 # ### The paper's closed forms, checked
 #
-# Section 5.2 writes the Fisher information of a normalized GLM in closed form (its Eq. 13, with
-# $\chi_i$ of Eq. 14), and the supplement gives the metric along the gains for each norm. Both can
-# be set against the autograd Fisher used above. Eq. 13 lets unit $i$'s $\mu_i$ and $\sigma_i$
-# depend on its own weights only: true for WeightNorm and BatchNorm, not for a LayerNorm, whose
-# $\mu$ and $\sigma$ are shared by the layer and so depend on every row of $W$.
+# Section 5.2 gives the Fisher information of a normalized GLM in closed form (its Eq. 13, with
+# $\chi_i$ of Eq. 14), and the supplement the metric along the gains for each norm; both are set
+# against the autograd Fisher. Eq. 13 lets unit $i$'s $\mu_i$ and $\sigma_i$ depend on its own weights
+# only: true for WeightNorm and BatchNorm, not for LayerNorm, whose shared $\mu$ and $\sigma$ depend
+# on every row of $W$.
 
 # %%
 closed = runs_fisher.fisher_closed_forms()
@@ -712,12 +621,10 @@ assert min(closed.within_unit["layernorm"], closed.between_units["layernorm"]) >
 
 # %% [markdown]
 # Eq. 13 is the Fisher information of the WeightNorm and BatchNorm units to roundoff. For the
-# LayerNorm layer it is an approximation: it misses 0.12 of the largest entry inside a unit's
-# blocks and leaves out the blocks between two units' weights (up to 0.15), the terms that come
-# through the shared statistics. Along the gains, the supplement's LayerNorm and WeightNorm forms
-# are exact; its BatchNorm form, $E[\mathrm{Cov}(y \mid x)]$, drops the $\hat z^2$ the others keep,
-# and the exact metric is 0.48 of it here. Neither changes I4 or I6, which rest on the autograd
-# Fisher.
+# LayerNorm layer it misses 0.12 of the largest entry inside a unit's blocks and leaves out the blocks
+# between two units' weights (up to 0.15). Along the gains, the supplement's LayerNorm and WeightNorm
+# forms are exact; its BatchNorm form, $E[\mathrm{Cov}(y \mid x)]$, drops the $\hat z^2$ the others
+# keep, and the exact metric is 0.48 of it here. Neither changes I4 or I6, which rest on the autograd Fisher.
 #
 # ## Claims checked here
 
