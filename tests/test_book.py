@@ -37,12 +37,15 @@ CHROMIUM_FLAGS = [
 # TeX that survived typesetting: a backslash command, $$, or $...$ in the visible text.
 RAW_TEX = re.compile(r"\\[A-Za-z]+|\\[()[\]]|\$\$|\$[^$\s][^$]*\$")
 
-# Window sizes the tables are measured at: a laptop's, then a narrower one (the first is the page's
-# size while it loads).
+# A window wide enough for the book's column to reach its full width, 784 px.
+FULL_COLUMN = {"width": 1400, "height": 900}
+# Window sizes the tables are measured at: a laptop's, then narrower ones, then one that shows the
+# full column (the first is the page's size while it loads).
 VIEWPORTS = [
     {"width": 1280, "height": 900},
     {"width": 1024, "height": 768},
     {"width": 390, "height": 844},
+    FULL_COLUMN,
 ]
 # The longest text a cell of the claims table may hold; the numbers behind a claim go in its section.
 LONGEST_CELL = 200
@@ -219,6 +222,19 @@ def test_the_claims_table_fits_the_page_column_and_its_cells_are_short(pages):
                 f"a claims table cell holds {len(table['longest_cell'])} characters: "
                 f"{table['longest_cell'][:80]}..."
             )
+
+
+def test_the_reproduction_reports_tables_fit_the_full_column(pages):
+    """Each table of the reproduction report gives its answer first (claim, what is decided,
+    recorded and now, same or moved) and the numbers behind it after; in the full 784 px column
+    the whole of every table is in view, with no scrolling sideways."""
+    tables = pages[HTML / "_generated" / "reproduction.html"]["tables"][FULL_COLUMN["width"]]
+    assert tables, "the reproduction report shows no table"
+    for table in tables:
+        assert table["width"] <= table["room"], (
+            f"a table of the reproduction report is {table['width']} px wide in a "
+            f"{table['room']} px column"
+        )
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

@@ -245,3 +245,72 @@ def test_the_check_picks_the_fastest_path_other_than_the_records(recorded, nativ
     chosen, path = reproduce.choose_path(recorded, native, asked)
     assert chosen == aten
     assert path
+
+
+# ---- the report: its answer first, and its answer columns first ---------------------------------
+
+# The report's table columns that answer the question (what is decided, as recorded and now, and
+# whether it came out the same) and those that give the numbers behind the answer.
+ANSWER_COLUMNS = {"claim", "decision", "quantity", "recorded", "now", "status", "within tolerance",
+                  "fragile"}  # fmt: skip
+DETAIL_COLUMNS = {"experiments", "test", "boundary", "band", "interval recorded", "interval now",
+                  "tolerance", "rule"}  # fmt: skip
+
+
+def report_of(tmp_path, recorded_mean: float, now_mean: float) -> list[str]:
+    """The report's lines for `values_claim`, recorded at one mean of its differences and
+    recomputed at another."""
+    recorded, now = tmp_path / "recorded", tmp_path / "now"
+    write_values(recorded, seeds_with_mean(recorded_mean))
+    write_values(now, seeds_with_mean(now_mean))
+    quantities, verdicts, decisions = reproduce.compare_claims(recorded, now, [values_claim()])
+    made = {"cpu_capability": "DEFAULT", "date": "2026-12-01", "cpu_model": "a CPU", "seconds": 1}
+    entry = {"experiment": "values", "key": "k", "made": made}
+    text = reproduce.report_markdown([entry], {"k": entry}, quantities, verdicts, decisions,
+                                     identical=0, minutes=1.0, workers=1, path="native AVX2")  # fmt: skip
+    return text.splitlines()
+
+
+def test_the_report_opens_with_its_answer_before_it_explains_the_check(tmp_path):
+    lines = report_of(tmp_path, recorded_mean=2.0, now_mean=0.5)  # a fragile decision moves
+    explained = lines.index("## What the check does")
+    assert lines[0].startswith("# Reproduction report")
+    assert lines[2].startswith("**The check passed**: ")
+    answer = lines[3:explained]
+    assert (
+        "- verdicts: 0 of 1 the same; 1 moved through fragile decisions (Z9); 0 changed" in answer
+    )
+    assert "- quantities: 1 of 1 within tolerance" in answer
+    assert (
+        "- decisions: 1 of 1 moved to the other side of their boundary (Z9), all of them fragile"
+        in answer
+    )
+    assert reproduce.FRAGILE_IN_WORDS in answer  # the word explained where the answer uses it
+    assert explained < lines.index("## This run") < lines.index("## Verdicts")
+
+
+def test_a_failed_check_says_so_first_and_names_what_failed(tmp_path):
+    lines = report_of(tmp_path, recorded_mean=10.0, now_mean=0.5)  # a robust decision moves
+    assert lines[2].startswith("**The check failed**: ")
+    assert any(line.endswith("; 1 changed (Z9)") for line in lines[3:6])
+    failed = lines.index("## What failed")
+    assert failed < lines.index("## What the check does")
+    assert lines[failed + 2].startswith("- Z9: verdict 'reproduced' recorded")
+
+
+def test_every_table_of_the_report_puts_its_answer_columns_first(tmp_path):
+    lines = report_of(tmp_path, recorded_mean=2.0, now_mean=0.5)
+    headers = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line, below in zip(lines, lines[1:], strict=False)
+        if below.startswith("|---")
+    ]
+    assert len(headers) == 4  # verdicts, decisions, the numbers behind them, quantities
+    for columns in headers:
+        assert set(columns) <= ANSWER_COLUMNS | DETAIL_COLUMNS, columns
+        kinds = ["answer" if column in ANSWER_COLUMNS else "detail" for column in columns]
+        assert kinds == sorted(kinds), f"a detail column comes before an answer column: {columns}"
+    verdicts, decisions, _, quantities = headers
+    assert verdicts[:4] == ["claim", "recorded", "now", "status"]
+    assert decisions[:5] == ["claim", "decision", "recorded", "now", "status"]
+    assert quantities[:3] == ["claim", "quantity", "within tolerance"]

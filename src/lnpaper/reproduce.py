@@ -474,27 +474,112 @@ def _boundary(decision: stats.Decision) -> str:
     return ", ".join(f"{b:+.3g}" if b else "0" for b in decision.boundaries)
 
 
+def check_problems(recorded, fresh, quantities, verdicts, decisions) -> list[str]:
+    """What fails the check, one line each: an entry not recomputed, a verdict changed through a
+    decision the record did not mark fragile, such a decision, a quantity outside its tolerance."""
+    problems = [f"{e['experiment']}-{e['key']} was not recomputed"
+                for e in recorded if e["key"] not in fresh]  # fmt: skip
+    problems += [
+        f"{c}: verdict {old!r} recorded, {new!r} now, through a decision that was not fragile"
+        for c, _, old, new, status in verdicts
+        if status == "CHANGED"
+    ]
+    problems += [
+        f"{row.claim}: {row.label}: {row.recorded.outcome} recorded ({row.recorded.margin_text()}), "
+        f"{row.now.outcome} now ({_interval(row.now)}); the record did not mark it fragile"
+        for row in decisions
+        if not row.ok
+    ]
+    problems += [f"{c}: {label} {rec} recorded, {now} now (tolerance {tol})"
+                 for c, label, _, rec, now, tol, _, ok in quantities if not ok]  # fmt: skip
+    return problems
+
+
+def _named(claim_ids) -> str:
+    """' (R4c, M4e)': the claim IDs, each once, in order; '' for none."""
+    ids = list(dict.fromkeys(claim_ids))
+    return f" ({', '.join(ids)})" if ids else ""
+
+
+def _table_row(cells) -> str:
+    return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
+
+
+def _table_head(columns) -> list[str]:
+    return [_table_row(columns), "|" + "---|" * len(columns)]
+
+
+# The sentence that tells a student what "fragile" means, where the report first uses the word.
+FRAGILE_IN_WORDS = (
+    "A decision (an interval of a difference set against a boundary, such as 0) is *fragile* when "
+    "its recorded interval ended so close to the boundary that the tiny numeric differences "
+    "between two machines can put it on the other side; such a decision may move without "
+    "failing the check, and a verdict may move only through one."
+)
+
+
+def answer_lines(problems, quantities, verdicts, decisions) -> list[str]:
+    """The report's first lines: whether the check passed, then how many verdicts, quantities and
+    decisions came out the same, and the claims of those that moved or changed."""
+    moved_verdicts = [row[0] for row in verdicts if row[-1] == "moved (fragile)"]
+    changed_verdicts = [row[0] for row in verdicts if row[-1] == "CHANGED"]
+    same = len(verdicts) - len(moved_verdicts) - len(changed_verdicts)
+    outside = [row[0] for row in quantities if not row[-1]]
+    moved = [row for row in decisions if row.changed]
+    robust = [row.claim for row in moved if not row.ok]
+    fragile_part = (f", {len(robust)} of them not fragile{_named(robust)}" if robust
+                    else ", all of them fragile")  # fmt: skip
+    if problems:
+        verdict = f"**The check failed**: {len(problems)} problem(s), listed under *What failed*."
+    else:
+        verdict = ("**The check passed**: every experiment was recomputed on this machine, and "
+                   "every quantity lay within its tolerance.")  # fmt: skip
+    return [
+        verdict,
+        "",
+        f"- verdicts: {same} of {len(verdicts)} the same; {len(moved_verdicts)} moved through "
+        f"fragile decisions{_named(moved_verdicts)}; {len(changed_verdicts)} changed"
+        f"{_named(changed_verdicts)}",
+        f"- quantities: {len(quantities) - len(outside)} of {len(quantities)} within tolerance"
+        + (f"; outside it{_named(outside)}" if outside else ""),
+        f"- decisions: {len(moved)} of {len(decisions)} moved to the other side of their boundary"
+        + (f"{_named(row.claim for row in moved)}{fragile_part}" if moved else ""),
+        "",
+        FRAGILE_IN_WORDS,
+    ]
+
+
 def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical, minutes,
                     workers, path, work_lines=()) -> str:  # fmt: skip
+    """The report: its answer first (`answer_lines`), then what the check does, this run's details,
+    and the tables, each with its answer columns first and the numbers behind them after."""
     env = f"MKL_CBWR={os.environ['MKL_CBWR']}" if os.environ.get("MKL_CBWR") else ""
-    failed_q = [row for row in quantities if not row[-1]]
+    problems = check_problems(recorded, fresh, quantities, verdicts, decisions)
     loose = [row for row in quantities if row[-2]]
-    changed_v = [row for row in verdicts if row[-1] != "same"]
-    failed_v = [row for row in verdicts if row[-1] == "CHANGED"]
     fragile = [row for row in decisions if row.recorded.fragile]
     moved = [row for row in decisions if row.changed]
     lines = [
         "# Reproduction report: this machine against the record",
         "",
-        "Written by `python -m lnpaper reproduce` (run by `make test`): every experiment in",
-        "`results/` recomputed here and compared with the record. Each quantity a verdict rests on",
-        "must lie within its tolerance: a roundoff bound for exact quantities, 3 standard errors of",
-        "the difference for aggregates over seeds, a binomial bound for counts of runs. Each",
+        *answer_lines(problems, quantities, verdicts, decisions),
+        "",
+    ]
+    if problems:
+        lines += ["## What failed", "", *[f"- {problem}" for problem in problems], ""]
+    lines += [
+        "## What the check does",
+        "",
+        "`python -m lnpaper reproduce` (run by `make test`) recomputes every experiment in",
+        "`results/` on this machine and compares it with the record. Each quantity a verdict rests",
+        "on must lie within its tolerance: a roundoff bound for exact quantities, 3 standard errors",
+        "of the difference for aggregates over seeds, a binomial bound for counts of runs. Each",
         "decision (an interval against its boundary) must come out the same unless the record marks",
         "it fragile: its interval lay within the robustness band of its boundary (`lnpaper.stats`:",
         "3 sqrt(2) standard errors, what a passing quantity check lets an edge move), so a machine",
         "that reproduces every quantity may still put it on the other side. A fragile decision that",
         "moved is listed, not failed; a verdict may move only through fragile decisions.",
+        "",
+        "## This run",
         "",
         f"- code: commit {_commit()}, {datetime.date.today().isoformat()}",
         f"- record: {len(recorded)} entries, {_machine(recorded)}",
@@ -503,15 +588,10 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
         + f", {workers} worker(s), {minutes:.1f} min",
         f"- {identical} of {len(recorded)} entries came out bit for bit identical",
         *work_lines,
-        f"- verdicts: {len(verdicts) - len(changed_v)} of {len(verdicts)} the same, "
-        f"{len(changed_v) - len(failed_v)} moved through fragile decisions, "
-        f"{len(failed_v)} changed",
         f"- decisions: {len(decisions)}, {len(fragile)} fragile in the record; {len(moved)} moved "
         f"({sum(not row.ok for row in moved)} of them not fragile)",
-        f"- quantities: {len(quantities) - len(failed_q)} of {len(quantities)} within tolerance; "
-        f"{len(loose)} aggregates with a tolerance wider than the effect they decide (too loose "
-        "to check it: too few seeds, or runs that collapse)",
-        "",
+        f"- too loose to check: {len(loose)} aggregates whose tolerance is wider than the effect "
+        "they decide (too few seeds, or runs that collapse)",
         *[
             f"- moved, fragile: {row.claim}, {row.label}: {row.recorded.outcome} -> "
             f"{row.now.outcome}"
@@ -519,38 +599,86 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
             if row.ok
         ],
         "",
-        "| claim | experiments | recorded verdict | now | status |",
-        "|---|---|---|---|---|",
+        *verdict_table(verdicts),
+        "",
+        *decision_tables(decisions),
+        "",
+        *quantity_table(quantities),
     ]
+    return "\n".join(lines) + "\n"
+
+
+# Each table's columns: the answer first (what is decided, as recorded and now, and whether it
+# came out the same), so that it shows in the book's 784 px column; the numbers behind it after.
+VERDICT_COLUMNS = ("claim", "recorded", "now", "status", "experiments")
+DECISION_COLUMNS = ("claim", "decision", "recorded", "now", "status", "fragile")
+DECISION_NUMBER_COLUMNS = ("claim", "decision", "test", "boundary", "band", "interval recorded",
+                           "interval now")  # fmt: skip
+QUANTITY_COLUMNS = ("claim", "quantity", "within tolerance", "recorded", "now", "tolerance",
+                    "rule")  # fmt: skip
+
+
+def verdict_table(verdicts) -> list[str]:
+    lines = ["## Verdicts", "", "Each claim's verdict as recorded and now.", ""]
+    lines += _table_head(VERDICT_COLUMNS)
     for claim_id, names, old, new, status in verdicts:
-        shown = status if status == "same" else f"**{status}**"
-        lines.append(f"| {claim_id} | {names} | {old} | {new} | {shown} |")
-    lines += [
+        lines.append(_table_row([claim_id, old, new, status if status == "same" else f"**{status}**",
+                                 names]))  # fmt: skip
+    return lines
+
+
+def _decision_status(row: DecisionRow) -> str:
+    if not row.changed:
+        return "same"
+    return "**moved (fragile)**" if row.ok else "**CHANGED**"
+
+
+def decision_tables(decisions) -> list[str]:
+    """Two tables: each decision's outcome as recorded and now, then the numbers behind it."""
+    lines = [
+        "## Decisions",
         "",
-        "Each decision: its interval as recorded and now, the boundary it is set against, and the",
-        "band; `fragile` when the recorded interval lay within the band of the boundary, `one seed`",
-        "when dropping a single seed alone changes the recorded outcome.",
+        "Each decision's outcome as recorded and now; `fragile` as above, `one seed` when dropping",
+        "a single seed alone changes the recorded outcome.",
         "",
-        "| claim | decision | test | boundary | band | recorded | outcome | now | outcome | "
-        "fragile | ok |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *_table_head(DECISION_COLUMNS),
     ]
     for row in decisions:
-        was, now = row.recorded, row.now
-        notes = ["yes" if was.fragile else ""] + (["one seed"] if was.one_seed is not None else [])
-        cells = [row.claim, row.label, was.test, _boundary(was), f"{was.band:.2g}", _interval(was),
-                 was.outcome, _interval(now), now.outcome, ", ".join(n for n in notes if n),
-                 ("yes (moved)" if row.changed else "yes") if row.ok else "**NO**"]  # fmt: skip
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        was = row.recorded
+        notes = ["yes"] if was.fragile else []
+        notes += ["one seed"] if was.one_seed is not None else []
+        lines.append(_table_row([row.claim, row.label, was.outcome, row.now.outcome,
+                                 _decision_status(row), ", ".join(notes)]))  # fmt: skip
     lines += [
         "",
-        "| claim | quantity | rule | recorded | now | tolerance | note | ok |",
-        "|---|---|---|---|---|---|---|---|",
+        "## The numbers behind each decision",
+        "",
+        "Each decision's test, the boundary it is set against, its robustness band, and its",
+        "interval as recorded and now.",
+        "",
+        *_table_head(DECISION_NUMBER_COLUMNS),
     ]
-    for *cells, ok in quantities:
-        cells = [cell.replace("|", "\\|") for cell in cells]
-        lines.append("| " + " | ".join(cells) + f" | {'yes' if ok else '**NO**'} |")
-    return "\n".join(lines) + "\n"
+    for row in decisions:
+        was = row.recorded
+        lines.append(_table_row([row.claim, row.label, was.test, _boundary(was), f"{was.band:.2g}",
+                                 _interval(was), _interval(row.now)]))  # fmt: skip
+    return lines
+
+
+def quantity_table(quantities) -> list[str]:
+    lines = [
+        "## Quantities",
+        "",
+        "Each quantity a verdict rests on, as recorded and now, against its tolerance and the",
+        "rule that gives it; `too loose` when that tolerance is wider than the effect it decides.",
+        "",
+        *_table_head(QUANTITY_COLUMNS),
+    ]
+    for claim_id, label, kind, recorded, now, tolerance, note, ok in quantities:
+        rule = f"{kind}, {note}" if note else kind  # one column, not two: the table fits 784 px
+        lines.append(_table_row([claim_id, label, "yes" if ok else "**NO**", recorded, now,
+                                 tolerance, rule]))  # fmt: skip
+    return lines
 
 
 def _with_callers(entries: list[dict], names: list[str]) -> set[str]:
@@ -656,7 +784,6 @@ def reproduce_command(
             recompute(recorded, fresh_dir, workers)
         asked = {e["key"] for e in recorded}
         fresh = {e["key"]: e for e in typed_entries(fresh_dir) if e["key"] in asked}
-        missing = [e for e in recorded if e["key"] not in fresh]
         identical = sum(
             e["result"] == fresh[e["key"]]["result"] for e in recorded if e["key"] in fresh
         )
@@ -675,20 +802,7 @@ def reproduce_command(
         report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(text)
     print(text)
-    problems = [f"{e['experiment']}-{e['key']} was not recomputed" for e in missing]
-    problems += [
-        f"{c}: verdict {old!r} recorded, {new!r} now, through a decision that was not fragile"
-        for c, _, old, new, status in verdicts
-        if status == "CHANGED"
-    ]
-    problems += [
-        f"{row.claim}: {row.label}: {row.recorded.outcome} recorded ({row.recorded.margin_text()}), "
-        f"{row.now.outcome} now ({_interval(row.now)}); the record did not mark it fragile"
-        for row in decisions
-        if not row.ok
-    ]
-    problems += [f"{c}: {label} {rec} recorded, {now} now (tolerance {tol})"
-                 for c, label, _, rec, now, tol, _, ok in quantities if not ok]  # fmt: skip
+    problems = check_problems(recorded, fresh, quantities, verdicts, decisions)
     for row in decisions:
         if row.changed and row.ok:
             print(f"reproduce: fragile decision moved (not a failure): {row.claim}: {row.label}: "
