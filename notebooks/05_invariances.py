@@ -569,8 +569,9 @@ claims.expect(cross, claims.REPRODUCED)
 # unit in polar coordinates, $w = g\,\hat v$ (which is WeightNorm), and compare the Fisher metric
 # along $g$ (Section 5.2):
 #
-# $$F_{gg} = E_x\big[s'(z)\,(\partial z/\partial g)^2\big],\qquad
-#   \frac{\partial z}{\partial g} = \hat v^\top x \ \text{(plain)},\qquad
+# $$F_{gg} = E_x\big[s'(z)\,(\partial z/\partial g)^2\big],$$
+#
+# $$\frac{\partial z}{\partial g} = \hat v^\top x \ \text{(plain)},\qquad
 #   \frac{\partial z}{\partial g} = \frac{w^\top x - \mu}{\sigma} \ \text{(BatchNorm, LayerNorm)}.$$
 #
 # Scale every input by $\delta$. To keep the same predictions, the plain unit must shrink $g$ by

@@ -65,8 +65,9 @@ lnpaper.setup()
 # LayerNorm centers and rescales each example's summed inputs $a$ over its $n$ units; RMSNorm only
 # rescales, by the root mean square, and has a gain but no bias:
 #
-# $$\mathrm{LN}(a)_i = g_i \frac{a_i - \mu}{\sqrt{\sigma^2 + \epsilon}} + b_i, \qquad
-#   \mathrm{RMSNorm}(a)_i = g_i \frac{a_i}{\mathrm{RMS}(a)}, \quad
+# $$\mathrm{LN}(a)_i = g_i \frac{a_i - \mu}{\sqrt{\sigma^2 + \epsilon}} + b_i,$$
+#
+# $$\mathrm{RMSNorm}(a)_i = g_i \frac{a_i}{\mathrm{RMS}(a)}, \quad
 #   \mathrm{RMS}(a) = \sqrt{\tfrac1n \textstyle\sum_i a_i^2 + \epsilon}.$$
 #
 # Since $\sigma^2 = \frac1n\sum_i a_i^2 - \mu^2$, the two differ only through $\mu$. In code it is
