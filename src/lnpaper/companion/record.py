@@ -573,17 +573,42 @@ def call(name: str, fn, result_type: type, arguments: dict):
         # a broken entry is named already, and a call inside a live call is part of its notice
         announce = settings.missing == "live" and not broken and not _live_calls
         if announce:
-            print(live_message(name, fn, arguments, settings.directory))
+            progress.write(live_message(name, fn, arguments, settings.directory))
         _live_calls.append(name)
+        study = calling_study()
         try:
-            with progress.shown():  # the training loops' steps, as a bar
+            # the training loops' steps, as one bar for the study or the top-level experiment
+            with progress.shown(study.f_code.co_name if study else name, study):
                 entry = compute(name, fn, arguments)
         finally:
             _live_calls.pop()
         _memory[entry_key] = entry
         if announce:
-            print(f"computed {name} here in {entry['made']['seconds']:.1f} s (not recorded)")
+            progress.write(
+                f"computed {name} here in {entry['made']['seconds']:.1f} s (not recorded)"
+            )
     return decode(result_type, entry["result"])
+
+
+def calling_study() -> types.FrameType | None:
+    """The frame of the outermost chapter function running now (a study such as `detach_study`, a
+    claim's check, a figure's drawing), None if there is none (a reader called the experiment
+    directly). Its live experiment calls share one progress bar, which closes when it returns.
+    Module code and generators do not count: neither returns once, when it is done."""
+    study = None
+    frame = inspect.currentframe()
+    while frame is not None:
+        in_chapter = frame.f_globals.get("__name__", "").startswith("lnpaper.chapters.")
+        if in_chapter and frame.f_code.co_name != "<module>" and not _suspends(frame.f_code):
+            study = frame
+        frame = frame.f_back
+    return study
+
+
+def _suspends(code: types.CodeType) -> bool:
+    return bool(
+        code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR)
+    )
 
 
 def _size(value) -> float | None:
