@@ -314,3 +314,21 @@ def test_every_table_of_the_report_puts_its_answer_columns_first(tmp_path):
     assert verdicts[:4] == ["claim", "recorded", "now", "status"]
     assert decisions[:5] == ["claim", "decision", "recorded", "now", "status"]
     assert quantities[:3] == ["claim", "quantity", "within tolerance"]
+
+
+def test_a_finding_names_the_aggregates_too_few_seeds_leave_unconfirmed():
+    """A rerun may move a mean by 3 sqrt(2) standard errors and pass: where that exceeds both the
+    mean and the boundary it is decided against, the ledger says a rerun cannot confirm it."""
+    wide = stats.paired_difference([0.1, -0.05, 0.12, -0.02], [0.0] * 4)  # mean 0.04, se 0.04
+    tight = stats.paired_difference([0.50, 0.51, 0.49, 0.50], [0.0] * 4)  # mean 0.5, se 0.004
+    with stats.collect_decisions() as decisions:
+        stats.no_worse(wide, 0.02, "lower")
+        stats.better(tight, "higher")
+    quantities = (core.aggregate("wide", wide), core.aggregate("tight", tight))
+    finding = core.Finding("ours", core.PARTLY, quantities, tuple(decisions))
+    assert finding.too_loose() == ["wide"]
+    # the same spread decided against a boundary farther out than its tolerance is confirmable
+    with stats.collect_decisions() as decisions:
+        stats.no_worse(wide, 1.0, "lower")
+    far = core.Finding("ours", core.PARTLY, quantities[:1], tuple(decisions))
+    assert far.too_loose() == []

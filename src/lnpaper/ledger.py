@@ -45,6 +45,9 @@ def rows(ids=None) -> list[tuple[str, ...]]:
             ours += f". Borderline: {finding.borderline_text()}"
         if finding.one_seed_text():
             ours += f". One seed decides: {finding.one_seed_text()}"
+        if finding.too_loose():
+            ours += (". Too few seeds for a rerun to confirm: "
+                     + "; ".join(finding.too_loose()))  # fmt: skip
         out.append(
             (
                 claim.id,
@@ -233,6 +236,10 @@ def markdown() -> str:
         "- **(borderline)**: the verdict rests on a decision whose interval edge lies within",
         "  machine-to-machine noise of its boundary (the robustness band of `lnpaper.stats`), where",
         "  the other side would change the verdict; its section gives both sides' numbers.",
+        "- **too few seeds for a rerun to confirm**: the reproduction check lets a rerun's mean lie",
+        "  3 standard errors of the two runs' difference from the recorded one; where that is wider",
+        "  than the effect (its size, or the boundary it is decided against), a passing check cannot",
+        "  tell the effect from none, and more seeds would be needed to confirm it.",
         "",
         "## The claims",
         "",
