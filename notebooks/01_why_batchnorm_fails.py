@@ -14,32 +14,28 @@
 # %% [markdown]
 # # 01 · Why BatchNorm fails for sequence models
 #
-# *About 20 minutes to read. From the record it runs in seconds; live, 18 min on one core.*
+# *About 15 minutes to read. From the record it runs in seconds; live, 18 min on one core.*
 #
 # *Layer Normalization* (Ba, Kiros, Hinton 2016), Sections 1-2 (the motivation) and 6.6 (batch
 # size), with *Recurrent Batch Normalization* (Cooijmans et al. 2016) for the recurrent case.
 #
-# In 2016 batch normalization was the standard way to speed up training, and it rests on one quiet
-# assumption: that there is a batch of examples to take statistics over. The paper opens by listing
-# what goes wrong when that assumption is strained. This notebook shows each problem with numbers
-# rather than words:
+# Batch normalization assumes there is a batch of examples to take statistics over. The paper opens
+# by listing what goes wrong when that assumption is strained; this notebook measures each problem:
 #
-# - one example's output depends on which other examples share its batch (claim **M1**);
-# - a batch of one gives an output that carries no information at all (**M2**);
+# - one example's output depends on which other examples share its batch (**M1**);
+# - a batch of one gives an output that carries no information (**M2**);
 # - training and inference compute two different functions (**M3**);
-# - a recurrent net needs statistics for every time step, and a rule for steps longer than any
-#   seen in training (**M4**, Cooijmans et al.);
-# - at batch size 4 BatchNorm trains worse, LayerNorm does not (**M5**, **M5b**, Sec. 6.6, on
-#   digits), and LayerNorm loses less than BatchNorm, seed by seed (**M5e**); exact statistics at
-#   inference do not undo BatchNorm's loss (**M5c**); LayerNorm also converges faster than
-#   BatchNorm at both batch sizes (**M5d**);
+# - a recurrent net needs statistics for every time step, and a rule for steps longer than any seen
+#   in training (**M4**, Cooijmans et al.);
+# - at batch size 4 BatchNorm trains worse and LayerNorm does not (**M5**, **M5b**, Sec. 6.6),
+#   losing less than BatchNorm seed by seed (**M5e**); exact statistics at inference do not undo
+#   BatchNorm's loss (**M5c**); LayerNorm converges faster than BatchNorm at both batch sizes
+#   (**M5d**);
 # - LayerNorm trained one example per step, the "pure online regime" of Sec. 3 (**M2b**), and
 #   whether it does as well there as at batch 128 (**M2c**, our own question).
 #
-# Every experiment's result is read from the record in `results/`; a live run
-# (`LNPAPER_RECORD=off`) recomputes them, most of the time going to the 200 small training runs of
-# M5 (trained 20 at a time). Every claim checked here is also a row of `CLAIMS.md`, printed from the
-# same check.
+# Results are read from the record in `results/`; a live run (`LNPAPER_RECORD=off`) recomputes them.
+# Each claim is also a row of `CLAIMS.md`.
 
 # %%
 # %matplotlib inline
@@ -65,25 +61,22 @@ lnpaper.setup()
 # %% [markdown]
 # ## Graded against whoever sat the exam
 #
-# Picture a teacher who grades each answer against the class that sat the exam today: Ana's score
-# of 72 is excellent in a weak class and poor in a strong one. Her grade depends on her classmates,
-# and with only four classmates it is mostly noise. At the end of term the teacher switches to a
-# different ruler altogether, an average kept from past classes. That is BatchNorm: a unit's summed
-# input is measured against the mean and spread of the same unit over the current mini-batch while
-# training, and against stored running averages at inference.
+# Picture a teacher who grades each answer against the class that sat the exam today: Ana's 72 is
+# excellent in a weak class and poor in a strong one, and with four classmates her grade is mostly
+# noise. At the end of term the teacher switches to an average kept from past classes. That is
+# BatchNorm: a unit's summed input is measured against the mean and spread of that unit over the
+# current mini-batch in training, and against stored running averages at inference.
 #
-# LayerNorm gives every student their own ruler, made from their own scores across subjects: Ana's
-# 72 in maths is measured against Ana's other marks. No classmate enters, and the ruler is the same
-# on every day of term. In network terms: one example's summed inputs are standardized over the
-# layer's own units.
+# LayerNorm gives every student their own ruler, made from their own scores across subjects. No
+# classmate enters, and the ruler never changes. In network terms: one example's summed inputs are
+# standardized over the layer's own units.
 
 # %%
 figures.exam_rulers()
 
 # %% [markdown]
 # Throughout, the "scores" are real summed inputs $a = Wx$: a freshly initialized 64 -> 64 linear
-# layer applied to scikit-learn's bundled handwritten digits (8 x 8 pixels; `lnpaper.data.digits`,
-# a fixed split of 1197 training, 300 validation and 300 test images).
+# layer applied to scikit-learn's handwritten digits (8 x 8 pixels, `lnpaper.data.digits`).
 #
 # ## M1: your output depends on your batch-mates
 #
@@ -113,9 +106,9 @@ assert ln_moved == 0.0, (
 
 # %% [markdown]
 # Same image, same weights, different batch-mates: BatchNorm gives it different outputs, LayerNorm
-# the same ones to the last bit. How much the batch matters depends on its size. The experiment
-# below draws 200 random batches per size from 1 to 256 and measures the spread of the per-unit
-# batch mean and variance, and of image 0's BatchNorm output when the batch around it changes.
+# the same ones to the last bit. How much depends on the batch size, so the next cell draws 200
+# random batches per size from 1 to 256 and measures how much the statistics and image 0's output
+# spread.
 
 # %%
 dependence = runs.batch_dependence()
@@ -143,17 +136,14 @@ assert output_sd[1] > 5 * output_sd[-1], (
 figures.batch_dependence(dependence)
 
 # %% [markdown]
-# The noise falls like $1/\sqrt{B}$, as any sample mean does: at batch 4 a unit's batch mean is
-# typically half a standard deviation away from the mean over the whole training set, and the
-# example's normalized output moves by about 0.57 from one set of batch-mates to the next. The batch
-# variance is also biased low, by the factor $(B-1)/B$ (column `E[var]/var`): BatchNorm divides by
-# $B$, as the paper's LayerNorm divides by $H$.
+# The noise falls like $1/\sqrt{B}$, as for any sample mean: at batch 4 image 0's normalized output
+# moves by about 0.57 from one set of batch-mates to the next. The batch variance is also biased
+# low, by the factor $(B-1)/B$ (column `E[var]/var`), because BatchNorm divides by $B$.
 #
-# To see it for yourself: the cell below puts image 0 into 20 random batches of the size you pick
-# and plots its first 12 units after each normalizer. Slide the batch size from 2 up to 256 and
-# watch BatchNorm's orange dots, one per batch, close in on the grey tick (BatchNorm with the
-# whole training split's statistics, what perfect running averages would give), while
-# LayerNorm's 20 blue dots stay one dot at every size.
+# Try it: the cell below puts image 0 into 20 random batches of the size you pick and plots its
+# first 12 units after each normalizer. Slide the batch size from 2 up to 256 and watch BatchNorm's
+# orange dots close in on the grey tick (BatchNorm with the whole training split's statistics),
+# while LayerNorm's 20 blue dots stay one dot at every size.
 
 # %%
 demos.show(
@@ -194,14 +184,13 @@ assert "more than 1 value per channel" in batch_of_one.torch_error, (
 assert in_batch == 0.0, f"LayerNorm alone vs in a batch: {in_batch:.2e}"
 
 # %% [markdown]
-# Not a NaN, not an error in the arithmetic: an output that carries no information about the
-# input. PyTorch refuses the case outright, and so does `lnpaper.BatchNorm`. LayerNorm needs no
-# batch at all.
+# The output carries no information about the input. PyTorch refuses the case, and so does
+# `lnpaper.BatchNorm`. LayerNorm needs no batch at all.
 #
 # ## M3: one layer, two functions
 #
-# At inference there may be no batch, so BatchNorm switches to running averages of the statistics
-# it saw in training. The same input now goes through a different computation:
+# At inference there may be no batch, so BatchNorm switches to running averages of the statistics it
+# saw in training. The same input now goes through a different computation:
 
 # %%
 probe = a[:8]
@@ -221,11 +210,10 @@ assert gaps["BatchNorm"] > 1.0, (
 )
 
 # %% [markdown]
-# A fresh BatchNorm's running averages are still 0 and 1, so here the gap is large. Training moves
-# them toward the truth; but does the gap close? The experiment trains the digits MLP of M5 (below)
-# with BatchNorm and with LayerNorm at batch 32 for 150 steps and, every 5 steps, passes the same 128
-# test images through the network in both modes (through a copy of it for the training-mode pass,
-# so the measurement does not move the running averages).
+# A fresh BatchNorm's running averages are still 0 and 1, so the gap is large. Does training close
+# it? The next cell trains the digits MLP of M5 with each normalizer at batch 32 for 150 steps and,
+# every 5 steps, passes the same 128 test images through it in both modes (the training-mode pass
+# through a copy, so the measurement does not move the running averages).
 
 # %%
 modes = runs.train_vs_inference()
@@ -251,21 +239,19 @@ assert errors[-1] < 0.1 * errors[0], (
 figures.train_vs_inference(modes)
 
 # %% [markdown]
-# The running mean converges within about 40 steps (its momentum is 0.1), and then stays a few
-# hundredths of a standard deviation off: it averages over batches of a moving network. The logits
-# of the two modes never agree; once trained, a prediction or two out of 128 still flips
-# between modes. Two code paths are also two places for bugs: forgetting `model.eval()` is a
-# classic. LayerNorm has one code path, and the gap is exactly zero at every step.
+# The running mean converges within about 40 steps, then stays a few hundredths of a standard
+# deviation off, since it averages over batches of a moving network. The two modes' logits never
+# agree, and a prediction or two out of 128 still flips. LayerNorm's gap is exactly zero at every
+# step.
 #
 # ## M4: recurrent nets, and statistics per time step
 #
-# An LSTM applies the same weights at every step to summed inputs
-# $a_t = W_x x_t + W_h h_{t-1} + b$, and starts from $h_0 = c_0 = 0$. The distribution of $a_t$ is
-# therefore not the same at every step: the first steps are a transient while the state fills up,
-# after which (for stationary inputs) it settles. Cooijmans et al. (2016) found that averaging
-# BatchNorm's statistics over all time steps "severely degrades performance" and kept separate
+# An LSTM applies the same weights at every step to summed inputs $a_t = W_x x_t + W_h h_{t-1} + b$,
+# starting from $h_0 = c_0 = 0$. So the distribution of $a_t$ goes through a transient while the
+# state fills up, then (for stationary inputs) settles. Cooijmans et al. (2016) found that averaging
+# BatchNorm's statistics over all time steps "severely degrades performance", so they keep separate
 # statistics per step, sharing only the gain and bias; beyond the longest training length $T_{max}$
-# they reuse the statistics of step $T_{max}$. Their gains start at 0.1.
+# they reuse the statistics of step $T_{max}$.
 #
 # `lnpaper.RecurrentBatchNorm` is that module: call it once per step with the step's index.
 
@@ -285,11 +271,10 @@ print(
 )
 
 # %% [markdown]
-# The experiment trains a small LSTM (32 units, `torch.nn.LSTMCell`'s weights, unrolled by hand so
-# that $a_t$ can be read) on a stream of random digits, 12 steps long, to name the digit shown three
-# steps earlier. Every step shows an independent random image, so any change of the statistics over
-# time comes from the recurrence. Then, on 1024 test streams four times longer (48 steps), it
-# records the batch mean and variance of every gate unit at every step.
+# The experiment trains a small LSTM (32 units) on streams of random digits, 12 steps long, to name
+# the digit shown three steps earlier. Every step shows an independent image, so any drift of the
+# statistics comes from the recurrence. Then, on 1024 test streams of 48 steps, it records the batch
+# mean and variance of every gate unit at every step.
 
 # %%
 lstm = runs.lstm_statistics()
@@ -323,10 +308,10 @@ figures.lstm_statistics(lstm)
 
 # %% [markdown]
 # The input term $W_x x_t$ is flat, as it must be for a stationary stream; the recurrent term
-# $W_h h_{t-1}$ starts at exactly its bias (the state is zero) with zero variance, and the whole
-# pre-activation takes about five steps to reach its steady distribution. Now normalize $a_t$ three
-# ways, with statistics estimated on training-length (12-step) sequences and applied to the 48-step
-# test streams, and see how close each comes to mean 0 and standard deviation 1 at every step:
+# $W_h h_{t-1}$ starts at its bias with zero variance, and the whole pre-activation takes about five
+# steps to settle. Now normalize $a_t$ three ways, with statistics estimated on 12-step training
+# sequences and applied to the 48-step test streams, and see how close each comes to mean 0 and
+# standard deviation 1 at every step:
 #
 # - **per step, T_max rule**: `RecurrentBatchNorm(max_steps=12)`, steps 12..47 reuse step 11;
 # - **averaged over steps**: one `BatchNorm` whose statistics pool all 12 steps;
@@ -355,27 +340,23 @@ assert short["beyond"] > 3 * rule["beyond"], (
 figures.recurrent_batchnorm(lstm)
 
 # %% [markdown]
-# Statistics pooled over time mis-scale the first steps by a third, exactly where the transient
-# is, and stay slightly off afterwards, since the pooled variance mixes in the transient's smaller
-# ones. Per-step statistics normalize every step, and the T_max rule carries them to four times the
+# Statistics pooled over time mis-scale the first steps, where the transient is, by a third.
+# Per-step statistics are right at every step, and the T_max rule carries them to four times the
 # training length without loss, *because* step $T_{max}$ lies in the steady state: cut training
-# inside the transient ($T_{max} = 2$) and every later step is mis-normalized by half a standard
-# deviation. So recurrent BatchNorm needs extra machinery: a buffer of statistics per time step,
-# and an assumption about stationarity to reach beyond it. What the paper calls "problematic"
-# (Sec. 3.1) is the narrower case the rule is for: "a test sequence longer than any of the
-# training sequences".
+# inside the transient ($T_{max} = 2$) and every later step is off by half a standard deviation. So
+# recurrent BatchNorm needs a buffer of statistics per time step, and an assumption of stationarity
+# to reach beyond it. What the paper calls "problematic" (Sec. 3.1) is the case the rule is for: "a
+# test sequence longer than any of the training sequences".
 #
-# What this does not show is Cooijmans et al.'s accuracy on sequential MNIST (LSTM 98.9%, BN-LSTM
-# 99.0%; permuted 90.2% vs 95.4%): M4 checks the statistics, every part of which holds
-# (`reproduced`), and notebook 04 trains the BN-LSTM against the LSTM on the digits read pixel by
-# pixel and permuted, graded there as M4b.
+# **M4 reproduced**: every part of the statistics holds. Cooijmans et al.'s accuracy on sequential
+# MNIST (LSTM 98.9%, BN-LSTM 99.0%; permuted 90.2% vs 95.4%) is for notebook 04, which trains the
+# BN-LSTM against the LSTM on the digits read pixel by pixel and permuted, as M4b.
 #
 # ## How to read a verdict
 #
-# From here on the claims are about training, and training is noisy: each is decided by
-# comparing runs over several seeds, with an interval and a margin fixed before the runs. Every
-# notebook grades with the same few words, defined once in `lnpaper.vocabulary` and printed
-# here; later notebooks point back to this box.
+# From here on the claims are about training, which is noisy: each is decided by comparing runs over
+# several seeds, with an interval and a margin fixed before the runs. Every notebook grades with the
+# same few words, defined once in `lnpaper.vocabulary` and printed here.
 
 # %%
 print(vocabulary.BOX)
@@ -384,58 +365,42 @@ print(vocabulary.BOX)
 # ## M5: batch size 128 against batch size 4
 #
 # Section 6.6 of the paper trains a 784-1000-1000-10 network on permutation-invariant MNIST with
-# Adam, at batch 128 and at batch 4, and shows (a figure, no numbers) that LayerNorm is robust to the
-# batch size while BatchNorm gets worse at batch 4. Here at digits scale:
+# Adam, at batch 128 and at batch 4, and shows (a figure, no numbers) that LayerNorm is robust to
+# the batch size while BatchNorm gets worse at batch 4. Here at digits scale:
 #
-# - **data**: the 8 x 8 digits, flattened to 64 inputs (permutation-invariant: an MLP never uses
-#   where a pixel sits); 1197 training and 300 test images;
-# - **network**: 64-256-256-10 with ReLU, `lnpaper.models.mlp.MLP`. The paper's hidden layers are
-#   1.3 times its 784 inputs; with 64 inputs we keep them wider (4x), so that LayerNorm's
-#   statistics over a layer's units still average 256 numbers. LayerNorm is on the hidden layers
-#   only, not on the logits, as in the paper;
+# - **data**: the digits as 64 inputs; 1197 training and 300 test images;
+# - **network**: 64-256-256-10 with ReLU (`lnpaper.models.mlp.MLP`), LayerNorm on the hidden layers
+#   only, as in the paper;
 # - **five networks**, which differ only in the normalizer:
 #   - `layernorm`;
 #   - `batchnorm` as torch computes it: in training each unit is divided by the batch's *biased*
 #     spread, $\sigma_B^2 = \frac1N \sum_n (a_n - \mu_B)^2$, while the running estimate used at
-#     inference tracks the *unbiased* $s_B^2 = \frac{1}{N-1} \sum_n (a_n - \mu_B)^2$. At $N = 4$
-#     that is a built-in mismatch: the expected $\sigma_B^2$ is $\frac34$ of the population
-#     variance, so a unit's inference output is $\sqrt{3/4} = 0.87$ times its training scale;
-#   - `unbiased batchnorm`: the same places, dividing by $s_B$ in training too
-#     (`lnpaper.models.mlp.UnbiasedBatchNorm`), so that training and inference divide by the same
-#     quantity;
-#   - `paper's batchnorm`: the baseline of Sec. 6.6, *every* layer normalized, the logits too,
-#     with the unbiased variance (the paper uses it "for the smaller batch-size"; we use it at
-#     batch 128 as well, where it differs from the biased one by a factor of 128/127);
-#   - `none`: no normalizer (the linear layers keep their biases);
-# - **two evaluations of each BatchNorm net**: with its running averages, as trained, and again,
-#   the same weights, with each layer's *exact* mean and variance over the whole training set
-#   (layer by layer, each computed with the earlier layers already normalized so). No extra
-#   training: this only asks whether the running averages are to blame;
-# - **training**: Adam, learning rate $10^{-3}$, 12 epochs at both batch sizes, so the same
-#   examples seen: 108 steps at batch 128, 3588 at batch 4; 20 seeds per cell, all 20 trained at
-#   once as one `SeedBatchedMLP` (each seed's weights stacked on a leading axis, `torch.bmm` per
-#   layer, BatchNorm's statistics over each seed's own batch of 4; `tests/test_mlp.py` checks it
-#   equals the seeds' separate runs, to 1e-9 over 120 float64 steps), several times faster per
-#   seed than a seed's own run;
-# - **test**: seed $i$ fixes a network's initial weights and the order in which it sees the
-#   examples, at both batch sizes, so each seed's run at batch 4 is compared with the same seed's
-#   run at batch 128: test accuracy averaged over the last 3 epochs, batch 4 minus batch 128, by
-#   the mean of the 20 paired differences and its 95% Student-t interval (`lnpaper.stats`).
+#     inference tracks the *unbiased* $s_B^2 = \frac{1}{N-1} \sum_n (a_n - \mu_B)^2$. At $N = 4$ the
+#     expected $\sigma_B^2$ is $\frac34$ of the population variance, so a unit's inference output is
+#     $\sqrt{3/4} = 0.87$ times its training scale;
+#   - `unbiased batchnorm`: the same places, dividing by $s_B$ in training too;
+#   - `paper's batchnorm`: the baseline of Sec. 6.6, *every* layer normalized, the logits too, with
+#     the unbiased variance (the paper uses it "for the smaller batch-size"; we use it at both);
+#   - `none`: no normalizer;
+# - **two evaluations of each BatchNorm net**: with its running averages, and with each layer's
+#   *exact* training-set mean and variance, to ask whether the running averages are to blame;
+# - **training**: Adam, learning rate $10^{-3}$, 12 epochs at both batch sizes, so the same examples
+#   seen; 20 seeds per cell;
+# - **test**: seed $i$ fixes a network's initial weights and example order at both batch sizes, so
+#   each seed's run at batch 4 is paired with its run at batch 128: test accuracy averaged over the
+#   last 3 epochs, batch 4 minus batch 128, by the mean of the 20 differences and its 95% Student-t
+#   interval (`lnpaper.stats`).
 #
-# The verdicts and their margins, declared before the runs: **M5**, "LayerNorm is robust", holds
-# when LayerNorm's whole interval lies above -1 point (`M5_MARGIN`: 3 of the 300 test digits, less
-# than anyone would act on). **M5b**, "BatchNorm degrades", is graded on the paper's BatchNorm and
-# holds when its whole interval lies below 0; the other two BatchNorms are printed beside it.
-# **M5c** asks whether that loss is the running averages' doing: it holds (the loss is the
-# training's, not the inference estimate's) when the paper's BatchNorm evaluated with exact
-# statistics is still lower at batch 4, its whole interval below 0.
+# The verdicts and margins, declared before the runs: **M5**, "LayerNorm is robust", holds when
+# LayerNorm's whole interval lies above -1 point (`M5_MARGIN`: 3 of the 300 test digits). **M5b**,
+# "BatchNorm degrades", is graded on the paper's BatchNorm and holds when its whole interval lies
+# below 0. **M5c** holds (the loss is the training's, not the running averages') when the paper's
+# BatchNorm with exact statistics is still lower at batch 4, its whole interval below 0.
 #
 # Why the last 3 epochs: the reproduction check (`python -m lnpaper reproduce`, which recomputes
-# every experiment on another numeric path) turned over two simpler measures. On the last epoch's
-# accuracy, 300 test digits move in steps of a third of a point and BatchNorm's interval ended on
-# 0. On the last epoch's NLL, the other path had three LayerNorm seeds at batch 4 spike (to
-# 0.08-0.28 nats), which widened LayerNorm's interval past any small margin. The mean over the
-# last epochs damps both.
+# every experiment on another numeric path) turned over two simpler measures. The last epoch's
+# accuracy moves in steps of a third of a point, and its NLL spiked for three LayerNorm seeds on the
+# other path. The mean over the last epochs damps both.
 
 # %%
 robustness = analysis.batch_size_robustness()
@@ -479,9 +444,8 @@ for batch in (big, small):
         print(f"    seed {seed:2d}: {w}")
 
 # %% [markdown]
-# The paired differences, each over the last 3 epochs. The last column is a different pairing: at
-# batch 4, the same trained nets evaluated with exact statistics minus with their running
-# averages.
+# The paired differences. The last column pairs differently: at batch 4, the same nets with exact
+# statistics minus with their running averages.
 
 # %%
 print(f"batch {small} minus batch {big}, mean over the last {M5_LAST_EPOCHS} epochs,")
@@ -527,21 +491,16 @@ stats.expect(stats.HOLDS, stats.better, paper_exact, "lower")
 figures.batch_size(robustness)
 
 # %% [markdown]
-# **M5 on the first 20 seeds: no worse, narrowly.** Over the last three epochs LayerNorm's test
-# accuracy at batch 4 is +0.17 [-0.34, +0.68] points from batch 128's (20 paired seeds), and its
-# NLL -0.017 [-0.030, -0.004] nats: the interval clears the -1 point margin, but only by 0.66. The
-# batch-4 runs are not calm: single LayerNorm seeds spike to 10-16 wrong digits (of 300) for an
-# epoch and recover (printed under the table; at batch 128 no epoch passes 8), which is what
-# widens the interval. No
-# normalizer at all *gains* 1.39 [+0.85, +1.93] points at batch 4 (33 times more Adam steps for
-# the same examples); LayerNorm is robust in that it loses nothing, not in that it gains what the
+# **M5 on the first 20 seeds: no worse, narrowly.** LayerNorm's test accuracy at batch 4 is +0.17
+# [-0.34, +0.68] points from batch 128's: the interval clears the -1 point margin, but only by 0.66.
+# Single LayerNorm seeds spike for an epoch at batch 4 and recover (printed under the table), which
+# widens the interval. No normalizer at all *gains* points at batch 4 (33 times more Adam steps for
+# the same examples): LayerNorm is robust in that it loses nothing, not in that it gains what the
 # plain network gains.
 #
-# Two checks on that verdict, printed, not graded. The 3-epoch window was chosen after the
-# reproduction check had overturned two simpler measures (above), so the first line shows the
-# same difference over other windows. And with such heavy tails a t interval leans on
-# assumptions, so the second counts seeds instead: how many of the 20 lie above the -1 point
-# margin, against a fair coin (an exact sign test).
+# Two checks, not graded. The 3-epoch window was chosen on these seeds, so the first line shows
+# other windows. And with such heavy tails a t interval leans on assumptions, so the second counts
+# the seeds above the margin, against a fair coin (an exact sign test).
 
 # %%
 big, small = robustness.batch_sizes
@@ -568,17 +527,15 @@ p_value = sum(math.comb(n, j) for j in range(above, n + 1)) / 2**n
 print(f"sign test: {above} of {n} seeds above -1 pp, one-sided p = {p_value:.4f}")
 
 # %% [markdown]
-# The lower end stays above -1 point over every window, from +0.15 (last epoch) to -0.50 (last
-# six), so the verdict does not hang on the window, and even with six epochs it clears the margin
-# by 0.50. By seeds, 17 of 20 lie above the margin, which a coin would give with probability
-# 0.001. The spikes are real and are what makes the margin tight; they do not make LayerNorm's
+# The lower end stays above -1 point over every window, down to -0.50 over the last six epochs, so
+# the verdict does not hang on the window. By seeds, 17 of 20 lie above the margin, which a coin
+# would give with probability 0.001. The spikes make the margin tight; they do not make LayerNorm's
 # typical batch-4 run worse.
 #
-# Still, the window was picked on these seeds, after a look. So M5 is graded on 20 fresh seeds,
-# 20-39, run after the statistic and margin were fixed, with the comparison the paper's figure
-# draws declared beside it (**M5e**): seed by seed, LayerNorm's change from batch 128 to 4 minus a
-# BatchNorm's, against the paper's BatchNorm and against BatchNorm in LayerNorm's places, each
-# interval above 0.
+# Still, the window was picked after a look. So M5 is graded on 20 fresh seeds, 20-39, run after the
+# statistic and margin were fixed, with the comparison the paper's figure draws declared beside it
+# (**M5e**): seed by seed, LayerNorm's change from batch 128 to 4 minus a BatchNorm's, against the
+# paper's BatchNorm and against BatchNorm in LayerNorm's places, each interval above 0.
 
 # %%
 confirmation = analysis.batch_size_confirmation()
@@ -598,35 +555,28 @@ print(f"\nseeds 0-19, LN's change minus BN in LN's places' (pp, not graded): "
 # %% [markdown]
 # **M5 and M5e: reproduced, on seeds that played no part in the design.** On the fresh seeds
 # LayerNorm moves +0.01 [-0.32, +0.35] points from batch 128 to 4, inside the 1-point margin, and
-# loses 2.01 [1.41, 2.61] points less than the paper's BatchNorm and 0.87 [0.39, 1.35] less than
-# BatchNorm in its own places; the first seeds agree (+0.81 [+0.30, +1.31] for the latter, printed
-# last). Both verdicts are borderline: an interval edge lies within what another CPU could move
-# it. So LayerNorm's robustness is a contrast with BatchNorm, not only a null result of its own,
-# and most of the paper's contrast comes from its BatchNorm normalizing the logits too: against
-# BatchNorm in the same places, LayerNorm's edge is under a point.
+# loses 2.01 points less than the paper's BatchNorm and 0.87 less than BatchNorm in its own places.
+# Both verdicts are borderline: another CPU could move an interval edge across. So LayerNorm's
+# robustness is a contrast with BatchNorm, not only a null result, and most of the paper's contrast
+# comes from its BatchNorm normalizing the logits too: against BatchNorm in the same places,
+# LayerNorm's edge is under a point.
 #
-# **M5b, BatchNorm degrades: reproduced.** The paper's BatchNorm (unbiased batch variance, every
-# layer normalized) loses -2.23 [-2.63, -1.82] points at batch 4. BatchNorm in LayerNorm's places
-# loses under a third of that, -0.63 [-0.93, -0.34] as torch computes it and -0.67 [-0.87,
-# -0.47] with the unbiased variance in training: the built-in 1.15x scale gap between training
-# and inference costs no accuracy. It shows in the NLL instead: torch's BatchNorm's rises +0.014
-# [+0.010, +0.018] nats at batch 4, the unbiased one's does not move, -0.004 [-0.009, +0.000].
-# The paper's BatchNorm has the highest NLL at both batch sizes (the table): normalized logits
-# with a gain that starts at 1 cannot become confident in 12 epochs, so its NLL measures that
-# cap, not the batch size.
+# **M5b, BatchNorm degrades: reproduced.** The paper's BatchNorm loses -2.23 [-2.63, -1.82] points
+# at batch 4. BatchNorm in LayerNorm's places loses under a third of that, torch's and the unbiased
+# one alike, so the built-in 1.15x scale gap between training and inference costs no accuracy. The
+# paper's BatchNorm has the highest NLL at both batch sizes: normalized logits with a gain that
+# starts at 1 cannot become confident in 12 epochs.
 #
-# **M5c, the loss is not the running averages: reproduced.** The same trained nets, evaluated with
-# each layer's exact training-set statistics, still lose at batch 4: the paper's BatchNorm -1.31
-# [-1.57, -1.04] points, torch's -0.44 [-0.69, -0.20], the unbiased one -0.39 [-0.65, -0.13]. The
-# running averages do cost something at batch 4 (exact minus running, same nets): +0.92 [+0.65,
-# +1.18] points for the paper's BatchNorm, whose logits' running averages are the noisiest, and
-# +0.16 [+0.03, +0.28] and +0.24 [+0.09, +0.39] for the other two. So some three fifths of the
-# paper's BatchNorm's loss, and most of the like-for-like BatchNorm's, is in the weights
-# themselves: trained on statistics of four examples, they are worse however they are evaluated.
+# **M5c, the loss is not the running averages: reproduced.** Evaluated with each layer's exact
+# training-set statistics, the same nets still lose at batch 4, the paper's BatchNorm -1.31 [-1.57,
+# -1.04] points. The running averages cost something too (the last column), most for the paper's
+# BatchNorm, whose logits' running averages are the noisiest. So some three fifths of the paper's
+# BatchNorm's loss, and most of the like-for-like BatchNorm's, is in the weights themselves: trained
+# on statistics of four examples, they are worse however they are evaluated.
 #
-# **M5d, LayerNorm converges faster: reproduced.** Section 6.6 says more than "robust": layer
-# normalization "exhibits a faster training convergence" than batch normalization applied to all
-# layers. The same runs answer it, over the first quarter of training (epochs 1-3):
+# **M5d, LayerNorm converges faster: reproduced.** Section 6.6 also says layer normalization
+# "exhibits a faster training convergence" than batch normalization applied to all layers. The same
+# runs answer it, over the first quarter of training (epochs 1-3):
 
 # %%
 m5d = claims.BY_ID["M5d"].evaluate()
@@ -634,31 +584,25 @@ print(claims.wrap(m5d.ours))
 claims.expect(m5d, claims.REPRODUCED)
 
 # %% [markdown]
-# At batch 128, where an epoch is only 9 Adam steps, LayerNorm's early test NLL is a full nat
-# below the paper's BatchNorm's and the plain network's; at batch 4 the gap is smaller, 0.28 nats,
-# and the plain network is close behind LayerNorm. Part of the gap to the paper's BatchNorm is its
-# normalized logits (above), so the line also gives BatchNorm on the hidden layers only:
-# LayerNorm is ahead of it too, by 0.71 nats at batch 128 and 0.05 at batch 4, so the early speed
-# is LayerNorm's own, and largest where the steps are few.
+# LayerNorm's early test NLL is a full nat below the paper's BatchNorm's at batch 128, where an
+# epoch is only 9 Adam steps, and 0.28 nats below at batch 4. Part of that gap is the paper's
+# normalized logits, so the line also gives BatchNorm on the hidden layers only: LayerNorm is ahead
+# of it too, by 0.71 nats at batch 128 and 0.05 at batch 4. The early speed is LayerNorm's own, and
+# largest where the steps are few.
 #
-# Caveats. The seeds scatter: in the figure, where each dot is one seed, the BatchNorm dots at
-# the two batch sizes overlap, and only pairing each seed with itself (a faint line joins the two
-# runs) separates them. At batch 128 the networks are still improving at the last epoch, so the
-# batch-4 runs, with 33 times more steps, get a head start in optimization: that favours
-# LayerNorm's half of the claim and works against BatchNorm's, which degrades anyway. An
-# equal-steps arm (batch 128 for the 3,588 steps batch 4 takes) and a stability statistic declared
-# for batch 4 would separate the step count from the batch size; neither is run here. And the
-# paper's figure is on MNIST with 1000-unit layers; this is its direction at 1/12 of the input
-# size, not its numbers.
+# Caveats. In the figure the BatchNorm dots at the two batch sizes overlap; only pairing each seed
+# with itself separates them. At batch 128 the networks are still improving at the last epoch, so
+# the batch-4 runs, with 33 times more steps, get a head start in optimization: that favours
+# LayerNorm's half of the claim and works against BatchNorm's, which degrades anyway. An equal-steps
+# arm (batch 128 for the 3,588 steps batch 4 takes) would separate the step count from the batch
+# size; it is not run here. And the paper's figure is on MNIST with 1000-unit layers; this is its
+# direction at 1/12 of the input size, not its numbers.
 #
-# **M2b and M2c, online learning.** M2 shows that LayerNorm is *defined* on a batch of one.
-# Section 3 goes further: it "can be used in the pure online regime with batch size 1". That is
-# a claim that it works there, not that it works as well as with batches, so M2b grades exactly
-# that: the same LayerNorm network, rate and 20 seeds, trained one example per Adam step for the
-# same 12 epochs (14,364 steps), trains, its last-three-epoch accuracy above chance. Whether it
-# is also *no worse* than at batch 128 is our own question, M2c, graded like M5 with its 1-point
-# margin and counted apart from the paper's claims. The plain network runs beside it to show
-# what online learning costs without a normalizer.
+# **M2b and M2c, online learning.** Section 3 says LayerNorm "can be used in the pure online regime
+# with batch size 1": that it works there, not that it works as well as with batches. So M2b grades
+# that the same network, rate and 20 seeds, trained one example per Adam step for 12 epochs, trains
+# (accuracy above chance). Whether it is also *no worse* than at batch 128 is our own question, M2c,
+# graded like M5 and counted apart from the paper's claims.
 
 # %%
 m2b = claims.BY_ID["M2b"].evaluate()
@@ -669,18 +613,13 @@ print(claims.wrap(m2c.ours))
 claims.expect(m2c, claims.INCONCLUSIVE)
 
 # %% [markdown]
-# LayerNorm trains at batch 1, to 97.0% test accuracy: the paper's sentence holds, nothing
-# breaks and nothing is undefined (M2b). Our stricter question is undecided: it loses 1.6 points
-# against batch 128 (and 1.8 against batch 4), an interval from -2.4 to -0.9 that straddles the
-# 1-point margin, and a numeric path away from failing (the borderline note): without the 12th
-# of its 20 seeds it does fail. The mean, -1.6, sits 0.6 beyond the margin, and at the seeds'
-# spread (about 1.6 points) some 26 seeds would put an interval on that side of it. The plain
-# network, at the same rate and steps, *gains* 0.9 points at batch 1, as it gained 1.4 at batch
-# 4. So the loss is not what online learning costs every network here: it is LayerNorm's own at
-# this rate, with 14,364 steps at $10^{-3}$ against batch 128's 108 and no retuning. A smaller
-# rate for the online runs might close the gap, which this check, at M5's one shared rate, does
-# not test. (BatchNorm has no arm here: in training mode a batch of one leaves it nothing to
-# learn from, M2.)
+# **M2b reproduced**: LayerNorm trains at batch 1, to 97.0% test accuracy; nothing breaks. **M2c
+# inconclusive**: it loses 1.6 points against batch 128, an interval from -2.4 to -0.9 that
+# straddles the 1-point margin, and borderline, a numeric path away from failing; without the 12th
+# of its 20 seeds it does fail. The plain network, at the same rate and steps, *gains* 0.9 points at
+# batch 1. So the loss is LayerNorm's own at this rate, with 14,364 steps at $10^{-3}$ against batch
+# 128's 108 and no retuning. A smaller rate for the online runs, not tested here, might close the
+# gap. (BatchNorm has no arm here: a batch of one leaves it nothing to learn from, M2.)
 #
 # ## Claims checked here
 

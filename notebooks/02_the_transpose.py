@@ -14,23 +14,15 @@
 # %% [markdown]
 # # 02 · The transpose: one table, two axes
 #
-# *About 10 minutes to read. From the record it runs in seconds; live, under 1 min on one core.*
+# *About 5 minutes to read. From the record it runs in seconds; live, under 1 min on one core.*
 #
 # *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 3, "Layer normalization".
 #
-# The abstract says it in one word: the authors **transpose** batch normalization. Nothing new is
-# computed; a mean and a variance are taken along the other axis of the same table. This notebook
-# makes that sentence concrete, then checks the details that the one-line summary hides:
-#
-# - the table, and which way each normalizer reads it (figure);
-# - the formulas as the paper writes them, and the epsilon that code adds to them (claim **F1**);
-# - what "per example" means for a Transformer's B x T x d tensor (**F2**);
-# - the backward pass, derived by hand and checked against autograd (**F3**);
-# - the LayerNorms in the wild that are *not* the same function, and a variance formula that
-#   breaks in float32 (**F4**).
-#
-# Nothing here trains. Every claim checked here is also a row of `CLAIMS.md`, the companion's
-# ledger, printed from the same check.
+# The abstract says it in one word: the authors **transpose** batch normalization, taking a mean and
+# a variance along the other axis of the same table. This notebook makes that concrete, then checks
+# what the summary hides: the formulas and the epsilon code adds (**F1**), what "per example" means
+# in a Transformer (**F2**), the backward pass (**F3**), and LayerNorms in the wild that are *not* the
+# same function (**F4**). Each claim is also a row of `CLAIMS.md`.
 
 # %%
 # %matplotlib inline
@@ -46,14 +38,13 @@ lnpaper.setup()
 # %% [markdown]
 # ## The table
 #
-# Take one layer and one mini-batch. Write the layer's summed inputs $a$ (the pre-activations, before
-# the bias and the nonlinearity) as a table: one row per example $n = 1..N$, one column per hidden
-# unit $i = 1..H$.
+# Write one layer's summed inputs $a$ for a mini-batch (pre-activations, before bias and
+# nonlinearity) as a table: a row per example $n = 1..N$, a column per hidden unit $i = 1..H$.
 #
-# - **BatchNorm** fixes a unit and asks how it behaves across the batch: one mean and one variance
-#   per *column*, $\mu_i = \frac1N \sum_n a_{n,i}$. To compute it you need the other rows.
-# - **LayerNorm** fixes an example and asks how its units behave together: one mean and one
-#   variance per *row*, $\mu_n = \frac1H \sum_i a_{n,i}$. The other rows never enter.
+# - **BatchNorm** takes one mean and one variance per *column*, $\mu_i = \frac1N \sum_n a_{n,i}$: how
+#   a unit behaves across the batch. It needs the other rows.
+# - **LayerNorm** takes one mean and one variance per *row*, $\mu_n = \frac1H \sum_i a_{n,i}$: how an
+#   example's units behave together. The other rows never enter.
 
 # %%
 figures.transpose_table()
@@ -78,9 +69,8 @@ assert gap < 1e-12, f"BN(A) and LN(A^T)^T differ by {gap:.2e}"
 
 
 # %% [markdown]
-# That one change of axis removes all three of BatchNorm's problems from notebook 01 at once: the
-# statistics come from the example alone, so the batch can be any size (even 1); a recurrent net
-# needs no statistics per time step; and training and inference compute the same thing.
+# That change of axis removes BatchNorm's three problems (notebook 01): any batch size works, even
+# 1; a recurrent net needs no statistics per time step; training and inference compute the same thing.
 #
 # ## The formulas (F1)
 #
@@ -90,23 +80,18 @@ assert gap < 1e-12, f"BN(A) and LN(A^T)^T differ by {gap:.2e}"
 #   \sigma = \sqrt{\frac{1}{H}\sum_{i=1}^{H} (a_i - \mu)^2}, \qquad
 #   h = f\!\left(\frac{g}{\sigma} \odot (a - \mu) + b\right).$$
 #
-# Three details matter when this becomes code:
+# Three details matter in code:
 #
-# 1. The variance divides by $H$ (the *biased* estimate). It describes this row; it does not
-#    estimate anything about a population.
-# 2. The paper has **no epsilon**. Code adds one so that a constant row gives $0$ instead of
-#    $0/0$, but not all code puts it in the same place. PyTorch's `nn.LayerNorm` and
-#    `F.layer_norm`, the authors' own Theano `ln()` and Llama-style RMSNorm put it *inside* the
-#    square root, $\sqrt{\sigma^2 + \epsilon}$ ($\epsilon = 10^{-5}$ in the first two). The
-#    authors' Lua/Torch module and the Annotated Transformer put it *outside*, on the standard
-#    deviation, $(a - \mu)/(\sigma + \epsilon)$; the Annotated Transformer also takes the unbiased
-#    standard deviation, with $\epsilon = 10^{-6}$. This notebook follows PyTorch; F4 below measures
-#    how far the others land.
+# 1. The variance divides by $H$ (the *biased* estimate): it describes this row, not a population.
+# 2. The paper has **no epsilon**. Code adds one so that a constant row gives $0$ instead of $0/0$.
+#    PyTorch's `nn.LayerNorm`, the authors' Theano `ln()` and Llama-style RMSNorm put it *inside*
+#    the square root, $\sqrt{\sigma^2 + \epsilon}$ ($\epsilon = 10^{-5}$ in PyTorch); the authors'
+#    Lua/Torch module and the Annotated Transformer put it *outside*, $(a - \mu)/(\sigma + \epsilon)$.
+#    This notebook follows PyTorch.
 # 3. The gain $g$ and bias $b$ act after normalization, before the nonlinearity; gains start at 1 and
-#    biases at 0 (Section 6; the supplement's text swaps the two names, the authors' code confirms
-#    this reading).
+#    biases at 0 (Section 6, as the authors' code confirms; the supplement's text swaps the names).
 #
-# Here is the whole of it, five lines of torch:
+# The whole of it, in five lines of torch:
 
 # %%
 def layer_norm_by_hand(a, g, b, eps=1e-5):
@@ -142,10 +127,9 @@ for name, difference in differences.items():
     assert difference < 1e-12, f"by hand vs {name} differ by {difference:.2e} (float64)"
 
 # %% [markdown]
-# Differences of $10^{-16}$ are float64 rounding: the same function. The experiment behind claim F1
-# repeats this over several shapes and scales and, so that the check can fail, also measures how far
-# the two most common departures land: dividing by $H-1$, and moving $\epsilon$ out of the square
-# root.
+# They agree to float64 rounding: the same function. F1's experiment repeats this over several shapes
+# and scales and, so that the check can fail, measures the two commonest departures: dividing by
+# $H-1$, and moving $\epsilon$ out of the square root.
 
 # %%
 parity = runs.layernorm_parity()
@@ -166,15 +150,17 @@ initial = (parity.init_gain, parity.init_bias)
 assert initial == (1.0, 0.0), initial
 
 # %% [markdown]
+# Both departures move the outputs far beyond rounding, and gain and bias start as Section 6 says:
+# **F1 reproduced**.
+#
 # ## One example, one token (F2)
 #
-# The paper normalizes a layer's summed inputs for one training case. In a Transformer the input of
-# a LayerNorm has shape B x T x d, and "one case" becomes one token: each $(b, t)$ is normalized over
-# its own $d$ features, with no mixing across positions or sequences. A 1000-token sequence is 1000
-# independent normalizations in every layer.
+# In a Transformer a LayerNorm's input has shape B x T x d, and the paper's "one training case"
+# becomes one token: each $(b, t)$ is normalized over its own $d$ features, with no mixing across
+# positions or sequences.
 #
-# Test it directly: change one token's input and see which outputs move. BatchNorm over the same
-# tensor (statistics per feature over all B x T tokens) is shown for contrast.
+# Change one token's input and see which outputs move. BatchNorm over the same tensor (statistics
+# per feature over all B x T tokens) is the contrast.
 
 # %%
 per_token = runs.per_token_independence()
@@ -189,6 +175,8 @@ assert bn_moved > 0.01, f"BatchNorm moved by {bn_moved:.2e}"
 figures.per_token_independence(per_token)
 
 # %% [markdown]
+# No other token's LayerNorm output moves, while BatchNorm's do: **F2 reproduced**.
+#
 # ## The backward pass (F3)
 #
 # Write $\hat a = (a - \mu)/s$ with $s = \sqrt{\sigma^2 + \epsilon}$, and $y = g \odot \hat a + b$.
@@ -206,12 +194,11 @@ figures.per_token_independence(per_token)
 # \frac{\partial L}{\partial a} = \frac{1}{s}\Big(\delta - \operatorname{mean}(\delta)
 #   - \hat a \operatorname{mean}(\delta \odot \hat a)\Big).$$
 #
-# Read it geometrically: remove from $\delta$ its component along the all-ones vector (shifting
-# every $a_i$ by the same amount changes nothing) and its component along $\hat a$ (scaling $a$
-# changes nothing), then divide by the row's scale $s$. The formula is exact with $\epsilon$ included;
-# what $\epsilon$ changes is the geometry. $\hat a$'s mean square is $\sigma^2/(\sigma^2+\epsilon)$
-# rather than 1, so the gradient keeps a sliver along $\hat a$, of relative size about
-# $\epsilon/\sigma^2$. This is `lnpaper.functional.layer_norm_backward`:
+# Geometrically: remove from $\delta$ its components along the all-ones vector (shifting every $a_i$
+# equally changes nothing) and along $\hat a$ (scaling $a$ changes nothing), then divide by $s$.
+# With $\epsilon$ the formula is still exact, but $\hat a$'s mean square is
+# $\sigma^2/(\sigma^2+\epsilon)$, not 1, so the gradient keeps a sliver along $\hat a$ of relative
+# size about $\epsilon/\sigma^2$. This is `lnpaper.functional.layer_norm_backward`:
 
 # %%
 x = np.random.default_rng(1).normal(size=(3, 8))
@@ -242,24 +229,22 @@ assert backward.gradcheck_passed, "torch.autograd.gradcheck failed on lnpaper.La
 
 # %% [markdown]
 # The sum is zero to rounding; the cosine with $\hat a$ is not, and that is the $\epsilon$ at work
-# ($\sigma^2 \approx 1$ here, so $\epsilon/\sigma^2 = 10^{-5}$). The same projection comes back
-# twice later in the story: it is why a layer-normalized weight matrix only grows under SGD
-# (notebook 05, claim I3), and Santurkar et al. found exactly this structure in BatchNorm's backward
-# pass (notebook 06, claim T7).
+# ($\sigma^2 \approx 1$ here, so $\epsilon/\sigma^2 = 10^{-5}$). The closed form matches autograd to
+# float64 rounding and gradcheck passes: **F3 reproduced**.
 #
 # ## LayerNorms in the wild (F4)
 #
-# Many codebases call something LayerNorm that is not `torch.nn.LayerNorm`. Three common departures,
-# kept in this chapter's `variants` module, each with the $\epsilon$ of the code it comes from (the last is
-# a slip, not a codebase, so it gets nn.LayerNorm's):
+# Many codebases call something LayerNorm that is not `torch.nn.LayerNorm`. Three common ones are in
+# this chapter's `variants` module, each with its source's $\epsilon$ (the last, a slip, gets
+# nn.LayerNorm's):
 #
-# | variant | formula | $\epsilon$ | where it comes from |
+# | variant | formula | $\epsilon$ | source |
 # |---|---|---|---|
 # | eps outside the sqrt | $(a-\mu)/(\sigma + \epsilon)$ | $10^{-5}$ | the authors' Lua/Torch module |
 # | unbiased std, eps outside | $(a-\mu)/(\mathrm{std}_{H-1} + \epsilon)$ | $10^{-6}$ | the Annotated Transformer |
 # | unbiased var, eps inside | $(a-\mu)/\sqrt{\mathrm{var}_{H-1} + \epsilon}$ | $10^{-5}$ | `x.var()` in PyTorch |
 #
-# The last one is a trap of defaults: `torch.Tensor.var` and `.std` divide by $H-1$ unless told
+# The last is a trap of defaults: `torch.Tensor.var` and `.std` divide by $H-1$ unless told
 # `correction=0` (numpy's divide by $H$ unless told `ddof=1`).
 
 # %%
@@ -271,12 +256,11 @@ print(f"x.var(correction=0)  = {biased:.4f}   (divides by H, as LN does)")
 print(f"np.var(x)            = {np.var(row.numpy()):.4f}")
 
 # %% [markdown]
-# Each variant is the same centered row multiplied by a different number, so one number per row says
-# how far a variant is from `torch.nn.LayerNorm`: the ratio of the two outputs' sizes. It depends on
-# the width $H$ (through $\sqrt{(H-1)/H}$) and, because of where $\epsilon$ sits, on the row's
-# spread. Once the standard deviation falls to nn.LayerNorm's $\sqrt{\epsilon} = \sqrt{10^{-5}}
-# \approx 0.003$, eps-inside damps the output, while eps-outside still scales it to unit size, down
-# to a spread near its own $\epsilon$. So the size of $\epsilon$ matters too, not only its place.
+# Each variant multiplies the same centered row by a different number, so the ratio of its output's
+# size to `torch.nn.LayerNorm`'s says how far apart they are. It depends on the width $H$ (through
+# $\sqrt{(H-1)/H}$) and, because of where $\epsilon$ sits, on the row's spread. Once the
+# standard deviation falls to nn.LayerNorm's $\sqrt{\epsilon} = \sqrt{10^{-5}} \approx 0.003$,
+# eps-inside damps the output, while eps-outside still scales it to unit size.
 
 # %%
 spread = runs.variants_vs_scale()
@@ -299,16 +283,13 @@ figures.variants_vs_scale(spread)
 # %% [markdown]
 # For rows of ordinary size the Annotated Transformer's version is nn.LayerNorm scaled by
 # $\sqrt{(H-1)/H}$: about 0.8% at $H = 64$, 0.05% at $H = 1024$, and a learned gain absorbs it.
-# Where $\epsilon$ sits matters only for rows whose spread is near nn.LayerNorm's $\sqrt{\epsilon}$
-# or below, but there it changes the output by an order of magnitude. At the smallest spread the
-# Annotated Transformer's curve passes the Torch module's although it divides by the larger, unbiased
-# standard deviation: its $\epsilon$ of $10^{-6}$ is 1% of that divisor, the Torch module's
-# $10^{-5}$ about 10%. Loading weights trained with one variant into another is not exact.
+# For rows whose spread is near $\sqrt{\epsilon}$ or below, the place of $\epsilon$ changes the output
+# by an order of magnitude. Loading weights trained with one variant into another is not exact.
 #
 # ## A variance that breaks in float32 (F4)
 #
-# Some teaching code computes the variance in one pass, $E[a^2] - E[a]^2$. In exact arithmetic it is
-# the same number. In float32 it subtracts two large, nearly equal numbers: a row with mean 100 and
+# Some teaching code computes the variance in one pass, $E[a^2] - E[a]^2$. It is exact in
+# theory but in float32 subtracts two large, nearly equal numbers. A row with mean 100 and
 # standard deviation 0.01 has $E[a^2] \approx 10^4$, where float32's spacing is about $10^{-3}$, ten
 # times the variance it is trying to find.
 
@@ -341,16 +322,14 @@ assert one_pass_error > 1.0, f"one-pass variance {one_pass_error:.0%} off at mea
 assert drift.nonpositive_fraction[at_100] > 0, "no row's one-pass variance went <= 0"
 
 # %% [markdown]
-# The one-pass column falls back to 1.0 at mean $10^4$, but this is not a recovery: the median row's
-# variance came out as exactly 0, which is 100% off. Once a row's variance is $\leq 0$ there is
-# nothing left to compare, so the figure below leaves out the one-pass medians at those offsets and
-# shows the share of such rows instead.
+# The one-pass column's 1.0 at mean $10^4$ is no recovery: the median row's variance comes out as
+# exactly 0, which is 100% off. The figure shows the share of such rows.
 #
-# The two-pass formula survives where the one-pass formula fails, but it degrades too: at mean $10^4$
-# the rounding of the mean itself ($\approx 10^{-3}$, a tenth of the spread) shifts every centered
-# value. The differences $a_i - \mu$ are small and computed exactly, so subtracting *their* mean a
-# second time removes that error. This is what `lnpaper.LayerNorm` does (`lnpaper.norms.center`). In
-# exact arithmetic the second mean is zero, so the function and its gradient are unchanged.
+# The two-pass formula degrades too: at mean $10^4$ the rounding of the mean itself
+# ($\approx 10^{-3}$, a tenth of the spread) shifts every centered value. Subtracting the mean of the
+# small, exact differences $a_i - \mu$ a second time removes that error. `lnpaper.LayerNorm` does
+# this (`lnpaper.norms.center`); in exact arithmetic the second mean is zero, so the function and its
+# gradient are unchanged.
 #
 # How do the finished LayerNorm outputs fare?
 
@@ -368,19 +347,15 @@ figures.one_pass_variance(drift)
 
 # %% [markdown]
 # On this CPU, torch 2.13's fused `layer_norm` kernel misses by a few percent at mean $10^4$ and
-# standard deviation 0.01 (last row above), a mean a million times the spread; other builds and
-# devices may do better or worse, and this one was measured only here. `lnpaper.LayerNorm` stays
-# at float32's own precision. The error grows with the ratio of mean to spread: 2.6e-4 at a ratio
-# of $10^4$, 3e-6 at 100. Rows with a large constant component do occur (an un-normalized
-# residual stream, features with a large offset), but a ratio of a million is an extreme, chosen
-# to make the effect plain. The cheap fix is to center twice, or to subtract a rough estimate of
-# the mean before accumulating, as Welford-style and shifted algorithms do.
+# standard deviation 0.01, while `lnpaper.LayerNorm` stays at float32's own precision. A mean a
+# million times the spread is an extreme, chosen to make the effect plain. The cheap fix is to center
+# twice, or to subtract a rough estimate of the mean first, as Welford-style and shifted algorithms
+# do. Both halves of F4 hold: **F4 reproduced**.
 #
-# To try it yourself: the cell below computes the LayerNorm output of 64 such rows twice, once
-# with each variance, the numerator centred the same way, so only the variance differs. Slide the
-# mean from 1 up to $10^4$ and watch the dashed one-pass line leave float32's rounding, then rows
-# drop out altogether where var + eps is 0 or below. Then raise eps past the rows' variance
-# ($10^{-4}$): the one-pass error shrinks, but the exact output shrinks too (its RMS, in the
+# Try it: the cell below normalizes 64 such rows twice, once with each variance (the numerator
+# centred the same way). Slide the mean from 1 to $10^4$ and watch the dashed one-pass line leave
+# float32's rounding, then rows drop out where var + eps is 0 or below. Then raise eps past the rows'
+# variance ($10^{-4}$): the one-pass error shrinks, but so does the exact output (its RMS, in the
 # title, is no longer 1), so a large eps hides the error by changing the function.
 
 # %%
@@ -393,10 +368,9 @@ demos.show(
 # %% [markdown]
 # ## Write it yourself
 #
-# Each cell below holds a function to fill in and a check that runs it on a few cases made to catch
-# the usual slips (a large offset, a constant row, a row near zero) against `lnpaper`'s own code.
-# One solution is in `lnpaper.exercise_solutions`. RMSNorm, notebook 07's subject, is LayerNorm
-# without the mean.
+# Each cell below holds a function to fill in and a check that runs it against `lnpaper`'s own code
+# on cases built to catch the usual slips (a large offset, a constant row, a row near zero). One
+# solution is in `lnpaper.exercise_solutions`. RMSNorm (notebook 07) is LayerNorm without the mean.
 
 # %%
 from lnpaper import exercises

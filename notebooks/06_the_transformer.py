@@ -14,26 +14,22 @@
 # %% [markdown]
 # # 06 · The Transformer: where the norm goes, and whether it must be there
 #
-# *About 20 minutes to read. From the record it runs in seconds; live, 16 min on one core.*
+# *About 15 minutes to read. From the record it runs in seconds; live, 16 min on one core.*
 #
 # *Layer Normalization* (Ba, Kiros, Hinton 2016) never mentions the Transformer: it appeared eleven
 # months later, and wrote every sublayer as $\mathrm{LayerNorm}(x + \mathrm{Sublayer}(x))$ without
 # saying why. This notebook shows why LayerNorm fit, then checks what the next eight years learned:
 #
 # - Post-LN against Pre-LN at initialization: the gradient of the last feed-forward matrix against
-#   depth (claim **T1**) and the size of the residual stream (**T2**), Xiong et al. 2020;
+#   depth (**T1**) and the size of the residual stream (**T2**), Xiong et al. 2020;
 # - why Post-LN needs learning-rate warmup and Pre-LN does not (**T3**);
-# - removing the norm: the RMSNorm paper's "we fail to train" (**T4**), T-Fixup's initialization that
-#   makes it possible again (**T5**) and matches a normalized model of its depth (**T5c**),
-#   ReZero's zero-initialized gate (**T5b**), and DyT, which
-#   replaces the norm by an element-wise tanh (**T6**);
+# - removing the norm: the RMSNorm paper's "we fail to train" (**T4**), T-Fixup's initialization
+#   (**T5**, **T5c**), ReZero's zero-initialized gate (**T5b**), and DyT's element-wise tanh (**T6**);
 # - what the motive became: Santurkar et al.'s smoother landscape, and the exact projection in
 #   BatchNorm's backward pass (**T7**).
 #
 # Everything is scaled to a laptop CPU: a 6-layer, $d = 64$ language model trained for 200 steps on a
-# generated language (the scaled-down list is at the end). A live run (`LNPAPER_RECORD=off`) spends
-# almost all its time in 95 small training runs. The verdicts use the words defined in notebook 01's
-# box *How to read a verdict*.
+# generated language. The verdicts use the words defined in notebook 01's box *How to read a verdict*.
 
 # %%
 # %matplotlib inline
@@ -57,17 +53,15 @@ lnpaper.setup()
 # %% [markdown]
 # ## Why LayerNorm fit the Transformer
 #
-# The Transformer dropped recurrence but kept everything that made BatchNorm awkward for recurrent
-# nets (notebook 01): inputs of every length, generation one token at a time with a batch of one,
-# and a model that must compute at inference exactly what it computed in training. LayerNorm
-# normalizes each token over its own $d$ features (notebook 02, claim F2), so none of these matters.
+# LayerNorm normalizes each token over its own $d$ features (notebook 02), so its output never depends
+# on the other tokens, the length or the mode. The Transformer needed exactly that: it kept what made
+# BatchNorm awkward for recurrent nets (notebook 01), inputs of every length and generation one token
+# at a time with a batch of one.
 #
-# Checked below on this notebook's model: decoding token by token, each step with a batch of one,
-# gives the same logits as the whole sequence at once, and training and evaluation mode are one
-# function, to the last bit. BatchNorm in training mode normalizes with the batch's statistics, so a
-# token's output depends on the other tokens, and one token alone cannot be normalized: its batch
-# variance is 0. In evaluation mode it uses running statistics, which handle one token, but that is
-# a different function from the one it was trained with.
+# Checked below: decoding token by token gives the same logits as the whole sequence at once, and
+# training and evaluation mode are one function, to the last bit. BatchNorm cannot: in training mode
+# one token alone has batch variance 0, and in evaluation mode its running statistics make it a
+# different function from the one it was trained with.
 
 # %%
 torch.manual_seed(0)
@@ -117,15 +111,15 @@ print(inspect.getsource(Block.forward))
 # - **Peri-LN** (Kim et al. 2025; also known as "sandwich" norms) normalizes a sublayer's input *and*
 #   output, and keeps the stream unnormalized.
 # - `norm` picks LayerNorm, RMSNorm, DyT or `identity`; `identity` keeps the slots but computes
-#   nothing, which is the `none` network. `tests/test_transformer.py` pins each of these facts.
+#   nothing, which is the `none` network.
 #
 # ## A language with a known floor
 #
-# Real text would need a download and hours. `lnpaper.data.SyntheticLanguage` generates sequences
-# from a second-order Markov chain over 16 tokens: after any two tokens only three continuations are
-# allowed, with fixed random probabilities. Because the rule is known, so is the best loss any model
-# can reach, and so are the milestones: knowing token frequencies (unigram), the previous token
-# (bigram), the previous two (the rule, which needs attention).
+# `lnpaper.data.SyntheticLanguage` generates sequences from a second-order Markov chain over 16
+# tokens: after any two tokens only three continuations are allowed, with fixed random probabilities.
+# Because the rule is known, so is the best loss any model can reach, and so are the milestones:
+# knowing token frequencies (unigram), the previous token (bigram), the previous two (the rule, which
+# needs attention).
 
 # %%
 language = SyntheticLanguage()
@@ -143,16 +137,15 @@ print("two sentences:", *sentences, sep="\n  ")
 #
 # ## T1 · The gradient of the last $W^{(2)}$ at initialization
 #
-# Xiong et al. (2020, Theorem 1) bound the gradient of $W^{(2)}$ in the last feed-forward sublayer at
-# initialization: $O(d\sqrt{\ln d})$ for Post-LN, independent of the depth $L$, and
-# $O(d\sqrt{\ln d / L})$ for Pre-LN. The setting is deliberately simple: single-head attention with
-# $W^Q = W^K = 0$, Xavier weights, LayerNorm gain 1 and bias 0, Gaussian inputs, and hidden-state
-# norms assumed to concentrate. These are upper bounds, not "Post-LN explodes". Their measurement:
-# about 1.6 for Post-LN from 6 to 14 layers, falling for Pre-LN.
+# Xiong et al. (2020, Theorem 1) predict that at initialization the last layer's gradient shrinks as a
+# Pre-LN stack deepens, and not in Post-LN. They bound the gradient of $W^{(2)}$ in the last
+# feed-forward sublayer: $O(d\sqrt{\ln d})$ for Post-LN, independent of the depth $L$, and
+# $O(d\sqrt{\ln d / L})$ for Pre-LN. These are upper bounds in a deliberately simple setting:
+# single-head attention with $W^Q = W^K = 0$, Xavier weights, LayerNorm gain 1 and bias 0, Gaussian
+# inputs. Their measurement: about 1.6 for Post-LN from 6 to 14 layers, falling for Pre-LN.
 #
-# `runs.grad_norm_vs_depth` follows that setting: $W^Q = W^K = 0$ (causal uniform attention), one
-# head, feed-forward width $d = 128$, token embeddings $N(0, 1)$ and positions 0 so the first block
-# sees Gaussian inputs, and the next-token loss on a batch of the language. Forty seeds per depth.
+# `runs.grad_norm_vs_depth` follows that setting, with feed-forward width $d = 128$, Gaussian inputs
+# to the first block, and the next-token loss on a batch of the language; forty seeds per depth.
 #
 # The test, declared before the runs: for each seed, the least-squares slope of
 # $\log \lVert \partial L/\partial W^{(2)}\rVert$ against $\log L$ (Pre-LN's bound, $1/\sqrt{L}$, is a
@@ -193,18 +186,15 @@ claims.expect(t1, claims.PARTLY)
 figures.grad_norm_vs_depth(xiong)
 
 # %% [markdown]
-# Pre-LN's gradient falls with depth: its mean slope is $-0.39$, with an interval from $-0.52$ to
-# $-0.26$ that excludes 0 and contains the bound's $-1/2$. Post-LN's does not fall like that, but
-# "about constant" is not shown either: its slope is $+0.14$, from $-0.01$ to $+0.30$, reaching past
-# the $+0.25$ allowed, so forty seeds cannot tell a flat gradient from a mild rise. So T1 is
-# reproduced in part: the Pre-LN half holds, the Post-LN half is inconclusive.
+# Pre-LN's gradient falls with depth: its mean slope is $-0.39$, with an interval that excludes 0 and
+# contains the bound's $-1/2$. Post-LN's slope is $+0.14$, with an interval reaching past the $+0.25$
+# allowed, so forty seeds cannot tell a flat gradient from a mild rise. So **T1 is partly
+# reproduced**: the Pre-LN half holds, the Post-LN half is inconclusive.
 #
-# The absolute values (2.0 to 2.5 for Post-LN, against their 1.6) depend on the loss and the data;
-# the theorem speaks to the *ratio between the placements*: at 14 layers Post-LN's last layer gets
-# 4.2 times Pre-LN's gradient. That explains the gradients' size, not why Post-LN needs warmup under
-# Adam, whose step barely depends on the gradient's scale; Liu et al. (2020) argue the gradients are
-# not the root cause, and notebook 08 (A2, D1b) measures what is: how much the output moves under
-# the first updates.
+# The theorem speaks to the *ratio between the placements*: at 14 layers Post-LN's last layer gets 4.2
+# times Pre-LN's gradient. That explains the gradients' size, not why Post-LN needs warmup under Adam,
+# whose step barely depends on the gradient's scale; Liu et al. (2020) argue the gradients are not the
+# root cause, and notebook 08 measures what is: how much the output moves under the first updates.
 #
 # ## T2 · The residual stream against Lemma 2
 #
@@ -232,17 +222,15 @@ for layer, value in zip(pre.layers[1:], pre.residual_sq_norm[1:], strict=True):
 figures.residual_norms_vs_lemma2(xiong)
 
 # %% [markdown]
-# Both hold. Pre-LN's stream grows by a little more than $d$ per block, inside the band: the FFN adds its
-# $d/2$, and the attention term is large for the first positions of a sequence, where a token
-# averages only a few tokens. This is Theorem 1's mechanism: in Pre-LN, the final LayerNorm divides by
-# a stream whose size grows like $\sqrt{l}$, which scales the last layers' gradients down by the same
-# factor; Post-LN renormalizes to $\lVert x\rVert^2 = d$ after every sublayer, so nothing scales down
-# with depth.
+# Both hold: **T2 reproduced**. Pre-LN's stream grows by a little more than $d$ per block, inside the
+# band. This is Theorem 1's mechanism: in Pre-LN, the final LayerNorm divides by a stream whose size
+# grows like $\sqrt{l}$, which scales the last layers' gradients down by the same factor; Post-LN
+# renormalizes to $\lVert x\rVert^2 = d$ after every sublayer, so nothing scales down with depth.
 #
-# The cell below builds one model in T1's setting at the depth you pick, both placements, and shows
-# its stream block by block beside its last $W^{(2)}$ gradient. Slide the depth from 2 to 24:
-# Pre-LN's stream climbs along Lemma 2's band while its gradient bar sinks; Post-LN's stream stays at
-# $3d/2$ and its bar does not sink.
+# The cell below builds one model in T1's setting, both placements, and shows its stream block by
+# block beside its last $W^{(2)}$ gradient. Slide the depth from 2 to 24: Pre-LN's stream climbs along
+# Lemma 2's band while its gradient bar sinks; Post-LN's stream stays at $3d/2$ and its bar does not
+# sink.
 
 # %%
 demos.show(
@@ -253,12 +241,13 @@ demos.show(
 # %% [markdown]
 # ## T3 · Warmup
 #
-# Xiong et al. trained Post-LN on IWSLT14 De-En with Adam at learning rate 5e-4 or 1e-3: without
-# warmup it reached BLEU 8.45, with 4000 warmup steps about 34. Pre-LN trained without warmup.
+# The claim: Post-LN needs a slowly rising learning rate at the start, and Pre-LN does not. Xiong et
+# al. trained Post-LN on IWSLT14 De-En with Adam at learning rate 5e-4 or 1e-3: without warmup it
+# reached BLEU 8.45, with 4000 warmup steps about 34. Pre-LN trained without warmup.
 #
-# Here: the 6-layer model, Adam at learning rate 3e-3, 200 steps of 16 sequences, with and without 50
-# steps of linear warmup, six seeds. At 1e-3 our small Post-LN trains without warmup (one seed, below),
-# so 3e-3 is where the difference shows at this scale.
+# Here: the 6-layer model, Adam at learning rate 3e-3, 200 steps, with and without 50 steps of linear
+# warmup, six seeds. At 1e-3 our small Post-LN trains without warmup (below), so 3e-3 is where the
+# difference shows at this scale.
 
 # %%
 gentle = runs.lm_training(placement="post", lr=1e-3, seeds=(0,))
@@ -317,31 +306,25 @@ assert pre_gain.high < post_gain.low, (
 figures.warmup_curves(study)
 
 # %% [markdown]
-# It reproduces, in the small. Without warmup, all six Post-LN seeds stall at 2.74 to 2.77 nats,
-# around the unigram level (2.75) and the uniform level (2.77): they learn at most the token
-# frequencies. With 50 warmup steps the same model passes the bigram level on every seed; warmup
-# lowers its loss by 0.59 nats (95% interval 0.54 to 0.64). Xiong et al.'s comparison, Pre-LN
-# *without* warmup against Post-LN *with* it, holds clearly: Pre-LN ends 0.20 nats lower (0.15 to
-# 0.24) on every seed. What does not hold is that warmup is useless to Pre-LN: it still helps, by
-# 0.042 nats (0.021 to 0.064), just above the 0.02 nats this ledger calls negligible; a fourteenth of
-# what it does for Post-LN. So Pre-LN does not *need* warmup, but is better off with it. Xiong et al.
-# found that warmup helps plain SGD too, so Adam's noisy early variance estimates are not the whole
-# story; we test Adam only.
+# **T3 reproduced**, in the small. Without warmup, all six Post-LN seeds stall around the unigram and
+# uniform levels: they learn at most the token frequencies. With 50 warmup steps the same model passes
+# the bigram level on every seed. Xiong et al.'s comparison, Pre-LN *without* warmup against Post-LN
+# *with* it, holds clearly: Pre-LN ends 0.20 nats lower on every seed. What does not hold is that
+# warmup is useless to Pre-LN: it still helps, by 0.042 nats, just above the 0.02 nats this ledger
+# calls negligible. So Pre-LN does not *need* warmup, but is better off with it.
 #
 # ## T4 · No normalization at all
 #
 # The RMSNorm paper (Zhang & Sennrich 2019) trained Transformer-base on WMT14 En-De with LayerNorm
 # (26.6 BLEU), RMSNorm (26.8) and without normalization: "we fail to train this model". The authors'
-# toolkit trains with warmup ("noam", 4000 steps), so the failure is tested twice, on the same model
-# with `norm="identity"` at the same learning rate: without warmup, and with T3's 50 warmup steps.
+# toolkit trains with warmup, so the failure is tested twice, on the same model with
+# `norm="identity"` at the same learning rate: without warmup, and with T3's 50 warmup steps.
 #
-# A run *fails* if it diverges or does not end below the bigram level (notebook 01's box). In each
-# arm, "training fails" means "most runs fail": the Clopper-Pearson 95% interval of the failure rate
-# must lie above 1/2. The graded runs are 30 seeds (6-35) of each arm, declared before they ran; the
-# six seeds shared with the other configurations are shown beside. The claim is reproduced if both
-# arms fail, partly if one does. Where the runs with warmup train, their gap to Pre-LN with the same
-# warmup, paired by seed, says how far behind they end. All at one learning rate, 3e-3: no rate is
-# sought at which the model without a norm trains without warmup (as Post-LN does at 1e-3).
+# A run *fails* if it diverges or does not end below the bigram level. In each arm, "training fails"
+# means "most runs fail": the Clopper-Pearson 95% interval of the failure rate must lie above 1/2. The
+# graded runs are 30 seeds (6-35) of each arm, declared before they ran. The claim is reproduced if
+# both arms fail, partly if one does. All at one learning rate, 3e-3: no rate is sought at which the
+# model without a norm trains without warmup.
 
 # %%
 no_norm = {
@@ -399,34 +382,28 @@ figures.without_normalization(study)
 # %% [markdown]
 # Without a norm nothing holds the residual stream's size. At Xavier initialization each block
 # multiplies the stream's mean square by 1.8 to 2.9, so after six blocks the logits are large and the
-# initial loss is far above $\ln V$. Without warmup, training never recovers: all six seeds end far
-# above even the uniform level, at losses from 3.9 to 363 nats, and so do all 30 graded seeds
-# (interval 0.88 to 1).
+# initial loss is far above $\ln V$. Without warmup, all six seeds and all 30 graded seeds end far
+# above even the uniform level.
 #
-# With warmup the same model learns something, and not the language. On the first six seeds its
-# held-out loss, 2.38 to 2.84 nats, lies 0.25 nats below the unigram level on average (0.06 to 0.43),
-# but no seed ends below the bigram level (2.34), and it ends 0.57 nats (0.37 to 0.78) behind Pre-LN
-# with the same warmup. Of the 30 graded seeds, 24 fail and 6 end just below the bigram level, a
-# failure rate of 0.61 to 0.92, above one half. So the claim is **reproduced**: at this scale and
-# learning rate, a Transformer without normalization fails to train, with warmup or without. The
-# warmup arm's interval lies within the count's robustness band of one half, so the verdict is
-# marked borderline.
+# With warmup the same model learns something, and not the language: it ends 0.25 nats below the
+# unigram level on average, but none of the first six seeds ends below the bigram level. Of the 30
+# graded seeds, 24 fail, a failure rate of 0.61 to 0.92, above one half. So **T4 is reproduced**: at
+# this scale and learning rate, a Transformer without normalization fails to train, with warmup or
+# without. The warmup arm's interval lies within the count's robustness band of one half, so the
+# verdict is marked borderline.
 #
 # ## T5 · T-Fixup: an initialization instead of a norm
 #
 # Huang, Perez, Ba and Volkovs (2020) replaced both the norm and the warmup with an initialization:
 # Xavier weights, token embeddings $N(0, d^{-1/2})$, then the value and output matrices of attention,
 # both feed-forward matrices and the embeddings scaled by $(9N)^{-1/4}$ in an $N$-layer decoder. With
-# it they trained Transformers of up to 200 layers with no LayerNorm and no warmup. We read
-# $N(0, d^{-1/2})$ as a standard deviation, the convention of the fairseq code the paper builds on;
-# `TransformerLM`'s docstring says exactly what is implemented.
+# it they trained Transformers of up to 200 layers. We read $N(0, d^{-1/2})$ as a standard deviation,
+# the convention of the fairseq code the paper builds on.
 #
 # The $(9N)^{-1/4}$ rule was derived for an encoder-decoder's decoder layers; we use it on a
-# decoder-only stack (T-Fixup's encoder rule, $0.67 N^{-1/4}$, gives 0.36 at $N = 12$ against 0.31;
-# with either the branches start small). As in fairseq, the token embedding is multiplied by $\sqrt d$
-# before the position embedding is added, so at $d = 64$ and $N = 12$ a token enters the stack with a
-# standard deviation of $\sqrt d \cdot d^{-1/2} (9N)^{-1/4} = (9N)^{-1/4} \approx 0.31$ per
-# coordinate.
+# decoder-only stack. As in fairseq, the token embedding is multiplied by $\sqrt d$ before the
+# position embedding is added, so at $d = 64$ and $N = 12$ a token enters the stack with a standard
+# deviation of $\sqrt d \cdot d^{-1/2} (9N)^{-1/4} = (9N)^{-1/4} \approx 0.31$ per coordinate.
 #
 # Here: 12 layers, no normalization, no warmup, the same learning rate:
 
@@ -459,15 +436,12 @@ claims.expect(t5, claims.REPRODUCED)
 figures.tfixup_curves(fixup)
 
 # %% [markdown]
-# With Xavier initialization the 12-layer model without a norm starts with a loss in the hundreds,
-# and no seed trains: in the record every run stays finite but ends between 1,500 and 7,462 nats.
-# Whether such a run overflows depends on the arithmetic's last bits; either way it is six failures
-# of six, the same interval as in T4. With T-Fixup's scaling the same model trains from the
-# first step and ends 0.78 nats below the bigram level on average (0.75 to 0.81), and below the
-# 6-layer Pre-LN on every seed (1.56 against 1.97 on average; T5c compares at equal depth). Each
-# residual branch is scaled by about $(9N)^{-1/2}$, so the sum of twelve of them stays near the size
-# of its input: at initialization the stream's variance grows only from 0.098 after the first block
-# to 0.103 after the twelfth. That is the job the norm was doing at initialization.
+# With Xavier initialization the 12-layer model without a norm starts with a loss in the hundreds, and
+# no seed trains: six failures of six. With T-Fixup's scaling the same model trains from the first
+# step and ends 0.78 nats below the bigram level on average, and below the 6-layer Pre-LN on every
+# seed: **T5 reproduced**. Each residual branch is scaled by about $(9N)^{-1/2}$, so the sum of twelve
+# of them stays near the size of its input: at initialization the stream's variance grows only from
+# 0.098 after the first block to 0.103 after the twelfth. That is the job the norm was doing.
 #
 # ### T5b · ReZero: a gate instead of a scaled init
 #
@@ -484,17 +458,17 @@ print(claims.wrap(t5b.ours))
 claims.expect(t5b, claims.REPRODUCED)
 
 # %% [markdown]
-# The gate alone trains the twelve blocks without a norm or warmup, where the plain Xavier stack
-# failed six times of six: ReZero ends 0.51 nats below the bigram level. It ends 0.27 nats behind
-# T-Fixup at 200 steps: with $a = 0$ the gradient reaching a block's weights is zero at the first
-# step, so the gates have to grow before the blocks below them learn.
+# **T5b reproduced**: the gate alone trains the twelve blocks without a norm or warmup, where the
+# plain Xavier stack failed, and ends 0.51 nats below the bigram level. It ends behind T-Fixup at 200
+# steps: with $a = 0$ the gradient reaching a block's weights is zero at the first step, so the gates
+# have to grow before the blocks below them learn.
 #
 # ### T5c · Against a normalized model of the same depth
 #
 # T-Fixup's paper claims more than training: without a norm or warmup it matches or beats the
-# normalized models. The fair comparison is the 12-block Pre-LN at the same rate, data and seeds, also
-# without warmup (`deep_preln`). Declared before that run: T-Fixup's held-out loss minus Pre-LN's,
-# paired by seed, no worse than +0.02 nats (the non-inferiority margin of T6).
+# normalized models. The fair comparison is the 12-block Pre-LN at the same rate, data and seeds,
+# also without warmup (`deep_preln`). Declared before that run: T-Fixup's held-out loss minus
+# Pre-LN's, paired by seed, no worse than +0.02 nats.
 
 # %%
 t5c = claims.BY_ID["T5c"].evaluate()
@@ -502,25 +476,22 @@ print(claims.wrap(t5c.ours))
 claims.expect(t5c, claims.REPRODUCED)
 
 # %% [markdown]
-# T-Fixup does not just match the 12-block Pre-LN, it is 0.47 nats ahead (1.56 against 2.03),
-# and ReZero (1.83) is ahead of it too. At this depth and rate without warmup, Pre-LN trains but
-# slowly: its twelve blocks end worse than six did (1.97). This is one rate and 200 steps; with
-# warmup or a tuned rate the normalized model may close much of the gap, and T-Fixup's paper compares
-# models trained to convergence.
+# **T5c reproduced**: T-Fixup does not just match the 12-block Pre-LN, it is 0.47 nats ahead, and
+# ReZero (1.83) is ahead of it too. This is one rate and 200 steps; with warmup or a tuned rate the
+# normalized model may close much of the gap.
 #
 # ## T6 · DyT: a norm without statistics
 #
 # Zhu, Chen, He, LeCun and Liu (2025) replace every norm layer by
 # $\mathrm{DyT}(x) = \gamma \tanh(\alpha x) + \beta$, with one learnable scalar $\alpha$ (initialized
 # to 0.5) and no mean or variance: each value is squashed on its own. At their scales it matches or
-# beats the normalized models; others report it lagging at small scale. So we test only that DyT
-# loses nothing: its held-out loss minus LayerNorm's, paired by seed, must have its whole 95% interval
-# below +0.02 nats (non-inferiority, with a margin declared before the runs: under 1% of the loss
-# these models reach).
+# beats the normalized models; others report it lagging at small scale. So we test only that DyT loses
+# nothing: its held-out loss minus LayerNorm's, paired by seed, must have its whole 95% interval below
+# +0.02 nats (a non-inferiority margin declared before the runs, under 1% of the loss these models
+# reach).
 #
-# The numbers come from notebook 07's `analysis.rmsnorm_study`: this notebook's 6-layer Pre-LN model
-# with each normalizer in every slot, at T3's learning rate and data, over ten seeds. Its first six
-# seeds of LayerNorm and DyT are the runs "Pre-LN, no warmup" and "Pre-DyT, no warmup" above.
+# The runs are notebook 07's `analysis.rmsnorm_study`: this notebook's 6-layer Pre-LN model with each
+# normalizer in every slot, at T3's learning rate and data, over ten seeds.
 
 # %%
 norm_study = analysis.rmsnorm_study()
@@ -539,9 +510,9 @@ claims.expect(t6, claims.REPRODUCED)
 assert max(per_seed) < 0, f"DyT - LayerNorm per seed: {[round(g, 3) for g in per_seed]}"
 
 # %% [markdown]
-# DyT passes with room to spare: at this scale it beats LayerNorm after 200 steps by 0.17 nats (0.15
-# to 0.19), on each of the ten seeds. But both ran at one rate, 3e-3, and DyT's $\alpha$ changes how
-# far each step moves every block, so one rate measures quality and rate sensitivity together.
+# **T6 reproduced**, with room to spare: at this scale DyT beats LayerNorm after 200 steps by 0.17
+# nats, on each of the ten seeds. But both ran at one rate, 3e-3, and DyT's $\alpha$ changes how far
+# each step moves every block, so one rate measures quality and rate sensitivity together.
 #
 # **T6b**, declared before its run, gives each its own rate: the same models, data and seeds at 1e-3,
 # 3e-3 and 1e-2 (`analysis.dyt_lr_sweep`), each normalizer's rate picked by its training loss over
@@ -572,12 +543,12 @@ print("verdict:", t6b.verdict)
 claims.expect(t6b, claims.REPRODUCED)
 
 # %% [markdown]
-# Given its own rate LayerNorm improves a little (1.961 to 1.933 nats at 1e-3) and DyT keeps its
-# rate, so DyT's lead shrinks from 0.17 to 0.14 nats, with an interval still well clear of the margin.
-# LayerNorm's pick is the grid's lowest rate, so one more run at 3e-4, added after the sweep, tests
-# below it: it ends higher (2.09), so the grid holds LayerNorm's best. This is still one short run on
-# a toy language, not a verdict on DyT: the comparison can flip with the length of training and
-# $\alpha$'s initial value (notebook 10's Y1 varies both, at a smaller size).
+# **T6b reproduced**: given its own rate LayerNorm improves a little and DyT keeps its rate, so DyT's
+# lead shrinks from 0.17 to 0.14 nats, with an interval still well clear of the margin. One more run
+# at 3e-4, added after the sweep below LayerNorm's pick at the grid's edge, ends higher: the grid
+# holds LayerNorm's best. This is still one short run on a toy language, not a verdict on DyT: the
+# comparison can flip with the length of training and $\alpha$'s initial value (notebook 10's Y1
+# varies both).
 #
 # ## T7 · What the motive became
 #
@@ -617,28 +588,25 @@ assert formula_off < 1e-12 and numpy_off < 1e-12, (
 assert projection.max_sum < 1e-12, f"largest |<1, dL/dx>| = {projection.max_sum:.1e}"
 
 # %% [markdown]
-# The formula is exact to float64 rounding; the projection only up to $\epsilon$: the feature with
-# the smallest spread ($\sigma_B \approx 0.1$, so $\epsilon/\sigma_B^2 = 10^{-3}$) keeps a sliver along
-# $\hat y$, as in notebook 02.
+# The formula is exact to float64 rounding; the projection only up to $\epsilon$: the feature with the
+# smallest spread ($\sigma_B \approx 0.1$, so $\epsilon/\sigma_B^2 = 10^{-3}$) keeps a sliver along
+# $\hat y$.
 #
 # Now the landscape. Santurkar et al. walked along the gradient during training, measuring how much
-# the loss varies and how far the gradient moves. We do the same at digits scale: notebook 01's MLP
-# (64-128-128-10) on the digits' 1197 training images, plain SGD at learning rate 0.2, with BatchNorm,
-# LayerNorm or nothing before each ReLU, probing steps of 0.5 to 4 times the learning rate along $-g$
-# on one fixed batch. Three measures: the loss variation (range of
-# $L(w - \eta g)$ over the steps), the gradient predictiveness
-# ($\max_\eta \lVert g(w - \eta g) - g(w)\rVert / \lVert g(w)\rVert$; dividing by
-# $\lVert g(w)\rVert$ is our choice, so that gradients of different sizes compare) and the effective
-# $\beta$-smoothness (the same change over $\lVert \eta g\rVert$). Ten seeds, paired across
-# normalizers.
+# the loss varies and how far the gradient moves. We do the same with notebook 01's MLP on the digits:
+# plain SGD at learning rate 0.2, with BatchNorm, LayerNorm or nothing before each ReLU, probing steps
+# of 0.5 to 4 times the learning rate along $-g$ on one fixed batch. Three measures: the loss
+# variation (range of $L(w - \eta g)$ over the steps), the gradient predictiveness
+# ($\max_\eta \lVert g(w - \eta g) - g(w)\rVert / \lVert g(w)\rVert$; dividing by $\lVert g(w)\rVert$
+# is our choice, so that gradients of different sizes compare) and the effective $\beta$-smoothness
+# (the same change over $\lVert \eta g\rVert$).
 #
-# *Where* to compare matters. BatchNorm trains much faster here (after 25 steps its loss is near 0.2,
-# no norm's near 2), and near a minimum any landscape is flatter. So the landscape is probed at
-# matched loss, the first step at which each model's loss on the probe batch reaches 1, 0.5, 0.2 and
-# 0.1, summarized per seed by the mean log of the measure over the four levels; and, apart, at step
-# 0, where all start from about $\ln 10 \approx 2.3$. For each measure, at matched loss and at step 0:
-# BatchNorm minus no norm, paired by seed, with its 95% t interval; smoother if the interval lies
-# below 0. The verdict follows from all six.
+# *Where* to compare matters: near a minimum any landscape is flatter, and BatchNorm gets there much
+# faster. So the landscape is probed at matched loss, the first step at which each model's loss on the
+# probe batch reaches 1, 0.5, 0.2 and 0.1 (per seed, the mean log of the measure over the four
+# levels), and apart at step 0. For each measure, at matched loss and at step 0: BatchNorm minus no
+# norm, paired by seed, with its 95% t interval; smoother if the interval lies below 0. The verdict
+# follows from all six.
 
 # %%
 smooth = runs.loss_smoothness()
@@ -685,17 +653,13 @@ figures.loss_smoothness(smooth)
 
 # %% [markdown]
 # At matched loss, BatchNorm's landscape is smoother on all three measures: along a step its loss
-# varies 0.67 times as much as without a norm (interval 0.52 to 0.88), its gradient moves 0.23 times
-# as much (0.21 to 0.27) and its effective $\beta$ is 0.50 of no norm's (0.44 to 0.58). At step 0
-# it is the other way round on every measure: BatchNorm's freshly initialized loss varies 30 times as
-# much along a step (23 to 40), its gradient moves 2.3 times as much and its $\beta$ is 3.4 times no
-# norm's. So the smoothing is a property of training under way, not of
-# BatchNorm at initialization, and the row says partly.
+# varies 0.67 times as much as without a norm and its gradient moves 0.23 times as much. At step 0 it
+# is the other way round on every measure: a freshly initialized BatchNorm's loss varies 30 times as
+# much along a step. So the smoothing is a property of training under way, not of BatchNorm at
+# initialization: **T7 is partly reproduced**.
 #
 # LayerNorm, reported beside and not tested, does not share it: at matched loss its loss varies more
-# than without a norm, its gradient change cannot be told apart and its effective $\beta$ is larger,
-# so the result does not transfer to LayerNorm for free. With one learning rate, one small network and
-# no noise-injection experiment, the claim is checked in part.
+# than without a norm, so the result does not transfer to LayerNorm for free.
 #
 # **Write it yourself**: a Pre-LN block from its modules, checked against `lnpaper`'s `Block`.
 

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 07 · RMSNorm and where the norm goes: what was kept, what was dropped, what it costs
 #
-# *About 20 minutes to read. From the record it runs in seconds; live, 24 min on one core.*
+# *About 15 minutes to read. From the record it runs in seconds; live, 24 min on one core.*
 #
 # Two decisions made after *Layer Normalization* (Ba, Kiros, Hinton 2016) are still argued about.
 # Zhang and Sennrich (*Root Mean Square Layer Normalization*, NeurIPS 2019) dropped the mean:
@@ -22,18 +22,14 @@
 # (Post-LN), before each sublayer (Pre-LN), before and after it (sandwich, Peri-LN). This notebook
 # checks:
 #
-# - **P1**: the formula, its equality with LayerNorm on centered rows, the invariance it gives up;
-# - **P2**: quality against LayerNorm (and DyT) in notebook 06's language model, and (**P2c**) from
-#   off-center weights;
+# - **P1**: the formula, and the invariance it gives up;
+# - **P2**: quality against LayerNorm, also from off-center weights (**P2c**);
 # - **P3**: speed ("7%-64% less running time"), on a CPU;
 # - **P4**: pRMSNorm, the statistic from 6.25% of the units;
-# - **P5**: Post-LN, Pre-LN and Peri-LN at init, after training and step by step; Peri-LN against
-#   Gemma 2's sandwich;
+# - **P5**: Post-LN, Pre-LN and Peri-LN, at init and in training;
 # - what survived from 2016, and what did not.
 #
-# Every result is read from the record in `results/`; a live run (`LNPAPER_RECORD=off`) trains 198
-# small runs of notebook 06's six-layer model and 144 shorter ones, and times the norms. Verdict
-# words are defined in notebook 01's box *How to read a verdict*.
+# Verdict words are defined in notebook 01's box *How to read a verdict*.
 
 # %%
 # %matplotlib inline
@@ -99,9 +95,8 @@ for name, other in (("lnpaper.RMSNorm", ours), ("F.rms_norm", torchs)):
 #
 # Zhang and Sennrich's RMS has no $\epsilon$; code puts one either inside the square root,
 # $a / \sqrt{\overline{a^2} + \epsilon}$, as above (`torch.nn.RMSNorm`, the Llama and T5 code), or
-# on the RMS itself, $a / (\mathrm{RMS}(a) + \epsilon)$ (the RMSNorm authors' own PyTorch code,
-# GPT-NeoX until 2025; `variants.rms_eps_outside_sqrt`, chapter 02). For a row of RMS $r$ the two
-# differ by the factor $\sqrt{r^2 + \epsilon} / (r + \epsilon)$:
+# on the RMS itself, $a / (\mathrm{RMS}(a) + \epsilon)$ (the RMSNorm authors' code, GPT-NeoX until
+# 2025). For a row of RMS $r$ the two differ by the factor $\sqrt{r^2 + \epsilon} / (r + \epsilon)$:
 
 # %%
 unit_rows = torch.randn(4, 64, dtype=torch.float64)
@@ -122,17 +117,16 @@ print(f"   (machine epsilon of the dtype: {machine_eps:.2e} in float32)")
 print(f"             torch.nn.LayerNorm {torch.nn.LayerNorm(64).eps}")
 
 # %% [markdown]
-# The two agree to a few parts in a million on rows of ordinary size and part only when a row's RMS
-# nears $\sqrt{\epsilon} \approx 0.003$: at RMS $10^{-3}$, by a factor of 3.3. PyTorch's RMSNorm
-# with `eps=None` uses the machine epsilon of the input's dtype, not LayerNorm's $10^{-5}$. Weights
-# carried between codebases are exact only if both agree on where $\epsilon$ goes and how large it
-# is.
+# The two agree on rows of ordinary size and part only when a row's RMS nears
+# $\sqrt{\epsilon} \approx 0.003$ (a factor of 3.3 at RMS $10^{-3}$). PyTorch's RMSNorm with
+# `eps=None` uses the dtype's machine epsilon, not LayerNorm's $10^{-5}$. Weights moved between
+# codebases need both to agree on where $\epsilon$ goes and its size.
 
 # %% [markdown]
 # "When the mean of summed inputs is zero, RMSNorm is exactly equal to LayerNorm," Zhang and
 # Sennrich write. We check it on 256 rows of 64 Gaussian values, each row with its own offset, in
 # float64. Then we add one constant $c$ to every unit of a row, as re-centering the weight matrix,
-# $W \to W + \mathbf 1 c^\top$, does to the summed inputs (notebook 05).
+# $W \to W + \mathbf 1 c^\top$, does to the summed inputs.
 
 # %%
 p1 = runs.rmsnorm_vs_layernorm()
@@ -178,7 +172,7 @@ demos.show(
 )
 
 # %% [markdown]
-# In notebook 05's invariance table, that is one cell:
+# In the invariance table, that is one cell:
 
 # %%
 table = ch05_runs.invariance_measurements()
@@ -193,21 +187,21 @@ assert matches, [t["rmsnorm"] for t in table.tables]
 
 # %% [markdown]
 # RMSNorm keeps all three re-scaling invariances and gives up weight-matrix re-centering, which
-# among the methods of Ba et al.'s Table 1 only LayerNorm had. Zhang and Sennrich's hypothesis,
-# tested by experiment rather than proved: LayerNorm succeeds through its re-scaling invariance, and
-# re-centering is dispensable.
+# among the methods of Ba et al.'s Table 1 only LayerNorm had (**P1 reproduced**). Zhang and
+# Sennrich's hypothesis, tested by experiment rather than proved: LayerNorm succeeds through its
+# re-scaling invariance, and re-centering is dispensable.
 #
 # ## P2 · Quality: the same model with each norm
 #
-# On WMT14 English-German (newstest2014), Transformer-base reached 26.6 BLEU with LayerNorm and 26.8
-# with RMSNorm. Here: notebook 06's six-layer Pre-LN language model with the normalizer replaced in
-# every slot, Adam at 3e-3 without warmup, 200 steps, ten seeds; each seed fixes the initial weights
-# and the data for both norms.
+# Does dropping the mean cost quality? On WMT14 English-German (newstest2014), Transformer-base
+# reached 26.6 BLEU with LayerNorm and 26.8 with RMSNorm. Here notebook 06's six-layer Pre-LN
+# language model gets each normalizer in every slot and trains 200 steps (Adam at 3e-3, no warmup)
+# on ten seeds; each seed fixes the initial weights and the data for both norms.
 #
-# The test, declared before the runs, is for non-inferiority ("comparable quality" claims no loss):
-# the mean over seeds of RMSNorm's held-out loss minus LayerNorm's, with its 95% Student-t interval.
-# RMSNorm is no worse if the whole interval lies below +0.02 nats per token (`LM_MARGIN`, under 1%
-# of the loss), worse if wholly above; otherwise the seeds cannot tell.
+# The test, declared before the runs, is for non-inferiority: RMSNorm's held-out loss minus
+# LayerNorm's, averaged over seeds, with its 95% Student-t interval. RMSNorm is no worse if the whole
+# interval lies below +0.02 nats per token (under 1% of the loss), worse if wholly above; otherwise
+# the seeds cannot tell.
 
 # %%
 study = transformer_analysis.rmsnorm_study()
@@ -232,16 +226,13 @@ stats.expect(stats.HOLDS, stats.no_worse, rms_vs_ln, LM_MARGIN, "lower")
 figures.rmsnorm_curves(study)
 
 # %% [markdown]
-# RMSNorm ends 0.007 nats below LayerNorm on average (interval -0.024 to +0.011), ahead on six
-# seeds, behind on four. The interval's worse end lies below the 0.02 margin: at this scale dropping
-# the mean costs nothing measurable, as the paper found (**P2 reproduced**). That end lies within
-# the machine-noise band of the margin, so the verdict is marked borderline. DyT, which keeps no
-# statistic (notebook 06's T6), ends ahead on every seed by 0.16 to 0.17 nats on average, which
-# after 200 steps on a toy language is no ranking.
+# The interval's worse end, +0.011, lies below the 0.02 margin: at this scale dropping the mean
+# costs nothing measurable, as the paper found (**P2 reproduced**). That end lies within machine
+# noise of the margin, so the verdict is marked borderline. DyT, which keeps no statistic, ends
+# ahead on every seed: no ranking after 200 steps on a toy language.
 #
-# One learning rate for both mixes quality with sensitivity to the rate. **P2b**, declared before
-# its run, gives each norm its own: 1e-3, 3e-3 and 1e-2, each norm's rate picked by its training
-# loss as in notebook 06's T6b.
+# One learning rate for both mixes quality with sensitivity to the rate, so **P2b**, declared before
+# its run, lets each norm pick its own from 1e-3, 3e-3 and 1e-2 by training loss.
 
 # %%
 rate_sweep = transformer_analysis.rmsnorm_lr_sweep()
@@ -259,11 +250,10 @@ print("verdict:", p2b.verdict)
 claims.expect(p2b, claims.REPRODUCED)
 
 # %% [markdown]
-# Both pick 1e-3, the grid's lowest rate, where RMSNorm is no worse with a far tighter interval,
-# -0.003 (-0.010 to +0.004): P2's wide interval belongs to its rate (the seeds' differences spread
-# more than twice as far at 3e-3 as at 1e-3). At every rate the means lie within 0.007 nats.
+# Both pick 1e-3, the grid's lowest rate, where RMSNorm is no worse with a far tighter interval
+# (**P2b reproduced**): P2's wide interval belongs to its rate.
 #
-# **P2c** puts the dropped invariance to work. The authors' stress test (in their code repository)
+# **P2c** puts the dropped invariance to work. The authors' stress test, in their code repository,
 # starts RNNSearch from weights centered near 0.2 and finds RMSNorm as stable. Here every weight
 # matrix of P2's model is shifted by 0.2 after initialization, adding one number to every unit it
 # writes. Declared before the runs: every RMSNorm run trains, and its loss is no worse than
@@ -278,22 +268,19 @@ claims.expect(p2c, claims.NOT_REPRODUCED)
 # %% [markdown]
 # LayerNorm subtracts the shifts and trains as it did without them; RMSNorm carries them into every
 # row, and all ten runs stall above the bigram level: **P2c not reproduced**. RNNSearch differs from
-# this model in size and optimizer, so this does not contradict their curve; it shows that the
-# invariance RMSNorm drops is not always idle.
+# this model in size and optimizer, so this does not contradict their curve, but the invariance
+# RMSNorm drops is not always idle.
 #
 # ## P3 · Speed, honestly
 #
-# The abstract promises a 7%-64% reduction in running time. In the table behind it, as quoted by
-# secondary sources from the paper's v1 (not checked against its table here), the 64% (63.9%) is
-# *pRMSNorm* on an order-embedding model in Theano; RMSNorm itself saved 6.9% (Transformer on a
-# V100) to 40.8% (order embeddings), and RNNSearch 24.7% in TensorFlow, 34.0% in Theano and 11.0% in
-# PyTorch. All are GPU wall times.
+# The abstract promises a 7%-64% reduction in running time. In the table behind it, as secondary
+# sources quote the paper's v1 (unchecked here), the 64% (63.9%) is *pRMSNorm* on an order-embedding
+# model in Theano; RMSNorm itself saved 6.9% (Transformer on a V100) to 40.8% (order embeddings),
+# and RNNSearch 24.7% in TensorFlow, 34.0% in Theano and 11.0% in PyTorch. All are GPU wall times.
 #
 # A norm does little arithmetic per value it moves, so its cost might be its memory traffic: we
-# count it, then time. Every version carries its affine parameters ($g$ and $b$ for LayerNorm, $g$
-# for RMSNorm). On a CPU in PyTorch 2.13, `F.layer_norm` is one fused kernel; `F.rms_norm` is
-# separate ops, each a full pass over memory. `runs.memory_traffic` counts the values each op moves
-# (reads plus writes per input value; a copy is 2):
+# count it, then time. On a CPU in PyTorch 2.13, `F.layer_norm` is one fused kernel; `F.rms_norm`
+# is separate ops, each a full pass over memory:
 
 # %%
 traffic = runs.memory_traffic()
@@ -302,8 +289,8 @@ for name in ("F.layer_norm (fused)", "F.rms_norm (composed)"):
 
 # %% [markdown]
 # To compare the formulas rather than two implementations, `lnpaper.bench` writes both norms alike,
-# twice, RMSNorm being LayerNorm with $\mu = 0$ (P1) and no bias. First, one torch op per step of
-# the formula:
+# twice, RMSNorm being LayerNorm with $\mu = 0$ and no bias. First, one torch op per step of the
+# formula:
 
 # %%
 print(inspect.getsource(bench.composed_norm))
@@ -311,15 +298,15 @@ print(inspect.getsource(bench.composed_norm))
 # %% [markdown]
 # Second, the fewest passes over memory: one read per statistic, one pass that reads and writes
 # $y = s\,a + t$ with $s = 1/\sqrt{\sigma^2 + \epsilon}$ and $t = -\mu s$ ($t = 0$ for RMSNorm), one
-# more for $g\,y + b$. Its LayerNorm takes the one-pass $\sigma^2 = E[a^2] - \mu^2$, which notebook
-# 02 shows failing at large offsets: fine for a timing, not for a model.
+# more for $g\,y + b$. Its LayerNorm takes the one-pass $\sigma^2 = E[a^2] - \mu^2$, which fails
+# at large offsets: fine for a timing, not for a model.
 
 # %%
 print(inspect.getsource(bench.fewest_pass_norm))
 
 # %% [markdown]
-# The traffic each version implies, forward and with the backward pass (autograd's for every
-# composed version, the fused kernel's own for `F.layer_norm`; gradients of $g$ and $b$ included):
+# The values each version reads plus writes per input value (a copy moves 2), forward and with the
+# backward pass:
 
 # %%
 print(f"values read + written per input value    {'forward':>8s} {'fwd+bwd':>8s}")
@@ -340,21 +327,12 @@ assert fwd[rms] > fwd[ln], (
 )
 
 # %% [markdown]
-# Written alike, RMSNorm moves 7 values per value where LayerNorm moves 12 (one op per step), or 5
-# against 6 (fewest passes). As shipped it runs the other way: the fused LayerNorm moves 2, as
-# little as a copy, `F.rms_norm` 7; with the backward pass, 5 against 29.
-#
-# Counts hold by construction; the claim is about time. `runs.norm_timing` times every version on
-# two shapes with 1 and 2 threads, in 11 rounds. The test takes RMSNorm's time over LayerNorm's
-# within each round, so that a disturbance of the shared machine hits both, then the median over
-# rounds. Declared beforehand: RMSNorm saves time below $1/1.1 = 0.91$, costs time above 1.1, and in
-# between the two cannot be told apart; a comparison is decided only if every shape and thread count
-# agree.
-#
-# The timings pin glibc's allocator (`bench.pin_allocator`); unpinned, the composed versions ran up
-# to six times slower, erratically. Times are the record's, from a shared 2-core machine;
-# `python -m lnpaper bench` measures them live. Each version's median time as a multiple of a
-# clone's:
+# Written alike, RMSNorm moves less than LayerNorm; as shipped, more. The claim, though, is about
+# time. Each version is timed in 11 rounds on every shape and thread count. The test takes RMSNorm's
+# time over LayerNorm's within each round, so that a disturbance of the shared machine hits both,
+# then the median over rounds. Declared beforehand: RMSNorm saves time below $1/1.1 = 0.91$, costs
+# time above 1.1, and in between the two cannot be told apart; a comparison is decided only if every
+# shape and thread count agree. Each version's median time as a multiple of a clone's:
 
 # %%
 timing = runs.norm_timing()
@@ -391,27 +369,23 @@ claims.expect(p3_finding, claims.REPRODUCED)
 
 # %% [markdown]
 # Written alike, RMSNorm is faster in every setting: with nothing else different, dropping the mean
-# (and the bias) saves time. As shipped it is never faster (one forward setting falls within the
-# margin, so that comparison is inconclusive): on today's CPU PyTorch, swapping LayerNorm for
-# RMSNorm to save time loses time. Nor is the traffic the cost: the fused `F.layer_norm` moves as
-# much as a clone yet takes several times as long; the counts predict the order of the composed
-# versions, not the size of the gaps.
+# and the bias saves time. The paper compared the norms written alike, so P3 is graded on those
+# four comparisons: **P3 reproduced**.
 #
-# The paper compared the two norms written alike in each framework, so P3 is graded on those four
-# comparisons, and all four save time: **P3 reproduced**. The as-shipped rows are reported beside
-# the verdict, not in it: they time PyTorch's fused LayerNorm kernel against a composed RMSNorm, a
-# fact about today's CPU kernels rather than the formula. The paper's GPU wall times are not
-# measurable here. How much of the saving a user sees belongs to the implementation: one reading of
-# why RNNSearch saved different amounts in three frameworks.
+# As shipped, RMSNorm is never faster: on today's CPU PyTorch, swapping LayerNorm for RMSNorm to
+# save time loses time. These rows stay outside the verdict: they time a fused kernel against
+# composed ops, a fact about kernels, not the formula. Nor is traffic the whole cost: the fused
+# `F.layer_norm` moves as much as a clone yet takes several times as long. What a user saves
+# depends on the implementation, which may be why RNNSearch saved different amounts in three
+# frameworks.
 #
 # ## P4 · pRMSNorm: the statistic from 6.25% of the units
 #
 # If the RMS is only a scale, an estimate might do: pRMSNorm computes it from the first $k$ units,
 # $k$ the share $p = 6.25\%$ of the $n$, and divides all $n$ by it. When $p\,n$ is not whole, $k$
-# depends on rounding: Zhang and Sennrich's PyTorch and TensorFlow code truncate, `int(p * n)`;
-# rounding up, $\lceil p\,n \rceil$, is the other reading of "the first $p\%$" (the paper's own
-# formula for $k$ was not checked here). `lnpaper.RMSNorm` takes `rounding="truncate"` (the default)
-# or `"ceil"`:
+# depends on rounding: the authors' code truncates, `int(p * n)`; rounding up, $\lceil p\,n \rceil$,
+# is the other reading of "the first $p\%$". `lnpaper.RMSNorm` takes `rounding="truncate"` (the
+# default) or `"ceil"`:
 
 # %%
 PRMS_P = 0.0625
@@ -441,10 +415,10 @@ except ValueError as error:
 assert lnpaper.RMSNorm(15, partial=PRMS_P, rounding="ceil").n_stat == 1
 
 # %% [markdown]
-# The two agree whenever $p\,n$ is whole, as at our model's $d = 64$ ($k = 4$), so nothing here
-# depends on the choice. Elsewhere they differ by one unit, which matters when $k$ is small: at
-# $n = 33$ (2 units against 3) the median row's two outputs lie 18% apart. Below $n = 16$ truncation
-# leaves no unit; the authors' code then divides by zero, and `lnpaper.RMSNorm` raises.
+# The two agree whenever $p\,n$ is whole, as at our model's $d = 64$, so nothing here depends on
+# the choice. Elsewhere they differ by one unit, which matters when $k$ is small: at $n = 33$ the
+# median row's two outputs lie 18% apart. Below $n = 16$ truncation leaves no unit, and the
+# authors' code divides by zero.
 #
 # How good is the estimate? For Gaussian rows the two mean squares $u = \mathrm{RMS}_k^2$ and
 # $v = \mathrm{RMS}_n^2$ have $\mathrm{Var}\,u = 2/k$ and
@@ -483,11 +457,10 @@ figures.prms_estimate(p4)
 
 # %% [markdown]
 # At $n = 1024$, 64 units estimate the RMS to within about 8.5% (one standard deviation), with a
-# slight downward bias (0.995), as the delta method says (0.996, 0.086). The source gives no number
-# for the estimate's accuracy, so this half of P4 checks our measurement against theory: our mean
-# and sd lie 1.9 and 1.6 standard errors below the delta method's, within the 5 the check allows, so
-# this half holds. The quality depends on $k$, not on $p$: at $n = 4096$ the typical error is 4%; at
-# our model's $d = 64$, with 4 units, it is a third. In the model:
+# slight downward bias, as the delta method says. The source gives no number for its accuracy, so
+# this half of P4 checks our measurement against theory, and it holds: mean and sd lie within the 5
+# standard errors allowed. The quality depends on $k$, not on $p$: at our model's $d = 64$, with 4
+# units, the typical error is a third. In the model:
 
 # %%
 for name in ("RMSNorm", "pRMSNorm (6.25%)"):
@@ -507,11 +480,10 @@ print(f"P4: {p4_finding.verdict}")
 claims.expect(p4_finding, claims.PARTLY)
 
 # %% [markdown]
-# With 4 units per statistic pRMSNorm trains, but ends behind RMSNorm on every seed, by 0.089 nats
-# on average (interval +0.048 to +0.129), wholly beyond the 0.02 margin. P4 is **partly**
-# reproduced: the estimate behaves as theory says, but at $d = 64$ the model built on it, with a
-# noisy scale different for every token, does not keep RMSNorm's quality. At the paper's widths the
-# estimate is far better. pRMSNorm is not timed here.
+# With 4 units per statistic pRMSNorm trains, but ends behind RMSNorm on every seed, its interval
+# wholly beyond the 0.02 margin. P4 is **partly** reproduced: the estimate behaves as theory says,
+# but at $d = 64$ its noisy scale, different for every token, costs the model RMSNorm's quality.
+# At the paper's widths the estimate is far better. pRMSNorm is not timed here.
 #
 # ## P5 · Where the norm goes
 #
@@ -522,18 +494,17 @@ claims.expect(p4_finding, claims.PARTLY)
 # | Post-LN | $x_{l+1} = \mathrm{Norm}(x_l + F(x_l))$ | normalized after every sublayer |
 # | Pre-LN | $x_{l+1} = x_l + F(\mathrm{Norm}(x_l))$, final Norm | never normalized in the stack |
 # | Peri-LN; Gemma 2 sandwich | $x_{l+1} = x_l + \mathrm{Norm}(F(\mathrm{Norm}(x_l)))$, final Norm | never normalized |
-# | reordered (OLMo 2; notebook 09's O1) | $x_{l+1} = x_l + \mathrm{Norm}(F(x_l))$, final Norm | never normalized |
-# | DeepNorm (notebook 08, D1) | $x_{l+1} = \mathrm{LN}(\alpha x_l + F(x_l))$, $\alpha > 1$ | normalized |
+# | reordered (OLMo 2) | $x_{l+1} = x_l + \mathrm{Norm}(F(x_l))$, final Norm | never normalized |
+# | DeepNorm | $x_{l+1} = \mathrm{LN}(\alpha x_l + F(x_l))$, $\alpha > 1$ | normalized |
 #
-# Post-LN is the 2017 Transformer's; Xiong et al. (2020) explained why Pre-LN trains without warmup
-# (notebook 06). "Sandwich" is the third row's older name (CogView, Gemma 2); "Peri-LN" is Kim et
-# al.'s (2025).
+# Post-LN is the 2017 Transformer's; Xiong et al. (2020) explained why Pre-LN trains without
+# warmup. "Sandwich" is the third row's older name (CogView, Gemma 2); "Peri-LN" is Kim et al.'s
+# (2025).
 #
 # **The block is the same; the models are not.** Kim et al. may also normalize the embedding output;
 # Gemma 2 instead multiplies the token embedding by $\sqrt d$, writes every RMSNorm gain as
 # $g = 1 + w$ with $w$ starting at 0, and soft-caps the attention scores and the final logits,
-# $z \to c \tanh(z / c)$ with $c = 50$ and $c = 30$. `peri_ln_model` and `gemma2_model` build each
-# model from tested options of `TransformerLM`. On the same seed, at init:
+# $z \to c \tanh(z / c)$ with $c = 50$ and $c = 30$. The two models on the same seed, at init:
 
 # %%
 from lnpaper.models.transformer import gemma2_model, peri_ln_model  # noqa: E402
@@ -563,8 +534,8 @@ assert not torch.allclose(peri(tokens), gemma(tokens)), (
 
 # %% [markdown]
 # Peri-LN's first block reads a normalized embedding. Gemma 2's reads the raw embedding times
-# $\sqrt{64} = 8$, a standard deviation of 8 here; the input norm removes that scale before every
-# sublayer, but it stays in the residual stream. The caps do nothing at init.
+# $\sqrt{64} = 8$; the input norm removes that scale before every sublayer, but it stays in the
+# residual stream. The caps do nothing at init.
 #
 # The $(1 + w)$ gain equals $g$ at init and differs only under weight decay, which pulls the stored
 # parameter to 0: $g$ toward 0, but $1 + w$ toward 1. One decoupled decay step
@@ -592,13 +563,11 @@ assert torch.equal(offset.weight, torch.ones(64))
 # hidden-state variance grows in a more balanced way than Pre-LN's and that its gradients are
 # steadier.
 #
-# Here: notebook 06's six-layer model with each placement, Adam at 1e-2 without warmup, 200 steps.
-# Each run measures, on 64 held-out sequences, the stream's variance after each block and each
-# block's gradient norm, at init and after training. The measures were chosen on six seeds (0-5,
-# shown) and are graded on 30 others (6-35).
-#
-# Three measures, Peri-LN over Pre-LN seed by seed: the last block's stream variance after training,
-# its growth in training, and the spread of the blocks' gradient norms (largest over smallest:
+# Here notebook 06's six-layer model trains with each placement for 200 steps (Adam at 1e-2, no
+# warmup), and each run measures, on held-out sequences, the stream's variance after each block and
+# each block's gradient norm. Three measures, chosen on six seeds (shown) and graded on 30 others,
+# compare Peri-LN with Pre-LN seed by seed: the last block's stream variance after training, its
+# growth in training, and the spread of the blocks' gradient norms (largest over smallest:
 # "steadier gradients"). For each, the mean log ratio with its 95% Student-t interval, turned back
 # into a ratio: Peri-LN's is smaller if the whole interval lies below 1. A fourth, the rise over
 # depth (block 6 over block 1), is shown, not graded: dividing by block 1 cancels the growth all
@@ -688,30 +657,27 @@ figures.placement_variance(placement)
 
 # %% [markdown]
 # **At init** Post-LN's stream has variance 1 after every block. Pre-LN's grows about 0.9 per block,
-# as Xiong et al.'s Lemma 2 says (notebook 06, T2); Peri-LN's about 1.9 per block, since each
-# sublayer adds a normalized output of variance about 1.
+# as Xiong et al.'s Lemma 2 says; Peri-LN's about 1.9 per block, since each sublayer adds a
+# normalized output of variance about 1.
 #
 # **After 200 steps at the high learning rate** Pre-LN's stream has grown more than a hundredfold:
 # nothing bounds what a sublayer adds. Peri-LN normalizes each sublayer's output before adding it,
-# so its stream grows only about fivefold and ends about thirteen times smaller. On the 30 graded
-# seeds the ratios are 0.033 for the growth and 0.07 for the size, with intervals far below 1. Both
-# end below the bigram level of 2.339 with losses that cannot be told apart (Peri-LN minus Pre-LN
-# +0.018, interval -0.005 to +0.040 nats).
+# so its stream grows only about fivefold. On the 30 graded seeds the ratios are 0.033 for the
+# growth and 0.07 for the size, with intervals far below 1. Both placements end below the bigram
+# level with losses that cannot be told apart.
 #
-# **Gradients.** On the 30 graded seeds the spread's ratio is 0.83 (interval 0.75 to 0.92):
-# Peri-LN's block gradient norms are more even by about a sixth, less than the first six seeds
-# suggested (0.69).
+# **Gradients.** On the graded seeds the spread's ratio is 0.83: Peri-LN's block gradient norms are
+# more even by about a sixth.
 #
 # The claim does **not** show here **across depth.** From block 1 to block 6, Peri-LN's trained
-# variance rises about elevenfold, Pre-LN's about fourfold, a ratio of 3.2 on the graded seeds
-# (interval 3.0 to 3.3): Peri-LN's output norms have learned gains, and the later ones grew. So
-# "more balanced" holds for the growth over training and for the stream's size, not across blocks.
-# The three graded measures hold and the spike counts below decide nothing: P5 is **partly**
-# reproduced.
+# variance rises about elevenfold, Pre-LN's about fourfold: Peri-LN's output norms have learned
+# gains, and the later ones grew. So "more balanced" holds for the growth over training and for the
+# stream's size, not across blocks. The three graded measures hold and the spike counts below decide
+# nothing: P5 is **partly** reproduced.
 #
 # Post-LN fails its own way: after training its first block gets almost no gradient (about
 # $10^{-7}$, against $10^{-1}$ for the last), and it ends at the uniform level (2.77; the unigram
-# level is 2.75): notebook 06's warmup failure (T3) at a higher learning rate.
+# level is 2.75): the warmup failure of notebook 06 at a higher learning rate.
 #
 # The blow-up is a matter of learning rate: the Pre-LN LayerNorm runs of P2, at 3e-3, end with a
 # last-block variance of
@@ -739,14 +705,14 @@ assert largest_moderate < 100, f"largest at lr 3e-3 {largest_moderate:.3g}"
 #
 # "Steadier gradients" is also a claim about time: a stable run's gradient norm should not jump from
 # step to step. The global gradient norm $\|\partial L / \partial \theta\|$ is logged at each of the
-# first 100 steps, for Pre-LN and Peri-LN at 1e-2 and 3e-2. A **spike**, defined in `lnpaper.stats`
-# before any run was seen, is a step whose norm exceeds twice the median of the ten steps before it.
-# As above, the test was fixed on six seeds and is graded on 30 others.
+# first 100 steps, for Pre-LN and Peri-LN at 1e-2 and 3e-2. A **spike**, defined before any run was
+# seen, is a step whose norm exceeds twice the median of the ten steps before it. The test was
+# fixed on six seeds and is graded on 30 others.
 #
 # Per learning rate, an exact paired **permutation test** asks whether Peri-LN has fewer spikes: if
 # placement made no difference, each seed's count difference would be as likely positive as
 # negative, and the $2^{30}$ sign flips give the chance of a total this far from zero. Beside it,
-# each run's largest jump (a step's norm over the median of the ten before), on a log scale:
+# each run's largest jump, on a log scale:
 
 # %%
 spikes = analysis.spike_confirmation()
@@ -784,28 +750,24 @@ figures.gradient_spikes(spikes)
 
 
 # %% [markdown]
-# Spikes stay rare: over the 30 graded seeds Pre-LN spiked 8 times at 3e-2 and Peri-LN twice, and at
-# 1e-2 once in 60 runs. At 3e-2 the counts lean Kim et al.'s way, but with p = 0.15: the counts are
-# **inconclusive** at both rates. The largest jump leans the same way, slightly: 0.97 times Pre-LN's
-# at 1e-2 (interval 0.95 to 1.00: it holds, by three percent) and 0.88 at 3e-2 (0.77 to 1.01:
-# inconclusive).
+# Spikes stay rare. At 3e-2 the counts lean Kim et al.'s way, but with p = 0.15: they are
+# **inconclusive** at both rates. The largest jump leans the same way, slightly: Peri-LN's is
+# smaller at 1e-2 (it holds, by three percent) and inconclusive at 3e-2.
 #
 # ## What survived from 2016, what was replaced, what was dropped
 #
 # - **The mechanism survived.** Statistics over one example's own units, independent of the batch,
-#   the same in training and at inference (notebooks 01-02): every norm with a statistic in today's
-#   Transformers works that way. Open-weight models default to RMSNorm; Llama and Qwen place it
-#   before each sublayer, Gemma 2 and 3 before and after it, OLMo 2 only after it.
+#   the same in training and at inference: every norm with a statistic in today's Transformers works
+#   that way. Open-weight models default to RMSNorm; Llama and Qwen place it before each sublayer,
+#   Gemma 2 and 3 before and after it, OLMo 2 only after it.
 # - **Table 1's weight-matrix invariance survived only where a norm reads that matrix's output alone.**
 #   In a Pre-LN stack each norm reads the residual stream $x_l = x_0 + \sum_{j<l} F_j$; rescaling
 #   one sublayer's matrix rescales only its term $F_j$ and turns the stream's direction, which no
-#   norm undoes. The stack keeps a joint invariance: rescaling the embedding and every sublayer's
-#   output matrix by one factor rescales the whole stream, which every norm removes. Peri-LN and
-#   sandwich, whose output norm reads the sublayer's output alone, regain the single-matrix
-#   invariance for every matrix whose rescaling rescales that output ($W^V$, $W^O$, both
-#   feed-forward matrices), not for $W^Q$ and $W^K$, which feed a softmax. DyT has none of Table 1's
-#   invariances (notebook 05). Measured in float64 on a six-block `TransformerLM`, each set of
-#   parameters tripled:
+#   norm undoes. Rescaling the embedding and every sublayer's output matrix by one factor does
+#   rescale the whole stream, which every norm removes. Peri-LN and sandwich, whose output norm reads
+#   the sublayer's output alone, regain the single-matrix invariance for $W^V$, $W^O$ and both
+#   feed-forward matrices, not for $W^Q$ and $W^K$, which feed a softmax. DyT has none of Table 1's
+#   invariances. Tripling each set of parameters of a six-block model, in float64:
 
 
 # %%
@@ -856,21 +818,19 @@ assert min(c for row in change.values() for c in row if c >= 1e-10) > 1e-2, chan
 # Peri-LN one, whose output norms undo the sublayers' share, leaving only the embedding tripled.
 #
 # - **The motive was replaced.** The paper, like BatchNorm before it, was framed around covariate
-#   shift. The explanations that stuck are a smoother loss landscape (Santurkar et al., notebook 06,
-#   T7) and, in the Transformer, control over the scale of gradients and of the residual stream
-#   (Xiong et al., notebook 06; Peri-LN above).
-# - **The half that set LayerNorm apart was dropped.** Re-centering gave LayerNorm its own column in
-#   Table 1, an invariance neither BatchNorm nor WeightNorm has. Section 5's geometry (the Fisher
-#   metric of a normalized model) rests on scale invariance alone, which RMSNorm keeps. RMSNorm
-#   removed re-centering at no measurable cost on Zhang and Sennrich's tasks or on ours (P2), though
-#   not from off-center weights (P2c). Brody, Alon and Yahav (2023, "On the Expressivity Role of
-#   LayerNorm in Transformers' Attention") argue that re-centering helps: the projection onto the
-#   hyperplane orthogonal to $\mathbf 1$ lets a query attend to all keys equally, and the rescaling
-#   keeps any key from becoming unselectable. RMSNorm keeps only the rescaling; our P2 runs do not
-#   isolate that mechanism.
+#   shift. The explanations that stuck are a smoother loss landscape (Santurkar et al.) and, in the
+#   Transformer, control over the scale of gradients and of the residual stream (Xiong et al.;
+#   Peri-LN above).
+# - **The half that set LayerNorm apart was dropped.** Re-centering was the invariance only LayerNorm
+#   had in Table 1. Section 5's geometry (the Fisher metric of a normalized model) rests on scale
+#   invariance alone, which RMSNorm keeps. RMSNorm removed re-centering at no measurable cost on
+#   Zhang and Sennrich's tasks or on ours (P2), though not from off-center weights (P2c). Brody,
+#   Alon and Yahav (2023, "On the Expressivity Role of LayerNorm in Transformers' Attention") argue
+#   that re-centering helps: the projection onto the hyperplane orthogonal to $\mathbf 1$ lets a
+#   query attend to all keys equally. RMSNorm keeps only the rescaling; our P2 runs do not isolate
+#   that mechanism.
 # - **Placement is still open.** Post-LN gave way to Pre-LN for trainability; Peri-LN and sandwich
-#   add a norm on each sublayer's output; DyT (notebook 06, T6) asks whether a statistic is needed
-#   at all.
+#   add a norm on each sublayer's output; DyT asks whether a statistic is needed at all.
 #
 # ## What was scaled down
 #

@@ -14,35 +14,21 @@
 # %% [markdown]
 # # 08 · Deep stacks: Admin, DeepNorm, Mix-LN and LayerNorm Scaling
 #
-# *About 15 minutes to read. From the record it runs in seconds; live, 11 min on one core.*
+# *About 10 minutes to read. From the record it runs in seconds; live, 11 min on one core.*
 #
-# Notebook 07 ended the story in 2020 with Pre-LN in most large language models, RMSNorm in place of
-# LayerNorm, and two 2025 postscripts (Peri-LN, DyT). This notebook and the next two take up what
-# came after: answers from the literature since 2020, each with its formula next to the option of
-# `lnpaper.models.transformer` that computes it, what its source claims, whether that number is
-# reachable on a CPU (mostly it is not: 1,000 layers, 7B-parameter perplexities), and a small
-# experiment that tests the *mechanism* the claim rests on, graded by `lnpaper.stats`. This one is
-# about depth:
+# Notebook 06 left Post-LN needing warmup and Pre-LN not. Four later papers went back to depth with
+# one question each: *why* does Post-LN fail (Admin: **A2**, **A2b**), can it be made to train
+# anyway (DeepNorm: **D1**, **D1b**), can the two placements be mixed (Mix-LN: **X1**, **X1b**), and
+# what does Pre-LN cost in a deep stack (the curse of depth, against Peri-LN, and LayerNorm Scaling:
+# **L1**, **L1d**, **L1b**, **L1c**)?
 #
-# - deep Post-LN stacks revisited: Admin's amplification (**A2**, **A2b**), DeepNorm (**D1**,
-#   **D1b**), Mix-LN (**X1**, **X1b**);
-# - the curse of depth in Pre-LN, against Peri-LN, and LayerNorm Scaling (**L1**, **L1d**,
-#   **L1b**, **L1c**).
+# Each section shows the paper's formula next to the option of `lnpaper.models.transformer` that
+# computes it, then a small experiment from the record on notebook 06's language model. The sources'
+# own numbers (1,000 layers, BLEU, 7B perplexities) are out of reach on a CPU; what a laptop can
+# check is the *mechanism* each paper proposes.
 #
-# All training uses `lnpaper.train.population`, which trains every seed of a configuration as one
-# batch.
-#
-# Notebook 06 left Post-LN as the placement that needs warmup and Pre-LN as the one that does
-# not. Four later papers went back to depth with one question each: *why* does Post-LN fail
-# (Admin), can it be made to train anyway (DeepNorm), can the two placements be mixed (Mix-LN),
-# and what does Pre-LN cost in a deep stack (LayerNorm Scaling)? Each is an option of
-# `TransformerLM`; each section shows the lines that implement it, then a small experiment from
-# the record on notebook 06's language model (d = 64, 2 heads, 16 tokens). The sources' own
-# numbers (1,000 layers, BLEU, 7B perplexities) are out of reach here; what a laptop can check is
-# the mechanism each paper proposes, and the verdicts say which.
-#
-# The verdicts use the words notebook 01 defines once, in its box *How to read a verdict*:
-# what "trains", "negligible", "borderline" and "not exercised" mean.
+# The verdict words ("trains", "negligible", "borderline", "not exercised") are defined once, in
+# notebook 01's box *How to read a verdict*.
 
 # %%
 # %matplotlib inline
@@ -79,22 +65,22 @@ def source_lines(function, *needles):
 # %% [markdown]
 # ## A2 · Admin: Post-LN leans on its branches, and that amplifies perturbations
 #
-# Liu et al. (2020, *Understanding the Difficulty of Training Transformers*, arXiv:2004.08249,
-# Sec. 4) measure how much a sublayer's output depends on its residual branch $f$ rather than on
-# the stream $s$ it is added to:
+# The idea: Post-LN's sublayers lean hard on their branches, which makes the output oversensitive to
+# small changes of the weights, more so in a deep stack.
+#
+# Liu et al. (2020, *Understanding the Difficulty of Training Transformers*, arXiv:2004.08249, Sec.
+# 4) measure how much a sublayer's output depends on its residual branch $f$ rather than on the
+# stream $s$ it is added to:
 #
 # $$\beta_i = \frac{\mathrm{Var}[f_i(x_{i-1})]}{\mathrm{Var}[s_i + f_i(x_{i-1})]}.$$
 #
-# In Post-LN, $s = x$ has unit variance after every LayerNorm, so each branch carries about as
-# much as the stream. In Pre-LN the stream is never normalized and grows, so the $i$-th branch is
-# a smaller and smaller part of it. Their argument: heavy dependence turns a small change of the
-# parameters into a large change of the output, $\|F(x; W + \delta) - F(x; W)\|$, which grows
-# with depth, $O(N)$ for Post-LN against $O(\log N)$ for Pre-LN (their Sec. 4; and this, not
-# vanishing gradients, makes Post-LN fragile: an argument we do not grade). Their fix, Admin,
-# keeps Post-LN but weights the stream:
-# $x_i = \mathrm{LN}(x_{i-1} \odot \omega_i + f_i(x_{i-1}))$, with
-# $\omega$ set by one profiling pass to the square root of the accumulated variance of the
-# branches before it (a standard deviation, as in the authors' profiling code). In
+# In Post-LN, $s = x$ has unit variance after every LayerNorm, so each branch carries about as much
+# as the stream. In Pre-LN the stream is never normalized and grows, so the $i$-th branch is a
+# smaller and smaller part of it. Heavy dependence turns a small change of the parameters into a
+# large change of the output, $\|F(x; W + \delta) - F(x; W)\|$, which grows with depth: $O(N)$ for
+# Post-LN against $O(\log N)$ for Pre-LN (their Sec. 4). Their fix, Admin, keeps Post-LN but weights
+# the stream: $x_i = \mathrm{LN}(x_{i-1} \odot \omega_i + f_i(x_{i-1}))$, with $\omega$ set by one
+# profiling pass to the square root of the accumulated variance of the branches before it. In
 # `lnpaper`:
 
 # %%
@@ -122,10 +108,9 @@ deep_half = {arm: np.mean(values[12:]) for arm, values in beta_i.items()}
 assert deep_half["admin"] < 0.5 * deep_half["post"], deep_half
 
 # %% [markdown]
-# The experiment `branch_dependence` does this for Post-LN, Pre-LN and Admin at 6, 12, 18, 24 and
-# 36 blocks over 8 seeds, and moves every weight matrix $W$ of the blocks by 1% of its norm in a
-# random direction (three directions per model), measuring the relative change of the stack's
-# output (after its last norm, before the head):
+# The experiment `branch_dependence` does this for Post-LN, Pre-LN and Admin from 6 to 36 blocks,
+# and moves every weight matrix $W$ of the blocks by 1% of its norm in a random direction, measuring
+# the relative change of the stack's output:
 
 # %%
 a2 = runs.branch_dependence()
@@ -147,26 +132,22 @@ claims.expect(a2_finding, claims.PARTLY)
 figures.branch_dependence(a2)
 
 # %% [markdown]
-# Both halves of the mechanism show at this size: Post-LN's sublayers depend on their branches
-# about seven times as much as Pre-LN's at 36 blocks, its output change grows with depth faster
-# than Pre-LN's, and Admin's profiled $\omega$ brings Post-LN to Pre-LN's levels on both counts
-# while it keeps the norm after the residual sum. Whether this, rather than gradient vanishing, is
-# *the root cause* is Liu et al.'s reading; what we checked is that the quantities they build it
-# on move the way they say, at init.
+# Both halves of the mechanism show: at 36 blocks Post-LN's sublayers depend on their branches about
+# seven times as much as Pre-LN's, its output change grows with depth faster, and Admin's $\omega$
+# brings Post-LN to Pre-LN's levels on both counts while it keeps the norm after the residual sum.
+# That this, not vanishing gradients, is *the root cause* of Post-LN's trouble is Liu et al.'s
+# reading, not checked here.
 #
-# Their rates need a reading: is $O(N)$ the rate of the output change's norm, or of its square
-# (a variance, which is how their analysis accumulates the branches' contributions)? The five
-# depths tell them apart. Fitting $\|\Delta F\| \propto L^b$ per seed, Post-LN's exponent is
-# about 0.5 and Pre-LN's and Admin's about 0.2 (the finding above prints the intervals): what
-# $O(N)$ and $O(\log N)$ predict for the *square* of the change ($b = 0.5$, and 0.19 for
-# $\sqrt{\log N}$ over these depths), and well below what they predict for the norm itself
-# ($b = 1$ and 0.39). We read the rates as rates of the variance. The exponent is reported, not
-# graded: A2 is graded as D1 and L1 are, on the mechanism's direction at init, so `partly`.
+# Is $O(N)$ the rate of the output change's norm, or of its square (a variance, which is how their
+# analysis adds up the branches)? The five depths tell them apart. Fitting
+# $\|\Delta F\| \propto L^b$ per seed, Post-LN's exponent is about 0.5 and Pre-LN's and Admin's
+# about 0.2: what the two rates predict for the *square* of the change, not for the norm itself. The
+# exponent is reported, not graded: A2 is graded, as D1 and L1 are, on the mechanism's direction at
+# init, so **A2** is `partly`.
 #
 # **A2b** asks what the mechanism is for: does Admin let a deep Post-LN train where plain Post-LN
-# fails? It is tested at twice D1's depth (12 blocks) and D1's rate without warmup, where Post-LN
-# stalls, on 12 new seeds. Liu et al. trained with warmup; this is the setting where Post-LN fails
-# in this miniature.
+# fails? The test uses 12 blocks at D1's rate without warmup, where Post-LN stalls in this
+# miniature, on 12 new seeds (Liu et al. trained with warmup).
 
 # %%
 a2b = claims.BY_ID["A2b"].evaluate()
@@ -176,20 +157,21 @@ claims.expect(a2b, claims.NOT_REPRODUCED)
 
 # %% [markdown]
 # Admin stalls with Post-LN: every run of both ends at the unigram level, while Pre-LN trains.
-# The profiled $\omega$ removes the amplification at init, as A2 shows, but here that is not what
-# stops a Post-LN stack without warmup (**A2b not reproduced**, in this setting).
+# Removing the amplification at init is not what a Post-LN stack without warmup needs (**A2b not
+# reproduced**, in this setting).
 #
 # ## D1 · DeepNorm: a bounded first update
 #
-# Wang et al. (2022, *DeepNet*, arXiv:2203.00555) keep Post-LN too, and up-weight the stream by a
-# constant instead: $x_{l+1} = \mathrm{LN}(\alpha x_l + G_l(x_l))$ for every sublayer, with the
-# weights of the value and output projections and of both feed-forward matrices multiplied by
-# $\beta$ after their normal initialization (queries and keys are not). For a decoder of $M$
-# blocks, $\alpha = (2M)^{1/4}$ and $\beta = (8M)^{-1/4}$. They derive it from a bound on the model
-# update $\|F(x; \theta_{t+1}) - F(x; \theta_t)\|$: Post-LN's first updates are large, and a large
-# early update drives the LayerNorm inputs into a regime from which training does not recover.
-# The claimed results, 1,000 layers and a 200-layer model beating a 48-layer one by 5 BLEU, are
-# far beyond a CPU; the mechanism is not. In `lnpaper`:
+# The idea: a large early update drives Post-LN's LayerNorm inputs into a regime from which training
+# does not recover, so keep the first updates small.
+#
+# Wang et al. (2022, *DeepNet*, arXiv:2203.00555) keep Post-LN and up-weight the stream by a
+# constant: $x_{l+1} = \mathrm{LN}(\alpha x_l + G_l(x_l))$ for every sublayer, with the weights of
+# the value and output projections and of both feed-forward matrices multiplied by $\beta$ after
+# their normal initialization (queries and keys are not). For a decoder of $M$ blocks,
+# $\alpha = (2M)^{1/4}$ and $\beta = (8M)^{-1/4}$, derived from a bound on the model update
+# $\|F(x; \theta_{t+1}) - F(x; \theta_t)\|$. The claimed results, 1,000 layers and a 200-layer model
+# beating a 48-layer one by 5 BLEU, are far beyond a CPU; the mechanism is not. In `lnpaper`:
 
 # %%
 source_lines(TransformerLM.__init__, "alpha = (2 * n_layers)")
@@ -225,9 +207,8 @@ assert abs(scaled["W^Q"] - 1) < 1e-6 and all(
 
 # %% [markdown]
 # The experiment `deepnorm_study` trains the 6-block Post-LN model and its DeepNorm version with
-# Adam at 3e-3 and no warmup, the setting in which notebook 06's Post-LN stalls near the uniform
-# level, on the same data and initial draws per seed (8 seeds, 100 steps, all seeds as one
-# batch). Before each of the first 20 steps it takes the logits on 64 fixed held-out sequences;
+# Adam at 3e-3 and no warmup, where notebook 06's Post-LN stalls, on the same data and initial draws
+# per seed. Before each of the first 20 steps it takes the logits on 64 fixed held-out sequences;
 # the model update of step $t$ is the root mean square of their change,
 # $\sqrt{\overline{(F(x;\theta_t) - F(x;\theta_{t-1}))^2}}$.
 
@@ -244,18 +225,15 @@ claims.expect(d1_finding, claims.PARTLY)
 figures.deepnorm_update(d1)
 
 # %% [markdown]
-# Both parts of the mechanism hold at this size. Post-LN's first step moves the logits nearly
-# three times as far as DeepNorm's, and Post-LN never recovers within these steps: its held-out
-# loss stays near the uniform level (notebook 06 saw the same at 200 steps), while DeepNorm,
-# with the same norm after the residual sum and no warmup, trains. That is what the bound
-# predicts; the depth it was built for (hundreds of blocks) is not reachable here, so the verdict
-# is `partly`: the mechanism, not the 1,000 layers.
+# Both parts of the mechanism hold. Post-LN's first step moves the logits nearly three times as far
+# as DeepNorm's, and Post-LN never recovers: its loss stays near the uniform level, while DeepNorm,
+# with the same norm after the residual sum, trains. The depth the bound was built for is out of
+# reach, so **D1** is `partly`.
 #
-# Which half bounds the first update, $\alpha$ on the stream or $\beta$ on the initialization?
-# DeepNet derives the two together, and no source runs them apart. **D1b**, declared before its
-# run, asks whether each alone keeps the largest of the
-# first 20 updates below Post-LN's, on D1's model, rate, data and seeds
-# (`analysis.deepnorm_halves`, with the `deepnorm_parts` option), with a Pre-LN arm beside.
+# Which half bounds the first update, $\alpha$ on the stream or $\beta$ on the initialization? No
+# source runs them apart. **D1b**, declared before its run, asks whether each alone keeps the
+# largest of the first 20 updates below Post-LN's, on D1's model, rate, data and seeds, with a
+# Pre-LN arm beside.
 
 # %%
 halves = analysis.deepnorm_halves()
@@ -280,25 +258,25 @@ print("verdict:", d1b.verdict)
 claims.expect(d1b, claims.REPRODUCED)
 
 # %% [markdown]
-# Each half alone bounds the first updates below Post-LN's, $\beta$ clearly (to 0.61 of
-# Post-LN's, geometric mean over seeds) and $\alpha$ less (0.80, an interval within machine noise
-# of undecided, so the verdict is borderline); together they bound it far more (0.38). The
-# surprise is the loss: either half alone keeps the 6-block Post-LN model from stalling, and
-# $\beta$ alone ends where DeepNorm does (2.07 against 2.08 nats), so at this depth the smaller
-# initialization of the branches does the work. At depths where DeepNet needs both, this says
-# nothing. Pre-LN's largest update is 0.83 of Post-LN's, close to $\alpha$ alone's 0.80, and
-# both train, while Post-LN at 1.00 stalls. Between models that stall and models that train the
-# first updates differ by less than a fifth, so at this depth the bound on them is at most part
-# of the story.
+# Each half alone bounds the first updates below Post-LN's, $\beta$ clearly and $\alpha$ less (an
+# interval within machine noise of undecided); together they bound them far more (**D1b
+# reproduced**, borderline). The surprise is the loss: either half alone keeps the model from
+# stalling, and $\beta$ alone ends where DeepNorm does, so at this depth the smaller initialization
+# of the branches does the work. Pre-LN's largest update is 0.83 of Post-LN's, close to $\alpha$
+# alone's 0.80, and both train while Post-LN stalls: first updates that differ by less than a fifth
+# separate models that train from models that stall, so the bound is at most part of the story at
+# this depth.
 #
 # ## X1 · Mix-LN: Post-LN below, Pre-LN above
 #
-# Li, Yin and Liu (2025, *Mix-LN*, ICLR 2025, arXiv:2412.13795) read the two placements' failure
-# modes off their gradients: Pre-LN gives its deep layers small gradients (their outputs are
-# small against the grown stream, so the deep layers learn little), Post-LN its early layers
-# (the gradient passes through every later LayerNorm on its way back). Mix-LN uses Post-LN for
-# the first $\lfloor L/4 \rfloor$ blocks and Pre-LN for the rest, hoping for gradients of one
-# size throughout. In `lnpaper` it is a placement of the whole model:
+# The idea: each placement starves a different end of the stack of gradient, so put each where it
+# does no harm.
+#
+# Li, Yin and Liu (2025, *Mix-LN*, ICLR 2025, arXiv:2412.13795) read the two failure modes off the
+# gradients: Pre-LN gives its deep layers small gradients (their outputs are small against the grown
+# stream), Post-LN its early layers (the gradient passes through every later LayerNorm on its way
+# back). Mix-LN uses Post-LN for the first $\lfloor L/4 \rfloor$ blocks and Pre-LN for the rest. In
+# `lnpaper` it is a placement of the whole model:
 
 # %%
 source_lines(TransformerLM.__init__, "n_post = int(MIX_POST_FRACTION")
@@ -308,11 +286,11 @@ assert [b.placement for b in mix.blocks] == ["post"] * 2 + ["pre"] * 6
 
 # %% [markdown]
 # The experiment `gradient_profile` measures each block's gradient norm
-# $\|\partial L / \partial \theta_l\|$ on 64 held-out sequences at init and after 20 Adam steps
-# (lr 1e-3, where Post-LN trains without warmup), 8 blocks, 10 seeds. Two numbers per seed
-# summarize a profile: its *tilt*, the mean log norm of the last quarter of the blocks minus that
-# of the first quarter (below 0: the deep blocks get less), and its *spread*, the standard
-# deviation of the log norms over the blocks (0 for a flat profile).
+# $\|\partial L / \partial \theta_l\|$ on 64 held-out sequences at init and after 20 Adam steps, at
+# a rate where Post-LN trains without warmup. Two numbers per seed summarize a profile: its *tilt*,
+# the mean log norm of the last quarter of the blocks minus that of the first quarter (below 0: the
+# deep blocks get less), and its *spread*, the standard deviation of the log norms over the blocks
+# (0 for a flat profile).
 
 # %%
 x1 = runs.gradient_profile()
@@ -326,16 +304,13 @@ claims.expect(x1_finding, claims.PARTLY)
 figures.gradient_profile(x1)
 
 # %% [markdown]
-# The two failure modes show as claimed: Pre-LN's profile tilts down (its deep blocks get the
-# smaller gradients), Post-LN's tilts up, mildly at init and steeply after 20 steps, when its
-# first blocks get a small fraction of the last ones' gradient. Mix-LN, with Post-LN in its first
-# two blocks only, removes Post-LN's tilt. But it is not more even than Pre-LN: at init its
-# spread is a little larger, after training the two cannot be told apart. At 8 blocks Mix-LN
-# fixes Post-LN and matches Pre-LN; the "more uniform than both" of the source does not show,
-# and the verdict is `partly`.
+# The two failure modes show as claimed: Pre-LN's profile tilts down, Post-LN's tilts up, mildly at
+# init and steeply after 20 steps. Mix-LN removes Post-LN's tilt, but it is not more even than
+# Pre-LN: at init its spread is a little larger, after training the two cannot be told apart. The
+# source's "more uniform than both" does not show, so **X1** is `partly`.
 #
-# **X1b** grades the claim the profile is meant to explain, a lower loss than both: X1's 8 blocks
-# and rate, trained 200 steps on 12 new seeds.
+# **X1b** grades the claim the profile is meant to explain, a lower loss than both, on X1's model
+# and rate trained longer on new seeds.
 
 # %%
 x1b = claims.BY_ID["X1b"].evaluate()
@@ -344,18 +319,19 @@ print("verdict:", x1b.verdict)
 claims.expect(x1b, claims.PARTLY)
 
 # %% [markdown]
-# Mix-LN is far below Post-LN, whose runs mostly stall, and a little above Pre-LN, by more than
-# the negligible margin (**X1b partly**). At this depth its two Post-LN blocks cost it more than
-# its balanced gradients give back.
+# Mix-LN is far below Post-LN, whose runs mostly stall, and a little above Pre-LN, by more than the
+# negligible margin (**X1b partly**). At this depth its two Post-LN blocks cost it more than its
+# balanced gradients give back.
 #
 # ## L1 · LayerNorm Scaling: the curse of depth
 #
+# The idea: in Pre-LN the stream grows with depth, so a deep block adds a small branch to a large
+# stream and does little; damping the deep blocks' inputs should put them back to work.
+#
 # Sun et al. (2025, *The Curse of Depth in Large Language Models*, arXiv:2502.05795) find that in
-# open Pre-LN models about half the layers can be removed at little cost, and blame the growth
-# of the stream's variance with depth: a deep block adds a small branch to a large stream, so
-# it is close to the identity. Their fix scales the output of each block's two input norms by
-# $1/\sqrt{l}$, $l$ the block's 1-based index, with no new parameters:
-# $x_{l+1} = x_l + F(\mathrm{LN}(x_l) / \sqrt{l})$. In `lnpaper`:
+# open Pre-LN models about half the layers can be removed at little cost. Their fix scales the
+# output of each block's two input norms by $1/\sqrt{l}$, $l$ the block's 1-based index, with no new
+# parameters: $x_{l+1} = x_l + F(\mathrm{LN}(x_l) / \sqrt{l})$. In `lnpaper`:
 
 # %%
 source_lines(TransformerLM.__init__, "input_scale=(index + 1) ** -0.5")
@@ -367,12 +343,11 @@ print("input scales:", ", ".join(f"{scale:.3f}" for scale in scales))
 assert all(abs(scale - (i + 1) ** -0.5) < 1e-12 for i, scale in enumerate(scales))
 
 # %% [markdown]
-# The experiment `layer_scaling_study` trains 8-block Pre-LN models with and without the scaling
-# (Adam 3e-3, no warmup, 100 steps, 6 seeds) and measures, per block $l$ on the 256 held-out
-# sequences: the variance of the stream it outputs; the angular distance between its input and
-# output, $\arccos(\cos(x_l, x_{l+1}))/\pi$ averaged over tokens (how far a block turns the
-# stream: 0 for a block that leaves every token's direction alone); and how much the held-out
-# loss rises when that block alone is skipped.
+# The experiment `layer_scaling_study` trains 8-block Pre-LN models with and without the scaling and
+# measures, per block $l$ on the 256 held-out sequences: the variance of the stream it outputs; the
+# angular distance between its input and output, $\arccos(\cos(x_l, x_{l+1}))/\pi$ averaged over
+# tokens (0 for a block that leaves every token's direction alone); and how much the held-out loss
+# rises when that block alone is skipped.
 
 # %%
 l1 = runs.layer_scaling_study()
@@ -393,25 +368,21 @@ claims.expect(l1b_finding, claims.NOT_EXERCISED)
 figures.layer_scaling(l1)
 
 # %% [markdown]
-# The curse shows, in miniature: in plain Pre-LN the stream's variance grows block after block,
-# and the deeper half of the blocks are worth much less than the shallower half when skipped. But
-# without a Post-LN or Peri-LN arm trained alike, that profile is not shown to be Pre-LN's own:
-# any stack whose first block does the heavy lifting has it. So **L1** is `partly`. The scaling
-# does what its formula says to the variance (the last stream's variance falls to about a
-# quarter). It does not make the deep blocks do more: with it they turn the stream *less* and are
-# worth *less* when skipped, both significantly, the opposite of the claim, and what the formula
-# gives at init (a branch whose input is scaled by $1/\sqrt{l}$ adds less to a stream that grows
-# more slowly). The scaling has no parameter of its own, so a norm's gain, moved by about $\eta$
-# per Adam step, needs $(\sqrt l - 1)/\eta$ steps to give it back: 140 for block 2, 610 for block
-# 8 (the weights after the norm can compensate sooner), so 100 steps may be too few to see the
-# claimed effect. The scaled models still end lower in held-out loss (reported, not graded: a
-# gain at this size is not the 7B result). **L1b**'s verdict rests first on its premise: a cure
-# for Pre-LN's curse is exercised only where the curse is Pre-LN's own, which L1d, next, tests.
+# The curse shows, in miniature: in plain Pre-LN the stream's variance grows block after block, and
+# the deeper half of the blocks are worth much less than the shallower half when skipped. But with
+# no other placement trained alike, that profile is not shown to be Pre-LN's own: any stack whose
+# first block does the heavy lifting has it. So **L1** is `partly`.
 #
-# Is the profile Pre-LN's own? Declared before its run, **L1d** trains the same model, data,
-# seeds, rate and steps with Peri-LN (`curse_control`), whose blocks normalize what they add
-# while the stream, as in Pre-LN, is never normalized, and asks whether Pre-LN's deeper half
-# matters less, next to its shallower half, than Peri-LN's does.
+# The scaling cuts the last stream's variance to about a quarter. It does not make the deep blocks
+# do more: with it they turn the stream *less* and are worth *less* when skipped, both
+# significantly, the opposite of the claim. With no parameter of its own, the scaling can be undone
+# only by a norm's gain, moved by about $\eta$ per Adam step: $(\sqrt l - 1)/\eta$ steps, 610 for
+# block 8, so 100 steps may be too few. **L1b**'s verdict rests first on its premise: a cure for
+# Pre-LN's curse is exercised only where the curse is Pre-LN's own.
+#
+# Is it? Declared before its run, **L1d** trains the same setup with Peri-LN (`curse_control`),
+# whose blocks normalize what they add while the stream, as in Pre-LN, is never normalized, and asks
+# whether Pre-LN's deeper half matters less, next to its shallower half, than Peri-LN's does.
 
 # %%
 l1d_finding = claims.BY_ID["L1d"].evaluate()
@@ -419,19 +390,16 @@ print(claims.wrap(f"{l1d_finding.ours} -> {l1d_finding.verdict}"))
 claims.expect(l1d_finding, claims.INCONCLUSIVE)
 
 # %% [markdown]
-# It does not separate them. Peri-LN's deeper half is worth 0.082 nats less than its shallower
-# half, Pre-LN's 0.078, and the difference, +0.004 [-0.007, +0.015], holds 0: **L1d** is
-# `inconclusive`, and the two gaps are near equal. Peri-LN's stream grows less (its last
-# variance 68 against 87), yet its deep blocks are worth as little. At this size the profile L1
-# measures is what an 8-block stack trained for 100 steps looks like whichever way its blocks
-# are normalized, the first blocks doing most of the work, not a curse particular to Pre-LN.
-# With its premise not shown, **L1b** is `inconclusive (not exercised)`: the deep blocks doing
-# less with the scaling is what it does here, and no evidence against a cure for a problem these
-# runs do not have. The interval holds 0 by a margin inside the robustness band, so another CPU
-# could find the premise, and then L1b would be `not reproduced` (the ledger's borderline note).
+# It does not separate them. Peri-LN's deeper half is worth 0.082 nats less than its shallower half,
+# Pre-LN's 0.078, and the difference holds 0: **L1d** is `inconclusive`. At this size the profile L1
+# measures comes with either way of normalizing the blocks: it is not a curse particular to Pre-LN.
+# With its premise not shown, **L1b** is `inconclusive (not exercised)`: deep blocks doing less with
+# the scaling is no evidence against a cure for a problem these runs do not have. The interval holds
+# 0 by a margin inside the robustness band, so on another CPU L1b could be `not reproduced` (the
+# ledger's borderline note).
 #
-# Declared before its run, **L1c** asks the same of the same study trained three times as long,
-# 300 steps (`layer_scaling_long`), what the record's budget allows.
+# Declared before its run, **L1c** asks the same of the study trained three times as long, 300 steps
+# (`layer_scaling_long`).
 
 # %%
 l1_long = analysis.layer_scaling_long()
@@ -444,16 +412,11 @@ print(claims.wrap(f"{l1c_finding.ours} -> {l1c_finding.verdict}"))
 claims.expect(l1c_finding, claims.NOT_EXERCISED)
 
 # %% [markdown]
-# Three times the training makes the gap wider, not narrower: the scaled model's deeper half
-# turns the stream less (-0.028 against -0.023 at 100 steps) and is worth less when skipped
-# (-0.035 nats against -0.010). The premise was checked on the 100-step runs only (no 300-step
-# Peri-LN arm was run), so **L1c** is `inconclusive (not exercised)` too. What the scaling buys
-# grows instead in the loss: the scaled models end 0.169 [0.117, 0.221] nats lower, against 0.049 at
-# 100 steps, with the last stream's variance a quarter of the plain model's. At this size
-# LayerNorm Scaling makes a better model without making its deep blocks do more, by both
-# measures of a block's use graded here; the first blocks carry more of the work instead
-# (block 1 is worth 1.03 nats scaled, 0.89 plain). Whether the deep blocks come back over
-# thousands of steps, or only at the source's scale, is not something this budget can say.
+# Longer training widens the gap: the scaled model's deeper half turns the stream less and is worth
+# less when skipped, by more than at 100 steps. The premise was checked at 100 steps only, so
+# **L1c** is `inconclusive (not exercised)` too. What the scaling buys grows in the loss instead:
+# the scaled models end 0.169 nats lower, against 0.049 at 100 steps, and their first block carries
+# more of the work (worth 1.03 nats scaled, 0.89 plain).
 
 # %% [markdown]
 # ## Claims checked here

@@ -108,3 +108,15 @@ def test_the_history_pattern_sees_what_it_is_for():
         assert PROCESS_HISTORY.search(text), text
     for text in ("a preview", "the issue is the mean", "earlier layers", "C-5 and D-7"):
         assert not PROCESS_HISTORY.search(text), text
+
+
+def test_the_readmes_first_pass_adds_up_its_notebooks_and_the_confusions_page():
+    """The first pass is the notebooks the README marks with a dot, then the common confusions."""
+    readme = (ROOT / "README.md").read_text()
+    marked = re.findall(r"^\| \[`(\d\d_\w+)`\]\([^)]*\) ●", readme, flags=re.M)
+    assert marked, "the README marks no notebook for the first pass"
+    minutes = sum(reading_minutes(prose_words((ROOT / "notebooks" / f"{m}.py").read_text()))
+                  for m in marked)  # fmt: skip
+    minutes += reading_minutes(len((ROOT / "book" / "confusions.md").read_text().split()))
+    stated = re.search(r"\*\*A first pass, about (\d+) minutes of reading:\*\*", readme)
+    assert stated and int(stated.group(1)) == minutes, (stated and stated.group(1), minutes)
