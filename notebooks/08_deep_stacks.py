@@ -14,13 +14,13 @@
 # %% [markdown]
 # # 08 · Deep stacks: Admin, DeepNorm, Mix-LN and LayerNorm Scaling
 #
-# *About 10 minutes to read. From the record it runs in seconds; live, 11 min on one core.*
+# *About 10 minutes to read. From the record it runs in seconds; live, 17 min on one core.*
 #
 # Notebook 06 left Post-LN needing warmup and Pre-LN not. Four later papers went back to depth with
 # one question each: *why* does Post-LN fail (Admin: **A2**, **A2b**), can it be made to train
-# anyway (DeepNorm: **D1**, **D1b**), can the two placements be mixed (Mix-LN: **X1**, **X1b**), and
-# what does Pre-LN cost in a deep stack (the curse of depth, against Peri-LN, and LayerNorm Scaling:
-# **L1**, **L1d**, **L1b**, **L1c**)?
+# anyway (DeepNorm: **D1**, **D1b**, **D1c**, **D1d**), can the two placements be mixed (Mix-LN:
+# **X1**, **X1b**), and what does Pre-LN cost in a deep stack (the curse of depth, against Peri-LN,
+# and LayerNorm Scaling: **L1**, **L1d**, **L1b**, **L1c**)?
 #
 # Each section shows the paper's formula next to the option of `lnpaper.models.transformer` that
 # computes it, then a small experiment from the record on notebook 06's language model. The sources'
@@ -267,6 +267,25 @@ claims.expect(d1b, claims.REPRODUCED)
 # separate models that train from models that stall, so the bound is at most part of the story at
 # this depth.
 #
+# DeepNorm's constants grow with depth, and six blocks is far from where they were meant to matter.
+# **D1c** and **D1d**, declared before their run, repeat D1 and D1b at 24 blocks, every arm on D1's
+# rate, steps and seeds.
+
+# %%
+for claim_id in ("D1c", "D1d"):
+    finding = claims.BY_ID[claim_id].evaluate()
+    print(f"{claim_id}: {finding.verdict}")
+    print(claims.wrap(finding.ours, "   "))
+claims.expect(claims.BY_ID["D1c"].evaluate(), claims.PARTLY)
+claims.expect(claims.BY_ID["D1d"].evaluate(), claims.INCONCLUSIVE)
+
+# %% [markdown]
+# At 24 blocks full DeepNorm still bounds the first updates and trains where Post-LN stalls
+# (**D1c partly**, the mechanism only). Its halves no longer do it alone: neither keeps the
+# largest update below Post-LN's, so the question is left undecided (**D1d inconclusive**), and
+# $\alpha$ alone now stalls with Post-LN while $\beta$ alone still trains. Deeper, the two halves
+# are needed together.
+#
 # ## X1 · Mix-LN: Post-LN below, Pre-LN above
 #
 # The idea: each placement starves a different end of the stack of gradient, so put each where it
@@ -422,5 +441,5 @@ claims.expect(l1c_finding, claims.NOT_EXERCISED)
 # ## Claims checked here
 
 # %%
-print(claims.checked_here(["A2", "A2b", "D1", "D1b", "X1", "X1b",
+print(claims.checked_here(["A2", "A2b", "D1", "D1b", "D1c", "D1d", "X1", "X1b",
                            "L1", "L1d", "L1b", "L1c"]))

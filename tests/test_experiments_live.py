@@ -133,6 +133,9 @@ def test_deepnorm_halves():
     halves = ch08_analysis.deepnorm_halves(seeds=TWO, steps=3, update_steps=2)
     assert set(halves.model_update) == {"pre", "deepnorm-alpha", "deepnorm-beta"}
     check("D1b", full, halves)
+    deep = ch08_analysis.deepnorm_deep(seeds=TWO, n_layers=4)
+    check("D1c", deep)
+    check("D1d", deep)
 
 
 def test_admin_and_mix_ln_trained():

@@ -5,6 +5,7 @@ record holds each run once.
 
 - `deepnorm_halves` (D1b): DeepNorm's alpha and beta apart, and a Pre-LN arm, on
   `deepnorm_study`'s model, rate, data and seeds.
+- `deepnorm_deep` (D1c, D1d): D1's arms and DeepNorm's halves at 24 blocks.
 - `admin_training` (A2b), `mix_training` (X1b): Admin and Mix-LN trained beside Post-LN and
   Pre-LN, on `deepnorm_study`'s training.
 - `curse_control` (L1d): `layer_scaling_study` with Peri-LN, L1's control arm.
@@ -51,6 +52,17 @@ def mix_training(*, seeds=TRAINING_SEEDS, steps: int = 200) -> DeepNormResult:
     """X1b: X1's 8 blocks and rate (Adam 1e-3, no warmup), trained `steps` steps: Post-LN,
     Pre-LN and Mix-LN."""
     return deepnorm_study(arms=("post", "pre", "mix"), n_layers=8, lr=1e-3, steps=steps,
+                          seeds=seeds)  # fmt: skip
+
+
+# D1c and D1d: D1 and D1b at four times D1's depth, 24 blocks, where DeepNet's scaling is meant to
+# matter: D1's rate, steps and seeds, declared before the run.
+DEEP_LAYERS = 24
+
+
+def deepnorm_deep(*, seeds=tuple(range(8)), n_layers: int = DEEP_LAYERS) -> DeepNormResult:
+    """D1c, D1d: Post-LN, DeepNorm, each of its halves and Pre-LN at `n_layers` blocks."""
+    return deepnorm_study(arms=("post", "deepnorm", *DEEPNORM_HALVES, "pre"), n_layers=n_layers,
                           seeds=seeds)  # fmt: skip
 
 

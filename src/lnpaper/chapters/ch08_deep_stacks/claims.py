@@ -293,7 +293,7 @@ def check_d1b(full, halves) -> Finding:
         reported.append(f"{ARM_NAMES[arm]} {against.text()}")
     medians = "; ".join(f"{ARM_NAMES[a]} {stats.median_text(finals[a])}" for a in finals)
     ours = (
-        f"D1's {full.n_layers} blocks (alpha {full.alpha:.2f}, beta {full.beta:.2f}), Adam lr "
+        f"{full.n_layers} blocks (alpha {full.alpha:.2f}, beta {full.beta:.2f}), Adam lr "
         f"{full.lr:g}, no warmup, {n} seeds: "
         + "; ".join(parts)
         + ". Not graded: log largest update minus DeepNorm's: "
@@ -301,6 +301,11 @@ def check_d1b(full, halves) -> Finding:
         + f"; held-out loss after {full.steps} steps: {medians} nats"
     )
     return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+def check_d1d(result) -> Finding:
+    """D1b at D1c's depth: the halves, Post-LN and DeepNorm come from one run of every arm."""
+    return check_d1b(result, result)
 
 
 # ---- X1 --------------------------------------------------------------------------------------
@@ -540,6 +545,36 @@ CLAIMS = register_claims(
         "20 steps, each half minus Post-LN, paired by seed, 95% t CI below 0; reproduced if "
         "both halves bound it, partly if one does; each half against full DeepNorm and a "
         "Pre-LN arm reported, not graded; declared before the run",
+    ),
+    Claim(
+        id="D1c",
+        claim="At 24 blocks too, DeepNorm bounds the model update and trains Post-LN stably "
+        "without warmup",
+        source="Wang et al. 2022, DeepNet (arXiv:2203.00555)",
+        paper_value="DeepNorm's scaling grows with depth (alpha = (2N)^(1/4), beta = (8N)^(-1/4)); "
+        "1,000 layers trained",
+        notebook=NOTEBOOK,
+        experiments=(ch08_analysis.deepnorm_deep,),
+        check=check_d1,
+        test="D1's test at 24 blocks (alpha 2.63, beta 0.27): Adam lr 3e-3 without warmup, 100 "
+        "steps, 8 seeds, paired t 95%: held-out loss DeepNorm - Post-LN < 0; log largest RMS "
+        "logit change over the first 20 steps DeepNorm - Post-LN < 0; holding both is 'partly' "
+        "(mechanism only); declared before the run",
+    ),
+    Claim(
+        id="D1d",
+        origin=OURS,
+        claim="At 24 blocks too, either half of DeepNorm alone bounds the first model updates "
+        "below Post-LN's",
+        source="ours: DeepNet derives alpha and beta together (Wang et al. 2022, "
+        "arXiv:2203.00555); which half does the bounding deeper is our question",
+        paper_value="none: no source runs the halves apart",
+        notebook=NOTEBOOK,
+        experiments=(ch08_analysis.deepnorm_deep,),
+        check=check_d1d,
+        test="D1b's test on D1c's runs (24 blocks, 8 seeds): log largest RMS logit change over "
+        "the first 20 steps, each half minus Post-LN, paired by seed, 95% t CI below 0; "
+        "reproduced if both halves bound it, partly if one does; declared before the run",
     ),
     Claim(
         id="X1",
