@@ -35,6 +35,7 @@ from lnpaper.companion.verdicts import (
     count,
     tested,
 )
+from lnpaper.models.transformer import MIX_POST_FRACTION
 
 NOTEBOOK = "08_deep_stacks"
 
@@ -212,7 +213,8 @@ def check_x1b(result) -> Finding:
             f"Mix-LN minus {ARM_NAMES[reference]} {tested(difference, words, unit='nats')}"
         )
         quantities.append(aggregate(f"held-out loss, Mix-LN - {ARM_NAMES[reference]}", difference))
-    ours = (f"{result.n_layers} blocks (Mix-LN: {int(0.25 * result.n_layers)} Post-LN, then "
+    n_post = int(MIX_POST_FRACTION * result.n_layers)
+    ours = (f"{result.n_layers} blocks (Mix-LN: {n_post} Post-LN, then "
             f"Pre-LN), Adam lr {result.lr:g}, no warmup, {result.steps} steps, seeds "
             f"{min(result.seeds)}-{max(result.seeds)}: " + "; ".join(parts))  # fmt: skip
     return Finding(ours, combine(outcomes), tuple(quantities))
