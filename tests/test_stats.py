@@ -404,3 +404,17 @@ def test_counts_from_numpy_sums_are_counts():
     for k in (3.0, True, "3", np.float64(3)):
         with pytest.raises(ValueError, match="counts"):
             stats.binomial_interval(k, 10)
+
+
+def test_saves_time_grades_every_setting_and_is_always_fragile():
+    with stats.collect_decisions() as decisions:
+        assert stats.saves_time([0.5, 0.8], 1.1) == stats.HOLDS
+        assert stats.saves_time([1.2, 2.0], 1.1) == stats.FAILS
+        assert (
+            stats.saves_time([0.5, 1.0], 1.1) == stats.INCONCLUSIVE
+        )  # one setting within the margin
+        assert stats.saves_time([0.5, 1.5], 1.1) == stats.INCONCLUSIVE  # saves in one, costs in one
+    # a time ratio is the machine's: every outcome stays reachable on another
+    assert all(d.fragile and d.outcome not in d.alternatives for d in decisions)
+    with pytest.raises(ValueError, match="time ratios"):
+        stats.saves_time([0.5, float("nan")], 1.1)
