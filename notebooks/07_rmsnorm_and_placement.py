@@ -363,8 +363,8 @@ for (way, which), row in p3_table.items():
     label = f"{way}, {ch07_claims.PASSES[which]}"
     ratios = "".join(f"{row['ratios'][s]:12.2f}" for s in settings)
     print(f"{label:26s}{ratios}  {row['outcome']}")
-# Every timing decision is fragile (a time ratio is this machine's), and on another CPU several
-# may move at once, so no verdict is asserted here: the record's is printed, and checked there.
+# Every timing decision is fragile (a time ratio is this machine's); on another CPU
+# several may move at once, so no verdict is asserted: the record's is printed.
 p3_finding = claims.BY_ID["P3"].evaluate()
 print(f"P3: {p3_finding.verdict}")
 
