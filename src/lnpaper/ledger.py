@@ -45,9 +45,8 @@ def rows(ids=None) -> list[tuple[str, ...]]:
             ours += f". Borderline: {finding.borderline_text()}"
         if finding.one_seed_text():
             ours += f". One seed decides: {finding.one_seed_text()}"
-        if finding.too_loose():
-            ours += (". Too few seeds for a rerun to confirm: "
-                     + "; ".join(finding.too_loose()))  # fmt: skip
+        if loose := finding.too_loose():
+            ours += ". Too few seeds for a rerun to confirm: " + "; ".join(loose)
         out.append(
             (
                 claim.id,

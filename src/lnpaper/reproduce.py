@@ -397,12 +397,9 @@ def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[li
                 continue
             tolerance = quantity.tolerance(now)
             ok = abs(now.value - quantity.value) <= tolerance
-            # An aggregate whose tolerance is wider than the effect it decides (its size, or the
-            # margin it is held against) cannot tell that effect from none: reported as too loose.
-            boundaries = [abs(b) for d in old.decisions if d.difference is quantity.difference
-                          and d.difference is not None for b in d.boundaries]  # fmt: skip
-            effect = max([abs(quantity.value), *boundaries])
-            loose = quantity.kind == "aggregate" and tolerance > effect
+            # An aggregate whose tolerance is wider than the effect it decides cannot tell that
+            # effect from none: reported as too loose.
+            loose = quantity.kind == "aggregate" and tolerance > old.decided_effect(quantity)
             quantities.append((claim_id, quantity.label, quantity.kind, _number(quantity.value),
                                _number(now.value), _number(tolerance), "too loose" if loose else "",
                                ok))  # fmt: skip

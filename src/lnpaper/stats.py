@@ -419,22 +419,23 @@ def most_runs(k: int, n: int, label: str = "") -> str:
     return _decided(decision)
 
 
-def _time_rule(ratios, margin: float) -> str:
+def time_outcome(ratios, margin: float) -> str:
+    """ "a takes less time than b" from time ratios a / b, one per setting: holds when every ratio
+    lies below 1 / margin, fails when every one lies above margin, else inconclusive."""
     outcomes = {HOLDS if r < 1 / margin else FAILS if r > margin else INCONCLUSIVE for r in ratios}
     return outcomes.pop() if len(outcomes) == 1 else INCONCLUSIVE
 
 
 def saves_time(ratios, margin: float, label: str = "") -> str:
-    """Verdict on "a takes less time than b" from time ratios a / b, one per setting (a shape, a
-    thread count): holds when every ratio lies below 1 / margin, fails when every one lies above
-    margin, anything else is inconclusive. A time ratio belongs to the machine it was measured on,
+    """`time_outcome` as a recorded decision, the ratios one per setting (a shape, a thread
+    count). A time ratio belongs to the machine it was measured on,
     its kernels and its load, not to a sample of seeds: no band bounds how far another machine may
     move it, so the decision is always fragile, and the reproduction check lists its moves rather
     than failing on them."""
     ratios = [float(r) for r in ratios]
     if not ratios or not all(math.isfinite(r) and r > 0 for r in ratios):
         raise ValueError(f"time ratios must be positive numbers, got {ratios!r}")
-    outcome = _time_rule(ratios, margin)
+    outcome = time_outcome(ratios, margin)
     decision = Decision(
         test=f"time ratio < 1/{margin:g} in every setting",
         outcome=outcome,

@@ -132,22 +132,27 @@ class Finding:
                 return quantity.label
         return f"decision {index + 1} ({self.decisions[index].test})"
 
+    def decided_effect(self, quantity: Quantity) -> float:
+        """What a quantity decides: its size, or the farthest boundary a decision holds it
+        against. A reproduction tolerance wider than this cannot tell the effect from none."""
+        boundaries = [abs(b) for d in self.decisions
+                      if d.difference is not None and d.difference is quantity.difference
+                      for b in d.boundaries]  # fmt: skip
+        return max([abs(quantity.value), *boundaries])
+
     def too_loose(self) -> list[str]:
         """The aggregates a rerun cannot confirm at this n: the reproduction check lets a rerun's
         mean lie 3 standard errors of the two runs' difference away (`stats.reproduction_tolerance`,
-        here with the recorded standard error for both), and where that is wider than the effect
-        (the mean's size, or the boundary it is decided against), a passing check says nothing
-        about the effect."""
-        loose = []
-        for quantity in self.quantities:
-            if quantity.kind != "aggregate" or quantity.difference is None:
-                continue
-            tolerance = stats.reproduction_tolerance(quantity.difference, quantity.difference)
-            boundaries = [abs(b) for d in self.decisions if d.difference is quantity.difference
-                          for b in d.boundaries]  # fmt: skip
-            if tolerance > max([abs(quantity.value), *boundaries]):
-                loose.append(quantity.label)
-        return loose
+        here with the recorded standard error for both), and where that is wider than the
+        `decided_effect`, a passing check says nothing about the effect."""
+        return [
+            quantity.label
+            for quantity in self.quantities
+            if quantity.kind == "aggregate"
+            and quantity.difference is not None
+            and stats.reproduction_tolerance(quantity.difference, quantity.difference)
+            > self.decided_effect(quantity)
+        ]
 
     def borderline_text(self) -> str:
         return "; ".join(b.text(self.decisions[b.decision]) for b in self.borderline)

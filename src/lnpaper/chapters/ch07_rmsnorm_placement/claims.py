@@ -108,12 +108,6 @@ def time_ratio(times: dict, rms: str, ln: str, which: str) -> float:
     )  # fmt: skip
 
 
-def time_outcome(ratio: float) -> str:
-    if ratio < 1 / TIME_MARGIN:
-        return stats.HOLDS  # RMSNorm saves time
-    return stats.FAILS if ratio > TIME_MARGIN else stats.INCONCLUSIVE
-
-
 # P3 grades the formula: both norms written alike, as Zhang and Sennrich compared them in each
 # framework. PyTorch's fused F.layer_norm against its composed F.rms_norm is reported beside.
 P3_GRADED_WAYS = ("one op per step", "fewest passes")
@@ -127,8 +121,7 @@ def p3_table(timing) -> dict:
         for which in PASSES:
             ratios = {setting: time_ratio(times, rms, ln, which)
                       for setting, times in timing.times.items()}  # fmt: skip
-            outcomes = {time_outcome(r) for r in ratios.values()}
-            outcome = outcomes.pop() if len(outcomes) == 1 else stats.INCONCLUSIVE
+            outcome = stats.time_outcome(ratios.values(), TIME_MARGIN)
             table[way, which] = {"ratios": ratios, "outcome": outcome}
     return table
 
