@@ -540,9 +540,9 @@ print(f"sign test: {above} of {n} seeds above -1 pp, one-sided p = {p_value:.4f}
 # %%
 confirmation = analysis.batch_size_confirmation()
 m5, m5e = claims.BY_ID["M5"].evaluate(), claims.BY_ID["M5e"].evaluate()
-print(claims.wrap(m5.ours))
+print(claims.evidence(m5))
 print()
-print(claims.wrap(m5e.ours))
+print(claims.evidence(m5e))
 claims.expect(m5, claims.REPRODUCED)
 claims.expect(m5e, claims.REPRODUCED)
 first = stats.paired_difference(
@@ -580,7 +580,7 @@ print(f"\nseeds 0-19, LN's change minus BN in LN's places' (pp, not graded): "
 
 # %%
 m5d = claims.BY_ID["M5d"].evaluate()
-print(claims.wrap(m5d.ours))
+print(claims.evidence(m5d))
 claims.expect(m5d, claims.REPRODUCED)
 
 # %% [markdown]
@@ -606,10 +606,10 @@ claims.expect(m5d, claims.REPRODUCED)
 
 # %%
 m2b = claims.BY_ID["M2b"].evaluate()
-print(claims.wrap(m2b.ours))
+print(claims.evidence(m2b))
 claims.expect(m2b, claims.REPRODUCED)
 m2c = claims.BY_ID["M2c"].evaluate()
-print(claims.wrap(m2c.ours))
+print(claims.evidence(m2c))
 claims.expect(m2c, claims.INCONCLUSIVE)
 
 # %% [markdown]

@@ -66,8 +66,8 @@ lnpaper.setup()
 # $$\mathrm{RMSNorm}(a)_i = g_i \frac{a_i}{\mathrm{RMS}(a)}, \quad
 #   \mathrm{RMS}(a) = \sqrt{\tfrac1n \textstyle\sum_i a_i^2 + \epsilon}.$$
 #
-# Since $\sigma^2 = \frac1n\sum_i a_i^2 - \mu^2$, the two differ only through $\mu$. In code it is
-# two lines, the same function as `lnpaper.RMSNorm` and PyTorch's `F.rms_norm`:
+# Since $\sigma^2 = \frac1n\sum_i a_i^2 - \mu^2$, the two differ only through $\mu$. In code, two
+# lines, checked against `lnpaper.RMSNorm` and PyTorch's `F.rms_norm`:
 
 
 # %%
@@ -117,15 +117,14 @@ print(f"   (machine epsilon of the dtype: {machine_eps:.2e} in float32)")
 print(f"             torch.nn.LayerNorm {torch.nn.LayerNorm(64).eps}")
 
 # %% [markdown]
-# The two agree on rows of ordinary size and part only when a row's RMS nears
-# $\sqrt{\epsilon} \approx 0.003$ (a factor of 3.3 at RMS $10^{-3}$). PyTorch's RMSNorm with
-# `eps=None` uses the dtype's machine epsilon, not LayerNorm's $10^{-5}$. Weights moved between
+# The two part only when a row's RMS nears $\sqrt{\epsilon} \approx 0.003$. PyTorch's RMSNorm
+# defaults to the dtype's machine epsilon, not LayerNorm's $10^{-5}$: weights moved between
 # codebases need both to agree on where $\epsilon$ goes and its size.
 
 # %% [markdown]
 # "When the mean of summed inputs is zero, RMSNorm is exactly equal to LayerNorm," Zhang and
-# Sennrich write. We check it on 256 rows of 64 Gaussian values, each row with its own offset, in
-# float64. Then we add one constant $c$ to every unit of a row, as re-centering the weight matrix,
+# Sennrich write. We check it in float64 on 256 rows of 64 Gaussian values, each row with its own
+# offset, then add one constant $c$ to every unit of a row, as re-centering the weight matrix,
 # $W \to W + \mathbf 1 c^\top$, does to the summed inputs.
 
 # %%
@@ -157,10 +156,9 @@ assert max(p1.layernorm_shift_change) < 1e-12 < min(p1.rmsnorm_shift_change), (
 )
 
 # %% [markdown]
-# On centered rows the two are one function, to float64 rounding. A shift shared by a row's units
-# vanishes in LayerNorm and passes through RMSNorm: at $c = 10$ RMSNorm's outputs all lie near $g$,
-# with a tenth of their former spread. LayerNorm's gradient is orthogonal to $\mathbf 1$, the
-# direction of such shifts; RMSNorm's is not.
+# Centered, the two agree to float64 rounding. A shift shared by a row's units vanishes in LayerNorm
+# and passes through RMSNorm, squeezing its outputs toward $g$. LayerNorm's gradient is orthogonal
+# to $\mathbf 1$, the direction of such shifts; RMSNorm's is not.
 #
 # **Try it.** Shift one row and scale it: both norms ignore the scale, only LayerNorm the shift.
 
@@ -188,20 +186,19 @@ assert matches, [t["rmsnorm"] for t in table.tables]
 # %% [markdown]
 # RMSNorm keeps all three re-scaling invariances and gives up weight-matrix re-centering, which
 # among the methods of Ba et al.'s Table 1 only LayerNorm had (**P1 reproduced**). Zhang and
-# Sennrich's hypothesis, tested by experiment rather than proved: LayerNorm succeeds through its
-# re-scaling invariance, and re-centering is dispensable.
+# Sennrich's hypothesis, tested rather than proved: LayerNorm succeeds through its re-scaling
+# invariance, and re-centering is dispensable.
 #
 # ## P2 · Quality: the same model with each norm
 #
-# Does dropping the mean cost quality? On WMT14 English-German (newstest2014), Transformer-base
-# reached 26.6 BLEU with LayerNorm and 26.8 with RMSNorm. Here notebook 06's six-layer Pre-LN
-# language model gets each normalizer in every slot and trains 200 steps (Adam at 3e-3, no warmup)
-# on ten seeds; each seed fixes the initial weights and the data for both norms.
+# On WMT14 English-German (newstest2014), Transformer-base reached 26.6 BLEU with LayerNorm and 26.8
+# with RMSNorm. Here notebook 06's six-layer Pre-LN language model gets each normalizer in every
+# slot and trains 200 steps (Adam at 3e-3, no warmup) on ten seeds, each fixing the initial weights
+# and the data for both norms.
 #
-# The test, declared before the runs, is for non-inferiority: RMSNorm's held-out loss minus
-# LayerNorm's, averaged over seeds, with its 95% Student-t interval. RMSNorm is no worse if the whole
-# interval lies below +0.02 nats per token (under 1% of the loss), worse if wholly above; otherwise
-# the seeds cannot tell.
+# The test, declared before the runs, is for non-inferiority: the mean over seeds of RMSNorm's
+# held-out loss minus LayerNorm's, with its 95% Student-t interval. RMSNorm is no worse if the whole
+# interval lies below +0.02 nats per token, worse if wholly above; otherwise the seeds cannot tell.
 
 # %%
 study = transformer_analysis.rmsnorm_study()
@@ -227,12 +224,12 @@ figures.rmsnorm_curves(study)
 
 # %% [markdown]
 # The interval's worse end, +0.011, lies below the 0.02 margin: at this scale dropping the mean
-# costs nothing measurable, as the paper found (**P2 reproduced**). That end lies within machine
-# noise of the margin, so the verdict is marked borderline. DyT, which keeps no statistic, ends
-# ahead on every seed: no ranking after 200 steps on a toy language.
+# costs nothing measurable, as the paper found (**P2 reproduced**, borderline: that end lies within
+# machine noise of the margin). DyT, which keeps no statistic, ends ahead on every seed: no ranking
+# after 200 steps on a toy language.
 #
 # One learning rate for both mixes quality with sensitivity to the rate, so **P2b**, declared before
-# its run, lets each norm pick its own from 1e-3, 3e-3 and 1e-2 by training loss.
+# its run, lets each norm pick its own rate by training loss.
 
 # %%
 rate_sweep = transformer_analysis.rmsnorm_lr_sweep()
@@ -245,31 +242,29 @@ for lr in transformer_analysis.SWEEP_LRS:
     ]
     print(f"lr {lr:<6g} held-out: RMSNorm {row[0]:.3f}, LayerNorm {row[1]:.3f}")
 p2b = claims.BY_ID["P2b"].evaluate()
-print(claims.wrap(p2b.ours))
-print("verdict:", p2b.verdict)
+print(claims.evidence(p2b))
 claims.expect(p2b, claims.REPRODUCED)
 
 # %% [markdown]
 # Both pick 1e-3, the grid's lowest rate, where RMSNorm is no worse with a far tighter interval
 # (**P2b reproduced**): P2's wide interval belongs to its rate.
 #
-# **P2c** puts the dropped invariance to work. The authors' stress test, in their code repository,
-# starts RNNSearch from weights centered near 0.2 and finds RMSNorm as stable. Here every weight
-# matrix of P2's model is shifted by 0.2 after initialization, adding one number to every unit it
-# writes. Declared before the runs: every RMSNorm run trains, and its loss is no worse than
-# LayerNorm's by 0.02.
+# **P2c** tests the dropped invariance. The authors' stress test, in their code repository, starts
+# RNNSearch from weights centered near 0.2 and finds RMSNorm as stable. Here every weight matrix of
+# P2's model is shifted by 0.2 after initialization, adding one number to every unit it writes.
+# Declared before the runs: every RMSNorm run trains, and its loss is no worse than LayerNorm's by
+# 0.02.
 
 # %%
 p2c = claims.BY_ID["P2c"].evaluate()
-print(claims.wrap(p2c.ours))
-print("verdict:", p2c.verdict)
+print(claims.evidence(p2c))
 claims.expect(p2c, claims.NOT_REPRODUCED)
 
 # %% [markdown]
-# LayerNorm subtracts the shifts and trains as it did without them; RMSNorm carries them into every
-# row, and all ten runs stall above the bigram level: **P2c not reproduced**. RNNSearch differs from
-# this model in size and optimizer, so this does not contradict their curve, but the invariance
-# RMSNorm drops is not always idle.
+# LayerNorm subtracts the shifts and trains as before; RMSNorm carries them into every row, and all
+# ten runs stall above the bigram level: **P2c not reproduced**. RNNSearch differs from this model
+# in size and optimizer, so this does not contradict their curve, but the invariance RMSNorm drops
+# is not always idle.
 #
 # ## P3 · Speed, honestly
 #
@@ -296,17 +291,15 @@ for name in ("F.layer_norm (fused)", "F.rms_norm (composed)"):
 print(inspect.getsource(bench.composed_norm))
 
 # %% [markdown]
-# Second, the fewest passes over memory: one read per statistic, one pass that reads and writes
-# $y = s\,a + t$ with $s = 1/\sqrt{\sigma^2 + \epsilon}$ and $t = -\mu s$ ($t = 0$ for RMSNorm), one
-# more for $g\,y + b$. Its LayerNorm takes the one-pass $\sigma^2 = E[a^2] - \mu^2$, which fails
-# at large offsets: fine for a timing, not for a model.
+# Second, the fewest passes over memory: one read per statistic, one pass for $y = s\,a + t$ with
+# $s = 1/\sqrt{\sigma^2 + \epsilon}$ and $t = -\mu s$ ($t = 0$ for RMSNorm), one for $g\,y + b$. Its
+# one-pass $\sigma^2 = E[a^2] - \mu^2$ fails at large offsets: fine for a timing, not for a model.
 
 # %%
 print(inspect.getsource(bench.fewest_pass_norm))
 
 # %% [markdown]
-# The values each version reads plus writes per input value (a copy moves 2), forward and with the
-# backward pass:
+# Values read plus written per input value (a copy moves 2):
 
 # %%
 print(f"values read + written per input value    {'forward':>8s} {'fwd+bwd':>8s}")
@@ -327,12 +320,11 @@ assert fwd[rms] > fwd[ln], (
 )
 
 # %% [markdown]
-# Written alike, RMSNorm moves less than LayerNorm; as shipped, more. The claim, though, is about
-# time. Each version is timed in 11 rounds on every shape and thread count. The test takes RMSNorm's
-# time over LayerNorm's within each round, so that a disturbance of the shared machine hits both,
-# then the median over rounds. Declared beforehand: RMSNorm saves time below $1/1.1 = 0.91$, costs
-# time above 1.1, and in between the two cannot be told apart; a comparison is decided only if every
-# shape and thread count agree. Each version's median time as a multiple of a clone's:
+# Written alike, RMSNorm moves less; as shipped, more. The claim, though, is about time. The test
+# takes RMSNorm's time over LayerNorm's within each round, so that a disturbance of the shared
+# machine hits both, then the median over rounds. Declared beforehand: RMSNorm saves time below
+# $1/1.1 = 0.91$, costs time above 1.1, and in between the two cannot be told apart; a comparison is
+# decided only if every shape and thread count agree. Median times, as multiples of a clone's:
 
 # %%
 timing = runs.norm_timing()
@@ -369,26 +361,23 @@ p3_finding = claims.BY_ID["P3"].evaluate()
 print(f"P3: {p3_finding.verdict}")
 
 # %% [markdown]
-# Written alike, RMSNorm is faster in every setting: with nothing else different, dropping the mean
-# and the bias saves time. The paper compared the norms written alike, so P3 is graded on those
-# four comparisons: **P3 reproduced**. It is marked borderline, as every timing is: a time ratio
-# belongs to the CPU, its kernels and its load, and on another machine one of the four may fall
-# within the 10% margin.
+# Written alike, RMSNorm is faster in every setting: dropping the mean and the bias saves time. The
+# paper compared the norms written alike, so P3 is graded on those four comparisons:
+# **P3 reproduced**, marked borderline as every timing is, since on another machine one of the four
+# may fall within the 10% margin.
 #
-# As shipped, RMSNorm is never faster: on today's CPU PyTorch, swapping LayerNorm for RMSNorm to
-# save time loses time. These rows stay outside the verdict: they time a fused kernel against
-# composed ops, a fact about kernels, not the formula. Nor is traffic the whole cost: the fused
-# `F.layer_norm` moves as much as a clone yet takes several times as long. What a user saves
-# depends on the implementation, which may be why RNNSearch saved different amounts in three
-# frameworks.
+# As shipped, RMSNorm is never faster on today's CPU PyTorch. These rows, a fused kernel against
+# composed ops, time kernels, not the formula, and stay outside the verdict. Nor is traffic the
+# whole cost: the fused `F.layer_norm` moves as much as a clone yet takes several times as long.
+# What a user saves depends on the implementation, which may be why RNNSearch saved different
+# amounts in three frameworks.
 #
 # ## P4 · pRMSNorm: the statistic from 6.25% of the units
 #
 # If the RMS is only a scale, an estimate might do: pRMSNorm computes it from the first $k$ units,
 # $k$ the share $p = 6.25\%$ of the $n$, and divides all $n$ by it. When $p\,n$ is not whole, $k$
 # depends on rounding: the authors' code truncates, `int(p * n)`; rounding up, $\lceil p\,n \rceil$,
-# is the other reading of "the first $p\%$". `lnpaper.RMSNorm` takes `rounding="truncate"` (the
-# default) or `"ceil"`:
+# is the other reading of "the first $p\%$":
 
 # %%
 PRMS_P = 0.0625
@@ -418,16 +407,16 @@ except ValueError as error:
 assert lnpaper.RMSNorm(15, partial=PRMS_P, rounding="ceil").n_stat == 1
 
 # %% [markdown]
-# The two agree whenever $p\,n$ is whole, as at our model's $d = 64$, so nothing here depends on
-# the choice. Elsewhere they differ by one unit, which matters when $k$ is small: at $n = 33$ the
-# median row's two outputs lie 18% apart. Below $n = 16$ truncation leaves no unit, and the
-# authors' code divides by zero.
+# The two agree whenever $p\,n$ is whole, as at our model's $d = 64$, so nothing here depends on the
+# choice. Elsewhere the one unit between them matters when $k$ is small: at $n = 33$ the median
+# row's outputs lie 18% apart. Below $n = 16$ truncation leaves no unit, and the authors' code
+# divides by zero.
 #
-# How good is the estimate? For Gaussian rows the two mean squares $u = \mathrm{RMS}_k^2$ and
-# $v = \mathrm{RMS}_n^2$ have $\mathrm{Var}\,u = 2/k$ and
-# $\mathrm{Var}\,v = \mathrm{Cov}(u, v) = 2/n$, since the $k$ units are part of the $n$. The delta
-# method then gives the ratio $\mathrm{RMS}_k/\mathrm{RMS}_n$ a mean of about $1 - (1/k - 1/n)/4$
-# and a standard deviation of about $\sqrt{(1/k - 1/n)/2}$. Measured on 20,000 rows per width:
+# For Gaussian rows the two mean squares $u = \mathrm{RMS}_k^2$ and $v = \mathrm{RMS}_n^2$ have
+# $\mathrm{Var}\,u = 2/k$ and $\mathrm{Var}\,v = \mathrm{Cov}(u, v) = 2/n$, since the $k$ units are
+# part of the $n$. The delta method then gives the ratio $\mathrm{RMS}_k/\mathrm{RMS}_n$ a mean of
+# about $1 - (1/k - 1/n)/4$ and a standard deviation of about $\sqrt{(1/k - 1/n)/2}$. Measured on
+# 20,000 rows per width:
 
 # %%
 p4 = runs.prms_estimate()
@@ -461,9 +450,9 @@ figures.prms_estimate(p4)
 # %% [markdown]
 # At $n = 1024$, 64 units estimate the RMS to within about 8.5% (one standard deviation), with a
 # slight downward bias, as the delta method says. The source gives no number for its accuracy, so
-# this half of P4 checks our measurement against theory, and it holds: mean and sd lie within the 5
-# standard errors allowed. The quality depends on $k$, not on $p$: at our model's $d = 64$, with 4
-# units, the typical error is a third. In the model:
+# this half of P4 checks our measurement against theory: it holds, within 5 standard errors. The
+# quality depends on $k$, not on $p$: at our model's $d = 64$, with 4 units, the typical error is a
+# third. In the model:
 
 # %%
 for name in ("RMSNorm", "pRMSNorm (6.25%)"):
@@ -483,10 +472,10 @@ print(f"P4: {p4_finding.verdict}")
 claims.expect(p4_finding, claims.PARTLY)
 
 # %% [markdown]
-# With 4 units per statistic pRMSNorm trains, but ends behind RMSNorm on every seed, its interval
-# wholly beyond the 0.02 margin. P4 is **partly** reproduced: the estimate behaves as theory says,
-# but at $d = 64$ its noisy scale, different for every token, costs the model RMSNorm's quality.
-# At the paper's widths the estimate is far better. pRMSNorm is not timed here.
+# pRMSNorm trains, but ends behind RMSNorm on every seed, its interval wholly beyond the 0.02
+# margin. P4 is **partly** reproduced: the estimate behaves as theory says, but at $d = 64$ its
+# noisy scale, different for every token, costs the model RMSNorm's quality; at the paper's widths
+# the estimate is far better. pRMSNorm is not timed here.
 #
 # ## P5 · Where the norm goes
 #
@@ -500,9 +489,8 @@ claims.expect(p4_finding, claims.PARTLY)
 # | reordered (OLMo 2) | $x_{l+1} = x_l + \mathrm{Norm}(F(x_l))$, final Norm | never normalized |
 # | DeepNorm | $x_{l+1} = \mathrm{LN}(\alpha x_l + F(x_l))$, $\alpha > 1$ | normalized |
 #
-# Post-LN is the 2017 Transformer's; Xiong et al. (2020) explained why Pre-LN trains without
-# warmup. "Sandwich" is the third row's older name (CogView, Gemma 2); "Peri-LN" is Kim et al.'s
-# (2025).
+# Post-LN is the 2017 Transformer's; Xiong et al. (2020) explained why Pre-LN trains without warmup.
+# "Sandwich" is the third row's older name (CogView, Gemma 2); "Peri-LN" is Kim et al.'s (2025).
 #
 # **The block is the same; the models are not.** Kim et al. may also normalize the embedding output;
 # Gemma 2 instead multiplies the token embedding by $\sqrt d$, writes every RMSNorm gain as
@@ -536,8 +524,8 @@ assert not torch.allclose(peri(tokens), gemma(tokens)), (
 )
 
 # %% [markdown]
-# Peri-LN's first block reads a normalized embedding. Gemma 2's reads the raw embedding times
-# $\sqrt{64} = 8$; the input norm removes that scale before every sublayer, but it stays in the
+# Peri-LN's first block reads a normalized embedding; Gemma 2's reads the raw embedding times
+# $\sqrt{64} = 8$, a scale the input norm removes before every sublayer but which stays in the
 # residual stream. The caps do nothing at init.
 #
 # The $(1 + w)$ gain equals $g$ at init and differs only under weight decay, which pulls the stored
@@ -567,14 +555,12 @@ assert torch.equal(offset.weight, torch.ones(64))
 # steadier.
 #
 # Here notebook 06's six-layer model trains with each placement for 200 steps (Adam at 1e-2, no
-# warmup), and each run measures, on held-out sequences, the stream's variance after each block and
-# each block's gradient norm. Three measures, chosen on six seeds (shown) and graded on 30 others,
-# compare Peri-LN with Pre-LN seed by seed: the last block's stream variance after training, its
-# growth in training, and the spread of the blocks' gradient norms (largest over smallest:
-# "steadier gradients"). For each, the mean log ratio with its 95% Student-t interval, turned back
-# into a ratio: Peri-LN's is smaller if the whole interval lies below 1. A fourth, the rise over
-# depth (block 6 over block 1), is shown, not graded: dividing by block 1 cancels the growth all
-# blocks share.
+# warmup). Three measures on held-out sequences, chosen on six seeds (shown) and graded on 30
+# others, compare Peri-LN with Pre-LN seed by seed: the last block's variance after training, its
+# growth in training, and the spread of the blocks' gradient norms (largest over smallest: "steadier
+# gradients"). Each is a mean log ratio with its 95% Student-t interval, turned back into a ratio:
+# Peri-LN's is smaller if the whole interval lies below 1. A fourth, the rise over depth (block 6
+# over block 1), is shown, not graded: dividing by block 1 cancels the growth all blocks share.
 
 # %%
 placement = analysis.placement_study()
@@ -659,24 +645,20 @@ claims.expect(p5_finding, claims.PARTLY)
 figures.placement_variance(placement)
 
 # %% [markdown]
-# **At init** Post-LN's stream has variance 1 after every block. Pre-LN's grows about 0.9 per block,
-# as Xiong et al.'s Lemma 2 says; Peri-LN's about 1.9 per block, since each sublayer adds a
-# normalized output of variance about 1.
+# **At init** Pre-LN's stream variance grows about 0.9 per block, as Xiong et al.'s Lemma 2 says;
+# Peri-LN's about 1.9, since each sublayer adds a normalized output of variance about 1.
 #
 # **After 200 steps at the high learning rate** Pre-LN's stream has grown more than a hundredfold:
-# nothing bounds what a sublayer adds. Peri-LN normalizes each sublayer's output before adding it,
-# so its stream grows only about fivefold. On the 30 graded seeds the ratios are 0.033 for the
-# growth and 0.07 for the size, with intervals far below 1. Both placements end below the bigram
-# level with losses that cannot be told apart.
+# nothing bounds what a sublayer adds. Peri-LN's output norm bounds it: its stream grows only about
+# fivefold. Both end below the bigram level, with losses that cannot be told apart.
 #
-# **Gradients.** On the graded seeds the spread's ratio is 0.83: Peri-LN's block gradient norms are
-# more even by about a sixth.
+# **Gradients.** Peri-LN's block gradient norms are more even, by about a sixth (ratio 0.83).
 #
-# The claim does **not** show here **across depth.** From block 1 to block 6, Peri-LN's trained
-# variance rises about elevenfold, Pre-LN's about fourfold: Peri-LN's output norms have learned
-# gains, and the later ones grew. So "more balanced" holds for the growth over training and for the
-# stream's size, not across blocks. The three graded measures hold and the spike counts below decide
-# nothing: P5 is **partly** reproduced.
+# The claim does **not** show **across depth.** From block 1 to block 6, Peri-LN's trained variance
+# rises about elevenfold, Pre-LN's about fourfold: Peri-LN's output norms have learned gains, and
+# the later ones grew. So "more balanced" holds over training and for the stream's size, not across
+# blocks. The three graded measures hold and the spike counts below decide nothing: P5 is **partly**
+# reproduced.
 #
 # Post-LN fails its own way: after training its first block gets almost no gradient (about
 # $10^{-7}$, against $10^{-1}$ for the last), and it ends at the uniform level (2.77; the unigram
@@ -701,16 +683,14 @@ assert largest_moderate < smallest_high / 3, (
 assert largest_moderate < 100, f"largest at lr 3e-3 {largest_moderate:.3g}"
 
 # %% [markdown]
-# not hundreds: a high learning rate brings out the Pre-LN stream's unbounded growth, which
-# Peri-LN's output norm caps.
+# not hundreds: a high rate brings out the Pre-LN stream's unbounded growth.
 #
 # ### Gradient spikes
 #
 # "Steadier gradients" is also a claim about time: a stable run's gradient norm should not jump from
 # step to step. The global gradient norm $\|\partial L / \partial \theta\|$ is logged at each of the
-# first 100 steps, for Pre-LN and Peri-LN at 1e-2 and 3e-2. A **spike**, defined before any run was
-# seen, is a step whose norm exceeds twice the median of the ten steps before it. The test was
-# fixed on six seeds and is graded on 30 others.
+# first 100 steps. A **spike**, defined before any run was seen, is a step whose norm exceeds twice
+# the median of the ten steps before it. The test was fixed on six seeds and is graded on 30 others.
 #
 # Per learning rate, an exact paired **permutation test** asks whether Peri-LN has fewer spikes: if
 # placement made no difference, each seed's count difference would be as likely positive as
@@ -753,9 +733,9 @@ figures.gradient_spikes(spikes)
 
 
 # %% [markdown]
-# Spikes stay rare. At 3e-2 the counts lean Kim et al.'s way, but with p = 0.15: they are
-# **inconclusive** at both rates. The largest jump leans the same way, slightly: Peri-LN's is
-# smaller at 1e-2 (it holds, by three percent) and inconclusive at 3e-2.
+# Spikes stay rare. At 3e-2 the counts lean Kim et al.'s way, but with p = 0.15: **inconclusive** at
+# both rates. Peri-LN's largest jump is smaller by three percent at 1e-2 (it holds) and inconclusive
+# at 3e-2.
 #
 # ## What survived from 2016, what was replaced, what was dropped
 #
@@ -766,11 +746,11 @@ figures.gradient_spikes(spikes)
 # - **Table 1's weight-matrix invariance survived only where a norm reads that matrix's output alone.**
 #   In a Pre-LN stack each norm reads the residual stream $x_l = x_0 + \sum_{j<l} F_j$; rescaling
 #   one sublayer's matrix rescales only its term $F_j$ and turns the stream's direction, which no
-#   norm undoes. Rescaling the embedding and every sublayer's output matrix by one factor does
-#   rescale the whole stream, which every norm removes. Peri-LN and sandwich, whose output norm reads
-#   the sublayer's output alone, regain the single-matrix invariance for $W^V$, $W^O$ and both
-#   feed-forward matrices, not for $W^Q$ and $W^K$, which feed a softmax. DyT has none of Table 1's
-#   invariances. Tripling each set of parameters of a six-block model, in float64:
+#   norm undoes. Rescaling the embedding and every sublayer's output matrix by one factor rescales
+#   the whole stream, which every norm removes. Peri-LN and sandwich regain the single-matrix
+#   invariance for $W^V$, $W^O$ and both feed-forward matrices, not for $W^Q$ and $W^K$, which feed
+#   a softmax. DyT has none of Table 1's invariances. Tripling each set of parameters of a six-block
+#   model, in float64:
 
 
 # %%
@@ -817,21 +797,20 @@ assert invariant == {
 assert min(c for row in change.values() for c in row if c >= 1e-10) > 1e-2, change
 
 # %% [markdown]
-# Tripling everything that writes to the stream leaves the Pre-LN model unchanged but not the
-# Peri-LN one, whose output norms undo the sublayers' share, leaving only the embedding tripled.
+# Tripling everything that writes to the stream changes the Peri-LN model: its output norms undo the
+# sublayers' share, leaving only the embedding tripled.
 #
 # - **The motive was replaced.** The paper, like BatchNorm before it, was framed around covariate
 #   shift. The explanations that stuck are a smoother loss landscape (Santurkar et al.) and, in the
 #   Transformer, control over the scale of gradients and of the residual stream (Xiong et al.;
 #   Peri-LN above).
-# - **The half that set LayerNorm apart was dropped.** Re-centering was the invariance only LayerNorm
-#   had in Table 1. Section 5's geometry (the Fisher metric of a normalized model) rests on scale
-#   invariance alone, which RMSNorm keeps. RMSNorm removed re-centering at no measurable cost on
-#   Zhang and Sennrich's tasks or on ours (P2), though not from off-center weights (P2c). Brody,
-#   Alon and Yahav (2023, "On the Expressivity Role of LayerNorm in Transformers' Attention") argue
-#   that re-centering helps: the projection onto the hyperplane orthogonal to $\mathbf 1$ lets a
-#   query attend to all keys equally. RMSNorm keeps only the rescaling; our P2 runs do not isolate
-#   that mechanism.
+# - **The half that set LayerNorm apart was dropped.** Section 5's geometry (the Fisher metric of a
+#   normalized model) rests on scale invariance alone, which RMSNorm keeps. RMSNorm removed
+#   re-centering at no measurable cost on Zhang and Sennrich's tasks or on ours (P2), though not
+#   from off-center weights (P2c). Brody, Alon and Yahav (2023, "On the Expressivity Role of
+#   LayerNorm in Transformers' Attention") argue that re-centering helps: the projection onto the
+#   hyperplane orthogonal to $\mathbf 1$ lets a query attend to all keys equally. Our P2 runs do not
+#   isolate that mechanism.
 # - **Placement is still open.** Post-LN gave way to Pre-LN for trainability; Peri-LN and sandwich
 #   add a norm on each sublayer's output; DyT asks whether a statistic is needed at all.
 #

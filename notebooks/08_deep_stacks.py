@@ -127,7 +127,7 @@ for arm in a2.arms:
     shown = "".join(f"{v:8.4f}" for v in change)
     print(f"{ARM_NAMES[arm] + ', output change':34s}{shown}")
 a2_finding = claims.BY_ID["A2"].evaluate()
-print(claims.wrap(a2_finding.ours))
+print(claims.evidence(a2_finding))
 claims.expect(a2_finding, claims.PARTLY)
 figures.branch_dependence(a2)
 
@@ -151,8 +151,7 @@ figures.branch_dependence(a2)
 
 # %%
 a2b = claims.BY_ID["A2b"].evaluate()
-print(claims.wrap(a2b.ours))
-print("verdict:", a2b.verdict)
+print(claims.evidence(a2b))
 claims.expect(a2b, claims.NOT_REPRODUCED)
 
 # %% [markdown]
@@ -220,7 +219,7 @@ for arm in d1.arms:
     print(f"{ARM_NAMES[arm]:8s} update at step 1: {stats.median_text(first)}")
     print(f"{'':8s} held-out loss after {d1.steps} steps: {final} nats")
 d1_finding = claims.BY_ID["D1"].evaluate()
-print(claims.wrap(d1_finding.ours))
+print(claims.evidence(d1_finding))
 claims.expect(d1_finding, claims.PARTLY)
 figures.deepnorm_update(d1)
 
@@ -253,8 +252,7 @@ for source, arm in (
         f"{ARM_NAMES[arm]:22s} largest update x{ratio:.2f} of Post-LN's; loss {final}"
     )
 d1b = claims.BY_ID["D1b"].evaluate()
-print(claims.wrap(d1b.ours))
-print("verdict:", d1b.verdict)
+print(claims.evidence(d1b))
 claims.expect(d1b, claims.REPRODUCED)
 
 # %% [markdown]
@@ -274,8 +272,8 @@ claims.expect(d1b, claims.REPRODUCED)
 # %%
 for claim_id in ("D1c", "D1d"):
     finding = claims.BY_ID[claim_id].evaluate()
-    print(f"{claim_id}: {finding.verdict}")
-    print(claims.wrap(finding.ours, "   "))
+    print(claim_id)
+    print(claims.evidence(finding))
 claims.expect(claims.BY_ID["D1c"].evaluate(), claims.PARTLY)
 claims.expect(claims.BY_ID["D1d"].evaluate(), claims.INCONCLUSIVE)
 
@@ -318,7 +316,7 @@ for (when, arm), measures in profile.items():
     tilt, spread = np.mean(measures["tilt"]), np.mean(measures["spread"])
     print(f"{when:8s} {ARM_NAMES[arm]:8s} tilt {tilt:+.2f}, spread {spread:.2f}")
 x1_finding = claims.BY_ID["X1"].evaluate()
-print(claims.wrap(x1_finding.ours))
+print(claims.evidence(x1_finding))
 claims.expect(x1_finding, claims.PARTLY)
 figures.gradient_profile(x1)
 
@@ -333,8 +331,7 @@ figures.gradient_profile(x1)
 
 # %%
 x1b = claims.BY_ID["X1b"].evaluate()
-print(claims.wrap(x1b.ours))
-print("verdict:", x1b.verdict)
+print(claims.evidence(x1b))
 claims.expect(x1b, claims.PARTLY)
 
 # %% [markdown]
@@ -380,8 +377,8 @@ for arm in l1.arms:
     print(f"{'':10s} loss rise without a block, per block:")
     print(f"{'':10s} {worth}")
 l1_finding, l1b_finding = claims.BY_ID["L1"].evaluate(), claims.BY_ID["L1b"].evaluate()
-print(claims.wrap(f"{l1_finding.ours} -> {l1_finding.verdict}"))
-print(claims.wrap(f"{l1b_finding.ours} -> {l1b_finding.verdict}"))
+print(claims.evidence(l1_finding))
+print(claims.evidence(l1b_finding))
 claims.expect(l1_finding, claims.PARTLY)
 claims.expect(l1b_finding, claims.NOT_EXERCISED)
 figures.layer_scaling(l1)
@@ -405,7 +402,7 @@ figures.layer_scaling(l1)
 
 # %%
 l1d_finding = claims.BY_ID["L1d"].evaluate()
-print(claims.wrap(f"{l1d_finding.ours} -> {l1d_finding.verdict}"))
+print(claims.evidence(l1d_finding))
 claims.expect(l1d_finding, claims.INCONCLUSIVE)
 
 # %% [markdown]
@@ -427,7 +424,7 @@ for arm in l1_long.arms:
     worth = " ".join(f"{v:.3f}" for v in np.mean(l1_long.skip_loss_trained[arm], 0))
     print(f"   {ARM_NAMES[arm]:10s} {worth}")
 l1c_finding = claims.BY_ID["L1c"].evaluate()
-print(claims.wrap(f"{l1c_finding.ours} -> {l1c_finding.verdict}"))
+print(claims.evidence(l1c_finding))
 claims.expect(l1c_finding, claims.NOT_EXERCISED)
 
 # %% [markdown]

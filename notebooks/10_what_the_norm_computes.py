@@ -130,8 +130,7 @@ assert min(logit_gap) > 1e3 * max(row[0] for row in drift.logit_drift), (
 
 # %%
 e1 = claims.BY_ID["E1"].evaluate()
-print(claims.wrap(e1.ours))
-print("verdict:", e1.verdict)
+print(claims.evidence(e1))
 claims.expect(e1, claims.REPRODUCED)
 
 # %% [markdown]
@@ -208,8 +207,7 @@ figures.constrained_drift(kept_arms)
 
 # %%
 e1c = claims.BY_ID["E1c"].evaluate()
-print(claims.wrap(e1c.ours))
-print("verdict:", e1c.verdict)
+print(claims.evidence(e1c))
 claims.expect(e1c, claims.PARTLY)
 
 # %% [markdown]
@@ -251,8 +249,8 @@ for name, difference in mean_claims.detach_differences(detach).items():
 
 # %%
 e2, e2b = claims.BY_ID["E2"].evaluate(), claims.BY_ID["E2b"].evaluate()
-print(claims.wrap(f"{e2.ours} -> {e2.verdict}"))
-print(claims.wrap(f"{e2b.ours} -> {e2b.verdict}"))
+print(claims.evidence(e2))
+print(claims.evidence(e2b))
 claims.expect(e2, claims.PARTLY)
 claims.expect(e2b, claims.REPRODUCED)
 
@@ -276,8 +274,7 @@ figures.detach_norms(detach)
 
 # %%
 e2d = claims.BY_ID["E2d"].evaluate()
-print(claims.wrap(e2d.ours))
-print("verdict:", e2d.verdict)
+print(claims.evidence(e2d))
 claims.expect(e2d, claims.PARTLY)
 
 # %% [markdown]
@@ -291,8 +288,7 @@ claims.expect(e2d, claims.PARTLY)
 
 # %%
 e2c = claims.BY_ID["E2c"].evaluate()
-print(claims.wrap(e2c.ours))
-print("verdict:", e2c.verdict)
+print(claims.evidence(e2c))
 claims.expect(e2c, claims.PARTLY)
 
 # %% [markdown]
@@ -343,8 +339,8 @@ for method in ("DyT", "Derf"):
 
 # %%
 y1, y1b = claims.BY_ID["Y1"].evaluate(), claims.BY_ID["Y1b"].evaluate()
-print(claims.wrap(f"{y1.ours} -> {y1.verdict}"))
-print(claims.wrap(f"{y1b.ours} -> {y1b.verdict}"))
+print(claims.evidence(y1))
+print(claims.evidence(y1b))
 claims.expect(y1, claims.NOT_EXERCISED)
 
 # %% [markdown]
@@ -381,8 +377,7 @@ figures.after_dyt(after)
 # %%
 rich = analysis.dyt_data_rich()
 y1c = claims.BY_ID["Y1c"].evaluate()
-print(claims.wrap(y1c.ours))
-print("verdict:", y1c.verdict)
+print(claims.evidence(y1c))
 claims.expect(y1c, claims.REPRODUCED)
 
 # %%

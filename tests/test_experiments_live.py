@@ -110,6 +110,14 @@ def test_dyt_lr_sweep_and_the_rate_below_it():
     check("P2b", rms_sweep)
 
 
+def test_long_sweeps():
+    fixup = ch06_analysis.long_tfixup_sweep(n_layers=2, seeds=TWO, steps=3, warmup_steps=2)
+    dyt = ch06_analysis.long_dyt_sweep(seeds=TWO, steps=3, warmup_steps=2)
+    assert len(fixup.runs) == len(dyt.runs) == 6
+    check("T5d", fixup)
+    check("T6c", dyt)
+
+
 def test_qk_sweep_and_reordered_study():
     sweep = ch09_analysis.qk_sweep(lrs=(1e-2, 1e-1), seeds=TWO, steps=3)
     reordered = ch09_analysis.reordered_study(lrs=(3e-2, 1e-1), seeds=TWO, steps=12)
@@ -171,10 +179,17 @@ def test_recurrent_training_and_sequential_digits():
     # 8 steps evaluated at each: enough evaluations for the first and last quarters
     rows = ch03_analysis.recurrent_training(hidden=8, steps=8, seeds=TWO, eval_every=1,
                                           lrs=(1e-2,))  # fmt: skip
-    pixels = ch04_analysis.sequential_digits(hidden=4, steps=8, seeds=TWO, eval_every=1,
-                                           lrs=(1e-2,))  # fmt: skip
+    pixels = ch04_analysis.sequential_digits(
+        models=(*ch04_analysis.PIXEL_MODELS, ch04_analysis.RAW_INPUT), hidden=4, steps=8,
+        seeds=TWO, eval_every=1, lrs=(1e-2,),
+    )  # fmt: skip
     assert rows.runs and pixels.runs
     for claim_id in ("R3", "R3d", "R3e", "R4", "R4b"):
         check(claim_id, rows)
-    for claim_id in ("M4b", "M4c", "M4d", "R3c"):
+    late_pick = ch03_analysis.recurrent_training(
+        models=ch03_analysis.LATE_PICK_MODELS, hidden=8, steps=8, seeds=TWO, eval_every=1,
+        lrs=(1e-2, 3e-2),
+    )  # fmt: skip
+    check("R4d", late_pick)
+    for claim_id in ("M4b", "M4c", "M4d", "R3c", "R3h"):
         check(claim_id, pixels)

@@ -213,6 +213,16 @@ def test_training_summary_judges_each_model_at_its_best_rate_on_validation():
     assert best_lr_index({"val_loss": diverged["val_loss"][0]}) == 1
 
 
+def test_the_late_pick_takes_the_rate_that_ends_best_not_the_one_that_starts_fastest():
+    fast_start = [2.3, 0.5, 0.5, 0.5, 0.5]
+    low_end = [2.3, 1.5, 1.0, 0.4, 0.3]
+    run = {"eval_steps": [0, 100, 200, 300, 400], "val_loss": [[fast_start] * 2, [low_end] * 2]}
+    assert best_lr_index(run) == 0  # area over the run: 0.5 against 0.8
+    assert best_lr_index(run, "late") == 1  # the last quarter (step 400): 0.5 against 0.3
+    with pytest.raises(ValueError, match="pick must be one of"):
+        best_lr_index(run, "end")
+
+
 @pytest.mark.parametrize(
     "study, verdict",
     [

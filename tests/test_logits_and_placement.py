@@ -33,6 +33,24 @@ def test_lr_sensitivity_is_wortsman_et_al_s_mean_gap_to_the_best_rate():
     assert lr_sensitivity({1e-3: 2.0, 1e-2: 2.0}, 3.0) == 0.0
 
 
+def test_attention_entropy_is_ln_of_the_visible_keys_when_uniform_and_0_on_one_key():
+    import math
+
+    from lnpaper.chapters.ch09_logits_and_placement.runs import attention_entropy
+
+    uniform = torch.zeros(2, 3, 6, 6)  # query t sees keys 0..t, each weighted alike
+    expected = sum(math.log(t + 1) for t in range(6)) / 6
+    assert attention_entropy(uniform) == pytest.approx(expected, rel=1e-6)
+    one_key = torch.zeros(1, 1, 6, 6)
+    one_key[..., 0] = 50.0  # every query on key 0, which every query can see
+    assert attention_entropy(one_key) == pytest.approx(0.0, abs=1e-6)
+    future = torch.zeros(1, 1, 6, 6)
+    # only the last query sees key 5 (and puts all its weight there); the mask hides it from the rest
+    future[..., 5] = 50.0
+    rest = sum(math.log(t + 1) for t in range(5)) / 6
+    assert attention_entropy(future) == pytest.approx(rest, rel=1e-5)
+
+
 def run(peaks, finals, initial=2.77):
     return {"seeds": list(range(len(finals))), "initial_loss": [initial] * len(finals),
             "final_loss": finals, "max_logit": [[3.0, p] for p in peaks]}  # fmt: skip

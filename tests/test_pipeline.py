@@ -197,6 +197,20 @@ def test_the_claims_printed_in_a_notebook_fit_a_column_and_keep_intervals_whole(
     assert all(len(line) <= ledger.LINE_WIDTH for line in claims.wrap(long, "   ").splitlines())
 
 
+def test_a_claims_evidence_is_each_decision_then_the_verdict():
+    """`claims.evidence`: one entry per decision the verdict rests on, intervals, counts and
+    timings alike, every line within the notebook's width, and the verdict as the ledger gives it."""
+    for claim_id in ("T4", "P3", "R4d"):  # counts, timings, paired intervals
+        finding = claims.BY_ID[claim_id].evaluate()
+        text = claims.evidence(finding)
+        lines = text.splitlines()
+        assert lines[-1] == f"verdict: {ledger.verdict_text(finding)}"
+        assert max(len(line) for line in lines) <= ledger.LINE_WIDTH, claim_id
+        for index, decision in enumerate(finding.decisions):
+            assert finding.decision_label(index) in text and f": {decision.outcome}" in text
+        assert sum(not line.startswith("    ") for line in lines) == len(finding.decisions) + 1
+
+
 # Every notebook's stored code and printed text fit the book's column (issue 23); tests/test_book.py
 # measures the same pages in a browser.
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

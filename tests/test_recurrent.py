@@ -339,7 +339,9 @@ def test_sequence_classifier_reads_the_last_step_or_every_step():
     torch.testing.assert_close(every(x)[:, -1], last(x))
 
 
-@pytest.mark.parametrize("kind", ["lstm", "ln-lstm", "bn-lstm", "gru", "ln-gru"])
+@pytest.mark.parametrize(
+    "kind", ["lstm", "ln-lstm", "ln-lstm-raw-input", "bn-lstm", "gru", "ln-gru"]
+)
 def test_each_recurrent_classifier_learns_the_digits_row_by_row(kind):
     lnpaper.setup(quiet=True)
     x, y = digits.load("train", form="rows")
@@ -356,6 +358,31 @@ def test_each_recurrent_classifier_learns_the_digits_row_by_row(kind):
     assert history.train_loss[-1] < 0.4 * history.train_loss[0]  # measured: 0.15-0.26
 
 
+def test_the_raw_input_control_is_the_ln_lstm_without_ln_on_the_input_term():
+    """From one seed the control draws the LN-LSTM's weights; with one input (a pixel per step)
+    the LN-LSTM's gates see only whether the pixel is inked, the control's also how dark it is."""
+    torch.manual_seed(0)
+    ln = make_cell("ln-lstm", 1, 8)
+    torch.manual_seed(0)
+    raw = make_cell("ln-lstm-raw-input", 1, 8)
+    assert not hasattr(raw, "norm_ih")
+    assert {n for n, _ in raw.named_parameters()} == {
+        n for n, _ in ln.named_parameters() if not n.startswith("norm_ih")
+    }
+    for name, p in raw.named_parameters():
+        assert torch.equal(p, ln.get_parameter(name)), name
+    pixels = torch.tensor([[0.3], [0.9]])
+    state = ln.initial_state(pixels)
+    (_, c_ln), terms_ln = ln(pixels, state)
+    (_, c_raw), terms_raw = raw(pixels, state)
+    # two inked pixels of different darkness: the same gates after LN (but for eps, measured
+    # 2e-3 apart), different without it
+    torch.testing.assert_close(terms_ln["a_t"][0], terms_ln["a_t"][1], atol=1e-2, rtol=0)
+    assert (terms_raw["a_t"][0] - terms_raw["a_t"][1]).abs().max() > 0.05
+    expected = ln.norm_hh(terms_ln["W_h h_t-1"]) + terms_ln["W_x x_t"] + ln.bias
+    torch.testing.assert_close(terms_raw["a_t"], expected)
+
+
 # ---- many seeds as one model -------------------------------------------------------------------
 
 
@@ -368,7 +395,9 @@ def _per_seed_models(kind, seeds, inputs=8, hidden=6, max_steps=8, gain_init=Non
     return models
 
 
-@pytest.mark.parametrize("kind", ["lstm", "ln-lstm", "bn-lstm", "gru", "ln-gru"])
+@pytest.mark.parametrize(
+    "kind", ["lstm", "ln-lstm", "ln-lstm-raw-input", "bn-lstm", "gru", "ln-gru"]
+)
 def test_seed_batched_classifier_is_the_per_seed_models_outputs_grads_and_statistics(kind):
     from lnpaper.models.recurrent import SeedBatchedClassifier
 

@@ -23,7 +23,7 @@ from lnpaper.companion.verdicts import (
     Quantity,
     expect,
 )
-from lnpaper.ledger import BY_ID, CLAIMS, checked_here, markdown, rows, wrap
+from lnpaper.ledger import BY_ID, CLAIMS, checked_here, evidence, markdown, rows, wrap
 
 __all__ = [
     "BY_ID",
@@ -40,6 +40,7 @@ __all__ = [
     "Finding",
     "Quantity",
     "checked_here",
+    "evidence",
     "markdown",
     "rows",
     "expect",

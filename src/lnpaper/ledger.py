@@ -293,6 +293,36 @@ def _wrapped(label: str, text: str) -> str:
     return _fill(text, initial_indent=first, subsequent_indent=" " * len(first))
 
 
+def _interval(mean: float, low: float, high: float) -> str:
+    """'+0.392 [+0.278, +0.505]': three decimals, more when the interval is narrower than 0.01."""
+    width = high - low
+    decimals = 3
+    if math.isfinite(width) and width > 0:
+        decimals = min(6, max(3, -math.floor(math.log10(width))))
+    return f"{mean:+.{decimals}f} [{low:+.{decimals}f}, {high:+.{decimals}f}]"
+
+
+def evidence(finding) -> str:
+    """A claim's evidence as a notebook prints it: each decision its verdict rests on (what was
+    compared, the estimate and its 95% interval or the counts, the test, the outcome), then the
+    verdict. What is shown but not graded, and the words around the numbers, are in CLAIMS.md
+    under the claim's ID (`wrap(finding.ours)` prints them all). A verdict that rests on no
+    decision (an exact identity, a premise not met) is printed with its words."""
+    if not finding.decisions:
+        return f"{wrap(finding.ours)}\nverdict: {verdict_text(finding)}"
+    lines = []
+    for index, decision in enumerate(finding.decisions):
+        lines.append(_fill(finding.decision_label(index)))
+        if decision.difference is not None:
+            estimate = _interval(decision.difference.mean, decision.low, decision.high)
+            lines.append(f"    {estimate}  {decision.test}: {decision.outcome}")
+        else:
+            text = f"{decision.evidence or decision.test}: {decision.outcome}"
+            lines.append(_fill(text, initial_indent="    ", subsequent_indent="    "))
+    lines.append(f"verdict: {verdict_text(finding)}")
+    return "\n".join(lines)
+
+
 def checked_here(ids) -> str:
     """The "Claims checked here" list at the end of a notebook: each claim's ID, verdict and
     statement, derived from the ledger, as plain text nbval can compare, every line at most

@@ -152,6 +152,35 @@ class LayerNormLSTMCell(RecurrentCell):
         return (h, c), terms
 
 
+class RawInputLayerNormLSTMCell(LayerNormLSTMCell):
+    """A control for the LN-LSTM, not a model of the paper: Eq. 20 with the input term left
+    unnormalized,
+
+        [f; i; o; g] = LN(W_h h_{t-1}; g1, b1) + W_x x_t + b
+
+    and (21)-(22) as in the LN-LSTM. With one pixel per step (notebook 04's T = 64), W_x x_t is a
+    column of W_x times the pixel, and LN over its 4H units divides the pixel's value back out: it
+    keeps whether a pixel is inked, not how dark it is. Here the pixel reaches the gates as in the
+    plain LSTM. From one seed it draws the LN-LSTM's W_x and W_h (the LayerNorm it leaves out draws
+    nothing)."""
+
+    def __init__(self, inputs: int, hidden: int, gain_init: float = 1.0, eps: float = 1e-5):
+        super().__init__(inputs, hidden, gain_init=gain_init, eps=eps)
+        del self.norm_ih
+
+    def forward(self, x, state, step: int = 0):
+        h, c = state
+        recurrent_term = F.linear(h, self.weight_hh)
+        input_term = F.linear(x, self.weight_ih)
+        # (20), with W_x x_t as it is
+        gates = self.norm_hh(recurrent_term) + input_term + self.bias
+        i, f, g, o = gates.chunk(4, dim=1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(self.norm_c(c))
+        terms = {"W_x x_t": input_term, "W_h h_t-1": recurrent_term, "a_t": gates}
+        return (h, c), terms
+
+
 class BatchNormLSTMCell(RecurrentCell):
     """The BN-LSTM of Cooijmans et al. 2016, Sec. 3, with statistics per time step:
 
@@ -338,7 +367,7 @@ class SequenceClassifier(nn.Module):
         return self.readout(hidden if self.every_step else hidden[:, -1])
 
 
-CELLS = ("lstm", "ln-lstm", "bn-lstm", "gru", "ln-gru", "rnn", "ln-rnn")
+CELLS = ("lstm", "ln-lstm", "ln-lstm-raw-input", "bn-lstm", "gru", "ln-gru", "rnn", "ln-rnn")
 
 
 def make_cell(
@@ -361,6 +390,7 @@ def make_cell(
         return BatchNormLSTMCell(inputs, hidden, max_steps, gain_init=gain)
     normalized = {
         "ln-lstm": LayerNormLSTMCell,
+        "ln-lstm-raw-input": RawInputLayerNormLSTMCell,
         "ln-gru": LayerNormGRUCell,
         "ln-rnn": LayerNormTanhRNNCell,
     }
@@ -402,8 +432,8 @@ class SeedBatchedClassifier(nn.Module):
     named as in the per-seed model with "." replaced by "__". Input x is (S, N, T, inputs): each
     seed reads its own minibatch; the output is the last step's logits (S, N, classes), or every
     step's (S, N, T, classes) for models built with `every_step=True`. The cells
-    supported are those the training experiments use: "lstm", "ln-lstm", "bn-lstm", "gru",
-    "ln-gru".
+    supported are those the training experiments use: "lstm", "ln-lstm", "ln-lstm-raw-input",
+    "bn-lstm", "gru", "ln-gru".
     `per_seed(s)` gives seed s back as an ordinary model (tests compare the two). Setting
     `statistics_steps` = k makes a BN-LSTM in eval mode use the statistics of step k - 1 for
     every step >= k, as if T_max were k (notebook 04's T_max inside the transient).
@@ -412,6 +442,7 @@ class SeedBatchedClassifier(nn.Module):
     KINDS = {
         LSTMCell: "lstm",
         LayerNormLSTMCell: "ln-lstm",
+        RawInputLayerNormLSTMCell: "ln-lstm-raw-input",
         BatchNormLSTMCell: "bn-lstm",
         LayerNormGRUCell: "ln-gru",
         GRUCell: "gru",
@@ -449,7 +480,7 @@ class SeedBatchedClassifier(nn.Module):
             self.max_steps = cell.norm_c.max_steps
             self.momentum = cell.norm_c.momentum
             self.bn_eps = cell.norm_c.eps
-        if self.kind in ("ln-lstm", "ln-gru"):
+        if self.kind in ("ln-lstm", "ln-lstm-raw-input", "ln-gru"):
             self.ln_eps = next(m for m in cell.modules() if isinstance(m, LayerNorm)).eps
 
     def p(self, name: str) -> torch.Tensor:
@@ -539,6 +570,8 @@ class SeedBatchedClassifier(nn.Module):
                 gates = self._layer_norm(recurrent, "cell.norm_hh") + self._layer_norm(
                     inputs, "cell.norm_ih"
                 )
+            elif self.kind == "ln-lstm-raw-input":  # Eq. 20 without LN on W_x x_t
+                gates = self._layer_norm(recurrent, "cell.norm_hh") + inputs
             else:
                 gates = self._batch_norm(recurrent, "cell.norm_hh", t) + self._batch_norm(
                     inputs, "cell.norm_ih", t
@@ -549,7 +582,7 @@ class SeedBatchedClassifier(nn.Module):
         c = f * c + i * torch.tanh(gates[..., 2 * H : 3 * H])
         if self.kind == "lstm":
             out = c
-        elif self.kind == "ln-lstm":
+        elif self.kind in ("ln-lstm", "ln-lstm-raw-input"):
             out = self._layer_norm(c, "cell.norm_c")  # Eq. 22
         else:
             out = self._batch_norm(c, "cell.norm_c", t)

@@ -6,8 +6,11 @@ notebook prints and the claims and figures read. Nothing here is recorded: each 
   on the digits read row by row, each model one `sequence_training` run over seeds and one
   learning-rate grid.
 - `gru_training` (R3f, R4c): the GRU against the LN-GRU, under the same protocol.
+- `late_pick_training` (R4d): both LSTMs, the BN-LSTM and both GRUs on fresh seeds, for the end of
+  training graded at the rate that ends best.
 - `dynamics_draws` (R2): R2's runs over five draws of the weights and three LN gains.
-- the summaries: `training_summary` (each model at its best rate), `best_lr_index`,
+- the summaries: `training_summary` (each model at its best rate), `best_lr_index` (by the
+  validation NLL over the run or over its last quarter),
   `length_summary`, `dynamics_summary`.
 
 Notebook 04 gathers the same experiment at T = 64 (`ch04_batchnorm_against_layernorm.analysis`).
@@ -88,6 +91,18 @@ def gru_training(*, seeds=tuple(range(10))) -> RecurrentStudyResult:
     return recurrent_training(models=GRU_MODELS, seeds=seeds)
 
 
+# R4d: the claims about the end of training, each model at the rate whose validation NLL ends
+# lowest, on ten seeds the other row-by-row runs do not use.
+LATE_PICK_MODELS = ("LSTM", "LN-LSTM", "BN-LSTM", "GRU", "LN-GRU")
+LATE_PICK_SEEDS = tuple(range(10, 20))
+
+
+def late_pick_training(*, seeds=LATE_PICK_SEEDS) -> RecurrentStudyResult:
+    """R4d: recurrent_training's protocol for the LSTMs (LN and BN with their papers' gains) and
+    the GRUs on `seeds`; the claim picks each model's rate by `validation_late`."""
+    return recurrent_training(models=LATE_PICK_MODELS, seeds=seeds)
+
+
 # ---- summaries the notebook prints and the claims check ----------------------------------
 
 
@@ -159,6 +174,14 @@ def _finite_mean(values) -> float:
     return statistics.fmean(values) if all(math.isfinite(v) for v in values) else math.inf
 
 
+def validation_late(run: dict) -> list:
+    """Per learning rate: the validation NLL averaged over the last quarter's evaluations and over
+    seeds (how well a rate ends, whatever its start); infinite if any seed's curve is not
+    finite."""
+    _, late = _quarters(run["eval_steps"])
+    return [_finite_mean(curve[j] for curve in per_lr for j in late) for per_lr in run["val_loss"]]
+
+
 def validation_areas(run: dict) -> list:
     """Per learning rate: the validation NLL averaged over the evaluations after step 0 and over
     seeds (the area under the mean curve: it rewards a fast start and a low end alike); infinite
@@ -166,11 +189,18 @@ def validation_areas(run: dict) -> list:
     return [_finite_mean(v for curve in per_lr for v in curve[1:]) for per_lr in run["val_loss"]]
 
 
-def best_lr_index(run: dict) -> int:
+PICKS = ("run", "late")  # a model's rate: the lowest validation NLL over the run, or at its end
+
+
+def best_lr_index(run: dict, pick: str = "run") -> int:
     """The learning rate a model is judged at, chosen on the validation split only: the smallest
-    `validation_areas` (a rate at which a seed diverged is never the best unless all did)."""
-    areas = validation_areas(run)
-    return min(range(len(areas)), key=lambda k: (areas[k], k))
+    `validation_areas` (pick "run": rewards a fast start and a low end alike) or the smallest
+    `validation_late` (pick "late": the end alone). A rate at which a seed diverged is never the
+    best unless all did."""
+    if pick not in PICKS:
+        raise ValueError(f"pick must be one of {PICKS}, got {pick!r}")
+    scores = validation_areas(run) if pick == "run" else validation_late(run)
+    return min(range(len(scores)), key=lambda k: (scores[k], k))
 
 
 PER_ORDER = (  # the fields of a SequenceTrainingResult indexed [order] first
@@ -185,22 +215,22 @@ PER_ORDER = (  # the fields of a SequenceTrainingResult indexed [order] first
 )
 
 
-def training_summary(study, order: int = 0, lr_index: int | None = None) -> dict:
+def training_summary(study, order: int = 0, lr_index: int | None = None, pick: str = "run") -> dict:
     """The numbers behind R3-R4b, and notebook 04's M4b-M4d, for one pixel order of
-    `study` (index into study.orders), each model at its own best learning rate (`best_lr_index`,
-    validation only), or every model at the grid's rate `lr_index` (the paper's protocol: the same
-    settings for every model). What is compared is measured on the test split, per seed: "early"
-    the mean test NLL over the first quarter of training (step 0 excluded), how fast a model
-    starts; "late" and "late_accuracy" the same over the last quarter, which is what "at the end"
-    means in every claim (less noisy than the last evaluation alone); "curve" over every
-    evaluation after step 0; "final_*" after the last step; "longer_*" on test sequences with
-    blank steps appended; "cut_*" (BN-LSTM) with the statistics cut to a shorter T_max."""
+    `study` (index into study.orders), each model at its own best learning rate (`best_lr_index`
+    by `pick`, validation only), or every model at the grid's rate `lr_index` (the paper's
+    protocol: the same settings for every model). What is compared is measured on the test split,
+    per seed: "early" the mean test NLL over the first quarter of training (step 0 excluded), how
+    fast a model starts; "late" and "late_accuracy" the same over the last quarter, which is what
+    "at the end" means in every claim (less noisy than the last evaluation alone); "curve" over
+    every evaluation after step 0; "final_*" after the last step; "longer_*" on test sequences
+    with blank steps appended; "cut_*" (BN-LSTM) with the statistics cut to a shorter T_max."""
     summary = {}
     for model, full in study.runs.items():
         run = dict(full)
         for name in PER_ORDER:
             run[name] = full[name][order] if full.get(name) else []
-        k = best_lr_index(run) if lr_index is None else lr_index
+        k = best_lr_index(run, pick) if lr_index is None else lr_index
         early, late = _quarters(run["eval_steps"])
         curves = run["test_loss"][k]
 
@@ -210,6 +240,7 @@ def training_summary(study, order: int = 0, lr_index: int | None = None) -> dict
         summary[model] = {
             "lr": run["lrs"][k],
             "val_area": validation_areas(run),
+            "val_late": validation_late(run),
             "early": [statistics.fmean(c[j] for j in early) for c in curves],
             "late": [statistics.fmean(c[j] for j in late) for c in curves],
             "late_accuracy": [

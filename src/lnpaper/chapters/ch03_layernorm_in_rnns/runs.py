@@ -495,6 +495,7 @@ RECURRENT_MODELS = {
     "LSTM": ("lstm", None),
     "LN-LSTM": ("ln-lstm", None),
     "LN-LSTM, gain 0.1": ("ln-lstm", 0.1),
+    "LN-LSTM, raw input": ("ln-lstm-raw-input", None),  # a control: no LN on W_x x_t
     "BN-LSTM": ("bn-lstm", None),
     "BN-LSTM, gain 1.0": ("bn-lstm", 1.0),
     "LN-GRU": ("ln-gru", None),

@@ -6,6 +6,7 @@ summaries the notebook prints and the claims and figures read. Nothing here is r
   sequences longer than training.
 - `gru_pixels` (R3g): the GRU against the LN-GRU at T = 64.
 - `gain_pixels` (M4e): the LN-LSTM's gains from 0.1 at T = 64.
+- `input_control_pixels` (R3h): the LN-LSTM beside the same cell without LN on its input term.
 - `small_batch_pixels` (R6): the T = 64 models at minibatches of 4.
 - `cnn_summary` (R5, R5b): the CNN coda's test NLL and accuracy.
 """
@@ -68,6 +69,17 @@ def gru_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
     """R3g: the GRU against the LN-GRU at T = 64, on sequential_digits' protocol; the LN-GRU's runs
     are sequential_digits' own (the same record entries)."""
     return sequential_digits(models=GRU_MODELS, seeds=seeds)
+
+
+RAW_INPUT = "LN-LSTM, raw input"
+INPUT_CONTROL_MODELS = ("LN-LSTM", RAW_INPUT, "BN-LSTM")
+
+
+def input_control_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
+    """R3h: sequential_digits' T = 64 task with a control beside the LN-LSTM, the same cell with
+    its one-pixel input term left unnormalized (`RawInputLayerNormLSTMCell`); the LN-LSTM's and
+    the BN-LSTM's runs are sequential_digits' own (the same record entries)."""
+    return sequential_digits(models=INPUT_CONTROL_MODELS, seeds=seeds)
 
 
 SMALL_BATCH = 4  # examples per minibatch in small_batch_pixels, against sequential_digits' 16

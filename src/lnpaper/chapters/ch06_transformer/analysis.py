@@ -10,6 +10,8 @@ the record) and computes in memory, so the record holds each run once.
 - `rmsnorm_study` (T6, P2, P4): the six-layer Pre-LN model with each normalizer in every slot.
 - `dyt_lr_sweep` (T6b), `rmsnorm_lr_sweep` (P2b): DyT, RMSNorm and LayerNorm over SWEEP_LRS,
   keyed by `sweep_name`; `layernorm_below_sweep`: LayerNorm one rate below the grid.
+- `long_tfixup_sweep` (T5d), `long_dyt_sweep` (T6c): T5c and T6 at 600 steps, the normalized model
+  with warmup, each arm over SWEEP_LRS.
 - the summaries: `smoothness_log_means` (T7, at matched loss), `smoothness_at_init` (T7, at
   step 0).
 """
@@ -177,6 +179,54 @@ def rmsnorm_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult
             for lr in SWEEP_LRS
         }
     )
+
+
+# T5d, T6c: T5c's and T6's comparisons trained three times as long, the normalized model with
+# warmup (its usual recipe), each arm at its own best rate of SWEEP_LRS; on ten seeds no earlier
+# language-model run used. Keyed by `sweep_name`, so `claims.at_picked_rates` grades them as T6b.
+LONG_STEPS = 600
+LONG_SEEDS = tuple(range(50, 60))
+LONG_WARMUP = 50
+
+
+def _long_sweep(arms: dict, *, n_layers: int, seeds, steps: int) -> StudyResult:
+    return StudyResult(
+        runs={
+            sweep_name(name, lr): vars(
+                lm_training(n_layers=n_layers, lr=lr, seeds=seeds, steps=steps, **options)
+            )
+            for name, options in arms.items()
+            for lr in SWEEP_LRS
+        }
+    )
+
+
+def long_tfixup_sweep(
+    *,
+    n_layers: int = 12,
+    seeds=LONG_SEEDS,
+    steps: int = LONG_STEPS,
+    warmup_steps: int = LONG_WARMUP,
+) -> StudyResult:
+    """T5d: T-Fixup (no norm, no warmup, as its paper trains) and Pre-LN with warmup, T5's
+    12-block stack and data, each at every rate of SWEEP_LRS for `steps` steps."""
+    arms = {
+        "T-Fixup": dict(placement="none", init="tfixup"),
+        "Pre-LN, warmup": dict(placement="pre", warmup_steps=warmup_steps),
+    }
+    return _long_sweep(arms, n_layers=n_layers, seeds=seeds, steps=steps)
+
+
+def long_dyt_sweep(
+    *, seeds=LONG_SEEDS, steps: int = LONG_STEPS, warmup_steps: int = LONG_WARMUP
+) -> StudyResult:
+    """T6c: T6's six-layer Pre-norm model with LayerNorm and with DyT, both with warmup (one recipe
+    for both, as Zhu et al. train), each at every rate of SWEEP_LRS for `steps` steps."""
+    arms = {
+        name: dict(placement="pre", norm=norm, warmup_steps=warmup_steps)
+        for name, norm in (("LayerNorm, warmup", "layernorm"), ("DyT, warmup", "dyt"))
+    }
+    return _long_sweep(arms, n_layers=6, seeds=seeds, steps=steps)
 
 
 def layernorm_below_sweep(

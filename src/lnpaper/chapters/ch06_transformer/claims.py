@@ -330,6 +330,30 @@ def check_t6b(sweep) -> Finding:
     return at_picked_rates(sweep, "DyT", "LayerNorm", "DyT - LN")
 
 
+def at_long_budget(sweep, name: str, reference: str, short: str, setting: str) -> Finding:
+    """`at_picked_rates` on a 600-step sweep (T5d, T6c), its setting named first."""
+    finding = at_picked_rates(sweep, name, reference, short)
+    return dataclasses.replace(finding, ours=f"{setting}; {finding.ours}")
+
+
+def check_t5d(sweep) -> Finding:
+    """T5c trained three times as long against Pre-LN with warmup, each at its own rate."""
+    setting = (
+        f"12 layers, {ch06_analysis.LONG_STEPS} steps; T-Fixup without warmup, Pre-LN with "
+        f"{ch06_analysis.LONG_WARMUP} warmup steps"
+    )
+    return at_long_budget(sweep, "T-Fixup", "Pre-LN, warmup", "T-Fixup - Pre-LN", setting)
+
+
+def check_t6c(sweep) -> Finding:
+    """T6 trained three times as long, both norms with warmup, each at its own rate."""
+    setting = (
+        f"6 layers, {ch06_analysis.LONG_STEPS} steps, both with {ch06_analysis.LONG_WARMUP} "
+        "warmup steps"
+    )
+    return at_long_budget(sweep, "DyT, warmup", "LayerNorm, warmup", "DyT - LN", setting)
+
+
 # T7 grades every measure Santurkar et al. use: the loss variation along a step, the gradient
 # predictiveness (the gradient's change relative to its size) and the effective beta-smoothness
 # (its change per unit of distance). Each is compared at matched training loss (the mean log over
@@ -507,6 +531,22 @@ CLAIMS = register_claims(
         "LM_MARGIN); declared before the Pre-LN run",
     ),
     Claim(
+        id="T5d",
+        claim="T-Fixup without a norm matches a normalized Transformer of the same depth, trained "
+        "longer, each at its own best learning rate",
+        source="Huang et al. 2020 (T-Fixup: no LayerNorm, no warmup, matching or beating the "
+        "normalized models, which train with warmup)",
+        paper_value="no number used here (their results are translation BLEU)",
+        notebook=NOTEBOOK,
+        experiments=(ch06_analysis.long_tfixup_sweep,),
+        check=check_t5d,
+        test="T5's 12-block stack and data, 600 steps, 10 seeds (50-59) declared before their "
+        "runs; T-Fixup without warmup, Pre-LN with 50 warmup steps, each at lr 1e-3, 3e-3 and "
+        "1e-2 and at its rate picked by training loss as in T6b; held-out loss, T-Fixup minus "
+        f"Pre-LN at their picks, paired by seed, 95% t CI below +{LM_MARGIN:g} (non-inferiority, "
+        "LM_MARGIN)",
+    ),
+    Claim(
         id="T6",
         claim="DyT (gamma tanh(alpha x) + beta) can replace every norm layer",
         source="Zhu et al. 2025",
@@ -531,6 +571,21 @@ CLAIMS = register_claims(
         "sequences; a rate with a diverged seed is not eligible); held-out loss, DyT minus "
         "LayerNorm at their picks, paired by seed, 95% t CI below +0.02 nats (T6's margin); "
         "declared before the run",
+    ),
+    Claim(
+        id="T6c",
+        claim="DyT can replace every norm layer, trained longer, with warmup, each at its own "
+        "best learning rate",
+        source="Zhu et al. 2025",
+        paper_value="matches or beats normalized models at their scales (one recipe, with "
+        "warmup, for both)",
+        notebook=NOTEBOOK,
+        experiments=(ch06_analysis.long_dyt_sweep,),
+        check=check_t6c,
+        test="T6's 6-layer models and data, 600 steps, both with 50 warmup steps, 10 seeds "
+        "(50-59) declared before their runs; each at lr 1e-3, 3e-3 and 1e-2 and at its rate "
+        "picked by training loss as in T6b; held-out loss, DyT minus LayerNorm at their picks, "
+        f"paired by seed, 95% t CI below +{LM_MARGIN:g} nats (T6's margin)",
     ),
     Claim(
         id="T7",

@@ -17,6 +17,7 @@ through the record and computes in memory, so the record holds each run once.
 """
 
 import math
+import statistics
 from dataclasses import dataclass
 
 from lnpaper.chapters.ch07_rmsnorm_placement.analysis import FRESH_SEEDS
@@ -99,6 +100,18 @@ def qk_summary(sweep) -> dict:
         final = {lr: run["final_loss"] for lr, run in by_lr.items()}
         summary[arm] = {"sensitivity": sensitivity, "peak_logit": peak, "final_loss": final}
     return summary
+
+
+def entropy_ends(run: dict) -> list[tuple[float, float | None]]:
+    """Per layer of a QKRun (as a dict): the attention entropy at step 0 and at the last logged
+    step, each the mean over seeds; the end leaves out seeds that diverged before it (None if all
+    did). Entropy falling toward 0 is attention collapsing onto one key."""
+    ends = []
+    for per_seed in run["attention_entropy"]:
+        last = [row[-1] for row in per_seed if row[-1] is not None and math.isfinite(row[-1])]
+        start = statistics.fmean(row[0] for row in per_seed)
+        ends.append((start, statistics.fmean(last) if last else None))
+    return ends
 
 
 # ---- O1: OLMo 2's reordered norm and loss spikes ------------------------------------------------

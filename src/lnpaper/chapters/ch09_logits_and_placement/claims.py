@@ -38,6 +38,23 @@ def failed(loss) -> bool:
     return not vocabulary.trains(loss, vars(SyntheticLanguage().levels()))
 
 
+def entropy_text(sweep) -> str:
+    """'. Attention entropy at lr 0.1 (not graded) ...': each arm's per-layer entropy at step 0 and
+    at the end, where logit growth and attention collapsing onto one key are tied."""
+    runs = {arm: by_lr[Q1_LR] for arm, by_lr in sweep.runs.items()}
+    if not all(run.get("attention_entropy") for run in runs.values()):
+        return ""
+    arms = {arm: ch09_analysis.entropy_ends(run) for arm, run in runs.items()}
+
+    def layers(ends, at):
+        return "/".join("-" if end[at] is None else f"{end[at]:.2f}" for end in ends)
+
+    parts = "; ".join(f"{arm} {layers(ends, 0)} -> {layers(ends, 1)}" for arm, ends in arms.items())
+    return (
+        f". Attention entropy at lr {Q1_LR:g}, nats by layer, step 0 -> end (not graded): {parts}"
+    )
+
+
 def check_q1(sweep) -> Finding:
     """Two parts, paired by seed: (1) at lr 1e-1 the largest layer-0 logit over training is lower
     with QK-LayerNorm (log10 of the peak, QK-LayerNorm minus none, below 0); (2) Wortsman et al.'s
@@ -69,7 +86,7 @@ def check_q1(sweep) -> Finding:
         f"{statistics.mean(none['sensitivity']):.3f}, with {statistics.mean(qk['sensitivity']):.3f} "
         f"nats; QK-LayerNorm minus none {tested(sensitivity, sensitivity_outcome)}. Runs past a "
         f"logit of 1e4: {len(past_none)} without QK-norm, {failed_past} of them failed (diverged or "
-        f"did not end below the bigram level); {len(past_qk)} with it"
+        f"did not end below the bigram level); {len(past_qk)} with it" + entropy_text(sweep)
     )
     quantities = (
         aggregate("log10 peak layer-0 logit at lr 0.1, QK-LN - none", logits),

@@ -7,7 +7,8 @@ Every run is notebook 06's synthetic language and model family, trained with
 initial weights and the training sequences, so configurations are compared paired by seed.
 
 - `qk_run` (Q1): one cell of Wortsman et al. 2023's learning-rate sweep, with or without per-head
-  QK-LayerNorm, logging the largest layer-0 attention logit |z_ij| over training;
+  QK-LayerNorm, logging the largest layer-0 attention logit |z_ij| and each layer's attention
+  entropy over training;
   `analysis.qk_sweep` gathers the sweep.
 - `logit_bound_run` (Q1b): at lr 1e-1, the same model with QK-RMSNorm, Henry et al.'s l2
   QK-norm or Gemma 2's soft-cap at 50 in place of QK-LayerNorm; `analysis.logit_bounds` gathers
@@ -23,7 +24,8 @@ initial weights and the training sequences, so configurations are compared paire
   pulls g to 1), trained with AdamW; `gain_decay_excluded` (G1c) the gains left out of the decay.
 """
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import torch
 from torch.nn.utils import parametrize
@@ -52,22 +54,38 @@ class QKRun:
     diverged_at: list
     logit_steps: list  # the steps at which the largest layer-0 logit was measured
     max_logit: list  # [seed][k]: max |z_ij| of layer 0 on 32 held-out sequences
+    # [layer][seed][k]: the mean entropy (nats) of each query's causal attention, same probe
+    attention_entropy: list = field(default_factory=list)
+
+
+def attention_entropy(logits: torch.Tensor) -> float:
+    """The entropy (nats) of each query's attention over the keys it may see (causal), from the
+    logits z_ij before the mask (B x heads x T x T), averaged over queries, heads and sequences.
+    Uniform attention over the t + 1 visible keys gives ln(t + 1); one key takes it to 0."""
+    visible = torch.ones(logits.shape[-2:], dtype=torch.bool).tril()
+    log_p = torch.log_softmax(logits.masked_fill(~visible, -math.inf), dim=-1)
+    return -(log_p.exp() * log_p.masked_fill(~visible, 0.0)).sum(-1).mean().item()
 
 
 def _logit_run(options: dict, *, lr, seeds, steps, warmup_steps, batch_size, length, logit_every):
     """Train one configuration (`options` of TransformerLM) at `lr`, every seed at once, logging
-    the largest layer-0 attention logit |z_ij| on 32 held-out sequences every `logit_every`
-    steps. The body of qk_run and logit_bound_run."""
+    the largest layer-0 attention logit |z_ij| and every layer's attention entropy on 32 held-out
+    sequences every `logit_every` steps. The body of qk_run and logit_bound_run."""
     seeds = [int(s) for s in seeds]
     models = build_models(seeds, length=length, **options)
     probe = held_out(length)[:32, :-1]
+    layers = range(options["n_layers"])
 
     def largest_logit(step, stacked):
-        values = []
+        values = {"max_logit": [], **{f"entropy_{layer}": [] for layer in layers}}
         for i in range(stacked.size):
             model = stacked.model(i, models[0])
-            values.append(model.attention_logits(probe, layer=0).abs().max().item())
-        return {"max_logit": values}
+            for layer in layers:
+                logits = model.attention_logits(probe, layer=layer)
+                if layer == 0:
+                    values["max_logit"].append(logits.abs().max().item())
+                values[f"entropy_{layer}"].append(attention_entropy(logits))
+        return values
 
     runs, _ = train_language_models(
         models,
@@ -89,6 +107,7 @@ def _logit_run(options: dict, *, lr, seeds, steps, warmup_steps, batch_size, len
         diverged_at=runs.diverged_at,
         logit_steps=list(range(0, steps + 1, logit_every)),
         max_logit=runs.logs["max_logit"],
+        attention_entropy=[runs.logs[f"entropy_{layer}"] for layer in layers],
     )
 
 
