@@ -191,5 +191,5 @@ def test_recurrent_training_and_sequential_digits():
         lrs=(1e-2, 3e-2),
     )  # fmt: skip
     check("R4d", late_pick)
-    for claim_id in ("M4b", "M4c", "M4d", "R3c", "R3h"):
+    for claim_id in ("M4b", "M4c", "M4d", "M4h", "R3c", "R3h"):
         check(claim_id, pixels)

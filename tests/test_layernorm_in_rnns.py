@@ -131,14 +131,17 @@ def test_sequence_training_records_a_curve_per_order_rate_and_seed():
             2,
             3,
         ]
-    for field in ("longer_test_accuracy", "cut_test_loss"):
+    for field in ("longer_test_accuracy", "cut_test_loss", "averaged_test_loss"):
         assert [len(getattr(result, field)), len(getattr(result, field)[0])] == [2, 2]
     assert result.test_loss[0][0][0] != result.test_loss[0][0][1]  # seeds differ
     assert result.test_loss[0][0][0][0] == result.test_loss[0][1][0][0]  # same init for both rates
     assert result.test_loss[0][0][0][0] != result.test_loss[1][0][0][0]  # the orders differ
     assert result.cut_test_loss[0][0][0] != result.test_loss[0][0][0][-1]  # the cut matters
+    assert result.averaged_test_loss[0][0][0] != result.test_loss[0][0][0][-1]  # so does averaging
     with pytest.raises(ValueError, match="BN-LSTM only"):
         sequence_training(cell="lstm", statistics_steps=3)
+    plain = sequence_training(cell="lstm", hidden=4, steps=2, lrs=(1e-2,), seeds=(0,))
+    assert plain.averaged_test_loss == [] and plain.averaged_test_accuracy == []
 
 
 def test_sequence_training_is_each_seed_trained_alone_with_torch_adam():

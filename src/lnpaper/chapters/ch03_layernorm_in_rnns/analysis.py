@@ -212,6 +212,8 @@ PER_ORDER = (  # the fields of a SequenceTrainingResult indexed [order] first
     "longer_test_accuracy",
     "cut_test_loss",
     "cut_test_accuracy",
+    "averaged_test_loss",
+    "averaged_test_accuracy",
 )
 
 
@@ -253,6 +255,8 @@ def training_summary(study, order: int = 0, lr_index: int | None = None, pick: s
             "longer_accuracy": at_best("longer_test_accuracy"),
             "cut_loss": at_best("cut_test_loss"),
             "cut_accuracy": at_best("cut_test_accuracy"),
+            "averaged_loss": at_best("averaged_test_loss"),
+            "averaged_accuracy": at_best("averaged_test_accuracy"),
         }
     steps = next(iter(study.runs.values()))["eval_steps"]
     early, late = _quarters(steps)

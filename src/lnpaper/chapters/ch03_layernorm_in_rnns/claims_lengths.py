@@ -48,10 +48,10 @@ def check_m4f(stationary) -> Finding:
         _per_seed_mean(stationary.accuracy["per step"], inside),
     )
     outcome = stats.better(nll, "higher")
-    size, _ = vocabulary.better_beyond_negligible(stats.paired_difference(per_step, averaged))
-    size_words = "beyond" if size == "better" else "not beyond"
+    size, _ = vocabulary.better_beyond_negligible(nll)  # "worse": averaged, beyond the margin
+    size_words = "beyond" if size == "worse" else "not beyond"
     verdict = from_outcome(outcome)
-    if outcome == stats.HOLDS and size != "better":
+    if outcome == stats.HOLDS and size != "worse":
         verdict = PARTLY
     drift = [statistics.fmean(seed[t] for seed in stationary.drift) for t in (0, -1)]
     ours = (

@@ -13,7 +13,7 @@ training are in `runs_lengths`).
 """
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -365,6 +365,20 @@ class SequenceTrainingResult:
     statistics_steps: int | None  # BN-LSTM only: a T_max cut inside the sequence (None: none)
     cut_test_loss: list  # [order][lr][seed] after the last step, statistics of steps >= cut
     cut_test_accuracy: list  # taken from step cut - 1
+    # BN-LSTM only, [order][lr][seed] after the last step, every step's statistics averaged over
+    # the T_max steps (one estimate shared over time)
+    averaged_test_loss: list = field(default_factory=list)
+    averaged_test_accuracy: list = field(default_factory=list)
+
+
+def _average_over_time(model: SeedBatchedClassifier) -> None:
+    """Every step's population statistics replaced by their average over the T_max trained steps:
+    the mean of the running means and the mean of the running variances, per unit (what one
+    BatchNorm shared over time estimates)."""
+    for name in ("norm_hh", "norm_ih", "norm_c"):
+        for statistic in ("running_mean", "running_var"):
+            buffer = model.p(f"cell.{name}.{statistic}")
+            buffer.copy_(buffer.mean(0, keepdim=True).expand_as(buffer))
 
 
 def evaluate_per_model(model, x, y) -> tuple[torch.Tensor, torch.Tensor]:
@@ -402,7 +416,9 @@ def sequence_training(
     Validation and test every `eval_every` steps, in eval mode (a BN-LSTM then uses its running
     statistics). After the last step: the test sequences followed by `extra_steps` blank steps,
     and for the BN-LSTM with `statistics_steps` = k the test with the statistics of every step
-    >= k taken from step k - 1 (the T_max rule with a shorter T_max)."""
+    >= k taken from step k - 1 (the T_max rule with a shorter T_max); and, last, for the BN-LSTM
+    the test with every step's statistics replaced by their average over the T_max steps (what
+    one BatchNorm shared over time would estimate)."""
     if statistics_steps is not None and cell != "bn-lstm":
         raise ValueError(f"statistics_steps is for the BN-LSTM only, got cell {cell!r}")
     orders = [bool(o) for o in orders]
@@ -466,6 +482,10 @@ def sequence_training(
             model.statistics_steps = statistics_steps
             cut = evaluate_per_model(model, each_model(test_x), test_y)
             model.statistics_steps = None
+        averaged = None
+        if cell == "bn-lstm":  # last: it overwrites the per-step estimates
+            _average_over_time(model)
+            averaged = evaluate_per_model(model, each_model(test_x), test_y)
 
     def nested(values: torch.Tensor) -> list:  # (models, ...) -> [order][lr][seed]...
         return values.view(len(orders), len(lrs), len(seeds), *values.shape[1:]).tolist()
@@ -487,6 +507,8 @@ def sequence_training(
         statistics_steps=statistics_steps,
         cut_test_loss=[] if cut is None else nested(cut[0]),
         cut_test_accuracy=[] if cut is None else nested(cut[1]),
+        averaged_test_loss=[] if averaged is None else nested(averaged[0]),
+        averaged_test_accuracy=[] if averaged is None else nested(averaged[1]),
     )
 
 

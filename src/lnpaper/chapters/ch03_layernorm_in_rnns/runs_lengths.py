@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from lnpaper.chapters.ch03_layernorm_in_rnns.runs import RECURRENT_MODELS
+from lnpaper.chapters.ch03_layernorm_in_rnns.runs import RECURRENT_MODELS, _average_over_time
 from lnpaper.companion.registry import experiment
 from lnpaper.data import digits
 from lnpaper.models.recurrent import SeedBatchedClassifier, SequenceClassifier, make_cell
@@ -122,16 +122,6 @@ def _statistic_drift(model: SeedBatchedClassifier) -> list:
         change = ((mean[1:] - mean[:-1]) / sd[1:]).view(len(mean) - 1, model.seeds, -1)
         changes.append(change)
     return torch.cat(changes, dim=2).pow(2).mean(2).sqrt().T.tolist()
-
-
-def _average_over_time(model: SeedBatchedClassifier) -> None:
-    """Every step's population statistics replaced by their average over the T_max trained steps:
-    the mean of the running means and the mean of the running variances, per unit (what one
-    BatchNorm shared over time estimates)."""
-    for name in ("norm_hh", "norm_ih", "norm_c"):
-        for statistic in ("running_mean", "running_var"):
-            buffer = model.p(f"cell.{name}.{statistic}")
-            buffer.copy_(buffer.mean(0, keepdim=True).expand_as(buffer))
 
 
 @experiment

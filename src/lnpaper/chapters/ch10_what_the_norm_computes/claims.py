@@ -217,9 +217,7 @@ def check_e2d(study) -> Finding:
         finals["LayerNorm", "pool"], levels
     )
     overfit = stats.paired_difference(finals["LayerNorm", "pool"], finals["LayerNorm", "fresh"])
-    overfits = vocabulary.better_beyond_negligible(
-        stats.paired_difference(finals["LayerNorm", "fresh"], finals["LayerNorm", "pool"])
-    )[0] == "better"  # fmt: skip
+    overfits = vocabulary.better_beyond_negligible(overfit)[0] == "worse"  # beyond the margin
     on_pool = stats.paired_difference(
         finals["LayerNorm-simple", "pool"], finals["LayerNorm", "pool"]
     )
