@@ -653,25 +653,8 @@ assert projection.max_sum < 1e-12, f"largest |<1, dL/dx>| = {projection.max_sum:
 # %%
 smooth = runs.loss_smoothness()
 names = {"none": "no norm", "batchnorm": "BatchNorm", "layernorm": "LayerNorm"}
-seeds = len(smooth.seeds)
-points = ["step 0", *(f"loss {level:g}" for level in smooth.loss_levels)]
-print(
-    f"median over {seeds} seeds: "
-    "step reached | loss variation | gradient change | effective beta"
-)
-keys = ("steps", "loss_range", "grad_change", "beta_smoothness")
-for norm in smooth.norms:
-    print(names[norm])
-    for k, point in enumerate(points):
-        column = {
-            key: np.median(np.array(getattr(smooth, key)[norm], dtype=float)[:, k])
-            for key in keys
-        }
-        print(
-            f"  {point:9s} step {column['steps']:5.0f} {column['loss_range']:9.3f} "
-            f"{column['grad_change']:9.2f} {column['beta_smoothness']:9.2f}"
-        )
-print("\nover no norm's, paired by seed [95% t CI]; lower is smoother")
+# each measure per seed and loss level, and its geometric mean, is in the figure below
+print("over no norm's, paired by seed [95% t CI]; lower is smoother")
 outcomes, ratios = {}, {}
 for at in transformer_claims.T7_POINTS:
     for norm in ("batchnorm", "layernorm"):

@@ -330,6 +330,5 @@ def checked_here(ids) -> str:
     CLAIMS.md, under the same ID: the notebook does not print them twice."""
     lines = [_fill(f"{claim_id}  [{verdict}]  {claim}", subsequent_indent="    ")
              for claim_id, claim, *_, verdict, _ in rows(ids)]  # fmt: skip
-    lines += ["", _fill("Each in full, with its source, our numbers and the test behind its "
-                        "verdict: CLAIMS.md, under its ID.")]  # fmt: skip
+    lines += ["", "Sources, numbers and tests: CLAIMS.md, under each ID."]
     return "\n".join(lines)
