@@ -87,6 +87,7 @@ def test_normalization_study_and_its_claims():
 def test_tfixup_study():
     study = ch06_analysis.tfixup_study(n_layers=2, seeds=TWO, steps=3)
     assert study.runs
+    check("T5e", ch06_analysis.deep_tfixup_study(n_layers=3, seeds=TWO, steps=3))
 
 
 def test_rmsnorm_and_placement_studies():

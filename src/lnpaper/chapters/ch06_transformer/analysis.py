@@ -6,7 +6,8 @@ the record) and computes in memory, so the record holds each run once.
 - `normalization_study` (T3, T4): six-layer models, one `lm_training` run per configuration
   (placement, warmup, no norm, DyT).
 - `tfixup_study` (T5, T5b, T5c): twelve layers, no norm, no warmup: Xavier vs T-Fixup.
-- `deep_preln` (T5c): the Pre-LN model of T-Fixup's depth.
+- `deep_preln` (T5c): the Pre-LN model of T-Fixup's depth; `deep_tfixup_study` (T5e): T5 at 24
+  blocks.
 - `rmsnorm_study` (T6, P2, P4): the six-layer Pre-LN model with each normalizer in every slot.
 - `dyt_lr_sweep` (T6b), `rmsnorm_lr_sweep` (P2b): DyT, RMSNorm and LayerNorm over SWEEP_LRS,
   keyed by `sweep_name`; `layernorm_below_sweep`: LayerNorm one rate below the grid.
@@ -113,6 +114,14 @@ def tfixup_study(
         for label, init in (("Xavier", "default"), ("T-Fixup", "tfixup"))
     }
     return StudyResult(runs=runs)
+
+
+def deep_tfixup_study(
+    *, n_layers: int = 24, seeds=tuple(range(6)), steps: int = 200
+) -> StudyResult:
+    """T5e: T5's comparison, Xavier against T-Fixup without a norm or warmup, at twice the depth;
+    T-Fixup's scale (9N)^(-1/4) per branch weight follows N."""
+    return tfixup_study(n_layers=n_layers, seeds=seeds, steps=steps)
 
 
 def deep_preln(

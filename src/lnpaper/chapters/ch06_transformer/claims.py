@@ -505,6 +505,19 @@ CLAIMS = register_claims(
         "bigram level, 95% t CI below 0",
     ),
     Claim(
+        id="T5e",
+        claim="T-Fixup initialization trains deep Transformers without LayerNorm or warmup, at "
+        "twice T5's depth",
+        source="Huang et al. 2020",
+        paper_value="up to 200 layers",
+        notebook=NOTEBOOK,
+        experiments=(ch06_analysis.deep_tfixup_study,),
+        check=check_t5,
+        test="T5's test at 24 blocks, declared before the runs: T5's data, lr 3e-3, 200 steps and "
+        "seeds 0-5; Xavier: failed runs' rate, Clopper-Pearson 95% CI above 1/2; T-Fixup: loss "
+        "minus the bigram level, 95% t CI below 0",
+    ),
+    Claim(
         id="T5b",
         claim="ReZero (SkipInit's gate): a zero-initialized scalar on each residual branch trains "
         "the same deep stack without LayerNorm or warmup",
