@@ -146,8 +146,7 @@ for claim_id, verdict in expected.items():
 figures.sequential_digits(pixels)
 
 # %% [markdown]
-# Nearly every model picks the grid's largest rate, 3e-2, so the comparisons are on an equal footing,
-# not at a proven optimum.
+# Nearly every model picks the grid's largest rate, 3e-2: an equal footing, not a proven optimum.
 #
 # - **M4b** is `inconclusive` at this budget: the LSTM and the BN-LSTM average 32-51% over the last
 #   quarter. Its tests go Cooijmans et al.'s way and would give `reproduced`: permuted, the BN-LSTM is
@@ -170,27 +169,25 @@ figures.sequential_digits(pixels)
 #   about two epochs, not about where these models converge. And while the BN-LSTM's per-step
 #   statistics normalize each pixel position by its own mean and variance, LN never gets that
 #   positional signal. Early, at step 30, the LN-LSTM is ahead in reading order (-0.22 [-0.41,
-#   -0.02]). That early half is shown, not graded: one evaluation over 8 seeds sits so near its
-#   boundary that another machine's kernels can carry it across.
+#   -0.02]), shown, not graded: one evaluation sits so near its boundary that another machine's
+#   kernels can carry it across.
 #
-# The LN-LSTM is not ahead of the plain LSTM either (not graded), and it is the weakest model
-# permuted; its one-pixel input term is one suspect. The LN-GRU (Eq. 26-28), whose candidate state
+# The LN-LSTM is not ahead of the plain LSTM either (not graded), and is the weakest permuted; its
+# one-pixel input term is a suspect. The LN-GRU (Eq. 26-28), whose candidate state
 # normalizes $W x_t$ and $U h$ separately, is ahead of the LSTM and the LN-LSTM in both orders, and
-# ahead of the BN-LSTM in reading order but not permuted. R3h, below, tests the input-term suspect.
+# ahead of the BN-LSTM in reading order but not permuted. R3h, below, tests the suspect.
 #
 # Test sequences 16 blank pixels longer than training: every model falls to 7-13% accuracy, chance for
-# ten classes. The readout was trained on $h_{64}$ alone, and 16 more steps of a recurrence that never
-# had to hold its answer wash it out, with or without a normalizer; the BN-LSTM's $T_{max}$ rule
-# (steps 64-79 use step 63's statistics) does no worse than LayerNorm. So this tests the task more
-# than the normalizer; notebook 01's stream task, asked at every step, is the fair version.
+# ten classes. The readout was trained on $h_{64}$ alone, and 16 more steps wash the answer out, with
+# or without a normalizer: a test of the task more than the normalizer.
 #
 # ### Statistics averaged over time (M4h)
 #
 # Cooijmans et al. keep statistics per step because "simply averaging statistics over time severely
-# degrades performance" (Sec. 3). Notebook 03's M4f found that degradation negligible where the input
-# is the same at every step. Here it is not, and the same trained BN-LSTM is tested once more with
-# its population statistics averaged over the 64 steps. Declared before the run: test NLL averaged
-# minus per step above 0 in both orders, and beyond the negligible 0.02 nats for `reproduced`.
+# degrades performance" (Sec. 3). Notebook 03's M4f found that negligible on an input that is the same
+# at every step. Here the trained BN-LSTM is tested with its statistics averaged over the 64 steps.
+# Declared before the run: test NLL averaged minus per step above 0 in both orders, beyond the
+# negligible 0.02 nats for `reproduced`.
 
 # %%
 m4h = claims.BY_ID["M4h"].evaluate()
@@ -199,9 +196,7 @@ claims.expect(m4h, claims.REPRODUCED)
 
 # %% [markdown]
 # **M4h reproduced**: one set of statistics for all 64 steps raises the test NLL by +0.81 and +0.83
-# nats and costs about 25 points of accuracy in each order. Where the input changes along the
-# sequence, Cooijmans et al.'s "severely" holds; M4f's stream, the same at every step, is where it
-# does not.
+# nats, about 25 points of accuracy. Where the input changes along the sequence, "severely" holds.
 #
 # ### The one-pixel input term (R3h)
 #
@@ -220,8 +215,8 @@ claims.expect(r3h, claims.NOT_REPRODUCED)
 # +0.51] nats pixel by pixel and +0.16 [+0.04, +0.27] permuted, and most of its runs collapse. Taking
 # the norm off takes its rescaling off too: the raw pixel term sits beside a recurrent term
 # normalized to unit size, which drowns it. LayerNorm on one pixel loses how dark it is but keeps it
-# heard; it is not what puts the LN-LSTM behind the BN-LSTM. Not run here: two or more pixels per
-# step, and DRAW's variant with LayerNorm on $c_t$ only (supplement Eq. 29-31).
+# heard; it is not what puts the LN-LSTM behind. Not run: two or more pixels per step, and DRAW's
+# variant with LayerNorm on $c_t$ only (supplement Eq. 29-31).
 #
 # ### LayerNorm's gains at $T = 64$ (M4e)
 #
