@@ -496,27 +496,11 @@ claims.expect(t5c, claims.REPRODUCED)
 # their picks no worse than +0.02 nats.
 
 # %%
-def print_picks(sweep, names):
-    """Each arm's training and held-out loss at each rate; the rate T6b's rule picks."""
-    width = max(map(len, names))
-    for name in names:
-        pick, scores = transformer_claims.sweep_choice(sweep, name)
-        for lr in analysis.SWEEP_LRS:
-            run = sweep.runs[analysis.sweep_name(name, lr)]
-            if lr not in scores:
-                print(f"{name:{width}s} lr {lr:<6g} a seed diverged")
-                continue
-            mark = "  <- picked" if lr == pick else ""
-            print(
-                f"{name:{width}s} lr {lr:<6g} training {scores[lr]:.3f}, "
-                f"held-out {statistics.fmean(run['final_loss']):.3f}{mark}"
-            )
-
-
 long_fixup = analysis.long_tfixup_sweep()
-print_picks(long_fixup, ["T-Fixup", "Pre-LN, warmup"])
+print(transformer_claims.picks_table(long_fixup, ["T-Fixup", "Pre-LN, warmup"]))
 t5d = claims.BY_ID["T5d"].evaluate()
 print(claims.evidence(t5d))
+claims.expect(t5d, claims.REPRODUCED)
 
 # %% [markdown]
 # **T5d reproduced**: both pick 3e-3, and T-Fixup ends ahead by -0.086 [-0.099, -0.073] nats, a
@@ -564,7 +548,7 @@ assert max(per_seed) < 0, f"DyT - LayerNorm per seed: {[round(g, 3) for g in per
 
 # %%
 sweep = analysis.dyt_lr_sweep()
-print_picks(sweep, ["LayerNorm", "DyT"])
+print(transformer_claims.picks_table(sweep, ["LayerNorm", "DyT"]))
 below = analysis.layernorm_below_sweep()
 print(
     f"LayerNorm lr {below.lr:<6g} training "
@@ -590,9 +574,10 @@ claims.expect(t6b, claims.REPRODUCED)
 
 # %%
 long_dyt = analysis.long_dyt_sweep()
-print_picks(long_dyt, ["LayerNorm, warmup", "DyT, warmup"])
+print(transformer_claims.picks_table(long_dyt, ["LayerNorm, warmup", "DyT, warmup"]))
 t6c = claims.BY_ID["T6c"].evaluate()
 print(claims.evidence(t6c))
+claims.expect(t6c, claims.REPRODUCED)
 
 # %% [markdown]
 # **T6c reproduced**: at their picked rates (3e-3 each) DyT is still ahead after 600 steps, by

@@ -289,6 +289,26 @@ def sweep_choice(sweep, name: str) -> tuple[float | None, dict]:
     return (min(scores, key=scores.get) if scores else None), scores
 
 
+def picks_table(sweep, names) -> str:
+    """Each arm's training and held-out loss at every rate of SWEEP_LRS, and the rate
+    `sweep_choice` picks for it (notebook 06's T5d, T6b and T6c)."""
+    width = max(map(len, names))
+    lines = []
+    for name in names:
+        pick, scores = sweep_choice(sweep, name)
+        for lr in ch06_analysis.SWEEP_LRS:
+            run = sweep.runs[ch06_analysis.sweep_name(name, lr)]
+            if lr not in scores:
+                lines.append(f"{name:{width}s} lr {lr:<6g} a seed diverged")
+                continue
+            mark = "  <- picked" if lr == pick else ""
+            lines.append(
+                f"{name:{width}s} lr {lr:<6g} training {scores[lr]:.3f}, "
+                f"held-out {statistics.fmean(run['final_loss']):.3f}{mark}"
+            )
+    return "\n".join(lines)
+
+
 def at_picked_rates(sweep, name: str, reference: str, short: str) -> Finding:
     """`name` against `reference`, each at the rate `sweep_choice` picks for it: its held-out loss
     no worse than the reference's by LM_MARGIN, paired by seed. `short` labels the quantity, e.g.
