@@ -10,6 +10,7 @@ from torch import nn
 import lnpaper
 from lnpaper.data import digits
 from lnpaper.models.recurrent import (
+    CELLS,
     BatchNormLSTMCell,
     GRUCell,
     LayerNormGRUCell,
@@ -395,14 +396,13 @@ def _per_seed_models(kind, seeds, inputs=8, hidden=6, max_steps=8, gain_init=Non
     return models
 
 
-@pytest.mark.parametrize(
-    "kind", ["lstm", "ln-lstm", "ln-lstm-raw-input", "bn-lstm", "gru", "ln-gru"]
-)
+@pytest.mark.parametrize("kind", CELLS)
 def test_seed_batched_classifier_is_the_per_seed_models_outputs_grads_and_statistics(kind):
     from lnpaper.models.recurrent import SeedBatchedClassifier
 
     seeds = (0, 1, 2)
-    models = _per_seed_models(kind, seeds, gain_init=None if kind in ("lstm", "gru") else 0.7)
+    plain = kind in ("lstm", "gru", "rnn")  # no gain to start
+    models = _per_seed_models(kind, seeds, gain_init=None if plain else 0.7)
     batched = SeedBatchedClassifier(models)
     x, y = digits.load("train", form="rows")
     index = torch.stack(
@@ -478,7 +478,7 @@ def test_seed_batched_classifier_cuts_bn_statistics_at_statistics_steps():
     [
         ([], None, "at least one model"),
         ("mixed", None, "one cell type"),
-        ("rnn", None, "one cell type"),
+        ("foreign", None, "one cell type"),
         ("lstm", (3, 4, 8, 8), "seeds=2"),
         ("lstm", (2, 4, 8, 7), r"\(seeds=2, N, T, 8\)"),
     ],
@@ -488,6 +488,10 @@ def test_seed_batched_classifier_refuses_bad_input(models, shape, message):
 
     if models == "mixed":
         models = _per_seed_models("lstm", (0,)) + _per_seed_models("ln-lstm", (1,))
+    elif models == "foreign":  # a cell the population does not know how to step
+        models = _per_seed_models("lstm", (0, 1))
+        for model in models:
+            model.cell = nn.Identity()
     elif isinstance(models, str):
         models = _per_seed_models(models, (0, 1))
     with pytest.raises(ValueError, match=message):

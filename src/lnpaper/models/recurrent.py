@@ -431,9 +431,9 @@ class SeedBatchedClassifier(nn.Module):
     exactly the weights it has alone; parameters and BatchNorm buffers become (S, ...) tensors,
     named as in the per-seed model with "." replaced by "__". Input x is (S, N, T, inputs): each
     seed reads its own minibatch; the output is the last step's logits (S, N, classes), or every
-    step's (S, N, T, classes) for models built with `every_step=True`. The cells
-    supported are those the training experiments use: "lstm", "ln-lstm", "ln-lstm-raw-input",
-    "bn-lstm", "gru", "ln-gru".
+    step's (S, N, T, classes) for models built with `every_step=True`. Every cell of `CELLS` is
+    supported: "lstm", "ln-lstm", "ln-lstm-raw-input", "bn-lstm", "gru", "ln-gru", "rnn",
+    "ln-rnn".
     `per_seed(s)` gives seed s back as an ordinary model (tests compare the two). Setting
     `statistics_steps` = k makes a BN-LSTM in eval mode use the statistics of step k - 1 for
     every step >= k, as if T_max were k (notebook 04's T_max inside the transient).
@@ -446,6 +446,8 @@ class SeedBatchedClassifier(nn.Module):
         BatchNormLSTMCell: "bn-lstm",
         LayerNormGRUCell: "ln-gru",
         GRUCell: "gru",
+        TanhRNNCell: "rnn",
+        LayerNormTanhRNNCell: "ln-rnn",
     }
 
     def __init__(self, models: list):
@@ -480,7 +482,7 @@ class SeedBatchedClassifier(nn.Module):
             self.max_steps = cell.norm_c.max_steps
             self.momentum = cell.norm_c.momentum
             self.bn_eps = cell.norm_c.eps
-        if self.kind in ("ln-lstm", "ln-lstm-raw-input", "ln-gru"):
+        if self.kind in ("ln-lstm", "ln-lstm-raw-input", "ln-gru", "ln-rnn"):
             self.ln_eps = next(m for m in cell.modules() if isinstance(m, LayerNorm)).eps
 
     def p(self, name: str) -> torch.Tensor:
@@ -537,6 +539,14 @@ class SeedBatchedClassifier(nn.Module):
     def step(self, x, state, t: int):
         """One step of all S cells: x (S, N, inputs), state a tuple of (S, N, H)."""
         H = self.hidden_size
+        if self.kind in ("rnn", "ln-rnn"):  # Ba et al. Sec. 3.1
+            (h,) = state
+            a = _batched_linear(h, self.p("cell.weight_hh")) + _batched_linear(
+                x, self.p("cell.weight_ih")
+            )  # a_t
+            if self.kind == "rnn":
+                return (torch.tanh(a + self.p("cell.bias")[:, None]),)
+            return (torch.tanh(self._layer_norm(a, "cell.norm")),)
         if self.kind == "gru":
             (h,) = state
             inputs = _batched_linear(x, self.p("cell.weight_ih"), self.p("cell.bias_ih"))
@@ -596,7 +606,8 @@ class SeedBatchedClassifier(nn.Module):
                 f"got shape {tuple(x.shape)}"
             )
         zeros = x.new_zeros(self.seeds, x.shape[1], self.hidden_size)
-        state = (zeros,) if self.kind in ("gru", "ln-gru") else (zeros, zeros.clone())
+        one_state = ("gru", "ln-gru", "rnn", "ln-rnn")  # h alone; an LSTM carries (h, c)
+        state = (zeros,) if self.kind in one_state else (zeros, zeros.clone())
         hidden = []
         for t in range(x.shape[2]):
             state = self.step(x[:, :, t], state, t)
