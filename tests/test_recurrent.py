@@ -356,7 +356,10 @@ def test_each_recurrent_classifier_learns_the_digits_row_by_row(kind):
         lr=2e-2,
         log_every=30,
     )
-    assert history.train_loss[-1] < 0.4 * history.train_loss[0]  # measured: 0.15-0.26
+    # measured over seeds 0-3 on three numeric paths: 0.15-0.29; the raw-input control 0.32-0.42,
+    # since its raw pixel term is drowned by the normalized recurrent term (R3h)
+    most = 0.55 if kind == "ln-lstm-raw-input" else 0.4
+    assert history.train_loss[-1] < most * history.train_loss[0]
 
 
 def test_the_raw_input_control_is_the_ln_lstm_without_ln_on_the_input_term():
