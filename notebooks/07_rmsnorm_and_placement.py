@@ -33,7 +33,6 @@
 
 # %%
 # %matplotlib inline
-import inspect
 import statistics
 
 import numpy as np
@@ -50,6 +49,7 @@ from lnpaper.chapters.ch06_transformer.claims import LM_MARGIN
 from lnpaper.chapters.ch07_rmsnorm_placement import analysis, figures, runs
 from lnpaper.chapters.ch07_rmsnorm_placement import claims as ch07_claims
 from lnpaper.models import TransformerLM
+from lnpaper.source import code
 from lnpaper.spread import mean_sd_text
 
 lnpaper.setup()
@@ -288,7 +288,7 @@ for name in ("F.layer_norm (fused)", "F.rms_norm (composed)"):
 # formula:
 
 # %%
-print(inspect.getsource(bench.composed_norm))
+print(code(bench.composed_norm))
 
 # %% [markdown]
 # Second, the fewest passes over memory: one read per statistic, one pass for $y = s\,a + t$ with
@@ -296,7 +296,7 @@ print(inspect.getsource(bench.composed_norm))
 # one-pass $\sigma^2 = E[a^2] - \mu^2$ fails at large offsets: fine for a timing, not for a model.
 
 # %%
-print(inspect.getsource(bench.fewest_pass_norm))
+print(code(bench.fewest_pass_norm))
 
 # %% [markdown]
 # Values read plus written per input value (a copy moves 2):
@@ -592,9 +592,6 @@ for name, run in placement.runs.items():
     )
     print(f"{name:9s} {cells}")
 pre, peri_s = summary["Pre-LN"], summary["Peri-LN"]
-print("grad max/min seed by seed")
-print("  Pre-LN: ", " ".join(f"{v:.2f}" for v in pre["grad_spread"]))
-print("  Peri-LN:", " ".join(f"{v:.2f}" for v in peri_s["grad_spread"]))
 post_grads = np.mean(placement.runs["Post-LN"]["block_grad_norm_final"], axis=0)
 print(
     f"Post-LN after training, gradient norm of block 1 {post_grads[0]:.1g}, "
@@ -737,7 +734,15 @@ figures.gradient_spikes(spikes)
 # Spikes stay rare. At 3e-2 the counts lean Kim et al.'s way, but with p = 0.15: **inconclusive** at
 # both rates. Peri-LN's largest jump is smaller by three percent at 1e-2 (it holds) and inconclusive
 # at 3e-2.
-#
+
+# %%
+# Try it: at 0.1, ten times the rate above, do Pre-LN's spikes turn into divergence?
+# Two seeds, live: about 3 s on one core. Uncomment and run.
+# mine = runs.spike_run(placement="pre", lr=0.1, seeds=(0, 1))
+# print("spike steps:", mine.spikes, "diverged at:", mine.diverged_at)
+# print("held-out loss:", [round(v, 3) for v in mine.final_loss])
+
+# %% [markdown]
 # ## What survived from 2016, what was replaced, what was dropped
 #
 # - **The mechanism survived.** Statistics over one example's own units, independent of the batch,

@@ -27,12 +27,10 @@
 # own numbers (1,000 layers, BLEU, 7B perplexities) are out of reach on a CPU; what a laptop can
 # check is the *mechanism* each paper proposes.
 #
-# The verdict words ("trains", "negligible", "borderline", "not exercised") are defined once, in
-# notebook 01's box *How to read a verdict*.
+# Notebook 01's box *How to read a verdict* defines the verdict words.
 
 # %%
 # %matplotlib inline
-import inspect
 import statistics
 
 import torch
@@ -52,15 +50,7 @@ from lnpaper.chapters.ch08_deep_stacks.claims import profile_summary
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES, sublayer_dependence
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import TransformerLM, admin_profile
-
-
-def source_lines(function, *needles):
-    """The lines of `function`'s source that contain one of `needles`: the formula in
-    the code."""
-    for line in inspect.getsource(function).splitlines():
-        if any(needle in line for needle in needles):
-            print(line.strip())
-
+from lnpaper.source import lines
 
 # %% [markdown]
 # ## A2 · Admin: Post-LN leans on its branches, and that amplifies perturbations
@@ -84,8 +74,8 @@ def source_lines(function, *needles):
 # `lnpaper`:
 
 # %%
-source_lines(admin_profile, "omega = math.sqrt", "weight.fill_", "x = norm(")
-source_lines(sublayer_dependence, "ratios.append")
+print(lines(admin_profile, "omega = math.sqrt", "weight.fill_", "x = norm("))
+print(lines(sublayer_dependence, "ratios.append"))
 
 # %% [markdown]
 # On a 12-block model at init, the ratio per sublayer, with Admin's $\omega$ profiled on another
@@ -173,8 +163,8 @@ claims.expect(a2b, claims.NOT_REPRODUCED)
 # beating a 48-layer one by 5 BLEU, are far beyond a CPU; the mechanism is not. In `lnpaper`:
 
 # %%
-source_lines(TransformerLM.__init__, "alpha = (2 * n_layers)")
-source_lines(TransformerLM.reset_parameters, "beta = (8", "matrix.weight.mul_(beta)")
+print(lines(TransformerLM.__init__, "alpha = (2 * n_layers)"))
+print(lines(TransformerLM.reset_parameters, "beta = (8", "matrix.weight.mul_(beta)"))
 M = 6
 torch.manual_seed(0)
 deep = TransformerLM(
@@ -283,7 +273,14 @@ claims.expect(claims.BY_ID["D1d"].evaluate(), claims.INCONCLUSIVE)
 # largest update below Post-LN's, so the question is left undecided (**D1d inconclusive**), and
 # $\alpha$ alone now stalls with Post-LN while $\beta$ alone still trains. Deeper, the two halves
 # are needed together.
-#
+
+# %%
+# Try it: twelve blocks instead of six. Does plain Post-LN still train without warmup,
+# and DeepNorm? Two seeds, live: about 13 s on one core. Uncomment and run.
+# mine = runs.deepnorm_study(n_layers=12, seeds=(0, 1))
+# print({arm: [round(v, 3) for v in losses] for arm, losses in mine.final_loss.items()})
+
+# %% [markdown]
 # ## X1 · Mix-LN: Post-LN below, Pre-LN above
 #
 # The idea: each placement starves a different end of the stack of gradient, so put each where it
@@ -296,7 +293,7 @@ claims.expect(claims.BY_ID["D1d"].evaluate(), claims.INCONCLUSIVE)
 # `lnpaper` it is a placement of the whole model:
 
 # %%
-source_lines(TransformerLM.__init__, "n_post = int(MIX_POST_FRACTION")
+print(lines(TransformerLM.__init__, "n_post = int(MIX_POST_FRACTION"))
 mix = TransformerLM(16, n_layers=8, n_heads=2, max_len=16, placement="mix")
 print("blocks of an 8-block Mix-LN:", [block.placement for block in mix.blocks])
 assert [b.placement for b in mix.blocks] == ["post"] * 2 + ["pre"] * 6
@@ -350,7 +347,7 @@ claims.expect(x1b, claims.PARTLY)
 # parameters: $x_{l+1} = x_l + F(\mathrm{LN}(x_l) / \sqrt{l})$. In `lnpaper`:
 
 # %%
-source_lines(TransformerLM.__init__, "input_scale=(index + 1) ** -0.5")
+print(lines(TransformerLM.__init__, "input_scale=(index + 1) ** -0.5"))
 scaled_lm = TransformerLM(
     16, n_layers=8, n_heads=2, max_len=16, placement="pre", layer_scaling=True
 )

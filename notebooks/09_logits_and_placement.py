@@ -26,7 +26,6 @@
 
 # %%
 # %matplotlib inline
-import inspect
 import statistics
 
 import torch
@@ -34,6 +33,7 @@ import torch
 import lnpaper
 from lnpaper import claims, demos, stats
 from lnpaper.chapters.ch09_logits_and_placement import analysis, figures, runs
+from lnpaper.source import code, excerpt
 
 lnpaper.setup()
 
@@ -58,12 +58,7 @@ lnpaper.setup()
 # %%
 from lnpaper.models.transformer import CausalSelfAttention
 
-source = inspect.getsource(CausalSelfAttention.scores)
-start, end = (
-    source.index("        q, k, v = self.query"),
-    source.index("        if self.logit_cap"),
-)
-print(source[start:end])
+print(excerpt(CausalSelfAttention.scores, "q, k, v = self.query", "if self.logit_cap"))
 
 # %% [markdown]
 # Wortsman et al.'s measurement, in miniature: a Pre-LN model of two blocks (small models are where
@@ -176,9 +171,8 @@ claims.expect(q1b_finding, claims.REPRODUCED)
 # %%
 from lnpaper.models.transformer import Block
 
-source = inspect.getsource(Block.forward)
-reordered = source[source.index('        if self.placement == "reordered"') :]
-print(reordered.split("        x = x + self.attn(x)  # none")[0])
+reordered = 'if self.placement == "reordered"'
+print(excerpt(Block.forward, reordered, "x = x + self.attn(x)  # none"))
 
 # %% [markdown]
 # The test counts gradient-norm spikes. A spike, defined in `lnpaper.stats.spike_steps` before any
@@ -241,7 +235,7 @@ claims.expect(o1b_finding, claims.PARTLY)
 # %%
 from lnpaper.models.transformer import gemma2_model, soft_cap
 
-print(inspect.getsource(soft_cap).split('"""')[-1].strip())
+print(code(soft_cap))
 z = torch.tensor([1.0, 10.0, 30.0, 100.0, 1e4])
 print("z         ", " ".join(f"{v:8.4g}" for v in z.tolist()))
 print("30 tanh(z/30)", " ".join(f"{v:8.4g}" for v in soft_cap(z, 30.0).tolist()))

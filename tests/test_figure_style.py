@@ -179,7 +179,8 @@ def test_a_title_names_the_statistic_the_figure_shows(name):
 @pytest.mark.parametrize("name", list(FIGURES))
 def test_no_row_holds_more_than_two_panels(name):
     """Issue 23: the book shows a figure about 750 px wide, where a row of three panels has ticks
-    about 9 px high. Three panels go in two rows (`style.three_panels`)."""
+    about 9 px high. Three panels go in two rows, one of them spanning its row (so that no cell is
+    left empty)."""
     fig = drawn(name)
     rows = {}
     for ax in fig.axes:
@@ -187,3 +188,60 @@ def test_no_row_holds_more_than_two_panels(name):
             rows.setdefault(round(ax.get_position().y1, 2), []).append(ax)
     widest = max(len(row) for row in rows.values())
     assert widest <= 2, f"{name}: a row of {widest} panels"
+
+
+def title_lines(fig) -> float:
+    """The suptitle's height as drawn (wrapped, if it wraps), in lines of its own font: the height
+    of a text of one line in the same font is one, and each further line adds its line spacing."""
+    renderer = fig.canvas.get_renderer()
+    title = fig._suptitle
+    with title._cm_set(text=title._get_wrapped_text()):
+        height = title.get_window_extent(renderer).height
+    ruler = Text(text="Ag", fontproperties=title.get_fontproperties())
+    ruler.set_figure(fig)
+    one = ruler.get_window_extent(renderer).height
+    ruler.set_text("Ag\nAg")
+    spacing = ruler.get_window_extent(renderer).height - one
+    return 1 + (height - one) / spacing
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_the_title_is_at_most_two_lines(name):
+    """A finding a reader takes in at a glance: two lines at most, as drawn. A line the figure
+    wraps counts; mathtext (a root, a superscript) may stand up to half a line taller."""
+    fig = drawn(name)
+    title = fig.get_suptitle()
+    assert title, f"{name} has no title"
+    assert title.count("\n") <= 1, f"{name}: a title of {title.count(chr(10)) + 1} lines: {title!r}"
+    lines = title_lines(fig)
+    assert lines <= 2.5, f"{name}: the title stands {lines:.1f} lines high: {title!r}"
+
+
+def draws_data(ax) -> bool:
+    """A visible panel with something plotted on it: a line, a marker, a band, a bar or an image
+    (a legend or text alone is not data)."""
+    artists = [*ax.lines, *ax.collections, *ax.patches, *ax.images]
+    return ax.get_visible() and any(artist.get_visible() for artist in artists)
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_no_cell_of_a_grid_is_left_empty(name):
+    """Panels laid out on a grid fill it: no quarter left blank, removed, hidden or holding only a
+    legend. A panel spanning several cells fills them all."""
+    filled, grids = set(), {}
+    for ax in drawn(name).axes:
+        spec = ax.get_subplotspec()
+        if spec is None:
+            continue
+        grid = spec.get_gridspec()
+        grids[id(grid)] = grid
+        if draws_data(ax):
+            filled |= {(id(grid), row, col) for row in spec.rowspan for col in spec.colspan}
+    empty = [
+        (row, col)
+        for key, grid in grids.items()
+        for row in range(grid.nrows)
+        for col in range(grid.ncols)
+        if (key, row, col) not in filled
+    ]
+    assert not empty, f"{name}: grid cells (row, column) with no panel drawing data: {empty}"

@@ -193,7 +193,7 @@ def test_the_claims_printed_in_a_notebook_fit_a_column_and_keep_intervals_whole(
     text = claims.checked_here([claim.id for claim in claims.CLAIMS])
     assert max(len(line) for line in text.splitlines()) <= ledger.LINE_WIDTH
     assert not re.search(r"\[[^\]\n]*\n|n =\n", text)
-    long = "a [-0.106, +0.096] (paired t, 95% CI, n = 10) " * 6
+    long = "a [-0.106, +0.096] (n = 10) " * 6
     assert all(len(line) <= ledger.LINE_WIDTH for line in claims.wrap(long, "   ").splitlines())
 
 

@@ -10,6 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 WORDS_PER_MINUTE = 180
 MOST_WORDS = 4000  # per notebook
+MOST_WORDS_IN_ALL = 24_000  # an afternoon's reading, about 2 h 15 min at 180 words a minute
 HEADER = re.compile(r"^\*About (\d+) minutes to read\. From the record it runs in seconds; live, "
                     r"(.+?) on one core\.\*$", re.M)  # fmt: skip
 
@@ -49,6 +50,11 @@ def test_the_counter_leaves_out_math_code_and_link_targets():
     )
     assert prose_words(source) == 9  # Two, words, and, [a, link]., -, one, |, two
     assert reading_minutes(0) == 5 and reading_minutes(3600) == 20 and reading_minutes(3000) == 15
+
+
+def test_all_notebooks_together_are_an_afternoons_reading():
+    words = sum(prose_words(path.read_text()) for path in NOTEBOOKS)
+    assert words <= MOST_WORDS_IN_ALL, f"{words} words of prose in all, over {MOST_WORDS_IN_ALL}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

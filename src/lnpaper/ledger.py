@@ -218,8 +218,9 @@ def markdown() -> str:
         "  mechanism does not arise in the miniature, checked by a decision of its own: its numbers",
         "  say nothing for or against the source.",
         "- **paired interval**: both arms run on the same seeds; the mean of the per-seed differences",
-        "  with its 95% Student-t interval. A decision **holds** when the whole interval lies on the",
-        "  claimed side of its boundary, **fails** when it lies on the other side.",
+        "  with its 95% Student-t interval, written -0.050 [-0.063, -0.037] (n = 10) for n seeds. A",
+        "  decision **holds** when the whole interval lies on the claimed side of its boundary,",
+        "  **fails** when it lies on the other side.",
         "- **trains**: a language model ends below the synthetic language's bigram level "
         f"({levels.bigram:.2f}",
         f"  nats; uniform {levels.uniform:.2f}, unigram {levels.unigram:.2f}, floor {floor:.2f}); "

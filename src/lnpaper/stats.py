@@ -57,10 +57,16 @@ class Difference:
     values: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     def text(self, digits: int = 3) -> str:
-        """'+0.012 [+0.004, +0.020] (paired t, 95% CI, n = 10)': signed, so the direction of the
-        difference reads at a glance, with `digits` decimals for the mean and both bounds."""
+        """'+0.012 [+0.004, +0.020] (n = 10)': signed, so the direction of the difference reads at a
+        glance, with `digits` decimals for the mean and both bounds. The bracket is always the
+        paired 95% t interval (`method`), which the vocabulary box defines once for every reader,
+        so the text does not repeat it."""
+        return f"{self.bracket(digits)} (n = {self.n})"
+
+    def bracket(self, digits: int = 3) -> str:
+        """'+0.012 [+0.004, +0.020]': the mean and its interval, for a table that states n once."""
         mean, low, high = (f"{v:+.{digits}f}" for v in (self.mean, self.low, self.high))
-        return f"{mean} [{low}, {high}] ({self.method} CI, n = {self.n})"
+        return f"{mean} [{low}, {high}]"
 
 
 def _is_finite(value) -> bool:

@@ -65,7 +65,8 @@ LEARNABLE_GAP = _LEVELS.uniform - SyntheticLanguage().entropy_floor(SEQUENCE_LEN
 BOX = f"""How to read a verdict: the words every notebook uses
 
 paired interval  both arms run on the same seeds; per seed the difference a - b;
-                 their mean with its 95% Student-t interval over the seeds
+                 their mean with its 95% Student-t interval over the n seeds,
+                 written -0.050 [-0.063, -0.037] (n = 10)
 holds / fails    the whole interval lies on the claimed side of the boundary / on
                  the other side; anything else is inconclusive (the seeds do not decide)
 no worse         the interval's worse end stays inside the margin

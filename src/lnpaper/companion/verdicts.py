@@ -261,9 +261,9 @@ def combine(outcomes) -> str:
 
 def tested(difference: stats.Difference, outcome: str, scale: float = 1.0, unit: str = "",
            digits: int = 3) -> str:  # fmt: skip
-    """'+1.2 [+0.4, +2.0] pp (paired t, 95% CI, n = 10): holds' with the values times `scale`."""
+    """'+1.2 [+0.4, +2.0] pp (n = 10): holds' with the values times `scale`."""
     mean, low, high = (
         f"{scale * v:+.{digits}f}" for v in (difference.mean, difference.low, difference.high)
     )
     unit = f" {unit}" if unit else ""
-    return f"{mean} [{low}, {high}]{unit} ({difference.method} CI, n = {difference.n}): {outcome}"
+    return f"{mean} [{low}, {high}]{unit} (n = {difference.n}): {outcome}"

@@ -1,5 +1,5 @@
 """Figures of notebook 03, LayerNorm in recurrent networks (notebook 04 draws the same models at
-T = 64 with `best_curves` and `model_color`)."""
+T = 64 in their colours, `model_color`)."""
 
 import math
 import statistics

@@ -9,7 +9,7 @@ from matplotlib.lines import Line2D
 
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
 from lnpaper.chapters.ch06_transformer import runs as ch06_runs
-from lnpaper.chapters.ch06_transformer.analysis import smoothness_at_init, smoothness_log_means
+from lnpaper.chapters.ch06_transformer.analysis import smoothness_log_means
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
 
@@ -255,14 +255,18 @@ def tfixup_curves(result) -> Figure:
     return fig
 
 
-SMOOTHNESS_PANELS = (
-    ("loss_range", "Loss variation along the step",
-     r"range of $L(w - \eta g)$ over $\eta$, " + style.NATS_PER_IMAGE),
-    ("grad_change", "Gradient change along the step",
-     r"$\mathrm{max}_\eta\, \|g(w - \eta g) - g(w)\| \,/\, \|g(w)\|$"),
-    ("beta_smoothness", r"Effective $\beta$-smoothness",
-     r"$\mathrm{max}_\eta\, \|g(w - \eta g) - g(w)\| \,/\, \|\eta g(w)\|$"),
-)  # fmt: skip
+SMOOTHNESS_PANELS = {
+    "loss_range": ("Loss variation along a step",
+                   r"range of $L(w - \eta g)$ over $\eta$, " + style.NATS_PER_IMAGE),
+    "grad_change": ("Gradient change along a step",
+                    r"$\mathrm{max}_\eta\, \|g(w - \eta g) - g(w)\| \,/\, \|g(w)\|$"),
+    "beta_smoothness": (r"Effective $\beta$-smoothness",
+                        r"$\mathrm{max}_\eta\, \|g(w - \eta g) - g(w)\| \,/\, \|\eta g(w)\|$"),
+}  # fmt: skip
+
+
+def _geometric_mean(values) -> float:
+    return math.exp(statistics.fmean(values))
 
 
 @figure("loss_smoothness", notebook=NOTEBOOK, experiment=ch06_runs.loss_smoothness)
@@ -271,47 +275,62 @@ def loss_smoothness(result) -> Figure:
     LayerNorm before each ReLU, trained with plain SGD; at step 0 and at the first step at which
     the loss on one fixed batch reaches 1, 0.5, 0.2 and 0.1, steps of 0.5 to 4 times the learning
     rate along the gradient g from the weights w, on that batch, measure how far the loss and the
-    gradient move. Plotted against that training loss, so each normalizer is compared as near a
-    minimum as the others; the loss axis falls to the right, as training runs. Each seed is a
-    faint line, the geometric mean over seeds a thick one; step 0 is the leftmost point. The
-    title's ratios are of geometric means over the matched-loss points (step 0 apart), over the
-    seeds."""
+    gradient move (large: a rough landscape). Plotted against training progress, so that each
+    normalizer is compared at the same loss, as near a minimum as the others, and apart at step 0.
+    The loss variation, which the title quotes, is the large panel. Lines: the geometric mean over
+    seeds; bands: the lowest to the highest seed. The title's ratios are of geometric means over
+    the matched-loss points (step 0 apart), over the seeds."""
     fig = style.new_figure(3, 7.0)
-    axes = style.three_panels(fig)
+    axes = fig.subplot_mosaic([["loss_range", "grad_change"], ["loss_range", "beta_smoothness"]],
+                              width_ratios=[1.25, 1], sharex=True)  # fmt: skip
     seeds = len(result.seeds)
-    for ax, (key, title, ylabel) in zip(axes, SMOOTHNESS_PANELS, strict=True):
-        for norm in result.norms:
-            values = np.array(getattr(result, key)[norm], dtype=float)  # [seed][point], nan: missed
-            losses = np.array(result.train_loss[norm], dtype=float)
-            ax.plot(losses.T, values.T, color=style.color(norm), lw=0.6, alpha=0.2)
-            ax.plot(np.exp(np.nanmean(np.log(losses), 0)), np.exp(np.nanmean(np.log(values), 0)),
-                    "o-", color=style.color(norm), lw=2.2, ms=4)  # fmt: skip
+    progress = np.arange(1 + len(result.loss_levels))  # step 0, then each loss level reached
+    for key, (title, ylabel) in SMOOTHNESS_PANELS.items():
+        ax = axes[key]
+        for offset, norm in zip((-0.12, 0.0, 0.12), result.norms, strict=False):
+            values = np.array(getattr(result, key)[norm], dtype=float)  # [seed][point]
+            colour = style.color(norm)
+            centre = np.exp(np.log(values).mean(0))
+            # step 0 stands apart, unjoined and side by side: not a matched loss but a fresh
+            # initialization
+            ax.plot([offset], centre[:1], "o", color=colour, ms=5)
+            ax.vlines([offset], values[:, 0].min(), values[:, 0].max(), color=colour, lw=5,
+                      alpha=0.25)  # fmt: skip
+            levels = slice(1, None)
+            ax.fill_between(progress[levels], values[:, levels].min(0), values[:, levels].max(0),
+                            color=colour, alpha=0.18, lw=0)  # fmt: skip
+            ax.plot(progress[levels], centre[levels], "o-", color=colour, lw=2.2, ms=5,
+                    label=style.display(norm))  # fmt: skip
         style.log_axis(ax, "y")
-        style.log_axis(ax, "x")
-        ax.invert_xaxis()
         ax.set_title(title)
-        ax.set_xlabel(f"probe-batch loss, falling → ({style.NATS_PER_IMAGE})")
         ax.set_ylabel(ylabel)
+        style.vertical_mark(ax, 0.5, "matched loss")
+        ax.set_xticks(progress, ["step 0", *(f"{level:g}" for level in result.loss_levels)])
+        ax.tick_params(labelbottom=True)
+    for key in ("loss_range", "beta_smoothness"):
+        axes[key].set_xlabel(f"training progress: loss reached, {style.NATS_PER_IMAGE}")
     logs = smoothness_log_means(result)
-    init = smoothness_at_init(result)
+    matched = {key: {norm: _geometric_mean(logs[key][norm]) for norm in result.norms}
+               for key in SMOOTHNESS_PANELS}  # fmt: skip
+    smoothest = [min(by_norm, key=by_norm.get) for by_norm in matched.values()]
+    roughest = [max(by_norm, key=by_norm.get) for by_norm in matched.values()]
+    smooth_norm = max(result.norms, key=smoothest.count)
+    rough_norm = max(result.norms, key=roughest.count)
 
-    def over_batchnorm(table, key: str, norm: str) -> float:
-        return math.exp(
-            statistics.fmean(table[key][norm]) - statistics.fmean(table[key]["batchnorm"])
-        )
+    def how_many(count: int) -> str:
+        return "all 3" if count == len(SMOOTHNESS_PANELS) else f"{count} of 3"
 
-    def ratio(key: str, norm: str) -> str:
-        return f"{over_batchnorm(logs, key, norm):.1f}×"
+    def over(norm: str) -> str:
+        ratio = matched["loss_range"][norm] / matched["loss_range"][smooth_norm]
+        return f"{ratio:.1f}×"
 
-    style.finding(fig, f"Against BatchNorm at matched loss (geometric means of {seeds} seeds): "
-                  f"LayerNorm's loss varies {ratio('loss_range', 'layernorm')},\nno norm's "
-                  f"{ratio('loss_range', 'none')}; their gradients move "
-                  f"{ratio('grad_change', 'layernorm')} and {ratio('grad_change', 'none')}; at "
-                  f"step 0 BatchNorm's loss varies "
-                  f"{1 / over_batchnorm(init, 'loss_range', 'none'):.0f}× no norm's")  # fmt: skip
-    one_seed = Line2D([], [], color=style.BLACK, lw=0.6, alpha=0.3, label="one seed")
-    centre = style.style_handle("-", f"geometric mean over {seeds} seeds", marker="o")
-    methods = [style.method_handle(style.display(norm)) for norm in result.norms]
-    fig.legend(handles=[*methods, one_seed, centre], loc="center", ncols=1,
-               bbox_to_anchor=(0.75, 0.27))  # fmt: skip
+    others = [norm for norm in result.norms if norm not in (smooth_norm, rough_norm)]
+    style.finding(fig, f"At matched loss {style.display(smooth_norm)} is the smoothest on "
+                  f"{how_many(smoothest.count(smooth_norm))} measures, {style.display(rough_norm)} "
+                  f"the roughest on {how_many(roughest.count(rough_norm))}:\nalong a step "
+                  f"{style.display(rough_norm)}'s loss varies {over(rough_norm)} as much as "
+                  f"{style.display(smooth_norm)}'s, "
+                  + ", ".join(f"{style.display(norm)}'s {over(norm)}" for norm in others))  # fmt: skip
+    style.shared_legend(fig, [axes["loss_range"]], ncols=4,
+                        extra=[style.band_handle(seeds, "geometric mean")])  # fmt: skip
     return fig

@@ -6,6 +6,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from lnpaper import stats
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
 from lnpaper.chapters.ch07_rmsnorm_placement import analysis
 from lnpaper.chapters.ch07_rmsnorm_placement import runs as ch07_runs
@@ -156,41 +157,82 @@ def placement_variance(result) -> Figure:
     return fig
 
 
+# Pre-LN and Peri-LN share LayerNorm's blue family: a line style, a spike marker and a bar hatch of
+# their own keep them apart where the two shades meet
+SPIKE_LOOKS = {"Pre-LN": ("-", "x", None), "Peri-LN": ("--", "o", "//")}
+
+
+def _spike_traces(ax, runs) -> list:
+    """Each placement's mean gradient norm over seeds (thick), and for every spike the spiking
+    seed's own run-up (thin: the window it is measured against) under a marker. Returns the values
+    drawn after the first window, to which the axis is fitted."""
+    window = stats.SPIKE_WINDOW
+    shown = []
+    for arm, run in runs.items():
+        colour, (line, marker, _) = style.color(arm), SPIKE_LOOKS[arm]
+        finished = min(len(norms) for norms in run["grad_norm"])
+        mean = np.mean([norms[:finished] for norms in run["grad_norm"]], axis=0)
+        ax.plot(np.arange(finished), mean, line, color=colour, lw=2.2, label=arm)
+        shown.extend(mean[window:])
+        for norms, spikes in zip(run["grad_norm"], run["spikes"], strict=True):
+            for t in spikes:
+                run_up = np.arange(t - window, min(t + 2, len(norms)))
+                ax.plot(run_up, [norms[i] for i in run_up], line, color=colour, lw=0.9)
+                shown.extend(norms[i] for i in run_up)
+            ax.plot(spikes, [norms[t] for t in spikes], marker, color=colour, ms=9, mew=2,
+                    mfc="none", label=f"{arm} spike")  # fmt: skip
+    return shown
+
+
 @figure("gradient_spikes", notebook=NOTEBOOK, experiment=analysis.spike_confirmation)
 def gradient_spikes(result) -> Figure:
     """P5: the global gradient norm of Pre-LN and Peri-LN at every step of Adam without warmup, at
-    each learning rate of the study (one panel each; `spike_confirmation`'s 30 seeds): the mean
-    over seeds and the band from the lowest to the highest seed; a cross marks every spike (a step
-    above 2x the median of the 10 before it, `lnpaper.stats.spike_steps`)."""
+    each learning rate of the study (`spike_confirmation`'s 30 seeds). Left, one panel per rate:
+    the mean over seeds (thick), and on every spike (a step above 2x the median of the 10 before
+    it, `lnpaper.stats.spike_steps`) a marker over the spiking seed's own 10 steps before (thin).
+    The first 10 steps, which have no window to spike against, are left out. Right: the spikes
+    counted, per placement and rate."""
     by_lr = analysis.spike_summary(result)
-    fig = style.new_figure(len(by_lr), 4.2)
-    axes = np.atleast_1d(fig.subplots(1, len(by_lr), sharey=True))
-    for ax, lr in zip(axes, by_lr, strict=True):
-        for name, run in result.runs.items():
-            if run["lr"] != lr:
-                continue
-            arm = name.split(",")[0]
-            finished = min(len(norms) for norms in run["grad_norm"])
-            steps = np.arange(finished)
-            curves = [norms[:finished] for norms in run["grad_norm"]]
-            style.band(ax, steps, curves, style.color(arm))
-            for norms, spikes in zip(run["grad_norm"], run["spikes"], strict=True):
-                ax.plot(spikes, [norms[t] for t in spikes], "x", color=style.color(arm), ms=9,
-                        mew=2)  # fmt: skip
+    rates = sorted(by_lr)
+    fig = style.new_figure(2, 5.6)
+    axes = fig.subplot_mosaic([[lr, "counts"] for lr in rates], width_ratios=[2, 1])
+    traces = [axes[lr] for lr in rates]
+    shown = []
+    for lr, ax in zip(rates, traces, strict=True):
+        runs = {name.split(",")[0]: run for name, run in result.runs.items() if run["lr"] == lr}
+        shown += _spike_traces(ax, runs)
         ax.set_title(f"Adam lr {lr:g}, no warmup")
-        ax.set_xlabel("training step")
-    axes[0].set_ylabel(r"global gradient norm $\|\partial L/\partial\theta\|$")
-    style.log_axis(axes[0], "y")
-    total = {
-        arm: sum(sum(by_lr[lr][arm]["spikes"]) for lr in by_lr) for arm in ("Pre-LN", "Peri-LN")
-    }
-    runs = sum(len(by_lr[lr]["Pre-LN"]["spikes"]) for lr in by_lr)
-    style.finding(fig, f"Gradient spikes: {total['Pre-LN']} in {runs} Pre-LN runs, "
-                  f"{total['Peri-LN']} in {runs} Peri-LN runs")  # fmt: skip
-    first = next(iter(result.runs.values()))
-    methods = [style.method_handle(arm) for arm in ("Pre-LN", "Peri-LN")]
-    spike = Line2D([], [], color=style.BLACK, marker="x", ls="none", ms=9, mew=2, label="spike")
-    style.shared_legend(
-        fig, [], extra=[*methods, spike, style.band_handle(len(first["seeds"]), "mean")]
+        ax.set_ylabel(r"gradient norm $\|\partial L/\partial\theta\|$")
+    steps = next(iter(result.runs.values()))["steps"]
+    window = stats.SPIKE_WINDOW
+    for ax in traces:  # one scale for both rates
+        ax.set_xlim(window - 1, steps + 1)
+        ax.set_ylim(min(shown) / 1.15, max(shown) * 1.25)
+        style.log_axis(ax, "y")
+    traces[-1].set_xlabel(f"training step (from step {window}, the first a spike can be)")
+
+    counted = {arm: [sum(by_lr[lr][arm]["spikes"]) for lr in rates] for arm in SPIKE_LOOKS}
+    counts, width = axes["counts"], 0.38
+    for k, (arm, per_rate) in enumerate(counted.items()):
+        positions = np.arange(len(rates)) + (k - 0.5) * width
+        bars = counts.bar(positions, per_rate, width, color=style.color(arm), ec="white",
+                          hatch=SPIKE_LOOKS[arm][2])  # fmt: skip
+        counts.bar_label(bars, padding=2)
+    seeds = len(by_lr[rates[0]]["Pre-LN"]["spikes"])
+    counts.set_xticks(range(len(rates)), [f"lr {lr:g}" for lr in rates])
+    counts.set_ylabel(f"spikes in {seeds} runs of {steps} steps")
+    counts.set_title("Spikes counted")
+    counts.set_ylim(0, max(max(per_rate) for per_rate in counted.values()) + 1.5)
+    counts.grid(axis="x", visible=False)
+
+    total = {arm: sum(per_rate) for arm, per_rate in counted.items()}
+    at_highest = sum(per_rate[-1] for per_rate in counted.values())
+    style.finding(fig, f"Spikes stay rare without warmup: Pre-LN's gradient norm spikes "
+                  f"{total['Pre-LN']} times in {seeds * len(rates)} runs, Peri-LN's "
+                  f"{total['Peri-LN']};\n{at_highest} of the {sum(total.values())} come at the "
+                  f"higher learning rate, {rates[-1]:g}")  # fmt: skip
+    seed_lines = style.style_handle(
+        "-", f"thick: mean over {seeds} seeds; thin: a spiking seed's {window} steps before"
     )
+    style.shared_legend(fig, traces, extra=[seed_lines], ncols=3)
     return fig

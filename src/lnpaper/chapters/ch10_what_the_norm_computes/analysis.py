@@ -9,7 +9,7 @@ memory, so the record holds each run once.
 - `after_dyt_study` (Y1, Y1b): the grid of Y1_RUNS, LayerNorm, DyT and Derf at several initial
   alphas, data budgets and with the embedding scalar.
 - `dyt_data_rich` (Y1c): LayerNorm and DyT on fresh data for 400 steps.
-- the summaries: `tokens_per_parameter` (Y1c), `run_setting`, `mean_saturation` (Y1's figure),
+- the summaries: `tokens_per_parameter` (Y1c), `run_setting`, `mean_saturation` (Y1's saturated values),
   `drift_at_end` (E1).
 """
 

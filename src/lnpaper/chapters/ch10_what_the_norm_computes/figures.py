@@ -1,6 +1,7 @@
 """Figures of notebook 10, "what the norm computes": E1 and E1c (the redundant mean), E2
 (DetachNorm) and Y1 (after DyT)."""
 
+import math
 import statistics
 
 import numpy as np
@@ -12,7 +13,6 @@ from lnpaper.chapters.ch10_what_the_norm_computes import runs as ch10_runs
 from lnpaper.chapters.ch10_what_the_norm_computes.analysis import (
     DETACH_VARIANTS,
     Y1_ALPHAS,
-    mean_saturation,
 )
 from lnpaper.chapters.ch10_what_the_norm_computes.claims import TRAJECTORY_BOUND
 from lnpaper.companion import style
@@ -44,14 +44,14 @@ def zero_mean_drift(result) -> Figure:
     right.set_ylabel(f"loss difference ({style.NATS_PER_TOKEN})")
     right.set_title("held-out loss, zero-mean RMSNorm minus LayerNorm")
     end = statistics.fmean(row[-1] for row in result.logit_drift)
-    exactness = max(result.max_logit_diff_init, result.max_logit_diff_trained)
     losses = [row[-1] for row in result.loss_drift]
+    sign = "of either sign" if min(losses) < 0 < max(losses) else "of one sign"
+    largest = max(abs(x) for row in result.loss_drift for x in row)
     style.finding(
         fig,
-        f"Zero-mean RMSNorm and LayerNorm agree to {exactness:.0e} in float64 (not plotted).\n"
-        f"Trained in float32, Adam moves their logits {end:.2g} apart in {steps[-1]} steps and "
-        f"the loss by {statistics.fmean(losses):+.3f} nats\n(means of {len(losses)} seeds; the "
-        f"seeds' loss differences run from {min(losses):+.3f} to {max(losses):+.3f})",
+        "Equal in exact arithmetic, zero-mean RMSNorm and LayerNorm drift apart under Adam in "
+        f"float32:\nlogits end {end:.2g} apart (mean), yet loss differences stay under "
+        f"{math.ceil(100 * largest) / 100:.2f} nats, {sign}",
     )
     style.shared_legend(fig, extra=[style.band_handle(len(result.seeds), "mean over seeds")])
     return fig
@@ -125,85 +125,71 @@ def detach_norms(result) -> Figure:
     return fig
 
 
-BUDGET_STYLES = {"fresh": "-", "pool": "--"}
-
-
 @figure("after_dyt", notebook=NOTEBOOK, experiment=ch10_analysis.after_dyt_study)
 def after_dyt(result) -> Figure:
-    """Y1. Left: held-out loss minus LayerNorm's on the same data budget, paired by seed, mean and
-    95% t interval, against DyT's and Derf's initial alpha (fresh data at every alpha; the
-    64-sequence pool and DyT's embedding scalar at 0.5). Right: the fraction of saturated values,
-    |alpha x + s| > 2, per norm slot after training (fresh data), mean over seeds."""
+    """Y1. Left, the main point: on fresh data, DyT's and Derf's held-out loss minus LayerNorm's,
+    paired by seed, mean and 95% t interval, at each initial alpha. Right: the 64-sequence pool
+    reused for 150 steps (alpha_0 = 0.5), each norm's held-out loss per seed and its mean, against
+    the loss of a uniform guess: the pool's gap between the norms is a gap between models that all
+    do worse than knowing nothing."""
     fig = style.new_figure(2, 4.2)
-    left, right = fig.subplots(1, 2)
+    fresh_ax, pool_ax = fig.subplots(1, 2, width_ratios=(1.3, 1))
     runs = result.runs
     ln = runs["LayerNorm"]["final_loss"]
-    # Left: categories, not a numeric alpha axis: the sweep over alpha_0 (fresh data), then the
-    # two arms at alpha_0 = 0.5; DyT just left of each place, Derf just right.
-    places = {**{f"alpha {a:g}, fresh": k for k, a in enumerate(Y1_ALPHAS)},
-              "pool": len(Y1_ALPHAS) + 0.5, "embedding scalar": len(Y1_ALPHAS) + 1.5}  # fmt: skip
-    offsets = {"DyT": -0.12, "Derf": 0.12}
-
-    def point(x, values, budget, method):
-        diff = stats.paired_difference(values, ln[budget])
-        left.errorbar(x, diff.mean, yerr=[[diff.mean - diff.low], [diff.high - diff.mean]],
-                      fmt="o", color=style.color(method), capsize=3)  # fmt: skip
-        return diff
-
-    found = {}
-    for method in ("DyT", "Derf"):
-        shift = offsets[method]
-        fresh = [point(k + shift, runs[method]["final_loss"][f"alpha {a:g}, fresh"], "fresh", method)
-                 for k, a in enumerate(Y1_ALPHAS)]  # fmt: skip
-        left.plot([k + shift for k in range(len(Y1_ALPHAS))], [d.mean for d in fresh],
-                  BUDGET_STYLES["fresh"], color=style.color(method), lw=1.0)  # fmt: skip
-        found[method, "fresh"] = fresh[Y1_ALPHAS.index(0.5)]
-        found[method, "pool"] = point(
-            places["pool"] + shift, runs[f"{method}, pool"]["final_loss"]["alpha 0.5, pool"],
-            "pool", method,
-        )  # fmt: skip
-        point(places["embedding scalar"] + shift,
-              runs[f"{method}, embedding scalar"]["final_loss"]["alpha 0.5, fresh"], "fresh",
-              method)  # fmt: skip
-    left.axhline(0.0, color=style.REFERENCE, lw=1.0, ls=":")
-    left.axvline(len(Y1_ALPHAS) - 0.25, color=style.REFERENCE, lw=0.8)
-    left.set_xticks(
-        list(places.values()),
-        [*(rf"$\alpha_0$ = {a:g}" for a in Y1_ALPHAS), "64-sequence\npool", "embedding\nscalar"],
-    )
-    left.set_xlabel(r"fresh data at each $\alpha_0$ | two more arms, $\alpha_0$ = 0.5")
-    left.set_ylabel(f"loss minus LayerNorm's ({style.NATS_PER_TOKEN}),\nmean and 95% t interval")
-    left.set_title("held-out loss against LayerNorm, same data budget")
-    slots = len(mean_saturation(runs["DyT"], "alpha 0.5, fresh"))
-    for a, ls in zip(Y1_ALPHAS, style.LINE_STYLES, strict=False):
-        highest = 0.0  # where the pair of lines ends
-        for method in ("DyT", "Derf"):
-            fractions = mean_saturation(runs[method], f"alpha {a:g}, fresh")
-            right.plot(range(1, slots + 1), fractions, ls, color=style.color(method),
-                       marker="o", ms=3)  # fmt: skip
-            highest = max(highest, fractions[-1])
-        # line style is alpha_0 here: each pair of lines named at its end, not in a legend
-        right.text(slots + 0.2, highest, rf"$\alpha_0$ = {a:g}", va="center",
-                   color=style.REFERENCE)  # fmt: skip
-    right.set_xlim(0.5, slots + 1.6)
-    right.set_xticks(range(1, slots + 1), [*(f"{b}{s}" for b in range(1, slots // 2 + 1)
-                                            for s in "af"), "final"])  # fmt: skip
-    right.set_xlabel("norm slot (block, a = attention input, f = FFN input)")
-    right.set_ylabel(r"fraction with $|\alpha x + s| > 2$")
-    right.set_title("saturated values after training, fresh data")
-    pool = [statistics.fmean(ln["pool"]),
-            *(statistics.fmean(runs[f"{m}, pool"]["final_loss"]["alpha 0.5, pool"])
-              for m in ("DyT", "Derf"))]  # fmt: skip
+    methods = ("DyT", "Derf")
+    offsets = {"DyT": -0.08, "Derf": 0.08}  # side by side at each alpha_0, not on top
+    largest = 0.0  # the largest |mean difference| on fresh data, for the title
+    for method in methods:
+        diffs = [
+            stats.paired_difference(runs[method]["final_loss"][f"alpha {a:g}, fresh"], ln["fresh"])
+            for a in Y1_ALPHAS
+        ]
+        places = [k + offsets[method] for k in range(len(Y1_ALPHAS))]
+        means = [d.mean for d in diffs]
+        errors = [[d.mean - d.low for d in diffs], [d.high - d.mean for d in diffs]]
+        fresh_ax.errorbar(places, means, yerr=errors, fmt="o-", color=style.color(method),
+                          lw=1.0, capsize=3)  # fmt: skip
+        largest = max(largest, *(abs(m) for m in means))
+    fresh_ax.set_xticks(range(len(Y1_ALPHAS)), [f"{a:g}" for a in Y1_ALPHAS])
+    fresh_ax.set_xlim(-0.4, len(Y1_ALPHAS) - 0.6)
+    fresh_ax.set_xlabel(r"initial $\alpha$ of DyT and Derf ($\alpha_0$)")
+    fresh_ax.set_ylabel(f"held-out loss minus LayerNorm's\n({style.NATS_PER_TOKEN})")
+    fresh_ax.set_title("fresh sequences at every step: mean and 95% t interval")
+    # 0, LayerNorm's level, in the middle; ticks every 0.05 nats so "a few hundredths" reads off
+    top = 0.05 * math.ceil(max(abs(v) for v in fresh_ax.get_ylim()) / 0.05)
+    fresh_ax.set_ylim(-top, top)
+    fresh_ax.set_yticks(np.arange(-top, top + 0.01, 0.05))
+    style.levels(fresh_ax, [(0.0, "LayerNorm")], at=0.01)
+    # Right: absolute losses, since the point is where they sit, not how far apart they are.
+    pool = {"LayerNorm": ln["pool"],
+            **{m: runs[f"{m}, pool"]["final_loss"]["alpha 0.5, pool"] for m in methods}}  # fmt: skip
+    for place, (name, losses) in enumerate(pool.items()):
+        spread = np.linspace(-0.15, 0.15, len(losses))
+        pool_ax.scatter(place + spread, losses, s=18, color=style.color(name), lw=0)
+        pool_ax.plot([place - 0.25, place + 0.25], [statistics.fmean(losses)] * 2,
+                     color=style.color(name), lw=2.2)  # fmt: skip
+    pool_ax.set_xticks(range(len(pool)), list(pool))
+    pool_ax.grid(False, axis="x")
     uniform = SyntheticLanguage().levels().uniform
+    fresh_level = statistics.fmean(ln["fresh"])
+    pool_ax.set_ylim(fresh_level - 0.3, max(max(v) for v in pool.values()) + 0.2)
+    pool_ax.set_ylabel(f"held-out loss ({style.NATS_PER_TOKEN})")
+    pool_ax.set_title(r"64-sequence pool, reused, $\alpha_0$ = 0.5: seeds, mean")
+    style.levels(pool_ax, [(uniform, f"uniform guessing, {uniform:.2f}"),
+                           (fresh_level, f"LayerNorm on fresh data, {fresh_level:.2f}")])  # fmt: skip
+    lead = statistics.fmean(statistics.fmean(pool["LayerNorm"]) - statistics.fmean(pool[m])
+                            for m in methods)  # fmt: skip
+    lowest = min(min(v) for v in pool.values())
+    where = ("every run there is worse than uniform guessing" if lowest > uniform
+             else f"runs there end as low as {lowest:.2f} nats")  # fmt: skip
     style.finding(
         fig,
-        f"DyT minus LayerNorm: {found['DyT', 'pool'].mean:+.3f} nats on a small pool, "
-        f"{found['DyT', 'fresh'].mean:+.3f} on fresh data; Derf {found['Derf', 'pool'].mean:+.3f}"
-        f" / {found['Derf', 'fresh'].mean:+.3f} (means);\nbut on the pool every norm ends at "
-        f"{min(pool):.1f}–{max(pool):.1f} nats, worse than uniform guessing ({uniform:.2f})",
+        f"On fresh data DyT and Derf end within {math.ceil(100 * largest) / 100:.2f} nats of "
+        r"LayerNorm at every initial $\alpha$;"
+        f"\non a small reused pool they lead by {lead:.2f} nats, but {where}",
     )
-    methods = [style.method_handle(m, marker="o") for m in ("DyT", "Derf")]
-    style.shared_legend(fig, axes=[left], extra=methods)
+    names = ("LayerNorm", *methods)
+    style.shared_legend(fig, extra=[style.method_handle(m, marker="o") for m in names])
     return fig
 
 
