@@ -134,7 +134,7 @@ def test_a_missing_entry_is_an_error_naming_the_experiment_and_its_arguments(sto
 
 def test_a_readers_own_call_runs_live_says_so_and_writes_nothing(store, capsys):
     """In the default mode a call the record lacks is computed here, in memory, announced with
-    the recorded default call's time as a guide; strict mode (make test) keeps it an error."""
+    the nearest recorded call's time as a guide; strict mode (make test) keeps it an error."""
     record.configure(record.settings_for("fill", store))
     counting_experiment()  # the default call, recorded
     record.configure(record.settings_for("on", store))
@@ -143,7 +143,7 @@ def test_a_readers_own_call_runs_live_says_so_and_writes_nothing(store, capsys):
     assert counting_experiment(scale=5.0).values == [5.0, 10.0]
     out = capsys.readouterr().out  # printed, not an error box
     assert "counting_experiment(scale=5.0, sizes=[1, 2]) is not in the record" in out
-    assert "computing it here, live" in out and "from its default call's" in out
+    assert "computing it here, live" in out and "the recorded call nearest yours" in out
     assert "not recorded" in out
     assert sorted(p.name for p in store.iterdir()) == files
     counting_experiment(scale=5.0)  # kept in memory: computed once
@@ -157,15 +157,46 @@ def test_only_the_readers_own_call_is_announced_not_the_calls_inside_it(store, c
     assert out.count("is not in the record") == 1 and "calling_experiment(scale=7.0)" in out
 
 
-def test_the_estimate_scales_the_default_calls_time_by_the_counts_changed():
+def test_the_estimate_scales_a_recorded_calls_time_by_the_counts_that_differ():
     defaults = {"seeds": (0, 1, 2), "steps": 200, "lr": 3e-3, "norm": "layernorm", "flag": True}
     assert record.scaled_estimate(60.0, {"seeds": (0,), "steps": 400}, defaults) == 40.0
-    # rates, words and flags are not counts: the estimate stays the default call's
+    # rates, words and flags are not counts: the estimate stays the recorded call's
     assert (
         record.scaled_estimate(60.0, {"lr": 1e-2, "norm": "rmsnorm", "flag": False}, defaults)
         == 60.0
     )
     assert record.scaled_estimate(60.0, {"seeds": range(30)}, defaults) == 600.0
+    # which seed, and how often to evaluate, do not size the work
+    assert record.scaled_estimate(60.0, {"seed": 7, "eval_every": 50}, {"seed": 1}) == 60.0
+
+
+def _recorded(store, arguments: dict, seconds: float) -> None:
+    entry = {"experiment": "counting_experiment", "arguments": arguments,
+             "made": {"seconds": seconds}}  # fmt: skip
+    name = f"counting_experiment-{record.key('counting_experiment', arguments)}.json"
+    (store / name).write_text(json.dumps(entry))
+
+
+def test_the_estimate_starts_from_the_recorded_call_that_shares_the_most_words(store):
+    """A live call is timed from the recorded call of its experiment nearest to it: the one that
+    shares its model and data (words), then the one needing the least scaling of its counts."""
+    _recorded(store, {"cell": "lstm", "form": "rows", "steps": 300, "seeds": [0, 1]}, 10.0)
+    _recorded(store, {"cell": "lstm", "form": "pixels", "steps": 300, "seeds": [0, 1]}, 80.0)
+    _recorded(store, {"cell": "lstm", "form": "pixels", "steps": 30, "seeds": [0]}, 3.0)
+    estimate, nearest, seconds = record.nearest_estimate(
+        "counting_experiment", {"cell": "lstm", "form": "pixels", "steps": 200, "seeds": (0,)},
+        store,
+    )  # fmt: skip
+    assert seconds == 80.0 and estimate == pytest.approx(80.0 / 3)  # scaled by 1/3, not by 200/30
+    assert nearest["form"] == "pixels"
+    estimate, nearest, _ = record.nearest_estimate(
+        "counting_experiment", {"cell": "gru", "form": "rows", "steps": 600, "seeds": (0, 1)}, store
+    )
+    assert estimate == 20.0 and nearest["form"] == "rows"
+    message = record.live_message("counting_experiment", {"cell": "gru", "form": "rows",
+                                                         "steps": 600, "seeds": (0, 1)}, store)  # fmt: skip
+    assert "about 20 s" in message and "differs in cell, steps" in message
+    assert record.nearest_estimate("calling_experiment", {"scale": 1.0}, store) is None
 
 
 @pytest.mark.parametrize("garbage", ["", '{"experiment": "counting_exp', "not json", "[]"])

@@ -573,7 +573,7 @@ def call(name: str, fn, result_type: type, arguments: dict):
         # a broken entry is named already, and a call inside a live call is part of its notice
         announce = settings.missing == "live" and not broken and not _live_calls
         if announce:
-            progress.write(live_message(name, fn, arguments, settings.directory))
+            progress.write(live_message(name, arguments, settings.directory))
         _live_calls.append(name)
         study = calling_study()
         try:
@@ -623,40 +623,87 @@ def _size(value) -> float | None:
     return None
 
 
-def scaled_estimate(seconds: float, arguments: dict, defaults: dict) -> float:
-    """The default call's recorded seconds times, for each count or sequence the reader changed,
-    its size over the default's: work taken to grow in proportion to steps, seeds, units and the
-    like (a guide: a width can cost more than in proportion, and rates or words are not scaled)."""
+# Counts that do not size the work: which seed or example, a delay, an interval between logs or
+# evaluations (`*_every`), a warmup inside the steps, a number of heads over a fixed width.
+NOT_WORK = frozenset(
+    {"seed", "example", "delay", "tail", "window", "lags", "margins", "warmup", "warmup_steps",
+     "n_heads", "threads", "pool_size"}
+)  # fmt: skip
+
+
+def _sizes_work(name: str) -> bool:
+    return name not in NOT_WORK and not name.endswith("_every")
+
+
+def scaled_estimate(seconds: float, arguments: dict, recorded: dict) -> float:
+    """A recorded call's seconds times, for each count or sequence that differs, the reader's size
+    over the recorded call's: work taken to grow in proportion to steps, seeds, units and the like
+    (a guide: a width can cost more than in proportion; rates, words and the counts in `NOT_WORK`
+    are not scaled)."""
     estimate = seconds
     for name, value in arguments.items():
-        mine, default = _size(value), _size(defaults.get(name))
-        if mine is not None and default is not None:
-            estimate *= mine / default
+        mine, theirs = _size(value), _size(recorded.get(name))
+        if mine is not None and theirs is not None and _sizes_work(name):
+            estimate *= mine / theirs
     return estimate
 
 
-def live_message(name: str, fn, arguments: dict, directory: Path) -> str:
+def recorded_calls(name: str, directory: Path) -> list[tuple[dict, float]]:
+    """Every recorded call of experiment `name`: its arguments and the seconds it took to make."""
+    calls = []
+    for path in sorted(directory.glob(f"{name}-*.json")):
+        try:
+            entry = json.loads(path.read_text())
+            if entry["experiment"] == name:
+                calls.append((entry["arguments"], float(entry["made"]["seconds"])))
+        except (OSError, ValueError, KeyError, TypeError):  # a broken entry is named elsewhere
+            continue
+    return calls
+
+
+def _distance(arguments: dict, recorded: dict) -> tuple[int, float]:
+    """How unlike a recorded call is to the reader's: first the arguments other than counts (a
+    model, a data form, a rate) that differ, then how far the counts scale the work."""
+    words = sum(
+        canonical(value) != recorded.get(name)
+        for name, value in arguments.items()
+        if _sizes_work(name) and (_size(value) is None or _size(recorded.get(name)) is None)
+    )
+    return words, abs(math.log(scaled_estimate(1.0, arguments, recorded)))
+
+
+def nearest_estimate(
+    name: str, arguments: dict, directory: Path
+) -> tuple[float, dict, float] | None:
+    """A guess at the seconds a call of `name` takes: the recorded call that shares the most of its
+    non-count arguments (and, among those, needs the least scaling), its seconds scaled by the
+    counts that differ (`scaled_estimate`). With that call's arguments and recorded seconds; None
+    if the record holds no call of `name`."""
+    calls = recorded_calls(name, directory)
+    if not calls:
+        return None
+    nearest, seconds = min(calls, key=lambda call: _distance(arguments, call[0]))
+    return scaled_estimate(seconds, arguments, nearest), nearest, seconds
+
+
+def live_message(name: str, arguments: dict, directory: Path) -> str:
     """What a reader's own call is about to do, and a guess at how long: the recorded seconds of
-    the same experiment's default call, scaled by the counts the call changed
-    (`scaled_estimate`; recorded on the portable kernels: a guide, not a promise)."""
+    the nearest recorded call, scaled by the counts that differ (`nearest_estimate`; recorded on
+    the portable kernels, on one core: a guide, not a promise)."""
     text = (
         f"{describe(name, arguments)} is not in the record: computing it here, live, in memory "
         "(nothing is written; LNPAPER_RECORD=strict makes this an error)"
     )
-    defaults = {
-        key_: parameter.default
-        for key_, parameter in inspect.signature(fn).parameters.items()
-        if parameter.default is not inspect.Parameter.empty
-    }
-    with warnings.catch_warnings():  # only its seconds are read: a broken entry is named elsewhere
-        warnings.simplefilter("ignore")
-        recorded = read_entry(directory / f"{name}-{key(name, defaults)}.json")
-    if recorded is not None and "seconds" in recorded.get("made", {}):
-        seconds = recorded["made"]["seconds"]
-        estimate = scaled_estimate(seconds, arguments, defaults)
+    guess = nearest_estimate(name, arguments, directory)
+    if guess is not None:
+        estimate, nearest, seconds = guess
+        unlike = [
+            k for k, v in nearest.items() if canonical(arguments.get(k)) != v and _sizes_work(k)
+        ]
         text += (
-            f"; about {estimate:.0f} s on one core, from its default call's {seconds:.1f} s "
-            "when recorded, scaled by the counts you changed"
+            f"; about {estimate:.0f} s on one core: the recorded call nearest yours (it differs "
+            f"in {', '.join(unlike) or 'nothing'}) took {seconds:.1f} s, scaled here by the "
+            "counts that differ"
         )
     return text
 
