@@ -166,6 +166,8 @@ def test_the_estimate_scales_a_recorded_calls_time_by_the_counts_that_differ():
         == 60.0
     )
     assert record.scaled_estimate(60.0, {"seeds": range(30)}, defaults) == 600.0
+    # a size within one step counts by its square root
+    assert record.scaled_estimate(60.0, {"hidden": 64, "batch_size": 4}, {"hidden": 16}) == 120.0
     # which seed, and how often to evaluate, do not size the work
     assert record.scaled_estimate(60.0, {"seed": 7, "eval_every": 50}, {"seed": 1}) == 60.0
 
