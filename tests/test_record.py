@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from lnpaper import reproduce
+from lnpaper import progress, reproduce
 from lnpaper.companion import record
 from lnpaper.companion.registry import experiment
 from lnpaper.companion.runtime import THREADS, setup
@@ -41,6 +41,15 @@ def counting_experiment(*, scale: float = 2.0, sizes=(1, 2)) -> CountResult:
 def calling_experiment(*, scale: float = 2.0) -> CountResult:
     inner = counting_experiment(scale=scale)
     return CountResult(values=[sum(inner.values)], scale=scale)
+
+
+@experiment
+def choosing_experiment(*, cell: str = "lstm", steps: int = 3) -> CountResult:
+    if cell not in ("lstm", "gru"):
+        raise ValueError(f"cell must be one of ('lstm', 'gru'), got {cell!r}")
+    for _ in progress.steps(steps, "training"):
+        pass
+    return CountResult(values=[steps], scale=1.0)
 
 
 @pytest.fixture
@@ -148,6 +157,20 @@ def test_a_readers_own_call_runs_live_says_so_and_writes_nothing(store, capsys):
     assert sorted(p.name for p in store.iterdir()) == files
     counting_experiment(scale=5.0)  # kept in memory: computed once
     assert CALLS == [5.0]
+
+
+def test_a_call_the_experiment_refuses_gets_its_error_and_no_notice(store, capsys):
+    """The notice waits for the first training loop, and an experiment checks its words before
+    it trains: a refused call is answered by the error alone, and leaves no notice behind."""
+    record.configure(record.settings_for("on", store))
+    with pytest.raises(ValueError, match="cell must be one of"):
+        choosing_experiment(cell="transformer")
+    assert "is not in the record" not in capsys.readouterr().out
+    choosing_experiment(cell="gru")
+    out = capsys.readouterr().out
+    assert out.count("is not in the record") == 1
+    assert "choosing_experiment(cell='gru', steps=3) is not in the record" in out
+    assert out.index("is not in the record") < out.index("computed choosing_experiment")
 
 
 def test_only_the_readers_own_call_is_announced_not_the_calls_inside_it(store, capsys):

@@ -22,6 +22,7 @@ _depth = 0  # the `shown` blocks open now
 _label = ""  # the top-level call's name: its bar's label
 _owner: FrameType | None = None  # the study whose return closes the bar, if any
 _bar = None  # the top-level call's bar, opened by its first training loop
+_notice: str | None = None  # a live call's notice, waiting for its first training loop
 
 
 @contextlib.contextmanager
@@ -50,10 +51,27 @@ def shown(label: str, owner: FrameType | None = None) -> Iterator[None]:
 
 def steps(count: int, label: str) -> Iterable[int]:
     """range(count); inside `shown`, each step also advances the top-level call's bar, with `label`
-    (which loop) beside it."""
+    (which loop) beside it, and a waiting `notice` is printed first."""
     if not _depth:
         return range(count)
+    flush_notice()
     return _advancing(_grown_bar(count, label), count)
+
+
+def notice(text: str | None) -> None:
+    """Hold `text` until the next training loop starts (or `flush_notice`): an experiment checks its
+    arguments before it trains, so a call it refuses is answered by its error alone, not by a
+    notice that it is being computed. None drops a notice still waiting."""
+    global _notice
+    _notice = text
+
+
+def flush_notice() -> None:
+    """Print the waiting notice, if any (for a call that finished without a training loop)."""
+    global _notice
+    if _notice is not None:
+        text, _notice = _notice, None
+        write(text)
 
 
 def write(text: str) -> None:

@@ -572,15 +572,19 @@ def call(name: str, fn, result_type: type, arguments: dict):
     elif entry is None:
         # a broken entry is named already, and a call inside a live call is part of its notice
         announce = settings.missing == "live" and not broken and not _live_calls
-        if announce:
-            progress.write(live_message(name, arguments, settings.directory))
+        if announce:  # printed as its first training loop starts (`progress.notice`)
+            progress.notice(live_message(name, arguments, settings.directory))
         _live_calls.append(name)
         study = calling_study()
         try:
             # the training loops' steps, as one bar for the study or the top-level experiment
             with progress.shown(study.f_code.co_name if study else name, study):
                 entry = compute(name, fn, arguments)
+            if announce:
+                progress.flush_notice()
         finally:
+            if announce:  # a call that failed before training: its error speaks for it
+                progress.notice(None)
             _live_calls.pop()
         _memory[entry_key] = entry
         if announce:
