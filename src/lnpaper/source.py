@@ -6,17 +6,21 @@ import inspect
 import textwrap
 
 
+def is_docstring(statement: ast.stmt) -> bool:
+    """Whether `statement`, the first of a body, is that body's docstring."""
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
 def code(function) -> str:
     """`function`'s source, dedented, with its docstring left out."""
     source = textwrap.dedent(inspect.getsource(function))
     body = ast.parse(source).body[0].body
     first = body[0]
-    is_docstring = (
-        isinstance(first, ast.Expr)
-        and isinstance(first.value, ast.Constant)
-        and isinstance(first.value.value, str)
-    )
-    if not is_docstring or len(body) == 1:
+    if not is_docstring(first) or len(body) == 1:
         return source.rstrip("\n")
     lines = source.splitlines()
     del lines[first.lineno - 1 : first.end_lineno]

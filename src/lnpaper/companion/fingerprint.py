@@ -20,6 +20,8 @@ import inspect
 import sys
 import textwrap
 
+from lnpaper.source import is_docstring
+
 CHAPTERS = "lnpaper.chapters."
 _ABSENT = object()  # a name a namespace does not hold
 
@@ -45,9 +47,7 @@ def _without_docstrings(node: ast.AST) -> ast.AST:
         if (
             isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module)
             and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
+            and is_docstring(body[0])
         ):
             item.body = body[1:] or [ast.Pass()]
     return node
