@@ -13,9 +13,22 @@ export OMP_NUM_THREADS := 1
 
 .PHONY: figures test quick lint unit-and-notebooks notebooks-live check reproduce record lab lab-folder notebooks book bench clean
 
+# On Linux, PyPI's torch is a CUDA build (about 5.5 GB with its libraries); PyTorch's own CPU index
+# has the same version as a CPU build of about 200 MB. Where that index answers within 3 s, torch
+# comes from it first; where it does not (a machine that reaches PyPI alone), pip installs from
+# PyPI as configured. The pin in constraints.txt holds either way (2.13.0+cpu satisfies 2.13.0).
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+TORCH_PIN = $(shell grep '^torch==' constraints.txt)
+torch_cpu_first = if [ "$$(uname -s)" = Linux ] && $(BIN)/python -c "import urllib.request; \
+	urllib.request.urlopen('$(TORCH_CPU_INDEX)/torch/', timeout=3)" 2>/dev/null; then \
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+	--index-url $(TORCH_CPU_INDEX) '$(TORCH_PIN)' || echo "no CPU build of $(TORCH_PIN) for \
+	this Python on $(TORCH_CPU_INDEX): torch comes from PyPI"; fi
+
 # The test set includes the book's tools: `make test` builds the book and checks it in a browser.
 $(TESTED): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(torch_cpu_first)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,book]'
 	touch $@
 
@@ -90,21 +103,27 @@ record: $(TESTED)
 # it was copied (after a pull) replaces its copy; `rm -r lab` starts over. Writers edit the tracked
 # pairs with `make lab LAB_DIR=notebooks`. Lab will not start as root without --allow-root, and
 # containers often run as root. LAB_ARGS passes further options: `make lab LAB_ARGS="--no-browser
-# --port 8899"`.
+# --port 8899"`. Lab opens on the first notebook, with the folder beside it.
 LAB_DIR ?= lab
 lab: $(READER) lab-folder
-	$(BIN)/jupyter lab $(LAB_DIR) $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+	$(BIN)/jupyter lab $(LAB_DIR)/$(notdir $(firstword $(NOTEBOOKS:.py=.ipynb))) \
+		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # -p keeps each pair's times, so Lab sees the .ipynb no newer than its .py; -u copies a file only
-# where the copy is missing or older than notebooks/' own.
+# where the copy is missing or older than notebooks/' own. The claims ledger and the common
+# confusions, which the notebooks point to, are copied beside them with their links to
+# notebooks/NAME made links to the copies.
 lab-folder:
 	@if [ "$(LAB_DIR)" != notebooks ]; then \
 		mkdir -p $(LAB_DIR) && cp -p -u notebooks/jupytext.toml $(NOTEBOOKS) \
-			$(NOTEBOOKS:.py=.ipynb) $(LAB_DIR)/; fi
+			$(NOTEBOOKS:.py=.ipynb) $(LAB_DIR)/ && \
+		for page in CLAIMS.md book/confusions.md; do \
+			sed 's#](notebooks/#](#g' $$page > $(LAB_DIR)/$$(basename $$page); done; fi
 
 # Bring each notebook in line with its jupytext source, then execute it in place, in order. The second
 # pass merges stdout chunks and drops per-cell metadata, both of which depend on timing, so a re-run
-# that changes nothing leaves git clean. LNPAPER_DEMOS=static (here, in unit-and-notebooks and in
+# that changes nothing leaves git clean; it keeps the one key a reader sees, the evidence heading's
+# jp-MarkdownHeadingCollapsed, which opens the evidence folded in Lab. LNPAPER_DEMOS=static (here, in unit-and-notebooks and in
 # notebooks-live): a demo's cell (lnpaper.demos.show) draws its static figure, not live controls,
 # even when ipywidgets is installed and make runs from inside Lab.
 notebooks: $(TESTED)
@@ -116,7 +135,8 @@ notebooks: $(TESTED)
 			--ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False $$nb && \
 		$(BIN)/jupyter nbconvert --log-level WARN --to notebook --inplace --coalesce-streams \
 			--ClearMetadataPreprocessor.enabled=True \
-			--ClearMetadataPreprocessor.clear_notebook_metadata=False $$nb || exit 1; \
+			--ClearMetadataPreprocessor.clear_notebook_metadata=False \
+			--ClearMetadataPreprocessor.preserve_cell_metadata_mask=jp-MarkdownHeadingCollapsed $$nb || exit 1; \
 	done
 
 # The executed notebooks as a static site, not re-run. MathJax comes from the npm registry at a pinned

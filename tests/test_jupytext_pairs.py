@@ -6,6 +6,7 @@ Without them every save stamps jupytext's version into the .py header, and git s
 """
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -75,6 +76,14 @@ def test_make_lab_serves_a_copy_that_git_ignores_and_keeps_a_readers_work(tmp_pa
         copied = folder / path.name
         assert copied.read_bytes() == path.read_bytes(), path.name
         assert copied.stat().st_mtime == path.stat().st_mtime, path.name  # the pair's order kept
+    for page in (
+        "CLAIMS.md",
+        "confusions.md",
+    ):  # the pages the notebooks point to, linked to the copies
+        text = (folder / page).read_text()
+        assert "](notebooks/" not in text, f"{page} in lab/ links to notebooks/, not to the copies"
+        linked = set(re.findall(r"\]\((\d\d_\w+\.ipynb)", text))
+        assert linked and all((folder / name).exists() for name in linked), (page, linked)
     mine = folder / SOURCES[0].with_suffix(".ipynb").name
     mine.write_text("a reader's scratch work")  # newer than the tracked notebook
     subprocess.run(copy, cwd=root, check=True)
