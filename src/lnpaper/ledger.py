@@ -27,6 +27,18 @@ COLUMNS = ("ID", "claim", "source", "source's value", "ours", "test", "verdict",
 TABLE_COLUMNS = ("ID", "claim", "verdict", "notebook")
 
 
+# What the companion found, in three lines: the answer CLAIMS.md and the README open with.
+FOUND = (
+    "**What the companion found.** The paper's mechanics hold exactly: LayerNorm takes its",
+    "statistics from one example, so it needs no batch, computes one function in training and at",
+    "inference, and has the invariances of its Table 1. Its training claims hold in direction at CPU",
+    "scale where BatchNorm is starved (batch 4, long sequences), and only in part inside recurrent",
+    "cells, where LayerNorm speeds training at a shared learning rate but ends no better. In small",
+    "Transformers where the norm goes matters more than its formula: Pre-LN trains without warmup,",
+    "RMSNorm matches LayerNorm, and a careful initialization or DyT can stand in for it.",
+)
+
+
 def verdict_text(finding) -> str:
     """The verdict as the ledger shows it: 'partly', or 'partly (borderline)' when a fragile
     decision could move it (`lnpaper.companion.verdicts.Borderline`)."""
@@ -192,11 +204,7 @@ def markdown() -> str:
     lines = [
         "# Claims ledger",
         "",
-        "Written by `python -m lnpaper figures` (`make figures`) from the claim records in",
-        "`src/lnpaper/chapters/` and the experiment record in `results/`; `make test` fails if this file",
-        "differs from a fresh run. Each ID leads to the claim in full below: the source by paper and",
-        "section (or `ours`, a question the companion asks of a source), the source's value, ours,",
-        "and the test behind the verdict: its n, its statistic and its margin.",
+        *FOUND,
         "",
         f"**The sources' claims: {len(groups['source'])}.** {counted(groups['source'])}.",
         "",
@@ -208,6 +216,10 @@ def markdown() -> str:
         f"{counted(groups['identity'])}.",
         "",
         f"{borderline} of the {len(table)} verdicts are borderline.",
+        "",
+        "Each ID in the table below leads to the claim in full: the source by paper and section (or",
+        "`ours`, a question the companion asks of a source), the source's value, ours, and the test",
+        "behind the verdict: its n, its statistic and its margin. The words the verdicts use come first.",
         "",
         "## The words",
         "",
@@ -240,6 +252,14 @@ def markdown() -> str:
         "  3 standard errors of the two runs' difference from the recorded one; where that is wider",
         "  than the effect (its size, or the boundary it is decided against), a passing check cannot",
         "  tell the effect from none, and more seeds would be needed to confirm it.",
+        "- **Holm's correction**: where several decisions test one set of runs, some would come out",
+        "  significant by chance more often than 5%; Holm's step-down procedure keeps the chance of",
+        "  any false decision in the set at 5%. The verdicts do not use it; the last section shows",
+        f"  which it would change ([below](#{MULTIPLICITY})).",
+        "",
+        "This file is written by `python -m lnpaper figures` (`make figures`) from the claim records",
+        "in `src/lnpaper/chapters/` and the experiment record in `results/`; `make test` fails if it",
+        "differs from a fresh run.",
         "",
         "## The claims",
         "",
@@ -262,8 +282,8 @@ def markdown() -> str:
     at = next(i for i, line in enumerate(lines) if line.startswith("**Identities and "))
     lines[at + 1 : at + 1] = [
         "",
-        f"Under Holm's correction within each set of runs, {changed} verdicts would change "
-        f"([below](#{MULTIPLICITY})).",
+        f"Under Holm's correction (defined under the words) within each set of runs, {changed} "
+        f"verdicts would change ([below](#{MULTIPLICITY})).",
     ]
     return (
         "\n".join(
