@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 from cycler import cycler
+from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -76,6 +77,21 @@ _PREFIXES = sorted([*METHOD_COLORS, *_ALIASES], key=len, reverse=True)
 # A second factor, in order of its levels.
 LINE_STYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D", "v")
+# More levels than LINE_STYLES: dash patterns, for `ls=` (a format string takes only the four)
+MORE_DASHES = ((0, (8, 2, 1, 2, 1, 2)), (0, (12, 3)), (0, (1, 4)), (0, (4, 1, 1, 1, 1, 1, 1, 1)))
+
+
+def line_styles(n: int) -> list:
+    """Line styles for `n` levels of a second factor: LINE_STYLES, then MORE_DASHES, then again
+    from the start (a reader's sweep can have more levels than the recorded one)."""
+    styles = (*LINE_STYLES, *MORE_DASHES)
+    return [styles[k % len(styles)] for k in range(n)]
+
+
+def markers(n: int) -> list:
+    """Markers for `n` levels of a second factor, MARKERS in turn."""
+    return [MARKERS[k % len(MARKERS)] for k in range(n)]
+
 
 ONE_PANEL, TWO_PANELS = 6.5, 10.0  # inches; a figure of three or four panels is TWO_PANELS wide
 MIN_FONT_SIZE = 9.0  # points, at the figure's own size
@@ -148,8 +164,45 @@ def three_panels(fig: Figure) -> list:
 
 
 def finding(fig: Figure, text: str) -> None:
-    """The figure's title: what it shows, as a sentence. Settings go to panel titles or the caption."""
-    fig.suptitle(text, x=0.01, ha="left")
+    """The figure's title: what it shows, as a sentence. Settings go to panel titles or the caption.
+    A line wider than the figure (a reader's result can give longer numbers and other words than
+    the record's) is broken at a space, never inside a formula."""
+    title = fig.suptitle(text, x=0.01, ha="left")
+    renderer = RendererAgg(int(fig.bbox.width), int(fig.bbox.height), fig.dpi)
+    room = fig.bbox.width * (1 - 0.01) + 2  # from the title's start to the edge, and 2 px slack
+
+    def fits(line: str) -> bool:
+        title.set_text(line)
+        return title.get_window_extent(renderer).width <= room
+
+    lines = []
+    for line in text.split("\n"):
+        if fits(line):
+            lines.append(line)
+            continue
+        words = _words(line)
+        current = words[0]
+        for word in words[1:]:
+            if fits(f"{current} {word}"):
+                current = f"{current} {word}"
+            else:
+                lines.append(current)
+                current = word
+        lines.append(current)
+    title.set_text("\n".join(lines))
+
+
+def _words(line: str) -> list[str]:
+    """`line` split at its spaces outside $...$: the places a title may break."""
+    words, current, math = [], "", False
+    for char in line:
+        if char == " " and not math:
+            words.append(current)
+            current = ""
+            continue
+        math ^= char == "$"
+        current += char
+    return [*words, current]
 
 
 def band(ax, x, runs, color: str, label: str | None = None, style: str = "-", lw: float = 1.8):
@@ -267,10 +320,12 @@ def levels(ax, marks, *, min_gap: float = 0.07, at: float = 0.995) -> None:
     axes' width: the label ends there, or starts there if `at` is in the left half, so a label
     can be moved off the data); labels closer than `min_gap` of the axes' height are pushed apart
     upwards. `marks` is [(y, text)]; call after the limits are set."""
+    for value, _ in marks:
+        ax.axhline(value, color=REFERENCE, lw=1.0, ls=":", zorder=1)
+    ax.get_ylim()  # the limits as the lines leave them, before a label is placed by them
     to_axes = ax.transScale + ax.transLimits
     placed = []
     for value, text in sorted(marks):
-        ax.axhline(value, color=REFERENCE, lw=1.0, ls=":", zorder=1)
         y = to_axes.transform((0.5, value))[1]
         y = max(y, placed[-1][0] + min_gap) if placed else y
         placed.append((y, text))

@@ -166,13 +166,14 @@ def batch_dependence(result) -> Figure:
         color=style.REFERENCE,
         label=r"$1/\sqrt{\mathrm{batch\ size}}$",
     )
-    statistics_ax.annotate(
-        "batch of 1: the mean is the\nexample, the variance is 0",
-        (1, result.mean_spread[0]),
-        xytext=(1, 0.12),
-        size=FONT,
-        arrowprops={"arrowstyle": "->", "color": style.REFERENCE},
-    )
+    if sizes[0] == 1:  # a batch of one, when the sizes start there
+        statistics_ax.annotate(
+            "batch of 1: the mean is the\nexample, the variance is 0",
+            (1, result.mean_spread[0]),
+            xytext=(1, 0.12),
+            size=FONT,
+            arrowprops={"arrowstyle": "->", "color": style.REFERENCE},
+        )
     statistics_ax.set_title(f"Per-unit batch statistics ({result.width} units)")
     statistics_ax.set_ylabel("sd over random batches (relative)")
 
@@ -184,16 +185,18 @@ def batch_dependence(result) -> Figure:
         color=BN_COLOR,
         label="BatchNorm (training mode)",
     )
-    output_ax.text(
-        1, output_spread[positive][0], "refused\nat 1", color=BN_COLOR, size=FONT, va="top"
-    )
+    if not positive.all():  # training-mode BatchNorm refuses a batch of one
+        output_ax.text(
+            1, output_spread[positive][0], "refused\nat 1", color=BN_COLOR, size=FONT, va="top"
+        )
     output_ax.set_title("One fixed image, random batch-mates")
     output_ax.set_ylabel("sd of its normalized output")
     output_ax.tick_params(axis="x", bottom=False, labelbottom=False)
     output_ax.spines["bottom"].set_visible(False)
     # LayerNorm's exact 0 in a strip below the log axis, not at a made-up value on it
     zero_ax.plot(sizes, np.zeros_like(sizes), "o", color=LN_COLOR, clip_on=False, label="LayerNorm")
-    zero_ax.text(1, 0.6, "LayerNorm: exactly 0 at every batch size", color=LN_COLOR, size=FONT)
+    zero_ax.text(sizes[0], 0.6, "LayerNorm: exactly 0 at every batch size", color=LN_COLOR,
+                 size=FONT)  # fmt: skip
     zero_ax.set_ylim(-0.5, 1.5)
     zero_ax.set_yticks([0], ["0"])
     zero_ax.grid(False, axis="y")
@@ -202,12 +205,16 @@ def batch_dependence(result) -> Figure:
     for ax in (statistics_ax, zero_ax):
         _batch_size_axis(ax, sizes)
     _axis_break(output_ax, zero_ax)
-    spread = dict(zip(result.batch_sizes, result.output_spread, strict=True))
-    big = result.batch_sizes[-1]
+    spread = {size: value for size, value in zip(result.batch_sizes, result.output_spread,
+                                                 strict=True) if value is not None}  # fmt: skip
+    small, big = min(spread), max(spread)
     style.finding(
         fig,
-        f"BatchNorm's output for one image moves by {spread[2]:.2f} sd at batch 2, "
-        f"{spread[big]:.2f} at {big}; LayerNorm's never",
+        f"BatchNorm's output for one image moves by {spread[small]:.2f} sd at batch {small}, "
+        f"{spread[big]:.2f} at {big}; LayerNorm's "
+        + (
+            "never" if result.layernorm_difference == 0 else f"by {result.layernorm_difference:.2g}"
+        ),
     )
     style.shared_legend(fig, ncols=3)
     return fig
@@ -247,11 +254,13 @@ def train_vs_inference(result) -> Figure:
     flips.set_ylim(-0.3, result.probe_size)
     for ax in (running, gap, flips):
         ax.set_xlabel(f"training step (batch {result.batch_size})")
-    gaps = result.logit_gap["batchnorm"]
+    gaps, ln_gap = result.logit_gap["batchnorm"], max(result.logit_gap["layernorm"])
+    apart = sum(gap > 0 for gap in gaps)
+    when = "at every step" if apart == len(gaps) else f"at {apart} of {len(gaps)} evaluations"
     style.finding(
         fig,
-        f"BatchNorm's two modes disagree at every step (logits by {min(gaps):.2f} to "
-        f"{max(gaps):.2f}); LayerNorm's never do",
+        f"BatchNorm's two modes disagree {when} (logits by {min(gaps):.2f} to {max(gaps):.2f}); "
+        + ("LayerNorm's never do" if ln_gap == 0 else f"LayerNorm's by at most {ln_gap:.2g}"),
     )
     style.shared_legend(fig)
     return fig
@@ -300,7 +309,7 @@ def lstm_statistics(result) -> Figure:
     for (term, values), line in zip(result.transient.items(), style.LINE_STYLES, strict=False):
         summary.plot(t, values, line, label=TERM_NAMES[term])
     style.log_axis(summary, "y")
-    summary.set_title("All 128 gate units")
+    summary.set_title(f"All {4 * result.hidden} gate units")
     summary.set_ylabel(r"mean of $|\mu_t - \mu_{\mathrm{steady}}|\,/\,\sigma_{\mathrm{steady}}$")
     for ax in (means, variances, summary):
         _steady_span(ax, result)
@@ -362,6 +371,13 @@ M5_LABELS = {  # the reader's name of each arm (its start names the method, for 
     "paper's batchnorm": "BatchNorm, the paper's",
     "none": "no norm",
 }
+M5_SUBJECTS = {  # each arm as the subject of the title's sentence
+    "layernorm": "LayerNorm's",
+    "batchnorm": "torch's BatchNorm's",
+    "unbiased batchnorm": "the unbiased BatchNorm's",
+    "paper's batchnorm": "the paper's BatchNorm's",
+    "none": "the MLP without a norm's",
+}
 M5_MARKERS = {"layernorm": "o", "batchnorm": "o", "unbiased batchnorm": "D",
               "paper's batchnorm": "s", "none": "o"}  # fmt: skip
 
@@ -418,6 +434,30 @@ def _rises(change: float) -> str:
     return "rises" if change > 0 else "falls"
 
 
+def _batch_size_finding(running: dict, exact: dict, big: int, small: int) -> str:
+    """The title of `batch_size`: how the test error of LayerNorm and of one BatchNorm (the paper's
+    if the result holds it) moves from batch `big` to `small`, as trained and with exact
+    statistics, for the models the result holds."""
+    said = []
+    if "layernorm" in running:
+        ln = running["layernorm"]
+        said.append(f"LayerNorm's test error {_rises(ln)} {abs(ln):.2f} points")
+    batchnorm = M5_PAPER_BN if M5_PAPER_BN in exact else next(iter(exact), None)
+    if batchnorm is not None:
+        bn = running[batchnorm]
+        said.append(f"{M5_SUBJECTS[batchnorm]} {_rises(bn)} {abs(bn):.2f}")
+    if not said:  # neither: the first model it holds
+        name, change = next(iter(running.items()))
+        said.append(f"{M5_SUBJECTS[name]} test error {_rises(change)} {abs(change):.2f} points")
+    text = f"From batch {big} to {small}, " + ", ".join(said)
+    if batchnorm is not None:
+        change = exact[batchnorm]
+        subject = "BatchNorm's" if batchnorm == M5_PAPER_BN else M5_SUBJECTS[batchnorm]
+        text += (f";\nwith exact statistics at inference, {subject} still {_rises(change)} "
+                 f"{abs(change):.2f}")  # fmt: skip
+    return text
+
+
 @figure("batch_size", notebook=NOTEBOOK, experiment=analysis.batch_size_robustness)
 def batch_size(result) -> Figure:
     """The paper's Fig. 6 at digits scale: an MLP (64-256-256-10, Adam, learning rate 1e-3, 12
@@ -442,13 +482,11 @@ def batch_size(result) -> Figure:
     running_ax.set_title("as trained (BatchNorm infers with its running averages)", pad=34)
     exact_ax.set_title("the same nets, exact training-set statistics", pad=34)
     exact_ax.sharey(running_ax)
-    ln, bn, bn_exact = running["layernorm"], running[M5_PAPER_BN], exact[M5_PAPER_BN]
-    style.finding(
-        fig,
-        f"From batch {big} to {small}, LayerNorm's test error {_rises(ln)} {abs(ln):.2f} points, "
-        f"the paper's BatchNorm's {_rises(bn)} {abs(bn):.2f};\nwith exact statistics at "
-        f"inference, BatchNorm's still {_rises(bn_exact)} {abs(bn_exact):.2f}",
-    )
+    if not batchnorms:  # a result without a BatchNorm has nothing to evaluate again
+        exact_ax.text(0.5, 0.5, "no BatchNorm in this result", transform=exact_ax.transAxes,
+                      ha="center", va="center", color=style.REFERENCE)  # fmt: skip
+        exact_ax.set_xticks([])
+    style.finding(fig, _batch_size_finding(running, exact, big, small))
     n = len(result.seeds)
     seed = Line2D([], [], color=style.BLACK, alpha=0.5, marker="o", lw=0.6, label="one seed")
     mean = Line2D([], [], color=style.BLACK, lw=2.2, label=f"mean over {n} seeds")

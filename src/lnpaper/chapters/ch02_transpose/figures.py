@@ -252,8 +252,10 @@ def one_pass_variance(result) -> Figure:
     ):
         output.plot(positions, errors, line, marker="o", color=blue)
         # labelled on the line: the legend below is the variance formulas'
-        output.annotate(name, (positions[1], errors[1]), xytext=(8, 8), textcoords="offset points",
-                        color=blue, ha="left", va="bottom")  # fmt: skip
+        # at the second offset, running right; with few offsets, at the last, running left
+        at, dx, ha = (1, 8, "left") if len(positions) > 2 else (-1, -8, "right")
+        output.annotate(name, (positions[at], errors[at]), xytext=(dx, 8),
+                        textcoords="offset points", color=blue, ha=ha, va="bottom")  # fmt: skip
     output.set_title("float32 LayerNorm output")
     output.set_ylabel("largest relative error")
     style.log_axis(output, "y")
@@ -266,11 +268,16 @@ def one_pass_variance(result) -> Figure:
         ax.set_xticks(positions, labels)
         ax.set_xlabel("mean of the row")
     style.shared_legend(fig, ncols=3)
-    first = np.argmax(shares > 0)
     twice = max(result.variance_error["two pass, mean removed twice"])
+    if len(failed):
+        first = failed[0]
+        one_pass = (f"$\\leq 0$ in {shares[first]:.0%} of rows at mean "
+                    f"{result.offsets[first]:g}")  # fmt: skip
+    else:
+        one_pass = f"above 0 in every row up to mean {max(result.offsets):g}"
     style.finding(
         fig,
-        f"float32 one-pass variance: $\\leq 0$ in {shares[first]:.0%} of rows at mean "
-        f"{result.offsets[first]:g}; centering twice stays within $10^{{{np.ceil(np.log10(twice)):.0f}}}$",
+        f"float32 one-pass variance: {one_pass}; centering twice stays within "
+        f"$10^{{{np.ceil(np.log10(twice)):.0f}}}$",
     )
     return fig

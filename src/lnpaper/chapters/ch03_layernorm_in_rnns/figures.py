@@ -8,7 +8,6 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from lnpaper import stats
 from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs_lengths as ch03_runs_lengths
@@ -18,6 +17,7 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
     length_summary,
     training_summary,
 )
+from lnpaper.chapters.ch03_layernorm_in_rnns.claims import R4_MARGIN
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import mean_tanh_slope
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
@@ -72,7 +72,7 @@ def rnn_dynamics(result) -> Figure:
     dependence lie on top of each other."""
     t = np.arange(1, result.steps + 1)
     plain = "tanh RNN"
-    scale_styles = dict(zip(result.scales, style.LINE_STYLES, strict=True))
+    scale_styles = dict(zip(result.scales, style.line_styles(len(result.scales)), strict=True))
     fig = style.new_figure(3, 7.0)
     summed, hidden, sensitivity = style.three_panels(fig)
     for net in (plain, "LN tanh RNN"):
@@ -105,13 +105,25 @@ def rnn_dynamics(result) -> Figure:
     for ax in (summed, hidden, sensitivity):
         ax.set_xlabel("time step $t$")
         ax.axvspan(0.5, result.input_steps + 0.5, **SHADE)
-    low, high = dynamics_summary(result)["ln_hidden_range"]
+    numbers = dynamics_summary(result)
+    low, high = numbers["ln_hidden_range"]
     ln_end = statistics.geometric_mean(v[-1] for v in result.sensitivity["LN tanh RNN"].values())
+    smallest, largest = result.scales[0], result.scales[-1]
+    ends = [result.hidden_rms[plain][scale][-1] for scale in (smallest, largest)]
+    summed_end = numbers["plain_summed_last"]  # R2's test: below 1e-6 at the smallest, above 1
+    if summed_end[smallest] < 1e-6 and summed_end[largest] > 1.0:
+        fate, breaks = "vanishes or saturates", ("; ", ",\n")
+    else:  # the scales of this result neither kill nor saturate it: a longer clause, broken after
+        fate, breaks = (
+            f"ends at an RMS of {_power_of_ten(min(ends))} to {max(ends):.2g}",
+            (";\n", ", "),
+        )
+    grows = min(numbers["growth"]["LN tanh RNN"].values()) > 1
     style.finding(
         fig,
-        f"Scaled by {result.scales[0]:g} to {result.scales[-1]:g}, a tanh RNN's state vanishes or "
-        f"saturates; LayerNorm keeps its RMS at {low:.2f}–{high:.2f},\nbut the LN RNN's "
-        f"dependence on step 0 grows at every scale, to {_power_of_ten(ln_end)} at "
+        f"Scaled by {smallest:g} to {largest:g}, a tanh RNN's state {fate}{breaks[0]}LayerNorm "
+        f"keeps its RMS at {low:.2f}–{high:.2f}{breaks[1]}but the LN RNN's dependence on step 0 "
+        f"{'grows' if grows else 'changes'} at every scale, to {_power_of_ten(ln_end)} at "
         f"$t = {result.steps}$",
     )
     # column by column: the two nets, the scales, then the steps that read the digit
@@ -132,10 +144,27 @@ def best_curves(result, model: str, order: int = 0, field: str = "test_loss"):
 
 
 MODEL_STYLES = {"BN-LSTM, gain 1.0": "--", "LN-LSTM, gain 0.1": "--", "LN-GRU": "-."}
+SEQUENCE_LENGTH = {"rows": 8, "pixels": 64}  # T of each form of the digits
 
 
 def model_color(model: str) -> str:
     return style.color("LN-LSTM" if model == "LN-GRU" else model)  # the LN-GRU: LayerNorm's hue
+
+
+def drawn_models(result, models: tuple, figure_name: str) -> list:
+    """Those of `models` that `result` holds, in that order: a reader's study may leave some out.
+    A ValueError names what it holds if it holds none of them."""
+    present = [model for model in models if model in result.runs]
+    if not present:
+        raise ValueError(
+            f"{figure_name} draws {', '.join(models)}; this result holds {', '.join(result.runs)}"
+        )
+    return present
+
+
+def first_run(result) -> dict:
+    """The first model's run: the settings every model of a study shares (steps, rates, seeds)."""
+    return next(iter(result.runs.values()))
 
 
 @figure("recurrent_training", notebook=NOTEBOOK, experiment=ch03_analysis.recurrent_training)
@@ -150,8 +179,8 @@ def recurrent_training(result) -> Figure:
     s = training_summary(result)
     fig = style.new_figure(2, 4.0)
     curve_ax, grid_ax = fig.subplots(1, 2)
-    models = ("LSTM", "LN-LSTM", "BN-LSTM")
-    steps = result.runs["LSTM"]["eval_steps"]
+    models = drawn_models(result, ("LSTM", "LN-LSTM", "BN-LSTM"), "recurrent_training")
+    steps = first_run(result)["eval_steps"]
     for model in models:
         style.band(curve_ax, steps, best_curves(result, model), style.color(model),
                    f"{model} (lr {s[model]['lr']:g})")  # fmt: skip
@@ -166,16 +195,22 @@ def recurrent_training(result) -> Figure:
     grid_ax.set_ylabel(f"mean validation NLL ({style.NATS_PER_IMAGE})")
     grid_ax.set_title("the grid every model ran")
     style.log_axis(grid_ax, "x")
-    rates = result.runs["LSTM"]["lrs"]  # the grid's own rates as the ticks, and no others
+    rates = first_run(result)["lrs"]  # the grid's own rates as the ticks, and no others
     grid_ax.set_xticks(rates, [f"{lr:g}" for lr in rates])
     grid_ax.set_xticks([], minor=True)
-    early = {m: statistics.fmean(s[m]["early"]) for m in ("LSTM", "LN-LSTM")}
+    early = {m: statistics.fmean(s[m]["early"]) for m in models}
+    if "LSTM" in early and "LN-LSTM" in early:
+        compared = (f"LayerNorm's early test NLL {early['LN-LSTM']:.2f} vs the LSTM's "
+                    f"{early['LSTM']:.2f}")  # fmt: skip
+    else:
+        compared = "early test NLL " + ", ".join(f"{m} {v:.2f}" for m, v in early.items())
+    form = f"{result.form.capitalize()} (T = {SEQUENCE_LENGTH.get(result.form, '?')})"
     style.finding(
         fig,
-        f"Rows (T = 8), each at its best rate: LayerNorm's early test NLL {early['LN-LSTM']:.2f} "
-        f"vs the LSTM's {early['LSTM']:.2f} (steps {s['early_steps'][0]}–{s['early_steps'][-1]})",
+        f"{form}, each at its best rate: {compared} "
+        f"(steps {s['early_steps'][0]}–{s['early_steps'][-1]})",
     )
-    seeds = len(result.runs["LSTM"]["seeds"])
+    seeds = len(first_run(result)["seeds"])
     extra = [_shade_handle("first quarter (R3's early NLL)"), style.band_handle(seeds)]
     style.shared_legend(fig, axes=[curve_ax], extra=extra, ncols=3)
     return fig
@@ -196,10 +231,16 @@ def gain_init(result) -> Figure:
         "LN-LSTM": ("LN-LSTM", "LN-LSTM, gain 0.1"),
         "BN-LSTM": ("BN-LSTM, gain 1.0", "BN-LSTM"),
     }
-    steps = result.runs["LSTM"]["eval_steps"]
+    drawn_models(result, [run for pair in names.values() for run in pair], "gain_init")
+    steps = first_run(result)["eval_steps"]
     for (model, (one, tenth)), ax in zip(names.items(), (ln_ax, bn_ax), strict=True):
         for run, ls in ((one, GAIN_STYLES["1.0"]), (tenth, GAIN_STYLES["0.1"])):
-            style.band(ax, steps, best_curves(result, run), style.color(model), style=ls)
+            if run in result.runs:  # a reader's study may leave a model out
+                style.band(ax, steps, best_curves(result, run), style.color(model), style=ls)
+        missing = [run for run in (one, tenth) if run not in result.runs]
+        if missing:
+            ax.text(0.5, 0.5, f"not in this result:\n{', '.join(missing)}", ha="center",
+                    va="center", transform=ax.transAxes, color=style.REFERENCE)  # fmt: skip
         ax.set_title(model)
         ax.set_xlabel("training step")
     ln_ax.set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
@@ -217,16 +258,19 @@ def gain_init(result) -> Figure:
     slope_ax.set_xlabel("gain $s$ on a normalized input $z$")
     slope_ax.set_ylabel("mean slope $E[1 - \\tanh^2(s z)]$")
     slope_ax.set_title("how much gradient tanh passes")
-    differences = {
-        model: stats.paired_difference(s[one]["curve"], s[tenth]["curve"])
+    differences = {  # mean over seeds of the paired difference (one seed is enough for a mean)
+        model: statistics.fmean(a - b for a, b in zip(s[one]["curve"], s[tenth]["curve"],
+                                                      strict=True))
         for model, (one, tenth) in names.items()
-    }
+        if one in s and tenth in s
+    }  # fmt: skip
     style.finding(
         fig,
         f"Gains started at 1.0 minus 0.1, mean test NLL over {s['steps']} steps: "
-        + ", ".join(f"{signed(d.mean, 2)} {model}" for model, d in differences.items()),
-    )
-    seeds = len(result.runs["LSTM"]["seeds"])
+        + (", ".join(f"{signed(d, 2)} {model}" for model, d in differences.items())
+           or "this result holds no model at both gains"),
+    )  # fmt: skip
+    seeds = len(first_run(result)["seeds"])
     extra = [
         *(style.method_handle(model) for model in names),
         *(style.style_handle(ls, f"gains start at {gain}") for gain, ls in GAIN_STYLES.items()),
@@ -234,6 +278,23 @@ def gain_init(result) -> Figure:
     ]
     style.shared_legend(fig, extra=extra, ncols=5)
     return fig
+
+
+TIMES = {2: "Twice", 3: "Three times", 4: "Four times"}
+
+
+def _length_finding(result, lengths: dict) -> str:
+    """The title of `longer_sequences`: what testing beyond the training length costs each model's
+    accuracy, the mean over steps beyond it against the mean inside it (a cost within R4's margin,
+    1 point, is none)."""
+    ratio = result.test_length / result.train_length
+    times = TIMES.get(ratio, f"{ratio:g} times")
+    cost = {model: p["inside"][0] - p["beyond"][0] for model, p in lengths.items()}
+    if all(c <= R4_MARGIN for c in cost.values()):
+        cells = {1: f"the {next(iter(cost))}", 2: "neither cell"}.get(len(cost), "no cell")
+        return f"{times} the training length costs {cells} accuracy"
+    changes = ", ".join(f"{model} {signed(-100 * c, 1)}" for model, c in cost.items())
+    return f"{times} the training length costs accuracy:\nbeyond it, {changes} points"
 
 
 @figure("longer_sequences", notebook=NOTEBOOK, experiment=ch03_runs_lengths.longer_sequences)
@@ -265,6 +326,6 @@ def longer_sequences(result) -> Figure:
             for model, p in lengths.items()
         )
     )
-    style.finding(fig, "Twice the training length costs neither cell accuracy")
+    style.finding(fig, _length_finding(result, lengths))
     style.shared_legend(fig, extra=[style.band_handle(len(result.seeds))])
     return fig

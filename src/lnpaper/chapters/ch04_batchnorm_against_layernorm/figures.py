@@ -6,9 +6,14 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from lnpaper import stats
+from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import training_summary
-from lnpaper.chapters.ch03_layernorm_in_rnns.figures import model_color, signed
+from lnpaper.chapters.ch03_layernorm_in_rnns.figures import (
+    SEQUENCE_LENGTH,
+    drawn_models,
+    model_color,
+    signed,
+)
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import analysis as ch04_analysis
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import runs as ch04_runs
 from lnpaper.companion import style
@@ -26,10 +31,12 @@ def sequential_digits(result) -> Figure:
     evaluation after step 0, as the notebook's table) minus the LSTM's on the same seed; the large
     marker and bar are their mean and 95% t interval. The BN-LSTM with gains from 1.0 and the
     LN-GRU are in the notebook's table, not here. Claims R3c and M4b."""
+    drawn_models(result, ("LSTM",), "sequential_digits")  # the baseline every model is against
+    models = drawn_models(result, ("LN-LSTM", "BN-LSTM"), "sequential_digits")
     fig = style.new_figure(2, 3.4)
-    panels = fig.subplots(1, 2, sharex=True, sharey=True)
-    models = ("LN-LSTM", "BN-LSTM")
+    panels = fig.subplots(1, len(result.orders), sharex=True, sharey=True, squeeze=False)[0]
     seeds = len(result.runs["LSTM"]["seeds"])
+    length = SEQUENCE_LENGTH.get(result.form, "?")
     spread = np.linspace(-0.12, 0.12, seeds)  # the seeds' dots side by side, not on top
     found = {model: [] for model in models}  # model -> its difference in each order
     for order, ax in enumerate(panels):
@@ -46,7 +53,8 @@ def sequential_digits(result) -> Figure:
         ax.set_ylim(len(models) - 0.5, -0.6)  # the first model on top
         ax.grid(False, axis="y")
         ax.set_xlabel(f"test NLL minus the LSTM's ({style.NATS_PER_IMAGE})")
-        ax.set_title("pixel by pixel, T = 64" if order == 0 else "permuted pixel order, T = 64")
+        reading = "permuted pixel order" if result.orders[order] else "pixel by pixel"
+        ax.set_title(f"{reading}, T = {length}")
 
     def effect(diffs, what):  # what a model does to the LSTM's test NLL in both orders
         sizes = sorted(abs(d.mean) for d in diffs)
@@ -59,11 +67,14 @@ def sequential_digits(result) -> Figure:
             return f"lowers {what} in one order only"
         return f"does not lower {what}"
 
-    layer_norm = effect(found["LN-LSTM"], "the LSTM's test NLL")
-    batch_norm = effect(found["BN-LSTM"], "it")
+    said = {"LN-LSTM": "LayerNorm", "BN-LSTM": "BatchNorm"}
+    effects, what = [], "the LSTM's test NLL"
+    for model in models:
+        effects.append(f"{said[model]} {effect(found[model], what)}")
+        what = "it"
     style.finding(
         fig,
-        f"At T = 64, LayerNorm {layer_norm}; BatchNorm {batch_norm}\n"
+        f"At T = {length}, {'; '.join(effects)}\n"
         "(test NLL averaged over training, minus the LSTM's on the same seed)",
     )
     seed = Line2D([], [], color=style.REFERENCE, alpha=0.6, marker="o", ls="", label="one seed")
@@ -80,13 +91,15 @@ def cnn_coda(result) -> Figure:
     margin of 2 pixels: validation NLL, mean over seeds, band from min to max. Below: in the trained
     CNN without a norm (first seed), the share of ReLU units that are on in the border ring and
     inside it, after each conv layer, on the test digits."""
-    if len(result.margins) != 2:
-        raise ValueError(f"cnn_coda draws two margins, got {result.margins}")
+    if not 1 <= len(result.margins) <= 2:
+        raise ValueError(f"cnn_coda draws one or two margins, got {result.margins}")
     fig = style.new_figure(3, 6.8)
     axes = style.three_panels(fig)
     for ax in axes[1 : len(result.margins)]:
         ax.sharey(axes[0])
         ax.tick_params(which="both", labelleft=False)
+    if len(result.margins) == 1:
+        axes[1].set_visible(False)
     for ax, margin in zip(axes, result.margins, strict=False):
         side = 8 + 2 * margin
         for norm in result.norms:
@@ -115,22 +128,58 @@ def cnn_coda(result) -> Figure:
     bars.set_ylim(0, 1)
     bars.set_ylabel("share of responding units on")
     bars.set_title("no norm: responding ReLU units on")
-    final = {m: {norm: [run[-1] for run in result.val_loss[m][norm]] for norm in result.norms}
-             for m in result.margins}  # fmt: skip
-    differences = [
-        stats.paired_difference(final[m]["batchnorm"], final[m]["layernorm"]).mean
-        for m in result.margins
-    ]
-    cuts = [
-        1 - statistics.fmean(final[m]["layernorm"]) / statistics.fmean(final[m]["none"])
-        for m in result.margins
-    ]
-    style.finding(
-        fig,
-        f"LayerNorm cuts a CNN's final validation NLL by {min(cuts):.0%}–{max(cuts):.0%} (means);\n"
-        "BatchNorm ends level with it (BN − LN: "
-        + ", ".join(signed(d, 3).replace("−0.000", "0.000") for d in differences)
-        + ")",
-    )
+    style.finding(fig, _cnn_finding(result))
     style.shared_legend(fig, extra=[style.band_handle(len(result.seeds), "mean")], ncols=6)
     return fig
+
+
+def _span(low: float, high: float, form: str, joint: str) -> str:
+    """low and high in `form`, joined; one number when they read the same (one margin)."""
+    low, high = form.format(low), form.format(high)
+    return low if low == high else f"{low}{joint}{high}"
+
+
+def _cnn_finding(result) -> str:
+    """The title of `cnn_coda`, from the final validation NLL of each norm the result holds: by how
+    much LayerNorm changes no norm's (means), and where BatchNorm ends against LayerNorm (paired
+    by seed; level when every margin's mean difference is within the negligible 0.02 nats)."""
+    final = {m: {norm: [run[-1] for run in result.val_loss[m][norm]] for norm in result.norms}
+             for m in result.margins}  # fmt: skip
+    said = []
+    if {"none", "layernorm"} <= set(result.norms):
+        cuts = [
+            1 - statistics.fmean(final[m]["layernorm"]) / statistics.fmean(final[m]["none"])
+            for m in result.margins
+        ]
+        if min(cuts) > 0:
+            said.append(f"LayerNorm cuts a CNN's final validation NLL by "
+                        f"{_span(min(cuts), max(cuts), '{:.0%}', '–')} (means)")  # fmt: skip
+        else:
+            said.append(f"LayerNorm changes a CNN's final validation NLL by "
+                        f"{_span(-max(cuts), -min(cuts), '{:+.0%}', ' to ')} (means)")  # fmt: skip
+    if {"batchnorm", "layernorm"} <= set(result.norms):
+        differences = [
+            statistics.fmean(bn - ln for bn, ln in zip(final[m]["batchnorm"],
+                                                       final[m]["layernorm"], strict=True))
+            for m in result.margins
+        ]  # fmt: skip
+        if all(abs(d) < vocabulary.NEGLIGIBLE_NATS for d in differences):
+            where = "level with"
+        elif all(d < 0 for d in differences):
+            where = "below"
+        elif all(d > 0 for d in differences):
+            where = "above"
+        else:
+            where = "on either side of"
+        subject = "it" if said else "LayerNorm"
+        said.append(
+            f"BatchNorm ends {where} {subject} (BN − LN: "
+            + ", ".join(signed(d, 3).replace("−0.000", "0.000") for d in differences)
+            + ")"
+        )
+    if not said:  # neither comparison: each norm's final NLL
+        said.append("final validation NLL (means): " + ", ".join(
+            f"{style.display(norm)} {statistics.fmean(final[m][norm]):.3f}"
+            for m in result.margins for norm in result.norms
+        ))  # fmt: skip
+    return ";\n".join(said)

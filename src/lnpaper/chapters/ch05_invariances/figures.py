@@ -78,10 +78,11 @@ def invariance_table(result) -> Figure:
         f"transformations (float64); Invariant: below {_number(result.threshold)}"
     )
     dyt = sum(result.max_change["dyt"][c] < result.threshold for c in columns)
+    kinds = {6: "six"}.get(len(columns), str(len(columns)))
     style.finding(
         fig,
         f"Measured, {agree} of {total} cells agree with the sources' tables; "
-        f"DyT, in no table, is invariant to {'none' if dyt == 0 else dyt} of the six",
+        f"DyT, in no table, is invariant to {'none' if dyt == 0 else dyt} of the {kinds}",
     )
     return fig
 
@@ -108,8 +109,9 @@ def sgd_geometry(result) -> Figure:
     norms_ax, angle_ax, loss_ax = style.three_panels(fig)
     blue = style.color("LayerNorm")
     scales, gaps = [], []
-    for (key, norms), line, marker in zip(result.norms.items(), style.LINE_STYLES, style.MARKERS,
-                                          strict=False):  # fmt: skip
+    n = len(result.norms)
+    for (key, norms), line, marker in zip(result.norms.items(), style.line_styles(n),
+                                          style.markers(n), strict=True):  # fmt: skip
         norms = np.array(norms)
         look = {"color": blue, "ls": line, "marker": marker, "markevery": 50, "ms": 5}
         norms_ax.plot(np.arange(len(norms)), norms / norms[0], **look)
@@ -138,9 +140,11 @@ def sgd_geometry(result) -> Figure:
     prediction = Line2D([], [], color=style.REFERENCE, lw=0.6,
                         label="predicted, $\\arctan(\\eta \\|g_t\\| / \\|W_t\\|)$")  # fmt: skip
     style.shared_legend(fig, extra=[model, *scales, measured, prediction], ncols=3)
-    first, second = (str(key) for key in result.norms)
-    turn = np.tan(result.angles[first][0]) / np.tan(result.angles[second][0])
-    started = result.init_scales[1] / result.init_scales[0]
+    # the smallest scale against the largest (the keys are the scales, in the order of init_scales)
+    keys = dict(zip(result.init_scales, result.norms, strict=True))
+    small, large = min(keys), max(keys)
+    turn = np.tan(result.angles[keys[small]][0]) / np.tan(result.angles[keys[large]][0])
+    started = large / small
     style.finding(
         fig,
         f"Under SGD $\\|W_1\\|$ only grows; started {started:g}× larger, the same function "
@@ -179,7 +183,8 @@ def adam_geometry(result) -> Figure:
     scale_ax.set_title("no weight decay: Adam ~ $\\eta/\\|W\\|$, SGD ~ $\\eta/\\|W\\|^2$")
     steps = np.arange(len(result.angle_curve[0])) * result.curve_every
     ratios, marks = [], []
-    for c, ((lr, decay), line) in enumerate(zip(result.configs, style.LINE_STYLES, strict=False)):
+    looks = style.line_styles(len(result.configs))
+    for c, ((lr, decay), line) in enumerate(zip(result.configs, looks, strict=True)):
         predicted = ch05_runs_geometry.adamw_predictions(result, c)["angle"]
         adamw_ax.plot(steps, result.angle_curve[c], ls=line, color=blue,
                       label=f"LayerNorm MLP, AdamW $\\eta = {lr:g}$, $\\lambda = {decay:g}$")  # fmt: skip
@@ -190,11 +195,14 @@ def adam_geometry(result) -> Figure:
     style.levels(adamw_ax, sorted(set(marks)))
     adamw_ax.set_xlabel(f"AdamW step (shaded: the last {result.tail}, the equilibrium)")
     adamw_ax.set_ylabel("angle per step, radians")
-    adamw_ax.set_title("AdamW: the angular update settles, below the prediction")
+    side = "below" if max(ratios) < 1 else "above" if min(ratios) > 1 else "about at"
+    adamw_ax.set_title(f"AdamW: the angular update settles, {side} the prediction")
     style.shared_legend(fig, ncols=2)
+    # like eta/||W|| when the fitted slope is within 0.25 of that law's -1
+    like = r"like $\eta/\|W\|$" if abs(fits["Adam"] + 1) < 0.25 else r"not like $\eta/\|W\|$"
     style.finding(
         fig,
-        f"Adam turns $W$ like $\\eta/\\|W\\|$ (slope {fits['Adam']:.2f}; SGD "
+        f"Adam turns $W$ {like} (slope {fits['Adam']:.2f}; SGD "
         f"{fits['SGD']:.2f}); AdamW settles at {min(ratios):.2f}-{max(ratios):.2f}x the predicted angle",
     )
     return fig

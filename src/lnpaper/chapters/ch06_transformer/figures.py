@@ -7,11 +7,14 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from lnpaper import vocabulary
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
 from lnpaper.chapters.ch06_transformer import runs as ch06_runs
 from lnpaper.chapters.ch06_transformer.analysis import smoothness_log_means
+from lnpaper.chapters.ch06_transformer.claims import check_t2
 from lnpaper.companion import style
 from lnpaper.companion.registry import figure
+from lnpaper.companion.verdicts import REPRODUCED
 
 NOTEBOOK = "06_the_transformer"
 WARMUP, NO_WARMUP = "--", "-"  # warmup is a line style, never a hue
@@ -41,8 +44,10 @@ def grad_norm_vs_depth(result) -> Figure:
     ax.set_title(rf"$d = {result.post['d_model']}$, $W^Q = W^K = 0$; mean $\pm$ sd over {seeds} "
                  "seeds")  # fmt: skip
     post, pre = result.post["ratio_last_to_first"], result.pre["ratio_last_to_first"]
-    style.finding(fig, f"At init, Pre-LN's gradient falls with depth (x{pre:.2f}, {depths[0]} to "
-                  f"{depths[-1]} blocks);\nPost-LN's does not (x{post:.2f})")  # fmt: skip
+    falls = "falls" if pre < 1 else "does not fall"
+    post_too = "does too" if (post < 1) == (pre < 1) else "does not"
+    style.finding(fig, f"At init, Pre-LN's gradient {falls} with depth (x{pre:.2f}, {depths[0]} to "
+                  f"{depths[-1]} blocks);\nPost-LN's {post_too} (x{post:.2f})")  # fmt: skip
     placements = [style.method_handle(style.display(run["placement"]), "o") for run in (result.post,
                   result.pre)]  # fmt: skip
     style.shared_legend(fig, [], extra=[*placements, scaled], ncols=3)
@@ -83,7 +88,8 @@ def residual_norms_vs_lemma2(result) -> Figure:
     right.set_ylabel(r"$\mathbb{E}\,\|x_l\|^2/d$")
     low, high = min(post["residual_sq_norm"]), max(post["residual_sq_norm"])
     per_block = (pre["residual_sq_norm"][-1] - pre["residual_sq_norm"][0]) / layers[-1]
-    style.finding(fig, f"Lemma 2 holds at init: Post-LN's sum stays at {low:.2f}-{high:.2f}, and "
+    holds = "holds" if check_t2(result).verdict == REPRODUCED else "does not hold"
+    style.finding(fig, f"Lemma 2 {holds} at init: Post-LN's sum stays at {low:.2f}-{high:.2f}, and "
                   f"Pre-LN's stream grows {per_block:.2f} per block")  # fmt: skip
     lemma = Line2D([], [], color=style.REFERENCE, ls=":", lw=1.2, label="Lemma 2 (Xiong et al.)")
     style.shared_legend(fig, extra=[lemma], ncols=3)
@@ -138,7 +144,21 @@ def _study_figure(runs, lines, log=False) -> Figure:
 
 
 def _median_final(run) -> float:
-    return statistics.median(run["final_loss"])
+    """The median over seeds of the held-out loss after training; a diverged run counts as
+    infinite."""
+    return statistics.median(math.inf if v is None else v for v in run["final_loss"])
+
+
+def _fate(run, trained: str = "trains, to {:.2f}") -> str:
+    """Where a run's median held-out loss ends: below the bigram level it trains
+    (`lnpaper.vocabulary`), else it ends near the nearest of the language's levels, or diverged."""
+    final, levels = _median_final(run), run["levels"]
+    if not math.isfinite(final):
+        return "diverges"
+    if vocabulary.trains(final, levels):
+        return trained.format(final)
+    nearest = min(("uniform", "unigram", "bigram"), key=lambda level: abs(levels[level] - final))
+    return f"ends near the {nearest} level ({final:.2f} nats)"
 
 
 def _warmup_handles(runs, names) -> list:
@@ -146,6 +166,12 @@ def _warmup_handles(runs, names) -> list:
     warmup = max(runs[name]["warmup_steps"] for name in names)
     return [style.style_handle(NO_WARMUP, "no warmup"),
             style.style_handle(WARMUP, f"linear warmup, {warmup} steps")]  # fmt: skip
+
+
+def _nats(loss: float) -> str:
+    """A held-out loss as the title gives it: 2.44 to two decimals, 41 (a loss far above the
+    levels, of a model that blew up) whole, inf for a diverged median."""
+    return f"{loss:.0f}" if loss >= 10 else f"{loss:.2f}"
 
 
 @figure("warmup_curves", notebook=NOTEBOOK, experiment=ch06_analysis.normalization_study)
@@ -162,9 +188,13 @@ def warmup_curves(result) -> Figure:
     runs = result.runs
     fig = _study_figure(runs, lines)
     cold, warm = runs["Post-LN, no warmup"], runs["Post-LN, warmup"]
-    style.finding(fig, f"Without warmup Post-LN ends near the uniform level ({_median_final(cold):.2f} "
-                  f"nats);\nwith warmup it trains, to {_median_final(warm):.2f}, and Pre-LN trains "
-                  "either way")  # fmt: skip
+    pre = [_fate(runs[name]) for name in ("Pre-LN, no warmup", "Pre-LN, warmup")]
+    if all(fate.startswith("trains") for fate in pre):
+        pre_ln = "trains either way"
+    else:
+        pre_ln = f"{pre[0]} without warmup and {pre[1]} with it"
+    style.finding(fig, f"Without warmup Post-LN {_fate(cold)};\nwith warmup it {_fate(warm)}, and "
+                  f"Pre-LN {pre_ln}")  # fmt: skip
     seeds = len(cold["seeds"])
     methods = [style.method_handle(name) for name in ("Post-LN", "Pre-LN")]
     warmups = _warmup_handles(runs, [name for name, _, _ in lines])
@@ -189,9 +219,12 @@ def without_normalization(result) -> Figure:
     fig = _study_figure(runs, lines, log=True)
     cold, warm = runs["no norm (identity), no warmup"], runs["no norm (identity), warmup"]
     pre, dyt = runs["Pre-LN, no warmup"], runs["Pre-DyT, no warmup"]
-    style.finding(fig, f"Without a norm the loss ends at {_median_final(cold):.0f} nats (median);\n"
-                  f"with warmup at {_median_final(warm):.2f}, behind Pre-LN's "
-                  f"{_median_final(pre):.2f} and DyT's {_median_final(dyt):.2f}")  # fmt: skip
+    warm_end, normed = _median_final(warm), (_median_final(pre), _median_final(dyt))
+    side = ("behind" if warm_end > max(normed) else "ahead of" if warm_end < min(normed)
+            else "between")  # fmt: skip
+    style.finding(fig, f"Without a norm the loss ends at {_nats(_median_final(cold))} nats "
+                  f"(median);\nwith warmup at {_nats(warm_end)}, {side} Pre-LN's "
+                  f"{_nats(normed[0])} and DyT's {_nats(normed[1])}")  # fmt: skip
     seeds = len(cold["seeds"])
     methods = [style.method_handle(name) for name in ("Pre-LN", "Pre-DyT", "no norm (identity)")]
     warmups = _warmup_handles(runs, [name for name, _, _ in lines])
@@ -244,9 +277,13 @@ def tfixup_curves(result) -> Figure:
     how = ([f"{len(stops)} diverge"] if stops else []) + (
         [f"{len(stuck)} end at {min(stuck):,.0f} nats or more"] if stuck else []
     )
-    style.finding(fig, f"T-Fixup trains {fixup['n_layers']} layers without a norm or warmup, to "
-                  f"{_median_final(fixup):.2f} nats;\nwith Xavier init {xavier_text} seeds fail: "
-                  + ", ".join(how))  # fmt: skip
+    layers = f"{fixup['n_layers']} layers without a norm or warmup"
+    fixup_fate = _fate(fixup, f"trains {layers}, to {{:.2f}} nats")
+    if not fixup_fate.startswith("trains"):
+        fixup_fate = f"{fixup_fate} with {layers}"
+    xavier_fate = (f"{xavier_text} seeds fail: " + ", ".join(how) if failed
+                   else f"none of {seeds} seeds fails")  # fmt: skip
+    style.finding(fig, f"T-Fixup {fixup_fate};\nwith Xavier init {xavier_fate}")
     extra = [style.method_handle("T-Fixup"), style.band_handle(seeds, "median")]
     if stops:
         extra.append(Line2D([], [], color=xavier_color, ls="none", marker="^", ms=9,
@@ -287,7 +324,8 @@ def loss_smoothness(result) -> Figure:
     progress = np.arange(1 + len(result.loss_levels))  # step 0, then each loss level reached
     for key, (title, ylabel) in SMOOTHNESS_PANELS.items():
         ax = axes[key]
-        for offset, norm in zip((-0.12, 0.0, 0.12), result.norms, strict=False):
+        offsets = np.linspace(-0.12, 0.12, len(result.norms)) if len(result.norms) > 1 else [0.0]
+        for offset, norm in zip(offsets, result.norms, strict=True):
             values = np.array(getattr(result, key)[norm], dtype=float)  # [seed][point]
             colour = style.color(norm)
             centre = np.exp(np.log(values).mean(0))
@@ -329,8 +367,8 @@ def loss_smoothness(result) -> Figure:
                   f"{how_many(smoothest.count(smooth_norm))} measures, {style.display(rough_norm)} "
                   f"the roughest on {how_many(roughest.count(rough_norm))}:\nalong a step "
                   f"{style.display(rough_norm)}'s loss varies {over(rough_norm)} as much as "
-                  f"{style.display(smooth_norm)}'s, "
-                  + ", ".join(f"{style.display(norm)}'s {over(norm)}" for norm in others))  # fmt: skip
+                  f"{style.display(smooth_norm)}'s"
+                  + "".join(f", {style.display(norm)}'s {over(norm)}" for norm in others))  # fmt: skip
     style.shared_legend(fig, [axes["loss_range"]], ncols=4,
                         extra=[style.band_handle(seeds, "geometric mean")])  # fmt: skip
     return fig

@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
+from lnpaper import vocabulary
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
 from lnpaper.chapters.ch08_deep_stacks.analysis import growth_exponents, mean_dependence
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
@@ -28,6 +29,10 @@ LOOKS = {  # arm -> (colour, line style, marker)
     "deepnorm": (style.METHOD_COLORS["Post-LN"], "--", "s"),
     "mix": (style.METHOD_COLORS["Mix-LN"], "-.", "^"),
     "layer_scaling": (style.METHOD_COLORS["Pre-LN"], "--", "s"),
+    # the arms a reader may add to a study: DeepNorm's halves, and Peri-LN (L1d's control)
+    "deepnorm-alpha": (style.METHOD_COLORS["Post-LN"], ":", "D"),
+    "deepnorm-beta": (style.METHOD_COLORS["Post-LN"], "-.", "v"),
+    "peri": (style.METHOD_COLORS["Peri-LN"], "-", "o"),
 }
 
 
@@ -79,14 +84,26 @@ def branch_dependence(result) -> Figure:
     growth = {arm: statistics.fmean(result.output_change[arm][-1])
               / statistics.fmean(result.output_change[arm][0]) for arm in result.arms}  # fmt: skip
     deep = {arm: statistics.fmean(mean_dependence(result, arm)[-1]) for arm in result.arms}
-    style.finding(
-        fig,
-        f"Post-LN leans on its branches (mean dependency {deep['post']:.2f} at "
-        f"$L = {result.depths[-1]}$, Pre-LN {deep['pre']:.2f}, Admin {deep['admin']:.2f});\nits "
-        f"output change grows ×{growth['post']:.2f} from $L = {result.depths[0]}$ to "
-        f"{result.depths[-1]}, Pre-LN's ×{growth['pre']:.2f}, Admin's ×{growth['admin']:.2f} "
-        "(means)",
-    )
+    first, last = result.depths[0], result.depths[-1]
+    others = [arm for arm in result.arms if arm != "post"]
+    if "post" in deep and others and deep["post"] == max(deep.values()):
+        text = (
+            f"Post-LN leans on its branches (mean dependency {deep['post']:.2f} at $L = {last}$"
+            + "".join(f", {ARM_NAMES[arm]} {deep[arm]:.2f}" for arm in others)
+            + f");\nits output change {'grows' if growth['post'] > 1 else 'changes'} "
+            f"×{growth['post']:.2f} from $L = {first}$ to {last}"
+            + "".join(f", {ARM_NAMES[arm]}'s ×{growth[arm]:.2f}" for arm in others)
+            + " (means)"
+        )
+    else:  # no Post-LN to lean most on its branches: the numbers alone
+        text = (
+            f"Mean dependency on the branches at $L = {last}$: "
+            + ", ".join(f"{ARM_NAMES[arm]} {deep[arm]:.2f}" for arm in result.arms)
+            + f";\noutput change from $L = {first}$ to {last}: "
+            + ", ".join(f"{ARM_NAMES[arm]} ×{growth[arm]:.2f}" for arm in result.arms)
+            + " (means)"
+        )
+    style.finding(fig, text)
     style.shared_legend(fig, [left], extra=[style.band_handle(len(result.seeds), "mean")])
     return fig
 
@@ -116,16 +133,31 @@ def deepnorm_update(result) -> Figure:
     style.levels(right, [(result.levels["unigram"], "unigram"),
                          (result.levels["bigram"], "bigram")])  # fmt: skip
     peak = {arm: max(np.mean([u for u in result.model_update[arm] if None not in u], axis=0))
-            for arm in ("post", "deepnorm")}  # fmt: skip
+            for arm in result.arms}  # fmt: skip
     final = {arm: statistics.fmean(v for v in result.final_loss[arm] if v is not None)
-             for arm in ("post", "deepnorm")}  # fmt: skip
-    style.finding(
-        fig,
-        rf"DeepNorm ($\alpha$ = {result.alpha:.2f}, $\beta$ = {result.beta:.2f}) keeps the first "
-        f"updates smaller (largest {peak['deepnorm']:.2g} vs {peak['post']:.2g})\nand trains "
-        f"where Post-LN stalls: held-out loss {final['deepnorm']:.2f} vs {final['post']:.2f} nats "
-        f"(means of {len(result.seeds)} seeds)",
-    )
+             for arm in result.arms}  # fmt: skip
+    seeds = f"(means of {len(result.seeds)} seeds)"
+    if {"post", "deepnorm"} <= set(result.arms):
+        smaller = "smaller" if peak["deepnorm"] < peak["post"] else "no smaller"
+        trained = [vocabulary.trains(final[arm], result.levels) for arm in ("deepnorm", "post")]
+        if trained == [True, False]:
+            where = "trains where Post-LN stalls: held-out loss"
+        else:
+            where = "ends at a held-out loss of"
+        text = (
+            rf"DeepNorm ($\alpha$ = {result.alpha:.2f}, $\beta$ = {result.beta:.2f}) keeps the "
+            f"first updates {smaller} (largest {peak['deepnorm']:.2g} vs {peak['post']:.2g})\nand "
+            f"{where} {final['deepnorm']:.2f} vs {final['post']:.2f} nats {seeds}"
+        )
+    else:  # the arms a reader chose: each one's numbers
+        text = (
+            "Largest update of the first steps: "
+            + ", ".join(f"{ARM_NAMES[arm]} {peak[arm]:.2g}" for arm in result.arms)
+            + ";\nheld-out loss: "
+            + ", ".join(f"{ARM_NAMES[arm]} {final[arm]:.2f}" for arm in result.arms)
+            + f" nats {seeds}"
+        )
+    style.finding(fig, text)
     style.shared_legend(fig, [left], extra=[style.band_handle(len(result.seeds), "mean")])
     return fig
 
@@ -157,16 +189,27 @@ def gradient_profile(result) -> Figure:
                    transform=panels[0].get_xaxis_transform(), color=style.REFERENCE,
                    size=style.MIN_FONT_SIZE)  # fmt: skip
 
-    def ratio(arm, key):  # geometric mean over seeds of max / min over blocks
+    def ratio(arm, key="grad_norm_trained"):  # geometric mean over seeds of max / min over blocks
         return _geometric_mean(max(p) / min(p) for p in getattr(result, key)[arm])
 
-    style.finding(
-        fig,
-        "Pre-LN's deep blocks and Post-LN's early ones get the smaller gradients; Mix-LN evens out "
-        f"Post-LN's,\nnot Pre-LN's (max/min over blocks after {result.steps} steps: Post-LN "
-        f"{ratio('post', 'grad_norm_trained'):.1f}, Pre-LN {ratio('pre', 'grad_norm_trained'):.1f}"
-        f", Mix-LN {ratio('mix', 'grad_norm_trained'):.1f}; {len(result.seeds)} seeds)",
-    )
+    def profile(arm):  # the trained gradient of the first and the last block, geometric means
+        runs = np.array(result.grad_norm_trained[arm])
+        return np.exp(np.log(runs).mean(0))[[0, -1]]
+
+    ratios = (f"max/min over blocks after {result.steps} steps: "
+              + ", ".join(f"{ARM_NAMES[arm]} {ratio(arm):.1f}" for arm in result.arms)
+              + f"; {len(result.seeds)} seeds")  # fmt: skip
+    story = False
+    if {"post", "pre", "mix"} <= set(result.arms):
+        (post_first, post_last), (pre_first, pre_last) = profile("post"), profile("pre")
+        story = (pre_last < pre_first and post_first < post_last
+                 and ratio("mix") < ratio("post") and ratio("mix") > ratio("pre"))  # fmt: skip
+    if story:
+        text = ("Pre-LN's deep blocks and Post-LN's early ones get the smaller gradients; Mix-LN "
+                f"evens out Post-LN's,\nnot Pre-LN's ({ratios})")  # fmt: skip
+    else:  # the numbers alone
+        text = f"Block gradients, {ratios}"
+    style.finding(fig, text)
     style.shared_legend(fig, [panels[0]],
                         extra=[style.band_handle(len(result.seeds), "geometric mean")])  # fmt: skip
     return fig
@@ -197,9 +240,8 @@ def layer_scaling(result) -> Figure:
     panels[0].set_title("stream variance")
     panels[1].set_title("how far a block turns its input")
     panels[2].set_title("what a block is worth (held-out)")
-    plain, scaled = result.variance_trained["pre"], result.variance_trained["layer_scaling"]
-    last = {"pre": statistics.fmean(v[-1] for v in plain),
-            "layer_scaling": statistics.fmean(v[-1] for v in scaled)}  # fmt: skip
+    last = {arm: statistics.fmean(v[-1] for v in result.variance_trained[arm])
+            for arm in result.arms}  # fmt: skip
     half = result.n_layers // 2
     worth = {arm: statistics.fmean(statistics.fmean(v[half:])
                                    for v in result.skip_loss_trained[arm])
@@ -208,14 +250,24 @@ def layer_scaling(result) -> Figure:
     panels[2].text(0.98, 0.95, f"blocks {half + 1}-{result.n_layers}, mean:\n{deeper}",
                    transform=panels[2].transAxes, ha="right", va="top",
                    color=style.REFERENCE)  # fmt: skip
-    style.finding(
-        fig,
-        rf"After {result.steps} steps, $1/\sqrt{{l}}$ on Pre-LN's norms: last stream's variance "
-        rf"{last['pre']:.3g} $\to$ {last['layer_scaling']:.3g};"
-        "\n"
-        rf"the deeper half's blocks worth {worth['pre']:.3f} $\to$ {worth['layer_scaling']:.3f} "
-        f"nats each when skipped (mean of {len(result.seeds)} seeds)",
-    )
+    seeds = f"(mean of {len(result.seeds)} seeds)"
+    if {"pre", "layer_scaling"} <= set(result.arms):
+        text = (
+            rf"After {result.steps} steps, $1/\sqrt{{l}}$ on Pre-LN's norms: last stream's variance "
+            rf"{last['pre']:.3g} $\to$ {last['layer_scaling']:.3g};"
+            "\n"
+            rf"the deeper half's blocks worth {worth['pre']:.3f} $\to$ "
+            f"{worth['layer_scaling']:.3f} nats each when skipped {seeds}"
+        )
+    else:  # the arms a reader chose: each one's numbers
+        text = (
+            f"After {result.steps} steps, last stream's variance: "
+            + ", ".join(f"{ARM_NAMES[arm]} {last[arm]:.3g}" for arm in result.arms)
+            + ";\nthe deeper half's blocks worth, when skipped: "
+            + ", ".join(f"{ARM_NAMES[arm]} {worth[arm]:.3f}" for arm in result.arms)
+            + f" nats each {seeds}"
+        )
+    style.finding(fig, text)
     init_handle = Line2D([], [], color=style.REFERENCE, ls=":", lw=1.0, marker="o", ms=5,
                          mfc="white", label="at init (mean; hollow markers)")  # fmt: skip
     style.shared_legend(fig, [panels[0]],

@@ -46,12 +46,15 @@ def qk_norm_sweep(sweep):
     logit_ax.set_ylabel(r"largest layer-0 logit $|z_{ij}|$ in training")
     logit_ax.set_title(r"attention logits $z_{ij} = q_i \cdot k_j / \sqrt{d_h}$")
     style.log_axis(logit_ax, "y")
+    # room above the mark for its label, under the panel's title, when the logits stay below it
+    logit_ax.set_ylim(top=max(logit_ax.get_ylim()[1], 10 * LOGIT_LIMIT))
     style.levels(logit_ax, [(LOGIT_LIMIT, "$10^4$: Wortsman et al.'s divergence mark")], at=0.01)
     none, qk = summary["no QK-norm"], summary["QK-LayerNorm"]
+    lr = 1e-1 if 1e-1 in sweep.lrs else max(sweep.lrs)  # Wortsman et al.'s high rate, if swept
     style.finding(
         fig,
-        f"QK-LayerNorm holds layer-0 logits near {statistics.fmean(qk['peak_logit'][1e-1]):.0f} at "
-        f"lr 0.1; without it they reach {statistics.fmean(none['peak_logit'][1e-1]):,.0f} "
+        f"QK-LayerNorm holds layer-0 logits near {statistics.fmean(qk['peak_logit'][lr]):.0f} at "
+        f"lr {lr:g}; without it they reach {statistics.fmean(none['peak_logit'][lr]):,.0f} "
         f"(means of {n} seeds).\n"
         f"Learning-rate sensitivity (final loss over the rates, mean minus best): "
         f"{statistics.fmean(qk['sensitivity']):.3f} nats with it, "

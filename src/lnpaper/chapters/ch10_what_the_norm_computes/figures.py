@@ -7,7 +7,7 @@ import statistics
 import numpy as np
 from matplotlib.figure import Figure
 
-from lnpaper import stats
+from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch10_what_the_norm_computes import analysis as ch10_analysis
 from lnpaper.chapters.ch10_what_the_norm_computes import runs as ch10_runs
 from lnpaper.chapters.ch10_what_the_norm_computes.analysis import (
@@ -47,9 +47,11 @@ def zero_mean_drift(result) -> Figure:
     losses = [row[-1] for row in result.loss_drift]
     sign = "of either sign" if min(losses) < 0 < max(losses) else "of one sign"
     largest = max(abs(x) for row in result.loss_drift for x in row)
+    # apart: a thousand times the roundoff between the two forms at init
+    drift = "drift apart" if end > 1e3 * result.max_logit_diff_init else "stay together"
     style.finding(
         fig,
-        "Equal in exact arithmetic, zero-mean RMSNorm and LayerNorm drift apart under Adam in "
+        f"Equal in exact arithmetic, zero-mean RMSNorm and LayerNorm {drift} under Adam in "
         f"float32:\nlogits end {end:.2g} apart (mean), yet loss differences stay under "
         f"{math.ceil(100 * largest) / 100:.2f} nats, {sign}",
     )
@@ -79,11 +81,19 @@ def constrained_drift(result) -> Figure:
         ax.set_title(f"{name}, lr {lr:g}, float64")
         ax.set_xlabel("training step")
     panels[0].set_ylabel("max |log-prob difference| from the twin")
-    kept = max(max(row) for o in result.lrs for row in result.logprob_gap[o][arms[0]])
+
+    def gap(arm):  # the largest gap from the twin over both optimizers, seeds and steps
+        return max(max(row) for o in result.lrs for row in result.logprob_gap[o][arm])
+
+    kept, folded = gap(arms[0]), min(gap(arm) for arm in arms[1:])
+    stays = "stays" if kept < TRAJECTORY_BOUND else "leaves"
+    moves = ("folding the biases into the readers is what moves it away"
+             if folded > TRAJECTORY_BOUND
+             else f"folded into the readers, it stays within {folded:.0e} too")  # fmt: skip
     style.finding(
         fig,
-        f"Kept zero-mean with its biases, the rewrite stays Pre-LN's model (within {kept:.0e});\n"
-        "folding the biases into the readers is what moves it away",
+        f"Kept zero-mean with its biases, the rewrite {stays} Pre-LN's model (within {kept:.0e});"
+        f"\n{moves}",
     )
     style.shared_legend(
         fig, extra=[style.band_handle(len(result.seeds), "mean over seeds")], ncols=2
@@ -182,11 +192,12 @@ def after_dyt(result) -> Figure:
     lowest = min(min(v) for v in pool.values())
     where = ("every run there is worse than uniform guessing" if lowest > uniform
              else f"runs there end as low as {lowest:.2f} nats")  # fmt: skip
+    leads = f"lead by {lead:.2f} nats, but" if lead >= 0 else f"trail by {-lead:.2f} nats, and"
     style.finding(
         fig,
         f"On fresh data DyT and Derf end within {math.ceil(100 * largest) / 100:.2f} nats of "
         r"LayerNorm at every initial $\alpha$;"
-        f"\non a small reused pool they lead by {lead:.2f} nats, but {where}",
+        f"\non a small reused pool they {leads} {where}",
     )
     names = ("LayerNorm", *methods)
     style.shared_legend(fig, extra=[style.method_handle(m, marker="o") for m in names])
@@ -205,7 +216,8 @@ def dyt_data_rich(result) -> Figure:
     steps = result.runs["LayerNorm"]["log_steps"]
     for name, curves in runs.items():
         style.band(ax, steps, curves, style.color(name), label=name)
-    ax.axvline(150, color=style.REFERENCE, lw=1.0, ls=":", label="Y1 stops (150 steps)")
+    if steps[-1] > 150:  # where Y1's fresh arm stops, inside a longer run
+        ax.axvline(150, color=style.REFERENCE, lw=1.0, ls=":", label="Y1 stops (150 steps)")
     ax.set_xlabel("training step (Adam 3e-3, fresh sequences)")
     ax.set_ylabel(f"training loss ({style.NATS_PER_TOKEN})")
     per_step = ch10_analysis.tokens_per_parameter(1)
@@ -213,11 +225,14 @@ def dyt_data_rich(result) -> Figure:
     top.set_xlabel("tokens per parameter")
     pairs = zip(runs["DyT"], runs["LayerNorm"], strict=True)
     gap = statistics.fmean(d[-1] - n[-1] for d, n in pairs)  # the last 10 steps, per seed
-    style.finding(
-        fig,
-        f"LayerNorm pulls away late: DyT ends {gap:.2f} nats behind at T/P "
-        f"{ch10_analysis.tokens_per_parameter(steps[-1]):.2f}",
-    )
+    at = f"at T/P {ch10_analysis.tokens_per_parameter(steps[-1]):.2f}"
+    if gap > vocabulary.NEGLIGIBLE_NATS:
+        text = f"LayerNorm pulls away late: DyT ends {gap:.2f} nats behind {at}"
+    elif gap < -vocabulary.NEGLIGIBLE_NATS:
+        text = f"DyT pulls ahead: it ends {-gap:.2f} nats below LayerNorm {at}"
+    else:  # within the negligible 0.02 nats
+        text = f"DyT ends level with LayerNorm ({gap:+.3f} nats) {at}"
+    style.finding(fig, text)
     seeds = len(result.runs["DyT"]["seeds"])
     style.shared_legend(fig, extra=[style.band_handle(seeds, "mean over seeds")], ncols=2)
     return fig
