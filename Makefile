@@ -32,8 +32,14 @@ $(TESTED): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,book]'
 	touch $@
 
+# Lab saves the sliders' state with a notebook, so a saved and reopened notebook shows its controls
+# (set in the venv's own Lab settings, which no other Lab reads).
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 $(READER): $(TESTED)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,book,read]'
+	mkdir -p $(LAB_SETTINGS)
+	printf '%s\n' '{"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}' \
+		> $(LAB_SETTINGS)/overrides.json
 	touch $@
 
 # A reader's own call (an argument the record lacks) runs live by default; every target that proves

@@ -334,6 +334,36 @@ def test_live_show_wires_one_control_per_parameter_to_update(monkeypatch):
     assert [o[0] for o in eps.options] == ["1e-05", "0.01"]
 
 
+def test_live_show_puts_the_figure_in_the_cells_outputs_not_in_the_widget(monkeypatch):
+    """The figure is a plain output of the cell, replaced in place as a control moves: a notebook
+    saved in JupyterLab (which by default saves no widget state) and opened again still shows it."""
+    pytest.importorskip("ipywidgets", reason="ipywidgets is the read extra's (make lab)")
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.core.pylabtools import select_figure_formats
+
+    monkeypatch.setenv("LNPAPER_DEMOS", "live")
+    monkeypatch.setattr(InteractiveShell, "_instance", None)  # and none after this test
+    shell = InteractiveShell.instance()  # an IPython, as a notebook's kernel runs the cell
+    select_figure_formats(shell, {"png"})  # what %matplotlib inline does
+    published = []
+    monkeypatch.setattr(
+        shell.display_pub,
+        "publish",
+        lambda data, metadata=None, transient=None, update=False, **kwargs: published.append(
+            (data, (transient or {}).get("display_id"), update)
+        ),
+    )
+    update, controls = DEMOS["01_why_batchnorm_fails"]
+    widget = demos.show(update, **controls)
+    ((data, display_id, updated),) = published
+    assert "image/png" in data and display_id and not updated  # the default figure, a plain output
+    widget.children[0].value = 64
+    (data, same_id, updated) = published[-1]
+    assert "image/png" in data and same_id == display_id and updated  # replaced, not added
+    state = json.dumps([child.get_state() for child in widget.children], default=str)
+    assert "image/png" not in state and "iVBOR" not in state  # no picture inside the widget
+
+
 # ---- the controls in JupyterLab, as a reader sees them ---------------------------------------------
 
 LAB_PORT_TIMEOUT = 60  # s for Lab to start
@@ -379,20 +409,34 @@ def _demo_notebook(path: Path) -> None:
 def test_the_controls_render_in_lab_and_a_slider_redraws_the_figure(tmp_path):
     """JupyterLab on a notebook of the demos' cells: Run All, then for each demo its controls are
     there and a slider moved by one step (the arrow key, as a reader's keyboard) replaces its
-    figure with a different picture. Screenshots go to $LAB_SHOTS when it is set."""
+    figure with a different picture. Then the notebook is saved and opened again with no kernel
+    running it: each demo's cell still shows the figure it last drew. Screenshots go to
+    $LAB_SHOTS when it is set."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
-    _demo_notebook(tmp_path / "demos.ipynb")
+    (tmp_path / "work").mkdir()
+    _demo_notebook(tmp_path / "work" / "demos.ipynb")
     port, token = _free_port(), "demos-test"
     env = {k: v for k, v in os.environ.items() if k != "LNPAPER_DEMOS"}  # decided as in Lab
+    # Lab's settings of this test alone: every cell in the page, not only those scrolled to
+    settings = tmp_path / "settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(tmp_path / "settings")
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
-         f"--IdentityProvider.token={token}", "--ServerApp.root_dir", str(tmp_path),
+         f"--IdentityProvider.token={token}", "--ServerApp.root_dir", str(tmp_path / "work"),
          *(["--allow-root"] if os.getuid() == 0 else [])],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     shots = Path(os.environ["LAB_SHOTS"]) if "LAB_SHOTS" in os.environ else None
+    # a demo's cell: its controls, and the figure among the cell's outputs
+    cells = ".jp-NotebookPanel .jp-CodeCell:has(.lnpaper-demo)"
+    image_of = (
+        f"(k) => document.querySelectorAll('{cells}')[k]"
+        "?.querySelector('.jp-OutputArea-output img')?.getAttribute('src')"
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.time() + LAB_PORT_TIMEOUT
@@ -422,51 +466,89 @@ def test_the_controls_render_in_lab_and_a_slider_redraws_the_figure(tmp_path):
                 pass
             page.locator(".lm-MenuBar-itemLabel", has_text="Run").click()
             page.get_by_text("Run All Cells", exact=True).click()
-            widgets = page.locator(".jp-NotebookPanel .widget-interact")
+            demo_cells = page.locator(cells)
             try:
-                widgets.nth(len(DEMOS) - 1).locator("img").wait_for(timeout=60_000)
+                page.wait_for_function(
+                    f"() => document.querySelectorAll('{cells}').length === {len(DEMOS)}"
+                    f" && ({image_of})({len(DEMOS) - 1})",
+                    timeout=60_000,
+                )
             except Exception:
                 if shots:
                     page.screenshot(path=str(shots / "demo_timeout.png"))
                 raise
+            last_drawn = []
             for k, notebook in enumerate(DEMOS):
-                widget = widgets.nth(k)
-                widget.scroll_into_view_if_needed()
-                image = widget.locator("img").first
-                before = image.get_attribute("src")
-                controls = widget.locator(".widget-slider, .widget-toggle-buttons")
+                cell = demo_cells.nth(k)
+                cell.scroll_into_view_if_needed()
+                before = page.evaluate(image_of, k)
+                controls = cell.locator(".widget-slider, .widget-toggle-buttons")
                 assert controls.count() == len(DEMOS[notebook][1]), notebook
-                sliders = widget.locator(".widget-slider .noUi-handle")
+                sliders = cell.locator(".widget-slider .noUi-handle")
                 if shots:
                     page.screenshot(path=str(shots / f"demo_{notebook}_before.png"))
                 sliders.first.focus()
                 page.keyboard.press("ArrowLeft")
                 page.wait_for_function(
-                    "([w, src]) => { const i = document.querySelectorAll("
-                    "'.jp-NotebookPanel .widget-interact')[w].querySelector('img');"
-                    " return i && i.getAttribute('src') !== src; }",
+                    f"([k, src]) => {{ const now = ({image_of})(k); return now && now !== src; }}",
                     arg=[k, before],
                     timeout=30_000,
                 )
                 if shots:
                     page.screenshot(path=str(shots / f"demo_{notebook}_after.png"))
-                buttons = widget.locator(".widget-toggle-button:not(.mod-active)")
+                buttons = cell.locator(".widget-toggle-button:not(.mod-active)")
                 if buttons.count():  # a choice of words: another one redraws too
-                    before = image.get_attribute("src")
+                    before = page.evaluate(image_of, k)
                     buttons.last.click()
                     page.wait_for_function(
-                        "([w, src]) => { const i = document.querySelectorAll("
-                        "'.jp-NotebookPanel .widget-interact')[w].querySelector('img');"
-                        " return i && i.getAttribute('src') !== src; }",
+                        f"([k, src]) => {{ const now = ({image_of})(k); "
+                        "return now && now !== src; }",
                         arg=[k, before],
                         timeout=30_000,
                     )
                     if shots:
                         page.screenshot(path=str(shots / f"demo_{notebook}_choice.png"))
+                assert len(cell.locator(".jp-OutputArea-output img").all()) == 1, notebook
+                last_drawn.append(page.evaluate(image_of, k))
             errors = page.locator(
                 ".jp-OutputArea-output[data-mime-type*='stderr']", has_text="Error"
             )
             assert errors.count() == 0, errors.first.inner_text()
+
+            # saved, as Lab's autosave does, and opened again with no kernel to run it
+            page.locator(".jp-NotebookPanel .jp-Notebook").click()
+            page.keyboard.press("Control+s")
+            page.wait_for_function(
+                "() => !document.querySelector('.jp-NotebookPanel-toolbar .jp-mod-dirty')"
+                " && !document.querySelector('.lm-TabBar-tab.jp-mod-dirty')",
+                timeout=30_000,
+            )
+            saved = json.loads((tmp_path / "work" / "demos.ipynb").read_text())
+            for cell in saved["cells"]:
+                if "demos.show(" in "".join(cell["source"]):
+                    pictures = [o for o in cell["outputs"] if "image/png" in o.get("data", {})]
+                    assert len(pictures) == 1, "".join(cell["source"])[:60]
+            requests = urllib.request.Request(f"{base}/api/sessions?token={token}")
+            for session in json.loads(urllib.request.urlopen(requests, timeout=10).read()):
+                urllib.request.urlopen(urllib.request.Request(
+                    f"{base}/api/sessions/{session['id']}?token={token}", method="DELETE"
+                ), timeout=10)  # fmt: skip
+            reopened = browser.new_page(viewport={"width": 1400, "height": 1000})
+            reopened.goto(f"{base}/lab/tree/demos.ipynb?reset&token={token}")
+            reopened.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+            demo_count = sum("demos.show(" in "".join(c["source"]) for c in saved["cells"])
+            shown = reopened.evaluate(
+                "() => [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')]"
+                ".filter(c => c.querySelector('.jp-InputArea').textContent.includes('demos.show('))"
+                ".map(c => c.querySelector('.jp-OutputArea-output img')?.getAttribute('src'))"
+            )
+            if shots:
+                reopened.screenshot(path=str(shots / "demo_reopened.png"), full_page=True)
+            assert len(shown) == demo_count == len(DEMOS)
+            assert all(shown), "a demo's figure is missing after saving and opening again"
+            assert [src.split(",")[-1] for src in shown] == [
+                src.split(",")[-1] for src in last_drawn
+            ]  # the figure each demo last drew
             browser.close()
     finally:
         server.terminate()

@@ -180,6 +180,32 @@ def test_only_the_readers_own_call_is_announced_not_the_calls_inside_it(store, c
     assert out.count("is not in the record") == 1 and "calling_experiment(scale=7.0)" in out
 
 
+def test_a_cell_announces_its_first_live_call_and_counts_them_all_in_one_line(
+    store, capsys, monkeypatch
+):
+    """In a notebook, one notice and one closing line per cell, however many live calls it makes;
+    a call refused before it trains leaves the notice to the next one."""
+    record.configure(record.settings_for("on", store))
+    monkeypatch.setattr(progress, "_cell", lambda: ("cell", 3))
+    with pytest.raises(ValueError, match="cell must be one of"):
+        choosing_experiment(cell="transformer")
+    choosing_experiment(cell="gru")
+    choosing_experiment(cell="gru", steps=4)
+    counting_experiment(scale=9.0)
+    running = capsys.readouterr().out
+    assert "computed" not in running  # the cell is still running
+    progress.end_cell()
+    out = running + capsys.readouterr().out
+    assert out.count("is not in the record") == 1 and out.count("\ncomputed") == 1
+    assert "choosing_experiment(cell='gru', steps=3) is not in the record" in out
+    assert "computed 3 experiment calls (choosing_experiment, counting_experiment) here in" in out
+    monkeypatch.setattr(progress, "_cell", lambda: ("cell", 4))  # the next cell announces again
+    choosing_experiment(cell="gru", steps=5)
+    progress.end_cell()
+    out = capsys.readouterr().out
+    assert out.count("is not in the record") == 1 and "computed choosing_experiment here" in out
+
+
 def test_the_estimate_scales_a_recorded_calls_time_by_the_counts_that_differ():
     defaults = {"seeds": (0, 1, 2), "steps": 200, "lr": 3e-3, "norm": "layernorm", "flag": True}
     assert record.scaled_estimate(60.0, {"seeds": (0,), "steps": 400}, defaults) == 40.0
@@ -193,6 +219,36 @@ def test_the_estimate_scales_a_recorded_calls_time_by_the_counts_that_differ():
     assert record.scaled_estimate(60.0, {"hidden": 64, "batch_size": 4}, {"hidden": 16}) == 120.0
     # which seed, and how often to evaluate, do not size the work
     assert record.scaled_estimate(60.0, {"seed": 7, "eval_every": 50}, {"seed": 1}) == 60.0
+
+
+def test_an_epoch_based_estimate_counts_the_steps_a_smaller_batch_takes(store):
+    """With the epochs fixed, half the batch is twice the steps (epochs x examples / batch), each
+    somewhat cheaper: the estimate rises. Counted as a size within one step alone it fell."""
+    recorded = {"model": "layernorm", "batch_size": 4, "epochs": 12, "seeds": list(range(20))}
+    mine = {"model": "layernorm", "batch_size": 2, "epochs": 4, "seeds": (0, 1)}
+    steps = (4 / 2) / (12 / 4)
+    expected = 49.1 * steps * math.sqrt(2 / 4) * (2 / 20)
+    assert record.scaled_estimate(49.1, mine, recorded) == pytest.approx(expected)
+    assert expected > 49.1 * (4 / 12) * (2 / 20)  # more than the epochs and seeds alone say
+    # the study form: each of its batch sizes counts its own steps
+    study = {"batch_sizes": [128, 2], "epochs": 12}
+    work = 12 / math.sqrt(128) + 12 / math.sqrt(2)
+    default = 12 / math.sqrt(128) + 12 / math.sqrt(4)
+    assert record.scaled_estimate(
+        1.0, study, {"batch_sizes": [128, 4], "epochs": 12}
+    ) == pytest.approx(work / default)
+    # the nearest recorded call: the same batch before a cheaper-to-scale other batch
+    _recorded(store, recorded, 49.1)
+    _recorded(store, {**recorded, "batch_size": 128}, 7.6)
+    estimate, nearest, seconds = record.nearest_estimate("counting_experiment", mine, store)
+    assert (nearest["batch_size"], seconds) == (4, 49.1) and estimate == pytest.approx(expected)
+
+
+def test_a_longer_test_is_not_more_training():
+    """The test sequences' length is a forward pass after training: it does not scale the time."""
+    recorded = {"steps": 200, "test_length": 16, "extra_steps": 0}
+    mine = {"steps": 200, "test_length": 48, "extra_steps": 16}
+    assert record.scaled_estimate(16.4, mine, recorded) == 16.4
 
 
 def _recorded(store, arguments: dict, seconds: float) -> None:

@@ -72,28 +72,44 @@ def _control(name: str, choices, default):
 def show(update, **controls):
     """`update`'s figure for each parameter's default, live or static (see `live`).
 
-    `controls` maps each parameter of `update` to (choices, default). Live: the controls and the
-    figure, redrawn by `update` as a control moves (the widget is returned, so the cell shows it).
-    Static: one line naming the parameters, and the figure (returned, so the cell shows it)."""
+    `controls` maps each parameter of `update` to (choices, default). Live: the figure, shown
+    here, and the controls under it (returned, so the cell shows them); moving one redraws the
+    figure in place. Static: one line naming the parameters, and the figure (returned, so the
+    cell shows it)."""
     defaults = {name: default for name, (choices, default) in controls.items()}
     for name, (choices, default) in controls.items():
         if default not in choices:
             raise ValueError(f"{name}: default {default!r} is not one of {list(choices)}")
     if live():
-        import ipywidgets
-        from IPython.display import display
-
-        @functools.wraps(update)  # the same signature, so each control finds its parameter
-        def redraw(**params):
-            display(update(**params))  # in the widget's own output, replacing the last figure
-
-        sliders = {name: _control(name, *spec) for name, spec in controls.items()}
-        return ipywidgets.interactive(redraw, **sliders)
+        return _live(update, defaults, controls)
     shown = ", ".join(f"{name} {value:g}" if not isinstance(value, str) else f"{name} {value}"
                       for name, value in defaults.items())  # fmt: skip
     line = f"drawn at {shown}; in JupyterLab (make lab) controls redraw it"
     print(line if len(line) <= 88 else line.replace("; ", "\n", 1))  # the book's column: 88
     return update(**defaults)
+
+
+def _live(update, defaults: dict, controls: dict):
+    """`show`'s live form. The figure is a plain output of the cell, replaced in place as a control
+    moves (IPython's display_id), not an output inside a widget: a notebook saved and opened
+    again keeps it, as last drawn, in any frontend, even one that saved no widget state (where
+    JupyterLab then writes "model not found" in the controls' place, and running the cell brings
+    them back)."""
+    import ipywidgets
+    from IPython.display import DisplayHandle, display
+
+    # outside IPython `display` prints the figure and gives no handle: a fresh one prints too
+    figure = display(update(**defaults), display_id=True) or DisplayHandle()
+    sliders = {name: _control(name, *spec) for name, spec in controls.items()}
+
+    def redraw(_change) -> None:
+        figure.update(update(**{name: slider.value for name, slider in sliders.items()}))
+
+    for slider in sliders.values():
+        slider.observe(redraw, names="value")
+    box = ipywidgets.VBox(list(sliders.values()))
+    box.add_class("lnpaper-demo")  # what tests/test_demos.py finds in JupyterLab
+    return box
 
 
 def _styled(update):

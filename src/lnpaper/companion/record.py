@@ -23,8 +23,10 @@ Results are standard JSON: a NaN or an infinity is written as {"__float__": "NaN
 
 Modes (`LNPAPER_RECORD`, or `configure`):
 - `on` (default): read the record. A call it lacks (a reader's own argument) is computed here, live,
-  in memory, never written, and says so: what it computes, about how long the recorded call of the
-  same experiment took, and how long this one took.
+  in memory, never written, and says so once for all a notebook cell (or a study, or a top-level
+  call) computes: what it computes, about how long it will take (the nearest recorded call, or a
+  study's default call, scaled by the counts that differ), and at the end how long it took
+  (`lnpaper.progress`).
 - `strict`: read the record; a call missing from it is an error naming it and its arguments, never
   a silent recompute (`make test`, nbval, `make figures` and the reproduction check's comparison).
 - `off`: a live run. Every experiment is computed on this machine, kept in memory for this process,
@@ -89,6 +91,7 @@ _override: Settings | None = None
 _memory: dict[str, dict] = {}  # key -> entry computed in this process and not written
 _calls_stack: list[list] = []  # the experiment calls made by each computation in progress
 _live_calls: list[str] = []  # the live computations in progress: only the outermost is announced
+_planning = False  # reading a study's default call for its estimate: nothing may be computed
 # Keys that fill mode computes again although the record holds them (`python -m lnpaper record`
 # redoing entries); each leaves the set once its new entry is written.
 _redo: set[str] = set()
@@ -570,27 +573,38 @@ def call(name: str, fn, result_type: type, arguments: dict):
                     _unwritten.append(f"{path} ({error})")
                 _redo.discard(entry_key)
     elif entry is None:
-        # a broken entry is named already, and a call inside a live call is part of its notice
-        announce = settings.missing == "live" and not broken and not _live_calls
-        if announce:  # printed as its first training loop starts (`progress.notice`)
-            progress.notice(live_message(name, arguments, settings.directory))
+        if _planning:  # a study's default call, read to plan its estimate, computes nothing
+            raise RecordMissing(f"{describe(name, arguments)} is not in the record")
+        top = not _live_calls  # a call inside a live call is part of that one's session
+        study = calling_study() if top else None
+        estimate = plan = notice = None
+        if top:
+            guess = nearest_estimate(name, arguments, settings.directory)
+            estimate = guess[0] if guess else None
+            plan = study_estimate(study, settings.directory) if study is not None else None
+        # a broken entry is named already
+        if top and settings.missing == "live" and not broken:
+            notice = (
+                study_message(*plan) if plan is not None
+                else live_message(name, arguments, settings.directory, guess)
+            )  # fmt: skip
         _live_calls.append(name)
-        study = calling_study()
         try:
-            # the training loops' steps, as one bar for the study or the top-level experiment
-            with progress.shown(study.f_code.co_name if study else name, study):
+            # the training loops' steps, as one bar for the cell, the study or the top-level call
+            with progress.shown(
+                study.f_code.co_name if study else name,
+                study,
+                estimate=estimate,
+                plan=plan[0] if plan is not None else None,
+                notice=notice,
+            ):
                 entry = compute(name, fn, arguments)
-            if announce:
-                progress.flush_notice()
+                if top:
+                    progress.flush_notice()  # a call that finished without a training loop
+                    progress.finished(name, entry["made"]["seconds"])
         finally:
-            if announce:  # a call that failed before training: its error speaks for it
-                progress.notice(None)
             _live_calls.pop()
         _memory[entry_key] = entry
-        if announce:
-            progress.write(
-                f"computed {name} here in {entry['made']['seconds']:.1f} s (not recorded)"
-            )
     return decode(result_type, entry["result"])
 
 
@@ -628,10 +642,12 @@ def _size(value) -> float | None:
 
 
 # Counts that do not size the work: which seed or example, a delay, an interval between logs or
-# evaluations (`*_every`), a warmup inside the steps, a number of heads over a fixed width.
+# evaluations (`*_every`), a warmup inside the steps, a number of heads over a fixed width, and the
+# length of the test sequences (`test_length`, `extra_steps`: a forward pass after training, small
+# against the training steps).
 NOT_WORK = frozenset(
     {"seed", "example", "delay", "tail", "window", "lags", "margins", "warmup", "warmup_steps",
-     "n_heads", "threads", "pool_size"}
+     "n_heads", "threads", "pool_size", "test_length", "extra_steps"}
 )  # fmt: skip
 
 
@@ -648,15 +664,40 @@ def _sizes_work(name: str) -> bool:
     return name not in NOT_WORK and not name.endswith("_every")
 
 
+# A call that trains for `epochs` passes over a fixed training set, a batch of `batch_size` (or of
+# each of `batch_sizes`) at a time, takes epochs x examples / batch steps: with the epochs fixed, a
+# smaller batch means more steps, each a little cheaper. The training set is the same for the
+# reader's call and the recorded one, so its size cancels from their ratio.
+EPOCH_ARGUMENTS = frozenset({"epochs", "batch_size", "batch_sizes"})
+
+
+def epoch_work(arguments: dict) -> float | None:
+    """The work of an epoch-based call, up to the size of its training set: for each batch size b,
+    its steps per example, epochs / b, times the square root of b (a size within one step,
+    `WITHIN_A_STEP`). None if the arguments name no epochs or no batch size."""
+    epochs = arguments.get("epochs")
+    batches = arguments.get("batch_sizes", [arguments.get("batch_size")])
+    if not isinstance(epochs, int) or not isinstance(batches, list | tuple) or not batches:
+        return None
+    if not all(isinstance(b, int) and b > 0 for b in batches):
+        return None
+    return sum(epochs / math.sqrt(b) for b in batches)
+
+
 def scaled_estimate(seconds: float, arguments: dict, recorded: dict) -> float:
     """A recorded call's seconds times, for each count or sequence that differs, the reader's size
     over the recorded call's: work taken to grow in proportion to steps, seeds, epochs, sweeps and
-    the like, and with the square root of a size within one step (`WITHIN_A_STEP`). A guide only:
-    rates, words and the counts in `NOT_WORK` are not scaled."""
-    estimate = seconds
+    the like, and with the square root of a size within one step (`WITHIN_A_STEP`). For an
+    epoch-based call the epochs and batch sizes count through the steps they make (`epoch_work`).
+    A guide only: rates, words and the counts in `NOT_WORK` are not scaled."""
+    estimate, counted = seconds, frozenset()
+    mine, theirs = epoch_work(arguments), epoch_work(recorded)
+    if mine and theirs:
+        estimate *= mine / theirs
+        counted = EPOCH_ARGUMENTS
     for name, value in arguments.items():
         mine, theirs = _size(value), _size(recorded.get(name))
-        if mine is not None and theirs is not None and _sizes_work(name):
+        if mine is not None and theirs is not None and _sizes_work(name) and name not in counted:
             ratio = mine / theirs
             estimate *= math.sqrt(ratio) if name in WITHIN_A_STEP else ratio
     return estimate
@@ -675,15 +716,22 @@ def recorded_calls(name: str, directory: Path) -> list[tuple[dict, float]]:
     return calls
 
 
-def _distance(arguments: dict, recorded: dict) -> tuple[int, float]:
+def _distance(arguments: dict, recorded: dict) -> tuple[int, float, float]:
     """How unlike a recorded call is to the reader's: first the arguments other than counts (a
-    model, a data form, a rate) that differ, then how far the counts scale the work."""
+    model, a data form, a rate) that differ; then how far apart the sizes within one step are (a
+    batch, a width: their time is scaled by a rule of thumb, the steps' by counting); then how far
+    the counts scale the work."""
     words = sum(
         canonical(value) != recorded.get(name)
         for name, value in arguments.items()
         if _sizes_work(name) and (_size(value) is None or _size(recorded.get(name)) is None)
     )
-    return words, abs(math.log(scaled_estimate(1.0, arguments, recorded)))
+    step_sizes = sum(
+        abs(math.log(_size(value) / _size(recorded[name])))
+        for name, value in arguments.items()
+        if name in WITHIN_A_STEP and _size(value) and _size(recorded.get(name))
+    )
+    return words, step_sizes, abs(math.log(scaled_estimate(1.0, arguments, recorded)))
 
 
 def nearest_estimate(
@@ -700,20 +748,19 @@ def nearest_estimate(
     return scaled_estimate(seconds, arguments, nearest), nearest, seconds
 
 
-def live_message(name: str, arguments: dict, directory: Path) -> str:
+LIVE = "here, live, in memory (nothing is written; LNPAPER_RECORD=strict makes this an error)"
+
+
+def live_message(name: str, arguments: dict, directory: Path, guess=...) -> str:
     """What a reader's own call is about to do, and a guess at how long: the recorded seconds of
-    the nearest recorded call, scaled by the counts that differ (`nearest_estimate`; recorded on
-    the portable kernels, on one core: a guide, not a promise)."""
-    text = (
-        f"{describe(name, arguments)} is not in the record: computing it here, live, in memory "
-        "(nothing is written; LNPAPER_RECORD=strict makes this an error)"
-    )
-    guess = nearest_estimate(name, arguments, directory)
+    the nearest recorded call, scaled by the counts that differ (`nearest_estimate`, or `guess`
+    if given; recorded on the portable kernels, on one core: a guide, not a promise)."""
+    text = f"{describe(name, arguments)} is not in the record: computing it {LIVE}"
+    if guess is ...:
+        guess = nearest_estimate(name, arguments, directory)
     if guess is not None:
         estimate, nearest, seconds = guess
-        unlike = [
-            k for k, v in nearest.items() if canonical(arguments.get(k)) != v and _sizes_work(k)
-        ]
+        unlike = [k for k, v in nearest.items() if canonical(arguments.get(k)) != v]
         text += (
             f"; about {estimate:.0f} s on one core: the recorded call nearest yours (it differs "
             f"in {', '.join(unlike) or 'nothing'}) took {seconds:.1f} s, scaled here by the "
@@ -790,3 +837,65 @@ def entry_lock(path: Path) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 os.unlink(lock_path)  # before the release: a waiter then finds the file gone
             os.close(fd)  # releases the lock
+
+
+# ---- a study's estimate -------------------------------------------------------------------------
+
+
+def study_estimate(study: types.FrameType, directory: Path) -> tuple[float, str, float] | None:
+    """A guess at the seconds a running study (`calling_study`) takes in all with the reader's
+    arguments: the seconds its default call's experiments took to record, scaled by the counts
+    that differ between the reader's arguments and the defaults (`scaled_estimate`). With the
+    study's call as the reader made it, and the recorded seconds. None if the study is not a
+    chapter function whose every parameter has a default, or its default call is not all in the
+    record."""
+    function = study.f_globals.get(study.f_code.co_name)
+    if getattr(function, "__code__", None) is not study.f_code:
+        return None
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return None
+    if not parameters or any(p.default is inspect.Parameter.empty for p in parameters.values()):
+        return None
+    arguments = {name: study.f_locals[name] for name in parameters if name in study.f_locals}
+    defaults = {name: p.default for name, p in parameters.items()}
+    try:
+        arguments, defaults = canonical(arguments), canonical(defaults)
+    except (TypeError, ValueError):
+        return None
+    seconds = _default_seconds(function, directory)
+    if seconds is None:
+        return None
+    estimate = scaled_estimate(seconds, arguments, defaults)
+    return estimate, describe(function.__name__, arguments), seconds
+
+
+@functools.cache
+def _default_seconds(function, directory: Path) -> float | None:
+    """The seconds the experiments of `function()`, a study's default call, took to record: the
+    study run on the record alone (every call read, none computed). None if one is missing."""
+    global _planning
+    before = _planning
+    _planning = True
+    try:
+        with using(settings_for("strict", directory)), reading() as calls:
+            function()
+        return sum(
+            float(json.loads((directory / f"{name}-{key}.json").read_text())["made"]["seconds"])
+            for name, key in calls
+        )
+    except Exception:  # a call the record lacks, or anything the study did not expect
+        return None
+    finally:
+        _planning = before
+
+
+def study_message(estimate: float, call: str, seconds: float) -> str:
+    """What a reader's own call of a study is about to do, and a guess at how long in all
+    (`study_estimate`)."""
+    return (
+        f"{call} needs experiment calls the record does not hold: computing them {LIVE}; about "
+        f"{estimate:.0f} s on one core: its default call's experiments took {seconds:.1f} s to "
+        "record, scaled here by the counts that differ"
+    )
