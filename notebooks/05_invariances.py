@@ -14,24 +14,11 @@
 # %% [markdown]
 # # 05 · Invariances: Table 1 computed, and the geometry of Section 5
 #
-# *About 15 minutes to read. From the record it runs in seconds; live, under 1 min on one core.*
+# *The lesson takes about 8 minutes to read, the evidence about 19 more.
+# From the record it runs in seconds; live, under 1 min on one core.*
 #
-# *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 5, "Analysis": Sec. 5.1 "Invariance under
-# weights and data transformations" and Sec. 5.2 "Geometry of parameter space during learning".
-#
-# Table 1 of the paper says which transformations of weights and data leave batch, weight and layer
-# normalization unchanged; here every cell is measured and compared with it. Then Section 5's
-# geometry, one claim at a time:
-#
-# - the table, plus RMSNorm and DyT (**I1**);
-# - which normalizers only reparameterize a linear layer, and which change its class of maps (**I2**);
-# - why a layer-normalized weight matrix only grows under SGD, slowing its learning (**I3**), and the
-#   same geometry under Adam and AdamW (**I5**, **I5b**);
-# - Section 5.2's curvature that "will change by a factor of 1/2" (**I4**);
-# - why a normalized unit's gain learns the same way whatever the scale of its input (**I6**).
-#
-# Everything is computed in float64. The verdict words are defined in notebook 01's box *How to read
-# a verdict*.
+# *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 5: invariance under weights and data
+# transformations (Sec. 5.1), and the geometry of parameter space (Sec. 5.2).
 
 # %%
 # %matplotlib inline
@@ -39,42 +26,166 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, demos
+from lnpaper import claims, demos, functional, source
 from lnpaper.chapters.ch05_invariances import figures, invariance, runs, runs_geometry
 
 lnpaper.setup()
 
 # %% [markdown]
-# ## The setting
+# ## The lesson
 #
-# One layer, a mini-batch of $N$ training cases $X$ ($N \times D$, one row $x_n$ per case) and
-# weights $W$ ($H \times D$, one row $w_i$ per hidden unit). The summed inputs are
-# $a = X W^\top$ ($N \times H$). Each method turns $a$ into the layer's output:
+# ### The symptom: one case made three times larger
 #
-# | method | output for case $n$, unit $i$ | statistics |
-# |---|---|---|
-# | BatchNorm | $g_i (a_{ni} - \mu_i)/\sigma_i + b_i$ | $\mu_i, \sigma_i$ over the $N$ cases (training mode) |
-# | WeightNorm | $g_i\, v_i^\top x_n / \lVert v_i \rVert + b_i$ | none: the weights are normalized |
-# | LayerNorm | $g_i (a_{ni} - \mu_n)/\sigma_n + b_i$ | $\mu_n, \sigma_n$ over the $H$ units |
-# | RMSNorm | $g_i\, a_{ni} / \mathrm{RMS}_n$ | $\mathrm{RMS}_n$ over the $H$ units |
-# | DyT | $g_i \tanh(\alpha a_{ni}) + b_i$ | none |
+# One layer sees a mini-batch of 16 training cases $X$ through weights $W$. Its summed inputs
+# $a = X W^\top$ hold a row per case and a column per hidden unit; a normalizer turns $a$ into the
+# layer's output. Multiply the first case's input $x_1$ by 3, as if one photo were brighter, and
+# leave the other 15 alone. How far does each normalizer's output move?
+
+# %%
+changes = demos.table_changes("x_1 rescaled", size=3.0, eps=1e-300)  # no eps
+for name, change in changes.items():
+    shown = "< 1e-12" if change < 1e-12 else f"{change:.2f}"  # below 1e-12: roundoff
+    print(f"{name:10s} largest output change {shown}")
+
+# %% [markdown]
+# BatchNorm moves: each unit's mean and spread come from the whole batch, and one case changed
+# them. WeightNorm and DyT pass the factor on. LayerNorm and RMSNorm do not move.
+#
+# ### The idea: a normalizer cannot see what moves its own statistics
+#
+# A normalizer computes $y = g\,(a - \mu)/\sigma + b$. A change that shifts or scales $a$ in step
+# with $\mu$ and $\sigma$ cancels. So for each transformation ask: does it shift or scale $a$ alike
+# along the axis the statistics run over? LayerNorm's $\mu_n, \sigma_n$ run along a row (one case,
+# its $H$ units), BatchNorm's $\mu_i, \sigma_i$ along a column (one unit, the $N$ cases of the
+# batch). In the package the two differ by one argument:
+
+# %%
+print(source.lines(functional.layer_norm, "_standardize("))  # LayerNorm: along a row
+print(source.lines(functional.batch_norm, "_standardize("))  # BatchNorm: down a column
+body = source.lines(
+    functional._standardize, "mu = x", "centered = x", "var = (", "inv_std = 1.0"
+)
+print("\n".join(line.split("  #")[0] for line in body.splitlines()))  # comments cut
+
+# %% [markdown]
+# ### One result: Table 1, measured
+#
+# Table 1 of the paper says which of six transformations of weights and data (the columns below)
+# leave BatchNorm, WeightNorm and LayerNorm unchanged. The experiment applies each at random and
+# calls a cell Invariant when the output moves by less than $10^{-8}$. It adds RMSNorm (Zhang and
+# Sennrich 2019) and DyT (Zhu et al. 2025).
+#
+# **Before you run the next cell:** LayerNorm ignored one case made larger. Will it ignore one
+# unit's incoming weights $w_i$ made larger? Will BatchNorm?
+
+# %%
+table = runs.invariance_measurements()
+figures.invariance_table(table)
+
+# %% [markdown]
+# LayerNorm, no; BatchNorm, yes. Scaling $w_i$ scales column $i$ of $a$: BatchNorm normalizes that
+# column on its own, while LayerNorm's shared $\sigma_n$ carries it into every unit. The two
+# methods are each other's transpose, and so are their invariances.
+#
+# *Graded: I1, reproduced; its test and numbers are in the evidence below.*
+#
+# ### Table 1, each way
+#
+# - **Weight matrix re-scaling**, $W \to \delta W$: $a$, $\mu$ and $\sigma$ all scale by $\delta$,
+#   so all but DyT ignore it. In DyT the weights' size sets how far $\tanh$ saturates.
+# - **Weight matrix re-centering**, $W \to W + \mathbf 1 c^\top$, adds $x_n^\top c$ to every unit
+#   of case $n$, which LayerNorm's $\mu_n$ removes. In the others a drift shared by all units'
+#   weights moves the outputs.
+# - **Weight vector re-scaling**, $w_i \to \delta w_i$: BatchNorm divides unit $i$ by its own
+#   $\sigma_i$, WeightNorm by $\lVert w_i \rVert$. In LayerNorm and RMSNorm one unit growing
+#   changes the spread all units share.
+# - **Dataset re-scaling**, $X \to \delta X$: as for $\delta W$, BatchNorm, LayerNorm and RMSNorm
+#   ignore it. In WeightNorm and DyT the data's units (0-255 or 0-1) change the output.
+# - **Dataset re-centering**, $X \to X + \mathbf 1 c^\top$, adds $w_i^\top c$ to unit $i$ in every
+#   case, which BatchNorm's $\mu_i$ removes. In the others an offset in the data reaches the output.
+# - **Single case re-scaling**, $x_n \to \delta x_n$: the case's own statistics scale with it, so
+#   LayerNorm and RMSNorm ignore it. In BatchNorm an output depends on its batch-mates; the others
+#   pass the factor on.
+#
+# ### Try it
+#
+# Pick a transformation, its size and $\epsilon$; the bars are each normalizer's largest output
+# change. Try `w_1 rescaled`, then `X rescaled` at 0.1 with $\epsilon = 10^{-5}$: the libraries'
+# $\sqrt{\sigma^2 + \epsilon}$ no longer scales with $a$, and the change grows to a few $10^{-3}$.
+
+# %%
+demos.show(
+    demos.table_1,
+    transformation=(tuple(demos.TRANSFORMATIONS), "W recentred"),
+    size=((0.1, 0.25, 0.5, 2.0, 4.0, 10.0), 2.0),  # delta, or the scale of c
+    eps=((1e-300, 1e-5, 1e-2), 1e-300),
+)
+
+# %% [markdown]
+# ### A reparameterization, or a different function
+#
+# Section 5.1 says that WeightNorm, and BatchNorm with expected statistics (the fixed
+# $\mu_i, \sigma_i$ of inference), only *reparameterize* a linear layer; LayerNorm does not.
+#
+# - WeightNorm's $g_i\, v_i^\top x / \lVert v_i \rVert$ is the linear layer with
+#   $w_i = g_i v_i / \lVert v_i \rVert$; frozen BatchNorm, the one with weights
+#   $g_i w_i / \sigma_i$. They change the coordinates gradient descent moves in, not the maps the
+#   network can compute.
+# - LayerNorm's output before its gain and bias always sums to 0 and has squared length $H$: a
+#   sphere, which no linear layer's outputs lie on. LayerNorm changes the set of maps.
+#
+# ### The geometry in one picture: a longer weight learns more slowly
+#
+# LayerNorm ignores $W \to \delta W$, so the loss does too: $L(\delta W) = L(W)$. Differentiating,
+# the gradient $g$ is orthogonal to $W$, and doubling $W$ halves $g$. So a plain SGD step $-\eta g$
+# and $W$ are the legs of a right triangle:
+#
+# - $\lVert W \rVert$ only grows: $\lVert W - \eta g \rVert^2 = \lVert W \rVert^2 + \eta^2 \lVert g \rVert^2$;
+# - the direction, all the output sees, turns by $\tan\theta = \eta \lVert g \rVert / \lVert W \rVert$,
+#   and since $g$ shrinks as $1/\lVert W \rVert$, the effective learning rate is
+#   $\eta / \lVert W \rVert^2$.
+#
+# As the weights grow, the steps shrink: Section 5.2's implicit "early stopping". Below, one
+# LayerNorm MLP on the digits, trained twice from the same function, $W_1$ started at scale 1 and 3.
+
+# %%
+sgd = runs_geometry.sgd_geometry()
+figures.sgd_geometry(sgd)
+
+# %% [markdown]
+# Three times longer, the same function turns 9 times less per step, and its loss trails behind:
+# the weights' scale, invisible to the output, sets the learning rate. (Under Adam the angle falls
+# as $1/\lVert W \rVert$ only; the evidence measures it.)
+#
+# *Graded: I3, reproduced; its test and numbers are in the evidence below.*
+#
+# **In three lines.**
+#
+# - A normalizer ignores what shifts or scales $a$ along the axis of its statistics: a case's row
+#   for LayerNorm, a unit's column for BatchNorm, so their invariances are transposes.
+# - WeightNorm and frozen BatchNorm reparameterize a linear layer; LayerNorm changes which maps a
+#   layer can compute.
+# - The loss ignores a normalized weight's scale, so SGD only grows it, and its effective learning
+#   rate $\eta / \lVert W \rVert^2$ falls as it grows.
+
+# %% [markdown] jp-MarkdownHeadingCollapsed=true
+# ## The evidence
+#
+# Table 1's numbers, the reparameterization's identities, and Section 5's geometry claim by claim
+# (I1-I6), each with its test, in float64. The verdict words are defined in notebook 01's box
+# *How to read a verdict*.
+#
+# ### The setting (I1)
+#
+# One layer, $N$ cases $X$ ($N \times D$, rows $x_n$), weights $W$ ($H \times D$, rows $w_i$),
+# $a = X W^\top$. For case $n$, unit $i$, BatchNorm (training mode) outputs
+# $g_i (a_{ni} - \mu_i)/\sigma_i + b_i$; WeightNorm $g_i\, v_i^\top x_n / \lVert v_i \rVert + b_i$;
+# LayerNorm $g_i (a_{ni} - \mu_n)/\sigma_n + b_i$; RMSNorm $g_i\, a_{ni} / \mathrm{RMS}_n$; DyT
+# $g_i \tanh(\alpha a_{ni}) + b_i$.
 #
 # - **The bias stays out of $a$**, or $a$'s statistics scale and shift it and break the invariances.
-# - **No $\epsilon$.** The paper's $\sigma$ has none; with the libraries' $\sqrt{\sigma^2 + 10^{-5}}$,
-#   scaling $a$ by $\delta$ no longer cancels exactly. Here $\epsilon = 10^{-300}$, which float64
+# - **No $\epsilon$.** The paper's $\sigma$ has none; here $\epsilon = 10^{-300}$, which float64
 #   rounds away.
-#
-# The six transformations, as the table's columns ($\delta > 0$ a random factor, $c$ a random
-# vector, $\mathbf 1$ a vector of ones):
-#
-# | column | transformation | what it does to $a$ |
-# |---|---|---|
-# | weight matrix re-scaling | $W \to \delta W$ | $a \to \delta a$ |
-# | weight matrix re-centering | $W \to W + \mathbf 1 c^\top$ | $a_{ni} \to a_{ni} + x_n^\top c$: one shift per case |
-# | weight vector re-scaling | $w_i \to \delta w_i$ | unit $i$'s column of $a$ scaled |
-# | dataset re-scaling | $X \to \delta X$ | $a \to \delta a$ |
-# | dataset re-centering | $X \to X + \mathbf 1 c^\top$ | $a_{ni} \to a_{ni} + w_i^\top c$: one shift per unit |
-# | single case re-scaling | $x_n \to \delta x_n$ | case $n$'s row of $a$ scaled |
 #
 # One cell by hand: re-center the weight matrix and compare the outputs.
 
@@ -99,14 +210,10 @@ with torch.no_grad():
         print(f"{name:10s} max |output change| = {shown}")
 
 # %% [markdown]
-# LayerNorm subtracts each case's mean over its units, so a shift shared by all units of a case
-# vanishes; BatchNorm subtracts each unit's mean over the batch, and this shift differs from case to
-# case. The experiment repeats this for all 30 cells, six random transformations each, five seeds.
-# A cell is Invariant when its largest output change stays below $10^{-8}$; each transformation must
-# move $a$ itself by more than $10^{-2}$.
+# The experiment repeats this for all 30 cells, six random transformations each, five seeds; each
+# transformation must move $a$ itself by more than $10^{-2}$.
 
 # %%
-table = runs.invariance_measurements()
 print(runs.table_text(table))
 
 for seed, measured in zip(table.seeds, table.tables, strict=True):
@@ -122,24 +229,13 @@ print("  and the 24 cells of the sources' tables")
 assert largest_invariant < 1e-13, largest_invariant
 assert smallest_no > 1e-2, smallest_no
 
-# %%
-figures.invariance_table(table)
-
 # %% [markdown]
-# Every Invariant cell is float64 rounding, every No cell a change of order one, so no verdict
-# depends on the threshold. By what each method normalizes:
+# No verdict depends on the threshold. Two remarks beyond the lesson's table:
 #
-# - **BatchNorm** normalizes each unit over the batch, so what scales or shifts a unit's column of $a$
-#   alike for every case cancels. Re-scaling one case changes the batch's statistics.
-# - **WeightNorm** normalizes each weight vector, so it is blind to re-scaling $w_i$ or $W$, and to
-#   nothing about the data. Sec. 5.1 says "all the normalization methods are invariant to re-scaling
-#   the dataset"; its own Table 1, and the measurement, say WeightNorm is not.
-# - **LayerNorm** normalizes each case over its units, so what scales or shifts a case's row of $a$
-#   uniformly cancels. Re-scaling one unit's weights changes the $\mu$ and $\sigma$ all units share.
-# - **RMSNorm** (Zhang & Sennrich 2019, their Table 1) is LayerNorm without the mean, so it loses
-#   weight-matrix re-centering, which its authors hypothesized was dispensable.
-# - **DyT** (Zhu et al. 2025) is in no source's table. With no statistic to absorb anything, it is
-#   invariant to none of the six.
+# - Sec. 5.1 says "all the normalization methods are invariant to re-scaling the dataset"; its own
+#   Table 1, and the measurement, say WeightNorm is not.
+# - RMSNorm loses weight-matrix re-centering, which Zhang and Sennrich hypothesized was dispensable
+#   (notebook 07). DyT is in no source's table; with no statistic, it is invariant to none of the six.
 #
 # The invariances are to *positive* factors (a negative $\delta$ flips every normalized output's
 # sign), and exact only without $\epsilon$. With the libraries' $10^{-5}$:
@@ -166,40 +262,13 @@ assert layernorm_eps["weight_matrix_recenter"] < table.threshold, layernorm_eps
 # The re-scaling invariances become approximate, off by roughly $\epsilon/\sigma^2$; re-centering
 # stays exact.
 #
-# **Try it.** Pick a transformation, its size and $\epsilon$: the bars are each normalizer's largest
-# output change. With $\epsilon = 10^{-5}$ and $X$ shrunk by 0.1 the re-scaling changes are a few
-# $10^{-3}$.
-
-# %%
-demos.show(
-    demos.table_1,
-    transformation=(tuple(demos.TRANSFORMATIONS), "W recentred"),
-    size=((0.1, 0.25, 0.5, 2.0, 4.0, 10.0), 2.0),  # delta, or the scale of c
-    eps=((1e-300, 1e-5, 1e-2), 1e-300),
-)
-
-# %% [markdown]
-# ## A reparameterization, or a different function class (I2)
+# ### A reparameterization, or a different function class (I2)
 #
-# The paper says that weight normalization, and batch normalization with *expected* statistics
-# ($\mu_i = E_x[w_i^\top x]$, $\sigma_i^2 = \mathrm{Var}_x[w_i^\top x]$), are reparameterizations of
-# an ordinary network, and layer normalization is not: a statement about the *set* of maps a layer
-# computes.
-#
-# - **WeightNorm** computes $g_i\, v_i^\top x / \lVert v_i \rVert + b_i$, the plain linear layer
-#   $W x + b$ with $w_i = g_i v_i / \lVert v_i \rVert$. Conversely every linear layer is a WeightNorm
-#   layer: $v_i = c_i w_i$ for any $c_i > 0$, and $g_i = \lVert w_i \rVert$.
-# - **BatchNorm with expected statistics** is the linear layer with weights $g_i w_i / \sigma_i$
-#   and bias $b_i - g_i \mu_i / \sigma_i$: once the weights are fixed, the statistics are constants.
-# - **LayerNorm**, before its gain and bias, maps every input to $y = (a - \mu)/\sigma$, and since
-#   $\sigma^2 = \frac1H \sum_i (a_i - \mu)^2$, every output satisfies $\sum_i y_i = 0$ and
-#   $\lVert y \rVert^2 = H$: a sphere of dimension $H - 2$ inside a hyperplane. Since
-#   $z(2x) - b = 2\,(z(x) - b)$, the only linear layers whose outputs all have $\lVert z \rVert^2 = H$
-#   are constant maps, and the gain and bias carry LN's sphere to a set of dimension at most $H - 2$.
-#   No choice of parameters turns one kind of layer into the other.
-#
-# The experiment measures each identity on random layers, and a plain linear layer's distance from
-# LayerNorm's set.
+# The lesson's identities, completed: a linear layer is a WeightNorm layer with $v_i = c_i w_i$
+# ($c_i > 0$) and $g_i = \lVert w_i \rVert$; frozen BatchNorm's bias is
+# $b_i - g_i \mu_i / \sigma_i$. LayerNorm's sphere has dimension $H - 2$. Since
+# $z(2x) - b = 2\,(z(x) - b)$, only constant linear maps keep $\lVert z \rVert^2 = H$, and the
+# gain and bias carry the sphere to a set of dimension at most $H - 2$.
 
 # %%
 reparam = runs.reparameterization()
@@ -239,39 +308,25 @@ assert reparam.linear_nearest > 1e-4, (
 )
 
 # %% [markdown]
-# Every identity holds to roundoff, while even the nearest of 1280 linear outputs misses LayerNorm's
-# set by 0.03. With the libraries' $\epsilon$ the norm falls short:
-# $\lVert y \rVert^2 = H \sigma^2/(\sigma^2 + \epsilon)$. So WeightNorm and BatchNorm with expected
-# statistics change only the coordinates gradient descent moves in; layer normalization also changes
-# the set of maps.
+# Every identity holds to roundoff; the nearest of 1280 linear outputs misses LayerNorm's set by
+# 0.03. With the libraries' $\epsilon$ the norm falls short:
+# $\lVert y \rVert^2 = H \sigma^2/(\sigma^2 + \epsilon)$.
 #
-# ## The implicit learning rate (I3)
+# ### The implicit learning rate (I3)
 #
-# Section 5.2 argues that as a normalized layer's weights grow, the model becomes less sensitive to
-# them (I4 below), so learning slows: an implicit "early stopping". For plain SGD this has an exact
-# derivation, by Salimans & Kingma (2016, Sec. 2.1) for weight normalization and by van Laarhoven
-# (2017) for any weight whose scale the output ignores. For the loss $L(W)$ of a network with a
-# layer-normalized layer (bias outside $a$, no $\epsilon$), $L(\delta W) = L(W)$ for every
-# $\delta > 0$, and:
+# For plain SGD the lesson's argument is exact (Salimans & Kingma 2016, Sec. 2.1; van Laarhoven
+# 2017). With the bias outside $a$ and no $\epsilon$, $L(\delta W) = L(W)$ for every $\delta > 0$,
+# and:
 #
-# 1. Differentiate in $\delta$ at $\delta = 1$: $\langle \nabla L(W), W \rangle = 0$. The gradient
-#    is orthogonal to $W$.
-# 2. Differentiate $L(\delta W) = L(W)$ in $W$: $\delta\,\nabla L(\delta W) = \nabla L(W)$. Doubling
-#    $W$ halves the gradient.
-# 3. A plain SGD step $W_{t+1} = W_t - \eta\, g_t$ with $g_t \perp W_t$ is the hypotenuse of a right
-#    triangle: $\lVert W_{t+1}\rVert^2 = \lVert W_t \rVert^2 + \eta^2 \lVert g_t \rVert^2$. Without
-#    weight decay the norm can only grow, and the direction of $W$ turns by
-#    $\tan\theta_t = \eta \lVert g_t\rVert / \lVert W_t\rVert
+# 1. Differentiate in $\delta$ at $\delta = 1$: $\langle \nabla L(W), W \rangle = 0$.
+# 2. Differentiate in $W$: $\delta\,\nabla L(\delta W) = \nabla L(W)$.
+# 3. With $g_t \perp W_t$, $\lVert W_{t+1}\rVert^2 = \lVert W_t \rVert^2 + \eta^2 \lVert g_t \rVert^2$
+#    and $\tan\theta_t = \eta \lVert g_t\rVert / \lVert W_t\rVert
 #    = \eta \lVert \nabla L(\hat W_t) \rVert / \lVert W_t \rVert^2$, with $\hat W = W/\lVert W\rVert$.
-#    The effective learning rate $\eta / \lVert W \rVert^2$ falls as $\lVert W \rVert$ grows: the
-#    paper's implicit early stopping, under plain SGD.
 #
-# The experiment trains a small layer-normalized MLP on the digits of notebook 01 with plain SGD,
-# with $W_1$ initialized at scale 1 and at scale 3: the same function, since LayerNorm removes the
-# scale.
+# The cell checks each, step by step, on the lesson's two runs (the digits of notebook 01).
 
 # %%
-sgd = runs_geometry.sgd_geometry()
 first, second = (f"{s:g}" for s in sgd.init_scales)
 for key in (first, second):
     norms, grads = np.array(sgd.norms[key]), np.array(sgd.grad_norms[key])
@@ -309,28 +364,24 @@ eps_cosine = sgd.cosine_library_eps
 print(f"with eps = 1e-5 inside the sqrt, cos(g, W1) at init = {eps_cosine:.1e}")
 assert abs(sgd.halving_ratio - 0.5) < 1e-12, f"gradient at 2W x {sgd.halving_ratio!r}"
 assert abs(first_step / norm_ratio - 1) < 1e-9, f"{first_step:.9f} vs {norm_ratio:.9f}"
-figures.sgd_geometry(sgd)
 
 # %% [markdown]
-# All three statements hold to float64 rounding, step by step. The runs are one function, yet the
-# scale-3 run's first step turns $W_1$ exactly 9 times less (in $\tan\theta$): a gradient a third
-# the size, on a vector three times longer. Its norm barely moves, so its loss trails behind: the
-# scale of the weights, invisible to the output, sets the learning rate.
+# All three statements hold to float64 rounding, step by step, and the first step's ratio is the
+# ratio of the squared norms: a gradient a third the size, on a vector three times longer.
 #
-# ## Adam and AdamW: the same geometry, another step size (I5)
+# ### Adam and AdamW: the same geometry, another step size (I5)
 #
-# This companion's models train with Adam, whose step is
-# $\eta\, \hat m_t / (\sqrt{\hat v_t} + \epsilon)$, per element, with $m$ and $v$ running means of $g$
-# and $g^2$. Scaling $W$ by $c$ scales every $g$ by $1/c$ (point 2 above), which the ratio $m/\sqrt v$
-# does not see: the step has the same size, about $\eta\sqrt{C}$ times an O(1) factor for a weight of
-# $C$ elements, at every $\lVert W \rVert$. So the angle per step is
+# Adam's step is $\eta\, \hat m_t / (\sqrt{\hat v_t} + \epsilon)$ per element, with $m$ and $v$
+# running means of $g$ and $g^2$. Scaling $W$ by $c$ scales every $g$ by $1/c$ (point 2 above),
+# which $m/\sqrt v$ does not see: the step has the same size, about $\eta\sqrt{C}$ times an O(1)
+# factor for a weight of $C$ elements, at every $\lVert W \rVert$. So the angle per step is
 # $\theta \approx \eta\sqrt{C}\,\rho / \lVert W\rVert$: one power of $\lVert W \rVert$ where SGD has
-# two, as van Laarhoven (2017) observes.
+# two (van Laarhoven 2017).
 #
-# With decoupled weight decay (AdamW, $W \leftarrow W - \eta\lambda W$ beside the Adam step), the norm
-# settles where growth and decay balance. In the random-walk model of Kosson et al. (2024, "Rotational
-# equilibrium"): if successive gradients are uncorrelated and $\sqrt{v}$ tracks $E[g^2]$, then
-# $g/\sqrt v$ has RMS 1 per element, so per step the squared norm gains $\eta^2 C$ and loses
+# With decoupled weight decay (AdamW, $W \leftarrow W - \eta\lambda W$ beside the Adam step), the
+# norm settles where growth and decay balance. In the random-walk model of Kosson et al. (2024,
+# "Rotational equilibrium"), uncorrelated gradients and $\sqrt{v}$ tracking $E[g^2]$ give
+# $g/\sqrt v$ an RMS of 1 per element, so per step the squared norm gains $\eta^2 C$ and loses
 # $2\eta\lambda\lVert W\rVert^2$:
 #
 # $$\lVert W \rVert^2_{t+1} \approx (1 - 2\eta\lambda)\lVert W\rVert_t^2 + \eta^2 C
@@ -391,28 +442,28 @@ print(f"I5: {claims.BY_ID['I5'].evaluate().verdict}")
 figures.adam_geometry(adam)
 
 # %% [markdown]
-# The slopes hold: under Adam a larger weight still learns more slowly, only linearly so.
-# The approach holds too: $\lVert W_1\rVert^2$ closes $1 - 1/e$ of its gap in 1.0-1.2 times
-# $1/(2\eta\lambda)$ steps. Both come close to being built in: Adam's first update is
-# $\eta\,\mathrm{sign}(g)$ at every scale of $W$, so the slope is exactly $-1$ at step 1, and far above
-# the equilibrium the approach is weight decay's own time constant.
+# The slopes hold: under Adam a larger weight still learns more slowly, only linearly so. The
+# approach holds too: $\lVert W_1\rVert^2$ closes $1 - 1/e$ of its gap in 1.0-1.2 times
+# $1/(2\eta\lambda)$ steps. Both are nearly built in: Adam's first update is
+# $\eta\,\mathrm{sign}(g)$ at every scale of $W$, and far above the equilibrium the approach is
+# weight decay's own time constant.
 #
 # The predictions with content, the equilibrium's angle and norm, are off by more than the 20%
 # declared, and the norm's excess grows as $\eta$ falls at fixed $\eta\lambda$. The model assumes
-# uncorrelated gradients and one divisor for all of $W$, where Adam divides each coordinate by its own
-# $\sqrt{v}$; the next section measures both. On this small, quickly fitted task the prediction gives
-# the order of magnitude and the $\eta\lambda$ dependence, not the number.
+# uncorrelated gradients and one divisor for all of $W$, where Adam divides each coordinate by its
+# own $\sqrt{v}$; the next section measures both. Here the prediction gives the order of magnitude
+# and the $\eta\lambda$ dependence, not the number.
 #
-# ### What Adam's step does to the norm (I5b)
+# #### What Adam's step does to the norm (I5b)
 #
 # Per step, weight decay takes $2\eta\lambda\lVert W\rVert^2$ off $\lVert W\rVert^2$ (to first order),
 # and Adam's step $d_t = W_{t+1} - (1 - \eta\lambda) W_t$ adds
 # $\lVert d_t\rVert^2 + 2\langle W_t, d_t\rangle$. Write $S = \lVert d_t\rVert^2 / \eta^2 C$ for the
 # step's size and $r = 2\langle W_t, d_t\rangle / \lVert d_t\rVert^2$ for its radial term; then
-# $\lVert W\rVert^2 = S (1 + r)\, \eta C / 2\lambda$, and the formula above is $S(1 + r) = 1$. The
-# picture carried over from I3 is a step orthogonal to $W$, as the gradient is ($r = 0$).
-# `adam_update_geometry` reruns the three AdamW settings and measures these. Declared before the run,
-# **I5b** holds the orthogonal picture if $r$ lies within $\pm 0.1$ of 0 (a 5% change of the norm).
+# $\lVert W\rVert^2 = S (1 + r)\, \eta C / 2\lambda$, and the formula above is $S(1 + r) = 1$. I3's
+# picture is a step orthogonal to $W$, as the gradient is ($r = 0$). The cell measures these in the
+# three AdamW settings. Declared before the run, **I5b** holds the orthogonal
+# picture if $r$ lies within $\pm 0.1$ of 0 (a 5% change of the norm).
 
 # %%
 from lnpaper.chapters.ch05_invariances.claims import momentum_mean_field
@@ -439,23 +490,22 @@ print(f"I5b: {i5b.verdict}")
 claims.expect(i5b, claims.NOT_REPRODUCED)
 
 # %% [markdown]
-# The gradient is orthogonal to $W$ to roundoff, but the step is not: $r$ is 28 to 41. The picture
-# was never right with momentum: each step sums earlier gradients, each orthogonal to the $W$ of its
-# own step, and $W$ has since moved against them, so the step points outward. Over uncorrelated
+# The gradient is orthogonal to $W$ to roundoff, but the step is not: $r$ is 28 to 41. With
+# momentum each step sums earlier gradients, each orthogonal to its own step's $W$, and $W$ has
+# since moved against them, so the step points outward. Over uncorrelated
 # gradients, with one divisor $\sqrt v$ for all of $W$, this gives $r = 2\beta_1/(1-\beta_1) = 18$ and
 # $S = (1-\beta_1)/(1+\beta_1) = 0.053$, whose $S(1 + r)$ is exactly 1: the norm formula already holds
 # a radial term of 18.
 #
 # Measured, $S$ and the momentum's radial term are close to that. The per-coordinate division turns
-# the step further outward, raising $r$ from about 16; the balance with the measured $S$ and $r$ gives a norm
-# within 8% of the measured one, so these two account for the excess. Correlated steps are what the
-# formula expects (lag 1: 0.85, against $\beta_1 = 0.9$ for momentum over white noise); the
-# per-coordinate division is what this task adds. I5b is `not reproduced`, as declared; the split
-# between momentum and division is computed after the run, and not graded.
+# the step further outward, raising $r$ from about 16; the balance with the measured $S$ and $r$
+# gives a norm within 8% of the measured one, so these two account for the excess (lag 1: 0.85,
+# against $\beta_1 = 0.9$ for momentum over white noise). I5b is `not reproduced`, as declared; the
+# split between momentum and division is computed after the run, and not graded.
 #
-# ## "The curvature will change by a factor of 1/2" (I4)
+# ### "The curvature will change by a factor of 1/2" (I4)
 #
-# Section 5.2, on normalized generalized linear models with the Fisher information as metric, writes:
+# Section 5.2, on normalized GLMs with the Fisher information as metric, writes:
 #
 # > "If the norm of the weight vector $w_i$ grows twice as large, even though the model's output
 # > remains the same, the Fisher information matrix will be different. The curvature along the $w_i$
@@ -468,11 +518,10 @@ claims.expect(i5b, claims.NOT_REPRODUCED)
 # $$\frac{\partial z}{\partial v} = \frac{g}{\lVert v \rVert}\Big(I - \hat v \hat v^\top\Big)x,\qquad
 #   \frac{\partial z}{\partial g} = \hat v^\top x,\qquad \frac{\partial z}{\partial b} = 1.$$
 #
-# Doubling $v$ leaves $z$ (hence $s'(z)$) and $\hat v$ unchanged and halves $\partial z/\partial v$
-# ($\sigma_i = \lVert v \rVert$ doubles). So the $v$-$v$ block, with two factors of
-# $\partial z/\partial v$, changes by $1/4$; the cross blocks $v$-$g$, $v$-$b$ and the gradient by
-# $1/2$; the $g$ and $b$ blocks not at all. Autograd Jacobians over 512 inputs measure this for
-# WeightNorm, for BatchNorm with statistics over all 512 (the expected statistics), and for 4
+# Doubling $v$ leaves $z$, $s'(z)$ and $\hat v$ unchanged and halves $\partial z/\partial v$
+# ($\sigma_i = \lVert v \rVert$ doubles). So the $v$-$v$ block changes by $1/4$; the cross blocks
+# $v$-$g$, $v$-$b$ and the gradient by $1/2$; the $g$ and $b$ blocks not at all. Autograd Jacobians
+# over 512 inputs measure this for WeightNorm, for BatchNorm with statistics over all 512, and for 4
 # logistic units sharing one LayerNorm, with the whole $W$ doubled or only its first row.
 
 # %%
@@ -515,28 +564,25 @@ for kind in fisher.kinds:
 figures.fisher_doubling(fisher)
 
 # %% [markdown]
-# - **Exact:** with the whole $W$ doubled, every block is the old one times the factor derived above,
-#   to the last bit, for all three normalizers.
+# - **Exact:** with the whole $W$ doubled, every block is the old one times the derived factor, to
+#   the last bit, for all three normalizers.
 # - **The 1/2 of the sentence** is the factor on the *length element*
 #   $ds = \sqrt{du^\top F\, du}$ for a fixed raw step $du$ in the $w$ block, on the cross blocks and
 #   on the gradient. The curvature in the usual sense, the quadratic form $u^\top F_{ww} u$ (the KL
-#   divergence a step $u$ causes, to second order), changes by $1/4$. The curvature along $w_i$
-#   itself, read literally, is zero before and after: moving along $w_i$ only rescales it. The
-#   sentence is right about the mechanism ($\sigma_i$ doubles, so the unit is less sensitive to its
-#   weights) and loose about the factor.
-# - **LayerNorm:** the layer shares $\sigma$, so the argument needs the *whole* $W$ scaled. Doubling
-#   one row $w_1$ does not double $\sigma$ and changes the logits by up to about 2; its block changes
-#   by 0.74, not 1/4, and is no longer a multiple of the old one. The subscript $i$ on Section 5.2's
-#   $\sigma_i$ is not real for LayerNorm.
+#   divergence a step $u$ causes, to second order), changes by $1/4$; along $w_i$ itself it is zero
+#   before and after. The sentence is right about the mechanism ($\sigma_i$ doubles, so the unit is
+#   less sensitive to its weights) and loose about the factor.
+# - **LayerNorm** shares $\sigma$, so the argument needs the *whole* $W$ scaled. Doubling one row
+#   $w_1$ changes the logits by up to about 2, and its block by 0.74, no longer a multiple of the old
+#   one: the subscript $i$ on Section 5.2's $\sigma_i$ is not real for LayerNorm.
 #
-# The paper's extension to deep networks, a block-diagonal approximation of the Fisher matrix, is
-# not tested here.
+# The paper's block-diagonal extension to deep networks is not tested here.
 #
 # Another reading of "1/2" (**I4b**): the paper's $\bar F_{ij}$, the block between units $i$ and $j$,
 # carries the factor $g_i g_j / (\sigma_i \sigma_j)$, so doubling $w_1$ alone halves every block
-# between $w_1$ and another parameter. Independent logistic units have no cross blocks (0 = 0/2 says
-# nothing), so `fisher_cross_blocks` puts four WeightNorm units under one softmax, whose outputs
-# covary ($\mathrm{Cov}(y_i, y_j) = -p_i p_j$), and doubles $w_1$.
+# between $w_1$ and another parameter. Independent units have no cross blocks, so
+# `fisher_cross_blocks` puts four WeightNorm units under one softmax, whose outputs covary, and
+# doubles $w_1$.
 
 # %%
 cross = claims.BY_ID["I4b"].evaluate()
@@ -545,26 +591,24 @@ claims.expect(cross, claims.REPRODUCED)
 
 # %% [markdown]
 # Read that way the sentence is exact: the blocks between $w_1$ and the rest, nearly half the size of
-# $w_1$'s own block, halve to the last bit. The 1/2 belongs to the cross terms.
+# $w_1$'s own block, halve to the last bit.
 #
-# ## Learning the magnitude of the incoming weights (I6)
+# ### Learning the magnitude of the incoming weights (I6)
 #
-# In a plain GLM, $z = w^\top x + b$, the magnitude $\lVert w\rVert$ is a direction in parameter space
-# like any other; in a normalized one, the gain $g$ is that magnitude, made explicit. Write the plain
-# unit in polar coordinates, $w = g\,\hat v$ (which is WeightNorm), and compare the Fisher metric
-# along $g$ (Section 5.2):
+# In a plain GLM, $z = w^\top x + b$, the magnitude $\lVert w\rVert$ is a direction like any other;
+# in a normalized one the gain $g$ is that magnitude, made explicit. Write the plain unit as
+# $w = g\,\hat v$ (WeightNorm) and compare the Fisher metric along $g$ (Section 5.2):
 #
 # $$F_{gg} = E_x\big[s'(z)\,(\partial z/\partial g)^2\big],$$
 #
 # $$\frac{\partial z}{\partial g} = \hat v^\top x \ \text{(plain)},\qquad
 #   \frac{\partial z}{\partial g} = \frac{w^\top x - \mu}{\sigma} \ \text{(BatchNorm, LayerNorm)}.$$
 #
-# Scale every input by $\delta$. To keep the same predictions, the plain unit must shrink $g$ by
-# $\delta$; then $s'(z)$ is unchanged and $\partial z/\partial g$ grows by $\delta$, so its metric
-# grows by $\delta^2$. The normalized units' outputs do not move, and their metric $E[s'(z)\,\hat z^2]$
-# depends on the data only through $s'(z)$ and the standardized $\hat z^2$, both free of the data's
-# scale. The paper's "depends only on the magnitude of the prediction error" drops the $\hat z^2$;
-# the conclusion needs only the scale-freedom.
+# Scale every input by $\delta$. To keep its predictions the plain unit must shrink $g$ by $\delta$;
+# then $\partial z/\partial g$ grows by $\delta$ and its metric by $\delta^2$. The normalized units'
+# outputs do not move, and their metric $E[s'(z)\,\hat z^2]$ is free of the data's scale. The
+# paper's "depends only on the magnitude of the prediction error" drops the $\hat z^2$; the
+# conclusion needs only the scale-freedom.
 
 # %%
 gain = runs_fisher.gain_metric()
@@ -577,17 +621,16 @@ for kind in gain.kinds:
     assert max(gain.block_error[kind]) < 1e-12 and max(gain.logit_change[kind]) < 1e-12
 
 # %% [markdown]
-# The plain GLM's metric along its magnitude moves as $\delta^2$, the normalized gains' not at all.
-# So a fixed learning rate on $\lVert w\rVert$ is too small or too large depending on how the data
-# are scaled, while on a normalized gain it means the same step everywhere. Like I4 this is an
-# identity, which can fail only through a bug.
+# The plain GLM's metric along its magnitude moves as $\delta^2$, the normalized gains' not at all:
+# a fixed learning rate on $\lVert w\rVert$ depends on how the data are scaled, on a normalized gain
+# it does not. Like I4 this is an identity, which can fail only through a bug.
 #
-# ### The paper's closed forms, checked
+# #### The paper's closed forms, checked
 #
-# Section 5.2 gives the Fisher information of a normalized GLM in closed form (its Eq. 13, with
-# $\chi_i$ of Eq. 14), and the supplement the metric along the gains for each norm; both are set
-# against the autograd Fisher. Eq. 13 lets unit $i$'s $\mu_i$ and $\sigma_i$ depend on its own weights
-# only, which LayerNorm's shared $\mu$ and $\sigma$ do not.
+# Section 5.2 gives the Fisher information of a normalized GLM in closed form (Eq. 13, with
+# $\chi_i$ of Eq. 14), the supplement the metric along the gains; both are set against the
+# autograd Fisher. Eq. 13 lets unit $i$'s $\mu_i$ and $\sigma_i$ depend on its own weights only,
+# which LayerNorm's shared $\mu$ and $\sigma$ do not.
 
 # %%
 closed = runs_fisher.fisher_closed_forms()
@@ -610,7 +653,7 @@ assert min(closed.within_unit["layernorm"], closed.between_units["layernorm"]) >
 # $E[\mathrm{Cov}(y \mid x)]$, drops the $\hat z^2$ the others keep, and the exact metric is 0.48 of it
 # here. Neither changes I4 or I6, which rest on the autograd Fisher.
 #
-# ## Claims checked here
+# ### Claims checked here
 
 # %%
 print(claims.checked_here(["I1", "I2", "I3", "I4", "I4b", "I5", "I5b", "I6"]))

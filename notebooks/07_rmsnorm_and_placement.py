@@ -14,60 +14,159 @@
 # %% [markdown]
 # # 07 · RMSNorm and where the norm goes: what was kept, what was dropped, what it costs
 #
-# *About 15 minutes to read. From the record it runs in seconds; live, 24 min on one core.*
+# *The lesson takes about 5 minutes to read, the evidence about 29 more.
+# From the record it runs in seconds; live, 24 min on one core.*
 #
-# Two decisions made after *Layer Normalization* (Ba, Kiros, Hinton 2016) are still argued about.
-# Zhang and Sennrich (*Root Mean Square Layer Normalization*, NeurIPS 2019) dropped the mean:
-# RMSNorm only rescales. And the norm moved within the Transformer block: after the residual sum
-# (Post-LN), before each sublayer (Pre-LN), before and after it (sandwich, Peri-LN). This notebook
-# checks:
-#
-# - **P1**: the formula, and the invariance it gives up;
-# - **P2**: quality against LayerNorm, also from off-center weights (**P2c**);
-# - **P3**: speed ("7%-64% less running time"), on a CPU;
-# - **P4**: pRMSNorm, the statistic from 6.25% of the units;
-# - **P5**: Post-LN, Pre-LN and Peri-LN, at init and in training;
-# - what survived from 2016, and what did not.
-#
-# Verdict words are defined in notebook 01's box *How to read a verdict*.
+# Zhang and Sennrich, *Root Mean Square Layer Normalization* (NeurIPS 2019), and where the norm went
+# in the Transformer block after *Layer Normalization* (Ba, Kiros, Hinton 2016).
 
 # %%
 # %matplotlib inline
+import numpy as np
+
+import lnpaper
+from lnpaper import LayerNorm, RMSNorm, demos, source
+from lnpaper.chapters.ch06_transformer import analysis as transformer_analysis
+from lnpaper.chapters.ch07_rmsnorm_placement import runs
+
+lnpaper.setup()
+
+# %% [markdown]
+# ## The lesson
+#
+# ### The symptom: a shift RMSNorm lets through
+#
+# RMSNorm is LayerNorm without the mean: it divides each example's summed inputs $a$ by their root
+# mean square and never subtracts $\mu$. What does that give up? Add one constant $c$ to all 64
+# units of a row, as re-centering the weight matrix ($W \to W + \mathbf 1 c^\top$) does, on 256
+# rows:
+
+# %%
+p1 = runs.rmsnorm_vs_layernorm()
+print(f"{'c':>5s} {'LayerNorm moves':>16s} {'RMSNorm moves':>14s}")
+moves = zip(p1.offsets, p1.layernorm_shift_change, p1.rmsnorm_shift_change, strict=True)
+for c, ln, rms in moves:
+    shown = "< 1e-12" if ln < 1e-12 else f"{ln:.1e}"  # below 1e-12: roundoff
+    print(f"{c:5g} {shown:>16s} {rms:14.3g}")
+
+# %% [markdown]
+# LayerNorm subtracts the row's mean, so the shift vanishes. RMSNorm passes it on, and as the shift
+# grows its outputs are squeezed toward the gain.
+#
+# **Try it.** Shift one row and scale it: both norms ignore the scale, only LayerNorm the shift.
+
+# %%
+demos.show(
+    demos.row_shift,
+    shift=((0.0, 0.1, 0.3, 1.0, 3.0, 10.0), 1.0),
+    scale=((0.5, 1.0, 2.0, 10.0), 1.0),
+)
+
+# %% [markdown]
+# ### The idea: keep the scale, drop the mean
+#
+# $$\mathrm{LN}(a)_i = g_i \frac{a_i - \mu}{\sqrt{\sigma^2 + \epsilon}} + b_i, \qquad
+#   \mathrm{RMSNorm}(a)_i = g_i \frac{a_i}{\sqrt{\tfrac1n \textstyle\sum_j a_j^2 + \epsilon}}.$$
+#
+# Since $\sigma^2 = \frac1n\sum_j a_j^2 - \mu^2$, the two agree whenever a row's mean is 0. In the
+# package, RMSNorm's forward pass is LayerNorm's without the centering line and without the bias:
+
+# %%
+print("LayerNorm.forward:")
+print(source.lines(LayerNorm.forward, "center(", "var =", "y = centered", "bias"))
+print("RMSNorm.forward:")
+print(source.lines(RMSNorm.forward, "mean_square = used", "return flat", "weight"))
+
+# %% [markdown]
+# Why is that enough? Zhang and Sennrich bet that LayerNorm works through its invariance to
+# re-scaling, not re-centering:
+#
+# - **The scale is what matters.** Dividing by the RMS still makes the output blind to the size of
+#   the weights and of the input, so Section 5's geometry (notebook 05) holds unchanged. Of Table 1,
+#   RMSNorm loses only weight-matrix re-centering.
+# - **The mean is often redundant.** With random zero-mean weights a row's mean is small next to its
+#   spread, so the RMS is nearly $\sigma$. A mean let through is not harmful by itself: the next
+#   linear layer reads it as one more direction, and in a Pre-LN block the norm feeds only the
+#   sublayer, while the residual stream carries the input on untouched.
+# - **It is cheaper**: one statistic instead of two, and no bias.
+#
+# ### One result: the same quality in a language model
+#
+# Zhang and Sennrich found RMSNorm level with LayerNorm on WMT14 English-German (26.8 BLEU against
+# 26.6). Here notebook 06's six-layer Pre-LN language model gets each norm in every slot and trains
+# 200 steps (Adam at 3e-3, no warmup) from the same initial weights and data.
+#
+# **Before you run the next cell:** will RMSNorm's held-out loss come within 0.02 nats per token of
+# LayerNorm's (about 1% of what the model can learn), or end clearly worse?
+
+# %%
+study = transformer_analysis.rmsnorm_study()
+final = {n: np.mean(study.runs[n]["final_loss"]) for n in ("LayerNorm", "RMSNorm")}
+for name, loss in final.items():
+    print(f"{name:9s} held-out loss after 200 steps: {loss:.3f} nats per token")
+print(f"RMSNorm - LayerNorm: {final['RMSNorm'] - final['LayerNorm']:+.3f}")
+
+# %% [markdown]
+# Within 0.02: at this scale dropping the mean costs nothing measurable, as in the paper. Not
+# everywhere: when every weight matrix starts shifted off center, shifts like the first cell's
+# reach every row, and RMSNorm stalls where LayerNorm trains (the evidence, P2c).
+#
+# *Graded: P2, reproduced; its test and numbers are in the evidence below.*
+#
+# **Speed**, in one line: written alike, RMSNorm moves less memory and runs faster; as shipped in
+# today's CPU PyTorch it is never the faster one. The evidence times both (P3).
+#
+# ### Where the norm goes
+#
+# With $F$ a sublayer and $x_l$ the residual stream (notebook 06 compares the first two):
+#
+# | placement | block |
+# |---|---|
+# | Post-LN (2017) | $x_{l+1} = \mathrm{Norm}(x_l + F(x_l))$ |
+# | Pre-LN (Llama, Qwen) | $x_{l+1} = x_l + F(\mathrm{Norm}(x_l))$ |
+# | Peri-LN (Gemma 2's "sandwich") | $x_{l+1} = x_l + \mathrm{Norm}(F(\mathrm{Norm}(x_l)))$ |
+#
+# Pre-LN never normalizes the stream, so nothing bounds what each sublayer adds to it. Peri-LN (Kim
+# et al. 2025) also normalizes each sublayer's output: after 200 steps at a high learning rate,
+# Pre-LN's stream has grown more than a hundredfold, Peri-LN's about fivefold, with losses that
+# cannot be told apart.
+#
+# **In three lines: what survived from 2016.**
+#
+# - The per-example statistic survived: today's Transformers normalize each token over its own
+#   units, in training and at inference alike.
+# - RMSNorm kept the half Section 5 rests on, invariance to re-scaling, and dropped re-centering:
+#   one statistic, no bias, the same quality here, though not from off-center weights.
+# - The norm moved from after the residual sum (Post-LN) to before each sublayer (Pre-LN), and in
+#   Peri-LN after it as well.
+
+# %% [markdown] jp-MarkdownHeadingCollapsed=true
+# ## The evidence
+#
+# P1-P5 with their tests: the formula and its $\epsilon$, quality, speed, pRMSNorm, placement, and
+# what survived from 2016. Verdict words are defined in notebook 01's box *How to read a verdict*.
+
+# %%
 import statistics
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-import lnpaper
-from lnpaper import bench, claims, demos, stats
+from lnpaper import bench, claims, stats
 from lnpaper.chapters.ch02_transpose import variants
 from lnpaper.chapters.ch05_invariances import invariance
 from lnpaper.chapters.ch05_invariances import runs as ch05_runs
-from lnpaper.chapters.ch06_transformer import analysis as transformer_analysis
 from lnpaper.chapters.ch06_transformer.claims import LM_MARGIN
-from lnpaper.chapters.ch07_rmsnorm_placement import analysis, figures, runs
+from lnpaper.chapters.ch07_rmsnorm_placement import analysis, figures
 from lnpaper.chapters.ch07_rmsnorm_placement import claims as ch07_claims
 from lnpaper.models import TransformerLM
 from lnpaper.source import code
 from lnpaper.spread import mean_sd_text
 
-lnpaper.setup()
-
-
 # %% [markdown]
-# ## P1 · Dropping the mean
+# ### P1 · Dropping the mean
 #
-# LayerNorm centers and rescales each example's summed inputs $a$ over its $n$ units; RMSNorm only
-# rescales, by the root mean square, and has a gain but no bias:
-#
-# $$\mathrm{LN}(a)_i = g_i \frac{a_i - \mu}{\sqrt{\sigma^2 + \epsilon}} + b_i,$$
-#
-# $$\mathrm{RMSNorm}(a)_i = g_i \frac{a_i}{\mathrm{RMS}(a)}, \quad
-#   \mathrm{RMS}(a) = \sqrt{\tfrac1n \textstyle\sum_i a_i^2 + \epsilon}.$$
-#
-# Since $\sigma^2 = \frac1n\sum_i a_i^2 - \mu^2$, the two differ only through $\mu$. In code, two
-# lines, checked against `lnpaper.RMSNorm` and PyTorch's `F.rms_norm`:
+# The formula in two lines, checked against `lnpaper.RMSNorm` and PyTorch's `F.rms_norm`:
 
 
 # %%
@@ -91,12 +190,12 @@ for name, other in (("lnpaper.RMSNorm", ours), ("F.rms_norm", torchs)):
     assert gap < 1e-12, f"the two lines and {name} differ by {gap:.2e} (float64)"
 
 # %% [markdown]
-# ### Where the epsilon goes
+# #### Where the epsilon goes
 #
-# Zhang and Sennrich's RMS has no $\epsilon$; code puts one either inside the square root,
-# $a / \sqrt{\overline{a^2} + \epsilon}$, as above (`torch.nn.RMSNorm`, the Llama and T5 code), or
-# on the RMS itself, $a / (\mathrm{RMS}(a) + \epsilon)$ (the RMSNorm authors' code, GPT-NeoX until
-# 2025). For a row of RMS $r$ the two differ by the factor $\sqrt{r^2 + \epsilon} / (r + \epsilon)$:
+# Zhang and Sennrich's RMS has no $\epsilon$; code puts one inside the square root,
+# $a / \sqrt{\overline{a^2} + \epsilon}$, as above (`torch.nn.RMSNorm`, Llama, T5), or on the RMS,
+# $a / (\mathrm{RMS}(a) + \epsilon)$ (the RMSNorm authors' code, GPT-NeoX until 2025). For a row of
+# RMS $r$ the two differ by the factor $\sqrt{r^2 + \epsilon} / (r + \epsilon)$:
 
 # %%
 unit_rows = torch.randn(4, 64, dtype=torch.float64)
@@ -119,16 +218,14 @@ print(f"             torch.nn.LayerNorm {torch.nn.LayerNorm(64).eps}")
 # %% [markdown]
 # The two part only when a row's RMS nears $\sqrt{\epsilon} \approx 0.003$. PyTorch's RMSNorm
 # defaults to the dtype's machine epsilon, not LayerNorm's $10^{-5}$: weights moved between
-# codebases need both to agree on where $\epsilon$ goes and its size.
+# codebases need both the place and the size of $\epsilon$ to agree.
 
 # %% [markdown]
 # "When the mean of summed inputs is zero, RMSNorm is exactly equal to LayerNorm," Zhang and
-# Sennrich write. We check it in float64 on 256 rows of 64 Gaussian values, each row with its own
-# offset, then add one constant $c$ to every unit of a row, as re-centering the weight matrix,
-# $W \to W + \mathbf 1 c^\top$, does to the summed inputs.
+# Sennrich write. The lesson's 256 rows of 64 Gaussian values, each with its own offset, in
+# float64:
 
 # %%
-p1 = runs.rmsnorm_vs_layernorm()
 print(f"max |RMSNorm(a - mu) - LayerNorm(a)| = {p1.max_diff_centered:.1e}")
 print(
     f"max |RMSNorm(a) - LayerNorm(a)|      = {p1.max_diff_raw:.3g}   "
@@ -156,21 +253,8 @@ assert max(p1.layernorm_shift_change) < 1e-12 < min(p1.rmsnorm_shift_change), (
 )
 
 # %% [markdown]
-# Centered, the two agree to float64 rounding. A shift shared by a row's units vanishes in LayerNorm
-# and passes through RMSNorm, squeezing its outputs toward $g$. LayerNorm's gradient is orthogonal
-# to $\mathbf 1$, the direction of such shifts; RMSNorm's is not.
-#
-# **Try it.** Shift one row and scale it: both norms ignore the scale, only LayerNorm the shift.
-
-# %%
-demos.show(
-    demos.row_shift,
-    shift=((0.0, 0.1, 0.3, 1.0, 3.0, 10.0), 1.0),
-    scale=((0.5, 1.0, 2.0, 10.0), 1.0),
-)
-
-# %% [markdown]
-# In the invariance table, that is one cell:
+# Centered, the two agree to float64 rounding. LayerNorm's gradient is orthogonal to $\mathbf 1$,
+# the direction of a row's shift; RMSNorm's is not. In the invariance table, that is one cell:
 
 # %%
 table = ch05_runs.invariance_measurements()
@@ -184,24 +268,17 @@ assert lost == ["weight_matrix_recenter"], f"RMSNorm loses {lost} against LayerN
 assert matches, [t["rmsnorm"] for t in table.tables]
 
 # %% [markdown]
-# RMSNorm keeps all three re-scaling invariances and gives up weight-matrix re-centering, which
-# among the methods of Ba et al.'s Table 1 only LayerNorm had (**P1 reproduced**). Zhang and
-# Sennrich's hypothesis, tested rather than proved: LayerNorm succeeds through its re-scaling
-# invariance, and re-centering is dispensable.
+# RMSNorm keeps all three re-scaling invariances and loses weight-matrix re-centering, which among
+# Ba et al.'s methods only LayerNorm had (**P1 reproduced**).
 #
-# ## P2 · Quality: the same model with each norm
+# ### P2 · Quality: the same model with each norm
 #
-# On WMT14 English-German (newstest2014), Transformer-base reached 26.6 BLEU with LayerNorm and 26.8
-# with RMSNorm. Here notebook 06's six-layer Pre-LN language model gets each normalizer in every
-# slot and trains 200 steps (Adam at 3e-3, no warmup) on ten seeds, each fixing the initial weights
-# and the data for both norms.
-#
-# The test, declared before the runs, is for non-inferiority: the mean over seeds of RMSNorm's
-# held-out loss minus LayerNorm's, with its 95% Student-t interval. RMSNorm is no worse if the whole
-# interval lies below +0.02 nats per token, worse if wholly above; otherwise the seeds cannot tell.
+# The lesson's runs, ten seeds, each fixing the initial weights and the data for both norms. The
+# test, declared before the runs, is for non-inferiority: RMSNorm's held-out loss minus LayerNorm's,
+# with its paired 95% Student-t interval, is no worse if the whole interval lies below +0.02 nats
+# per token, worse if wholly above; otherwise the seeds cannot tell.
 
 # %%
-study = transformer_analysis.rmsnorm_study()
 levels = study.runs["LayerNorm"]["levels"]
 print(
     f"held-out loss after 200 steps (bigram level {levels['bigram']:.3f}, "
@@ -223,10 +300,9 @@ stats.expect(stats.HOLDS, stats.no_worse, rms_vs_ln, LM_MARGIN, "lower")
 figures.rmsnorm_curves(study)
 
 # %% [markdown]
-# The interval's worse end, +0.011, lies below the 0.02 margin: at this scale dropping the mean
-# costs nothing measurable, as the paper found (**P2 reproduced**, borderline: that end lies within
-# machine noise of the margin). DyT, which keeps no statistic, ends ahead on every seed: no ranking
-# after 200 steps on a toy language.
+# The interval's worse end, +0.011, lies below the 0.02 margin (**P2 reproduced**, borderline:
+# within machine noise of the margin). DyT, which keeps no statistic, ends ahead on every seed: no
+# ranking after 200 steps on a toy language.
 #
 # One learning rate for both mixes quality with sensitivity to the rate, so **P2b**, declared before
 # its run, lets each norm pick its own rate by training loss.
@@ -249,11 +325,10 @@ claims.expect(p2b, claims.REPRODUCED)
 # Both pick 1e-3, the grid's lowest rate, where RMSNorm is no worse with a far tighter interval
 # (**P2b reproduced**): P2's wide interval belongs to its rate.
 #
-# **P2c** tests the dropped invariance. The authors' stress test, in their code repository, starts
-# RNNSearch from weights centered near 0.2 and finds RMSNorm as stable. Here every weight matrix of
-# P2's model is shifted by 0.2 after initialization, adding one number to every unit it writes.
-# Declared before the runs: every RMSNorm run trains, and its loss is no worse than LayerNorm's by
-# 0.02.
+# **P2c** tests the dropped invariance. The authors' code repository starts RNNSearch from weights
+# centered near 0.2 and finds RMSNorm as stable. Here every weight matrix of P2's model is shifted
+# by 0.2 after initialization. Declared before the runs: every RMSNorm run trains, no worse than
+# LayerNorm's by 0.02.
 
 # %%
 p2c = claims.BY_ID["P2c"].evaluate()
@@ -262,11 +337,10 @@ claims.expect(p2c, claims.NOT_REPRODUCED)
 
 # %% [markdown]
 # LayerNorm subtracts the shifts and trains as before; RMSNorm carries them into every row, and all
-# ten runs stall above the bigram level: **P2c not reproduced**. RNNSearch differs from this model
-# in size and optimizer, so this does not contradict their curve, but the invariance RMSNorm drops
-# is not always idle.
+# ten runs stall above the bigram level: **P2c not reproduced**. RNNSearch differs in size and
+# optimizer, so this does not contradict their curve, but the dropped invariance is not always idle.
 #
-# ## P3 · Speed, honestly
+# ### P3 · Speed, honestly
 #
 # The abstract promises a 7%-64% reduction in running time. In the table behind it, as secondary
 # sources quote the paper's v1 (unchecked here), the 64% (63.9%) is *pRMSNorm* on an order-embedding
@@ -275,7 +349,7 @@ claims.expect(p2c, claims.NOT_REPRODUCED)
 #
 # A norm does little arithmetic per value it moves, so its cost might be its memory traffic: we
 # count it, then time. On a CPU in PyTorch 2.13, `F.layer_norm` is one fused kernel; `F.rms_norm`
-# is separate ops, each a full pass over memory:
+# is separate ops, each a pass over memory:
 
 # %%
 traffic = runs.memory_traffic()
@@ -283,17 +357,16 @@ for name in ("F.layer_norm (fused)", "F.rms_norm (composed)"):
     print(f"{name:24s} runs: {', '.join(traffic.forward_ops[name])}")
 
 # %% [markdown]
-# To compare the formulas rather than two implementations, `lnpaper.bench` writes both norms alike,
-# twice, RMSNorm being LayerNorm with $\mu = 0$ and no bias. First, one torch op per step of the
-# formula:
+# To compare the formulas, not two implementations, `lnpaper.bench` writes both norms alike, twice
+# (RMSNorm is LayerNorm with $\mu = 0$ and no bias). First, one torch op per step:
 
 # %%
 print(code(bench.composed_norm))
 
 # %% [markdown]
 # Second, the fewest passes over memory: one read per statistic, one pass for $y = s\,a + t$ with
-# $s = 1/\sqrt{\sigma^2 + \epsilon}$ and $t = -\mu s$ ($t = 0$ for RMSNorm), one for $g\,y + b$. Its
-# one-pass $\sigma^2 = E[a^2] - \mu^2$ fails at large offsets: fine for a timing, not for a model.
+# $s = 1/\sqrt{\sigma^2 + \epsilon}$ and $t = -\mu s$, one for $g\,y + b$. Its one-pass
+# $\sigma^2 = E[a^2] - \mu^2$ fails at large offsets: fine for a timing, not for a model.
 
 # %%
 print(code(bench.fewest_pass_norm))
@@ -320,12 +393,11 @@ assert fwd[rms] > fwd[ln], (
 )
 
 # %% [markdown]
-# Written alike, RMSNorm moves less; as shipped, more. The claim, though, is about time. The test
-# takes RMSNorm's time over LayerNorm's within each round, so that a disturbance of the shared
-# machine hits both, then the median over rounds. Declared beforehand: RMSNorm saves time below
-# $1/1.1 = 0.91$, costs time above 1.1, and in between the two cannot be told apart; a comparison is
-# decided only if every shape and thread count agree. Median times of the first setting, as multiples
-# of a clone's:
+# Written alike, RMSNorm moves less; as shipped, more. The claim is about time. The test takes
+# RMSNorm's time over LayerNorm's within each round, so that a disturbance of the machine hits both,
+# then the median over rounds. Declared beforehand: RMSNorm saves time below $1/1.1 = 0.91$, costs
+# time above 1.1, and in between cannot be told apart; a comparison is decided only if every shape
+# and thread count agree. Median times of the first setting, as multiples of a clone's:
 
 # %%
 timing = runs.norm_timing()
@@ -362,23 +434,19 @@ p3_finding = claims.BY_ID["P3"].evaluate()
 print(f"P3: {p3_finding.verdict}")
 
 # %% [markdown]
-# Written alike, RMSNorm is faster in every setting: dropping the mean and the bias saves time. The
-# paper compared the norms written alike, so P3 is graded on those four comparisons:
-# **P3 reproduced**, marked borderline as every timing is, since on another machine one of the four
-# may fall within the 10% margin.
+# Written alike, RMSNorm is faster in every setting, and the paper compared them written alike: on
+# those four comparisons **P3 reproduced**, marked borderline as every timing is.
 #
-# As shipped, RMSNorm is never faster on today's CPU PyTorch. These rows, a fused kernel against
-# composed ops, time kernels, not the formula, and stay outside the verdict. Nor is traffic the
-# whole cost: the fused `F.layer_norm` moves as much as a clone yet takes several times as long.
-# What a user saves depends on the implementation, which may be why RNNSearch saved different
-# amounts in three frameworks.
+# As shipped, RMSNorm is never faster on today's CPU PyTorch; these rows time a fused kernel against
+# composed ops, not the formula, and stay outside the verdict. Nor is traffic the whole cost: the
+# fused `F.layer_norm` moves as much as a clone yet takes several times as long. What a user saves
+# depends on the implementation, as RNNSearch's three frameworks suggest.
 #
-# ## P4 · pRMSNorm: the statistic from 6.25% of the units
+# ### P4 · pRMSNorm: the statistic from 6.25% of the units
 #
 # If the RMS is only a scale, an estimate might do: pRMSNorm computes it from the first $k$ units,
-# $k$ the share $p = 6.25\%$ of the $n$, and divides all $n$ by it. When $p\,n$ is not whole, $k$
-# depends on rounding: the authors' code truncates, `int(p * n)`; rounding up, $\lceil p\,n \rceil$,
-# is the other reading of "the first $p\%$":
+# a share $p = 6.25\%$ of the $n$, and divides all $n$ by it. When $p\,n$ is not whole, the
+# authors' code truncates, `int(p * n)`; rounding up is the other reading of "the first $p\%$":
 
 # %%
 PRMS_P = 0.0625
@@ -408,10 +476,9 @@ except ValueError as error:
 assert lnpaper.RMSNorm(15, partial=PRMS_P, rounding="ceil").n_stat == 1
 
 # %% [markdown]
-# The two agree whenever $p\,n$ is whole, as at our model's $d = 64$, so nothing here depends on the
-# choice. Elsewhere the one unit between them matters when $k$ is small: at $n = 33$ the median
-# row's outputs lie 18% apart. Below $n = 16$ truncation leaves no unit, and the authors' code
-# divides by zero.
+# The two agree whenever $p\,n$ is whole, as at our model's $d = 64$. At small $k$ the one unit
+# between them matters: at $n = 33$ the median row's outputs lie 18% apart. Below $n = 16$
+# truncation leaves no unit, and the authors' code divides by zero.
 #
 # For Gaussian rows the two mean squares $u = \mathrm{RMS}_k^2$ and $v = \mathrm{RMS}_n^2$ have
 # $\mathrm{Var}\,u = 2/k$ and $\mathrm{Var}\,v = \mathrm{Cov}(u, v) = 2/n$, since the $k$ units are
@@ -450,10 +517,9 @@ figures.prms_estimate(p4)
 
 # %% [markdown]
 # At $n = 1024$, 64 units estimate the RMS to within about 8.5% (one standard deviation), with a
-# slight downward bias, as the delta method says. The source gives no number for its accuracy, so
-# this half of P4 checks our measurement against theory: it holds, within 5 standard errors. The
-# quality depends on $k$, not on $p$: at our model's $d = 64$, with 4 units, the typical error is a
-# third. In the model:
+# slight downward bias, as the delta method says; the source gives no number, so this half of P4
+# checks our measurement against theory. The quality depends on $k$, not on $p$: at our model's
+# $d = 64$, with 4 units, the typical error is a third. In the model:
 
 # %%
 for name in ("RMSNorm", "pRMSNorm (6.25%)"):
@@ -475,28 +541,21 @@ claims.expect(p4_finding, claims.PARTLY)
 # %% [markdown]
 # pRMSNorm trains, but ends behind RMSNorm on every seed, its interval wholly beyond the 0.02
 # margin. P4 is **partly** reproduced: the estimate behaves as theory says, but at $d = 64$ its
-# noisy scale, different for every token, costs the model RMSNorm's quality; at the paper's widths
-# the estimate is far better. pRMSNorm is not timed here.
+# noisy scale costs the model RMSNorm's quality; at the paper's widths the estimate is far better.
+# pRMSNorm is not timed here.
 #
-# ## P5 · Where the norm goes
+# ### P5 · Where the norm goes
 #
-# With $F$ a sublayer (attention or feed-forward) and $x_l$ the residual stream:
+# Beside the lesson's three placements, OLMo 2 reorders the block to
+# $x_{l+1} = x_l + \mathrm{Norm}(F(x_l))$, and DeepNorm keeps Post-LN's place with
+# $x_{l+1} = \mathrm{LN}(\alpha x_l + F(x_l))$, $\alpha > 1$. Pre-LN, Peri-LN and the reordered
+# block end with a final Norm and never normalize the stream inside the stack. Xiong et al. (2020)
+# explained why Pre-LN trains without warmup; "sandwich" is Peri-LN's older name (CogView, Gemma 2).
 #
-# | placement | block | the stream |
-# |---|---|---|
-# | Post-LN | $x_{l+1} = \mathrm{Norm}(x_l + F(x_l))$ | normalized after every sublayer |
-# | Pre-LN | $x_{l+1} = x_l + F(\mathrm{Norm}(x_l))$, final Norm | never normalized in the stack |
-# | Peri-LN; Gemma 2 sandwich | $x_{l+1} = x_l + \mathrm{Norm}(F(\mathrm{Norm}(x_l)))$, final Norm | never normalized |
-# | reordered (OLMo 2) | $x_{l+1} = x_l + \mathrm{Norm}(F(x_l))$, final Norm | never normalized |
-# | DeepNorm | $x_{l+1} = \mathrm{LN}(\alpha x_l + F(x_l))$, $\alpha > 1$ | normalized |
-#
-# Post-LN is the 2017 Transformer's; Xiong et al. (2020) explained why Pre-LN trains without warmup.
-# "Sandwich" is the third row's older name (CogView, Gemma 2); "Peri-LN" is Kim et al.'s (2025).
-#
-# **The block is the same; the models are not.** Kim et al. may also normalize the embedding output;
-# Gemma 2 instead multiplies the token embedding by $\sqrt d$, writes every RMSNorm gain as
-# $g = 1 + w$ with $w$ starting at 0, and soft-caps the attention scores and the final logits,
-# $z \to c \tanh(z / c)$ with $c = 50$ and $c = 30$. The two models on the same seed, at init:
+# **The block is the same; the models are not.** Kim et al. may normalize the embedding output;
+# Gemma 2 instead multiplies the token embedding by $\sqrt d$, writes every gain as $g = 1 + w$ with
+# $w$ starting at 0, and soft-caps attention scores and final logits, $z \to c \tanh(z / c)$ with
+# $c = 50$ and $c = 30$. The two at init, on the same seed:
 
 # %%
 from lnpaper.models.transformer import gemma2_model, peri_ln_model  # noqa: E402
@@ -525,13 +584,10 @@ assert not torch.allclose(peri(tokens), gemma(tokens)), (
 )
 
 # %% [markdown]
-# Peri-LN's first block reads a normalized embedding; Gemma 2's reads the raw embedding times
-# $\sqrt{64} = 8$, a scale the input norm removes before every sublayer but which stays in the
-# residual stream. The caps do nothing at init.
-#
-# The $(1 + w)$ gain equals $g$ at init and differs only under weight decay, which pulls the stored
-# parameter to 0: $g$ toward 0, but $1 + w$ toward 1. One decoupled decay step
-# $\theta \leftarrow (1 - \eta\lambda)\theta$, with $\eta\lambda = 0.1$:
+# Gemma 2's first block reads the raw embedding times $\sqrt{64} = 8$, a scale the input norm
+# removes before every sublayer but which stays in the residual stream. The caps do nothing at
+# init. The $(1 + w)$ gain differs from $g$ only under weight decay, which pulls the stored parameter
+# to 0: $g$ toward 0, $1 + w$ toward 1. One decoupled decay step, $\eta\lambda = 0.1$:
 
 # %%
 from lnpaper.models.transformer import make_norm  # noqa: E402
@@ -551,17 +607,14 @@ assert torch.allclose(plain.weight, torch.full((64,), 0.9))
 assert torch.equal(offset.weight, torch.ones(64))
 
 # %% [markdown]
-# Kim et al. (2025) report, in models of up to 3.2B parameters trained far longer, that Peri-LN's
-# hidden-state variance grows in a more balanced way than Pre-LN's and that its gradients are
-# steadier.
-#
-# Here notebook 06's six-layer model trains with each placement for 200 steps (Adam at 1e-2, no
-# warmup). Three measures on held-out sequences, chosen on six seeds (shown) and graded on 30
-# others, compare Peri-LN with Pre-LN seed by seed: the last block's variance after training, its
-# growth in training, and the spread of the blocks' gradient norms (largest over smallest: "steadier
-# gradients"). Each is a mean log ratio with its 95% Student-t interval, turned back into a ratio:
-# Peri-LN's is smaller if the whole interval lies below 1. A fourth, the rise over depth (block 6
-# over block 1), is shown, not graded: dividing by block 1 cancels the growth all blocks share.
+# Kim et al. (2025) report, up to 3.2B parameters, that Peri-LN's hidden-state variance grows in a
+# more balanced way than Pre-LN's and that its gradients are steadier. Here notebook 06's six-layer
+# model trains with each placement for 200 steps (Adam at 1e-2, no warmup). Three measures, chosen
+# on six seeds (shown) and graded on 30 others, compare Peri-LN with Pre-LN seed by seed: the last
+# block's variance after training, its growth in training, and the blocks' gradient norms' spread
+# (largest over smallest). Each is a mean log ratio with its 95% Student-t interval, turned back
+# into a ratio: Peri-LN's is smaller if the whole interval lies below 1. The rise over depth is
+# shown, not graded.
 
 # %%
 placement = analysis.placement_study()
@@ -643,26 +696,23 @@ claims.expect(p5_finding, claims.PARTLY)
 figures.placement_variance(placement)
 
 # %% [markdown]
-# **At init** Pre-LN's stream variance grows about 0.9 per block, as Xiong et al.'s Lemma 2 says;
-# Peri-LN's about 1.9, since each sublayer adds a normalized output of variance about 1.
+# **At init** Pre-LN's stream variance grows about 0.9 per block (Xiong et al.'s Lemma 2), Peri-LN's
+# about 1.9, since each sublayer adds a normalized output of variance about 1.
 #
-# **After 200 steps at the high learning rate** Pre-LN's stream has grown more than a hundredfold:
-# nothing bounds what a sublayer adds. Peri-LN's output norm bounds it: its stream grows only about
-# fivefold. Both end below the bigram level, with losses that cannot be told apart.
+# **After 200 steps at the high learning rate** Pre-LN's stream has grown more than a hundredfold;
+# Peri-LN's, bounded by its output norms, about fivefold. Both end below the bigram level, with
+# losses that cannot be told apart. Peri-LN's block gradient norms are more even, by about a sixth
+# (ratio 0.83).
 #
-# **Gradients.** Peri-LN's block gradient norms are more even, by about a sixth (ratio 0.83).
+# **Not across depth.** From block 1 to block 6, Peri-LN's trained variance rises about elevenfold,
+# Pre-LN's about fourfold: Peri-LN's output norms have learned gains, and the later ones grew. The
+# three graded measures hold and the spike counts below decide nothing: P5 is **partly** reproduced.
 #
-# The claim does **not** show **across depth.** From block 1 to block 6, Peri-LN's trained variance
-# rises about elevenfold, Pre-LN's about fourfold: Peri-LN's output norms have learned gains, and
-# the later ones grew. So "more balanced" holds over training and for the stream's size, not across
-# blocks. The three graded measures hold and the spike counts below decide nothing: P5 is **partly**
-# reproduced.
+# Post-LN's first block gets almost no gradient after training (about $10^{-7}$, against $10^{-1}$
+# for the last), and it ends at the uniform level (2.77; the unigram level is 2.75): notebook 06's
+# warmup failure at a higher learning rate.
 #
-# Post-LN fails its own way: after training its first block gets almost no gradient (about
-# $10^{-7}$, against $10^{-1}$ for the last), and it ends at the uniform level (2.77; the unigram
-# level is 2.75): the warmup failure of notebook 06 at a higher learning rate.
-#
-# The blow-up is a matter of learning rate: the Pre-LN LayerNorm runs of P2, at 3e-3, end with a
+# The blow-up is a matter of learning rate: P2's Pre-LN LayerNorm runs, at 3e-3, end with a
 # last-block variance of
 
 # %%
@@ -683,17 +733,13 @@ assert largest_moderate < 100, f"largest at lr 3e-3 {largest_moderate:.3g}"
 # %% [markdown]
 # not hundreds: a high rate brings out the Pre-LN stream's unbounded growth.
 #
-# ### Gradient spikes
+# #### Gradient spikes
 #
-# "Steadier gradients" is also a claim about time: a stable run's gradient norm should not jump from
-# step to step. The global gradient norm $\|\partial L / \partial \theta\|$ is logged at each of the
-# first 100 steps. A **spike**, defined before any run was seen, is a step whose norm exceeds twice
-# the median of the ten steps before it. The test was fixed on six seeds and is graded on 30 others.
-#
-# Per learning rate, an exact paired **permutation test** asks whether Peri-LN has fewer spikes: if
-# placement made no difference, each seed's count difference would be as likely positive as
-# negative, and the $2^{30}$ sign flips give the chance of a total this far from zero. Beside it,
-# each run's largest jump, on a log scale:
+# "Steadier gradients" is also a claim about time. The global gradient norm is logged at each of the
+# first 100 steps; a **spike**, defined before any run was seen, is a step whose norm exceeds twice
+# the median of the ten steps before it. Fixed on six seeds, graded on 30 others. Per learning rate,
+# an exact paired **permutation test** (the $2^{30}$ sign flips of the seeds' count differences)
+# asks whether Peri-LN has fewer spikes; beside it, each run's largest jump, on a log scale:
 
 # %%
 spikes = analysis.spike_confirmation()
@@ -729,7 +775,6 @@ finals = {name: run["final_loss"] for name, run in spikes.runs.items()}
 assert all(None not in v for v in finals.values()), finals  # no run diverged
 figures.gradient_spikes(spikes)
 
-
 # %% [markdown]
 # Spikes stay rare. At 3e-2 the counts lean Kim et al.'s way, but with p = 0.15: **inconclusive** at
 # both rates. Peri-LN's largest jump is smaller by three percent at 1e-2 (it holds) and inconclusive
@@ -737,26 +782,29 @@ figures.gradient_spikes(spikes)
 
 # %%
 # Try it: at 0.1, ten times the rate above, do Pre-LN's spikes turn into divergence?
-# Two seeds, live: about 3 s on one core. Uncomment and run.
+# Two runs, live: about 3 s on one core. Uncomment and run.
 # mine = runs.spike_run(placement="pre", lr=0.1, seeds=(0, 1))
-# print("spike steps:", mine.spikes, "diverged at:", mine.diverged_at)
-# print("held-out loss:", [round(v, 3) for v in mine.final_loss])
+# at_3e2 = spikes.runs["Pre-LN, lr 0.03"]
+# call = 'analysis.spike_confirmation(), "Pre-LN, lr 0.03"'
+# counts = [len(s) for s in mine.spikes], [len(s) for s in at_3e2["spikes"]]
+# print(lnpaper.tryit.compared(*counts, call, quantity="spikes per run", zero="none",
+#     larger="more spikes at 0.1", smaller="fewer spikes at 0.1"))
+# print(lnpaper.tryit.language_model(mine.final_loss, at_3e2["final_loss"], call))
 
 # %% [markdown]
-# ## What survived from 2016, what was replaced, what was dropped
+# ### What survived from 2016, what was replaced, what was dropped
 #
-# - **The mechanism survived.** Statistics over one example's own units, independent of the batch,
-#   the same in training and at inference: every norm with a statistic in today's Transformers works
-#   that way. Open-weight models default to RMSNorm; Llama and Qwen place it before each sublayer,
-#   Gemma 2 and 3 before and after it, OLMo 2 only after it.
+# Open-weight models default to RMSNorm; Llama and Qwen place it before each sublayer, Gemma 2 and 3
+# before and after it, OLMo 2 only after it.
+#
 # - **Table 1's weight-matrix invariance survived only where a norm reads that matrix's output alone.**
 #   In a Pre-LN stack each norm reads the residual stream $x_l = x_0 + \sum_{j<l} F_j$; rescaling
 #   one sublayer's matrix rescales only its term $F_j$ and turns the stream's direction, which no
 #   norm undoes. Rescaling the embedding and every sublayer's output matrix by one factor rescales
-#   the whole stream, which every norm removes. Peri-LN and sandwich regain the single-matrix
-#   invariance for $W^V$, $W^O$ and both feed-forward matrices, not for $W^Q$ and $W^K$, which feed
-#   a softmax. DyT has none of Table 1's invariances. Tripling each set of parameters of a six-block
-#   model, in float64:
+#   the whole stream, which every norm removes. Peri-LN regains the single-matrix invariance for
+#   $W^V$, $W^O$ and both feed-forward matrices, not for $W^Q$ and $W^K$, which feed a softmax. DyT
+#   has none of Table 1's invariances. Tripling each set of parameters of a six-block model, in
+#   float64:
 
 
 # %%
@@ -803,33 +851,28 @@ assert invariant == {
 assert min(c for row in change.values() for c in row if c >= 1e-10) > 1e-2, change
 
 # %% [markdown]
-# Tripling everything that writes to the stream changes the Peri-LN model: its output norms undo the
+# Tripling all that writes to the stream changes the Peri-LN model: its output norms undo the
 # sublayers' share, leaving only the embedding tripled.
 #
-# - **The motive was replaced.** The paper, like BatchNorm before it, was framed around covariate
-#   shift. The explanations that stuck are a smoother loss landscape (Santurkar et al.) and, in the
-#   Transformer, control over the scale of gradients and of the residual stream (Xiong et al.;
-#   Peri-LN above).
-# - **The half that set LayerNorm apart was dropped.** Section 5's geometry (the Fisher metric of a
-#   normalized model) rests on scale invariance alone, which RMSNorm keeps. RMSNorm removed
-#   re-centering at no measurable cost on Zhang and Sennrich's tasks or on ours (P2), though not
-#   from off-center weights (P2c). Brody, Alon and Yahav (2023, "On the Expressivity Role of
-#   LayerNorm in Transformers' Attention") argue that re-centering helps: the projection onto the
-#   hyperplane orthogonal to $\mathbf 1$ lets a query attend to all keys equally. Our P2 runs do not
-#   isolate that mechanism.
-# - **Placement is still open.** Post-LN gave way to Pre-LN for trainability; Peri-LN and sandwich
-#   add a norm on each sublayer's output; DyT asks whether a statistic is needed at all.
+# - **The motive was replaced.** The paper was framed around covariate shift. The explanations that
+#   stuck are a smoother loss landscape (Santurkar et al.) and, in the Transformer, control over the
+#   scale of gradients and of the residual stream (Xiong et al.; Peri-LN above).
+# - **Re-centering was dropped.** Brody, Alon and Yahav (2023, "On the Expressivity Role of
+#   LayerNorm in Transformers' Attention") argue that it helps: the projection onto the hyperplane
+#   orthogonal to $\mathbf 1$ lets a query attend to all keys equally. Our P2 runs do not isolate
+#   that mechanism.
+# - **Placement is still open**, and DyT asks whether a statistic is needed at all.
 #
-# ## What was scaled down
+# ### What was scaled down
 #
 # | | the papers | here |
 # |---|---|---|
-# | quality (P2) | WMT14 En-De, Transformer-base, BLEU | 6 blocks, $d = 64$, toy language, 200 steps, 10 seeds |
-# | speed (P3) | GPU wall time, 2019's Theano, TensorFlow, PyTorch | CPU, 1 and 2 threads, torch 2.13 eager, 2 shapes |
-# | pRMSNorm (P4) | $p = 6.25\%$ of hundreds to thousands of units | $n$ = 64 to 4096; in the model 4 of 64 units |
-# | placement (P5) | up to 3.2B parameters, long runs | 6 blocks, $d = 64$, lr 1e-2, 3e-2, 100-200 steps, 6 + 30 seeds |
+# | quality (P2) | WMT14 En-De, Transformer-base | 6 blocks, $d = 64$, toy language, 200 steps, 10 seeds |
+# | speed (P3) | GPU, 2019's Theano, TensorFlow, PyTorch | CPU, 1 and 2 threads, torch 2.13 eager |
+# | pRMSNorm (P4) | $p = 6.25\%$ of hundreds to thousands of units | $n$ = 64 to 4096; 4 of 64 in the model |
+# | placement (P5) | up to 3.2B parameters | 6 blocks, $d = 64$, 100-200 steps, 6 + 30 seeds |
 #
-# ## Claims checked here
+# ### Claims checked here
 
 # %%
 print(claims.checked_here(["P1", "P2", "P2b", "P2c", "P3", "P4", "P5"]))

@@ -14,75 +14,198 @@
 # %% [markdown]
 # # 10 · What the norm computes: the redundant mean, the backward pass, a pointwise replacement
 #
-# *About 15 minutes to read. From the record it runs in seconds; live, 8 min on one core.*
-#
-# Three questions that *Layer Normalization* (Ba, Kiros, Hinton 2016) left open have been asked
-# again since 2019. Is the re-centering needed at all (**E1**)? Is what helps the forward
-# normalization or the gradients through its statistics (**E2**)? Can a pointwise squashing
-# function, with no statistic at all, replace it (**Y1**)? Each has an exact or mechanistic part that
-# a laptop can check, and a number from a large model that it cannot. The notebook ends with nGPT and
-# a map of today's open models.
-#
-# Verdict words such as "negligible" and "not exercised" are defined in notebook 01's box *How to
-# read a verdict*.
+# *The lesson takes about 6 minutes to read, the evidence about 18 more.
+# From the record it runs in seconds; live, 8 min on one core.*
 
 # %%
 # %matplotlib inline
+import copy
 import statistics
 
 import torch
 
 import lnpaper
-from lnpaper import claims, stats
-from lnpaper.chapters.ch10_what_the_norm_computes import analysis, figures, runs
-from lnpaper.source import code
+from lnpaper.chapters.ch10_what_the_norm_computes import analysis, runs
+from lnpaper.chapters.ch10_what_the_norm_computes import claims as mean_claims
+from lnpaper.data import SyntheticLanguage
+from lnpaper.models import TransformerLM, zero_mean
+from lnpaper.source import code, excerpt
 
 lnpaper.setup()
 
 # %% [markdown]
-# ## E1 · The mean is redundant in a Pre-LN Transformer
+# ## The lesson
 #
-# In a Pre-LN model only LayerNorms read the residual stream $x$: each block's two input norms and
-# the final norm. LayerNorm ignores the stream's mean over the hidden axis,
-# $\mathrm{LN}(x + c\mathbf{1}) = \mathrm{LN}(x)$, so that mean is computed, carried and thrown
-# away. Jiang et al. (NeurIPS 2023, arXiv:2305.14858) turn this into an exact rewrite:
+# Three questions that *Layer Normalization* (Ba, Kiros, Hinton 2016) left open have been asked
+# again since 2019. Is the re-centering needed at all? Is what helps the forward normalization, or
+# the gradients through its statistics? Can a pointwise function, with no statistic, replace it?
 #
-# 1. make every write to the stream zero-mean: each token and position embedding row
-#    $e \to e - \bar e\,\mathbf{1}$, and each residual branch's output projection $y = zW^\top + c$
-#    (attention's $W^O$, the FFN's $W^{(2)}$) centered over its output axis,
-#    $W \to W - \mathbf{1}\,\overline{W}_{\text{rows}}$, $c \to c - \bar c\,\mathbf{1}$, so that
-#    $\bar y = 0$ for every input $z$;
-# 2. on a zero-mean input $\mu = 0$ and $\sigma^2 = \frac1d\sum_i x_i^2$, so
-#    $g \odot (x - \mu)/\sqrt{\sigma^2 + \epsilon} + b = g \odot x/\mathrm{RMS}(x) + b$: LayerNorm
-#    *is* RMSNorm with the same $\epsilon$; RMSNorm has no bias, so $b$ folds into the linear layers
-#    that read the norm, $(r + b)W^\top + c = rW^\top + (Wb + c)$.
+# ### The redundant mean
 #
-# The two steps, as `lnpaper.models.zero_mean` writes them:
-
-# %%
-from lnpaper.chapters.ch10_what_the_norm_computes import claims as mean_claims
-from lnpaper.data import SyntheticLanguage
-from lnpaper.models import TransformerLM, zero_mean
-
-print(code(zero_mean.center_residual_writers))
-print(code(zero_mean._fold_bias))
-
-# %% [markdown]
-# Live, on notebook 06's model at init, in float64: the rewrite's logits against the original's,
-# and the mean of what every norm reads after the rewrite, as bounds (roundoff differs by machine).
+# In a Pre-LN Transformer only LayerNorms read the residual stream $x$: each block's two input norms
+# and the final one. LayerNorm ignores the stream's mean over the hidden axis,
+# $\mathrm{LN}(x + c\mathbf{1}) = \mathrm{LN}(x)$, yet every one of them computes that mean and
+# subtracts it. Add 5 to every coordinate of every token embedding of notebook 06's six-block model
+# (in float64) and see what the logits do:
 
 # %%
 language = SyntheticLanguage()
 torch.manual_seed(0)
 pre_ln = TransformerLM(
     language.vocab_size, d_model=64, n_layers=6, n_heads=2, max_len=16
-)
-pre_ln = pre_ln.double()
+).double()
 tokens = language.sample(64, 16, seed=999_999)
+shifted = copy.deepcopy(pre_ln)
+with torch.no_grad():
+    shifted.token_embedding.weight.add_(5.0)
+    change = (shifted(tokens) - pre_ln(tokens)).abs().max().item()
+print(f"{2 * len(pre_ln.blocks) + 1} norms, each subtracting the stream's mean")
+print(f"after adding 5, largest logit change below 1e-12: {change < 1e-12}")
+
+# %% [markdown]
+# The mean is computed, carried and thrown away 13 times. Jiang et al. (NeurIPS 2023,
+# arXiv:2305.14858) remove it once, where it enters: make every write to the stream zero-mean. Each
+# embedding row becomes $e - \bar e\,\mathbf{1}$, and each branch's output projection (attention's
+# $W^O$, the FFN's $W^{(2)}$) is centered over its output axis, so what it writes has mean 0 whatever
+# it reads. Then every norm reads a zero-mean vector, where $\mu = 0$ and LayerNorm *is* RMSNorm,
+# $g \odot x/\mathrm{RMS}(x) + b$, with the bias $b$ folded into the layers that read the norm. The
+# centering, in `lnpaper.models.zero_mean`:
+
+# %%
+print(code(zero_mean.center_residual_writers))
+
+# %%
 rewritten = zero_mean.zero_mean_rmsnorm(pre_ln)
 with torch.no_grad():
     gap = (rewritten(tokens) - pre_ln(tokens)).abs().max().item()
 stream_mean = runs._norm_input_means(rewritten, tokens)
+print(f"every norm now an RMSNorm; largest logit difference below 1e-10: {gap < 1e-10}")
+
+# %% [markdown]
+# The same function, with 13 fewer means. Trained, the two forms stay equally good models, but not
+# the same one: Adam's steps do not keep the writers centered, and the rewritten stream acquires a
+# mean of its own. Kept centered by a parametrization, with the biases kept apart, the rewrite trains
+# as its LayerNorm twin does, to roundoff.
+
+# %%
+# Try it: trained side by side, does the rewrite drift less from its LayerNorm twin at
+# a third of the rate, 1e-3? Two runs, live: about 15 s on one core. Uncomment and run.
+# mine = analysis.drift_at_end(runs.zero_mean_drift(lr=1e-3, seeds=(0, 1)))[0]
+# recorded = analysis.drift_at_end(runs.zero_mean_drift())[0]  # at 3e-3
+# print(lnpaper.tryit.compared(mine, recorded, "runs.zero_mean_drift(), at 3e-3",
+#     quantity="largest logit gap, the rewrite against its LayerNorm twin",
+#     larger="the lower rate does not cut the drift", smaller="it drifts less at 1e-3",
+#     zero="the twins agree exactly"))
+
+# %% [markdown]
+# ### The backward pass through the statistics
+#
+# Does LayerNorm help by what it computes, or by how its gradient flows? Xu et al. (NeurIPS 2019,
+# *Understanding and Improving Layer Normalization*) pull the two apart. DetachNorm computes
+# LayerNorm's forward pass, $y = g \odot (a - \mu)/\sigma + b$, but treats $\mu$, $\sigma$ or both as
+# constants in the backward pass: the same outputs, a different gradient (notebook 02 derives the
+# full one). The switch, in `lnpaper.norms.DetachNorm`:
+
+# %%
+print(excerpt(lnpaper.norms.DetachNorm.forward, "mu = x.mean", "return centered / std"))
+
+# %% [markdown]
+# Each variant fills every norm slot of a small Pre-norm model trained on fresh sequences.
+#
+# **Before you run the next cell:** every variant computes the same forward pass. Will detaching the
+# statistics change the held-out loss, and which way? Which matters more, the mean's gradient or the
+# standard deviation's?
+
+# %%
+detach = analysis.detach_study()
+for name, difference in mean_claims.detach_differences(detach).items():
+    if "detached" in name:
+        print(f"{name:>14} minus LayerNorm: {difference.mean:+.3f} nats")
+
+# %% [markdown]
+# Cutting the gradients hurts, most when both are cut; the mean's gradient matters more than the
+# standard deviation's, whose effect alone is too small to call here. Part of what LayerNorm does for
+# training is in its backward pass. Xu et al.'s other finding, that LayerNorm without its gain and
+# bias is no worse, holds here too.
+#
+# *Graded: E2b, reproduced; its test and numbers are in the evidence below.*
+#
+# ### DyT and Derf: no statistic at all
+#
+# DyT (Zhu et al. 2025, notebook 06) replaces each norm by $\gamma \odot \tanh(\alpha x) + \beta$,
+# with a learned scalar $\alpha$; Derf (arXiv:2512.10938) uses
+# $\gamma \odot \mathrm{erf}(\alpha x + s) + \beta$, with a learned shift $s$. Neither computes a
+# mean or a variance: each coordinate is squashed on its own. They bound the output, as a norm does,
+# but they do not rescale it: where $|\alpha x + s| > 2$ ($\tanh 2 = 0.96$,
+# $\mathrm{erf}\, 2 = 0.995$) the output saturates and no longer depends on its input. Derf in
+# `lnpaper.norms`:
+
+# %%
+print(code(lnpaper.norms.Derf.forward))
+
+# %% [markdown]
+# A four-block model trained on fresh sequences, short and then longer:
+
+# %%
+after = analysis.after_dyt_study()
+for (method, budget), difference in mean_claims.regime_differences(after).items():
+    if budget == "fresh":
+        steps = after.runs[method]["steps"]
+        print(
+            f"{method:4s} minus LayerNorm, {steps} steps: {difference.mean:+.3f} nats"
+        )
+rich = analysis.dyt_data_rich()
+dyt = statistics.fmean(rich.runs["DyT"]["final_loss"]["alpha 0.5, fresh"])
+layernorm = statistics.fmean(rich.runs["LayerNorm"]["final_loss"]["fresh"])
+steps = rich.runs["DyT"]["steps"]
+print(f"DyT  minus LayerNorm, {steps} steps: {dyt - layernorm:+.3f} nats")
+
+# %% [markdown]
+# Short, both are level with LayerNorm; longer, on more data, DyT falls behind.
+#
+# **In three lines.**
+# 1. In a Pre-LN Transformer the stream's mean never matters, so it can be removed once where the
+#    stream is written, and every LayerNorm becomes an RMSNorm with the same outputs.
+# 2. Part of what LayerNorm does is in its backward pass: cut the gradients through its mean and
+#    variance and training gets worse, with the forward pass unchanged.
+# 3. A pointwise squashing function (DyT, Derf) can replace the norm on a small budget, but falls
+#    behind with more data.
+#
+# ### Where normalization went after 2020
+#
+# Every open model in the evidence's map normalizes with RMSNorm, *Layer Normalization*'s
+# per-example statistic without its mean (notebook 07); none kept BatchNorm. What moved is where the
+# norm sits and what it normalizes. It went before each sublayer (Pre-LN, notebook 06),
+# then after it as well (Gemma's sandwich) or instead (OLMo 2's reordered norm); it spread to the
+# queries and keys (QK-norm, notebook 09); deep stacks got constants against depth (notebook 08). At
+# the edges, DyT and Derf drop the statistic, and nGPT keeps every vector on the unit sphere.
+
+# %% [markdown] jp-MarkdownHeadingCollapsed=true
+# ## The evidence
+#
+# Each question's claims, graded on the record; then nGPT and a map of today's open models.
+# Notebook 01's box *How to read a verdict* defines the verdict words.
+
+# %%
+from lnpaper import claims, stats
+from lnpaper.chapters.ch10_what_the_norm_computes import figures
+
+# %% [markdown]
+# ### E1 · The mean is redundant in a Pre-LN Transformer
+#
+# The rewrite's two steps (Jiang et al.): each output projection $y = zW^\top + c$ is centered as
+# $W \to W - \mathbf{1}\,\overline{W}_{\text{rows}}$, $c \to c - \bar c\,\mathbf{1}$, so that
+# $\bar y = 0$ for every input $z$; on a zero-mean input
+# $g \odot (x - \mu)/\sqrt{\sigma^2 + \epsilon} + b = g \odot x/\mathrm{RMS}(x) + b$ with the same
+# $\epsilon$, and the bias folds into the readers, $(r + b)W^\top + c = rW^\top + (Wb + c)$:
+
+# %%
+print(code(zero_mean._fold_bias))
+
+# %% [markdown]
+# The lesson's rewrite, checked (roundoff differs by machine):
+
+# %%
 assert gap < mean_claims.EXACT_BOUND, f"rewrite differs by {gap:.1e}"
 assert stream_mean < 1e-12, f"a norm reads a stream with mean / RMS {stream_mean:.1e}"
 print(f"max |logit difference| < {mean_claims.EXACT_BOUND:g};")
@@ -94,14 +217,10 @@ print(f"all {len(slots)} norm slots are RMSNorm;")
 print("the LayerNorm biases live in the readers' biases")
 
 # %% [markdown]
-# Does the equivalence survive training? The source calls the forms equivalent "in both training and
-# inference" for a rewrite whose main branch is kept zero-mean. `zero_mean_drift` (from the record)
-# checks the equality on ten seeds, at init and after training. Then it trains the plain rewrite,
-# with nothing keeping its writers centered, beside its LayerNorm twin (same init, same batches),
-# comparing their logits on held-out sequences. The rewrite is a different parameterization of the
-# same function, and training does not respect it: LayerNorm's gradient is orthogonal to
-# $\mathbf{1}$, RMSNorm's is not, and Adam's elementwise steps do not keep the writers centered, so
-# the rewritten stream acquires a mean of its own.
+# The source calls the forms equivalent "in both training and inference" for a rewrite kept
+# zero-mean. `zero_mean_drift` checks the equality on ten seeds, at init and after training, then
+# trains the free rewrite beside its LayerNorm twin (same init, same batches). LayerNorm's gradient
+# is orthogonal to $\mathbf{1}$, RMSNorm's is not.
 
 # %%
 drift = runs.zero_mean_drift()
@@ -134,39 +253,31 @@ print(claims.evidence(e1))
 claims.expect(e1, claims.REPRODUCED)
 
 # %% [markdown]
-# The exact part holds to roundoff, at init and on trained weights, and after training the two forms
-# are equally good models (**E1 reproduced**). But they are no longer the same model: after 100 Adam
-# steps their logits differ by about one unit, and the rewritten stream carries a mean again. For the
-# free rewrite the equivalence is one of functions at a point, not of training trajectories. The
-# source's training claim is for a rewrite kept zero-mean, which E1c tests.
+# The exact part holds to roundoff, at init and on trained weights, and the trained forms are equally
+# good models (**E1 reproduced**), though their logits end about one unit apart.
 
 # %%
 figures.zero_mean_drift(drift)
 
 # %% [markdown]
-# ### E1c · Kept zero-mean, does the rewrite train as Pre-LN does?
+# #### E1c · Kept zero-mean, does the rewrite train as Pre-LN does?
 #
 # Two things separate the free rewrite from its twin.
 #
 # - **The constraint.** Store each writer free, $\tilde W$, and compute with
-#   $W = \tilde W - \mathbf{1}\,\overline{\tilde W}_{\text{rows}}$ (a parametrization, `Centered`).
-#   The stream is then zero-mean whatever the optimizer does, and $\tilde W$'s gradient is the
-#   centered gradient. That is also the gradient the LayerNorm model's writers get: LayerNorm's
-#   backward pass removes the mean, so the gradient reaching the stream is orthogonal to
-#   $\mathbf{1}$. Under Adam the two models then keep the same moments and take the same steps.
-#   Re-centering the weights after each step instead would not match under Adam, whose moments
-#   would see the uncentered gradient.
-# - **The bias fold.** $c' = c + Wb$ merges two parameters into one. The LayerNorm model's
-#   steps change $W$ by $\delta\,(r + b)^\top$ and move $b$ as well; the rewrite's steps change
-#   $W$ by $\delta\, r^\top$ and $c'$ by $\delta$. They differ at first order. An RMSNorm that
-#   keeps $b$ as its own parameter ($g \odot x/\mathrm{RMS}(x) + b$, `BiasedRMSNorm`) removes the
-#   fold.
+#   $W = \tilde W - \mathbf{1}\,\overline{\tilde W}_{\text{rows}}$ (a parametrization, `Centered`):
+#   the stream is zero-mean whatever the optimizer does, and $\tilde W$'s gradient is the centered
+#   gradient the LayerNorm model's writers get, so under Adam both keep the same moments.
+#   Re-centering after each step would not match: Adam's moments would see the uncentered gradient.
+# - **The bias fold.** $c' = c + Wb$ merges two parameters. The LayerNorm model's steps change $W$
+#   by $\delta\,(r + b)^\top$ and move $b$; the rewrite's change $W$ by $\delta\, r^\top$ and $c'$
+#   by $\delta$: they differ at first order. `BiasedRMSNorm`, $g \odot x/\mathrm{RMS}(x) + b$,
+#   keeps $b$ apart.
 #
-# So the algebra predicts that, kept zero-mean with the biases kept, the rewrite is Pre-LN's model
-# at every step, up to roundoff, and with the biases folded it is not. `constrained_drift` (from the
-# record) trains three rewrites of each seed's model, each beside its LayerNorm twin, under Adam and
-# under plain SGD. It compares log-probabilities, since adding one constant to every logit does not
-# change the model.
+# So, kept zero-mean with the biases kept, the rewrite should be Pre-LN's model at every step, up to
+# roundoff, and with the biases folded it should not. `constrained_drift` trains three rewrites of
+# each seed's model, each beside its LayerNorm twin, under Adam and under plain SGD, and compares
+# log-probabilities (adding one constant to every logit does not change the model).
 
 # %%
 kept_arms = runs.constrained_drift()
@@ -211,45 +322,28 @@ print(claims.evidence(e1c))
 claims.expect(e1c, claims.PARTLY)
 
 # %% [markdown]
-# The prediction holds on both counts. Kept zero-mean with its biases kept, the rewrite stays
-# Pre-LN's model to roundoff, within $10^{-12}$ under both optimizers: the source's training
-# equivalence holds for the constraint. Folded, the rewrite leaves its twin by the first comparison
-# and ends 0.35 to 0.93 apart in log-probability, most of the free rewrite's drift. So E1's drift
-# comes mostly from the fold, not from the stream reacquiring a mean (**E1c partly**). The source's
-# own norms carry no affine and fold gain and bias alike; here only the bias is folded, so the full
-# fold is not run. The folded rewrites are no worse as models: they end within 0.01 nats of their
-# twins' held-out losses. A 2026 follow-up (arXiv:2605.14521), not read here, reports the
-# equivalence "partially broken in practical training".
-
-# %% [markdown]
+# Both hold. Kept zero-mean with its biases kept, the rewrite stays Pre-LN's model within
+# $10^{-12}$ under both optimizers: the source's training equivalence holds for the constraint.
+# Folded, it ends 0.35 to 0.93 apart in log-probability, most of the free rewrite's drift (**E1c
+# partly**). The source's own norms carry no affine and fold gain and bias alike; here only the bias
+# is folded, so the full fold is not run.
+# The folded rewrites end within 0.01 nats of their twins' held-out losses. A 2026 follow-up
+# (arXiv:2605.14521), not read here, reports the equivalence "partially broken in practical
+# training".
+#
 # The source's 1-10% time saving on GPUs (**E1b**) is a wall-time number: not checkable here.
 # Notebook 07 (P3) shows how much the CPU answer depends on how the two norms are written.
 
 # %%
 print(claims.BY_ID["E1b"].evaluate().verdict)
 
-# %%
-# Try it: at a third of the rate, 1e-3, do the two forms drift apart less? Two seeds,
-# live: about 10 s on one core. Uncomment and run.
-# mine = runs.zero_mean_drift(lr=1e-3, seeds=(0, 1))
-# print("loss difference at the end:", [f"{row[-1]:+.4f}" for row in mine.loss_drift])
-
 # %% [markdown]
-# ## E2 · The backward pass through the statistics (Xu et al. 2019)
+# ### E2 · The backward pass through the statistics (Xu et al. 2019)
 #
-# Is it LayerNorm's forward normalization that helps, or the gradients through its mean and
-# variance? Xu et al. (NeurIPS 2019, "Understanding and Improving Layer Normalization") pull the two
-# apart. DetachNorm computes LayerNorm's forward pass, $y = g \odot (a - \mu)/\sigma + b$, but treats
-# $\mu$, $\sigma$ or both as constants in the backward pass; LayerNorm-simple drops the gain and
-# bias. They claim that LayerNorm-simple is better than LayerNorm on four of their datasets, and
-# that detaching hurts. Here each variant fills every norm slot of a smaller Pre-norm model, sized
-# to fit the record's budget and trained on fresh data:
+# Xu et al. also claim that LayerNorm-simple, LayerNorm without its gain and bias, is better than
+# LayerNorm on four of their datasets. The lesson's study, every variant against LayerNorm:
 
 # %%
-print(code(lnpaper.norms.DetachNorm.forward))
-
-# %%
-detach = analysis.detach_study()
 for name, difference in mean_claims.detach_differences(detach).items():
     print(f"{name:>17} minus LayerNorm: {difference.text()}")
 
@@ -261,14 +355,11 @@ claims.expect(e2, claims.PARTLY)
 claims.expect(e2b, claims.REPRODUCED)
 
 # %% [markdown]
-# Dropping the gain and bias costs nothing: LayerNorm-simple is three thousandths of a nat lower, far
-# inside the 0.02 nats this ledger calls negligible, so "no worse" holds and "better" is not a
-# finding (**E2 partly**). Nor could it be here: the source's reason for "better" is over-fitting,
-# which gain and bias make more likely, and a model that sees fresh sequences cannot over-fit.
-# Cutting the statistics from the backward pass hurts, the mean's gradient more clearly than the
-# standard deviation's, whose effect stays undecided (**E2b reproduced**, if only just under Holm's
-# correction; CLAIMS.md). A 2026 study (arXiv:2605.26895), not read here, reports removing the scale
-# vectors harmful in LLM pre-training: a 2019 result on small models need not carry to today's.
+# LayerNorm-simple is three thousandths of a nat lower, far inside the negligible 0.02 nats: "no
+# worse" holds, "better" is not a finding (**E2 partly**). The source's reason for "better" is
+# over-fitting, which a model that sees fresh sequences cannot do. Detaching hurts (**E2b
+# reproduced**, if only just under Holm's correction). A 2026 study (arXiv:2605.26895), not read
+# here, reports removing the scale vectors harmful in LLM pre-training.
 
 # %%
 figures.detach_norms(detach)
@@ -284,11 +375,10 @@ print(claims.evidence(e2d))
 claims.expect(e2d, claims.PARTLY)
 
 # %% [markdown]
-# The premise holds: LayerNorm over-fits by about 0.29 nats. LayerNorm-simple over-fits by nearly as
-# much, and the two norms' held-out losses on the pool differ by less than the negligible margin.
-# Here the gain and bias are not where over-fitting comes from (**E2d partly**).
-
-# %% [markdown]
+# LayerNorm over-fits by about 0.29 nats, LayerNorm-simple by nearly as much, and their held-out
+# losses on the pool differ by less than the negligible margin: the gain and bias are not where
+# over-fitting comes from here (**E2d partly**).
+#
 # E2 ran both norms at one rate, 3e-3. **E2c**, declared before its run, gives each its own best of
 # three rates, picked by its training loss over the last 10 steps, and grades the picks as E2 does.
 
@@ -298,38 +388,25 @@ print(claims.evidence(e2c))
 claims.expect(e2c, claims.PARTLY)
 
 # %% [markdown]
-# Both pick 3e-3, the middle of the grid, so E2's shared rate was already each one's best: no
-# worse, with a gain too small to call (**E2c partly**).
-
-# %% [markdown]
-# ## Y1 · After DyT: Derf, and when a pointwise norm helps
+# Both pick 3e-3, the middle of the grid, so E2's shared rate was already each one's best
+# (**E2c partly**).
 #
-# When can a squashing function with no statistic stand in for the norm? DyT (Zhu et al. 2025,
-# notebook 06) replaces the norm by $\gamma \odot \tanh(\alpha x) + \beta$. Derf (arXiv:2512.10938)
-# uses $\gamma \odot \mathrm{erf}(\alpha x + s) + \beta$ with a learnable shift $s$
-# ($\alpha_0 = 0.5$, $s_0 = 0$ in its code); its README reports GPT-2 validation losses
+# ### Y1 · After DyT: Derf, and when a pointwise norm helps
+#
+# Derf's code starts at $\alpha_0 = 0.5$, $s_0 = 0$; its README reports GPT-2 validation losses
 # LayerNorm 2.94, DyT 2.97, Derf 2.94, out of reach here (**Y1b**). DyT's LLaMA models also multiply
 # the embedding by a learnable scalar initialized to $\sqrt d$. An independent 2026 study
 # (arXiv:2604.23434, abstract) finds DyT regime-dependent: better than LayerNorm when data is
-# scarce, worse with more. That is checkable in miniature: the same model (d = 32, 4 blocks) on
-# fresh sequences at every step, or on a 64-sequence pool cycled about 37 times.
-#
-# A squashing norm saturates where $|\alpha x + s| > 2$ ($\tanh 2 = 0.96$, $\mathrm{erf}\, 2 = 0.995$):
-# there its output no longer depends on its input. The cell measures how many values saturate.
+# scarce, worse with more. In miniature: the same model (d = 32, 4 blocks) on fresh sequences at
+# every step, or on a 64-sequence pool cycled about 37 times, with the share of saturated values.
 
 # %%
-print(code(lnpaper.norms.Derf.forward))
-
-# %%
-after = analysis.after_dyt_study()
 print("alpha_0 0.5, minus LayerNorm:")
 for (method, budget), difference in mean_claims.regime_differences(after).items():
     print(f"  {method:4s} {budget + ':':6s} {difference.text()}")
 for method in ("DyT", "Derf"):
     for a in analysis.Y1_ALPHAS:
-        fractions = analysis.mean_saturation(
-            after.runs[method], f"alpha {a:g}, fresh"
-        )
+        fractions = analysis.mean_saturation(after.runs[method], f"alpha {a:g}, fresh")
         span = f"{min(fractions):.3f}-{max(fractions):.3f}"
         print(f"{method} alpha_0 {a:g}: saturated values per slot {span}")
 for method in ("DyT", "Derf"):
@@ -354,34 +431,29 @@ claims.expect(y1, claims.NOT_EXERCISED)
 # the cycled pool every model overfits until it is worse than a uniform guess: held-out losses of
 # 3.87 to 4.70 nats against the uniform level of 2.77. DyT and Derf overfit less than LayerNorm (0.45
 # nats lower), but among models that all do worse than knowing nothing, "better" measures how
-# overconfidently each has memorized, not what it has learned. On fresh data DyT and Derf at
-# $\alpha_0 = 0.5$ are level with LayerNorm.
+# overconfidently each has memorized, not what it has learned.
 #
 # The study's regime variable is tokens per parameter, T/P: DyT ahead near 0.016, behind at 1.84. Our
-# pool (T/P 0.02) is close to its scarce cell; our fresh arm (T/P 0.73) is 40% of its rich cell. So
-# "worse with more data" is neither reached nor refuted here; Y1c goes further. The study is a
-# single-author preprint, weak evidence either way.
+# pool (T/P 0.02) is close to its scarce cell; our fresh arm (T/P 0.73) is 40% of its rich cell. The
+# study is a single-author preprint.
 #
 # Notebook 06 found DyT 0.17 nats *better* than LayerNorm on fresh data (d 64, 6 blocks); given each
-# its own best of three rates (T6b), the lead shrinks to 0.14 nats and holds. Here every arm runs at
-# one rate, 3e-3, so each gap mixes quality with sensitivity to the rate.
+# its own best of three rates (T6b), the lead shrinks to 0.14 nats. Here every arm runs at one rate,
+# 3e-3, so each gap mixes quality with sensitivity to the rate.
 #
 # $\alpha_0 = 0.5$ is the best initial value for both; $\alpha_0 = 1$ saturates half the final
-# norm's values. The embedding scalar hurts: our embeddings are already $N(0, 1)$, so multiplying
-# them by $\sqrt{32}$ saturates about half of the first slot's values at init. The scalar, we think,
-# is meant for far smaller embeddings.
+# norm's values. The embedding scalar hurts: our embeddings are already $N(0, 1)$, and $\sqrt{32}$
+# times them saturates about half of the first slot's values at init.
 
 # %%
 figures.after_dyt(after)
 
 # %% [markdown]
-# **Y1c: the rich cell.** Does DyT fall behind with more data, as the preprint finds at T/P 1.84?
-# Declared before its run: the same model and rate on fresh data for 400 steps, 102,400 predicted
-# tokens (T/P 1.95); DyT is worse if its held-out loss minus LayerNorm's, paired by seed, has its
-# interval above 0.
+# **Y1c: the rich cell.** Declared before its run: the lesson's longer training, the same model and
+# rate on fresh data for 400 steps, 102,400 predicted tokens (T/P 1.95); DyT is worse if its
+# held-out loss minus LayerNorm's, paired by seed, has its interval above 0.
 
 # %%
-rich = analysis.dyt_data_rich()
 y1c = claims.BY_ID["Y1c"].evaluate()
 print(claims.evidence(y1c))
 claims.expect(y1c, claims.REPRODUCED)
@@ -390,33 +462,25 @@ claims.expect(y1c, claims.REPRODUCED)
 figures.dyt_data_rich(rich)
 
 # %% [markdown]
-# At T/P near 2 DyT falls behind, by 0.15 nats, on every one of the ten seeds: the preprint's
-# direction, reproduced in miniature (**Y1c reproduced**). The curves show the two level to about
-# step 260 (T/P 1.3); then LayerNorm's loss drops faster and DyT's does not follow within the run.
-# Across the three budgets: a 64-sequence pool (T/P 0.02) DyT better, fresh data to T/P 0.73 level,
-# to T/P 1.95 worse. With one learning rate throughout, more tokens also means more steps, so "more
-# data" and "longer training" are one variable here.
-
-# %% [markdown]
-# ## Where the geometry ends: nGPT
+# DyT falls behind, by 0.15 nats, on every one of the ten seeds: the preprint's direction,
+# reproduced in miniature (**Y1c reproduced**). The curves show the two level to about step 260
+# (T/P 1.3); then LayerNorm's loss drops faster. Across the three budgets: a 64-sequence pool (T/P
+# 0.02) DyT better, fresh data to T/P 0.73 level, to T/P 1.95 worse. With one learning rate
+# throughout, more tokens also means more steps, so "more data" and "longer training" are one
+# variable here.
 #
-# Notebook 05 read LayerNorm geometrically: a norm puts each hidden vector on a sphere, and a
-# scale-invariant weight moves by angles. nGPT (Loshchilov et al. 2024) takes that reading to its
-# end. Every embedding, hidden state and weight row is kept on the unit sphere, renormalized after
-# each optimizer step, and a block moves the stream part of the way toward its output,
-# $h \leftarrow \mathrm{Norm}(h + \alpha\,(\mathrm{Norm}(F(h)) - h))$, with learnable step sizes
-# $\alpha$ initialized to 0.05; no norm layers are left to place. Its claim, 4 to 20 times fewer
-# steps to the same loss, is out of reach: its README says the gain shows only late, around 200k
-# steps. We describe it and claim nothing.
+# ### Where the geometry ends: nGPT
 #
-# ## A map of today's open models
+# nGPT (Loshchilov et al. 2024) takes notebook 05's sphere to its end: every embedding, hidden state
+# and weight row stays on the unit sphere, and a block moves the stream part of the way toward its
+# output, $h \leftarrow \mathrm{Norm}(h + \alpha\,(\mathrm{Norm}(F(h)) - h))$, with step sizes
+# $\alpha$ starting at 0.05. Its claim, 4 to 20 times fewer steps, shows only late (around 200k steps,
+# its README says): described, not claimed.
 #
-# Every open model below normalizes with [RMSNorm][nb07]: it keeps *Layer Normalization*'s
-# per-example statistic and drops its mean; none kept BatchNorm (notebook 01). What moved is where
-# the statistic is taken and what else is normalized: the sublayer's output as well as its input, the
-# queries and keys as well as the stream. The table shows where the norm sits and what it computes,
-# from Hugging Face `transformers`' modeling files and the models' reports; each entry links to the
-# notebook that measures that choice.
+# ### A map of today's open models
+#
+# Where the norm sits and what it computes, from Hugging Face `transformers`' modeling files and the
+# models' reports; each entry links to the notebook that measures that choice.
 #
 # | model | placement | gains | on queries and keys | embedding | logits |
 # |---|---|---|---|---|---|
@@ -449,8 +513,11 @@ figures.dyt_data_rich(rich)
 # [g1]: 09_logits_and_placement.ipynb#g1-the-gains-embeddings-and-caps-of-gemma
 
 # %% [markdown]
-# ## Claims checked here
+# ### Claims checked here
 
 # %%
-print(claims.checked_here(["E1", "E1c", "E1b", "E2", "E2c", "E2d", "E2b",
-                           "Y1", "Y1c", "Y1b"]))
+print(
+    claims.checked_here(
+        ["E1", "E1c", "E1b", "E2", "E2c", "E2d", "E2b", "Y1", "Y1c", "Y1b"]
+    )
+)

@@ -3,10 +3,14 @@
 Every page is loaded from disk in headless Chromium with the network switched off and every request
 that is not a local file refused and recorded. On each page: no TeX is left untypeset, every image
 decodes, every local resource the page asks for exists, every link inside the book points at a
-file and an anchor that exist, and the page logs no error. The claims table fits the page's column
-at two window widths, and no code block or output of a notebook scrolls
-sideways in a laptop's window. Without Chromium these tests are skipped with a message; the book's
-table of contents is checked in any case.
+file and an anchor that exist, and the page logs no error. A notebook page opens on its lesson with
+its evidence folded (book/_js/lnpaper.js): its button shows the evidence, and a link to an anchor
+inside the evidence opens it. No page scrolls sideways, on a phone (390 px) or in a wide window;
+the claims table fits the page's column at every window width, no table cell breaks a number
+across lines, and no code block or output of a notebook scrolls sideways in a laptop's window.
+The reproduction report names its machine and commit and folds its long tables. Without Chromium
+the browser's tests are skipped with a message; the book's table of contents and the report's
+text are checked in any case.
 """
 
 import re
@@ -17,6 +21,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 import yaml
 
+from lnpaper import reproduce
 from lnpaper.figures import FIGURES
 
 pytestmark = pytest.mark.slow  # reads the built book (make book) in a browser
@@ -79,19 +84,115 @@ INSPECT_PAGE = """async () => {
 }"""
 
 # Each table in the page's text column: how wide it is (all of it, also what a scrolling wrapper
-# hides), how much room the column leaves inside its padding, and its longest cell.
+# hides), how much room the column leaves inside its padding, whether it scrolls inside its own
+# wrapper, and its longest cell.
 MEASURE_TABLES = """() => [...document.querySelectorAll("article table")].map((table) => {
   const column = table.closest("article");
   const style = getComputedStyle(column);
+  const wrapper = table.parentElement;
   const cells = [...table.querySelectorAll("th, td")].map((cell) => cell.textContent.trim());
   return {
     width: table.getBoundingClientRect().width,
     room: column.getBoundingClientRect().width - parseFloat(style.paddingLeft)
       - parseFloat(style.paddingRight) - parseFloat(style.borderLeftWidth)
       - parseFloat(style.borderRightWidth),
+    scrolls: wrapper.scrollWidth > wrapper.clientWidth + 1,
     longest_cell: cells.reduce((a, b) => (b.length > a.length ? b : a), ""),
   };
 })"""
+
+# How far the page itself scrolls sideways (0 when it does not), and each display formula wider
+# than its box that does not scroll inside that box (so its end is cut off).
+MEASURE_PAGE = """() => {
+  const page = document.scrollingElement;
+  return {
+    overflow: page.scrollWidth - page.clientWidth,
+    cut_formulas: [...document.querySelectorAll("mjx-container[display]")]
+      .filter((math) => math.scrollWidth > math.clientWidth + 1
+        && !["auto", "scroll"].includes(getComputedStyle(math).overflowX))
+      .map((math) => math.textContent.slice(0, 60)),
+  };
+}"""
+
+# Each number in a table cell (1, -0.25, +3.1e-05, 12%, also inside brackets or before a comma)
+# that the cell breaks across two lines.
+BROKEN_NUMBERS = """() => {
+  const number = /^[-+]?(\\d+\\.?\\d*|\\.\\d+)(e[-+]?\\d+)?%?$/;
+  const broken = [];
+  for (const cell of document.querySelectorAll("article td, article th")) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const node = walker.currentNode;
+      for (const match of node.nodeValue.matchAll(/\\S+/g)) {
+        if (!number.test(match[0].replace(/^[[(]+|[\\]),;:]+$/g, ""))) { continue; }
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...range.getClientRects()].map((rect) => Math.round(rect.top)));
+        if (lines.size > 1) { broken.push(match[0]); }
+      }
+    }
+  }
+  return broken;
+}"""
+
+# A notebook page's lesson and evidence as the reader sees them: whether the lesson ("## The
+# lesson") shows, how many of the evidence's elements there are and how many show (all but its
+# heading and the button that folds it), the button's label, and the anchors inside the evidence
+# (all, and its subsections').
+EVIDENCE = """() => {
+  const section = document.getElementById("the-evidence");
+  const lesson = document.getElementById("the-lesson");
+  const state = {lesson: !!lesson && lesson.checkVisibility()
+    && lesson.getBoundingClientRect().height > 0};
+  if (!section || section.tagName !== "SECTION") { return {...state, present: false}; }
+  const toggle = section.querySelector(".lnpaper-evidence-toggle");
+  const content = [...section.querySelectorAll("p, li, pre, img, table, h3, h4, mjx-container")]
+    .filter((el) => !el.closest("h2") && !(toggle && toggle.contains(el)));
+  return {
+    ...state,
+    present: true,
+    content: content.length,
+    shown: content.filter((el) => el.checkVisibility()).length,
+    toggle: toggle ? toggle.textContent.trim() : null,
+    ids: [...section.querySelectorAll("[id]")].map((el) => el.id),
+    sections: [...section.querySelectorAll("section[id]")].map((el) => el.id),
+  };
+}"""
+# Every folded table of the reproduction report (each inside a <details>), opened.
+OPEN_DETAILS = "() => document.querySelectorAll('details').forEach((d) => { d.open = true; })"
+EVIDENCE_SHOW = "Show the evidence: graded claims, tables and tests"
+EVIDENCE_HIDE = "Hide the evidence"
+
+# The element an address's anchor names, once the page has scrolled to it (a smooth scroll settles
+# within 120 frames): found, shown, and in the window.
+LINK_TARGET = """async (id) => {
+  const target = document.getElementById(id);
+  if (!target) { return {found: false, shown: false, in_view: false}; }
+  let top = NaN;
+  for (let frame = 0; frame < 120; frame++) {
+    await new Promise((resolve) => requestAnimationFrame(resolve));
+    const now = target.getBoundingClientRect().top;
+    if (now === top) { break; }
+    top = now;
+  }
+  const shown = target.checkVisibility() && target.getBoundingClientRect().height > 0;
+  return {found: true, shown: shown, in_view: top >= 0 && top < innerHeight};
+}"""
+
+# A click on the page's own contents (the secondary sidebar) link to an anchor; the link may be
+# in a collapsed part of the contents, so it is clicked from the script, as a reader's click would.
+CLICK_CONTENTS_LINK = """(id) => {
+  const link = [...document.querySelectorAll(".bd-sidebar-secondary a[href]")]
+    .find((a) => a.getAttribute("href") === "#" + id);
+  if (link) { link.click(); }
+}"""
+
+# Each table of the page as it loads: its rows, and whether a closed <details> folds it.
+FOLDED_TABLES = """() => [...document.querySelectorAll("article table")].map((table) => ({
+  rows: table.tBodies.length ? table.tBodies[0].rows.length : 0,
+  folded: !!table.closest("details:not([open])"),
+}))"""
 
 
 # Each code block (a pre, in a cell's input or output) and each cell output that is wider than the
@@ -138,7 +239,8 @@ def pages() -> dict:
     index = HTML / "index.html"
     if not index.exists():
         pytest.fail("book/_build/html is missing: run `make book` (`make test` runs it first)")
-    sources = [*(ROOT / "notebooks").glob("*.ipynb"), ROOT / "CLAIMS.md", *BOOK.glob("*.*")]
+    sources = [*(ROOT / "notebooks").glob("*.ipynb"), ROOT / "CLAIMS.md", *BOOK.glob("*.*"),
+               *BOOK.glob("_css/*"), *BOOK.glob("_js/*")]  # fmt: skip
     stale = [str(p.relative_to(ROOT)) for p in sources if p.stat().st_mtime > index.stat().st_mtime]
     assert not stale, f"the book is older than {stale}: run `make book`"
 
@@ -175,16 +277,71 @@ def pages() -> dict:
             page.on("pageerror", lambda error, errors=errors: errors.append(str(error)))
             page.goto(path.as_uri(), wait_until="load")
             seen = page.evaluate(INSPECT_PAGE)
+            evidence = {"at_load": page.evaluate(EVIDENCE)}
+            folded_tables = page.evaluate(FOLDED_TABLES)
+            # Then everything a reader can unfold is opened and measured: the evidence, through
+            # its button as a reader would, and the report's folded tables.
+            toggle = page.locator(".lnpaper-evidence-toggle")
+            if toggle.count():
+                toggle.first.click()
+                evidence["opened"] = page.evaluate(EVIDENCE)
+            page.evaluate(OPEN_DETAILS)
             scrolling = page.evaluate(MEASURE_SCROLLING)  # at VIEWPORTS[0], a laptop's window
-            tables = {}
+            tables, layout, broken_numbers = {}, {}, {}
             for viewport in VIEWPORTS:
                 page.set_viewport_size(viewport)
                 tables[viewport["width"]] = page.evaluate(MEASURE_TABLES)
+                layout[viewport["width"]] = page.evaluate(MEASURE_PAGE)
+                broken_numbers[viewport["width"]] = page.evaluate(BROKEN_NUMBERS)
             page.close()
             report[path] = {**seen, "tables": tables, "scrolling": scrolling, "outside": outside,
-                            "missing": missing, "errors": errors}  # fmt: skip
+                            "missing": missing, "errors": errors, "evidence": evidence,
+                            "layout": layout, "broken_numbers": broken_numbers,
+                            "folded_tables": folded_tables, "opened_by_link": {}}  # fmt: skip
+        # Anchors inside a notebook's evidence, reached with the evidence folded: an address
+        # loaded afresh (another page's link, a bookmark), or the page's own contents clicked.
+        # Chromium opens an element hidden "until-found" by itself when an address names
+        # something inside it; a browser that cannot (Safari) relies on the book's script, tried
+        # here in a context that hides Chromium's support from it.
+        without = browser.new_context(offline=True, viewport=VIEWPORTS[0])
+        without.add_init_script("delete HTMLElement.prototype.onbeforematch;")
+        browsers = {"": context, " (no until-found)": without}
+        for path, fragment, how, which in sorted(links_into_evidence(report)):
+            page = browsers[which].new_page()
+            if how == "address":
+                page.goto(f"{path.as_uri()}#{fragment}", wait_until="load")
+            else:
+                page.goto(path.as_uri(), wait_until="load")
+                page.evaluate(CLICK_CONTENTS_LINK, fragment)
+            report[path]["opened_by_link"][f"{how} #{fragment}{which}"] = page.evaluate(
+                LINK_TARGET, fragment
+            )
+            page.close()
         browser.close()
     return report
+
+
+def links_into_evidence(report: dict) -> set[tuple[Path, str, str, str]]:
+    """(page, anchor, how, browser) for each anchor inside a notebook's evidence that another page
+    of the book links to, reached by its address; and for each notebook with an evidence, its
+    "Claims checked here" (or its evidence's first subsection) by address and by a click on the
+    page's contents, in Chromium and in Chromium without "until-found" ("" and " (no
+    until-found)", the keys of the fixture's browsers)."""
+    inside, chosen = {}, set()
+    for path, seen in report.items():
+        inside[path] = set(seen["evidence"]["at_load"].get("ids", []))
+        sections = seen["evidence"]["at_load"].get("sections", [])
+        if sections:
+            own = "claims-checked-here" if "claims-checked-here" in sections else sections[0]
+            for how in ("address", "click"):
+                chosen |= {(path, own, how, ""), (path, own, how, " (no until-found)")}
+    for source, seen in report.items():
+        for href in seen["links"]:
+            url = urlsplit(href)
+            target, fragment = Path(unquote(url.path)), unquote(url.fragment)
+            if url.scheme == "file" and target != source and fragment in inside.get(target, ()):
+                chosen.add((target, fragment, "address", ""))
+    return chosen
 
 
 def test_the_book_has_its_pages(pages):
@@ -227,14 +384,103 @@ def test_the_claims_table_fits_the_page_column_and_its_cells_are_short(pages):
 def test_the_reproduction_reports_tables_fit_the_full_column(pages):
     """Each table of the reproduction report gives its answer first (claim, what is decided,
     recorded and now, same or moved) and the numbers behind it after; in the full 784 px column
-    the whole of every table is in view, with no scrolling sideways."""
+    the whole of every table (unfolded) is in view, with no scrolling sideways."""
     tables = pages[HTML / "_generated" / "reproduction.html"]["tables"][FULL_COLUMN["width"]]
     assert tables, "the reproduction report shows no table"
     for table in tables:
-        assert table["width"] <= table["room"], (
+        assert table["width"] <= table["room"] and not table["scrolls"], (
             f"a table of the reproduction report is {table['width']} px wide in a "
-            f"{table['room']} px column"
+            f"{table['room']} px column{' and scrolls in its box' if table['scrolls'] else ''}"
         )
+
+
+def test_the_reproduction_reports_long_tables_are_folded_when_it_loads(pages):
+    tables = pages[HTML / "_generated" / "reproduction.html"]["folded_tables"]
+    assert tables, "the reproduction report shows no table"
+    for table in tables:
+        if table["rows"] > reproduce.FOLD_ROWS:
+            assert table["folded"], f"a table of {table['rows']} rows is not folded"
+
+
+# The report the book shows (`make book` copies a fresh one from `make reproduce`, else the
+# committed one) and the committed one.
+REPORTS = {"shown": BOOK / "_generated" / "reproduction.md",
+           "committed": BOOK / "reproduction_report.md"}  # fmt: skip
+TITLE = re.compile(r"# Reproduction report: commit \S+( \+ changes to src/)? on .+ \([A-Z0-9_]+\)")
+
+
+@pytest.mark.parametrize("which", sorted(REPORTS))
+def test_the_reproduction_report_names_its_machine_and_commit_and_folds_long_tables(which):
+    """Read in the book on any machine, the report names the machine and commit it came from
+    (never "this machine"), and each table longer than FOLD_ROWS is inside a <details>."""
+    path = REPORTS[which]
+    if not path.exists():
+        pytest.fail(f"{path.relative_to(ROOT)} is missing: run `make book`")
+    lines = path.read_text().splitlines()
+    assert TITLE.fullmatch(lines[0]), f"the report's title names no machine or commit: {lines[0]}"
+    assert "this machine" not in path.read_text()
+    depth, rows = 0, 0  # <details> open around this line; rows of the table outside any
+    for line in [*lines, ""]:
+        depth += line.startswith("<details") - line.startswith("</details>")
+        if line.startswith("|") and depth == 0:
+            rows += 1
+        else:
+            assert rows - 2 <= reproduce.FOLD_ROWS, f"a table of {rows - 2} rows is not folded"
+            rows = 0
+
+
+@pytest.mark.parametrize("width", [390, FULL_COLUMN["width"]])
+def test_no_page_scrolls_sideways(pages, width):
+    """At a phone's 390 px and in a wide window, the page itself never scrolls sideways (a wide
+    table or code block scrolls inside its own box), and no display formula is cut off."""
+    for path, seen in pages.items():
+        layout = seen["layout"][width]
+        assert layout["overflow"] <= 1, (
+            f"{path.relative_to(HTML)} scrolls {layout['overflow']} px sideways at {width} px"
+        )
+        assert not layout["cut_formulas"], (
+            f"{path.relative_to(HTML)}: formulas cut off at {width} px: {layout['cut_formulas']}"
+        )
+
+
+def test_no_table_cell_breaks_a_number(pages):
+    for path, seen in pages.items():
+        for width, broken in seen["broken_numbers"].items():
+            assert not broken, (
+                f"{path.relative_to(HTML)} at {width} px: numbers broken across lines: {broken[:5]}"
+            )
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_a_notebook_opens_on_its_lesson_and_its_button_shows_the_evidence(pages, name):
+    """Notebook pages open with '## The lesson' in view and '## The evidence' folded; the button
+    under the evidence's heading shows it (book/_js/lnpaper.js). A notebook not yet split into
+    the two fails here."""
+    evidence = pages[HTML / "notebooks" / f"{name}.html"]["evidence"]
+    at_load = evidence["at_load"]
+    assert at_load["present"], f"{name} has no section '## The evidence': nothing is folded"
+    assert at_load["lesson"], f"{name}: the lesson ('## The lesson') is not shown"
+    assert at_load["content"], f"{name}: the evidence is empty"
+    assert at_load["shown"] == 0, (
+        f"{name}: {at_load['shown']} of the evidence's {at_load['content']} elements show at load"
+    )
+    assert at_load["toggle"] == EVIDENCE_SHOW
+    opened = evidence["opened"]
+    assert opened["toggle"] == EVIDENCE_HIDE
+    assert opened["shown"] == opened["content"], (
+        f"{name}: {opened['shown']} of the evidence's {opened['content']} elements show once opened"
+    )
+    assert opened["lesson"]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_a_link_into_the_evidence_opens_it(pages, name):
+    """An address naming an anchor inside the evidence (another page's link, a reader's bookmark)
+    and a click on the page's contents open the evidence and bring the anchor into view."""
+    opened = pages[HTML / "notebooks" / f"{name}.html"]["opened_by_link"]
+    assert opened, f"{name}: no anchor inside an evidence to link to (no '## The evidence')"
+    for link, target in opened.items():
+        assert target["found"] and target["shown"] and target["in_view"], f"{name} {link}: {target}"
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

@@ -39,3 +39,13 @@ def test_each_figure_has_a_finding_and_a_link_to_its_notebook():
         assert NOTEBOOK_LINK.findall(text) == [FIGURES[name].notebook], (
             f"{name}: the text under it should link its notebook {FIGURES[name].notebook}"
         )
+
+
+def test_the_readme_and_claims_lead_with_the_same_finding():
+    """The README and CLAIMS.md open with what the companion found, in the same words."""
+    from lnpaper.ledger import FOUND
+
+    found = " ".join(" ".join(FOUND).split())
+    for page, lines in (("README.md", 20), ("CLAIMS.md", 12)):
+        top = " ".join(" ".join((ROOT / page).read_text().splitlines()[:lines]).split())
+        assert found in top, f"{page} does not open with the ledger's finding"

@@ -459,6 +459,43 @@ def _this_machine() -> str:
     return f"{record.cpu_model() or 'CPU model unknown'}, native {capability}"
 
 
+def title_line(commit: str, machine: str) -> str:
+    """The report's first line: which code was checked, on which machine (`_this_machine`: its CPU
+    model and native capability). The book shows the committed report of a writer's run wherever
+    it is read, so the report names its machine and commit rather than saying "this machine"."""
+    model, _, capability = machine.rpartition(", ")
+    capability = capability.removeprefix("native ")
+    return f"# Reproduction report: commit {commit} on {model} ({capability})"
+
+
+# A table longer than this many rows is folded (a <details>, closed, that GitHub and the book both
+# show as a line to click), so that the report's answer and its short tables stay in view.
+FOLD_ROWS = 15
+
+
+def fold_long_tables(lines: list[str]) -> list[str]:
+    """`lines` with each Markdown table of more than FOLD_ROWS rows inside a closed <details>."""
+    folded: list[str] = []
+    index = 0
+    while index < len(lines):
+        is_head = index + 1 < len(lines) and lines[index + 1].startswith("|---")
+        if not (lines[index].startswith("| ") and is_head):
+            folded.append(lines[index])
+            index += 1
+            continue
+        end = index + 2
+        while end < len(lines) and lines[end].startswith("| "):
+            end += 1
+        table = lines[index:end]
+        rows = len(table) - 2
+        if rows > FOLD_ROWS:
+            table = ['<details class="lnpaper-table">', f"<summary>Show the table: {rows} rows"
+                     "</summary>", "", *table, "", "</details>"]  # fmt: skip
+        folded += table
+        index = end
+    return folded
+
+
 def _interval(decision: stats.Decision) -> str:
     if decision.evidence:
         return decision.evidence.split(", band")[0]
@@ -516,8 +553,9 @@ FRAGILE_IN_WORDS = (
 
 
 def answer_lines(problems, quantities, verdicts, decisions) -> list[str]:
-    """The report's first lines: whether the check passed, then how many verdicts, quantities and
-    decisions came out the same, and the claims of those that moved or changed."""
+    """The report's first lines after its title (`title_line`, which names the machine): whether
+    the check passed, then how many verdicts, quantities and decisions came out the same, and the
+    claims of those that moved or changed."""
     moved_verdicts = [row[0] for row in verdicts if row[-1] == "moved (fragile)"]
     changed_verdicts = [row[0] for row in verdicts if row[-1] == "CHANGED"]
     same = len(verdicts) - len(moved_verdicts) - len(changed_verdicts)
@@ -529,7 +567,7 @@ def answer_lines(problems, quantities, verdicts, decisions) -> list[str]:
     if problems:
         verdict = f"**The check failed**: {len(problems)} problem(s), listed under *What failed*."
     else:
-        verdict = ("**The check passed**: every experiment was recomputed on this machine, and "
+        verdict = ("**The check passed**: every experiment was recomputed on that machine, and "
                    "every quantity lay within its tolerance.")  # fmt: skip
     return [
         verdict,
@@ -548,15 +586,17 @@ def answer_lines(problems, quantities, verdicts, decisions) -> list[str]:
 
 def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical, minutes,
                     workers, path, work_lines=()) -> str:  # fmt: skip
-    """The report: its answer first (`answer_lines`), then what the check does, this run's details,
-    and the tables, each with its answer columns first and the numbers behind them after."""
+    """The report: its title naming the commit and the machine, its answer (`answer_lines`), then
+    what the check does, this run's details, and the tables, each with its answer columns first and
+    the numbers behind them after, a long one folded (`fold_long_tables`)."""
     env = f"MKL_CBWR={os.environ['MKL_CBWR']}" if os.environ.get("MKL_CBWR") else ""
     problems = check_problems(recorded, fresh, quantities, verdicts, decisions)
     loose = [row for row in quantities if row[-2]]
     fragile = [row for row in decisions if row.recorded.fragile]
     moved = [row for row in decisions if row.changed]
+    commit, machine, today = _commit(), _this_machine(), datetime.date.today().isoformat()
     lines = [
-        "# Reproduction report: this machine against the record",
+        title_line(commit, machine),
         "",
         *answer_lines(problems, quantities, verdicts, decisions),
         "",
@@ -567,20 +607,21 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
         "## What the check does",
         "",
         "`python -m lnpaper reproduce` (run by `make test`) recomputes every experiment in",
-        "`results/` on this machine and compares it with the record. Each quantity a verdict rests",
-        "on must lie within its tolerance: a roundoff bound for exact quantities, 3 standard errors",
-        "of the difference for aggregates over seeds, a binomial bound for counts of runs. Each",
-        "decision (an interval against its boundary) must come out the same unless the record marks",
-        "it fragile: its interval lay within the robustness band of its boundary (`lnpaper.stats`:",
-        "3 sqrt(2) standard errors, what a passing quantity check lets an edge move), so a machine",
-        "that reproduces every quantity may still put it on the other side. A fragile decision that",
-        "moved is listed, not failed; a verdict may move only through fragile decisions.",
+        "`results/` on the machine it runs on and compares it with the record. Each quantity a",
+        "verdict rests on must lie within its tolerance: a roundoff bound for exact quantities, 3",
+        "standard errors of the difference for aggregates over seeds, a binomial bound for counts",
+        "of runs. Each decision (an interval against its boundary) must come out the same unless",
+        "the record marks it fragile: its interval lay within the robustness band of its boundary",
+        "(`lnpaper.stats`: 3 sqrt(2) standard errors, what a passing quantity check lets an edge",
+        "move), so a machine that reproduces every quantity may still put it on the other side. A",
+        "fragile decision that moved is listed, not failed; a verdict may move only through fragile",
+        "decisions.",
         "",
         "## This run",
         "",
-        f"- code: commit {_commit()}, {datetime.date.today().isoformat()}",
+        f"- code: commit {commit}, {today}",
         f"- record: {len(recorded)} entries, {_machine(recorded)}",
-        f"- now: {_this_machine()}, recomputed on {path}"
+        f"- now: {machine}, recomputed on {path}"
         + (f" ({env})" if env else "")
         + f", {workers} worker(s), {minutes:.1f} min",
         f"- {identical} of {len(recorded)} entries came out bit for bit identical",
@@ -602,7 +643,7 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
         "",
         *quantity_table(quantities),
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(fold_long_tables(lines)) + "\n"
 
 
 # Each table's columns: the answer first (what is decided, as recorded and now, and whether it
