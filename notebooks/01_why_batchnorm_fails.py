@@ -33,6 +33,7 @@ from lnpaper.data import digits
 lnpaper.setup()
 
 # %% [markdown]
+#
 # ## The lesson
 #
 # ### Why normalize at all
@@ -229,6 +230,7 @@ for name in ("layernorm", "batchnorm", "paper's batchnorm"):
 #   same table, read along the other axis).
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
+#
 # ## The evidence
 #
 # For a second reading: the tests behind each graded claim of the lesson, the batch-size

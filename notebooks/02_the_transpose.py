@@ -33,6 +33,7 @@ from lnpaper.source import code
 lnpaper.setup()
 
 # %% [markdown]
+#
 # ## The lesson
 #
 # ### The table
@@ -231,6 +232,7 @@ exercises.check_rms_norm(my_rms_norm)
 #   divided by $s$.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
+#
 # ## The evidence
 #
 # For a second reading: the tests behind F1-F3, and F4, LayerNorms in the wild that are *not* the

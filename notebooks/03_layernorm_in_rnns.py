@@ -37,6 +37,7 @@ from lnpaper.source import code
 lnpaper.setup()
 
 # %% [markdown]
+#
 # ## The lesson
 #
 # The paper was written for recurrent networks: five of its seven experiments are RNNs. Notebook
@@ -251,6 +252,7 @@ print(f"{name:40s} {early(best, 'LSTM'):7.3f} {early(best, 'LN-LSTM'):8.3f}")
 #   not end better.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
+#
 # ## The evidence
 #
 # Each claim of the lesson with its test, its numbers and its verdict, for a second reading.

@@ -34,6 +34,7 @@ from lnpaper.source import lines
 lnpaper.setup()
 
 # %% [markdown]
+#
 # ## The lesson
 #
 # Notebook 03 read each 8 x 8 digit in 8 steps, too short for the questions recurrent BatchNorm
@@ -179,6 +180,7 @@ for margin, by_norm in analysis.cnn_summary(cnn).items():
 #   border units, and practice kept BatchNorm there.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
+#
 # ## The evidence
 #
 # The graded claims behind the lesson, each with its test, its numbers and its verdict, for a

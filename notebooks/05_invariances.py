@@ -32,6 +32,7 @@ from lnpaper.chapters.ch05_invariances import figures, invariance, runs, runs_ge
 lnpaper.setup()
 
 # %% [markdown]
+#
 # ## The lesson
 #
 # ### The symptom: one case made three times larger
@@ -169,6 +170,7 @@ figures.sgd_geometry(sgd)
 #   rate $\eta / \lVert W \rVert^2$ falls as it grows.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
+#
 # ## The evidence
 #
 # Table 1's numbers, the reparameterization's identities, and Section 5's geometry claim by claim

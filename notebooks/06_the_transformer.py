@@ -40,6 +40,7 @@ from lnpaper.source import excerpt
 lnpaper.setup()
 
 # %% [markdown]
+#
 # ## The lesson
 #
 # ### Why LayerNorm fit the Transformer
@@ -229,6 +230,7 @@ figures.warmup_curves(study)
 #   across depth, width, rate and data without tuning, so it stays the default.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
+#
 # ## The evidence
 #
 # The graded claims T1 to T7 in full, for a second reading: the source's setting beside ours, the

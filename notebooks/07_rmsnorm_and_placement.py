@@ -32,6 +32,7 @@ from lnpaper.chapters.ch07_rmsnorm_placement import runs
 lnpaper.setup()
 
 # %% [markdown]
+#
 # ## The lesson
 #
 # ### The symptom: a shift RMSNorm lets through
@@ -141,6 +142,7 @@ print(f"RMSNorm - LayerNorm: {final['RMSNorm'] - final['LayerNorm']:+.3f}")
 #   Peri-LN after it as well.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
+#
 # ## The evidence
 #
 # P1-P5 with their tests: the formula and its $\epsilon$, quality, speed, pRMSNorm, placement, and

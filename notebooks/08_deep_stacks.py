@@ -32,6 +32,7 @@ from lnpaper.source import lines
 lnpaper.setup()
 
 # %% [markdown]
+#
 # ## The lesson
 #
 # Notebook 06 left two questions about depth. Post-LN needs warmup: does that get worse as the stack
@@ -160,6 +161,7 @@ print(lines(TransformerLM.__init__, "input_scale=(index + 1) ** -0.5"))
 #    inputs by $1/\sqrt l$.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
+#
 # ## The evidence
 #
 # Each fix's claims, graded on the record. The sources' own numbers (1,000 layers, BLEU, 7B

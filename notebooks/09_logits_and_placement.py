@@ -32,6 +32,7 @@ from lnpaper.source import code, excerpt, lines
 lnpaper.setup()
 
 # %% [markdown]
+#
 # ## The lesson
 #
 # The code of today's open models holds normalizers none of the earlier notebooks explain: a norm on
@@ -153,6 +154,7 @@ print(
 #    $1 + w$, so that weight decay pulls them toward 1.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
+#
 # ## The evidence
 #
 # Each bound's claims, graded on the record: QK-norm (**Q1**, **Q1c**, **Q1b**), OLMo 2's reordered

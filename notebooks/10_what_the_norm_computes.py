@@ -34,6 +34,7 @@ from lnpaper.source import code, excerpt
 lnpaper.setup()
 
 # %% [markdown]
+#
 # ## The lesson
 #
 # Three questions that *Layer Normalization* (Ba, Kiros, Hinton 2016) left open have been asked
@@ -181,6 +182,7 @@ print(f"DyT  minus LayerNorm, {steps} steps: {dyt - layernorm:+.3f} nats")
 # the edges, DyT and Derf drop the statistic, and nGPT keeps every vector on the unit sphere.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
+#
 # ## The evidence
 #
 # Each question's claims, graded on the record; then nGPT and a map of today's open models.

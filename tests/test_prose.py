@@ -80,6 +80,13 @@ def test_each_notebook_is_a_lesson_then_its_evidence_folded(path):
     assert headings[1][1].get("jp-MarkdownHeadingCollapsed") is True, (
         f"{path.stem}: the evidence's heading cell does not open collapsed in JupyterLab"
     )
+    # Tools that read a notebook's markdown as one text, its cells joined by spaces, find each
+    # heading at the start of a line: its cell opens with a blank line.
+    joined = " ".join(
+        reading_time.text_of(cell["source"]) for cell in cells if cell["cell_type"] == "markdown"
+    )
+    for heading in (LESSON, EVIDENCE):
+        assert re.search(f"^{heading}$", joined, re.M), f"{path.stem}: {heading} starts no line"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
