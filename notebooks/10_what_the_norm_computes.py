@@ -329,9 +329,9 @@ claims.expect(e1c, claims.PARTLY)
 # Folded, it ends 0.35 to 0.93 apart in log-probability, most of the free rewrite's drift (**E1c
 # partly**). The source's own norms carry no affine and fold gain and bias alike; here only the bias
 # is folded, so the full fold is not run.
-# The folded rewrites end within 0.01 nats of their twins' held-out losses. A 2026 follow-up
-# (arXiv:2605.14521), not read here, reports the equivalence "partially broken in practical
-# training".
+# The folded rewrites end within 0.01 nats of their twins' held-out losses. Whether the equivalence
+# survives practical training is the subject of a 2026 follow-up (arXiv:2605.14521; a pointer, not
+# read here).
 #
 # The source's 1-10% time saving on GPUs (**E1b**) is a wall-time number: not checkable here.
 # Notebook 07 (P3) shows how much the CPU answer depends on how the two norms are written.
@@ -360,8 +360,8 @@ claims.expect(e2b, claims.REPRODUCED)
 # LayerNorm-simple is three thousandths of a nat lower, far inside the negligible 0.02 nats: "no
 # worse" holds, "better" is not a finding (**E2 partly**). The source's reason for "better" is
 # over-fitting, which a model that sees fresh sequences cannot do. Detaching hurts (**E2b
-# reproduced**, if only just under Holm's correction). A 2026 study (arXiv:2605.26895), not read
-# here, reports removing the scale vectors harmful in LLM pre-training.
+# reproduced**, if only just under Holm's correction). Removing the scale vectors in LLM
+# pre-training is studied in a 2026 paper (arXiv:2605.26895; a pointer, not read here).
 
 # %%
 figures.detach_norms(detach)
