@@ -196,7 +196,8 @@ for name, other in (("lnpaper.RMSNorm", ours), ("F.rms_norm", torchs)):
 #
 # Zhang and Sennrich's RMS has no $\epsilon$; code puts one inside the square root,
 # $a / \sqrt{\overline{a^2} + \epsilon}$, as above (`torch.nn.RMSNorm`, Llama, T5), or on the RMS,
-# $a / (\mathrm{RMS}(a) + \epsilon)$ (the RMSNorm authors' code, GPT-NeoX until 2025). For a row of
+# $a / (\mathrm{RMS}(a) + \epsilon)$ (the RMSNorm authors' PyTorch module, whose experiment code
+# puts it inside; GPT-NeoX until 2025). For a row of
 # RMS $r$ the two differ by the factor $\sqrt{r^2 + \epsilon} / (r + \epsilon)$:
 
 # %%

@@ -188,10 +188,10 @@ from lnpaper.models.transformer import admin_profile
 #
 # $$\beta_i = \frac{\mathrm{Var}[f_i(x_{i-1})]}{\mathrm{Var}[s_i + f_i(x_{i-1})]}.$$
 #
-# Heavy dependence turns a small change of the parameters into a large change of the output,
-# $\|F(x; W + \delta) - F(x; W)\|$: $O(N)$ for Post-LN against $O(\log N)$ for Pre-LN (their Sec.
-# 4). Admin's $\omega$ is the square root of the accumulated variance of the branches before it. In
-# `lnpaper`:
+# Heavy dependence turns a small change of the parameters into a large change of the output: Liu
+# et al. (Sec. 4) bound its variance, $\mathrm{Var}[F(x; W) - F(x; W^*)]$, by $O(N)$ for Post-LN
+# against $O(\log N)$ for Pre-LN. Admin's $\omega$ is the square root of the accumulated variance
+# of the branches before it. In `lnpaper`:
 
 # %%
 print(lines(admin_profile, "omega = math.sqrt", "weight.fill_", "x = norm("))
@@ -252,9 +252,9 @@ figures.branch_dependence(a2)
 # seven times as much as Pre-LN's, its output change grows faster with depth, and Admin brings
 # Post-LN to Pre-LN's levels on both counts. That this is *the root cause* of Post-LN's trouble is
 # Liu et al.'s reading, not checked here. Fitting $\|\Delta F\| \propto L^b$ per seed, Post-LN's
-# exponent is about 0.5 and Pre-LN's and Admin's about 0.2: the two rates fit the *square* of the
-# change, not its norm. The exponent is reported, not graded; graded on the mechanism's direction at
-# init, **A2** is `partly`.
+# exponent is about 0.5 and Pre-LN's and Admin's about 0.2: rates of the change's norm that match
+# Liu et al.'s rates for its variance, the norm's square. The exponent is reported, not graded;
+# graded on the mechanism's direction at init, **A2** is `partly`.
 #
 # **A2b** asks whether Admin lets a deep Post-LN train where plain Post-LN fails: 12 blocks at D1's
 # rate without warmup, on 12 new seeds (Liu et al. trained with warmup).
@@ -462,10 +462,11 @@ figures.layer_scaling(l1)
 # `partly`.
 #
 # With the scaling the deep blocks turn the stream *less* and are worth *less* when skipped, both
-# significantly, the opposite of the claim. The scaling can be undone only by a norm's gain, moved
-# by about $\eta$ per Adam step: $(\sqrt l - 1)/\eta$ steps, 610 for block 8, so 100 steps may be
-# too few. **L1b** rests first on its premise: a cure for Pre-LN's curse is exercised only where the
-# curse is Pre-LN's own.
+# significantly, the opposite of the claim. Training need not undo the scaling first: the matrices
+# that read the norm's output ($W^Q, W^K, W^V, W^{(1)}$) can absorb a factor $\sqrt 8$ within tens of
+# Adam steps, each entry moving by about $\eta$, and the same sign at three times the steps (L1c)
+# says the step count does not explain it. **L1b** rests first on its premise: a cure for Pre-LN's
+# curse is exercised only where the curse is Pre-LN's own.
 #
 # Is it? Declared before its run, **L1d** trains the same setup with Peri-LN (`curse_control`),
 # whose blocks normalize what they add while the stream, as in Pre-LN, is never normalized, and asks

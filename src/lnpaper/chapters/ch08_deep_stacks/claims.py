@@ -115,19 +115,20 @@ def check_a2(result) -> Finding:
             f"{ARM_NAMES[arm]} {d.mean:.2f} [{d.low:.2f}, {d.high:.2f}]"
             for arm, d in exponents.items()
         )
-        + f" (95% t intervals over the {len(result.seeds)} seeds). The source's rates read as "
-        f"rates of the change's norm predict b = 1 for Post-LN and {on_norm:.2f} for Pre-LN "
-        f"(log N over these depths); read as rates of its square (a variance), b = 0.5 and "
-        f"{on_square:.2f}. The grade is the direction at init only, so at most 'partly', as "
-        "for D1 and L1"
+        + f" (95% t intervals over the {len(result.seeds)} seeds). The source states its rates "
+        f"for the change's variance, the norm's square: for the norm they predict b = 0.5 for "
+        f"Post-LN and {on_square:.2f} for Pre-LN (log N over these depths), where rates of the norm "
+        f"itself would give 1 and {on_norm:.2f}. The grade is the direction at init only, so at "
+        "most 'partly', as for D1 and L1"
     )
     return Finding(ours, mechanism_only(outcomes), tuple(quantities))
 
 
 def reading_exponents(depths) -> tuple[float, float]:
     """The exponent b a change growing as log N shows over `depths` (its log-log slope), and the
-    one its square root shows (half of it): what Liu et al.'s O(log N) for Pre-LN predicts if it is
-    the rate of the change's norm, and if it is the rate of its square."""
+    one its square root shows (half of it): what Liu et al.'s O(log N) for Pre-LN would predict for
+    the change's norm if it were the norm's rate, and what it predicts as the rate of its variance,
+    as the source states it."""
     x = [math.log(depth) for depth in depths]
     slope = least_squares_slope(x, [math.log(v) for v in x])
     return slope, slope / 2
@@ -472,10 +473,10 @@ def check_l1b(result, curse, control) -> Finding:
         f"Pre-LN, {result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
         f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + ". Not graded: log "
         f"last stream variance, scaled - not, {tamed.text()}; held-out loss {final.text()} nats. "
-        "At init the scaling shrinks the deep branches by construction; a norm's gain alone, "
-        "moved by about lr per Adam step, needs (sqrt(l) - 1)/lr steps to give it back (610 for "
-        "block 8 at lr 3e-3), though the weights after it can compensate sooner; the 7B numbers "
-        "are not checkable at CPU scale. The premise, Pre-LN's own curse (L1d, on the "
+        "At init the scaling shrinks the deep branches by construction; the matrices that read "
+        "the norm's output can absorb the factor within tens of Adam steps (entries about 0.1, "
+        "moved by about lr a step); the 7B numbers are not checkable at CPU scale. The premise, "
+        "Pre-LN's own curse (L1d, on the "
         f"{curse.steps}-step runs): {CURSE_LABEL} {tested(premise, premise_outcome, unit='nats')}"
     )
     if premise_outcome != stats.HOLDS:

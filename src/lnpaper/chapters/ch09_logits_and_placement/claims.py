@@ -338,7 +338,8 @@ CLAIMS = register_claims(
         id="Q1c",
         claim="in small models, a run whose largest attention logit passes 1e4 fails",
         source="Wortsman et al. 2023 (arXiv:2309.14322), on attention logit growth",
-        paper_value="small models diverge at high lr when the max attention logit passes 1e4",
+        paper_value="small models diverge at high lr when the max attention logit passes 1e4 "
+        "(slow divergence, read off the final loss against the rate; not loss spikes)",
         notebook=NOTEBOOK,
         experiments=(ch09_analysis.qk_sweep,),
         check=check_q1c,
