@@ -727,11 +727,11 @@ for claim_id, expected in (("M4f", claims.PARTLY), ("M4g", claims.REPRODUCED)):
 # a standard deviation from step 0 to step 1 and by 0.04 or less after that. Averaging over time
 # costs +0.005 [+0.000, +0.009] nats, far inside the 0.02 nats the notebooks call negligible, so M4f
 # is `partly` (borderline: within machine noise of 0). The $T_{max}$ rule carries the nets to four
-# times their training length with no loss, so M4g is `reproduced`. Cooijmans et al. show the
-# effect on Penn Treebank (their Sec. 3 and Figure 5): 1000 units on random 100-character crops, an
-# input as stationary as ours. The simpler explanation is size: a 64-unit net whose transient is
-# over in two steps. Averaging here also pools only the estimates used at inference, a weaker
-# intervention than sharing statistics over time in training.
+# times their training length with no loss, so M4g is `reproduced`. Cooijmans et al. state the
+# degradation without a number (their Sec. 3) and show the transient on Penn Treebank (Figure 5):
+# 1000 units on random 100-character crops, an input as stationary as ours. The simpler explanation
+# is size: a 64-unit net whose transient is over in two steps. Averaging here also pools only the
+# estimates used at inference, a weaker intervention than sharing statistics over time in training.
 #
 # ### Claims checked here
 

@@ -215,10 +215,10 @@ from lnpaper.spread import mean_sd_text
 #
 # M4b and R3c are claims about where training ends. So they are graded only if every model they
 # compare averages at least 80% test accuracy over the last quarter in both orders
-# (`ENDING_ACCURACY`, declared in advance); below it their verdict is `inconclusive` at this budget,
-# and their tests are still shown. Also shown, not graded: the test sequences followed by 16 blank
-# pixels. First, the lesson's point about one pixel per step: with a single input, $W_x x_t$ is a
-# column $w$ of $W_x$ times the pixel value, so LayerNorm returns
+# (`ENDING_ACCURACY`, a gate set after these runs were first graded); below it their verdict is
+# `inconclusive` at this budget, and their tests are still shown. Also shown, not graded: the test
+# sequences followed by 16 blank pixels. First, the lesson's point about one pixel per step: with a
+# single input, $W_x x_t$ is a column $w$ of $W_x$ times the pixel value, so LayerNorm returns
 # $x_t (w - \bar w) / \sqrt{x_t^2 \sigma_w^2 + \epsilon}$, the same vector for every inked pixel (up
 # to $\epsilon$) and 0 for a blank one.
 

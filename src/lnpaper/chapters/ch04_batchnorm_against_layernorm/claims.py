@@ -49,11 +49,12 @@ def collapsed_runs(s: dict, models, task: str) -> tuple[str, list]:
     return f"collapsed runs (test accuracy < {COLLAPSED_BELOW:.0%}): {text} of {n}", quantities
 
 
-# An ending is graded only once the models have got somewhere. Declared before the numbers below
-# were computed: at T = 64 a claim about the end of training is graded only
-# if every model it compares averages at least ENDING_ACCURACY test accuracy over the last quarter,
-# in each pixel order (the row-by-row models of R3-R4b reach 94-96% in their 400 steps). Below it,
-# the verdict is inconclusive at this budget, and the numbers are still shown.
+# An ending is graded only once the models have got somewhere: at T = 64 a claim about the end of
+# training is graded only if every model it compares averages at least ENDING_ACCURACY test
+# accuracy over the last quarter, in each pixel order (the row-by-row models of R3-R4b reach 94-96%
+# in their 300 steps). Below it, the verdict is inconclusive at this budget, and the numbers are
+# still shown. Set after the data: the gate came after these runs had been graded once (R3c not
+# reproduced, M4b partly), with the models at 24-49%; it has not been confirmed on fresh runs.
 ENDING_ACCURACY = 0.8
 
 
@@ -75,7 +76,7 @@ def budget_verdict(finding_verdict: str, ended: bool, levels: str, steps: int) -
     return INCONCLUSIVE, (
         f". Not graded (inconclusive at this budget): after {steps} steps the models average "
         f"{levels} test accuracy over the last quarter, below the {100 * ENDING_ACCURACY:.0f}% "
-        f"declared for an ending; the tests above would give {finding_verdict}"
+        f"an ending needs (a gate set after the data); the tests above would give {finding_verdict}"
     )
 
 
