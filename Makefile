@@ -66,9 +66,20 @@ quick: lint
 
 # The book's browser tests read book/_build, so the book is built first (from the committed
 # reproduction report when `make reproduce` has not written one here).
+# nbval starts each notebook's kernel over TCP, on ports just found free; two workers can pick the
+# same port, and the kernel that loses dies before it answers ("Kernel died before replying to
+# kernel_info"). After such a death the items that failed run once more (--last-failed); a failure
+# of any other kind fails the target as it is.
+KERNEL_DEATH := Kernel died before replying to kernel_info
+once_more_after_a_kernel_death = log=$$(mktemp); $(1) > $$log 2>&1; status=$$?; cat $$log; \
+	if [ $$status -ne 0 ] && grep -q "$(KERNEL_DEATH)" $$log; then \
+	echo "a notebook's kernel died as it started: the failed items once more"; \
+	$(1) --last-failed; status=$$?; fi; rm -f $$log; exit $$status
+
 unit-and-notebooks: $(TESTED) book
-	LNPAPER_RECORD=strict LNPAPER_DEMOS=static $(BIN)/python -m pytest -rs -n 2 --dist loadfile \
-		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
+	@$(call once_more_after_a_kernel_death,LNPAPER_RECORD=strict LNPAPER_DEMOS=static \
+		$(BIN)/python -m pytest -rs -n 2 --dist loadfile --nbval --nbval-current-env \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks)
 
 check: $(TESTED)
 	LNPAPER_RECORD=strict $(BIN)/python -m lnpaper figures --check
@@ -94,9 +105,9 @@ reproduce: $(TESTED)
 # claims.expect): a fragile decision may land on either side of its boundary.
 notebooks-live: $(TESTED)
 	@test -d $(RECOMPUTED) || { echo "no recomputed record in $(RECOMPUTED): run make reproduce"; exit 1; }
-	LNPAPER_RECORD=strict LNPAPER_RECORD_DIR=$(abspath $(RECOMPUTED)) LNPAPER_DEMOS=static \
-		$(BIN)/python -m pytest -q -n 2 \
-		--dist loadfile --nbval-lax --nbval-current-env notebooks
+	@$(call once_more_after_a_kernel_death,LNPAPER_RECORD=strict \
+		LNPAPER_RECORD_DIR=$(abspath $(RECOMPUTED)) LNPAPER_DEMOS=static \
+		$(BIN)/python -m pytest -q -n 2 --dist loadfile --nbval-lax --nbval-current-env notebooks)
 
 # After a change: `make record notebooks` brings results/, the notebooks, figures/ and CLAIMS.md
 # back in line. `make record NAMES="lm_training cnn_coda"` recomputes only those (and their callers).

@@ -676,7 +676,7 @@ print(
 m5d = claims.BY_ID["M5d"].evaluate()
 print(claims.evidence(m5d))
 claims.expect(m5d, claims.REPRODUCED)
-# not graded: BatchNorm evaluated with exact training-set statistics, not running averages
+# not graded: BatchNorm through exact training-set statistics, not running averages
 print("\nearly test NLL, LN minus BatchNorm with exact statistics, epochs 1-3:")
 for batch in robustness.batch_sizes:
     ln_early = m5_early(robustness, "layernorm", batch)
