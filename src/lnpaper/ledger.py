@@ -308,12 +308,6 @@ def wrap(text: str, indent: str = "") -> str:
     return _fill(text, initial_indent=indent, subsequent_indent=indent)
 
 
-def _wrapped(label: str, text: str) -> str:
-    """'    ours:   ...' wrapped at LINE_WIDTH, its later lines under the first's text."""
-    first = f"    {label + ':':8s}"
-    return _fill(text, initial_indent=first, subsequent_indent=" " * len(first))
-
-
 def _interval(mean: float, low: float, high: float) -> str:
     """'+0.392 [+0.278, +0.505]': three decimals, more when the interval is narrower than 0.01."""
     width = high - low
