@@ -1,4 +1,4 @@
-"""Write the book's gallery page from the figure registry: every figure, under the notebook that draws it.
+"""Write the book's gallery page from the book's chapters: every figure, under the notebook that draws it.
 
 Run by `make book` (python book/write_gallery.py OUT.md). The page is generated, not kept in git, so
 it cannot fall behind `python -m lnpaper figures`. A caption is the first paragraph of the figure
@@ -9,7 +9,9 @@ import json
 import sys
 from pathlib import Path
 
-from lnpaper.figures import FIGURES
+from lnpaper import book
+
+FIGURES = book.figures()
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 

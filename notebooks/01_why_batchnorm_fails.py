@@ -246,7 +246,8 @@ for name in ("layernorm", "batchnorm", "paper's batchnorm"):
 # %%
 import math
 
-from lnpaper import claims, stats, vocabulary
+from lnpaper import stats, vocabulary
+from lnpaper.chapters.ch01_why_batchnorm_fails import CHAPTER
 from lnpaper.chapters.ch01_why_batchnorm_fails.claims import (
     M5_LAST_EPOCHS,
     M5_MARGIN,
@@ -255,6 +256,7 @@ from lnpaper.chapters.ch01_why_batchnorm_fails.claims import (
     m5_population_gain,
 )
 from lnpaper.chapters.ch01_why_batchnorm_fails.runs import M5_BATCHNORMS
+from lnpaper.companion import verdicts
 
 print(vocabulary.BOX)
 
@@ -321,8 +323,8 @@ batch_of_one = runs.batch_of_one()
 max_abs = batch_of_one.by_formula_max_abs
 print(f"max |output - beta| over all units: {max_abs:g}")
 # each library's refusal, wrapped to the column
-print(claims.wrap(f"torch.nn.BatchNorm1d: {batch_of_one.torch_error}"))
-print(claims.wrap(f"lnpaper.BatchNorm: {batch_of_one.lnpaper_error}"))
+print(verdicts.wrap(f"torch.nn.BatchNorm1d: {batch_of_one.torch_error}"))
+print(verdicts.wrap(f"lnpaper.BatchNorm: {batch_of_one.lnpaper_error}"))
 alone_sd = batch_of_one.layernorm_alone_std
 in_batch = batch_of_one.layernorm_in_batch_difference
 print(
@@ -636,12 +638,12 @@ print(f"sign test: {above} of {n} seeds above -1 pp, one-sided p = {p_value:.4f}
 
 # %%
 confirmation = analysis.batch_size_confirmation()
-m5, m5e = claims.BY_ID["M5"].evaluate(), claims.BY_ID["M5e"].evaluate()
-print(claims.evidence(m5))
+m5, m5e = CHAPTER.grade("M5"), CHAPTER.grade("M5e")
+print(verdicts.evidence(m5))
 print()
-print(claims.evidence(m5e))
-claims.expect(m5, claims.REPRODUCED)
-claims.expect(m5e, claims.REPRODUCED)
+print(verdicts.evidence(m5e))
+verdicts.expect(m5, verdicts.REPRODUCED)
+verdicts.expect(m5e, verdicts.REPRODUCED)
 first = stats.paired_difference(
     m5_differences(robustness, "layernorm").values,
     m5_differences(robustness, "batchnorm").values,
@@ -673,9 +675,9 @@ print(
 # runs answer it, over the first quarter of training (epochs 1-3):
 
 # %%
-m5d = claims.BY_ID["M5d"].evaluate()
-print(claims.evidence(m5d))
-claims.expect(m5d, claims.REPRODUCED)
+m5d = CHAPTER.grade("M5d")
+print(verdicts.evidence(m5d))
+verdicts.expect(m5d, verdicts.REPRODUCED)
 # not graded: BatchNorm through exact training-set statistics, not running averages
 print("\nearly test NLL, LN minus BatchNorm with exact statistics, epochs 1-3:")
 for batch in robustness.batch_sizes:
@@ -711,12 +713,12 @@ for batch in robustness.batch_sizes:
 # own question, M2c, graded like M5 and counted apart from the paper's claims.
 
 # %%
-m2b = claims.BY_ID["M2b"].evaluate()
-print(claims.evidence(m2b))
-claims.expect(m2b, claims.REPRODUCED)
-m2c = claims.BY_ID["M2c"].evaluate()
-print(claims.evidence(m2c))
-claims.expect(m2c, claims.INCONCLUSIVE)
+m2b = CHAPTER.grade("M2b")
+print(verdicts.evidence(m2b))
+verdicts.expect(m2b, verdicts.REPRODUCED)
+m2c = CHAPTER.grade("M2c")
+print(verdicts.evidence(m2c))
+verdicts.expect(m2c, verdicts.INCONCLUSIVE)
 
 # %% [markdown]
 # **M2b reproduced**: LayerNorm trains at batch 1, to 97.0% test accuracy. **M2c inconclusive**: it
@@ -737,4 +739,4 @@ claims.expect(m2c, claims.INCONCLUSIVE)
 
 # %%
 checked = ["M1", "M2", "M2b", "M2c", "M3", "M4", "M5", "M5e", "M5b", "M5c", "M5d"]
-print(claims.checked_here(checked))
+print(CHAPTER.checked_here(checked))

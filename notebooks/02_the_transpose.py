@@ -241,8 +241,8 @@ exercises.check_rms_norm(my_rms_norm)
 # ### F1: the formulas
 
 # %%
-from lnpaper import claims, demos
-from lnpaper.chapters.ch02_transpose import variants
+from lnpaper import demos
+from lnpaper.chapters.ch02_transpose import CHAPTER, variants
 
 gap = np.abs(by_column - by_row_of_transpose).max()
 assert gap < 1e-12, f"BN(A) and LN(A^T)^T differ by {gap:.2e}"
@@ -450,4 +450,4 @@ demos.show(
 # ### Claims checked here
 
 # %%
-print(claims.checked_here(["F1", "F2", "F3", "F4"]))
+print(CHAPTER.checked_here(["F1", "F2", "F3", "F4"]))

@@ -263,10 +263,11 @@ print(f"{name:40s} {early(best, 'LSTM'):7.3f} {early(best, 'LN-LSTM'):8.3f}")
 # %%
 import numpy as np
 
-from lnpaper import claims, stats
-from lnpaper.chapters.ch03_layernorm_in_rnns import figures, runs_lengths
+from lnpaper import stats
+from lnpaper.chapters.ch03_layernorm_in_rnns import CHAPTER, figures, runs_lengths
 from lnpaper.chapters.ch03_layernorm_in_rnns.claims import R4_MARGIN
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import mean_tanh_slope
+from lnpaper.companion import verdicts
 from lnpaper.models.recurrent import LayerNormTanhRNNCell
 from lnpaper.spread import mean_sd_text
 
@@ -363,7 +364,7 @@ rows = [
 for name, ln, bn in rows:
     print(f"{name:38s} {ln!s:>10s} {bn!s:>14s}")
 print(f"\nLN-LSTM on 32-step sequences: max |h| {anatomy.layernorm_longer:.3f}")
-print(claims.wrap(f"BN-LSTM trained on them: {anatomy.batchnorm_longer_error}"))
+print(verdicts.wrap(f"BN-LSTM trained on them: {anatomy.batchnorm_longer_error}"))
 identities = (anatomy.lstm_parity, anatomy.by_hand_difference, anatomy.stacked_mean)
 assert max(identities) < 1e-12, (
     f"LSTMCell vs torch {anatomy.lstm_parity:.2e}, LN-LSTM vs Eq. 20-22 "
@@ -508,18 +509,18 @@ for model in ("LN-LSTM", "BN-LSTM"):
     print(f"   {model}: test NLL, steps 25-75   {lead.text()}")
     print(f"      accuracy (pp), steps 250-300 {accuracy.text(1)}")
     print(f"      test NLL, steps 250-300      {late.text()}")
-r3, r3d = claims.BY_ID["R3"].evaluate(), claims.BY_ID["R3d"].evaluate()
+r3, r3d = CHAPTER.grade("R3"), CHAPTER.grade("R3d")
 print(f"\nR3, LN-LSTM faster at every shared rate: {r3.verdict}")
-claims.expect(r3, claims.PARTLY)
+verdicts.expect(r3, verdicts.PARTLY)
 print(f"R3d, LN-LSTM faster, each at its own best rate: {r3d.verdict}")
-claims.expect(r3d, claims.INCONCLUSIVE)
-r4 = claims.BY_ID["R4"].evaluate()  # no worse by more than R4_MARGIN in accuracy, late
+verdicts.expect(r3d, verdicts.INCONCLUSIVE)
+r4 = CHAPTER.grade("R4")  # no worse by more than R4_MARGIN in accuracy, late
 r4_margin = f"{100 * R4_MARGIN:g} pp"
 print(f"R4, no worse than {r4_margin} in test accuracy, steps 250-300: {r4.verdict}")
-claims.expect(r4, claims.INCONCLUSIVE)
-r4b = claims.BY_ID["R4b"].evaluate()  # higher test accuracy and lower test NLL, late
+verdicts.expect(r4, verdicts.INCONCLUSIVE)
+r4b = CHAPTER.grade("R4b")  # higher test accuracy and lower test NLL, late
 print(f"R4b, higher test accuracy and lower test NLL, steps 250-300: {r4b.verdict}")
-claims.expect(r4b, claims.NOT_REPRODUCED)
+verdicts.expect(r4b, verdicts.NOT_REPRODUCED)
 figures.recurrent_training(study)
 
 # %% [markdown]
@@ -539,11 +540,11 @@ figures.recurrent_training(study)
 
 # %%
 for claim_id in ("R3f", "R4c"):
-    finding = claims.BY_ID[claim_id].evaluate()
+    finding = CHAPTER.grade(claim_id)
     print(claim_id)
-    print(claims.evidence(finding))
-claims.expect(claims.BY_ID["R3f"].evaluate(), claims.REPRODUCED)
-claims.expect(claims.BY_ID["R4c"].evaluate(), claims.NOT_REPRODUCED)
+    print(verdicts.evidence(finding))
+verdicts.expect(CHAPTER.grade("R3f"), verdicts.REPRODUCED)
+verdicts.expect(CHAPTER.grade("R4c"), verdicts.NOT_REPRODUCED)
 
 # %% [markdown]
 # The GRUs repeat the LSTMs' story: faster at every shared rate (R3f `reproduced`, borderline at
@@ -566,9 +567,9 @@ for part, steps in (("early", "25-75"), ("late", "250-300")):
     print(
         f"   LN - BN {difference.text()}, LN lower in {lower} of {difference.n} seeds"
     )
-r3b = claims.BY_ID["R3b"].evaluate()
+r3b = CHAPTER.grade("R3b")
 print(f"R3b, LN-LSTM below BN-LSTM early and late: {r3b.verdict}")
-claims.expect(r3b, claims.NOT_REPRODUCED)
+verdicts.expect(r3b, verdicts.NOT_REPRODUCED)
 
 # %% [markdown]
 # Neither half holds: early the two are not told apart, and late the BN-LSTM is lower, LN minus BN
@@ -583,9 +584,9 @@ claims.expect(r3b, claims.NOT_REPRODUCED)
 # LSTMs and R4c's for the GRUs.
 
 # %%
-r4d = claims.BY_ID["R4d"].evaluate()
-print(claims.evidence(r4d))
-claims.expect(r4d, claims.NOT_REPRODUCED)
+r4d = CHAPTER.grade("R4d")
+print(verdicts.evidence(r4d))
+verdicts.expect(r4d, verdicts.NOT_REPRODUCED)
 
 # %% [markdown]
 # **R4d not reproduced**: the LN-LSTM still ends behind the LSTM, in NLL by +0.058 [+0.018, +0.098],
@@ -645,10 +646,10 @@ for model, one, tenth in (
     lrs = f"lr {summary[one]['lr']:g} and {summary[tenth]['lr']:g}"
     print(f"   {model} ({lrs}): {gain.text()}")
     print(f"      gain 1.0 lower in {lower} of {gain.n} seeds")
-r3e = claims.BY_ID["R3e"].evaluate()
+r3e = CHAPTER.grade("R3e")
 print("R3e, LN gain 1.0 below 0.1 early and late")
-print(claims.evidence(r3e))
-claims.expect(r3e, claims.PARTLY)
+print(verdicts.evidence(r3e))
+verdicts.expect(r3e, verdicts.PARTLY)
 figures.gain_init(study)
 
 # %% [markdown]
@@ -716,11 +717,11 @@ for name, losses in stationary.loss.items():
     early_nll = sum(sum(run[:inside]) / inside for run in losses) / len(losses)
     late = sum(sum(run[inside:]) / len(run[inside:]) for run in losses) / len(losses)
     print(f"   {name + ' statistics':25s} {early_nll:10.4f} {late:11.4f}")
-for claim_id, expected in (("M4f", claims.PARTLY), ("M4g", claims.REPRODUCED)):
-    finding = claims.BY_ID[claim_id].evaluate()
+for claim_id, expected in (("M4f", verdicts.PARTLY), ("M4g", verdicts.REPRODUCED)):
+    finding = CHAPTER.grade(claim_id)
     print(claim_id)
-    print(claims.evidence(finding))
-    claims.expect(finding, expected)
+    print(verdicts.evidence(finding))
+    verdicts.expect(finding, expected)
 
 # %% [markdown]
 # The second statement holds here; the first holds in direction only. The statistics move by 0.10 of
@@ -737,4 +738,4 @@ for claim_id, expected in (("M4f", claims.PARTLY), ("M4g", claims.REPRODUCED)):
 
 # %%
 rows = ["R1", "R2", "R3", "R3f", "R3d", "R3e", "R3b", "R4", "R4b", "R4c", "R4d"]
-print(claims.checked_here([*rows, "M4f", "M4g"]))
+print(CHAPTER.checked_here([*rows, "M4f", "M4g"]))

@@ -26,7 +26,6 @@
 from statistics import fmean
 
 import lnpaper
-from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import training_summary
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import analysis, runs
 from lnpaper.norms import RecurrentBatchNorm
 from lnpaper.source import lines
@@ -76,7 +75,7 @@ print(lines(RecurrentBatchNorm.forward, "training and step", "_mean[t]", "_var[t
 # %%
 pixels = analysis.sequential_digits()  # from the record: 5 models x 3 rates x 8 runs
 tasks = {0: "pixel by pixel", 1: "permuted"}
-by_task = {order: training_summary(pixels, order) for order in tasks}
+by_task = {order: analysis.training_summary(pixels, order) for order in tasks}
 bn = {order: by_task[order]["BN-LSTM"] for order in tasks}
 print(f"{'BN-LSTM test accuracy, statistics':47s} {'in order':>9s} {'permuted':>9s}")
 for name, key in (
@@ -124,7 +123,7 @@ for model in ("LSTM", "LN-LSTM", "BN-LSTM", "BN-LSTM, gain 1.0"):
 
 # %%
 small = analysis.small_batch_pixels()  # from the record
-by_size = {16: training_summary(pixels, 0), 4: training_summary(small)}
+by_size = {16: analysis.training_summary(pixels, 0), 4: analysis.training_summary(small)}
 print(f"{'test NLL over the run':22s} {'batch 16':>9s} {'batch 4':>8s} {'rise':>7s}")
 for model in analysis.SMALL_BATCH_MODELS:
     nll = {size: fmean(s[model]["curve"]) for size, s in by_size.items()}
@@ -192,8 +191,9 @@ for margin, by_norm in analysis.cnn_summary(cnn).items():
 # %%
 import torch
 
-from lnpaper import claims, stats
-from lnpaper.chapters.ch04_batchnorm_against_layernorm import figures
+from lnpaper import stats
+from lnpaper.chapters.ch04_batchnorm_against_layernorm import CHAPTER, figures
+from lnpaper.companion import verdicts
 from lnpaper.models.recurrent import LayerNormLSTMCell, RawInputLayerNormLSTMCell
 from lnpaper.source import code
 from lnpaper.spread import mean_sd_text
@@ -265,17 +265,17 @@ for a, b in (("LN-LSTM", "LSTM"), ("LN-GRU", "LN-LSTM"), ("LN-GRU", "LSTM"),
     print(f"{a + ' - ' + b:18s} " + " ".join(f"{c.bracket():>24s}" for c in cells))
 findings = {}
 for claim_id in ("M4b", "M4c", "M4d", "R3c"):
-    findings[claim_id] = claims.BY_ID[claim_id].evaluate()
+    findings[claim_id] = CHAPTER.grade(claim_id)
     print(f"\n{claim_id}")
-    print(claims.evidence(findings[claim_id]))
+    print(verdicts.evidence(findings[claim_id]))
 expected = {
-    "M4b": claims.INCONCLUSIVE,
-    "M4c": claims.REPRODUCED,
-    "M4d": claims.REPRODUCED,
-    "R3c": claims.INCONCLUSIVE,
+    "M4b": verdicts.INCONCLUSIVE,
+    "M4c": verdicts.REPRODUCED,
+    "M4d": verdicts.REPRODUCED,
+    "R3c": verdicts.INCONCLUSIVE,
 }
 for claim_id, verdict in expected.items():
-    claims.expect(findings[claim_id], verdict)
+    verdicts.expect(findings[claim_id], verdict)
 figures.sequential_digits(pixels)
 
 # %% [markdown]
@@ -310,9 +310,9 @@ figures.sequential_digits(pixels)
 # beyond the negligible 0.02 nats for `reproduced`.
 
 # %%
-m4h = claims.BY_ID["M4h"].evaluate()
-print(claims.evidence(m4h))
-claims.expect(m4h, claims.REPRODUCED)
+m4h = CHAPTER.grade("M4h")
+print(verdicts.evidence(m4h))
+verdicts.expect(m4h, verdicts.REPRODUCED)
 
 # %% [markdown]
 # **M4h reproduced**: averaging raises the test NLL by +0.81 and +0.83 nats. Where the input changes
@@ -326,9 +326,9 @@ claims.expect(m4h, claims.REPRODUCED)
 
 # %%
 print(code(RawInputLayerNormLSTMCell.forward))
-r3h = claims.BY_ID["R3h"].evaluate()
-print(claims.evidence(r3h))
-claims.expect(r3h, claims.NOT_REPRODUCED)
+r3h = CHAPTER.grade("R3h")
+print(verdicts.evidence(r3h))
+verdicts.expect(r3h, verdicts.NOT_REPRODUCED)
 
 # %% [markdown]
 # **R3h not reproduced**: without LayerNorm on its input term the cell does worse, by +0.39 [+0.28,
@@ -345,9 +345,9 @@ claims.expect(r3h, claims.NOT_REPRODUCED)
 # test NLL over the run, minus what it buys the BN-LSTM, must be above 0 in both orders.
 
 # %%
-m4e = claims.BY_ID["M4e"].evaluate()
-print(claims.evidence(m4e))
-claims.expect(m4e, claims.PARTLY)
+m4e = CHAPTER.grade("M4e")
+print(verdicts.evidence(m4e))
+verdicts.expect(m4e, verdicts.PARTLY)
 
 # %% [markdown]
 # Gains from 0.1 help the BN-LSTM and do nothing for the LN-LSTM. The declared difference is above 0
@@ -364,14 +364,14 @@ claims.expect(m4e, claims.PARTLY)
 # over the first quarter (one evaluation, step 30) below the GRU's. Declared before the GRU's run.
 
 # %%
-r3g = claims.BY_ID["R3g"].evaluate()
+r3g = CHAPTER.grade("R3g")
 print("R3g")
-print(claims.evidence(r3g))
-claims.expect(r3g, claims.REPRODUCED)
+print(verdicts.evidence(r3g))
+verdicts.expect(r3g, verdicts.REPRODUCED)
 grus = analysis.gru_pixels()
 print("\nEach at its own best rate, LN-GRU minus GRU, paired by seed")
 for order, task in tasks.items():
-    s = training_summary(grus, order)
+    s = analysis.training_summary(grus, order)
     run = stats.paired_difference(s["LN-GRU"]["curve"], s["GRU"]["curve"])
     late = stats.paired_difference(s["LN-GRU"]["late"], s["GRU"]["late"])
     print(f"   {task}")
@@ -401,10 +401,10 @@ for model in analysis.SMALL_BATCH_MODELS:
             f"{model:8s} {size:5d} {mean_sd_text(s[model]['curve']):>17s} "
             f"{accuracy + '%':>18s}"
         )
-r6 = claims.BY_ID["R6"].evaluate()
+r6 = CHAPTER.grade("R6")
 print("\nR6")
-print(claims.evidence(r6))
-claims.expect(r6, claims.PARTLY)
+print(verdicts.evidence(r6))
+verdicts.expect(r6, verdicts.PARTLY)
 
 # %% [markdown]
 # LN minus BN moves from +0.15 [+0.06, +0.24] at batch 16 to +0.000 [-0.101, +0.102] at batch 4, a
@@ -451,11 +451,11 @@ for margin, by_norm in analysis.cnn_summary(cnn).items():
     print(f"      LN lower: {stats.better(ln_none, 'lower')}")
     print(f"   test NLL, BN - LN   {bn_ln.text()}")
     print(f"      BN lower: {stats.better(bn_ln, 'lower')}")
-r5, r5b = claims.BY_ID["R5"].evaluate(), claims.BY_ID["R5b"].evaluate()
+r5, r5b = CHAPTER.grade("R5"), CHAPTER.grade("R5b")
 print(f"R5, LN below no norm at both sizes: {r5.verdict}")
 print(f"R5b, BN below LN at both sizes: {r5b.verdict}")
-claims.expect(r5, claims.REPRODUCED)
-claims.expect(r5b, claims.INCONCLUSIVE)
+verdicts.expect(r5, verdicts.REPRODUCED)
+verdicts.expect(r5b, verdicts.INCONCLUSIVE)
 figures.cnn_coda(cnn)
 
 # %% [markdown]
@@ -471,4 +471,4 @@ figures.cnn_coda(cnn)
 
 # %%
 pixels_ids = ["M4b", "M4c", "M4d", "M4h", "R3c", "R3h", "M4e", "R3g", "R6"]
-print(claims.checked_here([*pixels_ids, "R5", "R5b"]))
+print(CHAPTER.checked_here([*pixels_ids, "R5", "R5b"]))

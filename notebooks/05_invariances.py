@@ -26,8 +26,15 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, demos, functional, source
-from lnpaper.chapters.ch05_invariances import figures, invariance, runs, runs_geometry
+from lnpaper import demos, functional, source
+from lnpaper.chapters.ch05_invariances import (
+    CHAPTER,
+    figures,
+    invariance,
+    runs,
+    runs_geometry,
+)
+from lnpaper.companion import verdicts
 
 lnpaper.setup()
 
@@ -440,7 +447,7 @@ for c, (lr, decay) in enumerate(adam.configs):
     predicted = runs_geometry.adamw_predictions(adam, c)["approach"]
     loss = np.mean(adam.final_loss[c])
     print(f"{lr:7g}{decay:8g}{approach:10.1f}{predicted:17.0f}{loss:7.3f}")
-print(f"I5: {claims.BY_ID['I5'].evaluate().verdict}")
+print(f"I5: {CHAPTER.grade('I5').verdict}")
 figures.adam_geometry(adam)
 
 # %% [markdown]
@@ -487,9 +494,9 @@ pairs = zip(update.lags, lags, strict=True)
 print("cos(d_t, d_t-k): " + ", ".join(f"k={k} {v:.2f}" for k, v in pairs))
 field = momentum_mean_field(update.betas[0])
 print(f"momentum mean field: r = {field['radial']:.1f}, S = {field['size']:.3f}")
-i5b = claims.BY_ID["I5b"].evaluate()
+i5b = CHAPTER.grade("I5b")
 print(f"I5b: {i5b.verdict}")
-claims.expect(i5b, claims.NOT_REPRODUCED)
+verdicts.expect(i5b, verdicts.NOT_REPRODUCED)
 
 # %% [markdown]
 # The gradient is orthogonal to $W$ to roundoff, but the step is not: $r$ is 28 to 41. With
@@ -587,9 +594,9 @@ figures.fisher_doubling(fisher)
 # doubles $w_1$.
 
 # %%
-cross = claims.BY_ID["I4b"].evaluate()
-print(claims.evidence(cross))
-claims.expect(cross, claims.REPRODUCED)
+cross = CHAPTER.grade("I4b")
+print(verdicts.evidence(cross))
+verdicts.expect(cross, verdicts.REPRODUCED)
 
 # %% [markdown]
 # Read that way the sentence is exact: the blocks between $w_1$ and the rest, nearly half the size of
@@ -658,4 +665,4 @@ assert min(closed.within_unit["layernorm"], closed.between_units["layernorm"]) >
 # ### Claims checked here
 
 # %%
-print(claims.checked_here(["I1", "I2", "I3", "I4", "I4b", "I5", "I5b", "I6"]))
+print(CHAPTER.checked_here(["I1", "I2", "I3", "I4", "I4b", "I5", "I5b", "I6"]))

@@ -239,8 +239,10 @@ figures.warmup_curves(study)
 # %%
 import statistics
 
-from lnpaper import claims, stats
+from lnpaper import stats
+from lnpaper.chapters.ch06_transformer import CHAPTER
 from lnpaper.chapters.ch06_transformer import claims as transformer_claims
+from lnpaper.companion import verdicts
 from lnpaper.models.transformer import next_token_loss
 from lnpaper.source import code
 from lnpaper.spread import mean_sd_text
@@ -314,7 +316,7 @@ print(
 print(f"   (the bound's scaling for Pre-LN: sqrt(6/14) = {np.sqrt(6 / 14):.2f})")
 xiong = analysis.xiong_setting()  # the two runs above, together
 # per-seed slopes (depth_slopes), their mean and interval
-t1 = claims.BY_ID["T1"].evaluate()
+t1 = CHAPTER.grade("T1")
 post_slope, pre_slope = (quantity.difference for quantity in t1.quantities)
 margin = transformer_claims.T1_SLOPE_MARGIN
 post_flat = stats.matches(post_slope, margin)
@@ -326,7 +328,7 @@ print(f"  Pre-LN  {pre_slope.text()}")
 print(f"     below 0? {pre_falls}")
 stats.expect(stats.HOLDS, stats.better, pre_slope, "lower")
 stats.expect(stats.INCONCLUSIVE, stats.matches, post_slope, margin)
-claims.expect(t1, claims.PARTLY)
+verdicts.expect(t1, verdicts.PARTLY)
 figures.grad_norm_vs_depth(xiong)
 
 # %% [markdown]
@@ -444,8 +446,8 @@ pre_gap = stats.paired_difference(final["Pre-LN, no warmup"], bigram_level)
 print(f"\nPost-LN, no warmup minus warmup:       {post_gain.text()}")
 print(f"Pre-LN, no warmup minus bigram level:  {pre_gap.text()}")
 print(f"Pre-LN, no warmup minus warmup:        {pre_gain.text()}")
-t3 = claims.BY_ID["T3"].evaluate()
-claims.expect(t3, claims.REPRODUCED)
+t3 = CHAPTER.grade("T3")
+verdicts.expect(t3, verdicts.REPRODUCED)
 cold_post, warm_post = final["Post-LN, no warmup"], final["Post-LN, warmup"]
 assert min(cold_post) > levels.bigram > max(warm_post), (
     f"Post-LN: {cold_post} without warmup, {warm_post} with"
@@ -518,8 +520,8 @@ for arm, name in no_norm.items():
     low, high = stats.binomial_interval(failed, n_runs)
     rate = f"rate 95% CI {low:.2f}-{high:.2f}"
     print(f"seeds 6-35, {arm:9s}: {failed} of {n_runs} runs fail ({rate})")
-t4 = claims.BY_ID["T4"].evaluate()
-claims.expect(t4, claims.REPRODUCED)
+t4 = CHAPTER.grade("T4")
+verdicts.expect(t4, verdicts.REPRODUCED)
 stats.expect(stats.HOLDS, stats.better, below_unigram, "lower")
 stats.expect(stats.HOLDS, stats.better, behind, "higher")
 figures.without_normalization(study)
@@ -565,8 +567,8 @@ print(
     f"{stream_at_init[-1]:.3f}; the embedding's (9N)^(-1/2) = "
     f"{(9 * fixup_run['n_layers']) ** -0.5:.3f}"
 )
-t5 = claims.BY_ID["T5"].evaluate()
-claims.expect(t5, claims.REPRODUCED)
+t5 = CHAPTER.grade("T5")
+verdicts.expect(t5, verdicts.REPRODUCED)
 figures.tfixup_curves(fixup)
 
 # %% [markdown]
@@ -577,9 +579,9 @@ figures.tfixup_curves(fixup)
 # job the norm was doing. **T5e** repeats T5 at 24 blocks, declared before the runs.
 
 # %%
-t5e = claims.BY_ID["T5e"].evaluate()
-print(claims.evidence(t5e))
-claims.expect(t5e, claims.REPRODUCED)
+t5e = CHAPTER.grade("T5e")
+print(verdicts.evidence(t5e))
+verdicts.expect(t5e, verdicts.REPRODUCED)
 
 # %% [markdown]
 # **T5e reproduced**: at 24 blocks every Xavier run diverges; T-Fixup ends 0.79 nats below bigram.
@@ -592,9 +594,9 @@ claims.expect(t5e, claims.REPRODUCED)
 # T-Fixup's test.
 
 # %%
-t5b = claims.BY_ID["T5b"].evaluate()
-print(claims.evidence(t5b))
-claims.expect(t5b, claims.REPRODUCED)
+t5b = CHAPTER.grade("T5b")
+print(verdicts.evidence(t5b))
+verdicts.expect(t5b, verdicts.REPRODUCED)
 
 # %% [markdown]
 # **T5b reproduced**: the gate trains the twelve blocks without a norm or warmup and ends 0.51 nats
@@ -608,9 +610,9 @@ claims.expect(t5b, claims.REPRODUCED)
 # paired by seed, no worse than +0.02 nats.
 
 # %%
-t5c = claims.BY_ID["T5c"].evaluate()
-print(claims.evidence(t5c))
-claims.expect(t5c, claims.REPRODUCED)
+t5c = CHAPTER.grade("T5c")
+print(verdicts.evidence(t5c))
+verdicts.expect(t5c, verdicts.REPRODUCED)
 
 # %% [markdown]
 # **T5c reproduced**: T-Fixup is 0.47 nats ahead, and ReZero (1.83) is ahead too. But one rate,
@@ -625,9 +627,9 @@ claims.expect(t5c, claims.REPRODUCED)
 # %%
 long_fixup = analysis.long_tfixup_sweep()
 print(transformer_claims.picks_table(long_fixup, ["T-Fixup", "Pre-LN, warmup"]))
-t5d = claims.BY_ID["T5d"].evaluate()
-print(claims.evidence(t5d))
-claims.expect(t5d, claims.REPRODUCED)
+t5d = CHAPTER.grade("T5d")
+print(verdicts.evidence(t5d))
+verdicts.expect(t5d, verdicts.REPRODUCED)
 
 # %% [markdown]
 # **T5d reproduced**: both pick 3e-3, and T-Fixup ends ahead by -0.086 [-0.099, -0.073] nats, a
@@ -656,8 +658,8 @@ print(f"   no worse by {transformer_claims.LM_MARGIN:g}? {no_worse}")
 pairs = zip(dyt_run["final_loss"], layernorm_run["final_loss"], strict=True)
 per_seed = [d - n for d, n in pairs]
 print(f"DyT better on {sum(g < 0 for g in per_seed)} of {len(per_seed)} seeds")
-t6 = claims.BY_ID["T6"].evaluate()
-claims.expect(t6, claims.REPRODUCED)
+t6 = CHAPTER.grade("T6")
+verdicts.expect(t6, verdicts.REPRODUCED)
 assert max(per_seed) < 0, f"DyT - LayerNorm per seed: {[round(g, 3) for g in per_seed]}"
 
 # %% [markdown]
@@ -676,9 +678,9 @@ print(
     f"{statistics.fmean(row[-1] for row in below.train_loss):.3f}, "
     f"held-out {statistics.fmean(below.final_loss):.3f}  (added after the sweep)"
 )
-t6b = claims.BY_ID["T6b"].evaluate()
-print(claims.evidence(t6b))
-claims.expect(t6b, claims.REPRODUCED)
+t6b = CHAPTER.grade("T6b")
+print(verdicts.evidence(t6b))
+verdicts.expect(t6b, verdicts.REPRODUCED)
 
 # %% [markdown]
 # **T6b reproduced**: at its own rate LayerNorm improves a little, so DyT's lead shrinks from 0.17
@@ -694,9 +696,9 @@ claims.expect(t6b, claims.REPRODUCED)
 # %%
 long_dyt = analysis.long_dyt_sweep()
 print(transformer_claims.picks_table(long_dyt, ["LayerNorm, warmup", "DyT, warmup"]))
-t6c = claims.BY_ID["T6c"].evaluate()
-print(claims.evidence(t6c))
-claims.expect(t6c, claims.REPRODUCED)
+t6c = CHAPTER.grade("T6c")
+print(verdicts.evidence(t6c))
+verdicts.expect(t6c, verdicts.REPRODUCED)
 
 # %% [markdown]
 # **T6c reproduced**: both pick 3e-3, and DyT is still ahead after 600 steps, by
@@ -772,13 +774,13 @@ for at in transformer_claims.T7_POINTS:
             words = transformer_claims.T7_WORDS[key]
             shown = transformer_claims.ratio_text(ratio)
             print(f"    {words:28s} {shown:18s}  lower: {outcomes[at, norm, key]}")
-t7 = claims.BY_ID["T7"].evaluate()
+t7 = CHAPTER.grade("T7")
 print(f"T7: {t7.verdict}")
 for key in transformer_claims.T7_TESTED:
     matched = ratios["matched loss", "batchnorm", key]
     stats.expect(stats.HOLDS, stats.better, matched, "lower")
     stats.expect(stats.FAILS, stats.better, ratios["step 0", "batchnorm", key], "lower")
-claims.expect(t7, claims.PARTLY)
+verdicts.expect(t7, verdicts.PARTLY)
 figures.loss_smoothness(smooth)
 
 # %% [markdown]
@@ -806,4 +808,4 @@ figures.loss_smoothness(smooth)
 
 # %%
 checked = ["T1", "T2", "T3", "T4", "T5", "T5e", "T5b", "T5c", "T5d"]
-print(claims.checked_here([*checked, "T6", "T6b", "T6c", "T7"]))
+print(CHAPTER.checked_here([*checked, "T6", "T6b", "T6c", "T7"]))

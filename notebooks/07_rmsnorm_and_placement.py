@@ -26,8 +26,7 @@ import numpy as np
 
 import lnpaper
 from lnpaper import LayerNorm, RMSNorm, demos, source
-from lnpaper.chapters.ch06_transformer import analysis as transformer_analysis
-from lnpaper.chapters.ch07_rmsnorm_placement import runs
+from lnpaper.chapters.ch07_rmsnorm_placement import analysis, runs
 
 lnpaper.setup()
 
@@ -101,7 +100,7 @@ print(source.lines(RMSNorm.forward, "mean_square = used", "return flat", "weight
 # LayerNorm's (about 1% of what the model can learn), or end clearly worse?
 
 # %%
-study = transformer_analysis.rmsnorm_study()
+study = analysis.rmsnorm_study()
 final = {n: np.mean(study.runs[n]["final_loss"]) for n in ("LayerNorm", "RMSNorm")}
 for name, loss in final.items():
     print(f"{name:9s} held-out loss after 200 steps: {loss:.3f} nats per token")
@@ -154,13 +153,10 @@ import statistics
 import torch
 import torch.nn.functional as F
 
-from lnpaper import bench, claims, stats
-from lnpaper.chapters.ch02_transpose import variants
-from lnpaper.chapters.ch05_invariances import invariance
-from lnpaper.chapters.ch05_invariances import runs as ch05_runs
-from lnpaper.chapters.ch06_transformer.claims import LM_MARGIN
-from lnpaper.chapters.ch07_rmsnorm_placement import analysis, figures
+from lnpaper import bench, stats, vocabulary
+from lnpaper.chapters.ch07_rmsnorm_placement import CHAPTER, figures
 from lnpaper.chapters.ch07_rmsnorm_placement import claims as ch07_claims
+from lnpaper.companion import verdicts
 from lnpaper.models import TransformerLM
 from lnpaper.source import code
 from lnpaper.spread import mean_sd_text
@@ -205,7 +201,7 @@ unit_rows = torch.randn(4, 64, dtype=torch.float64)
 unit_rows = unit_rows / unit_rows.pow(2).mean(dim=-1, keepdim=True).sqrt()  # RMS 1
 print(f"{'RMS of the row':>15s} {'eps outside / eps inside':>25s}")
 for r in (1e-4, 1e-3, 3e-3, 1e-2, 1.0, 100.0):
-    outside = variants.rms_eps_outside_sqrt(r * unit_rows, eps=1e-5)
+    outside = analysis.rms_eps_outside_sqrt(r * unit_rows, eps=1e-5)
     inside = rms_norm(r * unit_rows, torch.ones(64, dtype=torch.float64))
     ratio = (outside / inside).mean().item()
     print(f"{r:15g} {ratio:25.6f}")
@@ -260,11 +256,11 @@ assert max(p1.layernorm_shift_change) < 1e-12 < min(p1.rmsnorm_shift_change), (
 # the direction of a row's shift; RMSNorm's is not. In the invariance table, that is one cell:
 
 # %%
-table = ch05_runs.invariance_measurements()
+table = analysis.invariance_measurements()
 # the rows of notebook 05's table for the two norms compared here
-print(ch05_runs.table_text(table, rows=("layernorm", "rmsnorm")))
-lost = ch05_runs.lost_invariances(table, "rmsnorm", reference="layernorm")
-matches = all(t["rmsnorm"] == invariance.PAPER_TABLE["rmsnorm"] for t in table.tables)
+print(analysis.table_text(table, rows=("layernorm", "rmsnorm")))
+lost = analysis.lost_invariances(table, "rmsnorm", reference="layernorm")
+matches = all(t["rmsnorm"] == analysis.PAPER_TABLE["rmsnorm"] for t in table.tables)
 print(f"\nRMSNorm loses: {lost}")
 print(f"its row matches Zhang & Sennrich's Table 1: {matches}")
 assert lost == ["weight_matrix_recenter"], f"RMSNorm loses {lost} against LayerNorm"
@@ -296,10 +292,10 @@ rms_final = np.array(study.runs["RMSNorm"]["final_loss"])
 print("RMSNorm - LayerNorm, seed by seed:")
 print("  " + " ".join(f"{d:+.3f}" for d in rms_final - ln_final))
 rms_vs_ln = stats.paired_difference(rms_final, ln_final)
-rms_no_worse = stats.no_worse(rms_vs_ln, LM_MARGIN, "lower")
+rms_no_worse = stats.no_worse(rms_vs_ln, vocabulary.NEGLIGIBLE_NATS, "lower")
 print(f"RMSNorm - LayerNorm in nats: {rms_vs_ln.text()}")
-print(f"   no worse by {LM_MARGIN:g}: {rms_no_worse}")
-stats.expect(stats.HOLDS, stats.no_worse, rms_vs_ln, LM_MARGIN, "lower")
+print(f"   no worse by {vocabulary.NEGLIGIBLE_NATS:g}: {rms_no_worse}")
+stats.expect(stats.HOLDS, stats.no_worse, rms_vs_ln, vocabulary.NEGLIGIBLE_NATS, "lower")
 figures.rmsnorm_curves(study)
 
 # %% [markdown]
@@ -311,18 +307,18 @@ figures.rmsnorm_curves(study)
 # its run, lets each norm pick its own rate by training loss.
 
 # %%
-rate_sweep = transformer_analysis.rmsnorm_lr_sweep()
-for lr in transformer_analysis.SWEEP_LRS:
+rate_sweep = analysis.rmsnorm_lr_sweep()
+for lr in analysis.SWEEP_LRS:
     row = [
         statistics.fmean(
-            rate_sweep.runs[transformer_analysis.sweep_name(n, lr)]["final_loss"]
+            rate_sweep.runs[analysis.sweep_name(n, lr)]["final_loss"]
         )
         for n in ("RMSNorm", "LayerNorm")
     ]
     print(f"lr {lr:<6g} held-out: RMSNorm {row[0]:.3f}, LayerNorm {row[1]:.3f}")
-p2b = claims.BY_ID["P2b"].evaluate()
-print(claims.evidence(p2b))
-claims.expect(p2b, claims.REPRODUCED)
+p2b = CHAPTER.grade("P2b")
+print(verdicts.evidence(p2b))
+verdicts.expect(p2b, verdicts.REPRODUCED)
 
 # %% [markdown]
 # Both pick 1e-3, the grid's lowest rate, where RMSNorm is no worse with a far tighter interval
@@ -334,9 +330,9 @@ claims.expect(p2b, claims.REPRODUCED)
 # LayerNorm's by 0.02.
 
 # %%
-p2c = claims.BY_ID["P2c"].evaluate()
-print(claims.evidence(p2c))
-claims.expect(p2c, claims.NOT_REPRODUCED)
+p2c = CHAPTER.grade("P2c")
+print(verdicts.evidence(p2c))
+verdicts.expect(p2c, verdicts.NOT_REPRODUCED)
 
 # %% [markdown]
 # LayerNorm subtracts the shifts and trains as before; RMSNorm carries them into every row, and all
@@ -404,7 +400,7 @@ assert fwd[rms] > fwd[ln], (
 
 # %%
 timing = runs.norm_timing()
-print(claims.wrap(f"recorded with {timing.machine}; {timing.rounds} rounds") + "\n")
+print(verdicts.wrap(f"recorded with {timing.machine}; {timing.rounds} rounds") + "\n")
 # one setting in full; P3's table below gives every setting's RMSNorm / LayerNorm ratio
 setting, times = next(iter(timing.times.items()))
 shape = tuple(int(n) for n in setting.split(",")[0].split("x"))
@@ -433,7 +429,7 @@ for (way, which), row in p3_table.items():
     print(f"{label:26s}{ratios}  {row['outcome']}")
 # Every timing decision is fragile (a time ratio is this machine's); on another CPU
 # several may move at once, so no verdict is asserted: the record's is printed.
-p3_finding = claims.BY_ID["P3"].evaluate()
+p3_finding = CHAPTER.grade("P3")
 print(f"P3: {p3_finding.verdict}")
 
 # %% [markdown]
@@ -475,7 +471,7 @@ print(f"   has median {median:.0%} (10% to 90% of rows: {low:.0%} to {high:.0%})
 try:  # p n = 0.9375: truncation leaves no unit, where the authors' code divides by zero
     lnpaper.RMSNorm(15, partial=PRMS_P)
 except ValueError as error:
-    print(claims.wrap(f"RMSNorm(15, partial={PRMS_P}): ValueError: {error}"))
+    print(verdicts.wrap(f"RMSNorm(15, partial={PRMS_P}): ValueError: {error}"))
 assert lnpaper.RMSNorm(15, partial=PRMS_P, rounding="ceil").n_stat == 1
 
 # %% [markdown]
@@ -533,13 +529,13 @@ prms_final = np.array(study.runs["pRMSNorm (6.25%)"]["final_loss"])
 print("pRMSNorm - RMSNorm, seed by seed:")
 print("  " + " ".join(f"{d:+.3f}" for d in prms_final - rms_final))
 prms_vs_rms = stats.paired_difference(prms_final, rms_final)
-prms_no_worse = stats.no_worse(prms_vs_rms, LM_MARGIN, "lower")
+prms_no_worse = stats.no_worse(prms_vs_rms, vocabulary.NEGLIGIBLE_NATS, "lower")
 print(f"pRMSNorm - RMSNorm in nats: {prms_vs_rms.text()}")
-print(f"   no worse by {LM_MARGIN:g}: {prms_no_worse}")
+print(f"   no worse by {vocabulary.NEGLIGIBLE_NATS:g}: {prms_no_worse}")
 assert prms_no_worse == stats.FAILS, f"pRMSNorm - RMSNorm {prms_vs_rms.text()}"
-p4_finding = claims.BY_ID["P4"].evaluate()
+p4_finding = CHAPTER.grade("P4")
 print(f"P4: {p4_finding.verdict}")
-claims.expect(p4_finding, claims.PARTLY)
+verdicts.expect(p4_finding, verdicts.PARTLY)
 
 # %% [markdown]
 # pRMSNorm trains, but ends behind RMSNorm on every seed, its interval wholly beyond the 0.02
@@ -693,9 +689,9 @@ expected = {
 }
 for key, outcome in expected.items():
     stats.expect(outcome, stats.better, log_ratios[key], "lower")
-p5_finding = claims.BY_ID["P5"].evaluate()
+p5_finding = CHAPTER.grade("P5")
 print(f"P5: {p5_finding.verdict}")
-claims.expect(p5_finding, claims.PARTLY)
+verdicts.expect(p5_finding, verdicts.PARTLY)
 figures.placement_variance(placement)
 
 # %% [markdown]
@@ -878,4 +874,4 @@ assert min(c for row in change.values() for c in row if c >= 1e-10) > 1e-2, chan
 # ### Claims checked here
 
 # %%
-print(claims.checked_here(["P1", "P2", "P2b", "P2c", "P3", "P4", "P5"]))
+print(CHAPTER.checked_here(["P1", "P2", "P2b", "P2c", "P3", "P4", "P5"]))

@@ -171,12 +171,13 @@ print(lines(TransformerLM.__init__, "input_scale=(index + 1) ** -0.5"))
 # %%
 import torch
 
-from lnpaper import claims, stats
-from lnpaper.chapters.ch08_deep_stacks import analysis, figures
+from lnpaper import stats
+from lnpaper.chapters.ch08_deep_stacks import CHAPTER, analysis, figures
 from lnpaper.chapters.ch08_deep_stacks import claims as depth_claims
 from lnpaper.chapters.ch08_deep_stacks.analysis import mean_dependence
 from lnpaper.chapters.ch08_deep_stacks.claims import profile_summary
 from lnpaper.chapters.ch08_deep_stacks.runs import sublayer_dependence
+from lnpaper.companion import verdicts
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import admin_profile
 
@@ -242,9 +243,9 @@ for arm in a2.arms:
     change = [np.mean(by_depth) for by_depth in a2.output_change[arm]]
     shown = "".join(f"{v:8.4f}" for v in change)
     print(f"{ARM_NAMES[arm] + ', output change':34s}{shown}")
-a2_finding = claims.BY_ID["A2"].evaluate()
-print(claims.evidence(a2_finding))
-claims.expect(a2_finding, claims.PARTLY)
+a2_finding = CHAPTER.grade("A2")
+print(verdicts.evidence(a2_finding))
+verdicts.expect(a2_finding, verdicts.PARTLY)
 figures.branch_dependence(a2)
 
 # %% [markdown]
@@ -260,9 +261,9 @@ figures.branch_dependence(a2)
 # rate without warmup, on 12 new seeds (Liu et al. trained with warmup).
 
 # %%
-a2b = claims.BY_ID["A2b"].evaluate()
-print(claims.evidence(a2b))
-claims.expect(a2b, claims.NOT_REPRODUCED)
+a2b = CHAPTER.grade("A2b")
+print(verdicts.evidence(a2b))
+verdicts.expect(a2b, verdicts.NOT_REPRODUCED)
 
 # %% [markdown]
 # Admin stalls with Post-LN: every run of both ends at the unigram level, while Pre-LN trains.
@@ -314,9 +315,9 @@ for arm in d1.arms:
     final = stats.median_text(d1.final_loss[arm])
     print(f"{ARM_NAMES[arm]:8s} update at step 1: {stats.median_text(first)}")
     print(f"{'':8s} held-out loss after {d1.steps} steps: {final} nats")
-d1_finding = claims.BY_ID["D1"].evaluate()
-print(claims.evidence(d1_finding))
-claims.expect(d1_finding, claims.PARTLY)
+d1_finding = CHAPTER.grade("D1")
+print(verdicts.evidence(d1_finding))
+verdicts.expect(d1_finding, verdicts.PARTLY)
 figures.deepnorm_update(d1)
 
 # %% [markdown]
@@ -344,9 +345,9 @@ for source, arm in (
     print(
         f"{ARM_NAMES[arm]:22s} largest update x{ratio:.2f} of Post-LN's; loss {final}"
     )
-d1b = claims.BY_ID["D1b"].evaluate()
-print(claims.evidence(d1b))
-claims.expect(d1b, claims.REPRODUCED)
+d1b = CHAPTER.grade("D1b")
+print(verdicts.evidence(d1b))
+verdicts.expect(d1b, verdicts.REPRODUCED)
 
 # %% [markdown]
 # Each half alone bounds the first updates below Post-LN's, $\beta$ clearly and $\alpha$ less (an
@@ -360,11 +361,11 @@ claims.expect(d1b, claims.REPRODUCED)
 
 # %%
 for claim_id in ("D1c", "D1d"):
-    finding = claims.BY_ID[claim_id].evaluate()
+    finding = CHAPTER.grade(claim_id)
     print(claim_id)
-    print(claims.evidence(finding))
-claims.expect(claims.BY_ID["D1c"].evaluate(), claims.PARTLY)
-claims.expect(claims.BY_ID["D1d"].evaluate(), claims.INCONCLUSIVE)
+    print(verdicts.evidence(finding))
+verdicts.expect(CHAPTER.grade("D1c"), verdicts.PARTLY)
+verdicts.expect(CHAPTER.grade("D1d"), verdicts.INCONCLUSIVE)
 
 # %% [markdown]
 # At 24 blocks full DeepNorm still bounds the first updates and trains where Post-LN stalls
@@ -396,9 +397,9 @@ profile = profile_summary(x1)
 for (when, arm), measures in profile.items():
     tilt, spread = np.mean(measures["tilt"]), np.mean(measures["spread"])
     print(f"{when:8s} {ARM_NAMES[arm]:8s} tilt {tilt:+.2f}, spread {spread:.2f}")
-x1_finding = claims.BY_ID["X1"].evaluate()
-print(claims.evidence(x1_finding))
-claims.expect(x1_finding, claims.PARTLY)
+x1_finding = CHAPTER.grade("X1")
+print(verdicts.evidence(x1_finding))
+verdicts.expect(x1_finding, verdicts.PARTLY)
 figures.gradient_profile(x1)
 
 # %% [markdown]
@@ -411,9 +412,9 @@ figures.gradient_profile(x1)
 # and rate trained longer on new seeds.
 
 # %%
-x1b = claims.BY_ID["X1b"].evaluate()
-print(claims.evidence(x1b))
-claims.expect(x1b, claims.PARTLY)
+x1b = CHAPTER.grade("X1b")
+print(verdicts.evidence(x1b))
+verdicts.expect(x1b, verdicts.PARTLY)
 
 # %% [markdown]
 # Mix-LN is far below Post-LN and a little above Pre-LN, by more than the
@@ -448,11 +449,11 @@ for arm in l1.arms:
     )
     print(f"{'':10s} loss rise without a block, per block:")
     print(f"{'':10s} {worth}")
-l1_finding, l1b_finding = claims.BY_ID["L1"].evaluate(), claims.BY_ID["L1b"].evaluate()
-print(claims.evidence(l1_finding))
-print(claims.evidence(l1b_finding))
-claims.expect(l1_finding, claims.PARTLY)
-claims.expect(l1b_finding, claims.NOT_EXERCISED)
+l1_finding, l1b_finding = CHAPTER.grade("L1"), CHAPTER.grade("L1b")
+print(verdicts.evidence(l1_finding))
+print(verdicts.evidence(l1b_finding))
+verdicts.expect(l1_finding, verdicts.PARTLY)
+verdicts.expect(l1b_finding, verdicts.NOT_EXERCISED)
 figures.layer_scaling(l1)
 
 # %% [markdown]
@@ -473,9 +474,9 @@ figures.layer_scaling(l1)
 # whether Pre-LN's deeper half matters less, next to its shallower half, than Peri-LN's does.
 
 # %%
-l1d_finding = claims.BY_ID["L1d"].evaluate()
-print(claims.evidence(l1d_finding))
-claims.expect(l1d_finding, claims.INCONCLUSIVE)
+l1d_finding = CHAPTER.grade("L1d")
+print(verdicts.evidence(l1d_finding))
+verdicts.expect(l1d_finding, verdicts.INCONCLUSIVE)
 
 # %% [markdown]
 # It does not separate them. Peri-LN's deeper half is worth 0.082 nats less than its shallower half,
@@ -493,9 +494,9 @@ print(f"after {l1_long.steps} steps, loss rise without a block, per block:")
 for arm in l1_long.arms:
     worth = " ".join(f"{v:.3f}" for v in np.mean(l1_long.skip_loss_trained[arm], 0))
     print(f"   {ARM_NAMES[arm]:10s} {worth}")
-l1c_finding = claims.BY_ID["L1c"].evaluate()
-print(claims.evidence(l1c_finding))
-claims.expect(l1c_finding, claims.NOT_EXERCISED)
+l1c_finding = CHAPTER.grade("L1c")
+print(verdicts.evidence(l1c_finding))
+verdicts.expect(l1c_finding, verdicts.NOT_EXERCISED)
 
 # %% [markdown]
 # Longer training widens the gap: the scaled model's deeper half does still less than at 100 steps.
@@ -508,7 +509,7 @@ claims.expect(l1c_finding, claims.NOT_EXERCISED)
 
 # %%
 print(
-    claims.checked_here(
+    CHAPTER.checked_here(
         ["A2", "A2b", "D1", "D1b", "D1c", "D1d", "X1", "X1b", "L1", "L1d", "L1b", "L1c"]
     )
 )

@@ -162,8 +162,9 @@ print(
 # read a verdict* defines the verdict words.
 
 # %%
-from lnpaper import claims, stats
-from lnpaper.chapters.ch09_logits_and_placement import figures, runs
+from lnpaper import stats
+from lnpaper.chapters.ch09_logits_and_placement import CHAPTER, figures, runs
+from lnpaper.companion import verdicts
 from lnpaper.models.transformer import gemma2_model
 
 # %% [markdown]
@@ -191,9 +192,9 @@ for lr in sweep.lrs:
 for arm, summary in q1.items():
     sensitivity = statistics.mean(summary["sensitivity"])
     print(f"learning-rate sensitivity, {arm:12s}: {sensitivity:.3f} nats")
-q1_finding = claims.BY_ID["Q1"].evaluate()
-print(claims.evidence(q1_finding))
-claims.expect(q1_finding, claims.REPRODUCED)
+q1_finding = CHAPTER.grade("Q1")
+print(verdicts.evidence(q1_finding))
+verdicts.expect(q1_finding, verdicts.REPRODUCED)
 
 # %%
 figures.qk_norm_sweep(sweep)
@@ -212,9 +213,9 @@ figures.qk_norm_sweep(sweep)
 # level). None of ours became non-finite in 120 steps.
 
 # %%
-q1c_finding = claims.BY_ID["Q1c"].evaluate()
-print(claims.evidence(q1c_finding))
-claims.expect(q1c_finding, claims.REPRODUCED)
+q1c_finding = CHAPTER.grade("Q1c")
+print(verdicts.evidence(q1c_finding))
+verdicts.expect(q1c_finding, verdicts.REPRODUCED)
 
 # %% [markdown]
 # All ten did: the five at $10^{-1}$ learned the token frequencies and little of the order, and four
@@ -231,9 +232,9 @@ claims.expect(q1c_finding, claims.REPRODUCED)
 # paired by seed; against QK-LayerNorm the difference is shown, not graded.
 
 # %%
-q1b_finding = claims.BY_ID["Q1b"].evaluate()
-print(claims.evidence(q1b_finding))
-claims.expect(q1b_finding, claims.REPRODUCED)
+q1b_finding = CHAPTER.grade("Q1b")
+print(verdicts.evidence(q1b_finding))
+verdicts.expect(q1b_finding, verdicts.REPRODUCED)
 
 # %% [markdown]
 # All three bounds rescue the run (**Q1b reproduced**). QK-RMSNorm and the $\ell_2$ form end within
@@ -265,9 +266,9 @@ for lr in o1.lrs:
             f"{lr:6g} {arm:10s} {sum(counts):6d} {sum(c > 0 for c in counts):14d} "
             f"{stats.median_text(by_lr[lr]['final_loss']):>14s}"
         )
-o1_finding = claims.BY_ID["O1"].evaluate()
-print(claims.evidence(o1_finding))
-claims.expect(o1_finding, claims.INCONCLUSIVE)
+o1_finding = CHAPTER.grade("O1")
+print(verdicts.evidence(o1_finding))
+verdicts.expect(o1_finding, verdicts.INCONCLUSIVE)
 
 # %% [markdown]
 # At $3\cdot10^{-2}$ the two arms spike about equally, and at $10^{-1}$ the reordered model spikes
@@ -281,9 +282,9 @@ claims.expect(o1_finding, claims.INCONCLUSIVE)
 # `qk_norm_span="full"`), on the same seeds.
 
 # %%
-o1b_finding = claims.BY_ID["O1b"].evaluate()
-print(claims.evidence(o1b_finding))
-claims.expect(o1b_finding, claims.PARTLY)
+o1b_finding = CHAPTER.grade("O1b")
+print(verdicts.evidence(o1b_finding))
+verdicts.expect(o1b_finding, verdicts.PARTLY)
 
 # %% [markdown]
 # At $3\cdot10^{-2}$ the package has no spike in 30 runs against Pre-LN's 8 (p = 0.016); at
@@ -317,14 +318,14 @@ print(
 
 # %%
 g1 = runs.gain_decay()
-g1_finding, g1b_finding = claims.BY_ID["G1"].evaluate(), claims.BY_ID["G1b"].evaluate()
+g1_finding, g1b_finding = CHAPTER.grade("G1"), CHAPTER.grade("G1b")
 print("G1")
-print(claims.evidence(g1_finding))
+print(verdicts.evidence(g1_finding))
 print()
 print("G1b")
-print(claims.evidence(g1b_finding))
-claims.expect(g1_finding, claims.REPRODUCED)
-claims.expect(g1b_finding, claims.PARTLY)
+print(verdicts.evidence(g1b_finding))
+verdicts.expect(g1_finding, verdicts.REPRODUCED)
+verdicts.expect(g1b_finding, verdicts.PARTLY)
 
 # %% [markdown]
 # Stored as $g$ the gains end near where decay alone would put them; stored as $1 + w$ they end near
@@ -337,9 +338,9 @@ claims.expect(g1b_finding, claims.PARTLY)
 # within the negligible margin, and its gain over $g$ decayed is graded as G1b grades $1 + w$'s.
 
 # %%
-g1c = claims.BY_ID["G1c"].evaluate()
-print(claims.evidence(g1c))
-claims.expect(g1c, claims.PARTLY)
+g1c = CHAPTER.grade("G1c")
+print(verdicts.evidence(g1c))
+verdicts.expect(g1c, verdicts.PARTLY)
 
 # %% [markdown]
 # Left out of the decay, the gains end where $1 + w$ put them, and the loss follows, within a
@@ -351,4 +352,4 @@ claims.expect(g1c, claims.PARTLY)
 # ### Claims checked here
 
 # %%
-print(claims.checked_here(["Q1", "Q1c", "Q1b", "O1", "O1b", "G1", "G1b", "G1c"]))
+print(CHAPTER.checked_here(["Q1", "Q1c", "Q1b", "O1", "O1b", "G1", "G1b", "G1c"]))

@@ -189,8 +189,9 @@ print(f"DyT  minus LayerNorm, {steps} steps: {dyt - layernorm:+.3f} nats")
 # Notebook 01's box *How to read a verdict* defines the verdict words.
 
 # %%
-from lnpaper import claims, stats
-from lnpaper.chapters.ch10_what_the_norm_computes import figures
+from lnpaper import stats
+from lnpaper.chapters.ch10_what_the_norm_computes import CHAPTER, figures
+from lnpaper.companion import verdicts
 
 # %% [markdown]
 # ### E1 · The mean is redundant in a Pre-LN Transformer
@@ -250,9 +251,9 @@ assert min(logit_gap) > 1e3 * max(row[0] for row in drift.logit_drift), (
 )
 
 # %%
-e1 = claims.BY_ID["E1"].evaluate()
-print(claims.evidence(e1))
-claims.expect(e1, claims.REPRODUCED)
+e1 = CHAPTER.grade("E1")
+print(verdicts.evidence(e1))
+verdicts.expect(e1, verdicts.REPRODUCED)
 
 # %% [markdown]
 # The exact part holds to roundoff, at init and on trained weights, and the trained forms are equally
@@ -319,9 +320,9 @@ for optimizer in kept_arms.lrs:
 figures.constrained_drift(kept_arms)
 
 # %%
-e1c = claims.BY_ID["E1c"].evaluate()
-print(claims.evidence(e1c))
-claims.expect(e1c, claims.PARTLY)
+e1c = CHAPTER.grade("E1c")
+print(verdicts.evidence(e1c))
+verdicts.expect(e1c, verdicts.PARTLY)
 
 # %% [markdown]
 # Both hold. Kept zero-mean with its biases kept, the rewrite stays Pre-LN's model within
@@ -337,7 +338,7 @@ claims.expect(e1c, claims.PARTLY)
 # Notebook 07 (P3) shows how much the CPU answer depends on how the two norms are written.
 
 # %%
-print(claims.BY_ID["E1b"].evaluate().verdict)
+print(CHAPTER.grade("E1b").verdict)
 
 # %% [markdown]
 # ### E2 · The backward pass through the statistics (Xu et al. 2019)
@@ -350,11 +351,11 @@ for name, difference in mean_claims.detach_differences(detach).items():
     print(f"{name:>17} minus LayerNorm: {difference.text()}")
 
 # %%
-e2, e2b = claims.BY_ID["E2"].evaluate(), claims.BY_ID["E2b"].evaluate()
-print(claims.evidence(e2))
-print(claims.evidence(e2b))
-claims.expect(e2, claims.PARTLY)
-claims.expect(e2b, claims.REPRODUCED)
+e2, e2b = CHAPTER.grade("E2"), CHAPTER.grade("E2b")
+print(verdicts.evidence(e2))
+print(verdicts.evidence(e2b))
+verdicts.expect(e2, verdicts.PARTLY)
+verdicts.expect(e2b, verdicts.REPRODUCED)
 
 # %% [markdown]
 # LayerNorm-simple is three thousandths of a nat lower, far inside the negligible 0.02 nats: "no
@@ -372,9 +373,9 @@ figures.detach_norms(detach)
 # same model's on fresh data.
 
 # %%
-e2d = claims.BY_ID["E2d"].evaluate()
-print(claims.evidence(e2d))
-claims.expect(e2d, claims.PARTLY)
+e2d = CHAPTER.grade("E2d")
+print(verdicts.evidence(e2d))
+verdicts.expect(e2d, verdicts.PARTLY)
 
 # %% [markdown]
 # LayerNorm over-fits by about 0.29 nats, LayerNorm-simple by nearly as much, and their held-out
@@ -385,9 +386,9 @@ claims.expect(e2d, claims.PARTLY)
 # three rates, picked by its training loss over the last 10 steps, and grades the picks as E2 does.
 
 # %%
-e2c = claims.BY_ID["E2c"].evaluate()
-print(claims.evidence(e2c))
-claims.expect(e2c, claims.PARTLY)
+e2c = CHAPTER.grade("E2c")
+print(verdicts.evidence(e2c))
+verdicts.expect(e2c, verdicts.PARTLY)
 
 # %% [markdown]
 # Both pick 3e-3, the middle of the grid, so E2's shared rate was already each one's best
@@ -423,10 +424,10 @@ for method in ("DyT", "Derf"):
     print(f"   first slot saturated at init {first_slot:.2f}")
 
 # %%
-y1, y1b = claims.BY_ID["Y1"].evaluate(), claims.BY_ID["Y1b"].evaluate()
-print(claims.evidence(y1))
-print(claims.evidence(y1b))
-claims.expect(y1, claims.NOT_EXERCISED)
+y1, y1b = CHAPTER.grade("Y1"), CHAPTER.grade("Y1b")
+print(verdicts.evidence(y1))
+print(verdicts.evidence(y1b))
+verdicts.expect(y1, verdicts.NOT_EXERCISED)
 
 # %% [markdown]
 # The scarce half of the regime claim is not exercised (**Y1**: `inconclusive (not exercised)`). On
@@ -456,9 +457,9 @@ figures.after_dyt(after)
 # held-out loss minus LayerNorm's, paired by seed, has its interval above 0.
 
 # %%
-y1c = claims.BY_ID["Y1c"].evaluate()
-print(claims.evidence(y1c))
-claims.expect(y1c, claims.REPRODUCED)
+y1c = CHAPTER.grade("Y1c")
+print(verdicts.evidence(y1c))
+verdicts.expect(y1c, verdicts.REPRODUCED)
 
 # %%
 figures.dyt_data_rich(rich)
@@ -519,7 +520,7 @@ figures.dyt_data_rich(rich)
 
 # %%
 print(
-    claims.checked_here(
+    CHAPTER.checked_here(
         ["E1", "E1c", "E1b", "E2", "E2c", "E2d", "E2b", "Y1", "Y1c", "Y1b"]
     )
 )

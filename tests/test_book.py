@@ -21,8 +21,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 import yaml
 
-from lnpaper import reproduce
-from lnpaper.figures import FIGURES
+from lnpaper import book, reproduce
+
+FIGURES = book.figures()
 
 pytestmark = pytest.mark.slow  # reads the built book (make book) in a browser
 

@@ -8,9 +8,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from lnpaper import claims, stats
+from lnpaper import stats
 from lnpaper.chapters.ch08_deep_stacks import claims as depth_claims
 from lnpaper.chapters.ch08_deep_stacks import runs as depth
+from lnpaper.companion import verdicts
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import admin_profile, next_token_loss
 from lnpaper.train import StackedModels
@@ -155,9 +156,9 @@ def x1_result(pre, post, mix, seeds=6, n_layers=8):
 
 def test_check_x1_holds_and_fails():
     down, up, flat = [-0.2 * k for k in range(8)], [0.2 * k for k in range(8)], [0.0] * 8
-    assert depth_claims.check_x1(x1_result(down, up, flat)).verdict == claims.REPRODUCED
+    assert depth_claims.check_x1(x1_result(down, up, flat)).verdict == verdicts.REPRODUCED
     assert depth_claims.check_x1(x1_result(up, down, [0.5 * k for k in range(8)])).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
 
 
@@ -175,11 +176,13 @@ def d1_result(post_final, deep_final, post_update, deep_update):
 def test_check_d1_is_partly_at_best_and_can_fail():
     post, good = [2.76 + 0.01 * i for i in range(6)], [2.0 + 0.012 * i for i in range(6)]
     big, tiny = [1.0 + 0.1 * i for i in range(6)], [0.1 + 0.013 * i for i in range(6)]
-    assert depth_claims.check_d1(d1_result(post, good, big, tiny)).verdict == claims.PARTLY
-    assert depth_claims.check_d1(d1_result(good, post, tiny, big)).verdict == claims.NOT_REPRODUCED
+    assert depth_claims.check_d1(d1_result(post, good, big, tiny)).verdict == verdicts.PARTLY
+    assert (
+        depth_claims.check_d1(d1_result(good, post, tiny, big)).verdict == verdicts.NOT_REPRODUCED
+    )
     diverged = [None, *good[1:]]
     assert depth_claims.check_d1(d1_result(post, diverged, big, tiny)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
 
 
@@ -199,12 +202,12 @@ def d1b_results(alpha_update, beta_update, n=6):
 def test_check_d1b_grades_each_half_against_post_ln():
     small = [0.3 + 0.011 * i for i in range(6)]
     large = [1.5 + 0.12 * i for i in range(6)]
-    assert depth_claims.check_d1b(*d1b_results(small, small)).verdict == claims.REPRODUCED
-    assert depth_claims.check_d1b(*d1b_results(small, large)).verdict == claims.PARTLY
-    assert depth_claims.check_d1b(*d1b_results(large, large)).verdict == claims.NOT_REPRODUCED
+    assert depth_claims.check_d1b(*d1b_results(small, small)).verdict == verdicts.REPRODUCED
+    assert depth_claims.check_d1b(*d1b_results(small, large)).verdict == verdicts.PARTLY
+    assert depth_claims.check_d1b(*d1b_results(large, large)).verdict == verdicts.NOT_REPRODUCED
     full, halves = d1b_results(small, small)
     halves.final_loss["deepnorm-beta"] = [None] + [2.1] * 5
-    assert depth_claims.check_d1b(full, halves).verdict == claims.INCONCLUSIVE
+    assert depth_claims.check_d1b(full, halves).verdict == verdicts.INCONCLUSIVE
 
 
 def test_profile_measures():
@@ -215,9 +218,9 @@ def test_profile_measures():
 
 
 def test_mechanism_only_never_claims_more_than_partly():
-    assert depth_claims.mechanism_only([stats.HOLDS, stats.HOLDS]) == claims.PARTLY
-    assert depth_claims.mechanism_only([stats.FAILS]) == claims.NOT_REPRODUCED
-    assert depth_claims.mechanism_only([stats.HOLDS, stats.FAILS]) == claims.PARTLY
+    assert depth_claims.mechanism_only([stats.HOLDS, stats.HOLDS]) == verdicts.PARTLY
+    assert depth_claims.mechanism_only([stats.FAILS]) == verdicts.NOT_REPRODUCED
+    assert depth_claims.mechanism_only([stats.HOLDS, stats.FAILS]) == verdicts.PARTLY
 
 
 def l1_result(skip_pre, skip_scaled, angle_pre, angle_scaled, seeds=6):
@@ -251,12 +254,14 @@ def test_l1_is_the_curse_and_l1b_the_fix_each_graded_on_its_own():
     even = [0.3, 0.2, 0.15, 0.12, 0.12, 0.11, 0.1, 0.1]
     fixed = l1_result(cursed, restored, angle, wider)
     curse, own = l1_result(cursed, cursed, angle, angle), control_result(even)
-    assert depth_claims.check_l1(fixed).verdict == claims.PARTLY  # no control arm: at most partly
-    assert depth_claims.check_l1b(fixed, curse, own).verdict == claims.REPRODUCED
+    assert depth_claims.check_l1(fixed).verdict == verdicts.PARTLY  # no control arm: at most partly
+    assert depth_claims.check_l1b(fixed, curse, own).verdict == verdicts.REPRODUCED
     worse = l1_result(cursed, weaker, angle, narrower)
-    assert depth_claims.check_l1b(worse, curse, own).verdict == claims.NOT_REPRODUCED
+    assert depth_claims.check_l1b(worse, curse, own).verdict == verdicts.NOT_REPRODUCED
     flat = [0.05] * 8
-    assert depth_claims.check_l1(l1_result(flat[::-1], flat, angle, wider)).verdict != claims.PARTLY
+    assert (
+        depth_claims.check_l1(l1_result(flat[::-1], flat, angle, wider)).verdict != verdicts.PARTLY
+    )
 
 
 def test_a_cure_is_not_exercised_where_its_premise_is_not_shown():
@@ -270,7 +275,7 @@ def test_a_cure_is_not_exercised_where_its_premise_is_not_shown():
     curse, alike = l1_result(cursed, cursed, angle, angle), control_result(cursed)
     for scaled in (restored, weaker):
         found = depth_claims.check_l1b(l1_result(cursed, scaled, angle, angle), curse, alike)
-        assert found.verdict == claims.NOT_EXERCISED, found.ours
+        assert found.verdict == verdicts.NOT_EXERCISED, found.ours
         assert "The premise, Pre-LN's own curse" in found.ours
 
 
@@ -296,12 +301,12 @@ def test_l1d_asks_whether_pre_ln_s_deep_blocks_matter_less_than_peri_ln_s():
     angle = [0.3, 0.2, 0.1, 0.05, 0.04, 0.03, 0.02, 0.02]
     pre = l1_result(cursed, cursed, angle, angle)
     found = depth_claims.check_l1d(pre, control_result(even))
-    assert found.verdict == claims.PARTLY, found.ours  # the mechanism only: at most partly
+    assert found.verdict == verdicts.PARTLY, found.ours  # the mechanism only: at most partly
     assert "Peri-LN gap" in found.ours and "last stream variance" in found.ours
-    assert depth_claims.check_l1d(pre, control_result(cursed)).verdict == claims.INCONCLUSIVE
+    assert depth_claims.check_l1d(pre, control_result(cursed)).verdict == verdicts.INCONCLUSIVE
     reversed_curse = l1_result(even, even, angle, angle)
     assert depth_claims.check_l1d(reversed_curse, control_result(cursed)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
 
 
@@ -321,10 +326,14 @@ def spread(base, n=12):
 @pytest.mark.parametrize(
     "post, admin, expected",
     [
-        (spread(2.76), spread(2.1), claims.REPRODUCED),  # Post-LN stalls, Admin trains, lower
-        (spread(2.76), spread(2.745), claims.NOT_REPRODUCED),  # Admin stalls with it
-        (spread(2.76), [*spread(2.1, 9), 2.5, 2.6, 2.7], claims.PARTLY),  # 9 of 12: rate undecided
-        (spread(2.1), spread(2.0), claims.NOT_EXERCISED),  # Post-LN trains: nothing to rescue
+        (spread(2.76), spread(2.1), verdicts.REPRODUCED),  # Post-LN stalls, Admin trains, lower
+        (spread(2.76), spread(2.745), verdicts.NOT_REPRODUCED),  # Admin stalls with it
+        (
+            spread(2.76),
+            [*spread(2.1, 9), 2.5, 2.6, 2.7],
+            verdicts.PARTLY,
+        ),  # 9 of 12: rate undecided
+        (spread(2.1), spread(2.0), verdicts.NOT_EXERCISED),  # Post-LN trains: nothing to rescue
     ],
 )
 def test_check_a2b_needs_post_ln_to_fail_and_admin_to_train(post, admin, expected):
@@ -337,9 +346,9 @@ def test_check_a2b_needs_post_ln_to_fail_and_admin_to_train(post, admin, expecte
 @pytest.mark.parametrize(
     "mix, expected",
     [
-        (spread(2.0), claims.REPRODUCED),  # below both beyond the margin
-        (spread(2.195), claims.PARTLY),  # level with Pre-LN, below Post-LN
-        (spread(2.5), claims.NOT_REPRODUCED),  # above Pre-LN and Post-LN
+        (spread(2.0), verdicts.REPRODUCED),  # below both beyond the margin
+        (spread(2.195), verdicts.PARTLY),  # level with Pre-LN, below Post-LN
+        (spread(2.5), verdicts.NOT_REPRODUCED),  # above Pre-LN and Post-LN
     ],
 )
 def test_check_x1b_grades_mix_ln_against_both(mix, expected):

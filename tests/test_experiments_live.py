@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from lnpaper import claims
+from lnpaper import ledger
 from lnpaper.chapters.ch02_transpose import runs as ch02_runs
 from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
@@ -49,7 +49,7 @@ def finite_numbers(value) -> list[float]:
 
 
 def check(claim_id: str, *results) -> None:
-    claim = claims.BY_ID[claim_id]
+    claim = ledger.BY_ID[claim_id]
     assert len(results) == len(claim.experiments), f"{claim_id} reads {claim.experiments}"
     finding = claim.check(*results)
     assert finding.verdict in VERDICTS and finding.ours, claim_id

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from lnpaper.figures import FIGURES
+from lnpaper import book
+
+FIGURES = book.figures()
 
 
 @functools.cache

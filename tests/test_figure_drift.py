@@ -15,8 +15,10 @@ from matplotlib.text import Text
 from PIL import Image
 
 from lnpaper import __main__ as cli
-from lnpaper.companion.png import PNG_TOLERANCE
-from lnpaper.figures import FIGURES, save_png
+from lnpaper import book
+from lnpaper.companion.png import PNG_TOLERANCE, save_png
+
+FIGURES = book.figures()
 
 # The quickest registered figure to draw, and one of the smallest (1300 x 720 px), so a nudged
 # pixel weighs more in its RMS than in most.

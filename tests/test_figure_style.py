@@ -12,8 +12,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.text import Text
 
+from lnpaper import book
 from lnpaper.companion import style
-from lnpaper.figures import FIGURES
+
+FIGURES = book.figures()
 
 pytestmark = pytest.mark.slow  # draws every figure
 

@@ -7,7 +7,6 @@ import pytest
 import torch
 from torch import nn
 
-from lnpaper import claims
 from lnpaper.chapters.ch05_invariances import claims as nb_claims
 from lnpaper.chapters.ch05_invariances import geometry
 from lnpaper.chapters.ch05_invariances.runs_fisher import (
@@ -22,6 +21,7 @@ from lnpaper.chapters.ch05_invariances.runs_geometry import (
     angle_slopes,
     sgd_geometry,
 )
+from lnpaper.companion import verdicts
 from lnpaper.norms import LayerNorm, WeightNormLinear
 from lnpaper.train import train
 
@@ -266,32 +266,32 @@ def test_weight_geometry_sees_a_layer_that_is_not_scale_invariant():
 
 def test_the_i3_check_can_fail():
     result = sgd_geometry()
-    assert nb_claims.check_i3(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_i3(result).verdict == verdicts.REPRODUCED
     key = next(iter(result.cosines))
     tilted = dict(result.cosines, **{key: [0.01, *result.cosines[key][1:]]})
     assert nb_claims.check_i3(dataclasses.replace(result, cosines=tilted)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
     shrinking = dict(result.norms, **{key: [*result.norms[key][:-1], 0.5]})
     assert nb_claims.check_i3(dataclasses.replace(result, norms=shrinking)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
     assert nb_claims.check_i3(dataclasses.replace(result, halving_ratio=0.25)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
 
 
 def test_the_i4_check_says_partly_and_can_fail():
     result = fisher_doubling()
-    assert nb_claims.check_i4(result).verdict == claims.PARTLY  # 1/2 only for sqrt(u^T F u)
+    assert nb_claims.check_i4(result).verdict == verdicts.PARTLY  # 1/2 only for sqrt(u^T F u)
     ratios = {kind: dict(blocks) for kind, blocks in result.ratios.items()}
     ratios["batchnorm"]["w-w"] = 0.5  # as if the raw block followed the paper's sentence
     assert nb_claims.check_i4(dataclasses.replace(result, ratios=ratios)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
     shared = dict(result.logit_change, **{"layernorm, one row w_1": 0.0})
     assert nb_claims.check_i4(dataclasses.replace(result, logit_change=shared)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
 
 
@@ -315,22 +315,22 @@ def test_the_gain_metric_scales_with_the_plain_glms_input_and_not_the_normalized
             [0.5**k, 1, 3.0**k], rel=1e-12
         )
         assert max(result.logit_change[kind]) < 1e-12  # the outputs were held fixed
-    assert nb_claims.check_i6(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_i6(result).verdict == verdicts.REPRODUCED
 
 
 def test_the_i6_check_fails_if_a_gain_metric_moves_or_the_outputs_do():
     result = gain_metric()
     errors = dict(result.block_error, batchnorm=[1e-3, 0.0, 1e-3])  # as if it felt the scale
     assert nb_claims.check_i6(dataclasses.replace(result, block_error=errors)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
     gradients = dict(result.gradient, layernorm=[0.1, 1.0, 10.0])  # as if it grew with delta
     assert nb_claims.check_i6(dataclasses.replace(result, gradient=gradients)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
     moved = dict(result.logit_change, weightnorm=[0.3, 0.0, 0.3])  # g not compensated
     assert nb_claims.check_i6(dataclasses.replace(result, logit_change=moved)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
     with pytest.raises(ValueError, match="1.0"):
         gain_metric(scales=(0.5, 2.0))
@@ -397,7 +397,7 @@ def test_adamw_predictions_follow_kosson_et_al():
 
 def test_the_i5_check_says_partly_and_can_move_both_ways():
     result = adam_geometry()
-    assert nb_claims.check_i5(result).verdict == claims.PARTLY
+    assert nb_claims.check_i5(result).verdict == verdicts.PARTLY
     n = len(result.seeds)
     on_the_prediction = {
         "equilibrium_angle": [[adamw_predictions(result, c)["angle"]] * n for c in range(3)],
@@ -410,13 +410,13 @@ def test_the_i5_check_says_partly_and_can_move_both_ways():
         for key, rows in on_the_prediction.items()
     }
     agreeing = dataclasses.replace(result, **jittered)
-    assert nb_claims.check_i5(agreeing).verdict == claims.REPRODUCED
+    assert nb_claims.check_i5(agreeing).verdict == verdicts.REPRODUCED
     like_sgd = dataclasses.replace(
         result, adam_angles=[[0.3 / v**2 for v in row] for row in result.init_norms]
     )
     assert (
         nb_claims.check_i5(dataclasses.replace(agreeing, adam_angles=like_sgd.adam_angles)).verdict
-        == claims.PARTLY
+        == verdicts.PARTLY
     )
 
 
@@ -493,9 +493,9 @@ def _update_result(radial):
 @pytest.mark.parametrize(
     "radial, verdict",
     [
-        ([0.01, -0.02, 0.0, 0.02, -0.01, 0.01], claims.REPRODUCED),  # orthogonal steps
-        ([38.0, 37.5, 38.4, 37.9, 38.2, 38.1], claims.NOT_REPRODUCED),  # far outward
-        ([0.05, 0.15, 0.0, 0.2, -0.1, 0.1], claims.INCONCLUSIVE),  # the interval crosses 0.1
+        ([0.01, -0.02, 0.0, 0.02, -0.01, 0.01], verdicts.REPRODUCED),  # orthogonal steps
+        ([38.0, 37.5, 38.4, 37.9, 38.2, 38.1], verdicts.NOT_REPRODUCED),  # far outward
+        ([0.05, 0.15, 0.0, 0.2, -0.1, 0.1], verdicts.INCONCLUSIVE),  # the interval crosses 0.1
     ],
 )
 def test_the_i5b_check_grades_the_radial_term_against_its_margin(radial, verdict):
@@ -544,10 +544,10 @@ def test_fisher_cross_blocks_halve_under_a_softmax_and_vanish_without_one(no_sto
     assert max(result.deviation.values()) < 1e-12
     assert result.cross_size > 1e-2 and result.logistic_cross == 0.0
     assert result.logit_change == 0.0
-    assert nb_claims.check_i4b(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_i4b(result).verdict == verdicts.REPRODUCED
     off = dict(result.deviation, **{"w_1 with the rest": 1e-3})
     assert nb_claims.check_i4b(dataclasses.replace(result, deviation=off)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
     uncoupled = dataclasses.replace(result, cross_size=0.0)
-    assert nb_claims.check_i4b(uncoupled).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_i4b(uncoupled).verdict == verdicts.NOT_REPRODUCED

@@ -7,12 +7,12 @@ import re
 import pytest
 import torch
 
-import lnpaper
-from lnpaper import claims
+from lnpaper import ledger
 from lnpaper.chapters.ch05_invariances import claims as nb_claims
 from lnpaper.chapters.ch05_invariances import invariance
 from lnpaper.chapters.ch05_invariances import runs as ch05_runs
 from lnpaper.chapters.ch05_invariances.runs import invariance_measurements, reparameterization
+from lnpaper.companion import verdicts
 from lnpaper.norms import LayerNorm, WeightNormLinear
 
 # Written out from the sources, independently of invariance.PAPER_TABLE: Ba et al. 2016,
@@ -38,7 +38,7 @@ def expected(row: str) -> dict[str, bool]:
 
 
 def test_the_table_has_the_rows_and_columns_the_issue_names():
-    table = lnpaper.invariance_table(seed=0)
+    table = invariance.invariance_table(seed=0)
     assert list(table) == ["batchnorm", "weightnorm", "layernorm", "rmsnorm", "dyt"]
     for row in table.values():
         assert tuple(row) == COLUMNS
@@ -47,7 +47,7 @@ def test_the_table_has_the_rows_and_columns_the_issue_names():
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 7, 123])
 def test_the_sources_rows_are_measured_alike_for_every_seed(seed):
-    table = lnpaper.invariance_table(seed=seed)
+    table = invariance.invariance_table(seed=seed)
     for row in SOURCES:
         assert table[row] == expected(row), row
 
@@ -65,7 +65,7 @@ def test_paper_table_constant_equals_the_sources_and_the_claim_record():
         assert tuple(cells) == COLUMNS, row
         assert cells == expected(row), row
     # I1's record counts the cells it checks: Table 1's 18 (3 rows) and RMSNorm's 6
-    [i1] = [claim for claim in claims.CLAIMS if claim.id == "I1"]
+    [i1] = [claim for claim in ledger.CLAIMS if claim.id == "I1"]
     assert "Ba, Kiros, Hinton 2016, Table 1" in i1.source
     assert "Zhang & Sennrich 2019, Table 1" in i1.source
     counts = re.search(r"(\d+) cells of Table 1 \+ RMSNorm's (\d+)", i1.paper_value).groups()
@@ -160,22 +160,22 @@ def test_bad_arguments_are_refused():
 
 def test_the_i1_check_can_fail():
     result = invariance_measurements()
-    assert nb_claims.check_i1(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_i1(result).verdict == verdicts.REPRODUCED
     flipped = [{row: dict(cols) for row, cols in table.items()} for table in result.tables]
     flipped[2]["weightnorm"]["dataset_rescale"] = True  # one seed disagrees with the paper
     assert nb_claims.check_i1(dataclasses.replace(result, tables=flipped)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
     blurred = {row: dict(cols) for row, cols in result.min_change.items()}
     blurred["dyt"]["case_rescale"] = 1e-7  # a "No" too close to the threshold to be trusted
     assert nb_claims.check_i1(dataclasses.replace(result, min_change=blurred)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
 
 
 def test_the_i2_check_can_fail():
     result = reparameterization()
-    assert nb_claims.check_i2(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_i2(result).verdict == verdicts.REPRODUCED
     broken = {
         "weightnorm_vs_linear": 1e-6,  # WeightNorm no longer the linear layer it names
         "batchnorm_vs_linear": 1e-6,
@@ -185,7 +185,7 @@ def test_the_i2_check_can_fail():
     }
     for field, value in broken.items():
         changed = dataclasses.replace(result, **{field: value})
-        assert nb_claims.check_i2(changed).verdict == claims.NOT_REPRODUCED, field
+        assert nb_claims.check_i2(changed).verdict == verdicts.NOT_REPRODUCED, field
 
 
 class SquashedWeightNorm(WeightNormLinear):
@@ -199,7 +199,7 @@ def test_a_layer_that_is_not_linear_fails_the_weightnorm_equality(monkeypatch, n
     monkeypatch.setattr(ch05_runs, "WeightNormLinear", SquashedWeightNorm)
     result = reparameterization()
     assert result.linear_as_weightnorm > 1e-2
-    assert nb_claims.check_i2(result).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_i2(result).verdict == verdicts.NOT_REPRODUCED
 
 
 class UncenteredNorm(LayerNorm):
@@ -214,7 +214,7 @@ def test_each_of_layernorms_constraints_is_measured_on_its_own(monkeypatch, no_s
     result = reparameterization()
     assert result.layernorm_sum > 1e-2  # the sum constraint catches the missing mean
     assert result.layernorm_norm < 1e-13  # the norm constraint alone would not
-    assert nb_claims.check_i2(result).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_i2(result).verdict == verdicts.NOT_REPRODUCED
 
 
 def test_reparameterization_numbers():

@@ -24,7 +24,6 @@ from layernorm_in_rnns_helpers import (
     two_orders,
 )
 
-from lnpaper import claims
 from lnpaper.chapters.ch03_layernorm_in_rnns import claims as nb_claims
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import best_lr_index
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
@@ -34,6 +33,7 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
     sequence_training,
 )
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import claims as bn_claims
+from lnpaper.companion import verdicts
 from lnpaper.data import digits
 from lnpaper.models.recurrent import make_cell
 
@@ -60,16 +60,16 @@ def test_r1_anatomy_and_its_check():
     assert result.batchnorm_stored == 2 * 9 * result.hidden * result.max_steps
     assert "got step 8 in training mode" in result.batchnorm_longer_error
     longer = longer_result(inside=0.96, beyond=0.95)
-    assert nb_claims.check_r1(result, longer).verdict == claims.REPRODUCED
+    assert nb_claims.check_r1(result, longer).verdict == verdicts.REPRODUCED
     for broken in (
         dataclasses.replace(result, per_gate_difference=0.0),  # statistics per gate after all
         dataclasses.replace(result, layernorm_scale_change=1e-3),
         dataclasses.replace(result, layernorm_stored=16),
         dataclasses.replace(result, layernorm_batch_change=1e-4),
     ):
-        assert nb_claims.check_r1(broken, longer).verdict == claims.NOT_REPRODUCED
+        assert nb_claims.check_r1(broken, longer).verdict == verdicts.NOT_REPRODUCED
     shorter = longer_result(inside=0.96, beyond=0.80)  # falls apart beyond the training length
-    assert nb_claims.check_r1(result, shorter).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_r1(result, shorter).verdict == verdicts.NOT_REPRODUCED
 
 
 # ---- R2 ------------------------------------------------------------------------------------------
@@ -98,20 +98,20 @@ def draws_of(*results, other=None):
 def test_r2_check_can_reproduce_partly_or_fail():
     result = rnn_dynamics()
     check = nb_claims.check_r2
-    assert check(result, draws_of(result)).verdict == claims.PARTLY  # scale gone, growth not
+    assert check(result, draws_of(result)).verdict == verdicts.PARTLY  # scale gone, growth not
     bounded = {net: dict(by_scale) for net, by_scale in result.sensitivity.items()}
     bounded["LN tanh RNN"] = {s: [1.0] * result.steps for s in bounded["LN tanh RNN"]}
     steady = dataclasses.replace(result, sensitivity=bounded)
-    assert check(steady, draws_of(steady)).verdict == claims.REPRODUCED
+    assert check(steady, draws_of(steady)).verdict == verdicts.REPRODUCED
     # every draw at g = 1 must hold: one draw whose perturbations grow makes it partly
-    assert check(steady, draws_of(steady, result)).verdict == claims.PARTLY
+    assert check(steady, draws_of(steady, result)).verdict == verdicts.PARTLY
     # the other gains are shown, never graded
     finding = check(steady, draws_of(steady, other=result))
-    assert finding.verdict == claims.REPRODUCED and "g = 0.5: x 1.06" in finding.ours
+    assert finding.verdict == verdicts.REPRODUCED and "g = 0.5: x 1.06" in finding.ours
     drifting = {net: dict(by_scale) for net, by_scale in result.hidden_rms.items()}
     drifting["LN tanh RNN"][4.0] = [0.9] * result.steps  # the LN RNN's size depends on scale
     drifted = dataclasses.replace(result, hidden_rms=drifting)
-    assert check(result, draws_of(result, drifted)).verdict == claims.NOT_REPRODUCED
+    assert check(result, draws_of(result, drifted)).verdict == verdicts.NOT_REPRODUCED
 
 
 # ---- R3, R3b-R3g, R4, R4b, R4c -------------------------------------------------------------------
@@ -229,11 +229,11 @@ def test_the_late_pick_takes_the_rate_that_ends_best_not_the_one_that_starts_fas
 @pytest.mark.parametrize(
     "study, verdict",
     [
-        (same_best(noisy(FAST, 1), noisy(SLOW, 2)), claims.REPRODUCED),  # faster at every rate
+        (same_best(noisy(FAST, 1), noisy(SLOW, 2)), verdicts.REPRODUCED),  # faster at every rate
         # each best at another rate: at the LSTM's best rate, LN is behind; at the other two ahead
-        (rows(noisy(FAST, 1), noisy(SLOW, 2)), claims.PARTLY),
-        (same_best(noisy(SLOW, 1), noisy(FAST, 2)), claims.NOT_REPRODUCED),
-        (same_best(noisy(SLOW, 1), noisy(SLOW, 2)), claims.INCONCLUSIVE),
+        (rows(noisy(FAST, 1), noisy(SLOW, 2)), verdicts.PARTLY),
+        (same_best(noisy(SLOW, 1), noisy(FAST, 2)), verdicts.NOT_REPRODUCED),
+        (same_best(noisy(SLOW, 1), noisy(SLOW, 2)), verdicts.INCONCLUSIVE),
     ],
 )
 def test_r3_check_compares_at_each_shared_rate(study, verdict):
@@ -246,19 +246,19 @@ def test_r3_check_compares_at_each_shared_rate(study, verdict):
 
 def test_r3d_check_compares_each_at_its_best_rate():
     finding = nb_claims.check_r3d(rows(noisy(FAST, 1), noisy(SLOW, 2)))
-    assert finding.verdict == claims.REPRODUCED, finding.ours
+    assert finding.verdict == verdicts.REPRODUCED, finding.ours
     assert "LSTM lr 0.003, LN-LSTM lr 0.03" in finding.ours
     assert "at the grid's top edge: LN-LSTM" in finding.ours
     finding = nb_claims.check_r3d(rows(noisy(SLOW, 1), noisy(FAST, 2)))
-    assert finding.verdict == claims.NOT_REPRODUCED, finding.ours
+    assert finding.verdict == verdicts.NOT_REPRODUCED, finding.ours
 
 
 @pytest.mark.parametrize(
     "tenth, verdict",
     [
-        (noisy(SLOW_AND_HIGH, 3), claims.REPRODUCED),  # gain 0.1 slower and worse at the end
-        (noisy(SLOW, 3, 0.05), claims.PARTLY),  # slower, but level at the end
-        (noisy(FAST, 3, 0.01), claims.INCONCLUSIVE),  # the seeds cannot tell them apart
+        (noisy(SLOW_AND_HIGH, 3), verdicts.REPRODUCED),  # gain 0.1 slower and worse at the end
+        (noisy(SLOW, 3, 0.05), verdicts.PARTLY),  # slower, but level at the end
+        (noisy(FAST, 3, 0.01), verdicts.INCONCLUSIVE),  # the seeds cannot tell them apart
     ],
 )
 def test_r3e_check_grades_the_gain_early_and_late(tenth, verdict):
@@ -269,8 +269,8 @@ def test_r3e_check_grades_the_gain_early_and_late(tenth, verdict):
 
 @pytest.mark.parametrize(
     "ln_mean, verdict",
-    [(0.98, claims.REPRODUCED), (0.99, claims.REPRODUCED), (0.97, claims.INCONCLUSIVE),
-     (0.95, claims.NOT_REPRODUCED)],
+    [(0.98, verdicts.REPRODUCED), (0.99, verdicts.REPRODUCED), (0.97, verdicts.INCONCLUSIVE),
+     (0.95, verdicts.NOT_REPRODUCED)],
 )  # fmt: skip
 def test_r4_check(ln_mean, verdict):
     study = rows(noisy(FAST, 1), noisy(SLOW, 2), ln_accuracy=accuracy_arm(ln_mean, 2),
@@ -283,9 +283,9 @@ def test_r4_check(ln_mean, verdict):
 @pytest.mark.parametrize(
     "ln_shift, ln_mean, verdict",
     [
-        (-0.05, 0.99, claims.REPRODUCED),  # better on both
-        (0.0, 0.99, claims.PARTLY),  # more accurate, the same NLL
-        (0.05, 0.98, claims.NOT_REPRODUCED),  # as accurate, a higher NLL
+        (-0.05, 0.99, verdicts.REPRODUCED),  # better on both
+        (0.0, 0.99, verdicts.PARTLY),  # more accurate, the same NLL
+        (0.05, 0.98, verdicts.NOT_REPRODUCED),  # as accurate, a higher NLL
     ],
 )
 def test_r4b_check(ln_shift, ln_mean, verdict):
@@ -304,10 +304,10 @@ def test_r4b_check(ln_shift, ln_mean, verdict):
 @pytest.mark.parametrize(
     "ln, bn, verdict",
     [
-        (FAST, SLOW, claims.REPRODUCED),  # sooner low, and lower at the end
-        (FAST, SLOW_BUT_LOWER, claims.PARTLY),  # sooner low, but the BN-LSTM ends lower
-        (SLOW, FAST, claims.NOT_REPRODUCED),  # the BN-LSTM is ahead throughout
-        (FAST, FAST, claims.INCONCLUSIVE),  # the seeds cannot tell them apart
+        (FAST, SLOW, verdicts.REPRODUCED),  # sooner low, and lower at the end
+        (FAST, SLOW_BUT_LOWER, verdicts.PARTLY),  # sooner low, but the BN-LSTM ends lower
+        (SLOW, FAST, verdicts.NOT_REPRODUCED),  # the BN-LSTM is ahead throughout
+        (FAST, FAST, verdicts.INCONCLUSIVE),  # the seeds cannot tell them apart
     ],
 )
 def test_r3b_and_r3c_checks(ln, bn, verdict):
@@ -319,10 +319,10 @@ def test_r3b_and_r3c_checks(ln, bn, verdict):
     pixels = two_orders(study.runs, study.runs)
     finding = bn_claims.check_r3c(pixels)  # the late half alone
     late = {
-        claims.REPRODUCED: claims.REPRODUCED,
-        claims.PARTLY: claims.NOT_REPRODUCED,
-        claims.NOT_REPRODUCED: claims.NOT_REPRODUCED,
-        claims.INCONCLUSIVE: claims.INCONCLUSIVE,
+        verdicts.REPRODUCED: verdicts.REPRODUCED,
+        verdicts.PARTLY: verdicts.NOT_REPRODUCED,
+        verdicts.NOT_REPRODUCED: verdicts.NOT_REPRODUCED,
+        verdicts.INCONCLUSIVE: verdicts.INCONCLUSIVE,
     }
     assert finding.verdict == late[verdict], finding.ours
     assert [q.kind for q in finding.quantities].count("aggregate") == 2
@@ -339,10 +339,10 @@ def test_dynamics_growth_is_the_per_step_factor():
 
 def test_r3f_and_r4c_grade_the_grus_as_r3_and_r4b_grade_the_lstms():
     faster = same_best(noisy(FAST, 1), noisy(SLOW, 2))
-    assert nb_claims.check_r3f(as_grus(faster)).verdict == claims.REPRODUCED
+    assert nb_claims.check_r3f(as_grus(faster)).verdict == verdicts.REPRODUCED
     slower = as_grus(same_best(noisy(SLOW, 1), noisy(FAST, 2)))
     finding = nb_claims.check_r3f(slower)
-    assert finding.verdict == claims.NOT_REPRODUCED, finding.ours
+    assert finding.verdict == verdicts.NOT_REPRODUCED, finding.ours
     assert [q.label for q in finding.quantities] == [
         f"lr {lr:g}, early test NLL, LN-GRU - GRU" for lr in LRS
     ]
@@ -351,19 +351,19 @@ def test_r3f_and_r4c_grade_the_grus_as_r3_and_r4b_grade_the_lstms():
     better = rows(ln, lstm, ln_accuracy=[a + d for a, d in zip(accuracy_arm(0.99, 1),
                   noise(5, 0.002), strict=True)], lstm_accuracy=accuracy_arm(0.98, 1))  # fmt: skip
     finding = nb_claims.check_r4c(as_grus(better))
-    assert finding.verdict == claims.REPRODUCED, finding.ours
+    assert finding.verdict == verdicts.REPRODUCED, finding.ours
     assert "LN-GRU minus GRU" in finding.ours
 
 
 def test_r3g_grades_the_grus_at_each_shared_rate_in_both_orders():
     faster = as_grus(same_best(noisy(FAST, 1), noisy(SLOW, 2))).runs
     finding = bn_claims.check_r3g(two_orders(faster, faster))
-    assert finding.verdict == claims.REPRODUCED, finding.ours
+    assert finding.verdict == verdicts.REPRODUCED, finding.ours
     assert [q.label for q in finding.quantities] == [
         f"{task}, lr {lr:g}, early test NLL, LN-GRU - GRU"
         for task in ("pixel by pixel", "permuted")
         for lr in LRS
     ]
     slower = as_grus(same_best(noisy(SLOW, 1), noisy(FAST, 2))).runs
-    assert bn_claims.check_r3g(two_orders(slower, slower)).verdict == claims.NOT_REPRODUCED
-    assert bn_claims.check_r3g(two_orders(faster, slower)).verdict == claims.PARTLY
+    assert bn_claims.check_r3g(two_orders(slower, slower)).verdict == verdicts.NOT_REPRODUCED
+    assert bn_claims.check_r3g(two_orders(faster, slower)).verdict == verdicts.PARTLY

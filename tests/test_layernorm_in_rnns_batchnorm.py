@@ -17,12 +17,12 @@ from layernorm_in_rnns_helpers import (
     two_orders,
 )
 
-from lnpaper import claims
 from lnpaper.chapters.ch03_layernorm_in_rnns import claims as nb_claims
 from lnpaper.chapters.ch03_layernorm_in_rnns import claims_lengths
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import RecurrentStudyResult
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs_lengths import longer_sequences
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import claims as bn_claims
+from lnpaper.companion import verdicts
 from lnpaper.data import digits
 from lnpaper.models.recurrent import make_cell
 
@@ -30,9 +30,9 @@ from lnpaper.models.recurrent import make_cell
 @pytest.mark.parametrize(
     "bn_gain, verdict",
     [
-        ((0.001, 0.05), claims.REPRODUCED),  # as good pixel by pixel, far better permuted
-        ((0.001, 0.001), claims.PARTLY),  # as good, but no larger gain permuted
-        ((-0.05, -0.08), claims.NOT_REPRODUCED),  # worse in both, and less so pixel by pixel
+        ((0.001, 0.05), verdicts.REPRODUCED),  # as good pixel by pixel, far better permuted
+        ((0.001, 0.001), verdicts.PARTLY),  # as good, but no larger gain permuted
+        ((-0.05, -0.08), verdicts.NOT_REPRODUCED),  # worse in both, and less so pixel by pixel
     ],
 )
 def test_m4b_check(bn_gain, verdict):
@@ -60,7 +60,7 @@ def test_m4b_counts_collapsed_runs_apart():
 
 @pytest.mark.parametrize(
     "cut_shift, verdict",
-    [(0.3, claims.REPRODUCED), (0.0, claims.INCONCLUSIVE), (-0.3, claims.NOT_REPRODUCED)],
+    [(0.3, verdicts.REPRODUCED), (0.0, verdicts.INCONCLUSIVE), (-0.3, verdicts.NOT_REPRODUCED)],
 )
 def test_m4c_check(cut_shift, verdict):
     finding = bn_claims.check_m4c(pixel_study((0.0, 0.0), cut_shift=cut_shift))
@@ -70,7 +70,7 @@ def test_m4c_check(cut_shift, verdict):
 
 @pytest.mark.parametrize(
     "gain_one, verdict",
-    [(SLOW, claims.REPRODUCED), ([v - 0.2 for v in FAST], claims.NOT_REPRODUCED)],
+    [(SLOW, verdicts.REPRODUCED), ([v - 0.2 for v in FAST], verdicts.NOT_REPRODUCED)],
 )
 def test_m4d_check(gain_one, verdict):
     finding = bn_claims.check_m4d(pixel_study((0.0, 0.0), gain_one=gain_one))
@@ -84,14 +84,14 @@ def test_an_ending_short_of_the_declared_accuracy_is_inconclusive_at_this_budget
     assert bn_claims.ENDING_ACCURACY == 0.8
     graded = bn_claims.check_m4b(pixel_study((0.001, 0.05)))
     early = bn_claims.check_m4b(pixel_study((0.001, 0.05), lstm=(0.40, 0.30)))
-    assert graded.verdict == claims.REPRODUCED and "budget" not in graded.ours
-    assert early.verdict == claims.INCONCLUSIVE, early.ours
+    assert graded.verdict == verdicts.REPRODUCED and "budget" not in graded.ours
+    assert early.verdict == verdicts.INCONCLUSIVE, early.ours
     assert "inconclusive at this budget" in early.ours and "would give reproduced" in early.ours
     low = two_orders(*[{m: arm(noisy(c, s, 0.01), [0.3] * SEEDS) for m, c, s in
                         (("LN-LSTM", SLOW, 1), ("BN-LSTM", SLOW_BUT_LOWER, 2))}
                        for _ in range(2)])  # fmt: skip
     finding = bn_claims.check_r3c(low)
-    assert finding.verdict == claims.INCONCLUSIVE and "would give not reproduced" in finding.ours
+    assert finding.verdict == verdicts.INCONCLUSIVE and "would give not reproduced" in finding.ours
 
 
 def gain_study(ln_tenth, bn_tenth):
@@ -109,9 +109,9 @@ def gain_study(ln_tenth, bn_tenth):
 @pytest.mark.parametrize(
     "ln_tenth, bn_tenth, verdict",
     [
-        (SLOW, BETTER, claims.REPRODUCED),  # 0.1 helps BN, not LN
-        (BETTER, BETTER, claims.INCONCLUSIVE),  # it helps both alike
-        (BETTER, SLOW, claims.NOT_REPRODUCED),  # it helps LN only
+        (SLOW, BETTER, verdicts.REPRODUCED),  # 0.1 helps BN, not LN
+        (BETTER, BETTER, verdicts.INCONCLUSIVE),  # it helps both alike
+        (BETTER, SLOW, verdicts.NOT_REPRODUCED),  # it helps LN only
     ],
 )
 def test_m4e_asks_whether_gain_01_buys_ln_what_it_buys_bn(ln_tenth, bn_tenth, verdict):
@@ -134,11 +134,11 @@ def small_batch_study(ln, bn, size: int, orders: int) -> RecurrentStudyResult:
     "small, large, verdict",
     [
         # LN ahead at batch 4, level at 16: ahead, and by more
-        ((FAST, SLOW), (SLOW, SLOW), claims.REPRODUCED),
+        ((FAST, SLOW), (SLOW, SLOW), verdicts.REPRODUCED),
         # level at 4, behind at 16: not ahead, but it gained on BN as the batch shrank
-        ((SLOW, SLOW), (SLOW, FAST), claims.PARTLY),
+        ((SLOW, SLOW), (SLOW, FAST), verdicts.PARTLY),
         # behind at 4, level at 16
-        ((SLOW, FAST), (SLOW, SLOW), claims.NOT_REPRODUCED),
+        ((SLOW, FAST), (SLOW, SLOW), verdicts.NOT_REPRODUCED),
     ],
 )
 def test_r6_asks_whether_ln_beats_bn_at_small_batches_and_by_more(small, large, verdict):
@@ -176,10 +176,10 @@ def stationary_result(per_step, averaged, accuracy_inside=0.97, accuracy_beyond=
 @pytest.mark.parametrize(
     "averaged, verdict",
     [
-        (0.15, claims.REPRODUCED),  # 0.06 nats worse: beyond the negligible 0.02
-        (0.10, claims.PARTLY),  # 0.01 worse: a degradation, a negligible one
-        (0.09, claims.INCONCLUSIVE),
-        (0.08, claims.NOT_REPRODUCED),
+        (0.15, verdicts.REPRODUCED),  # 0.06 nats worse: beyond the negligible 0.02
+        (0.10, verdicts.PARTLY),  # 0.01 worse: a degradation, a negligible one
+        (0.09, verdicts.INCONCLUSIVE),
+        (0.08, verdicts.NOT_REPRODUCED),
     ],
 )
 def test_m4f_asks_whether_averaged_statistics_cost_nll_inside_the_training_length(
@@ -192,7 +192,7 @@ def test_m4f_asks_whether_averaged_statistics_cost_nll_inside_the_training_lengt
 
 @pytest.mark.parametrize(
     "beyond, verdict",
-    [(0.97, claims.REPRODUCED), (0.958, claims.INCONCLUSIVE), (0.90, claims.NOT_REPRODUCED)],
+    [(0.97, verdicts.REPRODUCED), (0.958, verdicts.INCONCLUSIVE), (0.90, verdicts.NOT_REPRODUCED)],
 )
 def test_m4g_asks_whether_the_t_max_rule_keeps_the_accuracy_beyond_t_max(beyond, verdict):
     finding = claims_lengths.check_m4g(stationary_result(0.09, 0.09, accuracy_beyond=beyond))

@@ -7,7 +7,6 @@ import pytest
 import torch
 from layernorm_in_rnns_helpers import SEEDS, noise
 
-from lnpaper import claims
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import dynamics_summary
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import rnn_dynamics
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import claims as coda_claims
@@ -18,6 +17,7 @@ from lnpaper.chapters.ch04_batchnorm_against_layernorm.runs import (
     framed_images,
     units_on,
 )
+from lnpaper.companion import verdicts
 from lnpaper.models.cnn import SeedBatchedCNN, SmallCNN
 
 # float64 states that the population is the same model (bounds far below float32's roundoff);
@@ -204,10 +204,10 @@ def test_units_on_leaves_out_units_that_see_only_blank_pixels():
 @pytest.mark.parametrize(
     "losses, r5, r5b",
     [
-        ({"none": 0.10, "batchnorm": 0.03, "layernorm": 0.05}, claims.REPRODUCED, claims.REPRODUCED),
-        ({"none": 0.10, "batchnorm": 0.04, "layernorm": 0.04}, claims.REPRODUCED, claims.INCONCLUSIVE),
-        ({"none": 0.03, "batchnorm": 0.05, "layernorm": 0.04}, claims.NOT_REPRODUCED, claims.NOT_REPRODUCED),
-        ({"none": 0.04, "batchnorm": 0.04, "layernorm": 0.04}, claims.INCONCLUSIVE, claims.INCONCLUSIVE),
+        ({"none": 0.10, "batchnorm": 0.03, "layernorm": 0.05}, verdicts.REPRODUCED, verdicts.REPRODUCED),
+        ({"none": 0.10, "batchnorm": 0.04, "layernorm": 0.04}, verdicts.REPRODUCED, verdicts.INCONCLUSIVE),
+        ({"none": 0.03, "batchnorm": 0.05, "layernorm": 0.04}, verdicts.NOT_REPRODUCED, verdicts.NOT_REPRODUCED),
+        ({"none": 0.04, "batchnorm": 0.04, "layernorm": 0.04}, verdicts.INCONCLUSIVE, verdicts.INCONCLUSIVE),
     ],
 )  # fmt: skip
 def test_r5_checks(losses, r5, r5b):

@@ -6,7 +6,6 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from lnpaper import claims
 from lnpaper.chapters.ch09_logits_and_placement.analysis import lr_sensitivity, qk_summary
 from lnpaper.chapters.ch09_logits_and_placement.claims import (
     check_g1,
@@ -20,6 +19,7 @@ from lnpaper.chapters.ch09_logits_and_placement.claims import (
     failed,
 )
 from lnpaper.chapters.ch09_logits_and_placement.runs import LOGIT_BOUNDS, logit_bound_run, qk_run
+from lnpaper.companion import verdicts
 from lnpaper.data.synthetic_language import SyntheticLanguage
 
 LRS = (1e-3, 1e-2, 1e-1)
@@ -74,26 +74,26 @@ def sweep(none_peak, qk_peak, none_loss, qk_loss, n=6):
 
 def test_q1_reproduces_fails_and_counts_runs_past_the_limit():
     good = check_q1(sweep(5e4, 12.0, 2.76, 2.45))
-    assert good.verdict == claims.REPRODUCED
+    assert good.verdict == verdicts.REPRODUCED
     assert "6 without QK-norm, 6 of them failed" in good.ours
     # QK-norm that did nothing: the same logits and losses in both arms
-    assert check_q1(sweep(12.0, 12.0, 2.45, 2.45)).verdict == claims.INCONCLUSIVE
+    assert check_q1(sweep(12.0, 12.0, 2.45, 2.45)).verdict == verdicts.INCONCLUSIVE
     # QK-norm that made things worse on both counts
-    assert check_q1(sweep(12.0, 5e4, 2.45, 2.76)).verdict == claims.NOT_REPRODUCED
+    assert check_q1(sweep(12.0, 5e4, 2.45, 2.76)).verdict == verdicts.NOT_REPRODUCED
 
 
 def test_q1c_is_refuted_by_one_run_past_the_limit_that_trained():
     # every run past 1e4 ended above the bigram level (2.339): the link holds
     failed_all = check_q1c(sweep(5e4, 12.0, 2.70, 2.20))
-    assert failed_all.verdict == claims.REPRODUCED, failed_all.ours
+    assert failed_all.verdict == verdicts.REPRODUCED, failed_all.ours
     assert "6 passed a layer-0 logit of 1e+04, 6 of them failed (0 diverged)" in failed_all.ours
     # the same peaks, but the runs trained to 2.30-2.35: the first four refute it
     trained = check_q1c(sweep(5e4, 12.0, 2.30, 2.20))
-    assert trained.verdict == claims.NOT_REPRODUCED, trained.ours
+    assert trained.verdict == verdicts.NOT_REPRODUCED, trained.ours
     assert "4 trained to below the bigram level" in trained.ours
     assert trained.quantities[0].value == 4
     # no run past the limit: the link is not tested
-    assert check_q1c(sweep(12.0, 12.0, 2.20, 2.20)).verdict == claims.INCONCLUSIVE
+    assert check_q1c(sweep(12.0, 12.0, 2.20, 2.20)).verdict == verdicts.INCONCLUSIVE
 
 
 def bounds(final_of_arm, n=6):
@@ -105,15 +105,15 @@ def bounds(final_of_arm, n=6):
 
 def test_q1b_grades_every_other_bound_against_no_qk_norm():
     same = {arm: 2.45 for arm in LOGIT_BOUNDS} | {"no QK-norm": 2.70}
-    assert check_q1b(bounds(same)).verdict == claims.REPRODUCED
+    assert check_q1b(bounds(same)).verdict == verdicts.REPRODUCED
     capped_fails = same | {"soft-cap 50": 2.80}  # the cap worse than no bound at all
     finding = check_q1b(bounds(capped_fails))
-    assert finding.verdict == claims.PARTLY, finding.ours
+    assert finding.verdict == verdicts.PARTLY, finding.ours
     assert "soft-cap 50" in finding.ours and "minus QK-LayerNorm" in finding.ours
     # a diverged run counts as its loss at init (2.77), so it cannot help its arm
     diverged = bounds(same)
     diverged.runs["QK-l2"]["final_loss"] = [None] * 6
-    assert check_q1b(diverged).verdict == claims.PARTLY
+    assert check_q1b(diverged).verdict == verdicts.PARTLY
     with pytest.raises(ValueError, match="bound must be one of"):
         logit_bound_run(bound="tanh 30")
 
@@ -152,16 +152,16 @@ def twice(study):
 def test_o1_grades_the_spike_counts():
     assert (
         check_o1(*twice(o1_study([3, 4, 2, 5, 3, 4], [0, 1, 0, 0, 1, 0]))).verdict
-        == claims.REPRODUCED
+        == verdicts.REPRODUCED
     )
     assert (
-        check_o1(*twice(o1_study([0] * 6, [0] * 6))).verdict == claims.INCONCLUSIVE
+        check_o1(*twice(o1_study([0] * 6, [0] * 6))).verdict == verdicts.INCONCLUSIVE
     )  # nothing to count
     # five spikes against none, one seed each: 2 of the 32 sign flips are as extreme, p = 1/16
-    assert check_o1(*twice(o1_study([1, 1, 1, 1, 1, 0], [0] * 6))).verdict == claims.INCONCLUSIVE
+    assert check_o1(*twice(o1_study([1, 1, 1, 1, 1, 0], [0] * 6))).verdict == verdicts.INCONCLUSIVE
     assert (
         check_o1(*twice(o1_study([0, 1, 0, 0, 1, 0], [3, 4, 2, 5, 3, 4]))).verdict
-        == claims.NOT_REPRODUCED
+        == verdicts.NOT_REPRODUCED
     )
 
 
@@ -169,10 +169,10 @@ def test_o1b_grades_olmo2s_package_and_shows_the_reordered_norm_alone():
     study = o1_study([3, 4, 2, 5, 3, 4], [2, 2, 2, 2, 2, 2])
     study.runs["reordered + QK-norm"] = o1_study([0] * 6, [0, 1, 0, 0, 1, 0]).runs["reordered"]
     finding = check_o1b(study, study)
-    assert finding.verdict == claims.REPRODUCED, finding.ours
+    assert finding.verdict == verdicts.REPRODUCED, finding.ours
     assert "12 spikes at lr 0.03" in finding.ours  # the reordered norm alone
     study.runs["reordered + QK-norm"] = study.runs["Pre-LN"]  # the package changes nothing
-    assert check_o1b(study, study).verdict == claims.INCONCLUSIVE
+    assert check_o1b(study, study).verdict == verdicts.INCONCLUSIVE
 
 
 def gain_result(offset_gains, init_difference=0.0, decay_step_error=0.0, offset_loss=None):
@@ -190,37 +190,39 @@ FIRST = gain_result(TOWARD_ONE)
 
 
 def test_g1_is_two_identities_that_fail_only_when_broken():
-    assert check_g1(gain_result(TOWARD_ONE)).verdict == claims.REPRODUCED
-    assert check_g1(gain_result(TOWARD_ONE, init_difference=1e-3)).verdict == claims.PARTLY
-    assert check_g1(gain_result(TOWARD_ONE, decay_step_error=1.5e-3)).verdict == claims.PARTLY
+    assert check_g1(gain_result(TOWARD_ONE)).verdict == verdicts.REPRODUCED
+    assert check_g1(gain_result(TOWARD_ONE, init_difference=1e-3)).verdict == verdicts.PARTLY
+    assert check_g1(gain_result(TOWARD_ONE, decay_step_error=1.5e-3)).verdict == verdicts.PARTLY
     both = gain_result(TOWARD_ONE, init_difference=1e-3, decay_step_error=1e-3)
-    assert check_g1(both).verdict == claims.NOT_REPRODUCED
+    assert check_g1(both).verdict == verdicts.NOT_REPRODUCED
 
 
 def test_g1b_grades_the_loss_under_decay_not_the_gains():
     """Graded on the fresh seeds; the first ones (G1's) only reported."""
     # 0.01 lower: a clear gap, but inside the negligible 0.02
-    assert check_g1b(gain_result(TOWARD_ONE), FIRST).verdict == claims.PARTLY
+    assert check_g1b(gain_result(TOWARD_ONE), FIRST).verdict == verdicts.PARTLY
     lower = [2.05 + 0.01 * i for i in range(6)]  # 0.05 lower: beyond the negligible margin
-    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=lower), FIRST).verdict == claims.REPRODUCED
+    assert (
+        check_g1b(gain_result(TOWARD_ONE, offset_loss=lower), FIRST).verdict == verdicts.REPRODUCED
+    )
     same = [2.1 + 0.01 * i + 0.002 * (i % 3) for i in range(6)]
-    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=same), FIRST).verdict == claims.PARTLY
+    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=same), FIRST).verdict == verdicts.PARTLY
     worse = [2.2 + 0.01 * i for i in range(6)]
     assert (
         check_g1b(gain_result(TOWARD_ONE, offset_loss=worse), FIRST).verdict
-        == claims.NOT_REPRODUCED
+        == verdicts.NOT_REPRODUCED
     )
     wide = [2.1 + 0.01 * i + 0.06 * (-1) ** i for i in range(6)]
     assert (
-        check_g1b(gain_result(TOWARD_ONE, offset_loss=wide), FIRST).verdict == claims.INCONCLUSIVE
+        check_g1b(gain_result(TOWARD_ONE, offset_loss=wide), FIRST).verdict == verdicts.INCONCLUSIVE
     )
 
 
 def test_g1b_is_graded_on_its_fresh_seeds_not_on_g1s():
     lower = [2.05 + 0.01 * i for i in range(6)]
     fresh, first = gain_result(TOWARD_ONE, offset_loss=lower), gain_result(TOWARD_ONE)
-    assert check_g1b(fresh, first).verdict == claims.REPRODUCED
-    assert check_g1b(first, fresh).verdict == claims.PARTLY
+    assert check_g1b(fresh, first).verdict == verdicts.REPRODUCED
+    assert check_g1b(first, fresh).verdict == verdicts.PARTLY
     assert "(G1's runs, not graded)" in check_g1b(fresh, first).ours
 
 
@@ -237,14 +239,14 @@ def test_g1c_grades_a_match_with_one_plus_w_and_the_gain_over_g_as_g1b_does():
 
     offset = first.final_loss["1 + w"]
     near = [v + 0.0005 * (i % 2) for i, v in enumerate(offset)]
-    assert g1c(first, near).verdict == claims.PARTLY  # matches 1 + w; both gain negligibly on g
+    assert g1c(first, near).verdict == verdicts.PARTLY  # matches 1 + w; both gain negligibly on g
     lower = [2.05 + 0.01 * i for i in range(6)]  # 1 + w 0.05 below g: beyond the margin
     far = gain_result(TOWARD_ONE, offset_loss=lower)
     assert g1c(far, [v + 0.0005 * (i % 2) for i, v in enumerate(lower)]).verdict == (
-        claims.REPRODUCED
+        verdicts.REPRODUCED
     )
     as_g = [v + 0.0003 * (i % 2) for i, v in enumerate(far.final_loss["g"])]
-    assert g1c(far, as_g).verdict == claims.NOT_REPRODUCED  # 0.05 from 1 + w: no match
+    assert g1c(far, as_g).verdict == verdicts.NOT_REPRODUCED  # 0.05 from 1 + w: no match
     finding = g1c(first, near)
     assert "(G1's runs, not graded)" in finding.ours
     with pytest.raises(ValueError, match="seeds"):

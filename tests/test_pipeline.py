@@ -1,4 +1,4 @@
-"""The pipeline: the figure registry and its drift gate, the claims ledger."""
+"""The pipeline: the book's figures and their drift gate, the claims ledger."""
 
 import dataclasses
 import inspect
@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from lnpaper import __main__ as cli
-from lnpaper import chapters, claims, ledger
+from lnpaper import book, ledger
 from lnpaper.chapters.ch02_transpose import claims as transpose_claims
 from lnpaper.chapters.ch02_transpose.runs import (
     BackwardResult,
@@ -19,8 +19,12 @@ from lnpaper.chapters.ch02_transpose.runs import (
     per_token_independence,
     variants_vs_scale,
 )
-from lnpaper.experiments import EXPERIMENTS
-from lnpaper.figures import FIGURES, save_png
+from lnpaper.companion import verdicts
+from lnpaper.companion.verdicts import VERDICTS
+from lnpaper.companion.png import save_png
+
+EXPERIMENTS = book.experiments()
+FIGURES = book.figures()
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,27 +72,27 @@ def test_figures_check_fails_on_missing_changed_and_stale_files(tmp_path, capsys
 def test_every_figure_draws_a_registered_experiment_or_a_chapters_analysis_of_them():
     for spec in FIGURES.values():
         run = spec.experiment
-        # a module its chapter's manifest lists as analysis
-        analysis = run is not None and run.__module__ in chapters.modules("analysis")
+        # a study of its chapter's `analysis`
+        analysis = run is not None and run.__module__.rsplit(".", 1)[-1] == "analysis"
         assert run is None or run in EXPERIMENTS.values() or analysis, spec.name
 
 
 def test_claim_ids_are_unique_and_well_formed():
-    ids = [claim.id for claim in claims.CLAIMS]
+    ids = [claim.id for claim in ledger.CLAIMS]
     assert len(ids) == len(set(ids))
     # a letter and a digit, as in the paper-facts sheet; a lower-case letter after it for a claim
     # split off from that item (R4b: R4's "better at the end")
     assert all(re.fullmatch(r"[A-Z]\d[a-z]?", claim_id) for claim_id in ids)
 
 
-def test_the_committed_claims_md_lists_every_claim_of_the_registry_in_order():
-    # CLAIMS.md is written from the registry (`make figures`); a claim added, dropped or moved
+def test_the_committed_claims_md_lists_every_claim_of_the_book_in_order():
+    # CLAIMS.md is written from the chapters (`make figures`); a claim added, dropped or moved
     # without rewriting it shows here by its ID, and every claim names a notebook that exists.
     committed = (ROOT / "CLAIMS.md").read_text()
-    ids = [claim.id for claim in claims.CLAIMS]
+    ids = [claim.id for claim in ledger.CLAIMS]
     assert re.findall(r"^\| \[([A-Za-z0-9]+)\]\(#", committed, re.MULTILINE) == ids
     assert re.findall(r"^### ([A-Za-z0-9]+) ", committed, re.MULTILINE) == ids
-    for claim in claims.CLAIMS:
+    for claim in ledger.CLAIMS:
         assert (ROOT / "notebooks" / f"{claim.notebook}.ipynb").exists(), claim.id
 
 
@@ -105,13 +109,13 @@ def test_a_claim_heading_anchor_is_the_one_github_and_myst_give_it():
 
 
 def test_claims_md_has_a_short_row_and_a_full_section_per_claim():
-    text = claims.markdown()
+    text = ledger.markdown()
     # An escaped | (in a claim) never follows a space, so " | " splits a row into its cells.
     table = [line.strip("| ").split(" | ") for line in text.splitlines() if line.startswith("| [")]
     sections = text.split("\n### ")[1:]
-    assert len(table) == len(sections) == len(claims.CLAIMS)
+    assert len(table) == len(sections) == len(ledger.CLAIMS)
     verdicts = []
-    for cells, section, row in zip(table, sections, claims.rows(), strict=True):
+    for cells, section, row in zip(table, sections, ledger.rows(ledger.graded()), strict=True):
         claim_id, claim, source, value, ours, test, verdict, notebook = row
         heading = section.splitlines()[0]
         assert heading == f"{claim_id} {claim}"
@@ -127,24 +131,24 @@ def test_claims_md_has_a_short_row_and_a_full_section_per_claim():
         if verdict.endswith(" (borderline)"):  # the marker comes with both sides' numbers
             assert "Borderline: " in ours and "within machine noise of" in ours, claim_id
     plain = [v.removesuffix(" (borderline)") for v in verdicts]
-    assert set(plain) <= set(claims.VERDICTS)
+    assert set(plain) <= set(VERDICTS)
     borderline = sum(v != p for v, p in zip(verdicts, plain, strict=True))
     assert f"\n{borderline} of the {len(verdicts)} verdicts are borderline.\n" in text
     # three tallies, apart: the sources' claims, our own questions, the identities
     groups = {"The sources' claims": [], "Our own questions": [], "Identities and "
               "implementation checks": []}  # fmt: skip
-    for claim, verdict in zip(claims.CLAIMS, plain, strict=True):
+    for claim, verdict in zip(ledger.CLAIMS, plain, strict=True):
         name = ("Identities and implementation checks" if claim.kind == "identity"
                 else "Our own questions" if claim.origin == "ours" else "The sources' claims")  # fmt: skip
         groups[name].append(verdict)
     for name, found in groups.items():
-        counted = ", ".join(f"{found.count(v)} {v}" for v in claims.VERDICTS if v in found)
+        counted = ", ".join(f"{found.count(v)} {v}" for v in VERDICTS if v in found)
         line = next(line for line in text.splitlines() if line.startswith(f"**{name}: "))
         assert line.startswith(f"**{name}: {len(found)}") and line.endswith(f"{counted}."), line
 
 
 def test_every_check_takes_one_result_per_experiment_its_claim_reads():
-    for claim in claims.CLAIMS:
+    for claim in ledger.CLAIMS:
         if claim.check is None:
             continue
         parameters = inspect.signature(claim.check).parameters.values()
@@ -155,28 +159,28 @@ def test_every_check_takes_one_result_per_experiment_its_claim_reads():
 
 def test_a_claim_check_can_fail():
     good = ParityResult([[2, 8]], 1e-16, 1e-16, 0.3, 1.5, 1.0, 0.0)
-    assert transpose_claims.check_f1(good).verdict == claims.REPRODUCED
+    assert transpose_claims.check_f1(good).verdict == verdicts.REPRODUCED
     for broken in (
         dataclasses.replace(good, max_diff_module=1e-3),  # not the same function as torch
         dataclasses.replace(good, max_diff_unbiased=0.0),  # check cannot see the variance choice
         dataclasses.replace(good, init_gain=0.1),
     ):
-        assert transpose_claims.check_f1(broken).verdict == claims.NOT_REPRODUCED
+        assert transpose_claims.check_f1(broken).verdict == verdicts.NOT_REPRODUCED
     backward = BackwardResult([6, 16], 1e-15, 1e-15, 1e-15, False, 1e-15)
-    assert transpose_claims.check_f3(backward).verdict == claims.NOT_REPRODUCED
+    assert transpose_claims.check_f3(backward).verdict == verdicts.NOT_REPRODUCED
     leaky = dataclasses.replace(per_token_independence(), layernorm_max_other=1e-7)
-    assert transpose_claims.check_f2(leaky).verdict == claims.NOT_REPRODUCED
+    assert transpose_claims.check_f2(leaky).verdict == verdicts.NOT_REPRODUCED
     one_pass = one_pass_variance()
     at_100 = one_pass.offsets.index(100.0)
     shares = list(one_pass.nonpositive_fraction)
     shares[at_100] = 0.0  # one-pass variance never went <= 0: the float32 failure did not show
     robust = dataclasses.replace(one_pass, nonpositive_fraction=shares)
-    assert transpose_claims.check_f4(variants_vs_scale(), robust).verdict == claims.NOT_REPRODUCED
+    assert transpose_claims.check_f4(variants_vs_scale(), robust).verdict == verdicts.NOT_REPRODUCED
 
 
 def test_the_readme_table_names_every_claim_of_each_notebook():
     by_notebook = {}
-    for claim in claims.CLAIMS:
+    for claim in ledger.CLAIMS:
         by_notebook.setdefault(claim.notebook, []).append(claim.id)
     rows = {}
     for line in (ROOT / "README.md").read_text().splitlines():
@@ -187,24 +191,23 @@ def test_the_readme_table_names_every_claim_of_each_notebook():
 
 
 def test_the_claims_printed_in_a_notebook_fit_a_column_and_keep_intervals_whole():
-    """Issue 23: the "ours" lines ran to 7,618 px in the book. Every line of every notebook's
-    "Claims checked here" is at most ledger.LINE_WIDTH characters, and no interval '[a, b]' or
-    'n = 10' is broken across lines."""
-    text = claims.checked_here([claim.id for claim in claims.CLAIMS])
-    assert max(len(line) for line in text.splitlines()) <= ledger.LINE_WIDTH
+    """Every line of every notebook's "Claims checked here" is at most verdicts.LINE_WIDTH
+    characters, and no interval '[a, b]' or 'n = 10' is broken across lines."""
+    text = verdicts.checked_here([(claim, claim.evaluate()) for claim in ledger.CLAIMS])
+    assert max(len(line) for line in text.splitlines()) <= verdicts.LINE_WIDTH
     assert not re.search(r"\[[^\]\n]*\n|n =\n", text)
     long = "a [-0.106, +0.096] (n = 10) " * 6
-    assert all(len(line) <= ledger.LINE_WIDTH for line in claims.wrap(long, "   ").splitlines())
+    assert all(len(line) <= verdicts.LINE_WIDTH for line in verdicts.wrap(long, "   ").splitlines())
 
 
 def test_a_claims_evidence_is_each_decision_then_the_verdict():
-    """`claims.evidence`: one entry per decision the verdict rests on, intervals, counts and
+    """`verdicts.evidence`: one entry per decision the verdict rests on, intervals, counts and
     timings alike, every line within the notebook's width, and the verdict as the ledger gives it."""
     for claim_id in ("T4", "P3", "R4d"):  # counts, timings, paired intervals
-        finding = claims.BY_ID[claim_id].evaluate()
-        text = claims.evidence(finding)
+        finding = ledger.BY_ID[claim_id].evaluate()
+        text = verdicts.evidence(finding)
         lines = text.splitlines()
-        assert lines[-1] == f"verdict: {ledger.verdict_text(finding)}"
+        assert lines[-1] == f"verdict: {verdicts.verdict_text(finding)}"
         assert max(len(line) for line in lines) <= ledger.LINE_WIDTH, claim_id
         for index, decision in enumerate(finding.decisions):
             assert finding.decision_label(index) in text and f": {decision.outcome}" in text
@@ -275,7 +278,7 @@ def test_a_claims_source_is_a_paper_or_ours_never_a_review():
     """The ledger names a source by paper and section, or says `ours` for the companion's own
     question; the project's process (reviews, issues) is history, kept in commit messages."""
     process = re.compile(r"\breview|\bissue \d|missing check", re.IGNORECASE)
-    for claim in claims.CLAIMS:
+    for claim in ledger.CLAIMS:
         for field in (claim.claim, claim.source, claim.paper_value, claim.test):
             assert not process.search(field), (claim.id, field)
         assert claim.source.startswith("ours") == (claim.origin == "ours"), claim.id

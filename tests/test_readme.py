@@ -4,7 +4,9 @@ image a registered figure followed by its finding and a link to the notebook tha
 import re
 from pathlib import Path
 
-from lnpaper.figures import FIGURES
+from lnpaper import book
+
+FIGURES = book.figures()
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGE = re.compile(r"!\[[^\]]+\]\(figures/([a-z0-9_]+)\.png\)")

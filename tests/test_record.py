@@ -15,7 +15,7 @@ import torch
 
 from lnpaper import progress, reproduce
 from lnpaper.companion import record
-from lnpaper.companion.registry import experiment
+from lnpaper.companion.chapter import experiment
 from lnpaper.companion.runtime import THREADS, setup
 
 
@@ -442,13 +442,13 @@ def test_each_kind_of_quantity_has_its_own_tolerance():
 
 @pytest.mark.slow
 def test_the_comparison_catches_a_changed_quantity_and_a_changed_verdict(tmp_path):
-    from lnpaper import claims
+    from lnpaper import ledger
 
     recorded, fresh = tmp_path / "recorded", tmp_path / "fresh"
     tasks = [{"experiment": "backward_parity", "arguments": {}, "key": "b", "calls": []}]
     for directory in (recorded, fresh):
         reproduce.recompute(tasks, directory, workers=1)
-    f3 = [claims.BY_ID["F3"]]
+    f3 = [ledger.BY_ID["F3"]]
     quantities, verdicts, _ = reproduce.compare_claims(recorded, fresh, f3)
     assert all(row[-1] for row in quantities) and quantities
     assert [row[-1] for row in verdicts] == ["same"]
@@ -500,7 +500,7 @@ def test_an_experiment_names_a_bad_argument_before_anything_runs(arguments, mess
 
 
 def test_numpy_numbers_and_any_sequence_pass_the_argument_check():
-    from lnpaper.companion.registry import check_arguments
+    from lnpaper.companion.chapter import check_arguments
 
     def kinds(*, lr: float = 1e-3, steps: int = 3, seeds=(0, 1), arm: str = "pre"):
         pass

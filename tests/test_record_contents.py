@@ -3,13 +3,16 @@ stop on one that no longer exists), and every file is standard JSON that any too
 
 import json
 
+from lnpaper import book
 from lnpaper.companion import record
-from lnpaper.companion.registry import result_types
-from lnpaper.experiments import EXPERIMENTS
+
+EXPERIMENTS = book.experiments()
 
 
 def test_every_entry_names_a_registered_experiment():
-    names = {entry["experiment"] for entry in record.entries(record.REPO_RESULTS, result_types())}
+    names = {
+        entry["experiment"] for entry in record.entries(record.REPO_RESULTS, book.result_types())
+    }
     assert names <= set(EXPERIMENTS), sorted(names - set(EXPERIMENTS))
 
 
@@ -27,7 +30,7 @@ def test_the_record_was_made_on_atens_portable_kernels():
     # (record.check_path refuses an entry made on any other).
     paths = {
         entry["made"]["cpu_capability"]
-        for entry in record.entries(record.REPO_RESULTS, result_types())
+        for entry in record.entries(record.REPO_RESULTS, book.result_types())
     }
     assert paths == {record.RECORD_PATH}, f"the record was made on {sorted(paths)}"
 
@@ -39,7 +42,7 @@ def test_every_entry_is_reached_by_its_experiments_current_signature():
     import inspect
 
     stale = []
-    for entry in record.entries(record.REPO_RESULTS, result_types()):
+    for entry in record.entries(record.REPO_RESULTS, book.result_types()):
         signature = inspect.signature(EXPERIMENTS[entry["experiment"]].__wrapped__)
         try:
             bound = signature.bind(**entry["arguments"])
@@ -57,7 +60,9 @@ def test_no_entry_is_stale():
     # made by other code than the repository holds. Recompute it: `make record NAMES=...`.
     from lnpaper.companion.fingerprint import stale_entries
 
-    assert stale_entries(record.entries(record.REPO_RESULTS, result_types()), EXPERIMENTS) == []
+    assert (
+        stale_entries(record.entries(record.REPO_RESULTS, book.result_types()), EXPERIMENTS) == []
+    )
 
 
 # The record holds runs only: a study that gathers runs is its chapter's `analysis`, computed in

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from lnpaper import reproduce
+from lnpaper import book, reproduce
 from lnpaper.__main__ import main
 from lnpaper.companion import record
-from lnpaper.companion.registry import experiment, result_types
+from lnpaper.companion.chapter import experiment
 
 
 @dataclasses.dataclass
@@ -239,11 +239,13 @@ def test_reading_lists_the_runs_an_analysis_reads(store):
     ]
 
 
-def test_prune_removes_the_entries_of_experiments_no_longer_registered(store, monkeypatch, capsys):
+def test_prune_removes_the_entries_of_experiments_no_chapter_lists(store, monkeypatch, capsys):
     safe_experiment()
     entry = record.compute("gone_experiment", lambda: SafeResult([1.0], 1.0), {})
     record.write_entry(store / f"gone_experiment-{entry['key']}.json", entry)
     monkeypatch.setenv("LNPAPER_RECORD_DIR", str(store))
+    in_the_book = {**book.experiments(), "safe_experiment": safe_experiment}
+    monkeypatch.setattr(book, "experiments", lambda: in_the_book)
     assert main(["record", "--prune"]) == 0
     assert [p.name.split("-")[0] for p in store.iterdir()] == ["safe_experiment"]
     assert "removed gone_experiment-" in capsys.readouterr().out
@@ -306,7 +308,7 @@ def test_an_entry_of_the_wrong_shape_is_named_and_recomputed(store, shape):
         _edit(path, SHAPES[shape])
         with pytest.warns(UserWarning, match=f"record entry {path} is broken"):
             assert (
-                record.entries(store, result_types()) == []
+                record.entries(store, {"safe_experiment": SafeResult}) == []
             )  # what `record` reads: no KeyError, no crash
         record.configure(record.settings_for(mode, store))
         with pytest.warns(UserWarning, match=f"record entry {path} is broken") as seen:
@@ -329,7 +331,7 @@ def test_the_message_names_the_field(store):
 def test_every_committed_entry_has_the_shape_of_its_experiment():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        found = record.entries(record.REPO_RESULTS, result_types())
+        found = record.entries(record.REPO_RESULTS, book.result_types())
     assert len(found) == len(list(record.REPO_RESULTS.glob("*.json")))
 
 
@@ -436,7 +438,7 @@ def test_an_entry_that_is_not_utf8_is_named_and_recomputed(store):
     (path,) = store.glob("safe_experiment-*.json")
     path.write_bytes(bytes(range(128, 256)))  # raw bytes, no UTF-8
     with pytest.warns(UserWarning, match=f"record entry {path} cannot be read"):
-        assert record.entries(store, result_types()) == []
+        assert record.entries(store, book.result_types()) == []
     with pytest.warns(UserWarning, match=f"record entry {path} cannot be read"):
         assert safe_experiment() == SafeResult([2.0, 4.0], 2.0, {1: 2.0, 2: 4.0})
     assert json.loads(path.read_text())["result"]["values"] == [2.0, 4.0]  # fill rewrote it

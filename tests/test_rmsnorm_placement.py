@@ -8,10 +8,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnpaper import bench, claims, stats
+from lnpaper import bench, stats
 from lnpaper.chapters.ch06_transformer.runs import StudyResult, layer_statistics
 from lnpaper.chapters.ch07_rmsnorm_placement import claims as nb_claims
 from lnpaper.chapters.ch07_rmsnorm_placement.runs import TrafficCounter
+from lnpaper.companion import verdicts
 from lnpaper.models.transformer import PRMS_FRACTION, TransformerLM
 from lnpaper.norms import RMSNorm
 
@@ -219,14 +220,14 @@ def p1_inputs(**changes):
 
 
 def test_check_p1_can_fail():
-    assert nb_claims.check_p1(*p1_inputs()).verdict == claims.REPRODUCED
-    assert nb_claims.check_p1(*p1_inputs(max_diff_centered=1e-3)).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p1(*p1_inputs()).verdict == verdicts.REPRODUCED
+    assert nb_claims.check_p1(*p1_inputs(max_diff_centered=1e-3)).verdict == verdicts.NOT_REPRODUCED
     assert nb_claims.check_p1(*p1_inputs(layernorm_shift_change=[0.1, 0.2])).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
     comparison, invariances = p1_inputs()
     invariances.tables[0]["rmsnorm"]["weight_matrix_recenter"] = True  # as if it kept re-centering
-    assert nb_claims.check_p1(comparison, invariances).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p1(comparison, invariances).verdict == verdicts.NOT_REPRODUCED
 
 
 # Synthetic studies for the comparative checks: ten seeds, so the t intervals can decide. Seed i of
@@ -280,17 +281,17 @@ def test_check_p2_can_fail():
     def verdict(rms_losses):
         return nb_claims.check_p2(norm_study(RMSNorm=rms_losses)).verdict
 
-    assert nb_claims.check_p2(norm_study()).verdict == claims.REPRODUCED
+    assert nb_claims.check_p2(norm_study()).verdict == verdicts.REPRODUCED
     # non-inferiority: an RMSNorm clearly better than LayerNorm has lost no quality
-    assert verdict(shifted(LAYERNORM_LOSSES, -0.1)) == claims.REPRODUCED
+    assert verdict(shifted(LAYERNORM_LOSSES, -0.1)) == verdicts.REPRODUCED
     # worse by 0.1 nats: the whole interval lies beyond the 0.02 margin
-    assert verdict(shifted(LAYERNORM_LOSSES, 0.1)) == claims.NOT_REPRODUCED
+    assert verdict(shifted(LAYERNORM_LOSSES, 0.1)) == verdicts.NOT_REPRODUCED
     # worse by 0.02 on average: the interval straddles the margin
-    assert verdict(shifted(LAYERNORM_LOSSES, 0.02)) == claims.INCONCLUSIVE
+    assert verdict(shifted(LAYERNORM_LOSSES, 0.02)) == verdicts.INCONCLUSIVE
     # equal on average but scattered by +-0.05 from seed to seed: ten seeds cannot rule out 0.02
-    assert verdict(shifted(LAYERNORM_LOSSES, 0.0, jitter=0.05)) == claims.INCONCLUSIVE
+    assert verdict(shifted(LAYERNORM_LOSSES, 0.0, jitter=0.05)) == verdicts.INCONCLUSIVE
     diverged = (None, *shifted(LAYERNORM_LOSSES, 0.0)[1:])
-    assert verdict(diverged) == claims.NOT_REPRODUCED
+    assert verdict(diverged) == verdicts.NOT_REPRODUCED
 
 
 def test_check_p2_names_the_test_and_its_numbers():
@@ -314,13 +315,13 @@ def test_check_p4_can_fail():
     rms = norm_study().runs["RMSNorm"]["final_loss"]
     worse = norm_study(**{"pRMSNorm (6.25%)": shifted(rms, 0.08)})
     noisy = norm_study(**{"pRMSNorm (6.25%)": shifted(rms, 0.0, jitter=0.05)})
-    assert nb_claims.check_p4(estimate(), norm_study()).verdict == claims.REPRODUCED
-    assert nb_claims.check_p4(estimate(), worse).verdict == claims.PARTLY  # as in the record
-    assert nb_claims.check_p4(estimate(), noisy).verdict == claims.PARTLY  # LM undecided
+    assert nb_claims.check_p4(estimate(), norm_study()).verdict == verdicts.REPRODUCED
+    assert nb_claims.check_p4(estimate(), worse).verdict == verdicts.PARTLY  # as in the record
+    assert nb_claims.check_p4(estimate(), noisy).verdict == verdicts.PARTLY  # LM undecided
     # 100 rows: the sd's standard error is 0.2 / sqrt(198) = 0.014, so 0.2 is 8 of them away
-    assert nb_claims.check_p4(estimate(sd_at_1024=0.2), norm_study()).verdict == claims.PARTLY
-    assert nb_claims.check_p4(estimate(mean_at_1024=0.9), worse).verdict == claims.NOT_REPRODUCED
-    assert nb_claims.check_p4(estimate(sd_at_1024=0.2), worse).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p4(estimate(sd_at_1024=0.2), norm_study()).verdict == verdicts.PARTLY
+    assert nb_claims.check_p4(estimate(mean_at_1024=0.9), worse).verdict == verdicts.NOT_REPRODUCED
+    assert nb_claims.check_p4(estimate(sd_at_1024=0.2), worse).verdict == verdicts.NOT_REPRODUCED
 
 
 def placement(pre_final, peri_final, peri_grad=(0.2, 0.1, 0.1), pre_grad=(0.3, 0.1, 0.1),
@@ -400,11 +401,11 @@ def balanced_study():
 def test_check_p5_can_fail():
     pre = [200.0, 400.0, 800.0]  # Pre-LN: variance 800 at the end, 4x over depth, grads 3x apart
     balanced = placement(pre_final=pre, peri_final=[5.0, 7.0, 9.0])
-    assert nb_claims.check_p5(balanced, balanced, STEADY, STEADY).verdict == claims.REPRODUCED
+    assert nb_claims.check_p5(balanced, balanced, STEADY, STEADY).verdict == verdicts.REPRODUCED
     # smaller and steadier, with a steeper rise over depth than Pre-LN's: shown, not graded
     steeper = placement(pre_final=pre, peri_final=[5.0, 20.0, 60.0])
     finding = nb_claims.check_p5(steeper, steeper, STEADY, STEADY)
-    assert finding.verdict == claims.REPRODUCED
+    assert finding.verdict == verdicts.REPRODUCED
     assert (
         "variance rise from block 1 to L x" in finding.ours
         and "(shown, not graded)" in finding.ours
@@ -412,24 +413,25 @@ def test_check_p5_can_fail():
     smaller_only = placement(
         pre_final=pre, peri_final=[100.0, 200.0, 400.0], peri_grad=(0.9, 0.1, 0.1)
     )
-    assert nb_claims.check_p5(smaller_only, smaller_only, STEADY, STEADY).verdict == claims.PARTLY
+    assert nb_claims.check_p5(smaller_only, smaller_only, STEADY, STEADY).verdict == verdicts.PARTLY
     assert (
-        nb_claims.check_p5(balanced, balanced, SAME, SAME).verdict == claims.PARTLY
+        nb_claims.check_p5(balanced, balanced, SAME, SAME).verdict == verdicts.PARTLY
     )  # spikes undecided
     # Peri-LN larger, steeper and less even on every measure, and spikier
     reversed_ = placement(pre_final=[5.0, 7.0, 9.0], peri_final=[200.0, 400.0, 800.0],
                           peri_grad=(0.9, 0.1, 0.1))  # fmt: skip
     spikier = spike_study([0, 1, 0, 0, 1, 0], [2, 3, 2, 3, 2, 3], pre_jump=2.5, peri_jump=5.0)
     assert (
-        nb_claims.check_p5(reversed_, reversed_, spikier, spikier).verdict == claims.NOT_REPRODUCED
+        nb_claims.check_p5(reversed_, reversed_, spikier, spikier).verdict
+        == verdicts.NOT_REPRODUCED
     )
     # Peri-LN the same as Pre-LN up to seed-to-seed scatter: no measure decides
     same = placement(pre_final=pre, peri_final=pre, peri_grad=(0.3, 0.1, 0.1))
-    assert nb_claims.check_p5(same, same, SAME, SAME).verdict == claims.INCONCLUSIVE
+    assert nb_claims.check_p5(same, same, SAME, SAME).verdict == verdicts.INCONCLUSIVE
     # the first seeds are shown, never graded: reversed there, reproduced on the fresh seeds
     finding = nb_claims.check_p5(balanced, reversed_, STEADY, spikier)
     assert (
-        finding.verdict == claims.REPRODUCED
+        finding.verdict == verdicts.REPRODUCED
         and "(on seeds 0-9, not graded: last block" in finding.ours
     )
 
@@ -440,12 +442,14 @@ def test_check_p5_counts_diverged_runs():
     peri["final_loss"][0] = None  # a diverged run has no loss and no final statistics
     peri["stream_variance_final"][0] = peri["block_grad_norm_final"][0] = None
     finding = nb_claims.check_p5(diverged, diverged, STEADY, STEADY)
-    assert finding.verdict == claims.NOT_REPRODUCED and "1 Pre-LN or Peri-LN run(s)" in finding.ours
+    assert (
+        finding.verdict == verdicts.NOT_REPRODUCED and "1 Pre-LN or Peri-LN run(s)" in finding.ours
+    )
     spiky = spike_study([2] * 6, [0] * 6)
     spiky.runs["Pre-LN, lr 0.03"]["final_loss"][2] = None
     assert (
         nb_claims.check_p5(balanced_study(), balanced_study(), spiky, STEADY).verdict
-        == claims.NOT_REPRODUCED
+        == verdicts.NOT_REPRODUCED
     )
 
 
@@ -511,21 +515,21 @@ def test_check_p3_grades_measured_times_and_can_fail():
     alike = {"as shipped": (0.6, 0.7), "one op per step": (0.6, 0.7), "fewest passes": (0.8, 0.85)}
     shipped_slow = {**alike, "as shipped": (1.3, 2.5)}
     saves = timing({"s, 1 thread(s)": alike, "s, 2 thread(s)": alike})
-    assert nb_claims.check_p3(traffic_result(), saves).verdict == claims.REPRODUCED
+    assert nb_claims.check_p3(traffic_result(), saves).verdict == verdicts.REPRODUCED
     # PyTorch's fused LayerNorm beating its composed RMSNorm is reported, not graded
     as_measured = timing({"s, 1 thread(s)": shipped_slow, "s, 2 thread(s)": shipped_slow})
-    assert nb_claims.check_p3(traffic_result(), as_measured).verdict == claims.REPRODUCED
+    assert nb_claims.check_p3(traffic_result(), as_measured).verdict == verdicts.REPRODUCED
     one_way_slow = {**alike, "fewest passes": (1.3, 0.85)}
     half = timing({"s, 1 thread(s)": one_way_slow, "s, 2 thread(s)": one_way_slow})
-    assert nb_claims.check_p3(traffic_result(), half).verdict == claims.PARTLY
+    assert nb_claims.check_p3(traffic_result(), half).verdict == verdicts.PARTLY
     slower = {way: (1.3, 1.4) for way in bench.PAIRS}
     lost = timing({"s, 1 thread(s)": slower, "s, 2 thread(s)": slower})
-    assert nb_claims.check_p3(traffic_result(), lost).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_p3(traffic_result(), lost).verdict == verdicts.NOT_REPRODUCED
     # a ratio that saves with one thread and costs with two decides nothing
     level = {way: (1.0, 1.05) for way in bench.PAIRS}
     split = timing({"s, 1 thread(s)": alike, "s, 2 thread(s)": slower})
     for verdict_of in (split, timing({"s, 1 thread(s)": level, "s, 2 thread(s)": level})):
-        assert nb_claims.check_p3(traffic_result(), verdict_of).verdict == claims.INCONCLUSIVE
+        assert nb_claims.check_p3(traffic_result(), verdict_of).verdict == verdicts.INCONCLUSIVE
     finding = nb_claims.check_p3(traffic_result(), as_measured)
     assert "as shipped fwd+bwd 2.50-2.50 (fails)" in finding.ours and "GPU" in finding.ours
     assert finding.ours.index("not graded") < finding.ours.index("as shipped")
@@ -566,12 +570,12 @@ def test_check_p2c_needs_every_rmsnorm_run_to_train_and_no_worse_loss():
     def verdict(rms_losses):
         return nb_claims.check_p2c(recentred(rms_losses)).verdict
 
-    assert verdict(shifted(LAYERNORM_LOSSES, -0.002)) == claims.REPRODUCED
-    assert verdict(shifted(LAYERNORM_LOSSES, 0.1)) == claims.NOT_REPRODUCED
-    assert verdict(shifted(LAYERNORM_LOSSES, 0.02)) == claims.INCONCLUSIVE
+    assert verdict(shifted(LAYERNORM_LOSSES, -0.002)) == verdicts.REPRODUCED
+    assert verdict(shifted(LAYERNORM_LOSSES, 0.1)) == verdicts.NOT_REPRODUCED
+    assert verdict(shifted(LAYERNORM_LOSSES, 0.02)) == verdicts.INCONCLUSIVE
     # one RMSNorm run ends above the bigram level (2.34): it did not train, however the rest do
     stalled = (2.5, *shifted(LAYERNORM_LOSSES, -0.3)[1:])
-    assert verdict(stalled) == claims.NOT_REPRODUCED
+    assert verdict(stalled) == verdicts.NOT_REPRODUCED
     finding = nb_claims.check_p2c(recentred(stalled))
     assert "runs that do not train: LayerNorm 0, RMSNorm 1" in finding.ours
     assert finding.quantities[0].label == "RMSNorm runs that do not train"

@@ -381,7 +381,7 @@ def test_holm_steps_down_and_stops_at_the_first_p_over_its_threshold():
 def test_the_ledger_applies_holm_within_each_set_of_runs():
     from lnpaper import ledger
 
-    families = ledger.multiplicity()
+    families = ledger.multiplicity(ledger.graded())
     by_claim = {i: (experiments, m, before, after)
                 for experiments, m, verdicts in families for i, before, after in verdicts}  # fmt: skip
     assert "recurrent_training" in by_claim["R3"][0] and by_claim["R3"][1] >= 6

@@ -122,26 +122,26 @@ def study(**finals):
 
 
 def test_t3_warmup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
-    from lnpaper import claims
     from lnpaper.chapters.ch06_transformer.claims import check_t3
+    from lnpaper.companion import verdicts
 
-    assert check_t3(study()).verdict == claims.REPRODUCED
+    assert check_t3(study()).verdict == verdicts.REPRODUCED
     # Post-LN trains as well without warmup (the interval straddles 0): only Pre-LN's part holds
-    assert check_t3(study(post_cold=around(2.17, 0.04, 7))).verdict == claims.PARTLY
+    assert check_t3(study(post_cold=around(2.17, 0.04, 7))).verdict == verdicts.PARTLY
     # Pre-LN without warmup stalls far above Post-LN with warmup: only Post-LN's part holds
-    assert check_t3(study(pre_cold=around(2.70, 0.01))).verdict == claims.PARTLY
+    assert check_t3(study(pre_cold=around(2.70, 0.01))).verdict == verdicts.PARTLY
     # warmup hurts Post-LN, and Pre-LN stalls: both parts fail
     worse = study(post_cold=around(2.0, 0.01), pre_cold=around(2.70, 0.01))
-    assert check_t3(worse).verdict == claims.NOT_REPRODUCED
+    assert check_t3(worse).verdict == verdicts.NOT_REPRODUCED
     # neither part decided: no difference from warmup, Pre-LN's loss spread across Post-LN's
     undecided = study(post_cold=around(2.17, 0.04, 7), pre_cold=around(2.17, 0.1, 2))
-    assert check_t3(undecided).verdict == claims.INCONCLUSIVE
+    assert check_t3(undecided).verdict == verdicts.INCONCLUSIVE
     # a diverged Post-LN run cannot be paired: that part is left undecided, and said so
     diverged = check_t3(study(post_cold=[None, *around(2.76, 0.005)[1:]]))
-    assert diverged.verdict == claims.PARTLY and "1 run(s) diverged" in diverged.ours
+    assert diverged.verdict == verdicts.PARTLY and "1 run(s) diverged" in diverged.ours
     # a diverged Pre-LN run without warmup is no evidence that Pre-LN trains without it
     pre_diverged = study(pre_cold=[None, *around(1.97, 0.01)[1:]])
-    assert check_t3(pre_diverged).verdict == claims.PARTLY
+    assert check_t3(pre_diverged).verdict == verdicts.PARTLY
 
 
 def twice(study_result):
@@ -150,37 +150,39 @@ def twice(study_result):
 
 
 def test_t4_no_norm_check_tests_both_warmup_arms():
-    from lnpaper import claims
     from lnpaper.chapters.ch06_transformer.claims import check_t4
+    from lnpaper.companion import verdicts
 
     failing = [200.0, None, 13.0, 5.6, None, 60.0, 35.0, 110.0, 21.0, 260.0]  # 2 diverged
     # every run without warmup fails; with warmup every run ends below the bigram level (2.34)
     partly = check_t4(*twice(study(none_warm=around(2.2))))
-    assert partly.verdict == claims.PARTLY
+    assert partly.verdict == verdicts.PARTLY
     assert "no warmup: 10 of 10 runs fail" in partly.ours and "warmup: 0 of 10" in partly.ours
     # the default study's warmup arm ends near 2.45: below unigram, above bigram, so it fails
-    assert check_t4(*twice(study())).verdict == claims.REPRODUCED
+    assert check_t4(*twice(study())).verdict == verdicts.REPRODUCED
     # both arms fail: reproduced, and with a diverged run there is no gap to Pre-LN to pair
     both = check_t4(*twice(study(none_warm=failing)))
-    assert both.verdict == claims.REPRODUCED and "not paired: a run diverged" in both.ours
+    assert both.verdict == verdicts.REPRODUCED and "not paired: a run diverged" in both.ours
     assert [q.kind for q in both.quantities] == ["count", "count"]
     # neither arm fails: the model trains with and without warmup
     trains = study(none_cold=around(1.9), none_warm=around(2.2))
-    assert check_t4(trains, trains).verdict == claims.NOT_REPRODUCED
+    assert check_t4(trains, trains).verdict == verdicts.NOT_REPRODUCED
     # 6 of 10 fail without warmup, the interval (0.26-0.88) contains 1/2; with warmup none fail
     mixed = [None, 13.0, 5.6, 60.0, 2.8, 21.0, *around(2.2)[:4]]
     assert check_t4(*twice(study(none_cold=mixed, none_warm=around(2.2)))).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
     # the same undecided arm, with a failing warmup arm: one part holds
-    assert check_t4(*twice(study(none_cold=mixed, none_warm=failing))).verdict == claims.PARTLY
+    assert check_t4(*twice(study(none_cold=mixed, none_warm=failing))).verdict == verdicts.PARTLY
     # both undecided
-    assert check_t4(*twice(study(none_cold=mixed, none_warm=mixed))).verdict == claims.INCONCLUSIVE
+    assert (
+        check_t4(*twice(study(none_cold=mixed, none_warm=mixed))).verdict == verdicts.INCONCLUSIVE
+    )
     # ending just below the bigram level trains; at it, the run has not trained
     below = study(none_cold=[2.3399] * SEEDS, none_warm=[2.3399] * SEEDS)
-    assert check_t4(below, below).verdict == claims.NOT_REPRODUCED
+    assert check_t4(below, below).verdict == verdicts.NOT_REPRODUCED
     at_level = study(none_cold=[2.34] * SEEDS, none_warm=[2.34] * SEEDS)
-    assert check_t4(at_level, at_level).verdict == claims.REPRODUCED
+    assert check_t4(at_level, at_level).verdict == verdicts.REPRODUCED
 
 
 def test_t4_gap_to_pre_ln_pairs_the_warmup_arms_by_seed():
@@ -207,56 +209,56 @@ def tfixup(xavier, fixup):
 
 
 def test_t5_tfixup_check_reproduces_fails_and_can_be_partly_or_inconclusive():
-    from lnpaper import claims
     from lnpaper.chapters.ch06_transformer.claims import check_t5
+    from lnpaper.companion import verdicts
 
     xavier_fails = [None] * 8 + [390.0, 12.0]
-    assert check_t5(tfixup(xavier_fails, around(1.85))).verdict == claims.REPRODUCED
+    assert check_t5(tfixup(xavier_fails, around(1.85))).verdict == verdicts.REPRODUCED
     # T-Fixup diverged once: its part fails, Xavier's holds
     one_diverged = [None, *around(1.85)[1:]]
-    assert check_t5(tfixup(xavier_fails, one_diverged)).verdict == claims.PARTLY
+    assert check_t5(tfixup(xavier_fails, one_diverged)).verdict == verdicts.PARTLY
     # Xavier trains (0 of 10 fail) and T-Fixup stalls above the bigram level: both parts fail
-    assert check_t5(tfixup(around(1.9), around(2.6))).verdict == claims.NOT_REPRODUCED
+    assert check_t5(tfixup(around(1.9), around(2.6))).verdict == verdicts.NOT_REPRODUCED
     # 5 of 10 Xavier runs fail, T-Fixup's losses straddle the bigram level: nothing decided
     half = [None] * 5 + around(1.9)[:5]
-    assert check_t5(tfixup(half, around(2.34, 0.1))).verdict == claims.INCONCLUSIVE
+    assert check_t5(tfixup(half, around(2.34, 0.1))).verdict == verdicts.INCONCLUSIVE
 
 
 def test_t5b_rezero_check_reproduces_fails_and_reports_the_gap_to_tfixup():
     from types import SimpleNamespace
 
-    from lnpaper import claims
     from lnpaper.chapters.ch06_transformer.claims import check_t5b
+    from lnpaper.companion import verdicts
 
     study = tfixup([None] * 10, around(1.55))
     trains = SimpleNamespace(**fake_run(around(1.85), 12))
     finding = check_t5b(study, trains)
-    assert finding.verdict == claims.REPRODUCED and "minus T-Fixup" in finding.ours
+    assert finding.verdict == verdicts.REPRODUCED and "minus T-Fixup" in finding.ours
     stalls = SimpleNamespace(**fake_run(around(2.6), 12))  # above the bigram level (2.34)
-    assert check_t5b(study, stalls).verdict == claims.NOT_REPRODUCED
+    assert check_t5b(study, stalls).verdict == verdicts.NOT_REPRODUCED
     diverges = SimpleNamespace(**fake_run([None, *around(1.85)[1:]], 12))
-    assert check_t5b(study, diverges).verdict == claims.NOT_REPRODUCED
+    assert check_t5b(study, diverges).verdict == verdicts.NOT_REPRODUCED
 
 
 def test_t5c_grades_tfixup_against_the_pre_ln_of_its_depth():
     from types import SimpleNamespace
 
-    from lnpaper import claims
     from lnpaper.chapters.ch06_transformer.claims import check_t5c
+    from lnpaper.companion import verdicts
 
     study = tfixup([None] * 10, around(1.55))
     behind = SimpleNamespace(**fake_run(around(2.03, shift=3), 12))
     finding = check_t5c(study, behind)
-    assert finding.verdict == claims.REPRODUCED, finding.ours
+    assert finding.verdict == verdicts.REPRODUCED, finding.ours
     assert finding.quantities[0].label == "T-Fixup - Pre-LN held-out loss"
     level = SimpleNamespace(**fake_run(around(1.55, shift=3), 12))  # no worse: a match
-    assert check_t5c(study, level).verdict == claims.REPRODUCED
+    assert check_t5c(study, level).verdict == verdicts.REPRODUCED
     close = SimpleNamespace(**fake_run(around(1.535, shift=3), 12))  # its interval crosses +0.02
-    assert check_t5c(study, close).verdict == claims.INCONCLUSIVE
+    assert check_t5c(study, close).verdict == verdicts.INCONCLUSIVE
     ahead = SimpleNamespace(**fake_run(around(1.40, shift=3), 12))
-    assert check_t5c(study, ahead).verdict == claims.NOT_REPRODUCED
+    assert check_t5c(study, ahead).verdict == verdicts.NOT_REPRODUCED
     fixup_diverged = tfixup([None] * 10, [None, *around(1.55)[1:]])
-    assert check_t5c(fixup_diverged, behind).verdict == claims.NOT_REPRODUCED
+    assert check_t5c(fixup_diverged, behind).verdict == verdicts.NOT_REPRODUCED
 
 
 @pytest.mark.parametrize("diverged", [(), (0, 1, 2, 3, 4, 5), (1, 4)])
@@ -296,22 +298,22 @@ def norm_study(dyt, layernorm=None):
 
 
 def test_t6_dyt_check_is_non_inferiority_within_the_margin():
-    from lnpaper import claims
     from lnpaper.chapters.ch06_transformer.claims import LM_MARGIN, check_t6
+    from lnpaper.companion import verdicts
 
     # better than LayerNorm, or equal within the noise: no worse by the margin
-    assert check_t6(norm_study(around(1.79, 0.01))).verdict == claims.REPRODUCED
+    assert check_t6(norm_study(around(1.79, 0.01))).verdict == verdicts.REPRODUCED
     layernorm = around(1.96, 0.03, 5)
     same = [v + d for v, d in zip(layernorm, around(0.0, 0.005, 1), strict=True)]
-    assert check_t6(norm_study(same, layernorm)).verdict == claims.REPRODUCED
+    assert check_t6(norm_study(same, layernorm)).verdict == verdicts.REPRODUCED
     # worse by 0.2 nats, the whole interval beyond +LM_MARGIN
-    assert check_t6(norm_study(around(2.16, 0.01))).verdict == claims.NOT_REPRODUCED
+    assert check_t6(norm_study(around(2.16, 0.01))).verdict == verdicts.NOT_REPRODUCED
     # worse by about the margin: the interval straddles it
     borderline = norm_study(around(1.96 + LM_MARGIN, 0.03, 2))
-    assert check_t6(borderline).verdict == claims.INCONCLUSIVE
+    assert check_t6(borderline).verdict == verdicts.INCONCLUSIVE
     # a diverged DyT run is no match
     diverged = check_t6(norm_study([None, *around(1.79)[1:]]))
-    assert diverged.verdict == claims.NOT_REPRODUCED and "diverged" in diverged.ours
+    assert diverged.verdict == verdicts.NOT_REPRODUCED and "diverged" in diverged.ours
 
 
 def lr_sweep(finals_by_run, train_by_run):
@@ -331,8 +333,8 @@ def lr_sweep(finals_by_run, train_by_run):
 
 
 def test_t6b_picks_each_rate_by_training_loss_and_grades_the_picks():
-    from lnpaper import claims
     from lnpaper.chapters.ch06_transformer.claims import check_t6b, sweep_choice
+    from lnpaper.companion import verdicts
 
     finals = {"LayerNorm, lr 0.001": around(1.93), "LayerNorm, lr 0.003": around(1.96),
               "LayerNorm, lr 0.01": around(2.28), "DyT, lr 0.001": around(1.91),
@@ -340,7 +342,7 @@ def test_t6b_picks_each_rate_by_training_loss_and_grades_the_picks():
     train = {key: statistics.fmean(values) for key, values in finals.items()}
     assert sweep_choice(lr_sweep(finals, train), "LayerNorm")[0] == 1e-3
     finding = check_t6b(lr_sweep(finals, train))
-    assert finding.verdict == claims.REPRODUCED and "LayerNorm at the grid's edge" in finding.ours
+    assert finding.verdict == verdicts.REPRODUCED and "LayerNorm at the grid's edge" in finding.ours
     # the pick follows the training loss, not the held-out loss: LayerNorm picked at 3e-3
     assert (
         sweep_choice(lr_sweep(finals, {**train, "LayerNorm, lr 0.003": 1.0}), "LayerNorm")[0]
@@ -349,14 +351,15 @@ def test_t6b_picks_each_rate_by_training_loss_and_grades_the_picks():
     # DyT best at 1e-2 but worse there than LayerNorm at its pick: not reproduced
     worse = {**finals, "DyT, lr 0.01": around(2.2)}
     assert (
-        check_t6b(lr_sweep(worse, {**train, "DyT, lr 0.01": 1.0})).verdict == claims.NOT_REPRODUCED
+        check_t6b(lr_sweep(worse, {**train, "DyT, lr 0.01": 1.0})).verdict
+        == verdicts.NOT_REPRODUCED
     )
     # a diverged seed makes its rate ineligible; diverged everywhere: not reproduced
     gone = {**finals, "DyT, lr 0.003": [None, *around(1.79)[1:]]}
     assert sweep_choice(lr_sweep(gone, train), "DyT")[0] == 1e-3
     all_gone = {**finals, **{f"DyT, lr {lr:g}": [None] * 10 for lr in (1e-3, 3e-3, 1e-2)}}
     finding = check_t6b(lr_sweep(all_gone, train))
-    assert finding.verdict == claims.NOT_REPRODUCED and "diverged at every rate" in finding.ours
+    assert finding.verdict == verdicts.NOT_REPRODUCED and "diverged at every rate" in finding.ours
 
 
 def xiong(post_slope, pre_slope, spread=0.05, post_sq=1.5):
@@ -391,27 +394,27 @@ def test_depth_slopes_recover_each_seeds_power_law():
 
 
 def test_t1_depth_check_reproduces_fails_and_can_be_partly_or_inconclusive():
-    from lnpaper import claims
     from lnpaper.chapters.ch06_transformer.claims import T1_SLOPE_MARGIN, check_t1
+    from lnpaper.companion import verdicts
 
-    assert check_t1(xiong(0.0, -0.5)).verdict == claims.REPRODUCED
+    assert check_t1(xiong(0.0, -0.5)).verdict == verdicts.REPRODUCED
     # Post-LN falls like Pre-LN: outside the margin, only Pre-LN's part holds
-    assert check_t1(xiong(-0.5, -0.5)).verdict == claims.PARTLY
+    assert check_t1(xiong(-0.5, -0.5)).verdict == verdicts.PARTLY
     # Post-LN's slope near the margin, interval across it (as in the record): partly
     near_edge = check_t1(xiong(T1_SLOPE_MARGIN - 0.1, -0.5, spread=0.3))
-    assert near_edge.verdict == claims.PARTLY and "inconclusive" in near_edge.ours
+    assert near_edge.verdict == verdicts.PARTLY and "inconclusive" in near_edge.ours
     # Post-LN rises steeply, Pre-LN rises too: both parts fail
-    assert check_t1(xiong(0.6, 0.3)).verdict == claims.NOT_REPRODUCED
+    assert check_t1(xiong(0.6, 0.3)).verdict == verdicts.NOT_REPRODUCED
     # both wide: neither part decided
-    assert check_t1(xiong(0.2, 0.0, spread=0.5)).verdict == claims.INCONCLUSIVE
+    assert check_t1(xiong(0.2, 0.0, spread=0.5)).verdict == verdicts.INCONCLUSIVE
 
 
 def test_t2_lemma2_check_can_fail():
-    from lnpaper import claims
     from lnpaper.chapters.ch06_transformer.claims import check_t2
+    from lnpaper.companion import verdicts
 
-    assert check_t2(xiong(0.0, -0.5)).verdict == claims.REPRODUCED
-    assert check_t2(xiong(0.0, -0.5, post_sq=1.0)).verdict == claims.NOT_REPRODUCED
+    assert check_t2(xiong(0.0, -0.5)).verdict == verdicts.REPRODUCED
+    assert check_t2(xiong(0.0, -0.5, post_sq=1.0)).verdict == verdicts.NOT_REPRODUCED
 
 
 def seeds_of(curve, spread=(1.0, 1.2, 0.9)) -> list:
@@ -437,38 +440,38 @@ def _smoothness(**changes):
 
 
 def test_the_t7_check_grades_every_measure_at_matched_loss_and_at_step_0():
-    from lnpaper import claims
     from lnpaper.chapters.ch06_transformer import claims as nb_claims
     from lnpaper.chapters.ch06_transformer.runs import ProjectionResult
+    from lnpaper.companion import verdicts
 
     exact = ProjectionResult([32, 6], 1e-14, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
     finding = nb_claims.check_t7(exact, _smoothness())
     # smoother at matched loss on all three, rougher at step 0 on all three: partly
-    assert finding.verdict == claims.PARTLY, finding.ours
+    assert finding.verdict == verdicts.PARTLY, finding.ours
     assert [q.kind for q in finding.quantities] == ["exact"] + ["aggregate"] * 6
     labels = " ".join(q.label for q in finding.quantities)
     for word in ("loss variation", "gradient change", "beta-smoothness", "matched loss", "step 0"):
         assert word in labels
     wrong = ProjectionResult([32, 6], 1e-3, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
-    assert nb_claims.check_t7(wrong, _smoothness()).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_t7(wrong, _smoothness()).verdict == verdicts.NOT_REPRODUCED
     # rougher everywhere, on every measure: not reproduced
     rough = _smoothness(
         loss_range={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
         grad_change={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
         beta_smoothness={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
     )
-    assert nb_claims.check_t7(exact, rough).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_t7(exact, rough).verdict == verdicts.NOT_REPRODUCED
     # smoother everywhere: still only partly, the input-distribution half is not run
     smooth = _smoothness(
         loss_range={"none": seeds_of([2, 2, 2]), "batchnorm": seeds_of([1, 1, 1])},
         beta_smoothness={"none": seeds_of([9, 8, 9]), "batchnorm": seeds_of([3, 4, 4])},
         grad_change={"none": seeds_of([2, 6, 5]), "batchnorm": seeds_of([1, 1.1, 1])},
     )
-    assert nb_claims.check_t7(exact, smooth).verdict == claims.PARTLY
+    assert nb_claims.check_t7(exact, smooth).verdict == verdicts.PARTLY
     # a level never reached: nothing to pair
     missed = _smoothness(loss_range={"none": [[0.1, 1.0, None]] * 3,
                                      "batchnorm": seeds_of([1.6, 0.5, 0.3])})  # fmt: skip
-    assert nb_claims.check_t7(exact, missed).verdict == claims.INCONCLUSIVE
+    assert nb_claims.check_t7(exact, missed).verdict == verdicts.INCONCLUSIVE
 
 
 def test_smoothness_summaries_split_step_0_from_the_matched_points():

@@ -8,11 +8,11 @@ import math
 import pytest
 import torch
 
-from lnpaper import claims
 from lnpaper.chapters.ch06_transformer.runs import StudyResult
 from lnpaper.chapters.ch10_what_the_norm_computes import analysis as analysis_mean
 from lnpaper.chapters.ch10_what_the_norm_computes import claims as nb_claims
 from lnpaper.chapters.ch10_what_the_norm_computes import runs as ex
+from lnpaper.companion import verdicts
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import TransformerLM
 from lnpaper.models.zero_mean import zero_mean_rmsnorm
@@ -130,10 +130,10 @@ def detach_study(simple, both, mean=0.05, std=0.1):
 @pytest.mark.parametrize(
     "simple, expected",
     [
-        (-0.05, claims.REPRODUCED),  # better by more than the 0.02-nat margin
-        (-0.005, claims.PARTLY),  # below 0, but by a negligible amount: no worse, not better
-        (0.002, claims.PARTLY),
-        (0.2, claims.NOT_REPRODUCED),
+        (-0.05, verdicts.REPRODUCED),  # better by more than the 0.02-nat margin
+        (-0.005, verdicts.PARTLY),  # below 0, but by a negligible amount: no worse, not better
+        (0.002, verdicts.PARTLY),
+        (0.2, verdicts.NOT_REPRODUCED),
     ],
 )
 def test_e2_grades_better_no_worse_and_worse(simple, expected):
@@ -154,13 +154,13 @@ def overfit_study(simple_shift, pool=2.1, fresh=1.85):
 @pytest.mark.parametrize(
     "study, expected",
     [
-        (overfit_study(-0.05), claims.REPRODUCED),
-        (overfit_study(-0.005), claims.PARTLY),
-        (overfit_study(0.1), claims.NOT_REPRODUCED),
+        (overfit_study(-0.05), verdicts.REPRODUCED),
+        (overfit_study(-0.005), verdicts.PARTLY),
+        (overfit_study(0.1), verdicts.NOT_REPRODUCED),
         # the premise: LayerNorm does not over-fit the pool (pool within 0.01 of fresh)
-        (overfit_study(-0.05, pool=1.86), claims.NOT_EXERCISED),
+        (overfit_study(-0.05, pool=1.86), verdicts.NOT_EXERCISED),
         # ... or its pool runs do not train (above the bigram level)
-        (overfit_study(-0.05, pool=2.5), claims.NOT_EXERCISED),
+        (overfit_study(-0.05, pool=2.5), verdicts.NOT_EXERCISED),
     ],
 )
 def test_e2d_grades_only_where_layernorm_trains_and_over_fits(study, expected):
@@ -170,8 +170,8 @@ def test_e2d_grades_only_where_layernorm_trains_and_over_fits(study, expected):
 
 
 def test_e2b_needs_detaching_both_to_hurt():
-    assert nb_claims.check_e2b(detach_study(0.0, 0.1)).verdict == claims.REPRODUCED
-    assert nb_claims.check_e2b(detach_study(0.0, -0.1)).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_e2b(detach_study(0.0, 0.1)).verdict == verdicts.REPRODUCED
+    assert nb_claims.check_e2b(detach_study(0.0, -0.1)).verdict == verdicts.NOT_REPRODUCED
 
 
 def after_dyt(pool_shift, fresh_shift, n=6, pool=2.2):
@@ -189,12 +189,12 @@ def after_dyt(pool_shift, fresh_shift, n=6, pool=2.2):
 
 @pytest.mark.parametrize(
     "pool, fresh, expected",
-    [(-0.1, 0.1, claims.REPRODUCED), (-0.1, -0.1, claims.PARTLY),
-     (0.1, -0.1, claims.NOT_REPRODUCED)],
+    [(-0.1, 0.1, verdicts.REPRODUCED), (-0.1, -0.1, verdicts.PARTLY),
+     (0.1, -0.1, verdicts.NOT_REPRODUCED)],
 )  # fmt: skip
 def test_y1_needs_both_regimes(pool, fresh, expected):
     assert nb_claims.check_y1(after_dyt(pool, fresh)).verdict == expected
-    assert nb_claims.check_y1b(after_dyt(pool, fresh)).verdict == claims.NOT_CHECKABLE
+    assert nb_claims.check_y1b(after_dyt(pool, fresh)).verdict == verdicts.NOT_CHECKABLE
 
 
 def test_y1s_scarce_regime_is_not_exercised_where_no_pool_run_trains():
@@ -202,7 +202,7 @@ def test_y1s_scarce_regime_is_not_exercised_where_no_pool_run_trains():
     'better' there says nothing about scarce data, whichever way it points."""
     for pool_shift in (-0.1, 0.1):
         found = nb_claims.check_y1(after_dyt(pool_shift, 0.1, pool=4.5))
-        assert found.verdict == claims.NOT_EXERCISED, found.ours
+        assert found.verdict == verdicts.NOT_EXERCISED, found.ours
         assert "0 of 12 runs" in found.ours
 
 
@@ -219,9 +219,9 @@ def drift_result(init_diff, rms_shift):
 
 
 def test_e1_grades_exactness_and_the_trained_match():
-    assert nb_claims.check_e1(drift_result(1e-15, 0.001)).verdict == claims.REPRODUCED
-    assert nb_claims.check_e1(drift_result(1e-6, 0.001)).verdict == claims.PARTLY
-    assert nb_claims.check_e1(drift_result(1e-6, 0.2)).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_e1(drift_result(1e-15, 0.001)).verdict == verdicts.REPRODUCED
+    assert nb_claims.check_e1(drift_result(1e-6, 0.001)).verdict == verdicts.PARTLY
+    assert nb_claims.check_e1(drift_result(1e-6, 0.2)).verdict == verdicts.NOT_REPRODUCED
 
 
 def constrained_result(kept_gap, folded_gap):
@@ -238,8 +238,8 @@ def constrained_result(kept_gap, folded_gap):
 
 @pytest.mark.parametrize(
     "kept, folded, expected",
-    [(1e-13, 1e-12, claims.REPRODUCED), (1e-13, 0.5, claims.PARTLY),
-     (1e-3, 1e-12, claims.NOT_REPRODUCED), (1e-3, 0.5, claims.NOT_REPRODUCED)],
+    [(1e-13, 1e-12, verdicts.REPRODUCED), (1e-13, 0.5, verdicts.PARTLY),
+     (1e-3, 1e-12, verdicts.NOT_REPRODUCED), (1e-3, 0.5, verdicts.NOT_REPRODUCED)],
 )  # fmt: skip
 def test_e1c_grades_one_model_or_two(kept, folded, expected):
     assert nb_claims.check_e1c(constrained_result(kept, folded)).verdict == expected
@@ -276,14 +276,14 @@ def data_rich(dyt, layernorm):
 
 @pytest.mark.parametrize(
     "shift, expected",
-    [(0.15, claims.REPRODUCED), (-0.15, claims.NOT_REPRODUCED), (0.0, claims.INCONCLUSIVE)],
+    [(0.15, verdicts.REPRODUCED), (-0.15, verdicts.NOT_REPRODUCED), (0.0, verdicts.INCONCLUSIVE)],
 )
 def test_y1c_grades_dyt_behind_at_the_rich_budget(shift, expected):
     layernorm = losses(1.5, 0.0)
     finding = nb_claims.check_y1c(data_rich(losses(1.5, shift), layernorm))
     assert finding.verdict == expected and "T/P 1.95" in finding.ours
     diverged = nb_claims.check_y1c(data_rich([None, *losses(1.6, 0.0)[1:]], layernorm))
-    assert diverged.verdict == claims.INCONCLUSIVE
+    assert diverged.verdict == verdicts.INCONCLUSIVE
 
 
 def test_tokens_per_parameter_counts_the_model():
@@ -308,15 +308,15 @@ def test_e2c_picks_by_training_loss_and_grades_as_e2():
     layernorm = [losses(2.2, 0.0), losses(2.1, 0.0), losses(2.15, 0.0)]
     level = [losses(2.2, 0.0), losses(2.1, -0.003), losses(2.15, 0.0)]
     assert nb_claims.simple_pick(simple_sweep(level, layernorm), "LayerNorm")[0] == 3e-3
-    assert nb_claims.check_e2c(simple_sweep(level, layernorm)).verdict == claims.PARTLY
+    assert nb_claims.check_e2c(simple_sweep(level, layernorm)).verdict == verdicts.PARTLY
     better = [losses(2.2, 0.0), losses(2.05, 0.0), losses(2.15, 0.0)]
-    assert nb_claims.check_e2c(simple_sweep(better, layernorm)).verdict == claims.REPRODUCED
+    assert nb_claims.check_e2c(simple_sweep(better, layernorm)).verdict == verdicts.REPRODUCED
     # LayerNorm-simple's training loss picks 1e-2, where its held-out loss is worse
     worse = simple_sweep(level, layernorm, train={"LayerNorm-simple, lr 0.01": 1.0})
     assert nb_claims.simple_pick(worse, "LayerNorm-simple")[0] == 1e-2
-    assert nb_claims.check_e2c(worse).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_e2c(worse).verdict == verdicts.NOT_REPRODUCED
     gone = [[None] * 10] * 3
-    assert nb_claims.check_e2c(simple_sweep(gone, layernorm)).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_e2c(simple_sweep(gone, layernorm)).verdict == verdicts.NOT_REPRODUCED
 
 
 def test_claim_ids_have_a_paper_facts_base():

@@ -4,7 +4,6 @@ import dataclasses
 
 import pytest
 
-from lnpaper import claims
 from lnpaper.chapters.ch01_why_batchnorm_fails import claims as nb_claims
 from lnpaper.chapters.ch01_why_batchnorm_fails.analysis import (
     BatchSizeResult,
@@ -18,6 +17,7 @@ from lnpaper.chapters.ch01_why_batchnorm_fails.runs import (
     lstm_statistics,
     train_vs_inference,
 )
+from lnpaper.companion import verdicts
 
 
 def test_m1_layernorm_ignores_the_batch_and_batchnorm_noise_shrinks_with_it():
@@ -29,20 +29,20 @@ def test_m1_layernorm_ignores_the_batch_and_batchnorm_noise_shrinks_with_it():
     assert result.output_spread[0] is None  # and training-mode BatchNorm refuses it
     spread = result.mean_spread
     assert all(a > b for a, b in zip(spread[:-1], spread[1:], strict=True))
-    assert nb_claims.check_m1(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_m1(result).verdict == verdicts.REPRODUCED
     leaky = dataclasses.replace(result, layernorm_difference=1e-7)
-    assert nb_claims.check_m1(leaky).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m1(leaky).verdict == verdicts.NOT_REPRODUCED
     flat = dataclasses.replace(result, output_spread=[None] + [0.5] * 8)
-    assert nb_claims.check_m1(flat).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m1(flat).verdict == verdicts.NOT_REPRODUCED
 
 
 def test_m2_batch_of_one():
     result = batch_of_one()
     assert result.by_formula == [0.0] * 6
     assert "more than 1 value per channel" in result.lnpaper_error
-    assert nb_claims.check_m2(result).verdict == claims.REPRODUCED
+    assert nb_claims.check_m2(result).verdict == verdicts.REPRODUCED
     accepted = dataclasses.replace(result, torch_error="no error")
-    assert nb_claims.check_m2(accepted).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m2(accepted).verdict == verdicts.NOT_REPRODUCED
 
 
 def test_m3_modes_agree_for_layernorm_only():
@@ -52,26 +52,26 @@ def test_m3_modes_agree_for_layernorm_only():
     assert min(result.logit_gap["batchnorm"]) > 0
     assert len(result.running_error) == 3
     modes = dataclasses.replace(result, running_error=[1.0, 0.5, 0.01])
-    assert nb_claims.check_m3(modes).verdict == claims.REPRODUCED
+    assert nb_claims.check_m3(modes).verdict == verdicts.REPRODUCED
     leaky = dataclasses.replace(modes, logit_gap={**modes.logit_gap, "layernorm": [0, 1e-6, 0]})
-    assert nb_claims.check_m3(leaky).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m3(leaky).verdict == verdicts.NOT_REPRODUCED
     stuck = dataclasses.replace(modes, running_error=[1.0, 0.9, 0.8])
-    assert nb_claims.check_m3(stuck).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m3(stuck).verdict == verdicts.NOT_REPRODUCED
 
 
 def test_m4_check_passes_on_the_experiment_and_fails_without_a_transient():
     result = lstm_statistics()
     assert len(result.accuracy_per_step) == result.test_length - result.delay
     assert set(result.offset) == set(result.scale)
-    assert nb_claims.check_m4(result).verdict == claims.REPRODUCED  # the accuracies are M4b's
+    assert nb_claims.check_m4(result).verdict == verdicts.REPRODUCED  # the accuracies are M4b's
     rule = result.scale["per step, T_max rule"]
     pooled = dict(result.scale, **{"averaged over steps": rule})  # as good as per step
     assert nb_claims.check_m4(dataclasses.replace(result, scale=pooled)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
     flat = {term: [0.02] * result.test_length for term in result.transient}
     assert nb_claims.check_m4(dataclasses.replace(result, transient=flat)).verdict == (
-        claims.NOT_REPRODUCED
+        verdicts.NOT_REPRODUCED
     )
 
 
@@ -144,10 +144,10 @@ def synthetic_m5(ln_shift, ln_noise, bn_shift, bn_noise, exact_shift=None):
 @pytest.mark.parametrize(
     "ln_shift, ln_noise, verdict",
     [
-        (+0.003, M5_TIGHT, claims.REPRODUCED),  # LN a little better at batch 4
-        (-0.005, M5_TIGHT, claims.REPRODUCED),  # half a point worse, inside the 1 pp margin
-        (-0.015, M5_TIGHT, claims.NOT_REPRODUCED),  # 1.5 points worse, all beyond the margin
-        (-0.01, M5_WIDE, claims.INCONCLUSIVE),  # too noisy to decide
+        (+0.003, M5_TIGHT, verdicts.REPRODUCED),  # LN a little better at batch 4
+        (-0.005, M5_TIGHT, verdicts.REPRODUCED),  # half a point worse, inside the 1 pp margin
+        (-0.015, M5_TIGHT, verdicts.NOT_REPRODUCED),  # 1.5 points worse, all beyond the margin
+        (-0.01, M5_WIDE, verdicts.INCONCLUSIVE),  # too noisy to decide
     ],
 )
 def test_m5_grades_layernorm_against_the_one_point_margin(ln_shift, ln_noise, verdict):
@@ -160,17 +160,17 @@ def test_m5_grades_layernorm_against_the_one_point_margin(ln_shift, ln_noise, ve
 def test_m5_is_graded_on_the_fresh_seeds_not_on_those_that_chose_its_statistic():
     good, bad = synthetic_m5(+0.003, M5_TIGHT, -0.01, M5_TIGHT), synthetic_m5(-0.015, M5_TIGHT,
                                                                                -0.01, M5_TIGHT)  # fmt: skip
-    assert nb_claims.check_m5(good, bad).verdict == claims.NOT_REPRODUCED
-    assert nb_claims.check_m5(bad, good).verdict == claims.REPRODUCED
+    assert nb_claims.check_m5(good, bad).verdict == verdicts.NOT_REPRODUCED
+    assert nb_claims.check_m5(bad, good).verdict == verdicts.REPRODUCED
     assert "where the statistic was chosen (not graded)" in nb_claims.check_m5(bad, good).ours
 
 
 @pytest.mark.parametrize(
     "ln_shift, bn_shift, verdict",
     [
-        (0.0, -0.02, claims.REPRODUCED),  # BatchNorm loses 2 points, LayerNorm none
-        (-0.02, -0.02, claims.INCONCLUSIVE),  # both lose the same
-        (-0.03, 0.0, claims.NOT_REPRODUCED),  # LayerNorm loses more
+        (0.0, -0.02, verdicts.REPRODUCED),  # BatchNorm loses 2 points, LayerNorm none
+        (-0.02, -0.02, verdicts.INCONCLUSIVE),  # both lose the same
+        (-0.03, 0.0, verdicts.NOT_REPRODUCED),  # LayerNorm loses more
     ],
 )
 def test_m5e_compares_the_two_norms_batch_size_changes_seed_by_seed(ln_shift, bn_shift, verdict):
@@ -183,9 +183,9 @@ def test_m5e_compares_the_two_norms_batch_size_changes_seed_by_seed(ln_shift, bn
 @pytest.mark.parametrize(
     "bn_shift, bn_noise, verdict",
     [
-        (-0.01, M5_TIGHT, claims.REPRODUCED),
-        (+0.005, M5_TIGHT, claims.NOT_REPRODUCED),
-        (0.0, M5_WIDE, claims.INCONCLUSIVE),
+        (-0.01, M5_TIGHT, verdicts.REPRODUCED),
+        (+0.005, M5_TIGHT, verdicts.NOT_REPRODUCED),
+        (0.0, M5_WIDE, verdicts.INCONCLUSIVE),
     ],
 )
 def test_m5b_grades_the_papers_batchnorm(bn_shift, bn_noise, verdict):
@@ -196,9 +196,9 @@ def test_m5b_grades_the_papers_batchnorm(bn_shift, bn_noise, verdict):
 @pytest.mark.parametrize(
     "exact_shift, verdict",
     [
-        (-0.01, claims.REPRODUCED),  # exact statistics lose as much: the loss is the training's
-        (0.0, claims.INCONCLUSIVE),  # they recover it all: the running averages were at fault
-        (+0.005, claims.NOT_REPRODUCED),
+        (-0.01, verdicts.REPRODUCED),  # exact statistics lose as much: the loss is the training's
+        (0.0, verdicts.INCONCLUSIVE),  # they recover it all: the running averages were at fault
+        (+0.005, verdicts.NOT_REPRODUCED),
     ],
 )
 def test_m5c_asks_whether_exact_statistics_recover_the_loss(exact_shift, verdict):
@@ -226,7 +226,7 @@ def test_m5d_grades_early_nll_at_each_batch_size():
     import copy
 
     recorded = batch_size_robustness()
-    assert nb_claims.check_m5d(recorded).verdict == claims.REPRODUCED
+    assert nb_claims.check_m5d(recorded).verdict == verdicts.REPRODUCED
 
     def with_layernorm(nll_of, batches=(128, 4)):
         result = copy.deepcopy(recorded)
@@ -237,21 +237,21 @@ def test_m5d_grades_early_nll_at_each_batch_size():
         return result
 
     slower = with_layernorm(lambda bn: [v + 0.5 for v in bn])
-    assert nb_claims.check_m5d(slower).verdict == claims.NOT_REPRODUCED
+    assert nb_claims.check_m5d(slower).verdict == verdicts.NOT_REPRODUCED
     same = with_layernorm(list)
-    assert nb_claims.check_m5d(same).verdict == claims.INCONCLUSIVE
+    assert nb_claims.check_m5d(same).verdict == verdicts.INCONCLUSIVE
     one = with_layernorm(lambda bn: [v + 0.5 for v in bn], batches=(4,))
-    assert nb_claims.check_m5d(one).verdict == claims.PARTLY
+    assert nb_claims.check_m5d(one).verdict == verdicts.PARTLY
     later = with_layernorm(lambda bn: bn[:4] + [v + 5 for v in bn[4:]])  # after epoch 3: unread
-    assert nb_claims.check_m5d(later).verdict == claims.INCONCLUSIVE
+    assert nb_claims.check_m5d(later).verdict == verdicts.INCONCLUSIVE
 
 
 @pytest.mark.parametrize(
     "accuracies, verdict",
     [
-        ([0.97, 0.96, 0.975, 0.968], claims.REPRODUCED),
-        ([0.10, 0.11, 0.09, 0.10], claims.INCONCLUSIVE),  # at chance: it did not train
-        ([0.05, 0.06, 0.04, 0.05], claims.NOT_REPRODUCED),
+        ([0.97, 0.96, 0.975, 0.968], verdicts.REPRODUCED),
+        ([0.10, 0.11, 0.09, 0.10], verdicts.INCONCLUSIVE),  # at chance: it did not train
+        ([0.05, 0.06, 0.04, 0.05], verdicts.NOT_REPRODUCED),
     ],
 )
 def test_m2b_grades_the_papers_sentence_trains_at_batch_one_above_chance(accuracies, verdict):
@@ -265,9 +265,9 @@ def test_m2b_grades_the_papers_sentence_trains_at_batch_one_above_chance(accurac
 @pytest.mark.parametrize(
     "shift, noise, verdict",
     [
-        (-0.005, M5_TIGHT, claims.REPRODUCED),  # half a point below batch 128: inside the margin
-        (-0.015, M5_TIGHT, claims.NOT_REPRODUCED),  # online learning costs 1.5 points
-        (-0.01, M5_WIDE, claims.INCONCLUSIVE),
+        (-0.005, M5_TIGHT, verdicts.REPRODUCED),  # half a point below batch 128: inside the margin
+        (-0.015, M5_TIGHT, verdicts.NOT_REPRODUCED),  # online learning costs 1.5 points
+        (-0.01, M5_WIDE, verdicts.INCONCLUSIVE),
     ],
 )
 def test_m2c_grades_batch_one_against_batch_128_with_m5s_margin(shift, noise, verdict):

@@ -2,40 +2,32 @@
 
 The notebooks in `notebooks/` tell the story; this package holds what they, the tests and the figures
 share: the normalizers as formulas in code (`functional` in numpy, the modules in torch), the
-experiments, the figures and the claims ledger; and `tryit`, which sets a reader's own run beside
-the record (the notebooks' Try it cells call it as `lnpaper.tryit`).
+chapters with their experiments, claims and figures (`lnpaper.chapters`, listed in `lnpaper.book`),
+and `tryit`, which sets a reader's own run beside the record (the notebooks' Try it cells call it
+as `lnpaper.tryit`).
+
+Each name below is imported on first use, so `import lnpaper.stats` loads `stats` and no more.
 """
 
 import importlib
 
-from lnpaper import functional
-from lnpaper.chapters.ch05_invariances.invariance import invariance_table
-from lnpaper.companion.runtime import setup
-from lnpaper.norms import (
-    BatchNorm,
-    DyT,
-    LayerNorm,
-    RecurrentBatchNorm,
-    RMSNorm,
-    WeightNormLinear,
-)
+_WHERE = {
+    "BatchNorm": "lnpaper.norms",
+    "DyT": "lnpaper.norms",
+    "LayerNorm": "lnpaper.norms",
+    "RMSNorm": "lnpaper.norms",
+    "RecurrentBatchNorm": "lnpaper.norms",
+    "WeightNormLinear": "lnpaper.norms",
+    "setup": "lnpaper.companion.runtime",
+}
+_MODULES = ("functional", "tryit")
 
-__all__ = [
-    "BatchNorm",
-    "DyT",
-    "LayerNorm",
-    "RMSNorm",
-    "RecurrentBatchNorm",
-    "WeightNormLinear",
-    "functional",
-    "invariance_table",
-    "setup",
-    "tryit",
-]
+__all__ = [*_WHERE, *_MODULES]
 
 
 def __getattr__(name: str):
-    """`lnpaper.tryit`, imported on first use: `import lnpaper` stays as quick as without it."""
-    if name == "tryit":
-        return importlib.import_module("lnpaper.tryit")
+    if name in _MODULES:
+        return importlib.import_module(f"lnpaper.{name}")
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name]), name)
     raise AttributeError(f"module 'lnpaper' has no attribute {name!r}")

@@ -18,9 +18,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lnpaper import claims
+from lnpaper import book, ledger
 from lnpaper.companion.png import PNG_TOLERANCE, png_difference, write_png_if_changed
-from lnpaper.figures import FIGURES
+
+FIGURES = book.figures()
 
 CLAIMS_FILE = Path("CLAIMS.md")
 
@@ -54,7 +55,7 @@ def compare_figures(names, committed: Path, every: bool) -> list[str]:
 def compare_claims() -> list[str]:
     if not CLAIMS_FILE.exists():
         return [f"{CLAIMS_FILE} is missing: run `make figures`"]
-    if CLAIMS_FILE.read_text() != claims.markdown():
+    if CLAIMS_FILE.read_text() != ledger.markdown():
         return [f"{CLAIMS_FILE} differs from a fresh run of the claim checks"]
     return []
 
@@ -97,7 +98,7 @@ def figures_command(args) -> int:
         f"{len(names) - written} match their redraw within RMS {PNG_TOLERANCE} and are left as they are"
     )
     if every:
-        CLAIMS_FILE.write_text(claims.markdown())
+        CLAIMS_FILE.write_text(ledger.markdown())
         print(f"wrote {CLAIMS_FILE}")
     return 0
 
@@ -108,7 +109,7 @@ def claims_command(args) -> int:
         for problem in problems:
             print(f"drift: {problem}", file=sys.stderr)
         return 1 if problems else 0
-    CLAIMS_FILE.write_text(claims.markdown())
+    CLAIMS_FILE.write_text(ledger.markdown())
     print(f"wrote {CLAIMS_FILE}")
     return 0
 
@@ -142,7 +143,8 @@ def stamp_command(names) -> int:
     stamp then says the code each entry is known to match."""
     from lnpaper.companion import record
     from lnpaper.companion.fingerprint import code_fingerprint
-    from lnpaper.experiments import EXPERIMENTS
+
+    EXPERIMENTS = book.experiments()
     from lnpaper.reproduce import typed_entries
 
     directory = record.record_dir()
@@ -166,7 +168,8 @@ def prune_command() -> int:
     """Delete the entries of experiments no longer registered (a study turned into an analysis of
     the runs it gathers, say), naming each."""
     from lnpaper.companion import record
-    from lnpaper.experiments import EXPERIMENTS
+
+    EXPERIMENTS = book.experiments()
 
     directory = record.record_dir()
     pruned = [e for e in record.entries(directory) if e["experiment"] not in EXPERIMENTS]
@@ -181,7 +184,8 @@ def prune_command() -> int:
 def stale_command(args) -> int:
     from lnpaper.companion import record
     from lnpaper.companion.fingerprint import stale_entries
-    from lnpaper.experiments import EXPERIMENTS
+
+    EXPERIMENTS = book.experiments()
     from lnpaper.reproduce import typed_entries
 
     directory = record.record_dir()

@@ -3,25 +3,17 @@ the ledger cannot disagree with the notebooks."""
 
 import math
 import re
-import sys
-import textwrap
 
-from lnpaper import chapters, stats
-from lnpaper.companion.registry import CLAIMS as REGISTERED
-from lnpaper.companion.verdicts import IDENTITY, OURS, VERDICTS
+from lnpaper import book, stats
+from lnpaper.companion.verdicts import IDENTITY, OURS, ROW_FIELDS, VERDICTS, row
 from lnpaper.data import SyntheticLanguage
 from lnpaper.vocabulary import DIGITS_CHANCE, NEGLIGIBLE_NATS, SEQUENCE_LENGTH
 
-chapters.load("claims")
-# In book order, whichever chapter a process imported first: each chapter module's own list, in the
-# order of `chapters.modules`.
-CLAIMS = [claim for name in chapters.modules("claims") for claim in sys.modules[name].CLAIMS]
-if [claim.id for claim in CLAIMS] != sorted(REGISTERED, key=[claim.id for claim in CLAIMS].index):
-    raise RuntimeError("a chapter registered a claim that is not in its CLAIMS list")
+CLAIMS = book.claims()
 BY_ID = {claim.id: claim for claim in CLAIMS}
 
 # The fields of a row of rows(), in order.
-COLUMNS = ("ID", "claim", "source", "source's value", "ours", "test", "verdict", "notebook")
+COLUMNS = ROW_FIELDS
 # The table at the top of CLAIMS.md keeps the short fields, so it fits a page; each ID links to the
 # claim's own section, which gives the rest.
 TABLE_COLUMNS = ("ID", "claim", "verdict", "notebook")
@@ -39,49 +31,25 @@ FOUND = (
 )
 
 
-def verdict_text(finding) -> str:
-    """The verdict as the ledger shows it: 'partly', or 'partly (borderline)' when a fragile
-    decision could move it (`lnpaper.companion.verdicts.Borderline`)."""
-    return f"{finding.verdict} (borderline)" if finding.borderline else finding.verdict
-
-
-def rows(ids=None) -> list[tuple[str, ...]]:
-    """One row of the ledger per claim, evaluated now (experiments come from the record); the
-    verdict column carries the borderline marker, and `ours` ends with its numbers."""
+def graded(ids=None) -> dict:
+    """Each claim's finding, evaluated once, by ID (all claims, or those of `ids`)."""
     chosen = CLAIMS if ids is None else [BY_ID[i] for i in ids]
-    out = []
-    for claim in chosen:
-        finding = claim.evaluate()
-        ours = finding.ours
-        if finding.borderline:
-            ours += f". Borderline: {finding.borderline_text()}"
-        if finding.one_seed_text():
-            ours += f". One seed decides: {finding.one_seed_text()}"
-        if loose := finding.too_loose():
-            ours += ". Too few seeds for a rerun to confirm: " + "; ".join(loose)
-        out.append(
-            (
-                claim.id,
-                claim.claim,
-                claim.source,
-                claim.paper_value,
-                ours,
-                claim.test,
-                verdict_text(finding),
-                claim.notebook,
-            )
-        )
-    return out
+    return {claim.id: claim.evaluate() for claim in chosen}
 
 
-def multiplicity() -> list[tuple[list[str], int, list[tuple[str, str, str]]]]:
+def rows(findings: dict) -> list[tuple[str, ...]]:
+    """One row of the ledger per finding (`graded`)."""
+    return [row(BY_ID[claim_id], finding) for claim_id, finding in findings.items()]
+
+
+def multiplicity(findings: dict) -> list[tuple[list[str], int, list[tuple[str, str, str]]]]:
     """Each claim's decisions are 95% tests on their own; claims that read a common experiment, or
     one claim with several parts, test one set of runs several times. Per such family (claims
     joined by any experiment they name, with two or more decisions among them): the experiments,
     the number m of decisions, and for each claim (id, verdict, verdict under Holm): the verdict
     once every decision that Holm's step-down procedure (family-wise error 5% over the m tests,
     `lnpaper.stats.holm`) no longer rejects is set to inconclusive."""
-    findings = {claim.id: claim.evaluate() for claim in CLAIMS if claim.check is not None}
+    findings = {i: finding for i, finding in findings.items() if BY_ID[i].check is not None}
     root = {}
 
     def find(name):
@@ -186,15 +154,17 @@ def _section(heading, source, value, ours, test, verdict, notebook, claim, holm=
 
 
 def markdown() -> str:
-    """The text of CLAIMS.md: the verdict counts, one short row per claim, then each claim in full."""
-    table = rows()
+    """The text of CLAIMS.md: the verdict counts, one short row per claim, then each claim in full.
+    Each claim is evaluated once."""
+    findings = graded()
+    table = rows(findings)
     verdicts = [row[COLUMNS.index("verdict")].removesuffix(" (borderline)") for row in table]
     borderline = sum(row[COLUMNS.index("verdict")].endswith("(borderline)") for row in table)
     language = SyntheticLanguage()
     levels, floor = language.levels(), language.entropy_floor(SEQUENCE_LENGTH)
     groups = {"source": [], "ours": [], "identity": []}
-    for row, verdict in zip(table, verdicts, strict=True):
-        claim = BY_ID[row[0]]
+    for cells, verdict in zip(table, verdicts, strict=True):
+        claim = BY_ID[cells[0]]
         group = "identity" if claim.kind == IDENTITY else claim.origin
         groups[group].append(verdict)
 
@@ -266,7 +236,7 @@ def markdown() -> str:
         "| " + " | ".join(TABLE_COLUMNS) + " |",
         "|" + "---|" * len(TABLE_COLUMNS),
     ]
-    families = multiplicity()
+    families = multiplicity(findings)
     under_holm = {i: after for _, _, verdicts in families for i, before, after in verdicts
                   if before != after}  # fmt: skip
     sections = []
@@ -291,59 +261,3 @@ def markdown() -> str:
         )
         + "\n"
     )
-
-
-# Printed lines fit a book column and a Lab cell without scrolling or breaking mid-number.
-LINE_WIDTH = 88
-
-
-def _fill(text: str, **options) -> str:
-    """textwrap.fill at LINE_WIDTH that never breaks an interval '[-0.1, +0.2]' or 'n = 10'."""
-    keep = re.sub(r"\[[^\]]*\]|n = \d+", lambda m: m.group(0).replace(" ", "\xa0"), text)
-    return textwrap.fill(keep, LINE_WIDTH, break_on_hyphens=False, **options).replace("\xa0", " ")
-
-
-def wrap(text: str, indent: str = "") -> str:
-    """A claim's text as printed in a notebook: lines of at most LINE_WIDTH, each after `indent`."""
-    return _fill(text, initial_indent=indent, subsequent_indent=indent)
-
-
-def _interval(mean: float, low: float, high: float) -> str:
-    """'+0.392 [+0.278, +0.505]': three decimals, more when the interval is narrower than 0.01."""
-    width = high - low
-    decimals = 3
-    if math.isfinite(width) and width > 0:
-        decimals = min(6, max(3, -math.floor(math.log10(width))))
-    return f"{mean:+.{decimals}f} [{low:+.{decimals}f}, {high:+.{decimals}f}]"
-
-
-def evidence(finding) -> str:
-    """A claim's evidence as a notebook prints it: each decision its verdict rests on (what was
-    compared, the estimate and its 95% interval or the counts, the test, the outcome), then the
-    verdict. What is shown but not graded, and the words around the numbers, are in CLAIMS.md
-    under the claim's ID (`wrap(finding.ours)` prints them all). A verdict that rests on no
-    decision (an exact identity, a premise not met) is printed with its words."""
-    if not finding.decisions:
-        return f"{wrap(finding.ours)}\nverdict: {verdict_text(finding)}"
-    lines = []
-    for index, decision in enumerate(finding.decisions):
-        lines.append(_fill(finding.decision_label(index)))
-        if decision.difference is not None:
-            estimate = _interval(decision.difference.mean, decision.low, decision.high)
-            lines.append(f"    {estimate}  {decision.test}: {decision.outcome}")
-        else:
-            text = f"{decision.evidence or decision.test}: {decision.outcome}"
-            lines.append(_fill(text, initial_indent="    ", subsequent_indent="    "))
-    lines.append(f"verdict: {verdict_text(finding)}")
-    return "\n".join(lines)
-
-
-def checked_here(ids) -> str:
-    """The "Claims checked here" list at the end of a notebook: each claim's ID, verdict and
-    statement, derived from the ledger, as plain text nbval can compare, every line at most
-    LINE_WIDTH characters. The source, our numbers and the test behind each verdict are in
-    CLAIMS.md, under the same ID: the notebook does not print them twice."""
-    lines = [_fill(f"{claim_id}  [{verdict}]  {claim}", subsequent_indent="    ")
-             for claim_id, claim, *_, verdict, _ in rows(ids)]  # fmt: skip
-    lines += ["", "Sources, numbers and tests: CLAIMS.md, under each ID."]
-    return "\n".join(lines)

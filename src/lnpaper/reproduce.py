@@ -92,9 +92,9 @@ def _function(name: str):
     if ":" in name:
         module, function = name.split(":")
         return getattr(importlib.import_module(module), function)
-    from lnpaper.experiments import EXPERIMENTS
+    from lnpaper import book
 
-    return EXPERIMENTS[name]
+    return book.experiments()[name]
 
 
 def _progress(done: int, total: int, label: str, seconds: float, started: float) -> None:
@@ -217,10 +217,9 @@ def default_workers() -> int:
 
 def typed_entries(directory: Path) -> list[dict]:
     """The record's entries, each result checked against its experiment's result type."""
-    from lnpaper.companion.registry import result_types
-    from lnpaper.experiments import EXPERIMENTS  # noqa: F401 (every chapter's experiments, registered)
+    from lnpaper import book
 
-    return record.entries(directory, result_types())
+    return record.entries(directory, book.result_types())
 
 
 def record_command(names: list[str], workers: int) -> int:
@@ -305,10 +304,10 @@ def _unwritable(directory: Path) -> str:
 def _default_key(name: str) -> str | None:
     """The record key of experiment `name` called with its default arguments; None if it has an
     argument without a default (it is only ever called by another experiment)."""
-    from lnpaper.experiments import EXPERIMENTS
+    from lnpaper import book
 
     try:
-        bound = inspect.signature(EXPERIMENTS[name]).bind()
+        bound = inspect.signature(book.experiments()[name]).bind()
     except TypeError:
         return None
     bound.apply_defaults()
@@ -317,22 +316,21 @@ def _default_key(name: str) -> str | None:
 
 def _default_calls() -> list:
     """The experiments that the claims and the figures call, with their default arguments."""
-    from lnpaper import claims
-    from lnpaper.figures import FIGURES
+    from lnpaper import book
 
-    runs = [run for claim in claims.CLAIMS for run in claim.experiments]
-    runs += [spec.experiment for spec in FIGURES.values() if spec.experiment is not None]
+    runs = [run for claim in book.claims() for run in claim.experiments]
+    runs += [spec.experiment for spec in book.figures().values() if spec.experiment is not None]
     return list(dict.fromkeys(runs))
 
 
 def _claims_reading(names: set[str], directory: Path) -> list:
     """The claims that read an entry of an experiment in `names` from the record in `directory`,
     directly or through an analysis (watched as they read, not guessed from their names)."""
-    from lnpaper import claims
+    from lnpaper import book
 
     chosen = []
     with record.using(record.settings_for("strict", directory)):
-        for claim in claims.CLAIMS:
+        for claim in book.claims():
             with record.reading() as read:
                 for run in claim.experiments:
                     run()
@@ -342,9 +340,9 @@ def _claims_reading(names: set[str], directory: Path) -> list:
 
 
 def _registered() -> set[str]:
-    from lnpaper.experiments import EXPERIMENTS
+    from lnpaper import book
 
-    return set(EXPERIMENTS)
+    return set(book.experiments())
 
 
 # ---- the comparison -----------------------------------------------------------------------------
@@ -362,9 +360,9 @@ def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[li
     fragile (`lnpaper.stats`: its interval lay farther from its boundary than the robustness
     band); a fragile one is listed. A verdict that changes is a failure unless every decision
     that changed under it was fragile."""
-    from lnpaper import claims
+    from lnpaper import book
 
-    chosen = chosen or claims.CLAIMS
+    chosen = chosen or book.claims()
 
     def evaluate(directory):
         with record.using(record.settings_for("strict", directory)):

@@ -414,7 +414,7 @@ def remove_partial(directory: Path, pid: int) -> None:
 
 def entries(directory: Path | None = None, result_types: dict | None = None) -> list[dict]:
     """Every readable entry of the record, in file-name order. `result_types` maps experiment
-    names to their result types (`registry.result_types()`): an entry whose result does not have
+    names to their result types (`lnpaper.book.result_types()`): an entry whose result does not have
     its type's shape is named and left out; one of a name it lacks needs only a result object."""
     directory = directory or current().directory
     result_types = result_types or {}

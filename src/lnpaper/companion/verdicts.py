@@ -21,6 +21,8 @@ failing.
 
 import dataclasses
 import math
+import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -202,13 +204,14 @@ class Claim:
     kind: str = EMPIRICAL  # IDENTITY for an exact result that can fail only through a bug
     origin: str = SOURCE  # OURS for the companion's own question
 
-    def evaluate(self) -> Finding:
-        """The check on the experiments' results, with the decisions it made and, for each fragile
-        one, whether its other side would change the verdict (the check is run again with that
-        decision's outcome set to the other side)."""
+    def evaluate(self, *results) -> Finding:
+        """The check on the experiments' results (those given, else each experiment called with
+        its defaults), with the decisions it made and, for each fragile one, whether its other
+        side would change the verdict (the check is run again with that decision's outcome set to
+        the other side)."""
         if self.check is None:
             return Finding("", PENDING)
-        results = [run() for run in self.experiments]
+        results = self._results(results)
         with stats.collect_decisions() as decisions:
             finding = self.check(*results)
         if finding.verdict not in VERDICTS:
@@ -228,10 +231,20 @@ class Claim:
                     break
         return dataclasses.replace(finding, borderline=tuple(borderline))
 
-    def verdict_with(self, overrides: dict[int, str]) -> str:
+    def _results(self, given: tuple) -> list:
+        if not given:
+            return [run() for run in self.experiments]
+        if len(given) != len(self.experiments):
+            names = ", ".join(run.__name__ for run in self.experiments)
+            raise TypeError(
+                f"{self.id} reads {len(self.experiments)} results ({names}); got {len(given)}"
+            )
+        return list(given)
+
+    def verdict_with(self, overrides: dict[int, str], *results) -> str:
         """The verdict with decision i set to overrides[i]: would moving those decisions alone
         explain another verdict?"""
-        results = [run() for run in self.experiments]
+        results = self._results(results)
         with stats.collect_decisions(overrides=overrides):
             return self.check(*results).verdict
 
@@ -267,3 +280,85 @@ def tested(difference: stats.Difference, outcome: str, scale: float = 1.0, unit:
     )
     unit = f" {unit}" if unit else ""
     return f"{mean} [{low}, {high}]{unit} (n = {difference.n}): {outcome}"
+
+
+# ---- a finding as text ---------------------------------------------------------------------------
+
+
+def verdict_text(finding) -> str:
+    """The verdict as the ledger shows it: 'partly', or 'partly (borderline)' when a fragile
+    decision could move it (`lnpaper.companion.verdicts.Borderline`)."""
+    return f"{finding.verdict} (borderline)" if finding.borderline else finding.verdict
+
+
+# Printed lines fit a book column and a Lab cell without scrolling or breaking mid-number.
+LINE_WIDTH = 88
+
+
+def _fill(text: str, **options) -> str:
+    """textwrap.fill at LINE_WIDTH that never breaks an interval '[-0.1, +0.2]' or 'n = 10'."""
+    keep = re.sub(r"\[[^\]]*\]|n = \d+", lambda m: m.group(0).replace(" ", "\xa0"), text)
+    return textwrap.fill(keep, LINE_WIDTH, break_on_hyphens=False, **options).replace("\xa0", " ")
+
+
+def wrap(text: str, indent: str = "") -> str:
+    """A claim's text as printed in a notebook: lines of at most LINE_WIDTH, each after `indent`."""
+    return _fill(text, initial_indent=indent, subsequent_indent=indent)
+
+
+def _interval(mean: float, low: float, high: float) -> str:
+    """'+0.392 [+0.278, +0.505]': three decimals, more when the interval is narrower than 0.01."""
+    width = high - low
+    decimals = 3
+    if math.isfinite(width) and width > 0:
+        decimals = min(6, max(3, -math.floor(math.log10(width))))
+    return f"{mean:+.{decimals}f} [{low:+.{decimals}f}, {high:+.{decimals}f}]"
+
+
+def evidence(finding) -> str:
+    """A claim's evidence as a notebook prints it: each decision its verdict rests on (what was
+    compared, the estimate and its 95% interval or the counts, the test, the outcome), then the
+    verdict. What is shown but not graded, and the words around the numbers, are in CLAIMS.md
+    under the claim's ID (`wrap(finding.ours)` prints them all). A verdict that rests on no
+    decision (an exact identity, a premise not met) is printed with its words."""
+    if not finding.decisions:
+        return f"{wrap(finding.ours)}\nverdict: {verdict_text(finding)}"
+    lines = []
+    for index, decision in enumerate(finding.decisions):
+        lines.append(_fill(finding.decision_label(index)))
+        if decision.difference is not None:
+            estimate = _interval(decision.difference.mean, decision.low, decision.high)
+            lines.append(f"    {estimate}  {decision.test}: {decision.outcome}")
+        else:
+            text = f"{decision.evidence or decision.test}: {decision.outcome}"
+            lines.append(_fill(text, initial_indent="    ", subsequent_indent="    "))
+    lines.append(f"verdict: {verdict_text(finding)}")
+    return "\n".join(lines)
+
+
+def row(claim, finding) -> tuple[str, ...]:
+    """A claim's row of the ledger (`ROW_FIELDS`): the verdict carries the borderline marker, and
+    `ours` ends with what could move it."""
+    ours = finding.ours
+    if finding.borderline:
+        ours += f". Borderline: {finding.borderline_text()}"
+    if finding.one_seed_text():
+        ours += f". One seed decides: {finding.one_seed_text()}"
+    if loose := finding.too_loose():
+        ours += ". Too few seeds for a rerun to confirm: " + "; ".join(loose)
+    return (claim.id, claim.claim, claim.source, claim.paper_value, ours, claim.test,
+            verdict_text(finding), claim.notebook)  # fmt: skip
+
+
+ROW_FIELDS = ("ID", "claim", "source", "source's value", "ours", "test", "verdict", "notebook")
+
+
+def checked_here(graded) -> str:
+    """The "Claims checked here" list at the end of a notebook, from (claim, finding) pairs: each
+    claim's ID, verdict and statement, as plain text nbval can compare, every line at most
+    LINE_WIDTH characters. The source, our numbers and the test behind each verdict are in
+    CLAIMS.md, under the same ID: the notebook does not print them twice."""
+    lines = [_fill(f"{claim.id}  [{verdict_text(finding)}]  {claim.claim}", subsequent_indent="    ")
+             for claim, finding in graded]  # fmt: skip
+    lines += ["", "Sources, numbers and tests: CLAIMS.md, under each ID."]
+    return "\n".join(lines)

@@ -1,12 +1,25 @@
-"""Notebook 01, why BatchNorm fails for sequence models: M1-M5 (`notebooks/01_why_batchnorm_fails.py`).
+"""Notebook 01, why BatchNorm fails for sequence models: M1-M5 (`notebooks/01_why_batchnorm_fails.py`)."""
 
-PARTS is its manifest (`lnpaper.chapters` says what each kind holds).
-"""
+from lnpaper.chapters.ch01_why_batchnorm_fails import claims, figures, runs
+from lnpaper.companion.chapter import Chapter
 
-PARTS = {
-    "library": (),
-    "runs": ("runs",),
-    "analysis": ("analysis",),
-    "claims": ("claims",),
-    "figures": ("figures",),
-}
+CHAPTER = Chapter(
+    notebook="01_why_batchnorm_fails",
+    experiments=(
+        runs.batch_dependence,
+        runs.batch_of_one,
+        runs.train_vs_inference,
+        runs.lstm_statistics,
+        runs.batch_size_runs,
+        runs.online_runs,
+    ),
+    claims=tuple(claims.CLAIMS),
+    figures=(
+        figures.exam_rulers,
+        figures.batch_dependence,
+        figures.train_vs_inference,
+        figures.lstm_statistics,
+        figures.recurrent_batchnorm,
+        figures.batch_size,
+    ),
+)

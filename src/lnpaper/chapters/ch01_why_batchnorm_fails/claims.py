@@ -6,7 +6,6 @@ from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch01_why_batchnorm_fails import analysis
 from lnpaper.chapters.ch01_why_batchnorm_fails import runs as ch01_runs
 from lnpaper.chapters.ch01_why_batchnorm_fails.analysis import m4_summary, m5_cells
-from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     BA_2016,
     IDENTITY,
@@ -366,7 +365,7 @@ def check_m2c(robustness, online) -> Finding:
 
 NOTEBOOK = "01_why_batchnorm_fails"
 
-CLAIMS = register_claims(
+CLAIMS = (
     Claim(
         id="M1",
         kind=IDENTITY,

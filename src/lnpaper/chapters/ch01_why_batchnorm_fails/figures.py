@@ -15,9 +15,8 @@ from lnpaper.chapters.ch01_why_batchnorm_fails.claims import (
     m5_late,
 )
 from lnpaper.companion import style
-from lnpaper.companion.registry import figure
+from lnpaper.companion.chapter import figure
 
-NOTEBOOK = "01_why_batchnorm_fails"
 BN_COLOR, LN_COLOR = style.color("BatchNorm"), style.color("LayerNorm")
 STUDENT_COLOR, OTHERS_COLOR = style.BLACK, style.GREY  # people, not methods
 FONT = style.MIN_FONT_SIZE
@@ -49,7 +48,7 @@ def _grade_row(ax, y, title, others, score, ruler, ruler_color, grade, hatch=Non
     ax.text(102, y + 0.25, grade, va="center", size=10, color=STUDENT_COLOR, weight="bold")
 
 
-@figure("exam_rulers", notebook=NOTEBOOK)
+@figure("exam_rulers")
 def exam_rulers() -> Figure:
     """The exam-grading picture: BatchNorm grades a score against the class that sat the exam with
     it (training) or against a stored average ruler (inference); LayerNorm grades each student
@@ -132,7 +131,7 @@ def _batch_size_axis(ax, sizes) -> None:
     ax.set_xlabel("batch size")
 
 
-@figure("batch_dependence", notebook=NOTEBOOK, experiment=ch01_runs.batch_dependence)
+@figure("batch_dependence", experiment=ch01_runs.batch_dependence)
 def batch_dependence(result) -> Figure:
     """How noisy BatchNorm's statistics are as the batch shrinks, and what that does to the
     output of one fixed example. Left: over 200 random batches of each size, the sd of a unit's
@@ -228,7 +227,7 @@ def _axis_break(upper, lower) -> None:
     lower.plot([0], [1], transform=lower.transAxes, **marks)
 
 
-@figure("train_vs_inference", notebook=NOTEBOOK, experiment=ch01_runs.train_vs_inference)
+@figure("train_vs_inference", experiment=ch01_runs.train_vs_inference)
 def train_vs_inference(result) -> Figure:
     """The same 128 test images through the same MLP (64-256-256-10, Adam, batch 32) in training
     mode and in eval mode, every 5 steps while it trains: BatchNorm's two computations disagree;
@@ -283,7 +282,7 @@ def _steady_span(ax, result) -> None:
             color=style.REFERENCE, size=FONT)  # fmt: skip
 
 
-@figure("lstm_statistics", notebook=NOTEBOOK, experiment=ch01_runs.lstm_statistics)
+@figure("lstm_statistics", experiment=ch01_runs.lstm_statistics)
 def lstm_statistics(result) -> Figure:
     """Batch mean and variance of an LSTM's gate pre-activations $a_t$ at each time step: a
     transient, then a steady state (Cooijmans et al. 2016, Fig. 1 in spirit). 32 hidden units,
@@ -329,7 +328,7 @@ def _scheme_name(name: str) -> str:
     return name.replace("T_max", r"$T_{\max}$")
 
 
-@figure("recurrent_batchnorm", notebook=NOTEBOOK, experiment=ch01_runs.lstm_statistics)
+@figure("recurrent_batchnorm", experiment=ch01_runs.lstm_statistics)
 def recurrent_batchnorm(result) -> Figure:
     r"""How well each choice of inference statistics normalizes the LSTM's gate pre-activations
     $a_t$ on test streams 4x longer than any seen in training: statistics per step with steps
@@ -458,7 +457,7 @@ def _batch_size_finding(running: dict, exact: dict, big: int, small: int) -> str
     return text
 
 
-@figure("batch_size", notebook=NOTEBOOK, experiment=analysis.batch_size_robustness)
+@figure("batch_size", experiment=analysis.batch_size_robustness)
 def batch_size(result) -> Figure:
     """The paper's Fig. 6 at digits scale: an MLP (64-256-256-10, Adam, learning rate 1e-3, 12
     epochs) with LayerNorm, one of three BatchNorms, or no normalizer, trained at batch 128 and at

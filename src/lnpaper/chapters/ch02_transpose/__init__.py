@@ -1,12 +1,22 @@
-"""Notebook 02, the transpose: LayerNorm's formulas, F1-F4 (`notebooks/02_the_transpose.py`).
+"""Notebook 02, the transpose: LayerNorm's formulas, F1-F4 (`notebooks/02_the_transpose.py`)."""
 
-PARTS is its manifest (`lnpaper.chapters` says what each kind holds).
-"""
+from lnpaper.chapters.ch02_transpose import claims, figures, runs
+from lnpaper.companion.chapter import Chapter
 
-PARTS = {
-    "library": ("variants",),
-    "runs": ("runs",),
-    "analysis": (),
-    "claims": ("claims",),
-    "figures": ("figures",),
-}
+CHAPTER = Chapter(
+    notebook="02_the_transpose",
+    experiments=(
+        runs.layernorm_parity,
+        runs.per_token_independence,
+        runs.backward_parity,
+        runs.variants_vs_scale,
+        runs.one_pass_variance,
+    ),
+    claims=tuple(claims.CLAIMS),
+    figures=(
+        figures.transpose_table,
+        figures.per_token_independence,
+        figures.variants_vs_scale,
+        figures.one_pass_variance,
+    ),
+)

@@ -1,7 +1,6 @@
 """Claims of notebook 02, the transpose: F1-F4."""
 
 from lnpaper.chapters.ch02_transpose import runs as ch02_runs
-from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     BA_2016,
     IDENTITY,
@@ -70,7 +69,7 @@ def check_f4(variants, one_pass) -> Finding:
 
 NOTEBOOK = "02_the_transpose"
 
-CLAIMS = register_claims(
+CLAIMS = (
     Claim(
         id="F1",
         kind=IDENTITY,

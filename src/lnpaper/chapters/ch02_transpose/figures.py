@@ -9,13 +9,12 @@ from matplotlib.ticker import NullFormatter
 
 from lnpaper.chapters.ch02_transpose import runs as ch02_runs
 from lnpaper.companion import style
-from lnpaper.companion.registry import figure
+from lnpaper.companion.chapter import figure
 
-NOTEBOOK = "02_the_transpose"
 EXACT_ZERO = "#D9D9D9"  # light grey, apart from every colour of the colour scale
 
 
-@figure("transpose_table", notebook=NOTEBOOK)
+@figure("transpose_table")
 def transpose_table() -> Figure:
     """The summed inputs of one layer for one mini-batch, as a table of N = 6 examples by H = 8
     hidden units (the same random numbers in both panels; darker is larger). BatchNorm takes one
@@ -94,7 +93,7 @@ def _arrow(ax, start, end, colour):
     )
 
 
-@figure("per_token_independence", notebook=NOTEBOOK, experiment=ch02_runs.per_token_independence)
+@figure("per_token_independence", experiment=ch02_runs.per_token_independence)
 def per_token_independence(result) -> Figure:
     """One token's input is changed in a B x T x d tensor (B = 4 sequences, T = 12 tokens,
     d = 32 features): each cell is the largest change of that token's output over its d features,
@@ -150,7 +149,7 @@ def eps_text(eps: float) -> str:
     return f"$\\epsilon = 10^{{{round(np.log10(eps))}}}$"
 
 
-@figure("variants_vs_scale", notebook=NOTEBOOK, experiment=ch02_runs.variants_vs_scale)
+@figure("variants_vs_scale", experiment=ch02_runs.variants_vs_scale)
 def variants_vs_scale(result) -> Figure:
     r"""Three functions called LayerNorm against torch.nn.LayerNorm, $(a-\mu)/\sqrt{\sigma^2+\epsilon}$
     with $\epsilon = 10^{-5}$, on rows of H = 64 Gaussian values with a given standard deviation (256
@@ -200,7 +199,7 @@ VARIANCE_LABELS = {
 ONE_PASS = "one pass E[a^2] - E[a]^2"
 
 
-@figure("one_pass_variance", notebook=NOTEBOOK, experiment=ch02_runs.one_pass_variance)
+@figure("one_pass_variance", experiment=ch02_runs.one_pass_variance)
 def one_pass_variance(result) -> Figure:
     """float32 rows of H = 1024 values with standard deviation 0.01 and a growing mean (64 rows
     per offset), each judged against float64 arithmetic on the same float32 values. Top left: the

@@ -1,12 +1,29 @@
-"""Notebook 03, LayerNorm in recurrent networks: R1-R4c, M4f, M4g (`notebooks/03_layernorm_in_rnns.py`).
+"""Notebook 03, LayerNorm in recurrent networks: R1-R4c, M4f, M4g (`notebooks/03_layernorm_in_rnns.py`)."""
 
-PARTS is its manifest (`lnpaper.chapters` says what each kind holds).
-"""
+from lnpaper.chapters.ch03_layernorm_in_rnns import (
+    claims,
+    claims_lengths,
+    figures,
+    runs,
+    runs_lengths,
+)
+from lnpaper.companion.chapter import Chapter
 
-PARTS = {
-    "library": (),
-    "runs": ("runs", "runs_lengths"),
-    "analysis": ("analysis",),
-    "claims": ("claims", "claims_lengths"),
-    "figures": ("figures",),
-}
+CHAPTER = Chapter(
+    notebook="03_layernorm_in_rnns",
+    experiments=(
+        runs.lnlstm_anatomy,
+        runs.rnn_dynamics,
+        runs.rnn_dynamics_gain,
+        runs.sequence_training,
+        runs_lengths.longer_sequences,
+        runs_lengths.stationary_statistics,
+    ),
+    claims=(*claims.CLAIMS, *claims_lengths.CLAIMS),
+    figures=(
+        figures.rnn_dynamics,
+        figures.recurrent_training,
+        figures.gain_init,
+        figures.longer_sequences,
+    ),
+)

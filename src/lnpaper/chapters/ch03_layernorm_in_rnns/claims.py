@@ -12,7 +12,6 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
     length_summary,
     training_summary,
 )
-from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     BA_2016,
     IDENTITY,
@@ -349,7 +348,7 @@ def check_r3b(study) -> Finding:
 
 NOTEBOOK = "03_layernorm_in_rnns"
 
-CLAIMS = register_claims(
+CLAIMS = (
     Claim(
         id="R1",
         kind=IDENTITY,

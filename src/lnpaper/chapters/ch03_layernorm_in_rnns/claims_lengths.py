@@ -7,7 +7,6 @@ import statistics
 from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs_lengths as ch03_runs_lengths
 from lnpaper.chapters.ch03_layernorm_in_rnns.claims import R4_MARGIN, outcome_word, points_text
-from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     PARTLY,
     Claim,
@@ -90,7 +89,7 @@ def check_m4g(stationary) -> Finding:
 
 NOTEBOOK = "03_layernorm_in_rnns"
 
-CLAIMS = register_claims(
+CLAIMS = (
     Claim(
         id="M4f",
         claim="averaging a BN-LSTM's statistics over time degrades it (Cooijmans et al.), on an "

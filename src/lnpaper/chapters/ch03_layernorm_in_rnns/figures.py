@@ -20,9 +20,8 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
 from lnpaper.chapters.ch03_layernorm_in_rnns.claims import R4_MARGIN
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import mean_tanh_slope
 from lnpaper.companion import style
-from lnpaper.companion.registry import figure
+from lnpaper.companion.chapter import figure
 
-NOTEBOOK = "03_layernorm_in_rnns"
 SHADE = {"color": style.REFERENCE, "alpha": 0.12, "lw": 0}  # a span of steps, not a method
 GAIN_STYLES = {"1.0": "-", "0.1": "--"}  # the gains' initial value: a second factor
 
@@ -61,7 +60,7 @@ def _mark_exit(ax, t, values, low, high, color, text, text_at) -> None:
                 arrowprops={"arrowstyle": "->", "color": style.REFERENCE, "lw": 1.0})  # fmt: skip
 
 
-@figure("rnn_dynamics", notebook=NOTEBOOK, experiment=ch03_runs.rnn_dynamics)
+@figure("rnn_dynamics", experiment=ch03_runs.rnn_dynamics)
 def rnn_dynamics(result) -> Figure:
     """A tanh RNN and the LN RNN with the same weights, multiplied by 0.5, 1, 2 and 4, reading one
     digit's 8 rows and then 292 steps of zeros (64 units, float64, 32 test digits): the RMS over
@@ -167,7 +166,7 @@ def first_run(result) -> dict:
     return next(iter(result.runs.values()))
 
 
-@figure("recurrent_training", notebook=NOTEBOOK, experiment=ch03_analysis.recurrent_training)
+@figure("recurrent_training", experiment=ch03_analysis.recurrent_training)
 def recurrent_training(result) -> Figure:
     """Left: test NLL during training on the 8 x 8 digits read row by row (8 steps of 8 pixels, one
     prediction and so one NLL per digit), each model at its own best learning rate of the grid
@@ -216,7 +215,7 @@ def recurrent_training(result) -> Figure:
     return fig
 
 
-@figure("gain_init", notebook=NOTEBOOK, experiment=ch03_analysis.recurrent_training)
+@figure("gain_init", experiment=ch03_analysis.recurrent_training)
 def gain_init(result) -> Figure:
     """The gains' initial value, 1.0 or 0.1, for the LN-LSTM and the BN-LSTM on the digits read row
     by row, each at its own best learning rate of the grid: test NLL, mean over seeds, band from
@@ -297,7 +296,7 @@ def _length_finding(result, lengths: dict) -> str:
     return f"{times} the training length costs accuracy:\nbeyond it, {changes} points"
 
 
-@figure("longer_sequences", notebook=NOTEBOOK, experiment=ch03_runs_lengths.longer_sequences)
+@figure("longer_sequences", experiment=ch03_runs_lengths.longer_sequences)
 def longer_sequences(result) -> Figure:
     """Trained on streams of 8 random digits, tested on 1024 streams of 16: accuracy at each step
     of naming the digit shown 2 steps earlier (64 units, Adam, 200 steps); mean over seeds, band

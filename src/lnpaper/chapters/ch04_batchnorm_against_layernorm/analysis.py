@@ -16,6 +16,9 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
     RecurrentStudyResult,
     recurrent_training,
 )
+from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
+    training_summary as training_summary,  # notebook 03's summary, which notebook 04 prints too
+)
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import LR_GRID
 from lnpaper.spread import mean_sd
 

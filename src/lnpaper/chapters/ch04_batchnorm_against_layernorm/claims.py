@@ -15,7 +15,6 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.claims import (
 )
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import analysis as ch04_analysis
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import runs as ch04_runs
-from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     BA_2016,
     INCONCLUSIVE,
@@ -379,7 +378,7 @@ def check_r6(small, pixels) -> Finding:
 
 NOTEBOOK = "04_batchnorm_against_layernorm"
 
-CLAIMS = register_claims(
+CLAIMS = (
     Claim(
         id="M4b",
         claim="Cooijmans et al.'s table, direction only: the BN-LSTM at least as good as the LSTM on "

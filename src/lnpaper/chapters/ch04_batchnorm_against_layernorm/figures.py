@@ -17,12 +17,10 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.figures import (
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import analysis as ch04_analysis
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import runs as ch04_runs
 from lnpaper.companion import style
-from lnpaper.companion.registry import figure
-
-NOTEBOOK = "04_batchnorm_against_layernorm"
+from lnpaper.companion.chapter import figure
 
 
-@figure("sequential_digits", notebook=NOTEBOOK, experiment=ch04_analysis.sequential_digits)
+@figure("sequential_digits", experiment=ch04_analysis.sequential_digits)
 def sequential_digits(result) -> Figure:
     """The chapter's point at T = 64: what a norm does for the plain LSTM. The digits read pixel
     by pixel (left) and in a fixed permuted order (right), each model at its own best learning
@@ -84,7 +82,7 @@ def sequential_digits(result) -> Figure:
     return fig
 
 
-@figure("cnn_coda", notebook=NOTEBOOK, experiment=ch04_runs.cnn_coda)
+@figure("cnn_coda", experiment=ch04_runs.cnn_coda)
 def cnn_coda(result) -> Figure:
     """A small CNN (two 3 x 3 conv layers of 8 and 16 channels, Adam, lr 0.003, batch 64, 200 steps)
     on the 8 x 8 digits with no norm, BatchNorm or LayerNorm, as they are and framed by a blank

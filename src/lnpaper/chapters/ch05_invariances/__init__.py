@@ -1,12 +1,26 @@
-"""Notebook 05, the invariance table and the geometry of Section 5: I1-I6 (`notebooks/05_invariances.py`).
+"""Notebook 05, the invariance table and the geometry of Section 5: I1-I6 (`notebooks/05_invariances.py`)."""
 
-PARTS is its manifest (`lnpaper.chapters` says what each kind holds).
-"""
+from lnpaper.chapters.ch05_invariances import claims, figures, runs, runs_fisher, runs_geometry
+from lnpaper.companion.chapter import Chapter
 
-PARTS = {
-    "library": ("invariance", "geometry"),
-    "runs": ("runs", "runs_geometry", "runs_fisher"),
-    "analysis": (),
-    "claims": ("claims",),
-    "figures": ("figures",),
-}
+CHAPTER = Chapter(
+    notebook="05_invariances",
+    experiments=(
+        runs.invariance_measurements,
+        runs.reparameterization,
+        runs_geometry.sgd_geometry,
+        runs_geometry.adam_geometry,
+        runs_geometry.adam_update_geometry,
+        runs_fisher.fisher_doubling,
+        runs_fisher.fisher_cross_blocks,
+        runs_fisher.gain_metric,
+        runs_fisher.fisher_closed_forms,
+    ),
+    claims=tuple(claims.CLAIMS),
+    figures=(
+        figures.invariance_table,
+        figures.sgd_geometry,
+        figures.adam_geometry,
+        figures.fisher_doubling,
+    ),
+)

@@ -9,7 +9,6 @@ from lnpaper.chapters.ch05_invariances import runs_geometry as ch05_runs_geometr
 from lnpaper.chapters.ch05_invariances.invariance import PAPER_TABLE
 from lnpaper.chapters.ch05_invariances.runs import invariance_extremes
 from lnpaper.chapters.ch05_invariances.runs_geometry import adamw_ratios, angle_slopes
-from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     BA_2016,
     IDENTITY,
@@ -332,7 +331,7 @@ def check_i5b(result) -> Finding:
     return Finding(ours, combine(outcomes), tuple(quantities))
 
 
-CLAIMS = register_claims(
+CLAIMS = (
     Claim(
         id="I1",
         kind=IDENTITY,

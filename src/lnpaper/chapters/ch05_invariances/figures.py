@@ -10,9 +10,7 @@ from lnpaper.chapters.ch05_invariances import runs_fisher as ch05_runs_fisher
 from lnpaper.chapters.ch05_invariances import runs_geometry as ch05_runs_geometry
 from lnpaper.chapters.ch05_invariances.invariance import PAPER_TABLE
 from lnpaper.companion import style
-from lnpaper.companion.registry import figure
-
-NOTEBOOK = "05_invariances"
+from lnpaper.companion.chapter import figure
 
 ROW_SOURCES = {
     "batchnorm": "Table 1",
@@ -33,7 +31,7 @@ ANGLE_EVERY = 8  # steps between the markers of the measured angle, so the predi
 INVARIANT_FILL, CHANGED_FILL = "#4D4D4D", "#F2F2F2"  # neutral: the methods own the hues
 
 
-@figure("invariance_table", notebook=NOTEBOOK, experiment=ch05_runs.invariance_measurements)
+@figure("invariance_table", experiment=ch05_runs.invariance_measurements)
 def invariance_table(result) -> Figure:
     """Table 1 filled in by measurement (float64, no epsilon): each cell gives the largest change
     of the layer's output over 6 random transformations of its kind, and says Invariant when that
@@ -96,7 +94,7 @@ def _number(value: float) -> str:
     return f"${power}$" if mantissa == "1.0" else f"${mantissa} \\times {power}$"
 
 
-@figure("sgd_geometry", notebook=NOTEBOOK, experiment=ch05_runs_geometry.sgd_geometry)
+@figure("sgd_geometry", experiment=ch05_runs_geometry.sgd_geometry)
 def sgd_geometry(result) -> Figure:
     r"""An MLP on the 8x8 digits with one hidden layer of 64 units (LayerNorm, then tanh), trained
     with plain SGD (no momentum, no weight decay, batch 64) twice from the same function, with $W_1$
@@ -153,7 +151,7 @@ def sgd_geometry(result) -> Figure:
     return fig
 
 
-@figure("adam_geometry", notebook=NOTEBOOK, experiment=ch05_runs_geometry.adam_geometry)
+@figure("adam_geometry", experiment=ch05_runs_geometry.adam_geometry)
 def adam_geometry(result) -> Figure:
     r"""A LayerNorm MLP on the 8x8 digits (64 -> 32 -> LayerNorm -> tanh -> 10, batch 64, float64,
     10 seeds). Left: the angle $W_1$ turns per step, mean over the first steps, against $\|W_1\|$
@@ -217,7 +215,7 @@ FISHER_KINDS = {
 }
 
 
-@figure("fisher_doubling", notebook=NOTEBOOK, experiment=ch05_runs_fisher.fisher_doubling)
+@figure("fisher_doubling", experiment=ch05_runs_fisher.fisher_doubling)
 def fisher_doubling(result) -> Figure:
     r"""Normalized logistic units (512 inputs, float64) before and after doubling $w$: the factor
     by which each block of the Fisher information changes (left), and the length element

@@ -1,12 +1,24 @@
-"""Notebook 06, the Transformer: T1-T7 (`notebooks/06_the_transformer.py`).
+"""Notebook 06, the Transformer: T1-T7 (`notebooks/06_the_transformer.py`)."""
 
-PARTS is its manifest (`lnpaper.chapters` says what each kind holds).
-"""
+from lnpaper.chapters.ch06_transformer import claims, figures, runs
+from lnpaper.companion.chapter import Chapter
 
-PARTS = {
-    "library": (),
-    "runs": ("runs",),
-    "analysis": ("analysis",),
-    "claims": ("claims",),
-    "figures": ("figures",),
-}
+CHAPTER = Chapter(
+    notebook="06_the_transformer",
+    experiments=(
+        runs.grad_norm_vs_depth,
+        runs.lm_training,
+        runs.rezero_training,
+        runs.batchnorm_backward_projection,
+        runs.loss_smoothness,
+    ),
+    claims=tuple(claims.CLAIMS),
+    figures=(
+        figures.grad_norm_vs_depth,
+        figures.residual_norms_vs_lemma2,
+        figures.warmup_curves,
+        figures.without_normalization,
+        figures.tfixup_curves,
+        figures.loss_smoothness,
+    ),
+)

@@ -9,7 +9,6 @@ from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
 from lnpaper.chapters.ch06_transformer import runs as ch06_runs
 from lnpaper.chapters.ch06_transformer.analysis import smoothness_at_init, smoothness_log_means
-from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
@@ -465,7 +464,7 @@ T7_POINTS = ("matched loss", "step 0")
 
 NOTEBOOK = "06_the_transformer"
 
-CLAIMS = register_claims(
+CLAIMS = (
     Claim(
         id="T1",
         claim="gradient of the last FFN W^(2) at init: Post-LN about constant in depth, Pre-LN "

@@ -13,14 +13,13 @@ from lnpaper.chapters.ch06_transformer import runs as ch06_runs
 from lnpaper.chapters.ch06_transformer.analysis import smoothness_log_means
 from lnpaper.chapters.ch06_transformer.claims import check_t2
 from lnpaper.companion import style
-from lnpaper.companion.registry import figure
+from lnpaper.companion.chapter import figure
 from lnpaper.companion.verdicts import REPRODUCED
 
-NOTEBOOK = "06_the_transformer"
 WARMUP, NO_WARMUP = "--", "-"  # warmup is a line style, never a hue
 
 
-@figure("grad_norm_vs_depth", notebook=NOTEBOOK, experiment=ch06_analysis.xiong_setting)
+@figure("grad_norm_vs_depth", experiment=ch06_analysis.xiong_setting)
 def grad_norm_vs_depth(result) -> Figure:
     """T1: the Frobenius norm of the gradient of the last block's second FFN matrix at
     initialization, against the number of blocks L, for Post-LN and Pre-LN in Xiong et al.'s setting
@@ -54,7 +53,7 @@ def grad_norm_vs_depth(result) -> Figure:
     return fig
 
 
-@figure("residual_norms_vs_lemma2", notebook=NOTEBOOK, experiment=ch06_analysis.xiong_setting)
+@figure("residual_norms_vs_lemma2", experiment=ch06_analysis.xiong_setting)
 def residual_norms_vs_lemma2(result) -> Figure:
     """T2: the mean square of the residual stream per unit at initialization, in the 14-block
     models of `grad_norm_vs_depth` (mean over tokens and 40 seeds), against Xiong et al.'s Lemma 2
@@ -174,7 +173,7 @@ def _nats(loss: float) -> str:
     return f"{loss:.0f}" if loss >= 10 else f"{loss:.2f}"
 
 
-@figure("warmup_curves", notebook=NOTEBOOK, experiment=ch06_analysis.normalization_study)
+@figure("warmup_curves", experiment=ch06_analysis.normalization_study)
 def warmup_curves(result) -> Figure:
     """T3: the training loss of Post-LN and Pre-LN with and without linear warmup (the median over
     seeds, and the band from the lowest to the highest seed), against the language's unigram and
@@ -204,7 +203,7 @@ def warmup_curves(result) -> Figure:
     return fig
 
 
-@figure("without_normalization", notebook=NOTEBOOK, experiment=ch06_analysis.normalization_study)
+@figure("without_normalization", experiment=ch06_analysis.normalization_study)
 def without_normalization(result) -> Figure:
     """T4, T6: the training loss of the Pre-LN model, of the same model with every norm replaced
     by the identity (with and without linear warmup) and with DyT in every norm slot: the median
@@ -234,7 +233,7 @@ def without_normalization(result) -> Figure:
     return fig
 
 
-@figure("tfixup_curves", notebook=NOTEBOOK, experiment=ch06_analysis.tfixup_study)
+@figure("tfixup_curves", experiment=ch06_analysis.tfixup_study)
 def tfixup_curves(result) -> Figure:
     """T5: a deeper model with no norm and no warmup, Xavier initialization against T-Fixup's.
     T-Fixup's training loss: the median over seeds and the band from the lowest to the highest
@@ -306,7 +305,7 @@ def _geometric_mean(values) -> float:
     return math.exp(statistics.fmean(values))
 
 
-@figure("loss_smoothness", notebook=NOTEBOOK, experiment=ch06_runs.loss_smoothness)
+@figure("loss_smoothness", experiment=ch06_runs.loss_smoothness)
 def loss_smoothness(result) -> Figure:
     """T7, after Santurkar et al.'s Fig. 4: notebook 01's MLP on digits with no norm, BatchNorm or
     LayerNorm before each ReLU, trained with plain SGD; at step 0 and at the first step at which

@@ -1,12 +1,23 @@
-"""Notebook 07, RMSNorm and where the norm goes: P1-P5 (`notebooks/07_rmsnorm_and_placement.py`).
+"""Notebook 07, RMSNorm and where the norm goes: P1-P5 (`notebooks/07_rmsnorm_and_placement.py`)."""
 
-PARTS is its manifest (`lnpaper.chapters` says what each kind holds).
-"""
+from lnpaper.chapters.ch07_rmsnorm_placement import claims, figures, runs
+from lnpaper.companion.chapter import Chapter
 
-PARTS = {
-    "library": (),
-    "runs": ("runs",),
-    "analysis": ("analysis",),
-    "claims": ("claims",),
-    "figures": ("figures",),
-}
+CHAPTER = Chapter(
+    notebook="07_rmsnorm_and_placement",
+    experiments=(
+        runs.rmsnorm_vs_layernorm,
+        runs.memory_traffic,
+        runs.norm_timing,
+        runs.prms_estimate,
+        runs.spike_run,
+        runs.recentred_training,
+    ),
+    claims=tuple(claims.CLAIMS),
+    figures=(
+        figures.rmsnorm_curves,
+        figures.prms_estimate,
+        figures.placement_variance,
+        figures.gradient_spikes,
+    ),
+)

@@ -13,6 +13,21 @@ recorded experiments (through the record) and computes in memory, so the record 
 """
 
 from lnpaper import stats
+from lnpaper.chapters.ch02_transpose.variants import (
+    rms_eps_outside_sqrt as rms_eps_outside_sqrt,  # notebook 02's slip, RMSNorm's own eps question
+)
+from lnpaper.chapters.ch05_invariances.invariance import PAPER_TABLE as PAPER_TABLE
+from lnpaper.chapters.ch05_invariances.runs import (  # Table 1, for what RMSNorm gives up
+    invariance_measurements as invariance_measurements,
+)
+from lnpaper.chapters.ch05_invariances.runs import lost_invariances as lost_invariances
+from lnpaper.chapters.ch05_invariances.runs import table_text as table_text
+from lnpaper.chapters.ch06_transformer.analysis import (  # notebook 06 shares them: T6 reads them
+    SWEEP_LRS as SWEEP_LRS,
+)
+from lnpaper.chapters.ch06_transformer.analysis import rmsnorm_lr_sweep as rmsnorm_lr_sweep
+from lnpaper.chapters.ch06_transformer.analysis import rmsnorm_study as rmsnorm_study
+from lnpaper.chapters.ch06_transformer.analysis import sweep_name as sweep_name
 from lnpaper.chapters.ch06_transformer.runs import StudyResult, lm_training
 from lnpaper.chapters.ch07_rmsnorm_placement.runs import recentred_training, spike_run
 

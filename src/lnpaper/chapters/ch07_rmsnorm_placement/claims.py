@@ -13,7 +13,6 @@ from lnpaper.chapters.ch06_transformer.claims import at_picked_rates, failed_run
 from lnpaper.chapters.ch07_rmsnorm_placement import analysis
 from lnpaper.chapters.ch07_rmsnorm_placement import runs as ch07_runs
 from lnpaper.chapters.ch07_rmsnorm_placement.analysis import placement_summary, spike_summary
-from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     NOT_REPRODUCED,
     Claim,
@@ -290,7 +289,7 @@ def check_p5(study, first_study, spikes, first_spikes) -> Finding:
 
 NOTEBOOK = "07_rmsnorm_and_placement"
 
-CLAIMS = register_claims(
+CLAIMS = (
     Claim(
         id="P1",
         claim="RMSNorm drops re-centering; it equals LayerNorm when the mean is zero",

@@ -11,9 +11,8 @@ from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
 from lnpaper.chapters.ch07_rmsnorm_placement import analysis
 from lnpaper.chapters.ch07_rmsnorm_placement import runs as ch07_runs
 from lnpaper.companion import style
-from lnpaper.companion.registry import figure
+from lnpaper.companion.chapter import figure
 
-NOTEBOOK = "07_rmsnorm_and_placement"
 PRMS = "pRMSNorm (6.25%)"
 # RMSNorm dashed over LayerNorm's solid line (the two nearly coincide); pRMSNorm in RMSNorm's green
 # with a line style and a marker of its own
@@ -21,7 +20,7 @@ LINE_STYLES = {"LayerNorm": "-", "RMSNorm": "--", PRMS: "-.", "DyT": "-"}
 MARKERS = {"LayerNorm": "o", "RMSNorm": "o", PRMS: "s", "DyT": "o"}
 
 
-@figure("rmsnorm_curves", notebook=NOTEBOOK, experiment=ch06_analysis.rmsnorm_study)
+@figure("rmsnorm_curves", experiment=ch06_analysis.rmsnorm_study)
 def rmsnorm_curves(result) -> Figure:
     """P2, P4: notebook 06's 6-layer Pre-LN language model with LayerNorm, RMSNorm, pRMSNorm (the
     RMS of the first 6.25% of the units) or DyT in every norm slot, Adam at 3e-3 without warmup.
@@ -71,7 +70,7 @@ def rmsnorm_curves(result) -> Figure:
     return fig
 
 
-@figure("prms_estimate", notebook=NOTEBOOK, experiment=ch07_runs.prms_estimate)
+@figure("prms_estimate", experiment=ch07_runs.prms_estimate)
 def prms_estimate(result) -> Figure:
     """P4: pRMSNorm's estimate of the RMS on Gaussian rows of n units, from the first k = floor(p n)
     of them with p = 6.25%. Left: the distribution of the ratio of the estimate to the RMS of all
@@ -130,7 +129,7 @@ def _variance(value: float) -> str:
     return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
 
 
-@figure("placement_variance", notebook=NOTEBOOK, experiment=analysis.placement_study)
+@figure("placement_variance", experiment=analysis.placement_study)
 def placement_variance(result) -> Figure:
     """P5: the variance of the residual stream after each block (top) and the norm of each block's
     gradient (bottom), at initialization (left) and after 200 steps of Adam at 1e-2 without warmup
@@ -197,7 +196,7 @@ def _spike_traces(ax, runs) -> list:
     return shown
 
 
-@figure("gradient_spikes", notebook=NOTEBOOK, experiment=analysis.spike_confirmation)
+@figure("gradient_spikes", experiment=analysis.spike_confirmation)
 def gradient_spikes(result) -> Figure:
     """P5: the global gradient norm of Pre-LN and Peri-LN at every step of Adam without warmup, at
     each learning rate of the study (`spike_confirmation`'s 30 seeds). Left, one panel per rate:

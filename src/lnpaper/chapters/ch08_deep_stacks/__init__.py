@@ -1,13 +1,23 @@
 """Notebook 08, deep stacks: Admin, DeepNorm, Mix-LN and LayerNorm Scaling; A2, D1, X1, L1
 (`notebooks/08_deep_stacks.py`).
-
-PARTS is its manifest (`lnpaper.chapters` says what each kind holds).
 """
 
-PARTS = {
-    "library": (),
-    "runs": ("runs",),
-    "analysis": ("analysis",),
-    "claims": ("claims",),
-    "figures": ("figures",),
-}
+from lnpaper.chapters.ch08_deep_stacks import claims, figures, runs
+from lnpaper.companion.chapter import Chapter
+
+CHAPTER = Chapter(
+    notebook="08_deep_stacks",
+    experiments=(
+        runs.branch_dependence,
+        runs.deepnorm_study,
+        runs.gradient_profile,
+        runs.layer_scaling_study,
+    ),
+    claims=tuple(claims.CLAIMS),
+    figures=(
+        figures.branch_dependence,
+        figures.deepnorm_update,
+        figures.gradient_profile,
+        figures.layer_scaling,
+    ),
+)

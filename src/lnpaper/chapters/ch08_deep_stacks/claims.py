@@ -20,7 +20,6 @@ from lnpaper.chapters.ch08_deep_stacks.analysis import (
     mean_dependence,
 )
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
-from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
     NOT_EXERCISED,
@@ -484,7 +483,7 @@ def check_l1b(result, curse, control) -> Finding:
     return Finding(ours, combine(outcomes), tuple(quantities))
 
 
-CLAIMS = register_claims(
+CLAIMS = (
     Claim(
         id="A2",
         claim="Post-LN depends on its residual branches more than Pre-LN, which amplifies small "

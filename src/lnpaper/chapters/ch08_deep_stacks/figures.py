@@ -19,9 +19,8 @@ from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
 from lnpaper.chapters.ch08_deep_stacks.analysis import growth_exponents, mean_dependence
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
 from lnpaper.companion import style
-from lnpaper.companion.registry import figure
+from lnpaper.companion.chapter import figure
 
-NOTEBOOK = "08_deep_stacks"
 LOOKS = {  # arm -> (colour, line style, marker)
     "post": (style.METHOD_COLORS["Post-LN"], "-", "o"),
     "pre": (style.METHOD_COLORS["Pre-LN"], "-", "o"),
@@ -48,7 +47,7 @@ def _geometric_mean(values) -> float:
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
-@figure("branch_dependence", notebook=NOTEBOOK, experiment=ch08_runs.branch_dependence)
+@figure("branch_dependence", experiment=ch08_runs.branch_dependence)
 def branch_dependence(result) -> Figure:
     """A2 at initialization. Left: each model's mean over its sublayers of Var[f] / Var[s + f],
     the dependency on the residual branch, against the number of blocks. Right: the relative
@@ -108,7 +107,7 @@ def branch_dependence(result) -> Figure:
     return fig
 
 
-@figure("deepnorm_update", notebook=NOTEBOOK, experiment=ch08_runs.deepnorm_study)
+@figure("deepnorm_update", experiment=ch08_runs.deepnorm_study)
 def deepnorm_update(result) -> Figure:
     """D1, without warmup. Left: the model update of each of the first steps, the root mean
     square change of the logits on a fixed probe batch. Right: the training loss. Lines: mean
@@ -162,7 +161,7 @@ def deepnorm_update(result) -> Figure:
     return fig
 
 
-@figure("gradient_profile", notebook=NOTEBOOK, experiment=ch08_runs.gradient_profile)
+@figure("gradient_profile", experiment=ch08_runs.gradient_profile)
 def gradient_profile(result) -> Figure:
     """X1: each block's gradient norm ||dL/dtheta_l|| on 64 held-out sequences, at init (left)
     and after the first Adam steps (right). Lines: geometric mean over seeds; bands: min to max."""
@@ -215,7 +214,7 @@ def gradient_profile(result) -> Figure:
     return fig
 
 
-@figure("layer_scaling", notebook=NOTEBOOK, experiment=ch08_runs.layer_scaling_study)
+@figure("layer_scaling", experiment=ch08_runs.layer_scaling_study)
 def layer_scaling(result) -> Figure:
     """L1, after training (thin dotted: at init, mean over seeds): per block l, the variance of the
     stream it outputs, the angular distance between its input and output, and the rise of the

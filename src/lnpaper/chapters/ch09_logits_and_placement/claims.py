@@ -8,7 +8,6 @@ from lnpaper.chapters.ch09_logits_and_placement import analysis as ch09_analysis
 from lnpaper.chapters.ch09_logits_and_placement import runs as ch09_runs
 from lnpaper.chapters.ch09_logits_and_placement.analysis import qk_summary
 from lnpaper.chapters.ch09_logits_and_placement.runs import LOGIT_LIMIT
-from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     IDENTITY,
     INCONCLUSIVE,
@@ -319,7 +318,7 @@ def check_g1c(result, excluded, first, first_excluded) -> Finding:
     return Finding(ours, grade, quantities)
 
 
-CLAIMS = register_claims(
+CLAIMS = (
     Claim(
         id="Q1",
         claim="QK-norm stops the growth of attention logits at high learning rates and lowers the "

@@ -6,16 +6,15 @@ from lnpaper.chapters.ch09_logits_and_placement import analysis as ch09_analysis
 from lnpaper.chapters.ch09_logits_and_placement.analysis import qk_summary
 from lnpaper.chapters.ch09_logits_and_placement.runs import LOGIT_LIMIT
 from lnpaper.companion import style
-from lnpaper.companion.registry import figure
+from lnpaper.companion.chapter import figure
 from lnpaper.data.synthetic_language import SyntheticLanguage
 
-NOTEBOOK = "09_logits_and_placement"
 # QK-norm is not a normalizer of the stream, so not a palette method: QK-LayerNorm borrows
 # LayerNorm's blue, and the model without it the grey of "no norm".
 QK_COLORS = {"no QK-norm": style.GREY, "QK-LayerNorm": style.BLUE}
 
 
-@figure("qk_norm_sweep", notebook=NOTEBOOK, experiment=ch09_analysis.qk_sweep)
+@figure("qk_norm_sweep", experiment=ch09_analysis.qk_sweep)
 def qk_norm_sweep(sweep):
     """Q1, after Wortsman et al.'s Fig. 1: the held-out loss and the largest layer-0 attention
     logit against the learning rate, with and without QK-LayerNorm (mean and range over seeds)."""

@@ -22,7 +22,6 @@ from lnpaper.chapters.ch10_what_the_norm_computes.analysis import (
     Y1_ALPHAS,
     drift_at_end,
 )
-from lnpaper.companion.registry import register_claims
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
     NOT_CHECKABLE,
@@ -398,7 +397,7 @@ def check_y1b(study) -> Finding:
                    NOT_CHECKABLE)  # fmt: skip
 
 
-CLAIMS = register_claims(
+CLAIMS = (
     Claim(
         id="E1",
         claim="In a Pre-LN Transformer the mean is redundant: with a zero-mean main branch, "

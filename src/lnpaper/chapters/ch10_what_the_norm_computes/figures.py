@@ -16,13 +16,11 @@ from lnpaper.chapters.ch10_what_the_norm_computes.analysis import (
 )
 from lnpaper.chapters.ch10_what_the_norm_computes.claims import TRAJECTORY_BOUND
 from lnpaper.companion import style
-from lnpaper.companion.registry import figure
+from lnpaper.companion.chapter import figure
 from lnpaper.data.synthetic_language import SyntheticLanguage
 
-NOTEBOOK = "10_what_the_norm_computes"
 
-
-@figure("zero_mean_drift", notebook=NOTEBOOK, experiment=ch10_runs.zero_mean_drift)
+@figure("zero_mean_drift", experiment=ch10_runs.zero_mean_drift)
 def zero_mean_drift(result) -> Figure:
     """E1: notebook 06's Pre-LN model and its zero-mean RMSNorm rewrite, the same function at init
     (float64: equal to roundoff), trained side by side under Adam in float32. Left: the largest
@@ -59,7 +57,7 @@ def zero_mean_drift(result) -> Figure:
     return fig
 
 
-@figure("constrained_drift", notebook=NOTEBOOK, experiment=ch10_runs.constrained_drift)
+@figure("constrained_drift", experiment=ch10_runs.constrained_drift)
 def constrained_drift(result) -> Figure:
     """E1c: three rewrites of the Pre-LN model, each trained beside its LayerNorm twin in float64
     (left Adam, right plain SGD): the largest |log-probability difference| on 64 held-out
@@ -104,7 +102,7 @@ def constrained_drift(result) -> Figure:
 DETACH_MARKERS = dict(zip(DETACH_VARIANTS, style.MARKERS, strict=False))
 
 
-@figure("detach_norms", notebook=NOTEBOOK, experiment=ch10_analysis.detach_study)
+@figure("detach_norms", experiment=ch10_analysis.detach_study)
 def detach_norms(result) -> Figure:
     """E2: held-out loss of each variant minus LayerNorm's, paired by seed: the mean and its 95% t
     interval (d 32, 4 blocks, Adam 3e-3, fresh data)."""
@@ -135,7 +133,7 @@ def detach_norms(result) -> Figure:
     return fig
 
 
-@figure("after_dyt", notebook=NOTEBOOK, experiment=ch10_analysis.after_dyt_study)
+@figure("after_dyt", experiment=ch10_analysis.after_dyt_study)
 def after_dyt(result) -> Figure:
     """Y1. Left, the main point: on fresh data, DyT's and Derf's held-out loss minus LayerNorm's,
     paired by seed, mean and 95% t interval, at each initial alpha. Right: the 64-sequence pool
@@ -204,7 +202,7 @@ def after_dyt(result) -> Figure:
     return fig
 
 
-@figure("dyt_data_rich", notebook=NOTEBOOK, experiment=ch10_analysis.dyt_data_rich)
+@figure("dyt_data_rich", experiment=ch10_analysis.dyt_data_rich)
 def dyt_data_rich(result) -> Figure:
     """Y1c: training loss (mean of each 10 steps) of LayerNorm and DyT (alpha_0 0.5) on fresh data
     for 400 steps, mean over seeds as the line, min to max as the band; the top axis counts
