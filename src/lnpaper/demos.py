@@ -5,18 +5,13 @@ Each demo is a pure function `update(**params) -> Figure` that takes a second or
 reuses the package's own code (chapter 02's variants, lnpaper.norms, the experiments' bodies);
 where the computation takes minutes (notebook 09's training runs), it calls the recorded experiment
 itself, so in a notebook it reads the record and a setting the record lacks runs live.
-`show(update, name=(choices, default), ...)` puts it in a notebook cell: in a live JupyterLab
-kernel with ipywidgets it shows one control per parameter wired to `update`; everywhere else
-(nbval, `make notebooks`, the book, a venv without ipywidgets) it draws the figure for the
-defaults, so the stored output is one picture and one line of text, whatever is installed.
+`show(update, name=(choices, default), ...)` (lnpaper.companion.widgets) puts it in a notebook
+cell: live controls in JupyterLab, one static figure everywhere else.
 tests/test_demos.py calls each `update`.
 """
 
 import functools
-import importlib.util
-import os
 
-import matplotlib
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -33,95 +28,9 @@ from lnpaper.chapters.ch09_logits_and_placement import analysis as ch09_analysis
 from lnpaper.chapters.ch09_logits_and_placement import runs as ch09_runs
 from lnpaper.chapters.ch09_logits_and_placement.figures import QK_COLORS
 from lnpaper.companion import style
+from lnpaper.companion.widgets import live, show, styled  # noqa: F401 (notebooks call demos.show)
 from lnpaper.data import SyntheticLanguage
 from lnpaper.norms import BatchNorm, LayerNorm, RMSNorm, center
-
-# ---- the switch: static figure or live controls --------------------------------------------------
-
-
-def live() -> bool:
-    """True where `show` should draw controls: LNPAPER_DEMOS=live or static decides; unset, a
-    kernel that a Jupyter server started (JupyterLab, Notebook) with ipywidgets importable.
-
-    Detecting the widget frontend itself is not deterministic (nothing answers a widget's comm
-    in time), so the test is the environment, which is: jupyter_server gives every kernel it
-    starts JPY_SESSION_NAME (the notebook's path), and nbval, nbconvert and nbclient, which run
-    `make test`, `make notebooks` and the book's notebooks, start theirs without it. The
-    Makefile's notebook targets set LNPAPER_DEMOS=static as well, so even a `make notebooks` run
-    from inside Lab stores the static figure.
-    """
-    mode = os.environ.get("LNPAPER_DEMOS", "")
-    if mode in ("static", "live"):
-        return mode == "live"
-    return "JPY_SESSION_NAME" in os.environ and importlib.util.find_spec("ipywidgets") is not None
-
-
-def _control(name: str, choices, default):
-    """A slider over the listed values, or buttons for a list of words. The figure is redrawn
-    when the slider is let go (continuous_update=False), not at every value it passes."""
-    import ipywidgets
-
-    if all(isinstance(choice, str) for choice in choices):
-        return ipywidgets.ToggleButtons(options=list(choices), value=default, description=name)
-    options = [(f"{choice:g}", choice) for choice in choices]
-    return ipywidgets.SelectionSlider(
-        options=options, value=default, description=name, continuous_update=False
-    )
-
-
-def show(update, **controls):
-    """`update`'s figure for each parameter's default, live or static (see `live`).
-
-    `controls` maps each parameter of `update` to (choices, default). Live: the figure, shown
-    here, and the controls under it (returned, so the cell shows them); moving one redraws the
-    figure in place. Static: one line naming the parameters, and the figure (returned, so the
-    cell shows it)."""
-    defaults = {name: default for name, (choices, default) in controls.items()}
-    for name, (choices, default) in controls.items():
-        if default not in choices:
-            raise ValueError(f"{name}: default {default!r} is not one of {list(choices)}")
-    if live():
-        return _live(update, defaults, controls)
-    shown = ", ".join(f"{name} {value:g}" if not isinstance(value, str) else f"{name} {value}"
-                      for name, value in defaults.items())  # fmt: skip
-    line = f"drawn at {shown}; in JupyterLab (make lab) controls redraw it"
-    print(line if len(line) <= 88 else line.replace("; ", "\n", 1))  # the book's column: 88
-    return update(**defaults)
-
-
-def _live(update, defaults: dict, controls: dict):
-    """`show`'s live form. The figure is a plain output of the cell, replaced in place as a control
-    moves (IPython's display_id), not an output inside a widget: a notebook saved and opened
-    again keeps it, as last drawn, in any frontend, even one that saved no widget state (where
-    JupyterLab then writes "model not found" in the controls' place, and running the cell brings
-    them back)."""
-    import ipywidgets
-    from IPython.display import DisplayHandle, display
-
-    # outside IPython `display` prints the figure and gives no handle: a fresh one prints too
-    figure = display(update(**defaults), display_id=True) or DisplayHandle()
-    sliders = {name: _control(name, *spec) for name, spec in controls.items()}
-
-    def redraw(_change) -> None:
-        figure.update(update(**{name: slider.value for name, slider in sliders.items()}))
-
-    for slider in sliders.values():
-        slider.observe(redraw, names="value")
-    box = ipywidgets.VBox(list(sliders.values()))
-    box.add_class("lnpaper-demo")  # what tests/test_demos.py finds in JupyterLab
-    return box
-
-
-def _styled(update):
-    """Draw inside the house style, as every registered figure is (lnpaper.companion.registry)."""
-
-    @functools.wraps(update)
-    def styled(**params) -> Figure:
-        with matplotlib.rc_context(style.RC_PARAMS):
-            return update(**params)
-
-    return styled
-
 
 # ---- notebook 01: one example in batches of every size ------------------------------------------
 
@@ -157,7 +66,7 @@ def batch_outputs(batch_size: int) -> dict:
     return {**{k: np.array(v) for k, v in outputs.items()}, "whole split": whole[0, :BATCH_UNITS]}
 
 
-@_styled
+@styled
 def batch_size(batch_size: int = 4) -> Figure:
     """Notebook 01: image 0's BatchNorm and LayerNorm outputs, unit by unit, in 20 random batches
     of one size; the grey ticks are BatchNorm with the whole training split's statistics."""
@@ -227,7 +136,7 @@ def _median_text(error: np.ndarray) -> str:
     return "no output" if np.isinf(median) else f"{median:.1e}"
 
 
-@_styled
+@styled
 def one_pass_variance(offset: float = 100.0, eps: float = 1e-5) -> Figure:
     """Notebook 02: each row's LayerNorm error with the one-pass and the two-pass variance, rows
     sorted by their error; rows where the one-pass var + eps <= 0 have no output at all."""
@@ -273,11 +182,7 @@ def rnn_run(scale: float, gain: float):
     return ch03_runs._dynamics(64, RNN_STEPS, 8, 32, (scale,), seed=0, gain=gain)
 
 
-def _power_of_ten(value: float) -> str:
-    return f"$10^{{{np.log10(value):.0f}}}$"
-
-
-@_styled
+@styled
 def rnn_scale(scale: float = 1.0, gain: float = 1.0) -> Figure:
     """Notebook 03: the tanh RNN and the LN RNN with the same weights times `scale`: the size of
     the hidden state (left) and how much h_t still depends on the first input row (right)."""
@@ -301,7 +206,7 @@ def rnn_scale(scale: float = 1.0, gain: float = 1.0) -> Figure:
     hidden.set_title("hidden state $h_t$, RMS over units")
     dependence.set_title("dependence on step 0: $\\|(\\partial h_t / \\partial x_0)\\, v\\|$")
     style.shared_legend(fig, ncols=2)
-    end = {net: _power_of_ten(run.sensitivity[net][float(scale)][-1]) for net in labels}
+    end = {net: style.power_of_ten(run.sensitivity[net][float(scale)][-1]) for net in labels}
     style.finding(fig, f"Weights × {scale:g}: at step {RNN_STEPS}, step 0 moves $h_t$ by "
                        f"{end['tanh RNN']} without LayerNorm, {end['LN tanh RNN']} with it")  # fmt: skip
     return fig
@@ -331,7 +236,7 @@ def row_outputs(shift: float, scale: float) -> dict:
                 for name, norm in norms.items()}  # fmt: skip
 
 
-@_styled
+@styled
 def row_shift(shift: float = 1.0, scale: float = 1.0) -> Figure:
     """Notebook 07: one row's LayerNorm and RMSNorm outputs before (grey ticks) and after (dots)
     every unit's summed input is multiplied by `scale` and shifted by `shift`."""
@@ -361,7 +266,7 @@ def row_shift(shift: float = 1.0, scale: float = 1.0) -> Figure:
 # ---- notebook 09: the learning rate, with and without QK-norm --------------------------------------
 
 
-@_styled
+@styled
 def qk_learning_rate(lr: float = 1e-1) -> Figure:
     """Notebook 09: Q1's runs at one learning rate of the sweep, read from the record (each is
     5 seeds trained for 120 steps, too long to recompute at every move of a slider): the largest
@@ -418,7 +323,7 @@ def depth_run(placement: str, depth: int):
                    batch_size=DEPTH_BATCH)  # fmt: skip
 
 
-@_styled
+@styled
 def depth_gradient(depth: int = 12) -> Figure:
     """Notebook 06: at initialization, for one depth L, the residual stream block by block (left)
     and the gradient of the last block's W^(2) (right), Post-LN against Pre-LN."""
@@ -493,7 +398,7 @@ def table_changes(transformation: str, size: float, eps: float) -> dict:
                 for row, layer in layers.items()}  # fmt: skip
 
 
-@_styled
+@styled
 def table_1(transformation: str = "W recentred", size: float = 2.0, eps: float = 1e-300) -> Figure:
     """Notebook 05: one transformation of Table 1 applied to one layer, and each normalizer's
     largest output change on a log axis; below 1e-8 the cell reads Invariant."""
