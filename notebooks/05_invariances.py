@@ -26,8 +26,14 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import claims, demos, functional, source
-from lnpaper.chapters.ch05_invariances import figures, invariance, runs, runs_geometry
+from lnpaper import claims, functional, source
+from lnpaper.chapters.ch05_invariances import (
+    demos,
+    figures,
+    invariance,
+    runs,
+    runs_geometry,
+)
 
 lnpaper.setup()
 

@@ -25,9 +25,9 @@
 import numpy as np
 
 import lnpaper
-from lnpaper import LayerNorm, RMSNorm, demos, source
+from lnpaper import LayerNorm, RMSNorm, source
 from lnpaper.chapters.ch06_transformer import analysis as transformer_analysis
-from lnpaper.chapters.ch07_rmsnorm_placement import runs
+from lnpaper.chapters.ch07_rmsnorm_placement import demos, runs
 
 lnpaper.setup()
 

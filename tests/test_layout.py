@@ -4,7 +4,8 @@ statement (function-level ones included):
 - chapter N imports only chapters 1..N, never the registries and commands above it;
 - the companion (record, registries, verdicts, style) imports no chapter, and the library (norms,
   models, data, train, stats, ...) neither a chapter nor the companion;
-- within the chapters, data flows one way: runs, then analysis, then claims and figures;
+- within the chapters, data flows one way: runs, then analysis, then claims and figures, then the
+  notebook's slider demos;
 - and no module imports, at any remove, one that imports it back.
 """
 
@@ -24,7 +25,6 @@ TOP = {
     "lnpaper.chapters",
     "lnpaper.claims",
     "lnpaper.count_work",
-    "lnpaper.demos",  # notebooks' sliders: experiments' bodies redrawn live (issue 23)
     "lnpaper.experiments",
     "lnpaper.figures",
     "lnpaper.ledger",
@@ -94,9 +94,9 @@ def offences(module: str, targets: set[str]) -> list[str]:
 
 
 # A chapter's pipeline, in the order data flows: the code only it teaches, its recorded runs, then
-# their analysis, then the claims and figures that read it; each module's kind is its chapter's
-# manifest's (`PARTS`).
-STAGES = {"library": 0, "runs": 1, "analysis": 2, "claims": 3, "figures": 3}
+# their analysis, then the claims and figures that read it, then the demos that may read any of them
+# and that nothing reads; each module's kind is its chapter's manifest's (`PARTS`).
+STAGES = {"library": 0, "runs": 1, "analysis": 2, "claims": 3, "figures": 3, "demos": 4}
 
 
 def stage(module: str) -> int:

@@ -2,9 +2,9 @@
 
 A chapter lists its modules in a manifest (`PARTS` in its `__init__.py`): its recorded experiments
 (`runs`), the studies computed from them (`analysis`), the claims it checks (`claims`), its figures
-(`figures`), and any code only it teaches (`library`). Chapter N imports only chapters before it
-(`tests/test_layout.py`), and below every chapter sit the machinery that makes it checkable
-(`lnpaper.companion`) and the library (norms, models, data, train, stats).
+(`figures`), its notebook's sliders (`demos`), and any code only it teaches (`library`). Chapter N
+imports only chapters before it (`tests/test_layout.py`), and below every chapter sit the machinery
+that makes it checkable (`lnpaper.companion`) and the library (norms, models, data, train, stats).
 
 Importing a chapter's modules fills the registries of `lnpaper.companion.registry`; `load` imports
 every chapter's modules of one kind, in notebook order, so the registries list things in the order a
@@ -26,7 +26,7 @@ CHAPTERS = (
     "ch10_what_the_norm_computes",
 )
 
-KINDS = ("library", "runs", "analysis", "claims", "figures")
+KINDS = ("library", "runs", "analysis", "claims", "figures", "demos")
 
 
 def parts(chapter: str) -> dict[str, tuple[str, ...]]:

@@ -9,4 +9,5 @@ PARTS = {
     "analysis": ("analysis",),
     "claims": ("claims",),
     "figures": ("figures",),
+    "demos": ("demos",),
 }

@@ -9,4 +9,5 @@ PARTS = {
     "analysis": ("analysis",),
     "claims": ("claims", "claims_lengths"),
     "figures": ("figures",),
+    "demos": ("demos",),
 }

@@ -11,4 +11,5 @@ PARTS = {
     "analysis": ("analysis",),
     "claims": ("claims",),
     "figures": ("figures",),
+    "demos": (),
 }

@@ -10,4 +10,5 @@ PARTS = {
     "analysis": ("analysis",),
     "claims": ("claims",),
     "figures": ("figures",),
+    "demos": ("demos",),
 }
