@@ -141,8 +141,8 @@ lab-folder:
 # pass merges stdout chunks and drops per-cell metadata, both of which depend on timing, so a re-run
 # that changes nothing leaves git clean; it keeps the one key a reader sees, the evidence heading's
 # jp-MarkdownHeadingCollapsed, which opens the evidence folded in Lab. LNPAPER_DEMOS=static (here, in unit-and-notebooks and in
-# notebooks-live): a demo's cell (lnpaper.demos.show) draws its static figure, not live controls,
-# even when ipywidgets is installed and make runs from inside Lab.
+# notebooks-live): a demo's cell (lnpaper.companion.widgets.show) draws its static figure, not live
+# controls, even when ipywidgets is installed and make runs from inside Lab.
 notebooks: $(TESTED)
 	for src in $(NOTEBOOKS); do \
 		nb=$${src%.py}.ipynb; \

@@ -25,8 +25,7 @@
 import torch
 
 import lnpaper
-from lnpaper import demos
-from lnpaper.chapters.ch01_why_batchnorm_fails import analysis, figures, runs
+from lnpaper.chapters.ch01_why_batchnorm_fails import analysis, demos, figures, runs
 from lnpaper.chapters.ch01_why_batchnorm_fails.claims import m5_differences
 from lnpaper.data import digits
 

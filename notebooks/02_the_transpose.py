@@ -241,8 +241,7 @@ exercises.check_rms_norm(my_rms_norm)
 # ### F1: the formulas
 
 # %%
-from lnpaper import demos
-from lnpaper.chapters.ch02_transpose import CHAPTER, variants
+from lnpaper.chapters.ch02_transpose import CHAPTER, demos, variants
 
 gap = np.abs(by_column - by_row_of_transpose).max()
 assert gap < 1e-12, f"BN(A) and LN(A^T)^T differ by {gap:.2e}"

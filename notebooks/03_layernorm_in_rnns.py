@@ -27,8 +27,8 @@
 import torch
 
 import lnpaper
-from lnpaper import demos, exercises
-from lnpaper.chapters.ch03_layernorm_in_rnns import analysis, runs
+from lnpaper import exercises
+from lnpaper.chapters.ch03_layernorm_in_rnns import analysis, demos, runs
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import training_summary
 from lnpaper.data import digits
 from lnpaper.models.recurrent import LayerNormLSTMCell, unroll

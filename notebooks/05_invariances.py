@@ -26,9 +26,10 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import demos, functional, source
+from lnpaper import functional, source
 from lnpaper.chapters.ch05_invariances import (
     CHAPTER,
+    demos,
     figures,
     invariance,
     runs,

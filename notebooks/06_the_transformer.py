@@ -30,8 +30,7 @@ import numpy as np
 import torch
 
 import lnpaper
-from lnpaper import demos
-from lnpaper.chapters.ch06_transformer import analysis, figures, runs
+from lnpaper.chapters.ch06_transformer import analysis, demos, figures, runs
 from lnpaper.data import SyntheticLanguage
 from lnpaper.models import TransformerLM
 from lnpaper.models.transformer import Block

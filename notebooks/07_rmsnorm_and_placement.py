@@ -25,8 +25,8 @@
 import numpy as np
 
 import lnpaper
-from lnpaper import LayerNorm, RMSNorm, demos, source
-from lnpaper.chapters.ch07_rmsnorm_placement import analysis, runs
+from lnpaper import LayerNorm, RMSNorm, source
+from lnpaper.chapters.ch07_rmsnorm_placement import analysis, demos, runs
 
 lnpaper.setup()
 

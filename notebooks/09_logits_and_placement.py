@@ -24,8 +24,7 @@ import statistics
 import torch
 
 import lnpaper
-from lnpaper import demos
-from lnpaper.chapters.ch09_logits_and_placement import analysis
+from lnpaper.chapters.ch09_logits_and_placement import analysis, demos
 from lnpaper.models.transformer import Block, CausalSelfAttention, soft_cap
 from lnpaper.source import code, excerpt, lines
 

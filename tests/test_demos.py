@@ -1,7 +1,8 @@
-"""The demos of lnpaper.demos (issue 23): each update function's numbers and figure, the switch
-between a static figure and live controls, and, where JupyterLab and ipywidgets are installed
-(`make lab` installs them), the controls in Lab itself: they render, and moving a slider redraws
-the figure. `make test`'s venv has neither, so there that last test is skipped with a message."""
+"""The notebooks' slider demos (`lnpaper.chapters.<chapter>.demos`): each update function's
+numbers and figure, the switch between a static figure and live controls
+(`lnpaper.companion.widgets`), and, where JupyterLab and ipywidgets are installed (`make lab`
+installs them), the controls in Lab itself: they render, and moving a slider redraws the figure.
+`make test`'s venv has neither, so there that last test is skipped with a message."""
 
 import importlib.util
 import json
@@ -21,21 +22,27 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
-from lnpaper import demos
+from lnpaper.chapters.ch01_why_batchnorm_fails import demos as ch01_demos
+from lnpaper.chapters.ch02_transpose import demos as ch02_demos
+from lnpaper.chapters.ch03_layernorm_in_rnns import demos as ch03_demos
+from lnpaper.chapters.ch05_invariances import demos as ch05_demos
 from lnpaper.chapters.ch05_invariances import invariance
-from lnpaper.companion import style
+from lnpaper.chapters.ch06_transformer import demos as ch06_demos
+from lnpaper.chapters.ch07_rmsnorm_placement import demos as ch07_demos
+from lnpaper.chapters.ch09_logits_and_placement import demos as ch09_demos
+from lnpaper.companion import style, widgets
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DEMO_NOTEBOOKS = [
-    "01_why_batchnorm_fails",
-    "02_the_transpose",
-    "03_layernorm_in_rnns",
-    "05_invariances",
-    "06_the_transformer",
-    "07_rmsnorm_and_placement",
-    "09_logits_and_placement",
-]
+DEMO_NOTEBOOKS = {  # each notebook with a slider, and its chapter's demos module
+    "01_why_batchnorm_fails": ch01_demos,
+    "02_the_transpose": ch02_demos,
+    "03_layernorm_in_rnns": ch03_demos,
+    "05_invariances": ch05_demos,
+    "06_the_transformer": ch06_demos,
+    "07_rmsnorm_and_placement": ch07_demos,
+    "09_logits_and_placement": ch09_demos,
+}
 
 
 def demo_cell(notebook: str) -> str:
@@ -46,10 +53,13 @@ def demo_cell(notebook: str) -> str:
 
 
 class _Capture:
-    """lnpaper.demos with `show` returning what it was given."""
+    """A chapter's demos module with `show` returning what it was given."""
+
+    def __init__(self, demos):
+        self.demos = demos
 
     def __getattr__(self, name):
-        return getattr(demos, name)
+        return getattr(self.demos, name)
 
     @staticmethod
     def show(update, **controls):
@@ -58,7 +68,16 @@ class _Capture:
 
 # Every demo with the controls its notebook gives it, read from the notebook: the tests below
 # exercise the reader's own ranges.
-DEMOS = {notebook: eval(demo_cell(notebook), {"demos": _Capture()}) for notebook in DEMO_NOTEBOOKS}
+DEMOS = {
+    notebook: eval(demo_cell(notebook), {"demos": _Capture(demos)})
+    for notebook, demos in DEMO_NOTEBOOKS.items()
+}
+
+
+def test_each_chapters_demos_module_shows_through_the_companions_switch():
+    """A notebook calls `demos.show` on its own chapter's module: the one switch, re-exported."""
+    for demos in DEMO_NOTEBOOKS.values():
+        assert demos.show is widgets.show
 
 
 def drawn(fig: Figure) -> Figure:
@@ -89,16 +108,16 @@ def test_batchnorm_moves_image_0_less_in_larger_batches_and_layernorm_not_at_all
     LayerNorm's output is the same in every batch, to the last bit."""
     spreads = {}
     for size in (4, 256):
-        outputs = demos.batch_outputs(size)
+        outputs = ch01_demos.batch_outputs(size)
         spreads[size] = outputs["BatchNorm"].std(0).mean()
         assert np.ptp(outputs["LayerNorm"], axis=0).max() == 0.0
     assert 0.3 < spreads[4] < 0.8 and spreads[256] < spreads[4] / 4, spreads
-    gap = np.abs(demos.batch_outputs(256)["BatchNorm"].mean(0) - outputs["whole split"]).max()
+    gap = np.abs(ch01_demos.batch_outputs(256)["BatchNorm"].mean(0) - outputs["whole split"]).max()
     assert gap < 0.1, gap
 
 
 def test_the_batch_figure_says_what_it_shows():
-    fig = drawn(demos.batch_size(batch_size=4))
+    fig = drawn(ch01_demos.batch_size(batch_size=4))
     assert fig.get_suptitle().startswith("Batch 4: BatchNorm's output moves by sd 0.")
     assert fig.get_suptitle().endswith("LayerNorm's by 0")
     assert fig.axes[0].get_ylim() == (-4.5, 4.5)
@@ -110,7 +129,7 @@ def test_the_batch_figure_says_what_it_shows():
 
 def test_the_two_pass_output_stays_at_float32_rounding_at_every_offset():
     for offset in (0.0, 1.0, 100.0, 1e4):
-        errors = demos.one_pass_errors(offset, 1e-5)
+        errors = ch02_demos.one_pass_errors(offset, 1e-5)
         assert np.all(np.isfinite(errors["two passes"]))
         assert errors["two passes"].max() < 1e-6, (offset, errors["two passes"].max())
 
@@ -119,20 +138,20 @@ def test_the_one_pass_variance_breaks_at_mean_100_and_a_large_eps_hides_it():
     """At mean 100 (float32 spacing of 1e4 about 1e-3, ten times the variance 1e-4) some rows get
     var + eps <= 0 and the rest are off by order 1; an eps of 1e-2, a hundred times the variance,
     hides the error and shrinks the output itself to sqrt(1e-4 / (1e-4 + 1e-2)) = 0.0995."""
-    small = demos.one_pass_errors(100.0, 1e-5)
+    small = ch02_demos.one_pass_errors(100.0, 1e-5)
     lost = ~np.isfinite(small["one pass"])
-    assert 0 < lost.sum() < demos.ONE_PASS_ROWS
+    assert 0 < lost.sum() < ch02_demos.ONE_PASS_ROWS
     assert np.median(small["one pass"][~lost]) > 0.1
-    at_offset_0 = demos.one_pass_errors(0.0, 1e-5)["one pass"]
+    at_offset_0 = ch02_demos.one_pass_errors(0.0, 1e-5)["one pass"]
     assert np.all(np.isfinite(at_offset_0)) and at_offset_0.max() < 1e-4
-    large = demos.one_pass_errors(100.0, 1e-2)
+    large = ch02_demos.one_pass_errors(100.0, 1e-2)
     assert np.all(np.isfinite(large["one pass"]))
     assert np.median(large["one pass"]) < 0.2
     assert large["exact size"] == pytest.approx(np.sqrt(1e-4 / (1e-4 + 1e-2)), rel=0.05)
 
 
 def test_the_one_pass_figure_says_what_it_shows():
-    fig = drawn(demos.one_pass_variance(offset=100.0, eps=1e-5))
+    fig = drawn(ch02_demos.one_pass_variance(offset=100.0, eps=1e-5))
     title = fig.get_suptitle()
     assert title.startswith("Median row error: one pass ") and "two passes" in title
     assert "no output in" in fig.axes[0].get_title()
@@ -145,7 +164,7 @@ def test_the_one_pass_figure_says_what_it_shows():
 def test_the_depth_demo_reproduces_t1_and_lemma_2_at_24_layers():
     """Post-LN's last W^(2) gets several times Pre-LN's gradient at 24 layers; its stream before
     each second LayerNorm stays near 3d/2, Pre-LN's grows inside Lemma 2's band."""
-    post, pre = demos.depth_run("post", 24), demos.depth_run("pre", 24)
+    post, pre = ch06_demos.depth_run("post", 24), ch06_demos.depth_run("pre", 24)
     assert np.mean(post.grad_norm[0]) > 3 * np.mean(pre.grad_norm[0])
     assert all(abs(v - 1.5) < 0.3 for v in post.residual_sq_norm)
     for layer, value in zip(pre.layers[1:], pre.residual_sq_norm[1:], strict=True):
@@ -156,12 +175,12 @@ def test_the_depth_demo_leaves_the_notebooks_random_stream_alone():
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    demos.depth_run.__wrapped__("pre", 4)  # uncached: it seeds torch per seed inside
+    ch06_demos.depth_run.__wrapped__("pre", 4)  # uncached: it seeds torch per seed inside
     assert torch.equal(torch.rand(3), expected)
 
 
 def test_the_depth_figure_keeps_its_axes_and_colours():
-    fig = drawn(demos.depth_gradient(depth=24))
+    fig = drawn(ch06_demos.depth_gradient(depth=24))
     assert "Post-LN's last" in fig.get_suptitle()
     stream = fig.axes[0]
     assert stream.get_xlim() == (0, 24.5) and stream.get_ylim() == (0, 38)
@@ -171,30 +190,30 @@ def test_the_depth_figure_keeps_its_axes_and_colours():
 # ---- notebook 05: a transformation of Table 1 ------------------------------------------------------
 
 
-@pytest.mark.parametrize("transformation", list(demos.TRANSFORMATIONS))
+@pytest.mark.parametrize("transformation", list(ch05_demos.TRANSFORMATIONS))
 def test_each_transformation_reproduces_table_1_at_the_papers_eps(transformation):
     """Without eps every normalizer is either unchanged to float64 rounding, as Table 1 (and
     notebook 05's measurement) says, or changed by more than 1e-2; DyT by every transformation."""
-    column = demos.TRANSFORMATIONS[transformation]
+    column = ch05_demos.TRANSFORMATIONS[transformation]
     for size in (0.1, 4.0):
-        changes = demos.table_changes(transformation, size, 1e-300)
+        changes = ch05_demos.table_changes(transformation, size, 1e-300)
         for row, change in changes.items():
             expected = invariance.PAPER_TABLE.get(row, {}).get(column, False)
             assert (change < 1e-13) if expected else (change > 1e-2), (row, size, change)
 
 
 def test_eps_makes_the_rescalings_approximate_and_leaves_the_recentring_exact():
-    rescaled = demos.table_changes("X rescaled", 0.1, 1e-5)
+    rescaled = ch05_demos.table_changes("X rescaled", 0.1, 1e-5)
     for row in ("batchnorm", "layernorm", "rmsnorm"):
         assert 1e-4 < rescaled[row] < 1e-1, (row, rescaled[row])
-    assert demos.table_changes("W recentred", 0.1, 1e-5)["layernorm"] < 1e-13
+    assert ch05_demos.table_changes("W recentred", 0.1, 1e-5)["layernorm"] < 1e-13
 
 
 def test_the_table_figure_keeps_one_layout_for_every_choice():
     """The verdicts sit in a margin outside the layout, so the axes do not move as they change."""
     boxes = set()
     for transformation, eps in (("W recentred", 1e-300), ("X rescaled", 1e-5)):
-        fig = drawn(demos.table_1(transformation=transformation, size=0.1, eps=eps))
+        fig = drawn(ch05_demos.table_1(transformation=transformation, size=0.1, eps=eps))
         boxes.add(tuple(np.round(fig.axes[0].get_position().bounds, 3)))
         texts = [t.get_text() for t in fig.texts if t.get_text() != fig.get_suptitle()]
         assert len(texts) == 5 and texts[-1] == "No"  # DyT: in no source's table
@@ -210,26 +229,26 @@ def test_the_rnn_demo_is_rnn_dynamics_at_its_scale():
     from lnpaper.chapters.ch03_layernorm_in_rnns import runs
 
     recorded = runs.rnn_dynamics()
-    run = demos.rnn_run(2.0, 1.0)
+    run = ch03_demos.rnn_run(2.0, 1.0)
     for net in ("tanh RNN", "LN tanh RNN"):
         assert run.hidden_rms[net][2.0] == pytest.approx(
-            recorded.hidden_rms[net][2.0][: demos.RNN_STEPS], rel=1e-9
+            recorded.hidden_rms[net][2.0][: ch03_demos.RNN_STEPS], rel=1e-9
         )
 
 
 def test_layernorm_takes_the_scale_out_and_leaves_the_gain_in():
     ln = "LN tanh RNN"
-    small, large = demos.rnn_run(0.5, 1.0), demos.rnn_run(4.0, 1.0)
+    small, large = ch03_demos.rnn_run(0.5, 1.0), ch03_demos.rnn_run(4.0, 1.0)
     assert small.hidden_rms["tanh RNN"][0.5][-1] < 1e-20  # the plain net dies out at 0.5
     assert large.hidden_rms["tanh RNN"][4.0][-1] > 0.5  # and saturates at 4
     # the same trajectory but for eps, whose tiny difference this net amplifies (notebook 03)
     assert small.hidden_rms[ln][0.5] == pytest.approx(large.hidden_rms[ln][4.0], rel=1e-2)
-    low, high = demos.rnn_run(1.0, 0.5), demos.rnn_run(1.0, 2.0)
+    low, high = ch03_demos.rnn_run(1.0, 0.5), ch03_demos.rnn_run(1.0, 2.0)
     assert high.sensitivity[ln][1.0][-1] > 1e6 * low.sensitivity[ln][1.0][-1]
 
 
 def test_the_rnn_figure_says_what_it_shows():
-    fig = drawn(demos.rnn_scale(scale=4.0, gain=1.0))
+    fig = drawn(ch03_demos.rnn_scale(scale=4.0, gain=1.0))
     assert fig._suptitle.get_text().startswith("Weights × 4: at step 120")
     assert method_colours_are_the_palettes(fig) >= 4
 
@@ -240,16 +259,16 @@ def test_the_rnn_figure_says_what_it_shows():
 @pytest.mark.parametrize("scale", [0.5, 2.0, 10.0])
 def test_both_norms_ignore_a_scale_and_only_layernorm_a_shift(scale):
     for name in ("LayerNorm", "RMSNorm"):  # exact but for eps = 1e-5 against a variance near 1
-        before, after = demos.row_outputs(0.0, scale)[name]
+        before, after = ch07_demos.row_outputs(0.0, scale)[name]
         assert np.abs(after - before).max() < 1e-4
-    before, after = demos.row_outputs(3.0 * scale, scale)["LayerNorm"]
+    before, after = ch07_demos.row_outputs(3.0 * scale, scale)["LayerNorm"]
     assert np.abs(after - before).max() < 1e-4
-    before, after = demos.row_outputs(3.0 * scale, scale)["RMSNorm"]
+    before, after = ch07_demos.row_outputs(3.0 * scale, scale)["RMSNorm"]
     assert np.abs(after - before).max() > 0.5
 
 
 def test_the_row_figure_says_what_it_shows():
-    fig = drawn(demos.row_shift(shift=10.0, scale=1.0))
+    fig = drawn(ch07_demos.row_shift(shift=10.0, scale=1.0))
     title = fig._suptitle.get_text()
     assert (
         title.startswith("$a \\to a + 10$: LayerNorm's output moves by up to ") and "3.50" in title
@@ -264,9 +283,9 @@ def test_the_qk_demo_offers_the_sweeps_rates_and_reads_its_runs():
     from lnpaper.chapters.ch09_logits_and_placement import analysis
 
     update, controls = DEMOS["09_logits_and_placement"]
-    assert update is demos.qk_learning_rate
+    assert update is ch09_demos.qk_learning_rate
     assert controls["lr"][0] == analysis.WORTSMAN_LRS
-    fig = drawn(demos.qk_learning_rate(lr=1e-1))
+    fig = drawn(ch09_demos.qk_learning_rate(lr=1e-1))
     sweep = analysis.qk_sweep()
     peak = max(max(seed) for seed in sweep.runs["no QK-norm"][1e-1]["max_logit"])
     assert fig._suptitle.get_text().startswith(f"lr 0.1: the largest logit reaches {peak:.3g} ")
@@ -290,30 +309,30 @@ def test_each_demo_draws_at_every_extreme(notebook):
 def test_live_is_decided_by_the_environment(monkeypatch):
     monkeypatch.delenv("LNPAPER_DEMOS", raising=False)
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    assert not demos.live()  # nbval, nbconvert: no Jupyter server started this process
+    assert not widgets.live()  # nbval, nbconvert: no Jupyter server started this process
     monkeypatch.setenv("JPY_SESSION_NAME", "notebooks/02_the_transpose.ipynb")
-    assert demos.live() == (importlib.util.find_spec("ipywidgets") is not None)
+    assert widgets.live() == (importlib.util.find_spec("ipywidgets") is not None)
     monkeypatch.setenv("LNPAPER_DEMOS", "static")
-    assert not demos.live()
+    assert not widgets.live()
     monkeypatch.setenv("LNPAPER_DEMOS", "live")
-    assert demos.live()
+    assert widgets.live()
 
 
 def test_static_show_prints_one_line_and_returns_the_default_figure(monkeypatch, capsys):
     monkeypatch.setenv("LNPAPER_DEMOS", "static")
-    fig = eval(demo_cell("02_the_transpose"), {"demos": demos})
+    fig = eval(demo_cell("02_the_transpose"), {"demos": ch02_demos})
     assert isinstance(fig, Figure)
     line = capsys.readouterr().out
     assert line == "drawn at offset 100, eps 1e-05; in JupyterLab (make lab) controls redraw it\n"
     with pytest.raises(ValueError, match="is not one of"):
-        demos.show(demos.one_pass_variance, offset=((0.0, 1.0), 100.0))
+        widgets.show(ch02_demos.one_pass_variance, offset=((0.0, 1.0), 100.0))
 
 
 @pytest.mark.parametrize("notebook", DEMO_NOTEBOOKS)
 def test_each_static_line_fits_the_books_column(notebook, monkeypatch, capsys):
     monkeypatch.setenv("LNPAPER_DEMOS", "static")
     update, controls = DEMOS[notebook]
-    demos.show(lambda **params: None, **controls)  # the line, not the figure
+    widgets.show(lambda **params: None, **controls)  # the line, not the figure
     lines = capsys.readouterr().out.splitlines()
     assert lines and all(len(line) <= 88 for line in lines), lines
 
@@ -326,7 +345,7 @@ def test_live_show_wires_one_control_per_parameter_to_update(monkeypatch):
     def update(offset=1.0, eps=1e-5):
         calls.append((offset, eps))
 
-    widget = demos.show(update, offset=((0.0, 1.0, 10.0), 1.0), eps=((1e-5, 1e-2), 1e-5))
+    widget = widgets.show(update, offset=((0.0, 1.0, 10.0), 1.0), eps=((1e-5, 1e-2), 1e-5))
     offset, eps = widget.children[:2]
     assert calls == [(1.0, 1e-5)]
     offset.value = 10.0
@@ -354,7 +373,7 @@ def test_live_show_puts_the_figure_in_the_cells_outputs_not_in_the_widget(monkey
         ),
     )
     update, controls = DEMOS["01_why_batchnorm_fails"]
-    widget = demos.show(update, **controls)
+    widget = widgets.show(update, **controls)
     ((data, display_id, updated),) = published
     assert "image/png" in data and display_id and not updated  # the default figure, a plain output
     widget.children[0].value = 64
@@ -379,8 +398,12 @@ def _free_port() -> int:
 
 
 def _demo_notebook(path: Path) -> None:
-    """A notebook of the demos' cells as the notebooks hold them (`demos.show(...)`)."""
-    cells = ["%matplotlib inline\nfrom lnpaper import demos", *map(demo_cell, DEMOS)]
+    """A notebook of the demos' cells as the notebooks hold them (`demos.show(...)`), each after
+    its chapter's import."""
+    cells = ["%matplotlib inline"] + [
+        f"from {demos.__name__.removesuffix('.demos')} import demos\n{demo_cell(notebook)}"
+        for notebook, demos in DEMO_NOTEBOOKS.items()
+    ]
     notebook = {
         "cells": [
             {

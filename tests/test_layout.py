@@ -34,7 +34,6 @@ TOP = {
     "lnpaper.__main__",
     "lnpaper.book",
     "lnpaper.count_work",
-    "lnpaper.demos",
     "lnpaper.ledger",
     "lnpaper.reproduce",
 }
@@ -108,15 +107,16 @@ def offences(module: str, targets: set[str]) -> list[str]:
 
 
 # A chapter's pipeline, in the order data flows: the code only it teaches, its recorded runs, then
-# their analysis, then the claims, figures and demos that read it, then the manifest that lists them. A module's kind is the first word
-# of its name (`runs_lengths` holds runs); a name of no kind (`variants`) is code the chapter teaches.
-STAGES = {"runs": 1, "analysis": 2, "claims": 3, "figures": 3, "demos": 3}
+# their analysis, then the claims and figures that read it, then the slider demos that may read any
+# of them, then the manifest that lists them all. A module's kind is the first word of its name
+# (`runs_lengths` holds runs); a name of no kind (`variants`) is code the chapter teaches.
+STAGES = {"runs": 1, "analysis": 2, "claims": 3, "figures": 3, "demos": 4}
 
 
 def stage(module: str) -> int:
     parts = module.split(".")
     if len(parts) == 3 and parts[1] == "chapters":
-        return 4  # the manifest, `CHAPTER`, lists every stage
+        return 5  # the manifest, `CHAPTER`, lists every stage
     if len(parts) < 4:
         return 0
     return STAGES.get(parts[3].split("_")[0], 0)

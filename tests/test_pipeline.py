@@ -20,8 +20,8 @@ from lnpaper.chapters.ch02_transpose.runs import (
     variants_vs_scale,
 )
 from lnpaper.companion import verdicts
-from lnpaper.companion.verdicts import VERDICTS
 from lnpaper.companion.png import save_png
+from lnpaper.companion.verdicts import VERDICTS
 
 EXPERIMENTS = book.experiments()
 FIGURES = book.figures()

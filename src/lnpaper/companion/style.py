@@ -239,6 +239,12 @@ def _tick_text(x: float) -> str:
     return rf"$\mathdefault{{{number}}}$"
 
 
+def power_of_ten(value: float) -> str:
+    """The power of ten nearest `value`, in mathtext: 3e-37 -> '$10^{-37}$' (a slider demo's
+    finding, where only the order of size is read)."""
+    return f"$10^{{{np.log10(value):.0f}}}$"
+
+
 class LogLabels(Formatter):
     """Tick labels of a log axis, decided when it is drawn: where the view spans three powers of
     the base or more, powers of the base alone (a minor tick gets no label); where it spans less

@@ -1,6 +1,6 @@
 """Notebook 01, why BatchNorm fails for sequence models: M1-M5 (`notebooks/01_why_batchnorm_fails.py`)."""
 
-from lnpaper.chapters.ch01_why_batchnorm_fails import claims, figures, runs
+from lnpaper.chapters.ch01_why_batchnorm_fails import claims, demos, figures, runs
 from lnpaper.companion.chapter import Chapter
 
 CHAPTER = Chapter(
@@ -22,4 +22,5 @@ CHAPTER = Chapter(
         figures.recurrent_batchnorm,
         figures.batch_size,
     ),
+    demos=(demos.batch_size,),
 )

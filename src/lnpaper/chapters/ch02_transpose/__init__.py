@@ -1,6 +1,6 @@
 """Notebook 02, the transpose: LayerNorm's formulas, F1-F4 (`notebooks/02_the_transpose.py`)."""
 
-from lnpaper.chapters.ch02_transpose import claims, figures, runs
+from lnpaper.chapters.ch02_transpose import claims, demos, figures, runs
 from lnpaper.companion.chapter import Chapter
 
 CHAPTER = Chapter(
@@ -19,4 +19,5 @@ CHAPTER = Chapter(
         figures.variants_vs_scale,
         figures.one_pass_variance,
     ),
+    demos=(demos.one_pass_variance,),
 )

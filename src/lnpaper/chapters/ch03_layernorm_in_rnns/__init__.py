@@ -3,6 +3,7 @@
 from lnpaper.chapters.ch03_layernorm_in_rnns import (
     claims,
     claims_lengths,
+    demos,
     figures,
     runs,
     runs_lengths,
@@ -26,4 +27,5 @@ CHAPTER = Chapter(
         figures.gain_init,
         figures.longer_sequences,
     ),
+    demos=(demos.rnn_scale,),
 )

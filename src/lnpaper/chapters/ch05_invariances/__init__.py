@@ -1,6 +1,13 @@
 """Notebook 05, the invariance table and the geometry of Section 5: I1-I6 (`notebooks/05_invariances.py`)."""
 
-from lnpaper.chapters.ch05_invariances import claims, figures, runs, runs_fisher, runs_geometry
+from lnpaper.chapters.ch05_invariances import (
+    claims,
+    demos,
+    figures,
+    runs,
+    runs_fisher,
+    runs_geometry,
+)
 from lnpaper.companion.chapter import Chapter
 
 CHAPTER = Chapter(
@@ -23,4 +30,5 @@ CHAPTER = Chapter(
         figures.adam_geometry,
         figures.fisher_doubling,
     ),
+    demos=(demos.table_1,),
 )

@@ -1,6 +1,6 @@
 """Notebook 06, the Transformer: T1-T7 (`notebooks/06_the_transformer.py`)."""
 
-from lnpaper.chapters.ch06_transformer import claims, figures, runs
+from lnpaper.chapters.ch06_transformer import claims, demos, figures, runs
 from lnpaper.companion.chapter import Chapter
 
 CHAPTER = Chapter(
@@ -21,4 +21,5 @@ CHAPTER = Chapter(
         figures.tfixup_curves,
         figures.loss_smoothness,
     ),
+    demos=(demos.depth_gradient,),
 )

@@ -1,6 +1,6 @@
 """Notebook 07, RMSNorm and where the norm goes: P1-P5 (`notebooks/07_rmsnorm_and_placement.py`)."""
 
-from lnpaper.chapters.ch07_rmsnorm_placement import claims, figures, runs
+from lnpaper.chapters.ch07_rmsnorm_placement import claims, demos, figures, runs
 from lnpaper.companion.chapter import Chapter
 
 CHAPTER = Chapter(
@@ -20,4 +20,5 @@ CHAPTER = Chapter(
         figures.placement_variance,
         figures.gradient_spikes,
     ),
+    demos=(demos.row_shift,),
 )

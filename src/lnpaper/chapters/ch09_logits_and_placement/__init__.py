@@ -2,7 +2,7 @@
 G1 (`notebooks/09_logits_and_placement.py`).
 """
 
-from lnpaper.chapters.ch09_logits_and_placement import claims, figures, runs
+from lnpaper.chapters.ch09_logits_and_placement import claims, demos, figures, runs
 from lnpaper.companion.chapter import Chapter
 
 CHAPTER = Chapter(
@@ -16,4 +16,5 @@ CHAPTER = Chapter(
     ),
     claims=tuple(claims.CLAIMS),
     figures=(figures.qk_norm_sweep,),
+    demos=(demos.qk_learning_rate,),
 )
