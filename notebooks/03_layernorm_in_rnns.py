@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 03 · LayerNorm in recurrent networks
 #
-# *The lesson takes about 10 minutes to read, the evidence about 22 more.
+# *The lesson takes about 10 minutes to read, the evidence about 23 more.
 # From the record it runs in seconds; live, 5 min on one core.*
 #
 # *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 3.1 (recurrent networks), the supplement's

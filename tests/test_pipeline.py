@@ -208,7 +208,7 @@ def test_a_claims_evidence_is_each_decision_then_the_verdict():
         text = verdicts.evidence(finding)
         lines = text.splitlines()
         assert lines[-1] == f"verdict: {verdicts.verdict_text(finding)}"
-        assert max(len(line) for line in lines) <= ledger.LINE_WIDTH, claim_id
+        assert max(len(line) for line in lines) <= verdicts.LINE_WIDTH, claim_id
         for index, decision in enumerate(finding.decisions):
             assert finding.decision_label(index) in text and f": {decision.outcome}" in text
         assert sum(not line.startswith("    ") for line in lines) == len(finding.decisions) + 1
@@ -237,7 +237,7 @@ def text_outputs(cell: dict) -> list[str]:
 def test_every_code_line_and_printed_line_fits_a_column(name):
     """Issue 23: in the book's 784 px column, 79 of 119 code blocks and 71 of 111 outputs
     scrolled sideways. In the stored notebook every line of code and of printed text is at
-    most ledger.LINE_WIDTH (88) characters, the same in Lab and in the book."""
+    most verdicts.LINE_WIDTH (88) characters, the same in Lab and in the book."""
     notebook = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
     wide = []
     for number, cell in enumerate(notebook["cells"]):
@@ -249,7 +249,7 @@ def test_every_code_line_and_printed_line_fits_a_column(name):
             wide += [
                 f"cell {number} {kind}, {len(line)} characters: {line}"
                 for line in text.splitlines()
-                if len(line) > ledger.LINE_WIDTH
+                if len(line) > verdicts.LINE_WIDTH
             ]
     assert not wide, "\n".join(wide)
 
@@ -282,3 +282,17 @@ def test_a_claims_source_is_a_paper_or_ours_never_a_review():
         for field in (claim.claim, claim.source, claim.paper_value, claim.test):
             assert not process.search(field), (claim.id, field)
         assert claim.source.startswith("ours") == (claim.origin == "ours"), claim.id
+
+
+@pytest.mark.slow
+def test_writing_claims_md_evaluates_each_claim_once(monkeypatch):
+    evaluated = []
+    evaluate = verdicts.Claim.evaluate
+
+    def counted(claim, *results):
+        evaluated.append(claim.id)
+        return evaluate(claim, *results)
+
+    monkeypatch.setattr(verdicts.Claim, "evaluate", counted)
+    ledger.markdown()
+    assert sorted(evaluated) == sorted(claim.id for claim in ledger.CLAIMS)

@@ -385,6 +385,10 @@ def test_the_ledger_applies_holm_within_each_set_of_runs():
     by_claim = {i: (experiments, m, before, after)
                 for experiments, m, verdicts in families for i, before, after in verdicts}  # fmt: skip
     assert "recurrent_training" in by_claim["R3"][0] and by_claim["R3"][1] >= 6
+    # claims whose checks read a common run are one family, whatever functions they call
+    family = {i: n for n, (_, _, verdicts) in enumerate(families) for i, _, _ in verdicts}
+    for one, other in (("T6", "T6b"), ("P2", "P2b"), ("P5", "O1"), ("M4b", "M4e"), ("E2", "E2c")):
+        assert family[one] == family[other], (one, other)
     for claim_id, (_, _, before, after) in by_claim.items():
         assert before == ledger.BY_ID[claim_id].evaluate().verdict
         if after != before:  # only dropping a decision to inconclusive can move it

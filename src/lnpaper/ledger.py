@@ -5,6 +5,7 @@ import math
 import re
 
 from lnpaper import book, stats
+from lnpaper.companion import record
 from lnpaper.companion.verdicts import IDENTITY, OURS, ROW_FIELDS, VERDICTS, row
 from lnpaper.data import SyntheticLanguage
 from lnpaper.vocabulary import DIGITS_CHANCE, NEGLIGIBLE_NATS, SEQUENCE_LENGTH
@@ -31,58 +32,63 @@ FOUND = (
 )
 
 
-def graded(ids=None) -> dict:
-    """Each claim's finding, evaluated once, by ID (all claims, or those of `ids`)."""
+def graded(ids=None) -> dict[str, tuple]:
+    """Each claim (all, or those of `ids`) evaluated once, by ID: its finding and the record
+    entries its check read, as (experiment, key) pairs."""
     chosen = CLAIMS if ids is None else [BY_ID[i] for i in ids]
-    return {claim.id: claim.evaluate() for claim in chosen}
+    out = {}
+    for claim in chosen:
+        with record.reading() as read:
+            finding = claim.evaluate()
+        out[claim.id] = (finding, frozenset(tuple(call) for call in read))
+    return out
 
 
-def rows(findings: dict) -> list[tuple[str, ...]]:
-    """One row of the ledger per finding (`graded`)."""
-    return [row(BY_ID[claim_id], finding) for claim_id, finding in findings.items()]
+def rows(graded: dict) -> list[tuple[str, ...]]:
+    """One row of the ledger per claim (`graded`)."""
+    return [row(BY_ID[claim_id], finding) for claim_id, (finding, _) in graded.items()]
 
 
-def multiplicity(findings: dict) -> list[tuple[list[str], int, list[tuple[str, str, str]]]]:
-    """Each claim's decisions are 95% tests on their own; claims that read a common experiment, or
-    one claim with several parts, test one set of runs several times. Per such family (claims
-    joined by any experiment they name, with two or more decisions among them): the experiments,
-    the number m of decisions, and for each claim (id, verdict, verdict under Holm): the verdict
-    once every decision that Holm's step-down procedure (family-wise error 5% over the m tests,
-    `lnpaper.stats.holm`) no longer rejects is set to inconclusive."""
-    findings = {i: finding for i, finding in findings.items() if BY_ID[i].check is not None}
+def multiplicity(graded: dict) -> list[tuple[list[str], int, list[tuple[str, str, str]]]]:
+    """Each claim's decisions are 95% tests on their own; claims that read a common record entry,
+    or one claim with several parts, test one set of runs several times. Per such family (claims
+    joined by any entry their checks read, with two or more decisions among them): the
+    experiments and studies its claims name, the number m of decisions, and for each claim (id, verdict,
+    verdict under Holm): the verdict once every decision that Holm's step-down procedure
+    (family-wise error 5% over the m tests, `lnpaper.stats.holm`) no longer rejects is set to
+    inconclusive."""
+    graded = {i: found for i, found in graded.items() if BY_ID[i].check is not None}
     root = {}
 
-    def find(name):
-        while root.setdefault(name, name) != name:
-            name = root[name]
-        return name
+    def find(item):
+        while root.setdefault(item, item) != item:
+            item = root[item]
+        return item
 
-    for claim_id in findings:
-        names = [run.__name__ for run in BY_ID[claim_id].experiments]
-        for name in names[1:]:
-            root[find(name)] = find(names[0])
+    for claim_id, (_, read) in graded.items():
+        for entry in read:  # a claim and every entry it read are one family
+            root[find(entry)] = find(claim_id)
     families = {}
-    for claim_id in findings:
-        names = [run.__name__ for run in BY_ID[claim_id].experiments]
-        if names:
-            families.setdefault(find(names[0]), []).append(claim_id)
+    for claim_id in graded:
+        families.setdefault(find(claim_id), []).append(claim_id)
     out = []
     for ids in families.values():
-        tests = [(i, k, d) for i in ids for k, d in enumerate(findings[i].decisions)]
+        tests = [(i, k, d) for i in ids for k, d in enumerate(graded[i][0].decisions)]
         if len(tests) < 2:  # one claim with several decisions is a family too
             continue
         kept = stats.holm([d.p_value for _, _, d in tests])
         verdicts = []
         for claim_id in ids:
+            finding = graded[claim_id][0]
             dropped = {
                 k: stats.INCONCLUSIVE
                 for (i, k, d), keep in zip(tests, kept, strict=True)
                 if i == claim_id and d.p_value is not None and not keep
             }
-            after = BY_ID[claim_id].verdict_with(dropped) if dropped else findings[claim_id].verdict
-            verdicts.append((claim_id, findings[claim_id].verdict, after))
-        experiments = sorted({run.__name__ for i in ids for run in BY_ID[i].experiments})
-        out.append((experiments, len(tests), verdicts))
+            after = BY_ID[claim_id].verdict_with(dropped) if dropped else finding.verdict
+            verdicts.append((claim_id, finding.verdict, after))
+        studies = sorted({run.__name__ for i in ids for run in BY_ID[i].experiments})
+        out.append((studies, len(tests), verdicts))
     return out
 
 
@@ -96,12 +102,12 @@ def multiplicity_section(families) -> list[str]:
         "## Several tests on one set of runs",
         "",
         "Each decision above is a 95% test on its own, and each claim's verdict rests on its own",
-        "decisions: the ledger does not adjust them. Where several claims read one experiment, or",
-        "one claim has several parts, the same runs are tested several times, and some test would",
+        "decisions: the ledger does not adjust them. Where several claims read one run, or one",
+        "claim has several parts, the same runs are tested several times, and some test would",
         "come out significant by chance more often than 5% (with 8 parts at 2.5% a side, about 18%:",
         "`partly` needs only one). So the ledger also applies Holm's step-down procedure within each",
-        "such set of runs (claims joined by an experiment they name, a claim alone with its own",
-        "parts; family-wise error 5% over the set's m decisions) and shows what it changes: a",
+        "such set of runs (claims joined by any recorded run their checks read, a claim alone with",
+        "its own parts; family-wise error 5% over the set's m decisions) and shows what it changes: a",
         "decision it no longer rejects counts as inconclusive, and the claim's check is run again.",
         "",
     ]
@@ -156,8 +162,8 @@ def _section(heading, source, value, ours, test, verdict, notebook, claim, holm=
 def markdown() -> str:
     """The text of CLAIMS.md: the verdict counts, one short row per claim, then each claim in full.
     Each claim is evaluated once."""
-    findings = graded()
-    table = rows(findings)
+    found = graded()
+    table = rows(found)
     verdicts = [row[COLUMNS.index("verdict")].removesuffix(" (borderline)") for row in table]
     borderline = sum(row[COLUMNS.index("verdict")].endswith("(borderline)") for row in table)
     language = SyntheticLanguage()
@@ -236,7 +242,7 @@ def markdown() -> str:
         "| " + " | ".join(TABLE_COLUMNS) + " |",
         "|" + "---|" * len(TABLE_COLUMNS),
     ]
-    families = multiplicity(findings)
+    families = multiplicity(found)
     under_holm = {i: after for _, _, verdicts in families for i, before, after in verdicts
                   if before != after}  # fmt: skip
     sections = []
