@@ -239,7 +239,7 @@ figures.warmup_curves(study)
 # %%
 import statistics
 
-from lnpaper import claims, stats
+from lnpaper import claims, formatting, stats
 from lnpaper.chapters.ch06_transformer import claims as transformer_claims
 from lnpaper.models.transformer import next_token_loss
 from lnpaper.source import code
@@ -477,7 +477,7 @@ no_norm = {
     "warmup": "no norm (identity), warmup",
 }
 for name in ["Pre-LN, no warmup", "Pre-LN, warmup", *no_norm.values()]:
-    print(summary(name, study.runs[name], stats.median_text))
+    print(summary(name, study.runs[name], formatting.median_text))
 print()
 for arm, name in no_norm.items():
     failed = transformer_claims.failed_runs(study.runs[name])
@@ -544,7 +544,7 @@ figures.without_normalization(study)
 # %%
 fixup = analysis.tfixup_study()
 for name, run in fixup.runs.items():
-    print(f"{name:30s} held-out loss at init: {stats.median_text(run['initial_loss'])}")
+    print(f"{name:30s} held-out loss at init: {formatting.median_text(run['initial_loss'])}")
 for name, run in fixup.runs.items():
     finals = [f"{v:.3f}" if v is not None else "diverged" for v in run["final_loss"]]
     print(f"{name}")

@@ -5,7 +5,7 @@ import dataclasses
 import math
 import statistics
 
-from lnpaper import stats, vocabulary
+from lnpaper import formatting, stats, vocabulary
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
 from lnpaper.chapters.ch06_transformer import runs as ch06_runs
 from lnpaper.chapters.ch06_transformer.analysis import smoothness_at_init, smoothness_log_means
@@ -166,7 +166,7 @@ def check_t4(confirmation, study) -> Finding:
         quantities.append(count(f"failed runs, {arm}", failed, n))
         parts.append(
             f"{arm}: {failed} of {n} runs fail (rate 95% CI {low:.2f}-{high:.2f}: "
-            f"{T4_WORDS[outcomes[-1]]}), held-out loss {stats.median_text(run['final_loss'])}; "
+            f"{T4_WORDS[outcomes[-1]]}), held-out loss {formatting.median_text(run['final_loss'])}; "
             f"seeds 0-5: {failed_runs(first)} of {len(first['seeds'])}"
         )
     warm, pre_warm = study.runs[ch06_analysis.T4_ARMS[1]], study.runs["Pre-LN, warmup"]
@@ -196,7 +196,7 @@ def check_t5(study) -> Finding:
     trains, gap = below_level(fixup, "bigram")
     ours = (
         f"{fixup['n_layers']} layers (not 200), no norm, no warmup, lr {fixup['lr']:g}, {n} seeds: "
-        f"Xavier {failed} of {n} runs fail ({stats.median_text(xavier['final_loss'])}); T-Fixup "
+        f"Xavier {failed} of {n} runs fail ({formatting.median_text(xavier['final_loss'])}); T-Fixup "
         f"{mean_sd_text(fixup['final_loss'])}, minus the bigram level "
         + (tested(gap, "below" if trains == stats.HOLDS else trains) if gap else "diverged")
     )
@@ -239,7 +239,7 @@ def final_loss_match(run: dict, reference: dict) -> tuple[str, str, tuple]:
         reference["final_loss"]
     )
     if diverged:
-        text = f"{diverged} run(s) diverged: {stats.median_text(run['final_loss'])}"
+        text = f"{diverged} run(s) diverged: {formatting.median_text(run['final_loss'])}"
         return stats.FAILS, text, ()
     difference = stats.paired_difference(run["final_loss"], reference["final_loss"])
     outcome = stats.no_worse(difference, LM_MARGIN, "lower")
@@ -402,7 +402,7 @@ def smoothness_ratios(smoothness, norm: str, at: str = "matched loss") -> dict:
 def ratio_text(difference: stats.Difference) -> str:
     """'0.12x [0.08, 0.17]': a paired difference of logs, as the ratio it is."""
     mean, low, high = (
-        stats.significant(math.exp(v), 2)
+        formatting.significant(math.exp(v), 2)
         for v in (difference.mean, difference.low, difference.high)
     )
     return f"{mean}x [{low}, {high}]"

@@ -4,7 +4,7 @@ import dataclasses
 import math
 import statistics
 
-from lnpaper import bench, stats
+from lnpaper import bench, formatting, stats
 from lnpaper.chapters.ch05_invariances import runs as ch05_runs
 from lnpaper.chapters.ch05_invariances.invariance import PAPER_TABLE
 from lnpaper.chapters.ch05_invariances.runs import lost_invariances
@@ -264,7 +264,7 @@ def check_p5(study, first_study, spikes, first_spikes) -> Finding:
         earlier = first[lr]
         spike_parts.append(
             f"lr {lr:g}: spikes {sum(pre['spikes'])} vs {sum(peri['spikes'])} over {n} runs each "
-            f"(Peri-LN {stats.event_counts_text(peri['spikes'], pre['spikes'])}; permutation "
+            f"(Peri-LN {formatting.event_counts_text(peri['spikes'], pre['spikes'])}; permutation "
             f"test p = {stats.events_p(peri['spikes'], pre['spikes']):.2g}: {count_outcome}), "
             f"largest jump x{math.exp(jump.mean):.2g} "
             f"[{math.exp(jump.low):.2g}, {math.exp(jump.high):.2g}] ({jump_outcome}); on the first "

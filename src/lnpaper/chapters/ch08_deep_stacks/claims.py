@@ -11,7 +11,7 @@ where a claim's only checkable part is its mechanism, a mechanism that holds is 
 import math
 import statistics
 
-from lnpaper import stats, vocabulary
+from lnpaper import formatting, stats, vocabulary
 from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
 from lnpaper.chapters.ch08_deep_stacks.analysis import (
@@ -154,7 +154,7 @@ def _lower_outcome(difference: stats.Difference) -> tuple[str, str]:
 
 def _finals_text(result) -> str:
     return "; ".join(
-        f"{ARM_NAMES[a]} {stats.median_text(result.final_loss[a])}" for a in result.arms
+        f"{ARM_NAMES[a]} {formatting.median_text(result.final_loss[a])}" for a in result.arms
     )
 
 
@@ -258,7 +258,7 @@ def check_d1(result) -> Finding:
         outcomes.append(stats.HOLDS)  # Post-LN diverged where DeepNorm did not
         parts.append(f"Post-LN diverged in {diverged['post']} of {n} runs, DeepNorm in none")
     finals = "; ".join(
-        f"{ARM_NAMES[a]} {stats.median_text(result.final_loss[a])}" for a in result.arms
+        f"{ARM_NAMES[a]} {formatting.median_text(result.final_loss[a])}" for a in result.arms
     )
     ours = (
         f"{result.n_layers} blocks (alpha {result.alpha:.2f}, beta {result.beta:.2f}), Adam lr "
@@ -294,7 +294,7 @@ def check_d1b(full, halves) -> Finding:
     for arm in (*ch08_runs.DEEPNORM_HALVES, "pre"):
         against = stats.paired_difference(_log(updates[arm]), _log(updates["deepnorm"]))
         reported.append(f"{ARM_NAMES[arm]} {against.text()}")
-    medians = "; ".join(f"{ARM_NAMES[a]} {stats.median_text(finals[a])}" for a in finals)
+    medians = "; ".join(f"{ARM_NAMES[a]} {formatting.median_text(finals[a])}" for a in finals)
     ours = (
         f"{full.n_layers} blocks (alpha {full.alpha:.2f}, beta {full.beta:.2f}), Adam lr "
         f"{full.lr:g}, no warmup, {n} seeds: "
