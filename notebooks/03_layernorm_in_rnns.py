@@ -265,10 +265,10 @@ import numpy as np
 
 from lnpaper import claims, stats
 from lnpaper.chapters.ch03_layernorm_in_rnns import figures, runs_lengths
-from lnpaper.chapters.ch03_layernorm_in_rnns.claims import R4_MARGIN
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import mean_tanh_slope
 from lnpaper.models.recurrent import LayerNormTanhRNNCell
 from lnpaper.spread import mean_sd_text
+from lnpaper.vocabulary import R4_MARGIN
 
 # %% [markdown]
 # ### The LN RNN written out

@@ -239,7 +239,7 @@ figures.warmup_curves(study)
 # %%
 import statistics
 
-from lnpaper import claims, formatting, stats
+from lnpaper import claims, formatting, stats, vocabulary
 from lnpaper.chapters.ch06_transformer import claims as transformer_claims
 from lnpaper.models.transformer import next_token_loss
 from lnpaper.source import code
@@ -480,7 +480,8 @@ for name in ["Pre-LN, no warmup", "Pre-LN, warmup", *no_norm.values()]:
     print(summary(name, study.runs[name], formatting.median_text))
 print()
 for arm, name in no_norm.items():
-    failed = transformer_claims.failed_runs(study.runs[name])
+    run = study.runs[name]
+    failed = vocabulary.failed_runs(run["final_loss"], run["levels"])
     n_runs = len(final[name])
     low, high = stats.binomial_interval(failed, n_runs)
     rate = f"rate 95% CI {low:.2f}-{high:.2f}"
@@ -513,7 +514,8 @@ assert min(growth) > 1.5, (
 )
 confirmation = analysis.t4_confirmation()
 for arm, name in no_norm.items():
-    failed = transformer_claims.failed_runs(confirmation.runs[name])
+    run = confirmation.runs[name]
+    failed = vocabulary.failed_runs(run["final_loss"], run["levels"])
     n_runs = len(confirmation.runs[name]["seeds"])
     low, high = stats.binomial_interval(failed, n_runs)
     rate = f"rate 95% CI {low:.2f}-{high:.2f}"
@@ -544,14 +546,16 @@ figures.without_normalization(study)
 # %%
 fixup = analysis.tfixup_study()
 for name, run in fixup.runs.items():
-    print(f"{name:30s} held-out loss at init: {formatting.median_text(run['initial_loss'])}")
+    print(
+        f"{name:30s} held-out loss at init: {formatting.median_text(run['initial_loss'])}"
+    )
 for name, run in fixup.runs.items():
     finals = [f"{v:.3f}" if v is not None else "diverged" for v in run["final_loss"]]
     print(f"{name}")
     print(f"   held-out loss: {', '.join(finals)}")
     print(f"   non-finite at step: {run['diverged_at']}")
 xavier_run, fixup_run = fixup.runs.values()
-failed = transformer_claims.failed_runs(xavier_run)
+failed = vocabulary.failed_runs(xavier_run["final_loss"], xavier_run["levels"])
 n_runs = len(xavier_run["seeds"])
 low, high = stats.binomial_interval(failed, n_runs)
 fixup_gap = stats.paired_difference(fixup_run["final_loss"], [levels.bigram] * n_runs)
@@ -650,9 +654,9 @@ layernorm_run, dyt_run = norm_study.runs["LayerNorm"], norm_study.runs["DyT"]
 for name, run in (("LayerNorm", layernorm_run), ("DyT", dyt_run)):
     print(summary(name, run))
 dyt_gap = stats.paired_difference(dyt_run["final_loss"], layernorm_run["final_loss"])
-no_worse = stats.no_worse(dyt_gap, transformer_claims.LM_MARGIN, "lower")
+no_worse = stats.no_worse(dyt_gap, vocabulary.NEGLIGIBLE_NATS, "lower")
 print(f"DyT minus LayerNorm: {dyt_gap.text()} nats")
-print(f"   no worse by {transformer_claims.LM_MARGIN:g}? {no_worse}")
+print(f"   no worse by {vocabulary.NEGLIGIBLE_NATS:g}? {no_worse}")
 pairs = zip(dyt_run["final_loss"], layernorm_run["final_loss"], strict=True)
 per_seed = [d - n for d, n in pairs]
 print(f"DyT better on {sum(g < 0 for g in per_seed)} of {len(per_seed)} seeds")
@@ -770,7 +774,7 @@ for at in transformer_claims.T7_POINTS:
             ratios[at, norm, key] = ratio
             outcomes[at, norm, key] = stats.better(ratio, "lower")
             words = transformer_claims.T7_WORDS[key]
-            shown = transformer_claims.ratio_text(ratio)
+            shown = formatting.ratio_text(ratio)
             print(f"    {words:28s} {shown:18s}  lower: {outcomes[at, norm, key]}")
 t7 = claims.BY_ID["T7"].evaluate()
 print(f"T7: {t7.verdict}")

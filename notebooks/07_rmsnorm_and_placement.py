@@ -158,12 +158,12 @@ from lnpaper import bench, claims, stats
 from lnpaper.chapters.ch02_transpose import variants
 from lnpaper.chapters.ch05_invariances import invariance
 from lnpaper.chapters.ch05_invariances import runs as ch05_runs
-from lnpaper.chapters.ch06_transformer.claims import LM_MARGIN
 from lnpaper.chapters.ch07_rmsnorm_placement import analysis, figures
 from lnpaper.chapters.ch07_rmsnorm_placement import claims as ch07_claims
 from lnpaper.models import TransformerLM
 from lnpaper.source import code
 from lnpaper.spread import mean_sd_text
+from lnpaper.vocabulary import NEGLIGIBLE_NATS
 
 # %% [markdown]
 # ### P1 · Dropping the mean
@@ -296,10 +296,10 @@ rms_final = np.array(study.runs["RMSNorm"]["final_loss"])
 print("RMSNorm - LayerNorm, seed by seed:")
 print("  " + " ".join(f"{d:+.3f}" for d in rms_final - ln_final))
 rms_vs_ln = stats.paired_difference(rms_final, ln_final)
-rms_no_worse = stats.no_worse(rms_vs_ln, LM_MARGIN, "lower")
+rms_no_worse = stats.no_worse(rms_vs_ln, NEGLIGIBLE_NATS, "lower")
 print(f"RMSNorm - LayerNorm in nats: {rms_vs_ln.text()}")
-print(f"   no worse by {LM_MARGIN:g}: {rms_no_worse}")
-stats.expect(stats.HOLDS, stats.no_worse, rms_vs_ln, LM_MARGIN, "lower")
+print(f"   no worse by {NEGLIGIBLE_NATS:g}: {rms_no_worse}")
+stats.expect(stats.HOLDS, stats.no_worse, rms_vs_ln, NEGLIGIBLE_NATS, "lower")
 figures.rmsnorm_curves(study)
 
 # %% [markdown]
@@ -533,9 +533,9 @@ prms_final = np.array(study.runs["pRMSNorm (6.25%)"]["final_loss"])
 print("pRMSNorm - RMSNorm, seed by seed:")
 print("  " + " ".join(f"{d:+.3f}" for d in prms_final - rms_final))
 prms_vs_rms = stats.paired_difference(prms_final, rms_final)
-prms_no_worse = stats.no_worse(prms_vs_rms, LM_MARGIN, "lower")
+prms_no_worse = stats.no_worse(prms_vs_rms, NEGLIGIBLE_NATS, "lower")
 print(f"pRMSNorm - RMSNorm in nats: {prms_vs_rms.text()}")
-print(f"   no worse by {LM_MARGIN:g}: {prms_no_worse}")
+print(f"   no worse by {NEGLIGIBLE_NATS:g}: {prms_no_worse}")
 assert prms_no_worse == stats.FAILS, f"pRMSNorm - RMSNorm {prms_vs_rms.text()}"
 p4_finding = claims.BY_ID["P4"].evaluate()
 print(f"P4: {p4_finding.verdict}")

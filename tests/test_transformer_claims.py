@@ -297,17 +297,18 @@ def norm_study(dyt, layernorm=None):
 
 def test_t6_dyt_check_is_non_inferiority_within_the_margin():
     from lnpaper import claims
-    from lnpaper.chapters.ch06_transformer.claims import LM_MARGIN, check_t6
+    from lnpaper.chapters.ch06_transformer.claims import check_t6
+    from lnpaper.vocabulary import NEGLIGIBLE_NATS
 
     # better than LayerNorm, or equal within the noise: no worse by the margin
     assert check_t6(norm_study(around(1.79, 0.01))).verdict == claims.REPRODUCED
     layernorm = around(1.96, 0.03, 5)
     same = [v + d for v, d in zip(layernorm, around(0.0, 0.005, 1), strict=True)]
     assert check_t6(norm_study(same, layernorm)).verdict == claims.REPRODUCED
-    # worse by 0.2 nats, the whole interval beyond +LM_MARGIN
+    # worse by 0.2 nats, the whole interval beyond +NEGLIGIBLE_NATS
     assert check_t6(norm_study(around(2.16, 0.01))).verdict == claims.NOT_REPRODUCED
     # worse by about the margin: the interval straddles it
-    borderline = norm_study(around(1.96 + LM_MARGIN, 0.03, 2))
+    borderline = norm_study(around(1.96 + NEGLIGIBLE_NATS, 0.03, 2))
     assert check_t6(borderline).verdict == claims.INCONCLUSIVE
     # a diverged DyT run is no match
     diverged = check_t6(norm_study([None, *around(1.79)[1:]]))

@@ -1,10 +1,13 @@
 """How the companion writes its numbers in claims, notebooks and figures: to a number of
-significant digits, the runs of an arm as their median and range, a count of events per seed in
-words. The statistics behind the numbers are `lnpaper.stats`; the words a verdict uses are
-`lnpaper.vocabulary`."""
+significant digits, the runs of an arm as their median and range, a paired difference in
+percentage points or as a ratio, the learning rates models are judged at, a count of events per
+seed in words, and a power of ten in a figure's text. The statistics behind the numbers are
+`lnpaper.stats`; the words a verdict uses are `lnpaper.vocabulary`."""
 
 import math
 import statistics
+
+from lnpaper import stats
 
 
 def significant(value: float, digits: int = 3) -> str:
@@ -43,3 +46,35 @@ def event_counts_text(a, b) -> str:
     wins = sum(x < y for x, y in zip(a, b, strict=True))
     losses = sum(x > y for x, y in zip(a, b, strict=True))
     return f"fewer in {wins}, more in {losses}, tied in {len(a) - wins - losses} of {len(a)} seeds"
+
+
+def points_text(accuracy: stats.Difference) -> str:
+    """A paired difference of accuracies in percentage points, '+1.9 [+1.4, +2.5] pp'."""
+    mean, low, high = (f"{100 * v:+.1f}" for v in (accuracy.mean, accuracy.low, accuracy.high))
+    return f"{mean} [{low}, {high}] pp"
+
+
+def ratio_text(difference: stats.Difference) -> str:
+    """'0.12x [0.08, 0.17]': a paired difference of logs as the ratio it is, the geometric mean
+    ratio with its interval, each to two significant digits."""
+    mean, low, high = (
+        significant(math.exp(v), 2) for v in (difference.mean, difference.low, difference.high)
+    )
+    return f"{mean}x [{low}, {high}]"
+
+
+def rates_text(summary: dict, *models) -> str:
+    """'LSTM lr 0.01, LN-LSTM lr 0.03': the learning rate each model is judged at, from a summary
+    that holds each model's picked `lr`."""
+    return ", ".join(f"{m} lr {summary[m]['lr']:g}" for m in models)
+
+
+def power_of_ten(value: float) -> str:
+    """3.26e-80 -> '$3 \\times 10^{-80}$', 1.04e-7 -> '$10^{-7}$': a positive value in a figure's
+    text (mathtext), to one significant digit."""
+    exponent = math.floor(math.log10(value))
+    mantissa = round(value / 10**exponent)
+    if mantissa == 10:
+        mantissa, exponent = 1, exponent + 1
+    power = f"10^{{{exponent}}}"
+    return f"${power}$" if mantissa == 1 else f"${mantissa} \\times {power}$"
