@@ -241,6 +241,7 @@ import statistics
 
 from lnpaper import claims, formatting, stats, vocabulary
 from lnpaper.chapters.ch06_transformer import claims as transformer_claims
+from lnpaper.chapters.ch06_transformer import claims_smoothness
 from lnpaper.models.transformer import next_token_loss
 from lnpaper.source import code
 from lnpaper.spread import mean_sd_text
@@ -765,20 +766,20 @@ names = {"none": "no norm", "batchnorm": "BatchNorm", "layernorm": "LayerNorm"}
 # each measure's geometric mean and range over seeds per loss level: the figure below
 print("over no norm's, paired by seed [95% t CI]; lower is smoother")
 outcomes, ratios = {}, {}
-for at in transformer_claims.T7_POINTS:
+for at in claims_smoothness.T7_POINTS:
     for norm in ("batchnorm", "layernorm"):
         print(f"  {at}, {names[norm]}")
-        for key, ratio in transformer_claims.smoothness_ratios(
+        for key, ratio in claims_smoothness.smoothness_ratios(
             smooth, norm, at
         ).items():
             ratios[at, norm, key] = ratio
             outcomes[at, norm, key] = stats.better(ratio, "lower")
-            words = transformer_claims.T7_WORDS[key]
+            words = claims_smoothness.T7_WORDS[key]
             shown = formatting.ratio_text(ratio)
             print(f"    {words:28s} {shown:18s}  lower: {outcomes[at, norm, key]}")
 t7 = claims.BY_ID["T7"].evaluate()
 print(f"T7: {t7.verdict}")
-for key in transformer_claims.T7_TESTED:
+for key in claims_smoothness.T7_TESTED:
     matched = ratios["matched loss", "batchnorm", key]
     stats.expect(stats.HOLDS, stats.better, matched, "lower")
     stats.expect(stats.FAILS, stats.better, ratios["step 0", "batchnorm", key], "lower")

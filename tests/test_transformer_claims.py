@@ -439,11 +439,11 @@ def _smoothness(**changes):
 
 def test_the_t7_check_grades_every_measure_at_matched_loss_and_at_step_0():
     from lnpaper import claims
-    from lnpaper.chapters.ch06_transformer import claims as nb_claims
+    from lnpaper.chapters.ch06_transformer import claims_smoothness as smoothness_claims
     from lnpaper.chapters.ch06_transformer.runs import ProjectionResult
 
     exact = ProjectionResult([32, 6], 1e-14, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
-    finding = nb_claims.check_t7(exact, _smoothness())
+    finding = smoothness_claims.check_t7(exact, _smoothness())
     # smoother at matched loss on all three, rougher at step 0 on all three: partly
     assert finding.verdict == claims.PARTLY, finding.ours
     assert [q.kind for q in finding.quantities] == ["exact"] + ["aggregate"] * 6
@@ -451,25 +451,25 @@ def test_the_t7_check_grades_every_measure_at_matched_loss_and_at_step_0():
     for word in ("loss variation", "gradient change", "beta-smoothness", "matched loss", "step 0"):
         assert word in labels
     wrong = ProjectionResult([32, 6], 1e-3, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
-    assert nb_claims.check_t7(wrong, _smoothness()).verdict == claims.NOT_REPRODUCED
+    assert smoothness_claims.check_t7(wrong, _smoothness()).verdict == claims.NOT_REPRODUCED
     # rougher everywhere, on every measure: not reproduced
     rough = _smoothness(
         loss_range={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
         grad_change={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
         beta_smoothness={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
     )
-    assert nb_claims.check_t7(exact, rough).verdict == claims.NOT_REPRODUCED
+    assert smoothness_claims.check_t7(exact, rough).verdict == claims.NOT_REPRODUCED
     # smoother everywhere: still only partly, the input-distribution half is not run
     smooth = _smoothness(
         loss_range={"none": seeds_of([2, 2, 2]), "batchnorm": seeds_of([1, 1, 1])},
         beta_smoothness={"none": seeds_of([9, 8, 9]), "batchnorm": seeds_of([3, 4, 4])},
         grad_change={"none": seeds_of([2, 6, 5]), "batchnorm": seeds_of([1, 1.1, 1])},
     )
-    assert nb_claims.check_t7(exact, smooth).verdict == claims.PARTLY
+    assert smoothness_claims.check_t7(exact, smooth).verdict == claims.PARTLY
     # a level never reached: nothing to pair
     missed = _smoothness(loss_range={"none": [[0.1, 1.0, None]] * 3,
                                      "batchnorm": seeds_of([1.6, 0.5, 0.3])})  # fmt: skip
-    assert nb_claims.check_t7(exact, missed).verdict == claims.INCONCLUSIVE
+    assert smoothness_claims.check_t7(exact, missed).verdict == claims.INCONCLUSIVE
 
 
 def test_smoothness_summaries_split_step_0_from_the_matched_points():

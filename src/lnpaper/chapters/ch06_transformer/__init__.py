@@ -7,6 +7,6 @@ PARTS = {
     "library": (),
     "runs": ("runs",),
     "analysis": ("analysis",),
-    "claims": ("claims",),
+    "claims": ("claims", "claims_smoothness"),
     "figures": ("figures",),
 }

@@ -8,6 +8,6 @@ PARTS = {
     "library": (),
     "runs": ("runs",),
     "analysis": ("analysis",),
-    "claims": ("claims",),
+    "claims": ("claims", "claims_curse"),
     "figures": ("figures",),
 }
