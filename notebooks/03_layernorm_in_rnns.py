@@ -265,11 +265,11 @@ import numpy as np
 
 from lnpaper import stats
 from lnpaper.chapters.ch03_layernorm_in_rnns import CHAPTER, figures, runs_lengths
-from lnpaper.chapters.ch03_layernorm_in_rnns.claims import R4_MARGIN
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import mean_tanh_slope
 from lnpaper.companion import verdicts
 from lnpaper.models.recurrent import LayerNormTanhRNNCell
 from lnpaper.spread import mean_sd_text
+from lnpaper.vocabulary import R4_MARGIN
 
 # %% [markdown]
 # ### The LN RNN written out

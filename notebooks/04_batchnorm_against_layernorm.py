@@ -123,7 +123,8 @@ for model in ("LSTM", "LN-LSTM", "BN-LSTM", "BN-LSTM, gain 1.0"):
 
 # %%
 small = analysis.small_batch_pixels()  # from the record
-by_size = {16: analysis.training_summary(pixels, 0), 4: analysis.training_summary(small)}
+summary = analysis.training_summary
+by_size = {16: summary(pixels, 0), 4: summary(small)}
 print(f"{'test NLL over the run':22s} {'batch 16':>9s} {'batch 4':>8s} {'rise':>7s}")
 for model in analysis.SMALL_BATCH_MODELS:
     nll = {size: fmean(s[model]["curve"]) for size, s in by_size.items()}

@@ -238,8 +238,8 @@ figures.warmup_curves(study)
 # %%
 import statistics
 
-from lnpaper import stats
-from lnpaper.chapters.ch06_transformer import CHAPTER
+from lnpaper import formatting, stats, vocabulary
+from lnpaper.chapters.ch06_transformer import CHAPTER, claims_smoothness
 from lnpaper.chapters.ch06_transformer import claims as transformer_claims
 from lnpaper.companion import verdicts
 from lnpaper.models.transformer import next_token_loss
@@ -478,10 +478,11 @@ no_norm = {
     "warmup": "no norm (identity), warmup",
 }
 for name in ["Pre-LN, no warmup", "Pre-LN, warmup", *no_norm.values()]:
-    print(summary(name, study.runs[name], stats.median_text))
+    print(summary(name, study.runs[name], formatting.median_text))
 print()
 for arm, name in no_norm.items():
-    failed = transformer_claims.failed_runs(study.runs[name])
+    run = study.runs[name]
+    failed = vocabulary.failed_runs(run["final_loss"], run["levels"])
     n_runs = len(final[name])
     low, high = stats.binomial_interval(failed, n_runs)
     rate = f"rate 95% CI {low:.2f}-{high:.2f}"
@@ -514,7 +515,8 @@ assert min(growth) > 1.5, (
 )
 confirmation = analysis.t4_confirmation()
 for arm, name in no_norm.items():
-    failed = transformer_claims.failed_runs(confirmation.runs[name])
+    run = confirmation.runs[name]
+    failed = vocabulary.failed_runs(run["final_loss"], run["levels"])
     n_runs = len(confirmation.runs[name]["seeds"])
     low, high = stats.binomial_interval(failed, n_runs)
     rate = f"rate 95% CI {low:.2f}-{high:.2f}"
@@ -545,14 +547,16 @@ figures.without_normalization(study)
 # %%
 fixup = analysis.tfixup_study()
 for name, run in fixup.runs.items():
-    print(f"{name:30s} held-out loss at init: {stats.median_text(run['initial_loss'])}")
+    print(
+        f"{name:30s} held-out loss at init: {formatting.median_text(run['initial_loss'])}"
+    )
 for name, run in fixup.runs.items():
     finals = [f"{v:.3f}" if v is not None else "diverged" for v in run["final_loss"]]
     print(f"{name}")
     print(f"   held-out loss: {', '.join(finals)}")
     print(f"   non-finite at step: {run['diverged_at']}")
 xavier_run, fixup_run = fixup.runs.values()
-failed = transformer_claims.failed_runs(xavier_run)
+failed = vocabulary.failed_runs(xavier_run["final_loss"], xavier_run["levels"])
 n_runs = len(xavier_run["seeds"])
 low, high = stats.binomial_interval(failed, n_runs)
 fixup_gap = stats.paired_difference(fixup_run["final_loss"], [levels.bigram] * n_runs)
@@ -651,9 +655,9 @@ layernorm_run, dyt_run = norm_study.runs["LayerNorm"], norm_study.runs["DyT"]
 for name, run in (("LayerNorm", layernorm_run), ("DyT", dyt_run)):
     print(summary(name, run))
 dyt_gap = stats.paired_difference(dyt_run["final_loss"], layernorm_run["final_loss"])
-no_worse = stats.no_worse(dyt_gap, transformer_claims.LM_MARGIN, "lower")
+no_worse = stats.no_worse(dyt_gap, vocabulary.NEGLIGIBLE_NATS, "lower")
 print(f"DyT minus LayerNorm: {dyt_gap.text()} nats")
-print(f"   no worse by {transformer_claims.LM_MARGIN:g}? {no_worse}")
+print(f"   no worse by {vocabulary.NEGLIGIBLE_NATS:g}? {no_worse}")
 pairs = zip(dyt_run["final_loss"], layernorm_run["final_loss"], strict=True)
 per_seed = [d - n for d, n in pairs]
 print(f"DyT better on {sum(g < 0 for g in per_seed)} of {len(per_seed)} seeds")
@@ -762,20 +766,20 @@ names = {"none": "no norm", "batchnorm": "BatchNorm", "layernorm": "LayerNorm"}
 # each measure's geometric mean and range over seeds per loss level: the figure below
 print("over no norm's, paired by seed [95% t CI]; lower is smoother")
 outcomes, ratios = {}, {}
-for at in transformer_claims.T7_POINTS:
+for at in claims_smoothness.T7_POINTS:
     for norm in ("batchnorm", "layernorm"):
         print(f"  {at}, {names[norm]}")
-        for key, ratio in transformer_claims.smoothness_ratios(
+        for key, ratio in claims_smoothness.smoothness_ratios(
             smooth, norm, at
         ).items():
             ratios[at, norm, key] = ratio
             outcomes[at, norm, key] = stats.better(ratio, "lower")
-            words = transformer_claims.T7_WORDS[key]
-            shown = transformer_claims.ratio_text(ratio)
+            words = claims_smoothness.T7_WORDS[key]
+            shown = formatting.ratio_text(ratio)
             print(f"    {words:28s} {shown:18s}  lower: {outcomes[at, norm, key]}")
 t7 = CHAPTER.grade("T7")
 print(f"T7: {t7.verdict}")
-for key in transformer_claims.T7_TESTED:
+for key in claims_smoothness.T7_TESTED:
     matched = ratios["matched loss", "batchnorm", key]
     stats.expect(stats.HOLDS, stats.better, matched, "lower")
     stats.expect(stats.FAILS, stats.better, ratios["step 0", "batchnorm", key], "lower")

@@ -153,13 +153,14 @@ import statistics
 import torch
 import torch.nn.functional as F
 
-from lnpaper import bench, stats, vocabulary
+from lnpaper import bench, stats
 from lnpaper.chapters.ch07_rmsnorm_placement import CHAPTER, figures
 from lnpaper.chapters.ch07_rmsnorm_placement import claims as ch07_claims
 from lnpaper.companion import verdicts
 from lnpaper.models import TransformerLM
 from lnpaper.source import code
 from lnpaper.spread import mean_sd_text
+from lnpaper.vocabulary import NEGLIGIBLE_NATS
 
 # %% [markdown]
 # ### P1 · Dropping the mean
@@ -292,10 +293,10 @@ rms_final = np.array(study.runs["RMSNorm"]["final_loss"])
 print("RMSNorm - LayerNorm, seed by seed:")
 print("  " + " ".join(f"{d:+.3f}" for d in rms_final - ln_final))
 rms_vs_ln = stats.paired_difference(rms_final, ln_final)
-rms_no_worse = stats.no_worse(rms_vs_ln, vocabulary.NEGLIGIBLE_NATS, "lower")
+rms_no_worse = stats.no_worse(rms_vs_ln, NEGLIGIBLE_NATS, "lower")
 print(f"RMSNorm - LayerNorm in nats: {rms_vs_ln.text()}")
-print(f"   no worse by {vocabulary.NEGLIGIBLE_NATS:g}: {rms_no_worse}")
-stats.expect(stats.HOLDS, stats.no_worse, rms_vs_ln, vocabulary.NEGLIGIBLE_NATS, "lower")
+print(f"   no worse by {NEGLIGIBLE_NATS:g}: {rms_no_worse}")
+stats.expect(stats.HOLDS, stats.no_worse, rms_vs_ln, NEGLIGIBLE_NATS, "lower")
 figures.rmsnorm_curves(study)
 
 # %% [markdown]
@@ -529,9 +530,9 @@ prms_final = np.array(study.runs["pRMSNorm (6.25%)"]["final_loss"])
 print("pRMSNorm - RMSNorm, seed by seed:")
 print("  " + " ".join(f"{d:+.3f}" for d in prms_final - rms_final))
 prms_vs_rms = stats.paired_difference(prms_final, rms_final)
-prms_no_worse = stats.no_worse(prms_vs_rms, vocabulary.NEGLIGIBLE_NATS, "lower")
+prms_no_worse = stats.no_worse(prms_vs_rms, NEGLIGIBLE_NATS, "lower")
 print(f"pRMSNorm - RMSNorm in nats: {prms_vs_rms.text()}")
-print(f"   no worse by {vocabulary.NEGLIGIBLE_NATS:g}: {prms_no_worse}")
+print(f"   no worse by {NEGLIGIBLE_NATS:g}: {prms_no_worse}")
 assert prms_no_worse == stats.FAILS, f"pRMSNorm - RMSNorm {prms_vs_rms.text()}"
 p4_finding = CHAPTER.grade("P4")
 print(f"P4: {p4_finding.verdict}")

@@ -171,7 +171,7 @@ print(lines(TransformerLM.__init__, "input_scale=(index + 1) ** -0.5"))
 # %%
 import torch
 
-from lnpaper import stats
+from lnpaper import formatting
 from lnpaper.chapters.ch08_deep_stacks import CHAPTER, analysis, figures
 from lnpaper.chapters.ch08_deep_stacks import claims as depth_claims
 from lnpaper.chapters.ch08_deep_stacks.analysis import mean_dependence
@@ -312,8 +312,8 @@ assert abs(scaled["W^Q"] - 1) < 1e-6 and all(
 # %%
 for arm in d1.arms:
     first = [u[0] for u in d1.model_update[arm]]
-    final = stats.median_text(d1.final_loss[arm])
-    print(f"{ARM_NAMES[arm]:8s} update at step 1: {stats.median_text(first)}")
+    final = formatting.median_text(d1.final_loss[arm])
+    print(f"{ARM_NAMES[arm]:8s} update at step 1: {formatting.median_text(first)}")
     print(f"{'':8s} held-out loss after {d1.steps} steps: {final} nats")
 d1_finding = CHAPTER.grade("D1")
 print(verdicts.evidence(d1_finding))
@@ -341,7 +341,7 @@ for source, arm in (
             depth_claims.largest_update(source, arm), post_updates, strict=True
         )
     )
-    final = stats.median_text(source.final_loss[arm])
+    final = formatting.median_text(source.final_loss[arm])
     print(
         f"{ARM_NAMES[arm]:22s} largest update x{ratio:.2f} of Post-LN's; loss {final}"
     )

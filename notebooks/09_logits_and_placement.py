@@ -161,7 +161,7 @@ print(
 # read a verdict* defines the verdict words.
 
 # %%
-from lnpaper import stats
+from lnpaper import formatting
 from lnpaper.chapters.ch09_logits_and_placement import CHAPTER, figures, runs
 from lnpaper.companion import verdicts
 from lnpaper.models.transformer import gemma2_model
@@ -184,7 +184,7 @@ print(
 print(f"{'lr':>7s}  {no_qk:>14s} {qk:>14s}  {no_qk:>23s} {qk:>23s}")
 for lr in sweep.lrs:
     peaks = [statistics.median(q1[arm]["peak_logit"][lr]) for arm in q1]
-    losses = [stats.median_text(q1[arm]["final_loss"][lr]) for arm in q1]
+    losses = [formatting.median_text(q1[arm]["final_loss"][lr]) for arm in q1]
     print(
         f"{lr:7g}  {peaks[0]:14.4g} {peaks[1]:14.4g}  {losses[0]:>23s} {losses[1]:>23s}"
     )
@@ -263,7 +263,7 @@ for lr in o1.lrs:
         counts = [len(s) for s in by_lr[lr]["spikes"]]
         print(
             f"{lr:6g} {arm:10s} {sum(counts):6d} {sum(c > 0 for c in counts):14d} "
-            f"{stats.median_text(by_lr[lr]['final_loss']):>14s}"
+            f"{formatting.median_text(by_lr[lr]['final_loss']):>14s}"
         )
 o1_finding = CHAPTER.grade("O1")
 print(verdicts.evidence(o1_finding))

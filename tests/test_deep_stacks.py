@@ -10,6 +10,7 @@ import torch
 
 from lnpaper import stats
 from lnpaper.chapters.ch08_deep_stacks import claims as depth_claims
+from lnpaper.chapters.ch08_deep_stacks import claims_curse as curse_claims
 from lnpaper.chapters.ch08_deep_stacks import runs as depth
 from lnpaper.companion import verdicts
 from lnpaper.data.synthetic_language import SyntheticLanguage
@@ -254,13 +255,13 @@ def test_l1_is_the_curse_and_l1b_the_fix_each_graded_on_its_own():
     even = [0.3, 0.2, 0.15, 0.12, 0.12, 0.11, 0.1, 0.1]
     fixed = l1_result(cursed, restored, angle, wider)
     curse, own = l1_result(cursed, cursed, angle, angle), control_result(even)
-    assert depth_claims.check_l1(fixed).verdict == verdicts.PARTLY  # no control arm: at most partly
-    assert depth_claims.check_l1b(fixed, curse, own).verdict == verdicts.REPRODUCED
+    assert curse_claims.check_l1(fixed).verdict == verdicts.PARTLY  # no control arm: at most partly
+    assert curse_claims.check_l1b(fixed, curse, own).verdict == verdicts.REPRODUCED
     worse = l1_result(cursed, weaker, angle, narrower)
-    assert depth_claims.check_l1b(worse, curse, own).verdict == verdicts.NOT_REPRODUCED
+    assert curse_claims.check_l1b(worse, curse, own).verdict == verdicts.NOT_REPRODUCED
     flat = [0.05] * 8
     assert (
-        depth_claims.check_l1(l1_result(flat[::-1], flat, angle, wider)).verdict != verdicts.PARTLY
+        curse_claims.check_l1(l1_result(flat[::-1], flat, angle, wider)).verdict != verdicts.PARTLY
     )
 
 
@@ -274,7 +275,7 @@ def test_a_cure_is_not_exercised_where_its_premise_is_not_shown():
     angle = [0.3, 0.2, 0.1, 0.05, 0.04, 0.03, 0.02, 0.02]
     curse, alike = l1_result(cursed, cursed, angle, angle), control_result(cursed)
     for scaled in (restored, weaker):
-        found = depth_claims.check_l1b(l1_result(cursed, scaled, angle, angle), curse, alike)
+        found = curse_claims.check_l1b(l1_result(cursed, scaled, angle, angle), curse, alike)
         assert found.verdict == verdicts.NOT_EXERCISED, found.ours
         assert "The premise, Pre-LN's own curse" in found.ours
 
@@ -300,12 +301,12 @@ def test_l1d_asks_whether_pre_ln_s_deep_blocks_matter_less_than_peri_ln_s():
     even = [0.3, 0.2, 0.15, 0.12, 0.12, 0.11, 0.1, 0.1]
     angle = [0.3, 0.2, 0.1, 0.05, 0.04, 0.03, 0.02, 0.02]
     pre = l1_result(cursed, cursed, angle, angle)
-    found = depth_claims.check_l1d(pre, control_result(even))
+    found = curse_claims.check_l1d(pre, control_result(even))
     assert found.verdict == verdicts.PARTLY, found.ours  # the mechanism only: at most partly
     assert "Peri-LN gap" in found.ours and "last stream variance" in found.ours
-    assert depth_claims.check_l1d(pre, control_result(cursed)).verdict == verdicts.INCONCLUSIVE
+    assert curse_claims.check_l1d(pre, control_result(cursed)).verdict == verdicts.INCONCLUSIVE
     reversed_curse = l1_result(even, even, angle, angle)
-    assert depth_claims.check_l1d(reversed_curse, control_result(cursed)).verdict == (
+    assert curse_claims.check_l1d(reversed_curse, control_result(cursed)).verdict == (
         verdicts.NOT_REPRODUCED
     )
 

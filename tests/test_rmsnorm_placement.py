@@ -3,6 +3,7 @@ and their claim checks (each shown able to fail)."""
 
 import math
 import platform
+import re
 
 import pytest
 import torch
@@ -406,10 +407,8 @@ def test_check_p5_can_fail():
     steeper = placement(pre_final=pre, peri_final=[5.0, 20.0, 60.0])
     finding = nb_claims.check_p5(steeper, steeper, STEADY, STEADY)
     assert finding.verdict == verdicts.REPRODUCED
-    assert (
-        "variance rise from block 1 to L x" in finding.ours
-        and "(shown, not graded)" in finding.ours
-    )
+    assert re.search(r"variance rise from block 1 to L [0-9.]+x \[", finding.ours)
+    assert "(shown, not graded)" in finding.ours
     smaller_only = placement(
         pre_final=pre, peri_final=[100.0, 200.0, 400.0], peri_grad=(0.9, 0.1, 0.1)
     )

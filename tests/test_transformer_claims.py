@@ -298,18 +298,19 @@ def norm_study(dyt, layernorm=None):
 
 
 def test_t6_dyt_check_is_non_inferiority_within_the_margin():
-    from lnpaper.chapters.ch06_transformer.claims import LM_MARGIN, check_t6
+    from lnpaper.chapters.ch06_transformer.claims import check_t6
     from lnpaper.companion import verdicts
+    from lnpaper.vocabulary import NEGLIGIBLE_NATS
 
     # better than LayerNorm, or equal within the noise: no worse by the margin
     assert check_t6(norm_study(around(1.79, 0.01))).verdict == verdicts.REPRODUCED
     layernorm = around(1.96, 0.03, 5)
     same = [v + d for v, d in zip(layernorm, around(0.0, 0.005, 1), strict=True)]
     assert check_t6(norm_study(same, layernorm)).verdict == verdicts.REPRODUCED
-    # worse by 0.2 nats, the whole interval beyond +LM_MARGIN
+    # worse by 0.2 nats, the whole interval beyond +NEGLIGIBLE_NATS
     assert check_t6(norm_study(around(2.16, 0.01))).verdict == verdicts.NOT_REPRODUCED
     # worse by about the margin: the interval straddles it
-    borderline = norm_study(around(1.96 + LM_MARGIN, 0.03, 2))
+    borderline = norm_study(around(1.96 + NEGLIGIBLE_NATS, 0.03, 2))
     assert check_t6(borderline).verdict == verdicts.INCONCLUSIVE
     # a diverged DyT run is no match
     diverged = check_t6(norm_study([None, *around(1.79)[1:]]))
@@ -440,12 +441,12 @@ def _smoothness(**changes):
 
 
 def test_the_t7_check_grades_every_measure_at_matched_loss_and_at_step_0():
-    from lnpaper.chapters.ch06_transformer import claims as nb_claims
+    from lnpaper.chapters.ch06_transformer import claims_smoothness as smoothness_claims
     from lnpaper.chapters.ch06_transformer.runs import ProjectionResult
     from lnpaper.companion import verdicts
 
     exact = ProjectionResult([32, 6], 1e-14, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
-    finding = nb_claims.check_t7(exact, _smoothness())
+    finding = smoothness_claims.check_t7(exact, _smoothness())
     # smoother at matched loss on all three, rougher at step 0 on all three: partly
     assert finding.verdict == verdicts.PARTLY, finding.ours
     assert [q.kind for q in finding.quantities] == ["exact"] + ["aggregate"] * 6
@@ -453,25 +454,25 @@ def test_the_t7_check_grades_every_measure_at_matched_loss_and_at_step_0():
     for word in ("loss variation", "gradient change", "beta-smoothness", "matched loss", "step 0"):
         assert word in labels
     wrong = ProjectionResult([32, 6], 1e-3, 1e-14, 1e-14, 2e-4, [0.999] * 6, 2e-4)
-    assert nb_claims.check_t7(wrong, _smoothness()).verdict == verdicts.NOT_REPRODUCED
+    assert smoothness_claims.check_t7(wrong, _smoothness()).verdict == verdicts.NOT_REPRODUCED
     # rougher everywhere, on every measure: not reproduced
     rough = _smoothness(
         loss_range={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
         grad_change={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
         beta_smoothness={"none": seeds_of([1, 1, 1]), "batchnorm": seeds_of([2, 2, 2])},
     )
-    assert nb_claims.check_t7(exact, rough).verdict == verdicts.NOT_REPRODUCED
+    assert smoothness_claims.check_t7(exact, rough).verdict == verdicts.NOT_REPRODUCED
     # smoother everywhere: still only partly, the input-distribution half is not run
     smooth = _smoothness(
         loss_range={"none": seeds_of([2, 2, 2]), "batchnorm": seeds_of([1, 1, 1])},
         beta_smoothness={"none": seeds_of([9, 8, 9]), "batchnorm": seeds_of([3, 4, 4])},
         grad_change={"none": seeds_of([2, 6, 5]), "batchnorm": seeds_of([1, 1.1, 1])},
     )
-    assert nb_claims.check_t7(exact, smooth).verdict == verdicts.PARTLY
+    assert smoothness_claims.check_t7(exact, smooth).verdict == verdicts.PARTLY
     # a level never reached: nothing to pair
     missed = _smoothness(loss_range={"none": [[0.1, 1.0, None]] * 3,
                                      "batchnorm": seeds_of([1.6, 0.5, 0.3])})  # fmt: skip
-    assert nb_claims.check_t7(exact, missed).verdict == verdicts.INCONCLUSIVE
+    assert smoothness_claims.check_t7(exact, missed).verdict == verdicts.INCONCLUSIVE
 
 
 def test_smoothness_summaries_split_step_0_from_the_matched_points():

@@ -43,3 +43,13 @@ def test_better_counts_only_beyond_the_negligible_margin(per_seed, grade):
 def test_the_box_fits_a_notebook_column_and_states_the_levels():
     assert max(len(line) for line in vocabulary.BOX.splitlines()) <= 88
     assert f"{LEVELS['bigram']:.2f}" in vocabulary.BOX
+
+
+def test_a_decision_reads_as_the_claims_word_only_when_it_holds():
+    assert vocabulary.outcome_word(stats.HOLDS, "LN lower") == "LN lower"
+    assert vocabulary.outcome_word(stats.FAILS, "LN lower") == stats.FAILS
+    assert vocabulary.outcome_word(stats.INCONCLUSIVE, "LN lower") == stats.INCONCLUSIVE
+
+
+def test_the_accuracy_margin_is_about_1_percent_of_what_a_digit_classifier_can_learn():
+    assert 0.005 < vocabulary.R4_MARGIN / (1 - vocabulary.DIGITS_CHANCE) < 0.02

@@ -11,7 +11,7 @@ batch (axis 0). `g` (gain) and `b` (bias) act after normalization.
 
 import numpy as np
 
-from lnpaper.checks import check_eps
+from lnpaper.arguments import check_eps
 
 
 def _as_float64(name: str, x) -> np.ndarray:

@@ -20,7 +20,7 @@ import math
 import torch
 from torch import nn
 
-from lnpaper.checks import (
+from lnpaper.arguments import (
     check_choice,
     check_eps,
     check_finite_float,
@@ -164,7 +164,7 @@ class RMSNorm(nn.Module):
     partial=p the statistic comes from the first k units only: pRMSNorm (Zhang & Sennrich,
     p = 0.0625), which still rescales all n units. `rounding` says how p * n becomes k: "truncate"
     (the default) rounds down, as the authors' PyTorch and TensorFlow code do with int(p * n);
-    "ceil" rounds up. A p that leaves no unit is a ValueError (`lnpaper.checks.partial_count`).
+    "ceil" rounds up. A p that leaves no unit is a ValueError (`lnpaper.arguments.partial_count`).
     """
 
     def __init__(

@@ -541,50 +541,9 @@ def fewer_events(a, b, opportunities: int, label: str = "") -> str:
     return _decided(decision)
 
 
-def event_counts_text(a, b) -> str:
-    """'fewer in 4, more in 1, tied in 1 of 6 seeds': the per-seed comparison in words."""
-    a, b = list(a), list(b)
-    wins = sum(x < y for x, y in zip(a, b, strict=True))
-    losses = sum(x > y for x, y in zip(a, b, strict=True))
-    return f"fewer in {wins}, more in {losses}, tied in {len(a) - wins - losses} of {len(a)} seeds"
-
-
 def count_diverged(values) -> int:
     """Number of runs that diverged: None, or a value that is inf or nan."""
     return sum(not _is_finite(value) for value in values)
-
-
-def finite(values) -> list[float]:
-    """The runs that finished, in their seed order."""
-    return [float(value) for value in values if _is_finite(value)]
-
-
-def significant(value: float, digits: int = 3) -> str:
-    """`value` to `digits` significant digits, in plain notation between 1e-3 and 1e6 (where
-    f"{v:.3g}" would write 12345 as 1.23e+04), keeping trailing zeros so 2.40 says its precision."""
-    if not 1e-3 <= abs(value) < 1e6:
-        return f"{value:.{digits}g}"
-    rounded = float(f"{value:.{digits}g}")  # round first: 9.996 -> 10.0 has one more integer digit
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(rounded))))
-    return f"{rounded:.{decimals}f}"
-
-
-def median_text(values, digits: int = 3) -> str:
-    """'median 2.31 (2.28-2.40), 3 of 10 diverged': the median and range of the runs that finished,
-    robust to the few that nearly diverged, with the diverged ones counted beside them."""
-    values = list(values)
-    if not values:
-        raise ValueError("median_text needs at least one run")
-    finished = finite(values)
-    if not finished:
-        return f"all {len(values)} diverged"
-    median, low, high = (
-        significant(v, digits) for v in (statistics.median(finished), min(finished), max(finished))
-    )
-    between = " to " if min(finished) < 0 else "-"  # "-2.28--2.40" would read as a subtraction
-    text = f"median {median} ({low}{between}{high})"
-    diverged = len(values) - len(finished)
-    return f"{text}, {diverged} of {len(values)} diverged" if diverged else text
 
 
 def reproduction_tolerance(recorded: Difference, now: Difference, k: float = 3.0) -> float:
@@ -639,8 +598,3 @@ def spike_steps(values, factor: float = SPIKE_FACTOR, window: int = SPIKE_WINDOW
         raise ValueError(f"factor must be a finite number > 1, got {factor!r}")
     ratios = jump_ratios(values, window)
     return [window + i for i, ratio in enumerate(ratios) if ratio > factor]
-
-
-def count_spikes(values, factor: float = SPIKE_FACTOR, window: int = SPIKE_WINDOW) -> int:
-    """How many steps of one run are spikes (see spike_steps)."""
-    return len(spike_steps(values, factor, window))

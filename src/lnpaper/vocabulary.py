@@ -32,6 +32,11 @@ NEGLIGIBLE_NATS = 0.02
 # A digit classifier (10 classes) trains when its test accuracy is above chance.
 DIGITS_CHANCE = 0.10
 
+# "Equal" test accuracy of two digit classifiers (R4, declared before the runs; M4b and M4g use it
+# too): one no worse than the other by more than one percentage point, about 1% of the 90 points
+# from chance to a perfect classifier, as NEGLIGIBLE_NATS is of the learnable gap.
+R4_MARGIN = 0.01
+
 
 def trains(loss, levels: dict) -> bool:
     """A language-model run trains: it did not diverge and ends below the bigram level."""
@@ -41,6 +46,12 @@ def trains(loss, levels: dict) -> bool:
 def failed_runs(losses, levels: dict) -> int:
     """How many runs failed: diverged, or ended at or above the bigram level."""
     return sum(not trains(loss, levels) for loss in losses)
+
+
+def outcome_word(outcome: str, word: str) -> str:
+    """A decision as a claim's text says it: the claim's own `word` ("LN lower") when it holds, else
+    the outcome itself (`fails`, `inconclusive`)."""
+    return word if outcome == stats.HOLDS else outcome
 
 
 def better_beyond_negligible(difference: stats.Difference) -> tuple[str, str]:

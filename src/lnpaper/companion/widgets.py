@@ -93,7 +93,7 @@ def _live(update, defaults: dict, controls: dict):
 
 
 def styled(update):
-    """Draw inside the house style, as every registered figure is (lnpaper.companion.registry)."""
+    """Draw inside the house style, as every figure is (`lnpaper.companion.chapter.figure`)."""
 
     @functools.wraps(update)
     def drawn(**params) -> Figure:

@@ -25,7 +25,7 @@ import functools
 import numpy as np
 import torch
 
-from lnpaper.checks import check_choice, check_flag, check_int, check_positive_int
+from lnpaper.arguments import check_choice, check_flag, check_int, check_positive_int
 
 SIDE = 8  # images are SIDE x SIDE
 PIXELS = SIDE * SIDE

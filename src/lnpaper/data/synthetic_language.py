@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lnpaper.checks import check_int, check_positive_int
+from lnpaper.arguments import check_int, check_positive_int
 
 
 @dataclass(frozen=True)

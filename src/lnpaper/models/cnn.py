@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lnpaper.checks import check_positive_int
+from lnpaper.arguments import check_positive_int
 from lnpaper.data import digits
 from lnpaper.norms import BatchNorm, LayerNorm
 

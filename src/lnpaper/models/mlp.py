@@ -13,7 +13,7 @@ LayerNorm to the last layer, while its BatchNorm baseline normalizes every layer
 import torch
 from torch import nn
 
-from lnpaper.checks import check_flag, check_int, check_positive_int
+from lnpaper.arguments import check_flag, check_int, check_positive_int
 from lnpaper.norms import BatchNorm, LayerNorm, center
 
 

@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lnpaper.checks import (
+from lnpaper.arguments import (
     check_choice,
     check_flag,
     check_floating,

@@ -83,7 +83,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils import parametrize
 
-from lnpaper.checks import (
+from lnpaper.arguments import (
     check_choice,
     check_flag,
     check_positive_float,

@@ -20,6 +20,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from lnpaper import stats
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import (
     LR_GRID,
     RECURRENT_MODELS,
@@ -264,3 +265,9 @@ def training_summary(study, order: int = 0, lr_index: int | None = None, pick: s
     summary["early_steps"] = [steps[j] for j in early]
     summary["late_steps"] = [steps[j] for j in late]
     return summary
+
+
+def best_rate_difference(s: dict, model: str, baseline: str, measure: str) -> stats.Difference:
+    """`model` minus `baseline` in `training_summary`'s `s`, each at its own best learning rate,
+    paired by seed."""
+    return stats.paired_difference(s[model][measure], s[baseline][measure])

@@ -8,6 +8,7 @@ from lnpaper.chapters.ch03_layernorm_in_rnns import analysis as ch03_analysis
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs as ch03_runs
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs_lengths as ch03_runs_lengths
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
+    best_rate_difference,
     dynamics_summary,
     length_summary,
     training_summary,
@@ -28,7 +29,9 @@ from lnpaper.companion.verdicts import (
     tested,
     verdict,
 )
+from lnpaper.formatting import points_text, rates_text
 from lnpaper.spread import mean_sd
+from lnpaper.vocabulary import R4_MARGIN, outcome_word
 
 
 def check_r1(anatomy, longer) -> Finding:
@@ -126,26 +129,6 @@ def check_r2(dynamics, draws) -> Finding:
     return Finding(ours, NOT_REPRODUCED)
 
 
-def outcome_word(outcome: str, word: str) -> str:
-    return word if outcome == stats.HOLDS else outcome
-
-
-def points_text(accuracy: stats.Difference) -> str:
-    """A difference of accuracies in percentage points, '+1.9 [+1.4, +2.5] pp'."""
-    mean, low, high = (f"{100 * v:+.1f}" for v in (accuracy.mean, accuracy.low, accuracy.high))
-    return f"{mean} [{low}, {high}] pp"
-
-
-def best_rate_difference(s: dict, model: str, baseline: str, measure: str) -> stats.Difference:
-    """`model` minus `baseline`, each at its own best learning rate, paired by seed."""
-    return stats.paired_difference(s[model][measure], s[baseline][measure])
-
-
-def rates_text(s: dict, *models) -> str:
-    """'LSTM lr 0.01, LN-LSTM lr 0.03': the rate each model is judged at."""
-    return ", ".join(f"{m} lr {s[m]['lr']:g}" for m in models)
-
-
 def _faster_at_each_rate(study, ln: str, base: str, task: str) -> Finding:
     """`ln` against `base` at each shared rate of the grid: test NLL over the first quarter of
     training, lower at every rate reproduces, at some is partly."""
@@ -217,11 +200,9 @@ def check_r3e(study) -> Finding:
     return Finding(ours, combine(outcomes), quantities)
 
 
-# "Equal at the end" (R4) is declared before the runs: test accuracy no worse by more than one
-# percentage point. Only accuracy got a margin beforehand, so R4 is decided on accuracy alone; the
-# superiority tests of R3b and R4b need no margin and use every measure. M4b's "BN-LSTM >= LSTM"
-# uses the same margin.
-R4_MARGIN = 0.01
+# "Equal at the end" (R4) is decided on accuracy alone, the one measure given a margin before the
+# runs (`vocabulary.R4_MARGIN`); the superiority tests of R3b and R4b need no margin and use every
+# measure.
 
 
 def check_r4(study) -> Finding:

@@ -6,7 +6,6 @@ import statistics
 
 from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs_lengths as ch03_runs_lengths
-from lnpaper.chapters.ch03_layernorm_in_rnns.claims import R4_MARGIN, outcome_word, points_text
 from lnpaper.companion.verdicts import (
     PARTLY,
     Claim,
@@ -15,7 +14,9 @@ from lnpaper.companion.verdicts import (
     from_outcome,
     tested,
 )
+from lnpaper.formatting import points_text
 from lnpaper.spread import mean_sd
+from lnpaper.vocabulary import R4_MARGIN, outcome_word
 
 
 def _stationary_parts(result) -> tuple[slice, slice, str, str]:

@@ -1,7 +1,6 @@
 """Figures of notebook 03, LayerNorm in recurrent networks (notebook 04 draws the same models at
 T = 64 in their colours, `model_color`)."""
 
-import math
 import statistics
 
 import numpy as np
@@ -17,10 +16,11 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
     length_summary,
     training_summary,
 )
-from lnpaper.chapters.ch03_layernorm_in_rnns.claims import R4_MARGIN
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import mean_tanh_slope
 from lnpaper.companion import style
 from lnpaper.companion.chapter import figure
+from lnpaper.formatting import power_of_ten
+from lnpaper.vocabulary import R4_MARGIN
 
 SHADE = {"color": style.REFERENCE, "alpha": 0.12, "lw": 0}  # a span of steps, not a method
 GAIN_STYLES = {"1.0": "-", "0.1": "--"}  # the gains' initial value: a second factor
@@ -28,16 +28,6 @@ GAIN_STYLES = {"1.0": "-", "0.1": "--"}  # the gains' initial value: a second fa
 
 def _shade_handle(label: str) -> Patch:
     return Patch(facecolor=SHADE["color"], alpha=SHADE["alpha"], label=label)
-
-
-def _power_of_ten(value: float) -> str:
-    """3.26e-80 -> '$3 \\times 10^{-80}$' (mathtext, one significant digit)."""
-    exponent = math.floor(math.log10(value))
-    mantissa = round(value / 10**exponent)
-    if mantissa == 10:
-        mantissa, exponent = 1, exponent + 1
-    power = f"10^{{{exponent}}}"
-    return f"${power}$" if mantissa == 1 else f"${mantissa} \\times {power}$"
 
 
 def signed(value: float, digits: int) -> str:
@@ -91,7 +81,7 @@ def rnn_dynamics(result) -> Figure:
         ax.set_ylim(low, high)
         style.log_axis(ax, "y")
         for scale, values in curves.items():
-            text = f"× {scale:g} goes on to\n{_power_of_ten(values[-1])} at $t = {result.steps}$"
+            text = f"× {scale:g} goes on to\n{power_of_ten(values[-1])} at $t = {result.steps}$"
             _mark_exit(ax, t, values, low, high, style.color(plain), text, label_at[ax])
     sensitivity.set_yticks([10.0**k for k in range(-12, 25, 6)])  # 36 powers: label every 6th
     summed.set_title("summed inputs $a_t = W_h h_{t-1} + W_x x_t$")
@@ -114,7 +104,7 @@ def rnn_dynamics(result) -> Figure:
         fate, breaks = "vanishes or saturates", ("; ", ",\n")
     else:  # the scales of this result neither kill nor saturate it: a longer clause, broken after
         fate, breaks = (
-            f"ends at an RMS of {_power_of_ten(min(ends))} to {max(ends):.2g}",
+            f"ends at an RMS of {power_of_ten(min(ends))} to {max(ends):.2g}",
             (";\n", ", "),
         )
     grows = min(numbers["growth"]["LN tanh RNN"].values()) > 1
@@ -122,7 +112,7 @@ def rnn_dynamics(result) -> Figure:
         fig,
         f"Scaled by {smallest:g} to {largest:g}, a tanh RNN's state {fate}{breaks[0]}LayerNorm "
         f"keeps its RMS at {low:.2f}–{high:.2f}{breaks[1]}but the LN RNN's dependence on step 0 "
-        f"{'grows' if grows else 'changes'} at every scale, to {_power_of_ten(ln_end)} at "
+        f"{'grows' if grows else 'changes'} at every scale, to {power_of_ten(ln_end)} at "
         f"$t = {result.steps}$",
     )
     # column by column: the two nets, the scales, then the steps that read the digit

@@ -5,14 +5,7 @@ T_max, the gains), R3c and R3g (the LN-LSTM against the BN-LSTM, and the GRUs, a
 preliminary CNN of Sec. 6.7)."""
 
 from lnpaper import stats, vocabulary
-from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import training_summary
-from lnpaper.chapters.ch03_layernorm_in_rnns.claims import (
-    R4_MARGIN,
-    best_rate_difference,
-    outcome_word,
-    points_text,
-    rates_text,
-)
+from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import best_rate_difference, training_summary
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import analysis as ch04_analysis
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import runs as ch04_runs
 from lnpaper.companion.verdicts import (
@@ -28,7 +21,9 @@ from lnpaper.companion.verdicts import (
     count,
     tested,
 )
+from lnpaper.formatting import points_text, rates_text
 from lnpaper.spread import mean_sd
+from lnpaper.vocabulary import R4_MARGIN, outcome_word
 
 TASKS = {0: "pixel by pixel", 1: "permuted"}  # sequential_digits' orders
 # At T = 64 a run can collapse: it ends having learned next to nothing, and one such seed moves a

@@ -2,7 +2,7 @@
 
 import math
 
-from lnpaper import stats
+from lnpaper import formatting, stats
 from lnpaper.chapters.ch05_invariances import runs as ch05_runs
 from lnpaper.chapters.ch05_invariances import runs_fisher as ch05_runs_fisher
 from lnpaper.chapters.ch05_invariances import runs_geometry as ch05_runs_geometry
@@ -258,10 +258,10 @@ def check_i5(result) -> Finding:
             f"{1 + tested['norm'].high:.2f}], approach x {math.exp(tested['approach'].mean):.2f}"
         )
     ours = (
-        f"slope of log angle on log ||W||: Adam {stats.significant(-1 + slope['Adam'].mean)} "
-        f"[{stats.significant(-1 + slope['Adam'].low)}, {stats.significant(-1 + slope['Adam'].high)}]"
-        f", SGD {stats.significant(-2 + slope['SGD'].mean)} [{stats.significant(-2 + slope['SGD'].low)}"
-        f", {stats.significant(-2 + slope['SGD'].high)}] (n = {n}); AdamW, measured / predicted "
+        f"slope of log angle on log ||W||: Adam {formatting.significant(-1 + slope['Adam'].mean)} "
+        f"[{formatting.significant(-1 + slope['Adam'].low)}, {formatting.significant(-1 + slope['Adam'].high)}]"
+        f", SGD {formatting.significant(-2 + slope['SGD'].mean)} [{formatting.significant(-2 + slope['SGD'].low)}"
+        f", {formatting.significant(-2 + slope['SGD'].high)}] (n = {n}); AdamW, measured / predicted "
         f"(95% CI): " + "; ".join(parts)
     )
     return Finding(ours, combine(outcomes.values()), tuple(quantities))

@@ -1,19 +1,15 @@
-"""Claims of notebook 06, the Transformer: T1-T7, with T5b (ReZero) and T5c (T-Fixup against Pre-LN
-at its depth)."""
+"""Claims of notebook 06, the Transformer: T1-T6, with T5b (ReZero) and T5c (T-Fixup against Pre-LN
+at its depth). Santurkar et al.'s BatchNorm landscape (T7) is in `claims_smoothness`."""
 
 import dataclasses
 import math
 import statistics
 
-from lnpaper import stats, vocabulary
+from lnpaper import formatting, stats, vocabulary
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
 from lnpaper.chapters.ch06_transformer import runs as ch06_runs
-from lnpaper.chapters.ch06_transformer.analysis import smoothness_at_init, smoothness_log_means
 from lnpaper.companion.verdicts import (
-    INCONCLUSIVE,
     NOT_REPRODUCED,
-    PARTLY,
-    REPRODUCED,
     Claim,
     Finding,
     aggregate,
@@ -26,6 +22,7 @@ from lnpaper.companion.verdicts import (
     verdict,
 )
 from lnpaper.spread import mean_sd_text
+from lnpaper.vocabulary import NEGLIGIBLE_NATS
 
 # "About constant in depth" is declared before the runs: a per-seed slope of log ||grad|| against
 # log L within +-1/4, half the -1/2 that Pre-LN's O(1/sqrt(L)) bound predicts.
@@ -83,12 +80,6 @@ def check_t2(xiong) -> Finding:
     return Finding(ours, verdict(post_ok and all(inside)), quantities)
 
 
-def failed_runs(run: dict) -> int:
-    """Runs that failed in the ledger's one sense (`lnpaper.vocabulary`): diverged, or ended at or
-    above the bigram level."""
-    return vocabulary.failed_runs(run["final_loss"], run["levels"])
-
-
 def below_level(run: dict, level: str) -> tuple[str, stats.Difference | None]:
     """Whether the runs end below the level: final loss minus the level, 95% t CI below 0."""
     if stats.count_diverged(run["final_loss"]):
@@ -99,8 +90,9 @@ def below_level(run: dict, level: str) -> tuple[str, stats.Difference | None]:
 
 def check_t3(study) -> Finding:
     """Post-LN without warmup ends higher than with it (paired by seed); Pre-LN without warmup
-    reaches what Post-LN reaches with warmup (Xiong et al.'s comparison: no worse by LM_MARGIN,
-    paired by seed). Shown, not graded: whether warmup still helps Pre-LN, against the margin."""
+    reaches what Post-LN reaches with warmup (Xiong et al.'s comparison: no worse by
+    NEGLIGIBLE_NATS, paired by seed). Shown, not graded: whether warmup still helps Pre-LN, against
+    the margin."""
     runs = study.runs
     post_cold, post_warm = runs["Post-LN, no warmup"], runs["Post-LN, warmup"]
     pre_cold, pre_warm = runs["Pre-LN, no warmup"], runs["Pre-LN, warmup"]
@@ -127,8 +119,8 @@ def check_t3(study) -> Finding:
     if against is None:
         trains, trains_text = stats.INCONCLUSIVE, diverged_text(pre_cold, post_warm)
     else:
-        trains = stats.no_worse(against, LM_MARGIN, "lower")
-        word = f"no worse by {LM_MARGIN:g}" if trains == stats.HOLDS else trains
+        trains = stats.no_worse(against, NEGLIGIBLE_NATS, "lower")
+        word = f"no worse by {NEGLIGIBLE_NATS:g}" if trains == stats.HOLDS else trains
         trains_text = tested(against, word, unit="nats")
     pre_gap = paired(pre_cold, pre_warm, "Pre-LN loss, no warmup - warmup")
     gap_text = diverged_text(pre_cold, pre_warm) if pre_gap is None else pre_gap.text()
@@ -140,7 +132,7 @@ def check_t3(study) -> Finding:
         f"difference {needs_text}; Pre-LN without warmup {mean_sd_text(pre_cold['final_loss'])}, "
         f"minus Post-LN with warmup {trains_text}. Not graded: Pre-LN with warmup "
         f"{mean_sd_text(pre_warm['final_loss'])}, without minus with {gap_text} (against the "
-        f"{LM_MARGIN:g}-nat margin)"
+        f"{NEGLIGIBLE_NATS:g}-nat margin)"
     )
     return Finding(ours, combine([needs, trains]), tuple(quantities))
 
@@ -158,15 +150,16 @@ def check_t4(confirmation, study) -> Finding:
     parts, outcomes, quantities = [], [], []
     for name in ch06_analysis.T4_ARMS:
         run, first = confirmation.runs[name], study.runs[name]
-        n, failed = len(run["seeds"]), failed_runs(run)
+        n, failed = len(run["seeds"]), vocabulary.failed_runs(run["final_loss"], run["levels"])
         low, high = stats.binomial_interval(failed, n)
         arm = name.removeprefix("no norm (identity), ")
         outcomes.append(stats.most_runs(failed, n, f"failed runs, {arm}"))
         quantities.append(count(f"failed runs, {arm}", failed, n))
         parts.append(
             f"{arm}: {failed} of {n} runs fail (rate 95% CI {low:.2f}-{high:.2f}: "
-            f"{T4_WORDS[outcomes[-1]]}), held-out loss {stats.median_text(run['final_loss'])}; "
-            f"seeds 0-5: {failed_runs(first)} of {len(first['seeds'])}"
+            f"{T4_WORDS[outcomes[-1]]}), held-out loss {formatting.median_text(run['final_loss'])}; "
+            f"seeds 0-5: {vocabulary.failed_runs(first['final_loss'], first['levels'])} of "
+            f"{len(first['seeds'])}"
         )
     warm, pre_warm = study.runs[ch06_analysis.T4_ARMS[1]], study.runs["Pre-LN, warmup"]
     if stats.count_diverged(warm["final_loss"] + pre_warm["final_loss"]):
@@ -190,12 +183,12 @@ def check_t5(study) -> Finding:
     """Xavier without a norm: most runs fail; T-Fixup: every run ends below the bigram level."""
     xavier, fixup = study.runs.values()
     n = len(xavier["seeds"])
-    failed = failed_runs(xavier)
+    failed = vocabulary.failed_runs(xavier["final_loss"], xavier["levels"])
     xavier_fails = stats.most_runs(failed, n, "failed runs, Xavier")
     trains, gap = below_level(fixup, "bigram")
     ours = (
         f"{fixup['n_layers']} layers (not 200), no norm, no warmup, lr {fixup['lr']:g}, {n} seeds: "
-        f"Xavier {failed} of {n} runs fail ({stats.median_text(xavier['final_loss'])}); T-Fixup "
+        f"Xavier {failed} of {n} runs fail ({formatting.median_text(xavier['final_loss'])}); T-Fixup "
         f"{mean_sd_text(fixup['final_loss'])}, minus the bigram level "
         + (tested(gap, "below" if trains == stats.HOLDS else trains) if gap else "diverged")
     )
@@ -224,10 +217,9 @@ def check_t5b(study, rezero) -> Finding:
 
 
 # "Matches the quality" of a language model: held-out loss no worse by more than the negligible
-# difference of `lnpaper.vocabulary` (0.02 nats per token, about 1% of the learnable gap). The claims
-# it serves (DyT "matches or beats", RMSNorm "comparable", pRMSNorm) are claims of no loss, so the
-# test is one of non-inferiority: the interval's worse end must stay below +0.02.
-LM_MARGIN = vocabulary.NEGLIGIBLE_NATS
+# difference (`vocabulary.NEGLIGIBLE_NATS`, 0.02 nats per token, about 1% of the learnable gap). The
+# claims it serves (DyT "matches or beats", RMSNorm "comparable", pRMSNorm) are claims of no loss,
+# so the test is one of non-inferiority: the interval's worse end must stay below +0.02.
 
 
 def final_loss_match(run: dict, reference: dict) -> tuple[str, str, tuple]:
@@ -238,17 +230,17 @@ def final_loss_match(run: dict, reference: dict) -> tuple[str, str, tuple]:
         reference["final_loss"]
     )
     if diverged:
-        text = f"{diverged} run(s) diverged: {stats.median_text(run['final_loss'])}"
+        text = f"{diverged} run(s) diverged: {formatting.median_text(run['final_loss'])}"
         return stats.FAILS, text, ()
     difference = stats.paired_difference(run["final_loss"], reference["final_loss"])
-    outcome = stats.no_worse(difference, LM_MARGIN, "lower")
-    word = f"no worse by {LM_MARGIN:g}" if outcome == stats.HOLDS else outcome
+    outcome = stats.no_worse(difference, NEGLIGIBLE_NATS, "lower")
+    word = f"no worse by {NEGLIGIBLE_NATS:g}" if outcome == stats.HOLDS else outcome
     return outcome, tested(difference, word, unit="nats"), (aggregate("held-out loss", difference),)
 
 
 def check_t5c(study, pre) -> Finding:
     """T-Fixup against a normalized model of its own depth: the 12-block Pre-LN at the same rate
-    without warmup, paired by seed; T-Fixup's held-out loss no worse by LM_MARGIN."""
+    without warmup, paired by seed; T-Fixup's held-out loss no worse by NEGLIGIBLE_NATS."""
     fixup = study.runs[f"T-Fixup, {pre.n_layers} layers, no norm"]
     outcome, text, quantities = final_loss_match(fixup, vars(pre))
     ours = (
@@ -310,8 +302,8 @@ def picks_table(sweep, names) -> str:
 
 def at_picked_rates(sweep, name: str, reference: str, short: str) -> Finding:
     """`name` against `reference`, each at the rate `sweep_choice` picks for it: its held-out loss
-    no worse than the reference's by LM_MARGIN, paired by seed. `short` labels the quantity, e.g.
-    "DyT - LN"."""
+    no worse than the reference's by NEGLIGIBLE_NATS, paired by seed. `short` labels the quantity,
+    e.g. "DyT - LN"."""
     arms = (name, reference)
     picks = {arm: sweep_choice(sweep, arm)[0] for arm in arms}
 
@@ -373,95 +365,6 @@ def check_t6c(sweep) -> Finding:
     return at_long_budget(sweep, "DyT, warmup", "LayerNorm, warmup", "DyT - LN", setting)
 
 
-# T7 grades every measure Santurkar et al. use: the loss variation along a step, the gradient
-# predictiveness (the gradient's change relative to its size) and the effective beta-smoothness
-# (its change per unit of distance). Each is compared at matched training loss (the mean log over
-# the loss levels: each normalizer as near a minimum as the others) and, apart, at step 0 (the
-# same initial loss, before any training).
-T7_TESTED = ("loss_range", "grad_change", "beta_smoothness")
-T7_WORDS = {
-    "loss_range": "loss variation along a step",
-    "grad_change": "gradient change",
-    "beta_smoothness": "effective beta-smoothness",
-}
-
-
-def smoothness_ratios(smoothness, norm: str, at: str = "matched loss") -> dict:
-    """measure -> `norm` minus no norm in the log of the measure, paired by seed: at matched loss
-    the mean log over the loss levels (`smoothness_log_means`), at "step 0" the log at
-    initialization (`smoothness_at_init`); its exp is a ratio of geometric means."""
-    if at not in ("matched loss", "step 0"):
-        raise ValueError(f"at must be 'matched loss' or 'step 0', got {at!r}")
-    logs = (
-        smoothness_log_means(smoothness) if at == "matched loss" else smoothness_at_init(smoothness)
-    )
-    return {key: stats.paired_difference(logs[key][norm], logs[key]["none"]) for key in logs}
-
-
-def ratio_text(difference: stats.Difference) -> str:
-    """'0.12x [0.08, 0.17]': a paired difference of logs, as the ratio it is."""
-    mean, low, high = (
-        stats.significant(math.exp(v), 2)
-        for v in (difference.mean, difference.low, difference.high)
-    )
-    return f"{mean}x [{low}, {high}]"
-
-
-def check_t7(projection, smoothness) -> Finding:
-    """BatchNorm's backward pass is the projection (to float64 rounding); BatchNorm's landscape
-    against no norm's on every measure, at matched loss and at step 0, paired by seed: each is
-    graded, and the verdict follows from all of them."""
-    exact_backward = projection.max_diff_formula < 1e-12 and projection.max_sum < 1e-12
-    missed = sum(
-        value is None
-        for norm in ("none", "batchnorm")
-        for by_seed in smoothness.loss_range[norm]
-        for value in by_seed
-    )
-    if missed:
-        ours = f"{missed} matched-loss points never reached within {smoothness.max_steps} steps"
-        return Finding(ours, INCONCLUSIVE)
-    ratios = {at: smoothness_ratios(smoothness, "batchnorm", at) for at in T7_POINTS}
-    outcomes = {
-        (at, key): stats.better(ratios[at][key], "lower") for at in T7_POINTS for key in T7_TESTED
-    }
-    levels = "/".join(f"{level:g}" for level in smoothness.loss_levels)
-    where = {"matched loss": f"at matched loss (probe loss {levels}, geometric mean)",
-             "step 0": "at step 0"}  # fmt: skip
-    parts = "; ".join(
-        f"{where[at]}: "
-        + ", ".join(
-            f"{T7_WORDS[key]} {ratio_text(ratios[at][key])} ({outcomes[at, key]})"
-            for key in T7_TESTED
-        )
-        for at in T7_POINTS
-    )
-    ours = (
-        f"backward = (gamma/sigma) x (g - 1<1,g>/N - y_hat<y_hat,g>/N) to "
-        f"{projection.max_diff_formula:.1e} (float64); MLP on digits, SGD lr {smoothness.lr:g}, "
-        f"{len(smoothness.seeds)} seeds, BatchNorm / no norm, lower is smoother, 95% CI; {parts}; "
-        "the input-distribution experiment is not run"
-    )
-    if not exact_backward:
-        verdict_now = NOT_REPRODUCED
-    else:
-        verdict_now = combine(outcomes.values())
-        if verdict_now == REPRODUCED:
-            verdict_now = PARTLY  # the input-distribution half of the claim is not tested
-    quantities = (
-        exact("BN backward - formula, max |difference|", projection.max_diff_formula, 1e-12),
-        *(
-            aggregate(f"BN - no norm, log {T7_WORDS[key]}, {at}", ratios[at][key])
-            for at in T7_POINTS
-            for key in T7_TESTED
-        ),
-    )
-    return Finding(ours, verdict_now, quantities)
-
-
-T7_POINTS = ("matched loss", "step 0")
-
-
 NOTEBOOK = "06_the_transformer"
 
 CLAIMS = (
@@ -496,7 +399,7 @@ CLAIMS = (
         check=check_t3,
         test="Post-LN: loss without minus with warmup, paired by seed, 95% t CI above 0; Pre-LN "
         "without warmup minus Post-LN with warmup (the source's comparison), paired by seed, 95% t "
-        f"CI below +{LM_MARGIN:g} (no worse; margin declared for P2, T6, E1)",
+        f"CI below +{NEGLIGIBLE_NATS:g} (no worse; margin declared for P2, T6, E1)",
     ),
     Claim(
         id="T4",
@@ -559,8 +462,8 @@ CLAIMS = (
         experiments=(ch06_analysis.tfixup_study, ch06_analysis.deep_preln),
         check=check_t5c,
         test="T5's 12-block stack, data, lr 3e-3, no warmup and 6 seeds: held-out loss, T-Fixup "
-        f"minus Pre-LN, paired by seed, 95% t CI below +{LM_MARGIN:g} (non-inferiority, "
-        "LM_MARGIN); declared before the Pre-LN run",
+        f"minus Pre-LN, paired by seed, 95% t CI below +{NEGLIGIBLE_NATS:g} (non-inferiority, "
+        "the negligible difference); declared before the Pre-LN run",
     ),
     Claim(
         id="T5d",
@@ -575,8 +478,8 @@ CLAIMS = (
         test="T5's 12-block stack and data, 600 steps, 10 seeds (50-59) declared before their "
         "runs; T-Fixup without warmup, Pre-LN with 50 warmup steps, each at lr 1e-3, 3e-3 and "
         "1e-2 and at its rate picked by training loss as in T6b; held-out loss, T-Fixup minus "
-        f"Pre-LN at their picks, paired by seed, 95% t CI below +{LM_MARGIN:g} (non-inferiority, "
-        "LM_MARGIN)",
+        f"Pre-LN at their picks, paired by seed, 95% t CI below +{NEGLIGIBLE_NATS:g} "
+        "(non-inferiority, the negligible difference)",
     ),
     Claim(
         id="T6",
@@ -617,24 +520,6 @@ CLAIMS = (
         test="T6's 6-layer models and data, 600 steps, both with 50 warmup steps, 10 seeds "
         "(50-59) declared before their runs; each at lr 1e-3, 3e-3 and 1e-2 and at its rate "
         "picked by training loss as in T6b; held-out loss, DyT minus LayerNorm at their picks, "
-        f"paired by seed, 95% t CI below +{LM_MARGIN:g} nats (T6's margin)",
-    ),
-    Claim(
-        id="T7",
-        claim="BatchNorm's benefit is a smoother loss landscape, not stable input distributions",
-        source="Santurkar et al. 2018",
-        paper_value="BN backward = (gamma / sigma) x projection off span{1, y_hat}",
-        notebook=NOTEBOOK,
-        experiments=(
-            ch06_runs.batchnorm_backward_projection,
-            ch06_runs.loss_smoothness,
-        ),
-        check=check_t7,
-        test="backward formula within 1e-12 in float64; each of the loss variation along a step, "
-        "the gradient change (predictiveness) and the effective beta-smoothness, per seed as the "
-        "mean log over the first steps whose probe loss reaches 1, 0.5, 0.2, 0.1 (matched loss) "
-        "and, apart, as the log at step 0: BatchNorm minus no norm, paired by seed, 95% t CI below "
-        "0 (smoother); partly if some of the six hold (and at most partly: the "
-        "input-distribution half is not run)",
+        f"paired by seed, 95% t CI below +{NEGLIGIBLE_NATS:g} nats (T6's margin)",
     ),
 )

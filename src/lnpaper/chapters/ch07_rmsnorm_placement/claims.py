@@ -4,12 +4,12 @@ import dataclasses
 import math
 import statistics
 
-from lnpaper import bench, stats
+from lnpaper import bench, formatting, stats, vocabulary
 from lnpaper.chapters.ch05_invariances import runs as ch05_runs
 from lnpaper.chapters.ch05_invariances.invariance import PAPER_TABLE
 from lnpaper.chapters.ch05_invariances.runs import lost_invariances
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
-from lnpaper.chapters.ch06_transformer.claims import at_picked_rates, failed_runs, final_loss_match
+from lnpaper.chapters.ch06_transformer.claims import at_picked_rates, final_loss_match
 from lnpaper.chapters.ch07_rmsnorm_placement import analysis
 from lnpaper.chapters.ch07_rmsnorm_placement import runs as ch07_runs
 from lnpaper.chapters.ch07_rmsnorm_placement.analysis import placement_summary, spike_summary
@@ -75,7 +75,10 @@ def check_p2c(study) -> Finding:
     below the bigram level), and its held-out loss is no worse than LayerNorm's, paired by seed,
     by the negligible margin. A run that does not train is a failure of the claim."""
     ln, rms = study.runs["LayerNorm"], study.runs["RMSNorm"]
-    failed = {name: failed_runs(run) for name, run in study.runs.items()}
+    failed = {
+        name: vocabulary.failed_runs(run["final_loss"], run["levels"])
+        for name, run in study.runs.items()
+    }
     outcome, text, quantities = final_loss_match(rms, ln)
     ours = (
         f"P2's model with every weight matrix shifted by {rms['center']:g} at init, "
@@ -211,12 +214,6 @@ P5_MEASURES = {
 P5_SHOWN = {"growth_over_depth": "variance rise from block 1 to L"}
 
 
-def _ratio_text(difference: stats.Difference) -> str:
-    """A paired log difference as a geometric mean ratio with its interval: 'x0.69 [0.54, 0.87]'."""
-    low, mean, high = (math.exp(v) for v in (difference.low, difference.mean, difference.high))
-    return f"x{mean:.2g} [{low:.2g}, {high:.2g}]"
-
-
 def check_p5(study, first_study, spikes, first_spikes) -> Finding:
     """Peri-LN against Pre-LN after training at a high learning rate, on `study`'s fresh seeds,
     paired by seed, on log scales: a smaller stream, less growth in training, more even
@@ -236,13 +233,13 @@ def check_p5(study, first_study, spikes, first_spikes) -> Finding:
     for key, label in (P5_MEASURES | P5_SHOWN).items():
         difference = _log_difference(summary, key)
         quantities.append(aggregate(f"log {label}, Peri - Pre", difference))
-        first_parts.append(f"{label} {_ratio_text(_log_difference(first_summary, key))}")
+        first_parts.append(f"{label} {formatting.ratio_text(_log_difference(first_summary, key))}")
         if key in P5_SHOWN:
-            parts.append(f"{label} {_ratio_text(difference)} (shown, not graded)")
+            parts.append(f"{label} {formatting.ratio_text(difference)} (shown, not graded)")
             continue
         outcome = stats.better(difference, "lower")
         outcomes.append(outcome)
-        parts.append(f"{label} {_ratio_text(difference)} ({outcome})")
+        parts.append(f"{label} {formatting.ratio_text(difference)} ({outcome})")
     first = spike_summary(first_spikes)
     chances = next(iter(spikes.runs.values()))["steps"] - stats.SPIKE_WINDOW
     spike_parts = []
@@ -263,7 +260,7 @@ def check_p5(study, first_study, spikes, first_spikes) -> Finding:
         earlier = first[lr]
         spike_parts.append(
             f"lr {lr:g}: spikes {sum(pre['spikes'])} vs {sum(peri['spikes'])} over {n} runs each "
-            f"(Peri-LN {stats.event_counts_text(peri['spikes'], pre['spikes'])}; permutation "
+            f"(Peri-LN {formatting.event_counts_text(peri['spikes'], pre['spikes'])}; permutation "
             f"test p = {stats.events_p(peri['spikes'], pre['spikes']):.2g}: {count_outcome}), "
             f"largest jump x{math.exp(jump.mean):.2g} "
             f"[{math.exp(jump.low):.2g}, {math.exp(jump.high):.2g}] ({jump_outcome}); on the first "

@@ -1,7 +1,5 @@
 """Figures of notebook 07, RMSNorm and where the norm goes."""
 
-import math
-
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -12,6 +10,7 @@ from lnpaper.chapters.ch07_rmsnorm_placement import analysis
 from lnpaper.chapters.ch07_rmsnorm_placement import runs as ch07_runs
 from lnpaper.companion import style
 from lnpaper.companion.chapter import figure
+from lnpaper.formatting import power_of_ten
 
 PRMS = "pRMSNorm (6.25%)"
 # RMSNorm dashed over LayerNorm's solid line (the two nearly coincide); pRMSNorm in RMSNorm's green
@@ -120,10 +119,6 @@ def _per_block(ax, run, key, color):
     line.set_marker("o")
 
 
-def _power_of_ten(value: float) -> str:
-    return rf"$10^{{{round(math.log10(value))}}}$"
-
-
 def _variance(value: float) -> str:
     """A stream's variance as the title gives it: 41 whole, 1.7 to two digits."""
     return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
@@ -163,7 +158,7 @@ def placement_variance(result) -> Figure:
     rate = "a high learning rate" if first["lr"] > 3e-3 else f"learning rate {first['lr']:g}"
     style.finding(fig, f"After training at {rate} Pre-LN's stream reaches a variance "
                   f"of {_variance(pre)}, Peri-LN's {_variance(peri)};\nPost-LN's cannot grow, but "
-                  f"its first block's gradient {moves} to about {_power_of_ten(post_first)}")  # fmt: skip
+                  f"its first block's gradient {moves} to about {power_of_ten(post_first)}")  # fmt: skip
     methods = [Line2D([], [], color=style.color(name), marker="o", label=name) for name in runs]
     style.shared_legend(fig, [], extra=[*methods, style.band_handle(len(first["seeds"]), "mean")])
     return fig

@@ -2,7 +2,7 @@
 (`notebooks/08_deep_stacks.py`).
 """
 
-from lnpaper.chapters.ch08_deep_stacks import claims, figures, runs
+from lnpaper.chapters.ch08_deep_stacks import claims, claims_curse, figures, runs
 from lnpaper.companion.chapter import Chapter
 
 CHAPTER = Chapter(
@@ -13,7 +13,7 @@ CHAPTER = Chapter(
         runs.gradient_profile,
         runs.layer_scaling_study,
     ),
-    claims=tuple(claims.CLAIMS),
+    claims=(*claims.CLAIMS, *claims_curse.CLAIMS),
     figures=(
         figures.branch_dependence,
         figures.deepnorm_update,

@@ -1,5 +1,5 @@
-"""Claims of notebook 08, deep stacks: A2 (Admin), D1 (DeepNorm), X1 (Mix-LN), L1 (LayerNorm
-Scaling).
+"""Claims of notebook 08, deep stacks: A2 (Admin), D1 (DeepNorm) and X1 (Mix-LN); the curse of
+depth and LayerNorm Scaling (L1) are in `claims_curse`.
 
 Every part of a verdict is a paired comparison by seed with a 95% t interval (`lnpaper.stats`),
 declared here before the runs: its direction, and on which scale (log for sizes that span
@@ -11,7 +11,7 @@ where a claim's only checkable part is its mechanism, a mechanism that holds is 
 import math
 import statistics
 
-from lnpaper import stats, vocabulary
+from lnpaper import formatting, stats, vocabulary
 from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
 from lnpaper.chapters.ch08_deep_stacks.analysis import (
@@ -39,11 +39,11 @@ from lnpaper.models.transformer import MIX_POST_FRACTION
 NOTEBOOK = "08_deep_stacks"
 
 
-def _log(values) -> list[float]:
+def log_values(values) -> list[float]:
     return [math.log(v) for v in values]
 
 
-def _part(label, a, b, direction, quantities, parts, outcomes, scale=1.0, unit="", digits=3):
+def paired_part(label, a, b, direction, quantities, parts, outcomes, scale=1.0, unit="", digits=3):
     """One declared comparison a - b (paired by seed): its outcome, its text and its quantity."""
     difference = stats.paired_difference(a, b)
     outcome = stats.better(difference, direction)
@@ -68,24 +68,33 @@ def check_a2(result) -> Finding:
     deepest model, and faster than Pre-LN's; Admin's omega lowers both dependency and change
     against Post-LN at the deepest depth."""
     dep = {arm: mean_dependence(result, arm) for arm in ("post", "pre", "admin")}
-    change = {arm: [_log(v) for v in result.output_change[arm]] for arm in ("post", "pre", "admin")}
+    change = {
+        arm: [log_values(v) for v in result.output_change[arm]] for arm in ("post", "pre", "admin")
+    }
     deep = result.depths[-1]
     parts, outcomes, quantities = [], [], []
-    _part(f"dependency Post - Pre, L={deep}", dep["post"][-1], dep["pre"][-1], "higher",
-          quantities, parts, outcomes)  # fmt: skip
-    _part(f"dependency Admin - Post, L={deep}", dep["admin"][-1], dep["post"][-1], "lower",
-          quantities, parts, outcomes)  # fmt: skip
+    paired_part(f"dependency Post - Pre, L={deep}", dep["post"][-1], dep["pre"][-1], "higher",
+                quantities, parts, outcomes)  # fmt: skip
+    paired_part(f"dependency Admin - Post, L={deep}", dep["admin"][-1], dep["post"][-1], "lower",
+                quantities, parts, outcomes)  # fmt: skip
 
     def growth(arm):  # log change at the deepest depth - at the shallowest, per seed
         return [b - a for a, b in zip(change[arm][0], change[arm][-1], strict=True)]
 
     depths = f"L={result.depths[0]} to {deep}"
-    _part(f"log output change, Post-LN's growth {depths}", growth("post"),
-          [0.0] * len(result.seeds), "higher", quantities, parts, outcomes)  # fmt: skip
-    _part("Post's growth - Pre's", growth("post"), growth("pre"), "higher", quantities, parts,
-          outcomes)  # fmt: skip
-    _part(f"log output change Admin - Post, L={deep}", change["admin"][-1], change["post"][-1],
-          "lower", quantities, parts, outcomes)  # fmt: skip
+    paired_part(f"log output change, Post-LN's growth {depths}", growth("post"),
+                [0.0] * len(result.seeds), "higher", quantities, parts, outcomes)  # fmt: skip
+    paired_part("Post's growth - Pre's", growth("post"), growth("pre"), "higher", quantities, parts,
+                outcomes)  # fmt: skip
+    paired_part(
+        f"log output change Admin - Post, L={deep}",
+        change["admin"][-1],
+        change["post"][-1],
+        "lower",
+        quantities,
+        parts,
+        outcomes,
+    )
     exponents, quantities_exponent = {}, []
     for arm in ("post", "pre", "admin"):
         fitted = stats.paired_difference(growth_exponents(result, arm), [0.0] * len(result.seeds))
@@ -153,7 +162,7 @@ def _lower_outcome(difference: stats.Difference) -> tuple[str, str]:
 
 def _finals_text(result) -> str:
     return "; ".join(
-        f"{ARM_NAMES[a]} {stats.median_text(result.final_loss[a])}" for a in result.arms
+        f"{ARM_NAMES[a]} {formatting.median_text(result.final_loss[a])}" for a in result.arms
     )
 
 
@@ -243,21 +252,27 @@ def check_d1(result) -> Finding:
         outcomes.append(stats.FAILS)
         parts.append(f"DeepNorm diverged in {diverged['deepnorm']} of {n} runs")
     elif len(both) >= 2:
-        _part("held-out loss DeepNorm - Post-LN", [deep_final[i] for i in both],
-              [post_final[i] for i in both], "lower", quantities, parts, outcomes,
-              unit="nats")  # fmt: skip
+        paired_part("held-out loss DeepNorm - Post-LN", [deep_final[i] for i in both],
+                    [post_final[i] for i in both], "lower", quantities, parts, outcomes,
+                    unit="nats")  # fmt: skip
         post_update, deep_update = (
             largest_update(result, "post"),
             largest_update(result, "deepnorm"),
         )
-        _part(f"log largest model update over steps 1-{result.update_steps}, DeepNorm - Post-LN",
-              _log(deep_update[i] for i in both), _log(post_update[i] for i in both), "lower",
-              quantities, parts, outcomes)  # fmt: skip
+        paired_part(
+            f"log largest model update over steps 1-{result.update_steps}, DeepNorm - Post-LN",
+            log_values(deep_update[i] for i in both),
+            log_values(post_update[i] for i in both),
+            "lower",
+            quantities,
+            parts,
+            outcomes,
+        )
     else:
         outcomes.append(stats.HOLDS)  # Post-LN diverged where DeepNorm did not
         parts.append(f"Post-LN diverged in {diverged['post']} of {n} runs, DeepNorm in none")
     finals = "; ".join(
-        f"{ARM_NAMES[a]} {stats.median_text(result.final_loss[a])}" for a in result.arms
+        f"{ARM_NAMES[a]} {formatting.median_text(result.final_loss[a])}" for a in result.arms
     )
     ours = (
         f"{result.n_layers} blocks (alpha {result.alpha:.2f}, beta {result.beta:.2f}), Adam lr "
@@ -286,14 +301,20 @@ def check_d1b(full, halves) -> Finding:
         return Finding(f"{', '.join(diverged)} diverged: no update to pair", INCONCLUSIVE)
     quantities, parts, outcomes = [], [], []
     for arm in ch08_runs.DEEPNORM_HALVES:
-        _part(f"log largest model update, steps 1-{full.update_steps}, {ARM_NAMES[arm]} - Post-LN",
-              _log(updates[arm]), _log(updates["post"]), "lower", quantities, parts,
-              outcomes)  # fmt: skip
+        paired_part(
+            f"log largest model update, steps 1-{full.update_steps}, {ARM_NAMES[arm]} - Post-LN",
+            log_values(updates[arm]),
+            log_values(updates["post"]),
+            "lower",
+            quantities,
+            parts,
+            outcomes,
+        )
     reported = []
     for arm in (*ch08_runs.DEEPNORM_HALVES, "pre"):
-        against = stats.paired_difference(_log(updates[arm]), _log(updates["deepnorm"]))
+        against = stats.paired_difference(log_values(updates[arm]), log_values(updates["deepnorm"]))
         reported.append(f"{ARM_NAMES[arm]} {against.text()}")
-    medians = "; ".join(f"{ARM_NAMES[a]} {stats.median_text(finals[a])}" for a in finals)
+    medians = "; ".join(f"{ARM_NAMES[a]} {formatting.median_text(finals[a])}" for a in finals)
     ours = (
         f"{full.n_layers} blocks (alpha {full.alpha:.2f}, beta {full.beta:.2f}), Adam lr "
         f"{full.lr:g}, no warmup, {n} seeds: "
@@ -317,7 +338,7 @@ def profile_measures(profile: list, n_layers: int) -> dict:
     """From one seed's per-block gradient norms: the spread (sd over blocks of log norm, the
     uniformity measure: 0 for a flat profile) and the tilt (mean log norm of the last quarter of
     the blocks - of the first quarter: < 0 when deep blocks get the smaller gradients)."""
-    logs = _log(profile)
+    logs = log_values(profile)
     quarter = max(1, n_layers // 4)
     return {
         "spread": statistics.stdev(logs),
@@ -343,143 +364,26 @@ def check_x1(result) -> Finding:
     parts, outcomes, quantities = [], [], []
     for when in ("init", "trained"):
         at = "at init" if when == "init" else f"after {result.steps} steps"
-        _part(f"Pre-LN tilt {at}", summary[when, "pre"]["tilt"], zeros, "lower", quantities,
-              parts, outcomes)  # fmt: skip
-        _part(f"Post-LN tilt {at}", summary[when, "post"]["tilt"], zeros, "higher", quantities,
-              parts, outcomes)  # fmt: skip
+        paired_part(f"Pre-LN tilt {at}", summary[when, "pre"]["tilt"], zeros, "lower", quantities,
+                    parts, outcomes)  # fmt: skip
+        paired_part(
+            f"Post-LN tilt {at}",
+            summary[when, "post"]["tilt"],
+            zeros,
+            "higher",
+            quantities,
+            parts,
+            outcomes,
+        )
         for other in ("pre", "post"):
-            _part(f"spread Mix - {ARM_NAMES[other]} {at}", summary[when, "mix"]["spread"],
-                  summary[when, other]["spread"], "lower", quantities, parts,
-                  outcomes)  # fmt: skip
+            paired_part(f"spread Mix - {ARM_NAMES[other]} {at}", summary[when, "mix"]["spread"],
+                        summary[when, other]["spread"], "lower", quantities, parts,
+                        outcomes)  # fmt: skip
     ours = (
         f"{result.n_layers} blocks (Mix-LN: {result.n_post} Post-LN, then Pre-LN), {len(result.seeds)}"
         f" seeds, Adam lr {result.lr:g}. Per seed, over the blocks' log gradient norms: tilt = last"
         " quarter's mean - first quarter's; spread = their sd. " + "; ".join(parts)
     )
-    return Finding(ours, combine(outcomes), tuple(quantities))
-
-
-# ---- L1 --------------------------------------------------------------------------------------
-
-
-def deep_half_mean(by_seed: list) -> list[float]:
-    """[seed]: the mean over the deeper half of the blocks."""
-    return [statistics.fmean(values[len(values) // 2 :]) for values in by_seed]
-
-
-def shallow_half_mean(by_seed: list) -> list[float]:
-    return [statistics.fmean(values[: len(values) // 2]) for values in by_seed]
-
-
-def _l1_diverged(result):
-    """(quantities, Finding or None): the diverged runs, counted; a Finding if any diverged."""
-    n = len(result.seeds)
-    diverged = {arm: stats.count_diverged(result.final_loss[arm]) for arm in result.arms}
-    quantities = [count(f"{ARM_NAMES[a]} runs diverged", k, n) for a, k in diverged.items()]
-    if any(diverged.values()):
-        return quantities, Finding(f"diverged runs: {diverged}", NOT_REPRODUCED, tuple(quantities))
-    return quantities, None
-
-
-def check_l1(result) -> Finding:
-    """The curse, in Pre-LN after training: the deeper half of the blocks matter less than the
-    shallower half when skipped, paired by seed. The study has no Post-LN or Peri-LN arm, so the
-    profile is not shown to be Pre-LN's own (a first block that does the heavy lifting gives it in
-    any stack): at most `partly`."""
-    quantities, diverged = _l1_diverged(result)
-    if diverged:
-        return diverged
-    parts, outcomes = [], []
-    skip = result.skip_loss_trained["pre"]
-    _part("Pre-LN skip-loss, deeper half - shallower half", deep_half_mean(skip),
-          shallow_half_mean(skip), "lower", quantities, parts, outcomes,
-          unit="nats")  # fmt: skip
-    ours = (
-        f"Pre-LN, {result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
-        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + ". No control arm "
-        "in this study, so the profile is not attributed to Pre-LN here (L1d adds Peri-LN)"
-    )
-    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
-
-
-CURSE_LABEL = "skip-loss gap (deeper half - shallower half), Pre-LN - Peri-LN"
-
-
-def _curse_gaps(result, control) -> tuple[list[float], list[float]]:
-    """Per seed, the deeper half's mean skip-loss minus the shallower half's: Pre-LN's (L1's runs)
-    and Peri-LN's (the control's)."""
-
-    def gap(arm, study):
-        skip = study.skip_loss_trained[arm]
-        return [d - s for d, s in zip(deep_half_mean(skip), shallow_half_mean(skip), strict=True)]
-
-    return gap("pre", result), gap("peri", control)
-
-
-def check_l1d(result, control) -> Finding:
-    """The curse as Pre-LN's own, declared before the control's run: per seed, the deeper half's
-    skip-loss minus the shallower half's, Pre-LN's minus Peri-LN's (the same seeds and data),
-    below 0: Pre-LN's deep blocks matter less, relative to its shallow ones, than Peri-LN's do.
-    Shown: each arm's own gap and the last stream's variance."""
-    quantities, diverged = _l1_diverged(result)
-    more, diverged_control = _l1_diverged(control)
-    quantities += more
-    if diverged or diverged_control:
-        return diverged or diverged_control
-    parts, outcomes = [], []
-    pre, peri = _curse_gaps(result, control)
-    _part(CURSE_LABEL, pre, peri, "lower", quantities, parts, outcomes, unit="nats")
-    shown = "; ".join(
-        f"{ARM_NAMES[arm]} gap {stats.paired_difference(values, [0.0] * len(values)).text()}, "
-        f"last stream variance {statistics.fmean(v[-1] for v in study.variance_trained[arm]):.3g}"
-        for arm, values, study in (("pre", pre, result), ("peri", peri, control))
-    )
-    ours = (
-        f"{result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
-        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + f". Shown: {shown}"
-    )
-    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
-
-
-def check_l1b(result, curse, control) -> Finding:
-    """The fix, after training, with the scaling minus without, paired by seed: the deeper half's
-    angular distance larger and their skip-loss larger (the deep blocks restored). Shown, not
-    graded: the last stream's variance (the mechanism's first step) and the held-out loss.
-    The premise first: a cure for Pre-LN's curse is exercised only where the curse is Pre-LN's own,
-    L1d's decision on `curse` (L1's runs) against Peri-LN's `control`; where it does not hold,
-    the verdict is `inconclusive (not exercised)`, with the fix's numbers shown."""
-    quantities, diverged = _l1_diverged(result)
-    if diverged:
-        return diverged
-    premise = stats.paired_difference(*_curse_gaps(curse, control))
-    premise_outcome = stats.better(premise, "lower")
-    quantities.append(aggregate(f"premise (L1d): {CURSE_LABEL}", premise))
-    plain, scaled = "pre", "layer_scaling"
-    parts, outcomes = [], []
-    angle, skip = result.angle_trained, result.skip_loss_trained
-    _part("deeper half's angular distance, scaled - not", deep_half_mean(angle[scaled]),
-          deep_half_mean(angle[plain]), "higher", quantities, parts, outcomes)  # fmt: skip
-    _part("deeper half's skip-loss, scaled - not", deep_half_mean(skip[scaled]),
-          deep_half_mean(skip[plain]), "higher", quantities, parts, outcomes,
-          unit="nats")  # fmt: skip
-    variance = result.variance_trained
-    tamed = stats.paired_difference(_log(v[-1] for v in variance[scaled]),
-                                    _log(v[-1] for v in variance[plain]))  # fmt: skip
-    final = stats.paired_difference(result.final_loss[scaled], result.final_loss[plain])
-    quantities += [aggregate("log last stream variance, scaled - not", tamed),
-                   aggregate("held-out loss, scaled - not", final)]  # fmt: skip
-    ours = (
-        f"Pre-LN, {result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
-        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + ". Not graded: log "
-        f"last stream variance, scaled - not, {tamed.text()}; held-out loss {final.text()} nats. "
-        "At init the scaling shrinks the deep branches by construction; the matrices that read "
-        "the norm's output can absorb the factor within tens of Adam steps (entries about 0.1, "
-        "moved by about lr a step); the 7B numbers are not checkable at CPU scale. The premise, "
-        "Pre-LN's own curse (L1d, on the "
-        f"{curse.steps}-step runs): {CURSE_LABEL} {tested(premise, premise_outcome, unit='nats')}"
-    )
-    if premise_outcome != stats.HOLDS:
-        return Finding(ours, NOT_EXERCISED, tuple(quantities))
     return Finding(ours, combine(outcomes), tuple(quantities))
 
 
@@ -605,66 +509,5 @@ CLAIMS = (
         "Post-LN, paired by seed, 95% t CI: each holds below "
         f"-{vocabulary.NEGLIGIBLE_NATS:g} nats and fails inside the negligible margin or above "
         "it; reproduced if both hold, partly if one; declared before the run",
-    ),
-    Claim(
-        id="L1",
-        claim="In Pre-LN the deep blocks do little (the curse of depth)",
-        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
-        paper_value="about half the layers of open LLMs less effective",
-        notebook=NOTEBOOK,
-        experiments=(ch08_runs.layer_scaling_study,),
-        check=check_l1,
-        test="Pre-LN, 8 blocks, Adam lr 3e-3, 100 steps, 6 seeds, after training, paired t 95%: "
-        "skip-loss of the deeper half - shallower half < 0; with no control arm at most 'partly'",
-    ),
-    Claim(
-        id="L1d",
-        claim="the curse of depth is Pre-LN's own: its deep blocks matter less, next to its "
-        "shallow ones, than in a stack whose blocks are normalized on the way out",
-        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
-        paper_value="Pre-LN's output variance grows with depth, so its deep blocks act close to "
-        "the identity",
-        notebook=NOTEBOOK,
-        experiments=(ch08_runs.layer_scaling_study, ch08_analysis.curse_control),
-        check=check_l1d,
-        test="L1's Pre-LN runs against Peri-LN on the same model, data, seeds (6), rate and steps "
-        "(100), after training: per seed, (deeper half's mean skip-loss - shallower half's), "
-        "Pre-LN minus Peri-LN, paired t 95% CI below 0; the mechanism only, so at most 'partly'; "
-        "declared before the Peri-LN run (L1 alone has no control arm)",
-    ),
-    Claim(
-        id="L1b",
-        claim="Scaling each norm's output by 1/sqrt(l) restores the deep blocks",
-        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
-        paper_value="perplexity gains from 130M to 7B",
-        notebook=NOTEBOOK,
-        experiments=(
-            ch08_runs.layer_scaling_study,
-            ch08_runs.layer_scaling_study,
-            ch08_analysis.curse_control,
-        ),  # fmt: skip
-        check=check_l1b,
-        test="the L1 runs, with the scaling minus without, paired t 95%: deeper half's angular "
-        "distance > 0 and deeper half's skip-loss > 0; the last stream's log variance and the "
-        "held-out loss shown, not graded. First the premise, L1d's decision: where Pre-LN's "
-        "curse is not shown to be its own, inconclusive (not exercised)",
-    ),
-    Claim(
-        id="L1c",
-        claim="L1b after a run three times as long: 1/sqrt(l) restores the deep blocks",
-        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
-        paper_value="perplexity gains from 130M to 7B",
-        notebook=NOTEBOOK,
-        experiments=(
-            ch08_analysis.layer_scaling_long,
-            ch08_runs.layer_scaling_study,
-            ch08_analysis.curse_control,
-        ),  # fmt: skip
-        check=check_l1b,
-        test="as L1b, on the L1 study trained for 300 steps instead of 100 (the "
-        "scaling may need longer to pay), paired t 95%: deeper half's angular distance, scaled "
-        "minus not, > 0 and deeper half's skip-loss > 0; declared before the run. First the "
-        "premise, L1d's decision on the 100-step runs (no 300-step control was run): where "
-        "Pre-LN's curse is not shown to be its own, inconclusive (not exercised)",
     ),
 )

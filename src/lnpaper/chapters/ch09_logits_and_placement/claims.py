@@ -3,7 +3,7 @@
 import math
 import statistics
 
-from lnpaper import stats, vocabulary
+from lnpaper import formatting, stats, vocabulary
 from lnpaper.chapters.ch09_logits_and_placement import analysis as ch09_analysis
 from lnpaper.chapters.ch09_logits_and_placement import runs as ch09_runs
 from lnpaper.chapters.ch09_logits_and_placement.analysis import qk_summary
@@ -196,7 +196,7 @@ def check_o1(study, first, arm: str = "reordered") -> Finding:
         )
         parts.append(
             f"lr {lr:g}: spikes {sum(fewer)} ({arm}) vs {sum(more)} (Pre-LN) over {n} runs each "
-            f"({stats.event_counts_text(fewer, more)}), permutation test p = "
+            f"({formatting.event_counts_text(fewer, more)}), permutation test p = "
             f"{stats.events_p(fewer, more):.2g}: {outcome}; held-out "
             f"loss, {arm} minus Pre-LN, {tested(loss, stats.better(loss, 'lower'))}; on seeds "
             f"{first.runs[arm][lr]['seeds'][0]}-{first.runs[arm][lr]['seeds'][-1]} (not graded) "

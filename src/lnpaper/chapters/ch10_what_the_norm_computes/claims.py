@@ -4,17 +4,17 @@ backward pass, Xu et al. 2019) and Y1 (after DyT).
 Margins, declared here before any of these runs was recorded:
 - E1: the rewrite is exact when its float64 logits lie within EXACT_BOUND of the original's
   (roundoff of a few hundred float64 operations on logits of size ~10 is ~1e-14); after training,
-  the two forms' held-out losses "match" when the paired 95% interval lies inside +-LM_MARGIN.
+  the two forms' held-out losses "match" when the paired 95% interval lies inside
+  +-NEGLIGIBLE_NATS.
 - E1c: a rewrite trained beside its LayerNorm twin stays "one model" with it when their float64
   log-probabilities stay within TRAJECTORY_BOUND at every comparison (declared before its run).
-- E2 and Y1: "no worse" and "matches" use LM_MARGIN (0.02 nats per token, notebook 06's); "better"
-  and "worse" need the paired 95% interval to clear 0.
+- E2 and Y1: "no worse" and "matches" use NEGLIGIBLE_NATS (0.02 nats per token, the negligible
+  difference of `lnpaper.vocabulary`); "better" and "worse" need the paired 95% interval to clear 0.
 """
 
 import statistics
 
 from lnpaper import stats, vocabulary
-from lnpaper.chapters.ch06_transformer.claims import LM_MARGIN
 from lnpaper.chapters.ch10_what_the_norm_computes import analysis as ch10_analysis
 from lnpaper.chapters.ch10_what_the_norm_computes import runs as ch10_runs
 from lnpaper.chapters.ch10_what_the_norm_computes.analysis import (
@@ -41,6 +41,7 @@ from lnpaper.companion.verdicts import (
     tested,
 )
 from lnpaper.data import SyntheticLanguage
+from lnpaper.vocabulary import NEGLIGIBLE_NATS
 
 NOTEBOOK = "10_what_the_norm_computes"
 EXACT_BOUND = 1e-10  # E1: float64 logits of the rewrite within this of the original's
@@ -68,7 +69,7 @@ def e1_parts(result) -> dict:
         parts.update(match=stats.FAILS, difference=None)
         return parts
     difference = stats.paired_difference(result.final_loss_rmsnorm, result.final_loss_layernorm)
-    parts.update(match=stats.matches(difference, LM_MARGIN), difference=difference)
+    parts.update(match=stats.matches(difference, NEGLIGIBLE_NATS), difference=difference)
     return parts
 
 
@@ -78,7 +79,7 @@ def check_e1(result) -> Finding:
     parts = e1_parts(result)
     difference = parts["difference"]
     match_text = "a run diverged" if difference is None else tested(
-        difference, f"{parts['match']} (match within +-{LM_MARGIN:g})", unit="nats"
+        difference, f"{parts['match']} (match within +-{NEGLIGIBLE_NATS:g})", unit="nats"
     )  # fmt: skip
     ours = (
         f"notebook 06's Pre-LN LM (d {result.d_model}, {result.n_layers} blocks), float64, "
@@ -410,7 +411,7 @@ CLAIMS = (
         check=check_e1,
         test=f"float64 max |logit difference| below {EXACT_BOUND:g} at init and after training "
         "(10 seeds); trained side by side under Adam, held-out loss, rewrite minus LayerNorm, "
-        f"paired by seed, 95% t CI inside +-{LM_MARGIN:g} nats (margin declared beforehand); the "
+        f"paired by seed, 95% t CI inside +-{NEGLIGIBLE_NATS:g} nats (margin declared beforehand); the "
         "drift of the logits is reported, not graded",
     ),
     Claim(
@@ -452,8 +453,8 @@ CLAIMS = (
         experiments=(ch10_analysis.detach_study,),
         check=check_e2,
         test="held-out loss, LayerNorm-simple minus LayerNorm, paired by seed (10), 95% t CI: "
-        f"below -{LM_MARGIN:g} better (reproduced); below +{LM_MARGIN:g} no worse (partly: a gain "
-        f"inside +-{LM_MARGIN:g} is negligible, the margin P2, T6 and E1 use); margin declared "
+        f"below -{NEGLIGIBLE_NATS:g} better (reproduced); below +{NEGLIGIBLE_NATS:g} no worse (partly: a gain "
+        f"inside +-{NEGLIGIBLE_NATS:g} is negligible, the margin P2, T6 and E1 use); margin declared "
         "beforehand, the rule for 'better' after the first look",
     ),
     Claim(
@@ -484,7 +485,7 @@ CLAIMS = (
         test="E2's model at Adam 3e-3 for 300 steps on a 512-sequence pool cycled (about 9 "
         "passes) and on fresh data, 10 seeds (10-19) no earlier run used. Premise: every "
         "LayerNorm pool run trains and LayerNorm over-fits (held-out loss, pool minus fresh, "
-        f"paired by seed, 95% t CI above +{LM_MARGIN:g} nats), else inconclusive (not "
+        f"paired by seed, 95% t CI above +{NEGLIGIBLE_NATS:g} nats), else inconclusive (not "
         "exercised). Held-out loss on the pool, LayerNorm-simple minus LayerNorm, paired by seed, "
         "graded as E2. Pool and steps chosen on three pilot seeds of LayerNorm alone; declared "
         "before the graded run",

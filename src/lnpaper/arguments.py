@@ -1,4 +1,4 @@
-"""Input checks shared by the numpy references and the torch modules.
+"""Argument validation shared by the numpy references and the torch modules.
 
 Bad input gets a ValueError that names the problem, never a silent NaN: with eps = 0 a constant row
 divides 0 by 0, and a shape that broadcasts by accident normalizes the wrong axis without complaint.

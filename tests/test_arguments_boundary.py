@@ -1,6 +1,6 @@
-"""Bad input is refused at the boundary, by name (issue 21, section 3).
+"""Bad input is refused at the boundary, by name.
 
-Every public constructor checks its arguments with `lnpaper.checks`: the ValueError names the
+Every public constructor checks its arguments with `lnpaper.arguments`: the ValueError names the
 argument and the value, nothing reaches torch's internals and nothing is coerced (True is not a
 count of 1, 8.0 is not a size, a cap of True is not a cap of 1). numpy's integers are ints.
 """
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import lnpaper
-from lnpaper import checks
+from lnpaper import arguments
 from lnpaper.data import digits
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.cnn import SmallCNN
@@ -215,20 +215,20 @@ def test_data_accepts_numpy_integers():
                        SyntheticLanguage().sample(4, 8, 1))  # fmt: skip
 
 
-# ---- the checks themselves ---------------------------------------------------------------
+# ---- the argument checks themselves ------------------------------------------------------
 
 
 @pytest.mark.parametrize("value", [True, False, 1.0, "1", None, np.bool_(True)])
 def test_check_positive_int_refuses_what_is_not_an_int(value):
     with pytest.raises(ValueError, match=re.escape(f"count must be a positive int, got {value!r}")):
-        checks.check_positive_int("count", value)
+        arguments.check_positive_int("count", value)
 
 
 def test_check_positive_int_returns_a_python_int():
-    assert type(checks.check_positive_int("count", np.int64(3))) is int
+    assert type(arguments.check_positive_int("count", np.int64(3))) is int
 
 
 @pytest.mark.parametrize("value", [1, 0, None, "yes", np.bool_(True)])
 def test_check_flag_accepts_only_bools(value):
     with pytest.raises(ValueError, match="flag must be True or False"):
-        checks.check_flag("flag", value)
+        arguments.check_flag("flag", value)

@@ -1,0 +1,213 @@
+"""Claims of notebook 08 on Sun et al.'s curse of depth (arXiv:2502.05795): L1 (in Pre-LN the deep
+blocks do little), L1d (the curse is Pre-LN's own, against Peri-LN) and L1b, L1c (LayerNorm Scaling
+restores the deep blocks). Admin, DeepNorm and Mix-LN are in `claims`; every part of a verdict is
+a paired comparison by seed, declared as `claims` says."""
+
+import statistics
+
+from lnpaper import stats
+from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
+from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
+from lnpaper.chapters.ch08_deep_stacks.claims import (
+    NOTEBOOK,
+    log_values,
+    mechanism_only,
+    paired_part,
+)
+from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
+from lnpaper.companion.verdicts import (
+    NOT_EXERCISED,
+    NOT_REPRODUCED,
+    Claim,
+    Finding,
+    aggregate,
+    combine,
+    count,
+    tested,
+)
+
+
+def deep_half_mean(by_seed: list) -> list[float]:
+    """[seed]: the mean over the deeper half of the blocks."""
+    return [statistics.fmean(values[len(values) // 2 :]) for values in by_seed]
+
+
+def shallow_half_mean(by_seed: list) -> list[float]:
+    return [statistics.fmean(values[: len(values) // 2]) for values in by_seed]
+
+
+def _l1_diverged(result):
+    """(quantities, Finding or None): the diverged runs, counted; a Finding if any diverged."""
+    n = len(result.seeds)
+    diverged = {arm: stats.count_diverged(result.final_loss[arm]) for arm in result.arms}
+    quantities = [count(f"{ARM_NAMES[a]} runs diverged", k, n) for a, k in diverged.items()]
+    if any(diverged.values()):
+        return quantities, Finding(f"diverged runs: {diverged}", NOT_REPRODUCED, tuple(quantities))
+    return quantities, None
+
+
+def check_l1(result) -> Finding:
+    """The curse, in Pre-LN after training: the deeper half of the blocks matter less than the
+    shallower half when skipped, paired by seed. The study has no Post-LN or Peri-LN arm, so the
+    profile is not shown to be Pre-LN's own (a first block that does the heavy lifting gives it in
+    any stack): at most `partly`."""
+    quantities, diverged = _l1_diverged(result)
+    if diverged:
+        return diverged
+    parts, outcomes = [], []
+    skip = result.skip_loss_trained["pre"]
+    paired_part("Pre-LN skip-loss, deeper half - shallower half", deep_half_mean(skip),
+                shallow_half_mean(skip), "lower", quantities, parts, outcomes,
+                unit="nats")  # fmt: skip
+    ours = (
+        f"Pre-LN, {result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
+        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + ". No control arm "
+        "in this study, so the profile is not attributed to Pre-LN here (L1d adds Peri-LN)"
+    )
+    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+
+
+CURSE_LABEL = "skip-loss gap (deeper half - shallower half), Pre-LN - Peri-LN"
+
+
+def _curse_gaps(result, control) -> tuple[list[float], list[float]]:
+    """Per seed, the deeper half's mean skip-loss minus the shallower half's: Pre-LN's (L1's runs)
+    and Peri-LN's (the control's)."""
+
+    def gap(arm, study):
+        skip = study.skip_loss_trained[arm]
+        return [d - s for d, s in zip(deep_half_mean(skip), shallow_half_mean(skip), strict=True)]
+
+    return gap("pre", result), gap("peri", control)
+
+
+def check_l1d(result, control) -> Finding:
+    """The curse as Pre-LN's own, declared before the control's run: per seed, the deeper half's
+    skip-loss minus the shallower half's, Pre-LN's minus Peri-LN's (the same seeds and data),
+    below 0: Pre-LN's deep blocks matter less, relative to its shallow ones, than Peri-LN's do.
+    Shown: each arm's own gap and the last stream's variance."""
+    quantities, diverged = _l1_diverged(result)
+    more, diverged_control = _l1_diverged(control)
+    quantities += more
+    if diverged or diverged_control:
+        return diverged or diverged_control
+    parts, outcomes = [], []
+    pre, peri = _curse_gaps(result, control)
+    paired_part(CURSE_LABEL, pre, peri, "lower", quantities, parts, outcomes, unit="nats")
+    shown = "; ".join(
+        f"{ARM_NAMES[arm]} gap {stats.paired_difference(values, [0.0] * len(values)).text()}, "
+        f"last stream variance {statistics.fmean(v[-1] for v in study.variance_trained[arm]):.3g}"
+        for arm, values, study in (("pre", pre, result), ("peri", peri, control))
+    )
+    ours = (
+        f"{result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
+        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + f". Shown: {shown}"
+    )
+    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+
+
+def check_l1b(result, curse, control) -> Finding:
+    """The fix, after training, with the scaling minus without, paired by seed: the deeper half's
+    angular distance larger and their skip-loss larger (the deep blocks restored). Shown, not
+    graded: the last stream's variance (the mechanism's first step) and the held-out loss.
+    The premise first: a cure for Pre-LN's curse is exercised only where the curse is Pre-LN's own,
+    L1d's decision on `curse` (L1's runs) against Peri-LN's `control`; where it does not hold,
+    the verdict is `inconclusive (not exercised)`, with the fix's numbers shown."""
+    quantities, diverged = _l1_diverged(result)
+    if diverged:
+        return diverged
+    premise = stats.paired_difference(*_curse_gaps(curse, control))
+    premise_outcome = stats.better(premise, "lower")
+    quantities.append(aggregate(f"premise (L1d): {CURSE_LABEL}", premise))
+    plain, scaled = "pre", "layer_scaling"
+    parts, outcomes = [], []
+    angle, skip = result.angle_trained, result.skip_loss_trained
+    paired_part("deeper half's angular distance, scaled - not", deep_half_mean(angle[scaled]),
+                deep_half_mean(angle[plain]), "higher", quantities, parts, outcomes)  # fmt: skip
+    paired_part("deeper half's skip-loss, scaled - not", deep_half_mean(skip[scaled]),
+                deep_half_mean(skip[plain]), "higher", quantities, parts, outcomes,
+                unit="nats")  # fmt: skip
+    variance = result.variance_trained
+    tamed = stats.paired_difference(log_values(v[-1] for v in variance[scaled]),
+                                    log_values(v[-1] for v in variance[plain]))  # fmt: skip
+    final = stats.paired_difference(result.final_loss[scaled], result.final_loss[plain])
+    quantities += [aggregate("log last stream variance, scaled - not", tamed),
+                   aggregate("held-out loss, scaled - not", final)]  # fmt: skip
+    ours = (
+        f"Pre-LN, {result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
+        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + ". Not graded: log "
+        f"last stream variance, scaled - not, {tamed.text()}; held-out loss {final.text()} nats. "
+        "At init the scaling shrinks the deep branches by construction; the matrices that read "
+        "the norm's output can absorb the factor within tens of Adam steps (entries about 0.1, "
+        "moved by about lr a step); the 7B numbers are not checkable at CPU scale. The premise, "
+        "Pre-LN's own curse (L1d, on the "
+        f"{curse.steps}-step runs): {CURSE_LABEL} {tested(premise, premise_outcome, unit='nats')}"
+    )
+    if premise_outcome != stats.HOLDS:
+        return Finding(ours, NOT_EXERCISED, tuple(quantities))
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
+CLAIMS = (
+    Claim(
+        id="L1",
+        claim="In Pre-LN the deep blocks do little (the curse of depth)",
+        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
+        paper_value="about half the layers of open LLMs less effective",
+        notebook=NOTEBOOK,
+        experiments=(ch08_runs.layer_scaling_study,),
+        check=check_l1,
+        test="Pre-LN, 8 blocks, Adam lr 3e-3, 100 steps, 6 seeds, after training, paired t 95%: "
+        "skip-loss of the deeper half - shallower half < 0; with no control arm at most 'partly'",
+    ),
+    Claim(
+        id="L1d",
+        claim="the curse of depth is Pre-LN's own: its deep blocks matter less, next to its "
+        "shallow ones, than in a stack whose blocks are normalized on the way out",
+        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
+        paper_value="Pre-LN's output variance grows with depth, so its deep blocks act close to "
+        "the identity",
+        notebook=NOTEBOOK,
+        experiments=(ch08_runs.layer_scaling_study, ch08_analysis.curse_control),
+        check=check_l1d,
+        test="L1's Pre-LN runs against Peri-LN on the same model, data, seeds (6), rate and steps "
+        "(100), after training: per seed, (deeper half's mean skip-loss - shallower half's), "
+        "Pre-LN minus Peri-LN, paired t 95% CI below 0; the mechanism only, so at most 'partly'; "
+        "declared before the Peri-LN run (L1 alone has no control arm)",
+    ),
+    Claim(
+        id="L1b",
+        claim="Scaling each norm's output by 1/sqrt(l) restores the deep blocks",
+        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
+        paper_value="perplexity gains from 130M to 7B",
+        notebook=NOTEBOOK,
+        experiments=(
+            ch08_runs.layer_scaling_study,
+            ch08_runs.layer_scaling_study,
+            ch08_analysis.curse_control,
+        ),  # fmt: skip
+        check=check_l1b,
+        test="the L1 runs, with the scaling minus without, paired t 95%: deeper half's angular "
+        "distance > 0 and deeper half's skip-loss > 0; the last stream's log variance and the "
+        "held-out loss shown, not graded. First the premise, L1d's decision: where Pre-LN's "
+        "curse is not shown to be its own, inconclusive (not exercised)",
+    ),
+    Claim(
+        id="L1c",
+        claim="L1b after a run three times as long: 1/sqrt(l) restores the deep blocks",
+        source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
+        paper_value="perplexity gains from 130M to 7B",
+        notebook=NOTEBOOK,
+        experiments=(
+            ch08_analysis.layer_scaling_long,
+            ch08_runs.layer_scaling_study,
+            ch08_analysis.curse_control,
+        ),  # fmt: skip
+        check=check_l1b,
+        test="as L1b, on the L1 study trained for 300 steps instead of 100 (the "
+        "scaling may need longer to pay), paired t 95%: deeper half's angular distance, scaled "
+        "minus not, > 0 and deeper half's skip-loss > 0; declared before the run. First the "
+        "premise, L1d's decision on the 100-step runs (no 300-step control was run): where "
+        "Pre-LN's curse is not shown to be its own, inconclusive (not exercised)",
+    ),
+)
