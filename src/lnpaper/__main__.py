@@ -137,10 +137,11 @@ def record_command(args) -> int:
 
 def stamp_command(names) -> int:
     """Write the current code's fingerprint into every entry (or those of `names`), recomputing
-    nothing. Only for a record the reproduction check has just confirmed on this code (entries
-    recorded before they carried a fingerprint, or a change to what the fingerprint covers): the
-    stamp then says the code each entry is known to match."""
-    from lnpaper.companion import record
+    nothing, and without a `calls` field (the experiment calls an entry made, which the record of
+    leaf runs does not keep). Only for a record the reproduction check has just confirmed on this
+    code (entries recorded before they carried a fingerprint, or a change to what the fingerprint
+    covers): the stamp then says the code each entry is known to match."""
+    from lnpaper.companion import entries, record
     from lnpaper.companion.fingerprint import code_fingerprint
     from lnpaper.experiments import EXPERIMENTS
     from lnpaper.reproduce import typed_entries
@@ -152,11 +153,11 @@ def stamp_command(names) -> int:
         if name not in EXPERIMENTS or (names and name not in names):
             continue
         fingerprint = code_fingerprint(EXPERIMENTS[name])
-        if entry.get("code") == fingerprint:
+        if entry.get("code") == fingerprint and "calls" not in entry:
             continue
-        entry = {**entry, "code": fingerprint}
+        entry = {k: v for k, v in entry.items() if k != "calls"} | {"code": fingerprint}
         ordered = {k: entry[k] for k in ("experiment", "key", "arguments", "code")} | entry
-        record.write_entry(directory / f"{name}-{entry['key']}.json", ordered)
+        entries.write_entry(directory / f"{name}-{entry['key']}.json", ordered)
         stamped += 1
     print(f"record --stamp: fingerprinted {stamped} entries in {directory}")
     return 0
@@ -265,9 +266,7 @@ def main(argv=None) -> int:
     reproduce_parser = commands.add_parser(
         "reproduce", help="recompute every experiment and compare it with the record"
     )
-    reproduce_parser.add_argument(
-        "names", nargs="*", metavar="NAME", help="only these experiments and their callers"
-    )
+    reproduce_parser.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
     reproduce_parser.add_argument("--workers", type=int, default=default_workers())
     reproduce_parser.add_argument("--report", type=Path, help="also write the report here")
     reproduce_parser.add_argument(

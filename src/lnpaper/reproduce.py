@@ -1,9 +1,8 @@
 """`python -m lnpaper record` and `python -m lnpaper reproduce`: recompute the record, in parallel.
 
 `recompute` runs record entries in worker processes, each experiment on `record.THREADS` threads,
-so the record is the same whatever the number of workers. An entry that called other experiments
-(a study bundling training runs) waits until those are done and then reads them, so the work is
-spread at the grain of the single runs.
+so the record is the same whatever the number of workers; the analyses `record` runs to find what
+the claims and figures read start once every entry is done.
 
 `reproduce` recomputes every entry into a temporary folder and compares it with the record: each
 claim's verdict must be the same, and each quantity a verdict rests on must lie within the
@@ -32,25 +31,7 @@ from pathlib import Path
 import torch
 
 from lnpaper import stats
-from lnpaper.companion import record, work
-
-
-def _depths(entries: list[dict]) -> dict[str, int]:
-    """key -> 0 for an entry that calls no recorded experiment, else 1 + its callees' deepest."""
-    by_key = {entry["key"]: entry for entry in entries}
-    depth: dict[str, int] = {}
-
-    def visit(key: str, path: tuple = ()) -> int:
-        if key not in depth:
-            if key in path:
-                raise ValueError(f"record entries call each other in a cycle: {path}")
-            callees = [k for _, k in by_key[key]["calls"] if k in by_key]
-            depth[key] = 1 + max((visit(k, (*path, key)) for k in callees), default=-1)
-        return depth[key]
-
-    for key in by_key:
-        visit(key)
-    return depth
+from lnpaper.companion import entries, record, work
 
 
 def _worker_init(directory: str, modules: tuple = ()) -> None:
@@ -73,7 +54,7 @@ def _worker_init(directory: str, modules: tuple = ()) -> None:
 
 
 def _stop_worker(directory: str) -> None:
-    record.stop_writing(Path(directory))  # no entry of this process half written, none started
+    entries.stop_writing(Path(directory))  # no entry of this process half written, none started
     os._exit(1)
 
 
@@ -110,26 +91,28 @@ def _progress(done: int, total: int, label: str, seconds: float, started: float)
 
 
 def recompute(
-    entries: list[dict],
+    tasks: list[dict],
     directory: Path,
     workers: int,
     redo: set[str] = frozenset(),
     modules: tuple = (),
+    then: list[dict] = (),
 ) -> list[str]:
-    """Compute `entries` (name and arguments) into `directory` in fill mode: callees first, the
-    longest first among those ready (by their recorded seconds; an entry never recorded, first),
-    on `workers` processes. The keys in `redo` are computed again although the record holds them,
-    each new entry replacing the old one when complete; an entry that calls one reads it once
-    it is redone (a callee not yet redone that a caller reaches is computed by the caller).
-    `modules` are imported in each worker (experiments registered elsewhere).
+    """Compute `tasks` (an experiment's name or an analysis's "module:function", and arguments)
+    into `directory` in fill mode on `workers` processes, the longest first (by their recorded
+    seconds; a task never recorded, first); then the tasks of `then`, once every one of `tasks`
+    is done (the analyses that read what `tasks` records). The keys in `redo` are computed again
+    although the record holds them, each new entry replacing the old one when complete, and each
+    once: a task that reaches one already redone reads it. `modules` are imported in each worker
+    (experiments registered elsewhere).
 
     Interrupted (Ctrl-C, SIGTERM, a failed experiment), it stops its workers at once, and the
     record holds each entry's old version or its new one. Returns the entries that could not be
     written."""
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
-    depths = _depths(entries)
-    pending = sorted(entries, key=lambda e: -e.get("made", {}).get("seconds", math.inf))
+    pending, later = _longest_first(tasks), _longest_first(then)
+    total = len(pending) + len(later)
     done_keys: set[str] = set()
     unwritten: list[str] = []
     started = time.perf_counter()
@@ -144,25 +127,24 @@ def recompute(
     with _sigterm_raises():
         try:
             running = {}
-            while pending or running:
-                ready = [
-                    e for e in pending if all(k in done_keys for _, k in e["calls"] if k in depths)
-                ]
-                for entry in ready[: workers - len(running)]:
-                    pending.remove(entry)
+            while pending or running or later:
+                if not pending and not running:
+                    pending, later = later, []
+                for task in pending[: workers - len(running)]:
+                    pending.remove(task)
                     left = frozenset(redo) - done_keys
-                    future = pool.submit(_compute, entry["experiment"], entry["arguments"], left)
-                    running[future] = entry
+                    future = pool.submit(_compute, task["experiment"], task["arguments"], left)
+                    running[future] = task
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    entry = running.pop(future)
+                    task = running.pop(future)
                     seconds, failed = future.result()
                     unwritten += failed
-                    done_keys.add(entry["key"])
-                    label = entry.get("label") or f"{entry['experiment']}-{entry['key']}"
+                    done_keys.add(task["key"])
+                    label = task.get("label") or f"{task['experiment']}-{task['key']}"
                     _progress(
-                        len(entries) - len(pending) - len(running),
-                        len(entries),
+                        total - len(pending) - len(running) - len(later),
+                        total,
                         label,
                         seconds,
                         started,
@@ -172,6 +154,10 @@ def recompute(
             raise
         pool.shutdown()
     return unwritten
+
+
+def _longest_first(tasks) -> list[dict]:
+    return sorted(tasks, key=lambda task: -task.get("made", {}).get("seconds", math.inf))
 
 
 @contextlib.contextmanager
@@ -207,7 +193,7 @@ def _stop_pool(pool: ProcessPoolExecutor, directory: Path) -> None:
                 process.kill()
                 process.join(5)
     for process in processes:
-        record.remove_partial(directory, process.pid)
+        entries.remove_partial(directory, process.pid)
     pool.shutdown(wait=False, cancel_futures=True)
 
 
@@ -224,8 +210,8 @@ def typed_entries(directory: Path) -> list[dict]:
 
 
 def record_command(names: list[str], workers: int) -> int:
-    """Recompute the entries of `names` (all if none) and the entries that call them, in the record
-    itself, and the default call of each experiment named; then compute whatever the claims and
+    """Recompute the entries of `names` (all if none) in the record itself, and the default call of
+    each experiment named; then compute whatever the claims and
     figures need that it still lacks. Each new entry replaces the old one only when it is complete,
     so an interrupted `record` loses nothing."""
     if workers < 1:
@@ -242,12 +228,6 @@ def record_command(names: list[str], workers: int) -> int:
         return 1
     existing = typed_entries(directory)
     chosen = {e["key"] for e in existing if not names or e["experiment"] in names}
-    callers = {e["key"]: {k for _, k in e["calls"]} for e in existing}
-    while True:  # the entries that call a chosen one are stale too
-        more = {k for k, calls in callers.items() if calls & chosen} - chosen
-        if not more:
-            break
-        chosen |= more
     redo = [e for e in existing if e["key"] in chosen]
     # Then whatever the claims and figures ask for that is not recorded yet (new arguments, a new
     # experiment), and the default call of each experiment named: computed unless already there.
@@ -256,27 +236,25 @@ def record_command(names: list[str], workers: int) -> int:
     asked = {run.__name__ for run in calls if run.__name__ in registered} | set(names)
     recorded = {e["key"] for e in existing}
     defaults = [
-        {"experiment": name, "arguments": {}, "key": key, "calls": [], "label": f"{name}()"}
+        {"experiment": name, "arguments": {}, "key": key, "label": f"{name}()"}
         for name in sorted(asked)
         if (key := _default_key(name)) is not None and key not in recorded
     ]
     # The analyses the claims and figures read, each once everything above is done: in fill mode
     # an analysis reads the runs it needs and computes (and records) those still missing.
-    everything = [[e["experiment"], e["key"]] for e in redo + defaults]
     analyses = [
         {"experiment": f"{run.__module__}:{run.__qualname__}", "arguments": {},
-         "key": f"{run.__module__}.{run.__qualname__}()", "calls": everything,
+         "key": f"{run.__module__}.{run.__qualname__}()",
          "label": f"{run.__qualname__}() (an analysis)"}
         for run in calls
         if run.__name__ not in registered
     ]  # fmt: skip
-    tasks = redo + defaults + analyses
     print(f"record: {len(redo)} entries, {len(defaults)} default calls and {len(analyses)} "
           f"analyses into {directory}, {workers} worker(s), on ATEN's portable kernels "
           f"(ATEN_CPU_CAPABILITY={RECORD_ATEN})")  # fmt: skip
     try:
         with _workers_on_path(RECORD_ATEN):  # the record's path, whatever this machine's
-            unwritten = recompute(tasks, directory, workers, redo=chosen)
+            unwritten = recompute(redo + defaults, directory, workers, redo=chosen, then=analyses)
     except KeyboardInterrupt:
         print(
             f"record: interrupted; each entry in {directory} is as it was or newly complete",
@@ -719,17 +697,6 @@ def quantity_table(quantities) -> list[str]:
     return lines
 
 
-def _with_callers(entries: list[dict], names: list[str]) -> set[str]:
-    """The keys of the entries of experiments `names` and of every entry that calls one of them."""
-    chosen = {e["key"] for e in entries if e["experiment"] in names}
-    callers = {e["key"]: {k for _, k in e["calls"]} for e in entries}
-    while True:
-        more = {k for k, calls in callers.items() if calls & chosen} - chosen
-        if not more:
-            return chosen
-        chosen |= more
-
-
 # ATEN_CPU_CAPABILITY's value for each capability torch reports
 _ATEN_VALUES = {"DEFAULT": "default", "AVX2": "avx2", "AVX512": "avx512"}
 RECORD_ATEN = _ATEN_VALUES[record.RECORD_PATH]  # the path `record` computes on
@@ -787,8 +754,8 @@ def reproduce_command(
     keep: Path | None = None,
     flops: Path | None = None,
 ) -> int:
-    """Recompute the record (or only the entries of `names`, their callers and the claims that
-    rest on them: a writer's quick check) and compare it with what is recorded. With `keep`, the
+    """Recompute the record (or only the entries of `names` and the claims that rest on them: a
+    writer's quick check) and compare it with what is recorded. With `keep`, the
     recomputed record stays in that folder (its old JSON files removed first): `make test` runs
     every notebook on it, so each must reach its end on this machine's numbers. With `flops` (the
     counts `python -m lnpaper work` wrote), the report states the check's FLOPs and rate."""
@@ -803,7 +770,7 @@ def reproduce_command(
         if unknown:
             print(f"unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
             return 2
-        keys = _with_callers(recorded, list(names))
+        keys = {e["key"] for e in recorded if e["experiment"] in names}
         unchanged = [e for e in recorded if e["key"] not in keys]
         recorded = [e for e in recorded if e["key"] in keys]
         touched = {e["experiment"] for e in recorded}
