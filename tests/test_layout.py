@@ -28,7 +28,11 @@ TOP = {
     "lnpaper.experiments",
     "lnpaper.figures",
     "lnpaper.ledger",
+    "lnpaper.recompute",
+    "lnpaper.registered",
     "lnpaper.reproduce",
+    "lnpaper.reproduce_compare",
+    "lnpaper.reproduce_report",
 }
 
 

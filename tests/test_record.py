@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from lnpaper import progress, reproduce
+from lnpaper import progress, reproduce, reproduce_compare
 from lnpaper.companion import entries, live, record
 from lnpaper.companion.registry import experiment
 from lnpaper.companion.runtime import THREADS, setup
@@ -476,7 +476,7 @@ def test_the_comparison_catches_a_changed_quantity_and_a_changed_verdict(tmp_pat
     for directory in (recorded, fresh):
         reproduce.recompute(tasks, directory, workers=1)
     f3 = [claims.BY_ID["F3"]]
-    quantities, verdicts, _ = reproduce.compare_claims(recorded, fresh, f3)
+    quantities, verdicts, _ = reproduce_compare.compare_claims(recorded, fresh, f3)
     assert all(row[-1] for row in quantities) and quantities
     assert [row[-1] for row in verdicts] == ["same"]
 
@@ -484,7 +484,7 @@ def test_the_comparison_catches_a_changed_quantity_and_a_changed_verdict(tmp_pat
     entry = json.loads(path.read_text())
     entry["result"]["max_diff_dx"] = 1e-9  # beyond F3's roundoff bound, and its verdict flips
     path.write_text(json.dumps(entry))
-    quantities, verdicts, _ = reproduce.compare_claims(recorded, fresh, f3)
+    quantities, verdicts, _ = reproduce_compare.compare_claims(recorded, fresh, f3)
     assert not quantities[0][-1]
     assert verdicts == [("F3", "backward_parity", "reproduced", "not reproduced", "CHANGED")]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lnpaper import reproduce
+from lnpaper import reproduce, reproduce_report
 from lnpaper.__main__ import main
 from lnpaper.companion import entries, record
 from lnpaper.companion.registry import experiment, result_types
@@ -417,7 +417,7 @@ def test_the_report_names_the_cpu_models_of_the_record():
         return {"made": {"cpu_capability": "AVX2", "date": "2026-12-01", "cpu_model": model}}
 
     old = {"made": {"cpu_capability": "AVX2", "date": "2026-11-30"}}
-    line = reproduce._machine([made("AMD EPYC"), made("Intel Xeon"), old])
+    line = reproduce_report._machine([made("AMD EPYC"), made("Intel Xeon"), old])
     assert "AMD EPYC" in line and "Intel Xeon" in line and "not recorded" in line
 
 

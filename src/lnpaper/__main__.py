@@ -141,18 +141,19 @@ def stamp_command(names) -> int:
     leaf runs does not keep). Only for a record the reproduction check has just confirmed on this
     code (entries recorded before they carried a fingerprint, or a change to what the fingerprint
     covers): the stamp then says the code each entry is known to match."""
+    from lnpaper import registered
     from lnpaper.companion import entries, record
     from lnpaper.companion.fingerprint import code_fingerprint
-    from lnpaper.experiments import EXPERIMENTS
     from lnpaper.reproduce import typed_entries
 
+    experiments = registered.experiments()
     directory = record.record_dir()
     stamped = 0
     for entry in typed_entries(directory):
         name = entry["experiment"]
-        if name not in EXPERIMENTS or (names and name not in names):
+        if name not in experiments or (names and name not in names):
             continue
-        fingerprint = code_fingerprint(EXPERIMENTS[name])
+        fingerprint = code_fingerprint(experiments[name])
         if entry.get("code") == fingerprint and "calls" not in entry:
             continue
         entry = {k: v for k, v in entry.items() if k != "calls"} | {"code": fingerprint}
@@ -166,11 +167,12 @@ def stamp_command(names) -> int:
 def prune_command() -> int:
     """Delete the entries of experiments no longer registered (a study turned into an analysis of
     the runs it gathers, say), naming each."""
+    from lnpaper import registered
     from lnpaper.companion import record
-    from lnpaper.experiments import EXPERIMENTS
 
     directory = record.record_dir()
-    pruned = [e for e in record.entries(directory) if e["experiment"] not in EXPERIMENTS]
+    experiments = registered.experiments()
+    pruned = [e for e in record.entries(directory) if e["experiment"] not in experiments]
     for entry in pruned:
         path = directory / f"{entry['experiment']}-{entry['key']}.json"
         path.unlink()
@@ -180,14 +182,14 @@ def prune_command() -> int:
 
 
 def stale_command(args) -> int:
+    from lnpaper import registered
     from lnpaper.companion import record
     from lnpaper.companion.fingerprint import stale_entries
-    from lnpaper.experiments import EXPERIMENTS
     from lnpaper.reproduce import typed_entries
 
     directory = record.record_dir()
     found = typed_entries(directory)
-    lines = stale_entries(found, EXPERIMENTS)
+    lines = stale_entries(found, registered.experiments())
     for line in lines:
         print(line)
     print(
@@ -242,7 +244,7 @@ def main(argv=None) -> int:
     claims_parser = commands.add_parser("claims", help="write CLAIMS.md only")
     claims_parser.add_argument("--check", action="store_true", help="fail if it would change")
     claims_parser.set_defaults(run=claims_command)
-    from lnpaper.reproduce import default_workers
+    from lnpaper.recompute import default_workers
 
     record_parser = commands.add_parser("record", help="recompute entries of the record")
     record_parser.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
