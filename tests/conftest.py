@@ -14,7 +14,7 @@ torch.set_num_threads(1)
 
 # Tests read the record, and compute in memory what it lacks (a small experiment a test calls with
 # its own arguments); they never write the record.
-TESTS = record.Settings(read=True, missing="compute", directory=record.record_dir(), mode="on")
+TESTS = record.Record(record.record_dir(), "on", missing="compute")
 record.configure(TESTS)
 
 

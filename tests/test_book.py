@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 import yaml
 
-from lnpaper import book, reproduce
+from lnpaper import book, reproduce_report
 
 FIGURES = book.figures()
 
@@ -399,7 +399,7 @@ def test_the_reproduction_reports_long_tables_are_folded_when_it_loads(pages):
     tables = pages[HTML / "_generated" / "reproduction.html"]["folded_tables"]
     assert tables, "the reproduction report shows no table"
     for table in tables:
-        if table["rows"] > reproduce.FOLD_ROWS:
+        if table["rows"] > reproduce_report.FOLD_ROWS:
             assert table["folded"], f"a table of {table['rows']} rows is not folded"
 
 
@@ -426,7 +426,9 @@ def test_the_reproduction_report_names_its_machine_and_commit_and_folds_long_tab
         if line.startswith("|") and depth == 0:
             rows += 1
         else:
-            assert rows - 2 <= reproduce.FOLD_ROWS, f"a table of {rows - 2} rows is not folded"
+            assert rows - 2 <= reproduce_report.FOLD_ROWS, (
+                f"a table of {rows - 2} rows is not folded"
+            )
             rows = 0
 
 

@@ -20,7 +20,7 @@ from lnpaper.companion.png import PNG_TOLERANCE, save_png
 
 FIGURES = book.figures()
 
-# The quickest registered figure to draw, and one of the smallest (1300 x 720 px), so a nudged
+# The quickest figure to draw, and one of the smallest (1300 x 720 px), so a nudged
 # pixel weighs more in its RMS than in most.
 NAME = "detach_norms"
 LONG_AGO = 1_000_000_000  # an mtime no redraw can leave behind

@@ -1,4 +1,4 @@
-"""Every registered figure, drawn from the record, against the house style (lnpaper.companion.style):
+"""Every figure, drawn from the record, against the house style (lnpaper.companion.style):
 the palette's colour for each method it shows, display names, widths, fonts, one legend kept off
 the data, a finding for a title and units on loss axes."""
 

@@ -38,10 +38,10 @@ def load(tmp_path, monkeypatch):
     return lambda text, name: _load(tmp_path, monkeypatch, text, name)
 
 
-def _load(tmp_path, monkeypatch, text: str, name: str):
-    """`text` as a fresh chapter module (a new name each time: the fingerprint reads a module once;
-    and it follows names into chapter modules only)."""
-    name = f"lnpaper.chapters.fingerprint_test_{name}_{next(LOADED)}"
+def _load(tmp_path, monkeypatch, text: str, name: str, package: str = "lnpaper.chapters"):
+    """`text` as a fresh module of `package` (a new name each time: the fingerprint reads a module
+    once; and it follows names into lnpaper's modules only)."""
+    name = f"{package}.fingerprint_test_{name}_{next(LOADED)}"
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(text))
     spec = importlib.util.spec_from_file_location(name, path)
@@ -136,6 +136,32 @@ def test_code_reached_through_a_chapter_modules_attribute_is_covered(load):
         user = load(f"import {module.__name__} as shared\n\n" + experiment, "user")
         fingerprints.append(code_fingerprint(user.tiny))
     assert fingerprints[0] != fingerprints[1]  # the constant the helper reads changed
+
+
+@pytest.mark.parametrize(
+    ("package", "covered"),
+    [
+        ("lnpaper.models", True),
+        ("lnpaper", True),
+        ("lnpaper.companion", False),
+        ("elsewhere", False),
+    ],
+)
+def test_library_code_the_experiment_reaches_is_covered_the_companion_not(
+    tmp_path, monkeypatch, load, package, covered
+):
+    """A helper or constant of the library below the chapters changes the fingerprint; the
+    companion's code, which routes a call without changing its result, and code outside lnpaper
+    do not."""
+    helpers = BODY.split("def unrelated")[0]
+    experiment = "def tiny(*, n: int = 3):\n    return [helper(i) for i in range(n)]\n"
+    fingerprints = []
+    for scale in ("2.0", "3.0"):
+        text = helpers.replace("SCALE = 2.0", f"SCALE = {scale}")
+        library = _load(tmp_path, monkeypatch, text, "library", package)
+        user = load(f"from {library.__name__} import helper\n\n" + experiment, "library_user")
+        fingerprints.append(code_fingerprint(user.tiny))
+    assert (fingerprints[0] != fingerprints[1]) == covered
 
 
 def test_the_fingerprints_text_is_the_same_on_every_python():

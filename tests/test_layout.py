@@ -35,7 +35,10 @@ TOP = {
     "lnpaper.book",
     "lnpaper.count_work",
     "lnpaper.ledger",
+    "lnpaper.recompute",
     "lnpaper.reproduce",
+    "lnpaper.reproduce_compare",
+    "lnpaper.reproduce_report",
 }
 
 

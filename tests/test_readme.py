@@ -1,5 +1,5 @@
 """The README's gallery: a lead figure, then a few of the papers' results in notebook order, each
-image a registered figure followed by its finding and a link to the notebook that draws it."""
+image a figure of the book followed by its finding and a link to the notebook that draws it."""
 
 import re
 from pathlib import Path

@@ -7,14 +7,15 @@ import math
 import os
 import re
 import stat
+import time
 import warnings
 
 import numpy as np
 import pytest
 import torch
 
-from lnpaper import progress, reproduce
-from lnpaper.companion import record
+from lnpaper import progress, reproduce, reproduce_compare
+from lnpaper.companion import entries, live, record
 from lnpaper.companion.chapter import experiment
 from lnpaper.companion.runtime import THREADS, setup
 
@@ -104,7 +105,7 @@ def test_keys_are_canonical_and_exact_whatever_numpy_prints(store):
         record.key("e", {"x": float("nan")})
 
 
-def test_an_entry_says_how_it_was_made_and_what_it_called(store):
+def test_an_entry_says_how_it_was_made(store):
     calling_experiment()
     (path,) = store.glob("calling_experiment-*.json")
     entry = json.loads(path.read_text())
@@ -113,8 +114,48 @@ def test_an_entry_says_how_it_was_made_and_what_it_called(store):
     assert made["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
     assert made["threads"] == THREADS and made["seconds"] >= 0 and made["date"]
     assert entry["arguments"] == {"scale": 2.0}
-    inner_key = record.key("counting_experiment", {"scale": 2.0, "sizes": (1, 2)})
-    assert entry["calls"] == [["counting_experiment", inner_key]]
+    assert "calls" not in entry  # the record holds leaf runs: an entry lists no calls it made
+    assert entry["code"] == record.code_of(calling_experiment)
+
+
+def test_an_entry_is_read_from_disk_once_until_its_file_changes(store):
+    """One process reads and decodes an entry once, whoever asks (a cell, a claim, the ledger);
+    a changed file is read again, and each reader gets a result of its own."""
+    counting_experiment()
+    (path,) = store.glob("counting_experiment-*.json")
+    _age(path)
+    record.configure(record.settings_for("strict", store))
+    reads = entries.DECODED.reads
+    first, second = counting_experiment(), counting_experiment()
+    assert first == second and entries.DECODED.reads == reads + 1
+    assert first.values is not second.values  # a reader may change its result: not shared
+    entry = json.loads(path.read_text())
+    entry["result"]["values"] = [7.0, 8.0]
+    path.write_text(json.dumps(entry))
+    assert counting_experiment().values == [7.0, 8.0] and entries.DECODED.reads == reads + 2
+    # a file changed this recently may change again unseen by its time: read every time
+    assert counting_experiment().values == [7.0, 8.0] and entries.DECODED.reads == reads + 3
+    _age(path)
+    counting_experiment(), counting_experiment()
+    assert entries.DECODED.reads == reads + 4
+
+
+def _age(path) -> None:
+    """Date the file a minute back, beyond any file system's timestamp granularity."""
+    then = time.time() - 60
+    os.utime(path, (then, then))
+
+
+def test_an_entry_that_lists_the_calls_it_made_still_reads(store):
+    counting_experiment()
+    (path,) = store.glob("counting_experiment-*.json")
+    entry = json.loads(path.read_text())
+    entry["calls"] = [["another_experiment", "0123456789abcdef"]]  # as entries once recorded
+    path.write_text(json.dumps(entry))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert counting_experiment().values == [2.0, 4.0]
+    assert CALLS == [2.0]
 
 
 def test_an_entry_from_another_numeric_path_is_refused_before_it_is_computed(store, monkeypatch):
@@ -208,17 +249,16 @@ def test_a_cell_announces_its_first_live_call_and_counts_them_all_in_one_line(
 
 def test_the_estimate_scales_a_recorded_calls_time_by_the_counts_that_differ():
     defaults = {"seeds": (0, 1, 2), "steps": 200, "lr": 3e-3, "norm": "layernorm", "flag": True}
-    assert record.scaled_estimate(60.0, {"seeds": (0,), "steps": 400}, defaults) == 40.0
+    assert live.scaled_estimate(60.0, {"seeds": (0,), "steps": 400}, defaults) == 40.0
     # rates, words and flags are not counts: the estimate stays the recorded call's
     assert (
-        record.scaled_estimate(60.0, {"lr": 1e-2, "norm": "rmsnorm", "flag": False}, defaults)
-        == 60.0
+        live.scaled_estimate(60.0, {"lr": 1e-2, "norm": "rmsnorm", "flag": False}, defaults) == 60.0
     )
-    assert record.scaled_estimate(60.0, {"seeds": range(30)}, defaults) == 600.0
+    assert live.scaled_estimate(60.0, {"seeds": range(30)}, defaults) == 600.0
     # a size within one step counts by its square root
-    assert record.scaled_estimate(60.0, {"hidden": 64, "batch_size": 4}, {"hidden": 16}) == 120.0
+    assert live.scaled_estimate(60.0, {"hidden": 64, "batch_size": 4}, {"hidden": 16}) == 120.0
     # which seed, and how often to evaluate, do not size the work
-    assert record.scaled_estimate(60.0, {"seed": 7, "eval_every": 50}, {"seed": 1}) == 60.0
+    assert live.scaled_estimate(60.0, {"seed": 7, "eval_every": 50}, {"seed": 1}) == 60.0
 
 
 def test_an_epoch_based_estimate_counts_the_steps_a_smaller_batch_takes(store):
@@ -228,19 +268,19 @@ def test_an_epoch_based_estimate_counts_the_steps_a_smaller_batch_takes(store):
     mine = {"model": "layernorm", "batch_size": 2, "epochs": 4, "seeds": (0, 1)}
     steps = (4 / 2) / (12 / 4)
     expected = 49.1 * steps * math.sqrt(2 / 4) * (2 / 20)
-    assert record.scaled_estimate(49.1, mine, recorded) == pytest.approx(expected)
+    assert live.scaled_estimate(49.1, mine, recorded) == pytest.approx(expected)
     assert expected > 49.1 * (4 / 12) * (2 / 20)  # more than the epochs and seeds alone say
     # the study form: each of its batch sizes counts its own steps
     study = {"batch_sizes": [128, 2], "epochs": 12}
     work = 12 / math.sqrt(128) + 12 / math.sqrt(2)
     default = 12 / math.sqrt(128) + 12 / math.sqrt(4)
-    assert record.scaled_estimate(
+    assert live.scaled_estimate(
         1.0, study, {"batch_sizes": [128, 4], "epochs": 12}
     ) == pytest.approx(work / default)
     # the nearest recorded call: the same batch before a cheaper-to-scale other batch
     _recorded(store, recorded, 49.1)
     _recorded(store, {**recorded, "batch_size": 128}, 7.6)
-    estimate, nearest, seconds = record.nearest_estimate("counting_experiment", mine, store)
+    estimate, nearest, seconds = live.nearest_estimate("counting_experiment", mine, store)
     assert (nearest["batch_size"], seconds) == (4, 49.1) and estimate == pytest.approx(expected)
 
 
@@ -248,7 +288,7 @@ def test_a_longer_test_is_not_more_training():
     """The test sequences' length is a forward pass after training: it does not scale the time."""
     recorded = {"steps": 200, "test_length": 16, "extra_steps": 0}
     mine = {"steps": 200, "test_length": 48, "extra_steps": 16}
-    assert record.scaled_estimate(16.4, mine, recorded) == 16.4
+    assert live.scaled_estimate(16.4, mine, recorded) == 16.4
 
 
 def _recorded(store, arguments: dict, seconds: float) -> None:
@@ -264,20 +304,20 @@ def test_the_estimate_starts_from_the_recorded_call_that_shares_the_most_words(s
     _recorded(store, {"cell": "lstm", "form": "rows", "steps": 300, "seeds": [0, 1]}, 10.0)
     _recorded(store, {"cell": "lstm", "form": "pixels", "steps": 300, "seeds": [0, 1]}, 80.0)
     _recorded(store, {"cell": "lstm", "form": "pixels", "steps": 30, "seeds": [0]}, 3.0)
-    estimate, nearest, seconds = record.nearest_estimate(
+    estimate, nearest, seconds = live.nearest_estimate(
         "counting_experiment", {"cell": "lstm", "form": "pixels", "steps": 200, "seeds": (0,)},
         store,
     )  # fmt: skip
     assert seconds == 80.0 and estimate == pytest.approx(80.0 / 3)  # scaled by 1/3, not by 200/30
     assert nearest["form"] == "pixels"
-    estimate, nearest, _ = record.nearest_estimate(
+    estimate, nearest, _ = live.nearest_estimate(
         "counting_experiment", {"cell": "gru", "form": "rows", "steps": 600, "seeds": (0, 1)}, store
     )
     assert estimate == 20.0 and nearest["form"] == "rows"
-    message = record.live_message("counting_experiment", {"cell": "gru", "form": "rows",
+    message = live.live_message("counting_experiment", {"cell": "gru", "form": "rows",
                                                          "steps": 600, "seeds": (0, 1)}, store)  # fmt: skip
     assert "about 20 s" in message and "differs in cell, steps" in message
-    assert record.nearest_estimate("calling_experiment", {"scale": 1.0}, store) is None
+    assert live.nearest_estimate("calling_experiment", {"scale": 1.0}, store) is None
 
 
 @pytest.mark.parametrize("garbage", ["", '{"experiment": "counting_exp', "not json", "[]"])
@@ -319,7 +359,7 @@ def test_a_write_error_still_returns_the_result(store, monkeypatch):
     def refuse(path, entry):
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(record, "write_entry", refuse)
+    monkeypatch.setattr(entries, "write_entry", refuse)
     with pytest.warns(UserWarning, match="could not record"):
         assert counting_experiment().values == [2.0, 4.0]
 
@@ -387,14 +427,14 @@ def test_experiments_run_on_the_fixed_thread_count_whatever_the_caller_set(store
 
 def test_results_must_be_plain_numbers(store):
     with pytest.raises(TypeError, match="plain numbers"):
-        record.to_plain(CountResult(values=[object()], scale=1.0))
+        entries.to_plain(CountResult(values=[object()], scale=1.0))
 
 
 @pytest.mark.slow
 def test_the_record_is_the_same_whatever_the_number_of_workers(tmp_path):
     """Two cheap experiments recomputed in worker processes, on 1 and on 2 workers."""
     tasks = [
-        {"experiment": name, "arguments": {}, "key": name, "calls": []}
+        {"experiment": name, "arguments": {}, "key": name}
         for name in ("layernorm_parity", "per_token_independence", "batch_of_one")
     ]
     for workers in (1, 2):
@@ -403,19 +443,6 @@ def test_the_record_is_the_same_whatever_the_number_of_workers(tmp_path):
     assert [p.name for p in one] == [p.name for p in two] and len(one) == 3
     for a, b in zip(one, two, strict=True):
         assert json.loads(a.read_text())["result"] == json.loads(b.read_text())["result"]
-
-
-def test_callees_are_recomputed_before_their_callers():
-    entries = [
-        {"key": "a", "calls": [["x", "b"]]},
-        {"key": "b", "calls": [["x", "c"], ["x", "not recorded"]]},
-        {"key": "c", "calls": []},
-    ]
-    assert reproduce._depths(entries) == {"a": 2, "b": 1, "c": 0}
-    with pytest.raises(ValueError, match="cycle"):
-        reproduce._depths(
-            [{"key": "a", "calls": [["x", "b"]]}, {"key": "b", "calls": [["x", "a"]]}]
-        )
 
 
 def test_no_warning_in_a_clean_read(store):
@@ -445,11 +472,11 @@ def test_the_comparison_catches_a_changed_quantity_and_a_changed_verdict(tmp_pat
     from lnpaper import ledger
 
     recorded, fresh = tmp_path / "recorded", tmp_path / "fresh"
-    tasks = [{"experiment": "backward_parity", "arguments": {}, "key": "b", "calls": []}]
+    tasks = [{"experiment": "backward_parity", "arguments": {}, "key": "b"}]
     for directory in (recorded, fresh):
         reproduce.recompute(tasks, directory, workers=1)
     f3 = [ledger.BY_ID["F3"]]
-    quantities, verdicts, _ = reproduce.compare_claims(recorded, fresh, f3)
+    quantities, verdicts, _ = reproduce_compare.compare_claims(recorded, fresh, f3)
     assert all(row[-1] for row in quantities) and quantities
     assert [row[-1] for row in verdicts] == ["same"]
 
@@ -457,20 +484,9 @@ def test_the_comparison_catches_a_changed_quantity_and_a_changed_verdict(tmp_pat
     entry = json.loads(path.read_text())
     entry["result"]["max_diff_dx"] = 1e-9  # beyond F3's roundoff bound, and its verdict flips
     path.write_text(json.dumps(entry))
-    quantities, verdicts, _ = reproduce.compare_claims(recorded, fresh, f3)
+    quantities, verdicts, _ = reproduce_compare.compare_claims(recorded, fresh, f3)
     assert not quantities[0][-1]
     assert verdicts == [("F3", "backward_parity", "reproduced", "not reproduced", "CHANGED")]
-
-
-def test_a_partial_reproduction_takes_the_named_entries_and_every_caller():
-    entries = [
-        {"key": "a", "experiment": "study", "calls": [("runs", "b")]},
-        {"key": "b", "experiment": "runs", "calls": []},
-        {"key": "c", "experiment": "other", "calls": []},
-    ]
-    assert reproduce._with_callers(entries, ["runs"]) == {"a", "b"}
-    assert reproduce._with_callers(entries, ["study"]) == {"a"}
-    assert reproduce._with_callers(entries, ["nothing"]) == set()
 
 
 def test_a_writers_check_of_some_runs_compares_the_claims_that_read_them():

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from lnpaper.companion import record
+from lnpaper.companion import entries, record
 
 pytestmark = pytest.mark.slow  # `record` started and interrupted in subprocesses
 
-# A registered experiment that no other entry calls, so `record` redoes one entry, and that takes
+# An experiment of the book that no other entry calls, so `record` redoes one entry, and that takes
 # long enough (tens of seconds) that it is still computing when the signal lands; the test stops
 # it within seconds, so its length costs nothing.
 EXPERIMENT = "branch_dependence"
@@ -36,7 +36,7 @@ def _files(directory: Path) -> dict[str, bytes]:
 def _computing(entry: Path) -> bool:
     """Whether a process holds the lock `record.call` holds while it computes `entry`."""
     try:
-        fd = os.open(record.lock_file(entry), os.O_RDONLY)
+        fd = os.open(entries.lock_file(entry), os.O_RDONLY)
     except FileNotFoundError:
         return False
     try:

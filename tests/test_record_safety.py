@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from lnpaper import book, reproduce
+from lnpaper import book, reproduce, reproduce_report
 from lnpaper.__main__ import main
-from lnpaper.companion import record
+from lnpaper.companion import entries, record
 from lnpaper.companion.chapter import experiment
 
 
@@ -36,13 +36,6 @@ def safe_experiment(*, scale: float = 2.0, sizes=(1, 2)) -> SafeResult:
     return SafeResult(
         values=[s * scale for s in sizes], scale=scale, by_size={s: s * scale for s in sizes}
     )
-
-
-@experiment
-def safe_caller(*, scale: float = 2.0) -> SafeResult:
-    _log("safe_caller")
-    inner = safe_experiment(scale=scale)
-    return SafeResult(values=[*inner.values, sum(inner.values)], scale=scale)
 
 
 @experiment
@@ -108,7 +101,7 @@ def test_a_failed_or_interrupted_write_leaves_the_old_entry_and_no_temporary_fil
 
     monkeypatch.setattr(os, where, fail)
     with pytest.raises(type(error)):
-        record.write_entry(path, entry)
+        entries.write_entry(path, entry)
     monkeypatch.undo()
     assert path.read_bytes() == old
     assert [p.name for p in store.iterdir()] == [path.name]  # no *.tmp left
@@ -163,27 +156,33 @@ def test_record_replaces_an_entry_with_its_recomputed_one(copied_record):
 
 
 @pytest.mark.slow
-def test_a_redone_caller_reads_its_redone_callees_which_are_computed_once(tmp_path, monkeypatch):
-    """Callees are redone first; the caller then reads their new entries (a changed callee shows
-    in the caller), and nothing is computed twice."""
+def test_analyses_start_once_the_runs_are_redone_and_read_them(tmp_path, monkeypatch):
+    """The tasks of `then` (the analyses `record` runs) start only once every run is redone: an
+    analysis reads the new entries, and nothing is computed twice."""
     directory = tmp_path / "record"
     with record.using(record.settings_for("fill", directory)):
-        safe_caller()
-    callee, caller = (
-        next(directory.glob(f"{name}-*.json")) for name in ("safe_experiment", "safe_caller")
-    )
-    for path, values in ((callee, [-1.0, -1.0]), (caller, [-1.0, -1.0, -2.0])):
+        gathered_analysis()
+    runs = sorted(directory.glob("safe_experiment-*.json"))
+    for path in runs:
         entry = json.loads(path.read_text())
-        entry["result"]["values"] = values  # as if an older version of the code had made them
+        entry["result"]["values"] = [-1.0]  # as if an older version of the code had made it
         path.write_text(json.dumps(entry))
     log = tmp_path / "log"
     monkeypatch.setenv("LNPAPER_TEST_LOG", str(log))
-    tasks = [json.loads(p.read_text()) for p in (caller, callee)]
+    # a test's experiment is not in the book: its task names its module, as an analysis does
+    tasks = [
+        {**json.loads(path.read_text()), "experiment": f"{__name__}:safe_experiment"}
+        for path in runs
+    ]
+    analysis = {"experiment": f"{__name__}:gathered_analysis", "arguments": {}, "key": "analysis"}
     redo = {task["key"] for task in tasks}
-    reproduce.recompute(tasks, directory, workers=2, redo=redo, modules=(__name__,))
-    assert json.loads(callee.read_text())["result"]["values"] == [2.0, 4.0]
-    assert json.loads(caller.read_text())["result"]["values"] == [2.0, 4.0, 6.0]
-    assert sorted(log.read_text().split()) == ["safe_caller", "safe_experiment"]
+    reproduce.recompute(tasks, directory, 2, redo=redo, then=[analysis])
+    values = {
+        entry["arguments"]["scale"]: entry["result"]["values"]
+        for entry in (json.loads(path.read_text()) for path in runs)
+    }
+    assert values == {3.0: [3.0, 6.0], 4.0: [4.0, 8.0]}
+    assert log.read_text().split() == ["safe_experiment", "safe_experiment"]
     assert not list(directory.glob("*.tmp"))
 
 
@@ -242,7 +241,7 @@ def test_reading_lists_the_runs_an_analysis_reads(store):
 def test_prune_removes_the_entries_of_experiments_no_chapter_lists(store, monkeypatch, capsys):
     safe_experiment()
     entry = record.compute("gone_experiment", lambda: SafeResult([1.0], 1.0), {})
-    record.write_entry(store / f"gone_experiment-{entry['key']}.json", entry)
+    entries.write_entry(store / f"gone_experiment-{entry['key']}.json", entry)
     monkeypatch.setenv("LNPAPER_RECORD_DIR", str(store))
     in_the_book = {**book.experiments(), "safe_experiment": safe_experiment}
     monkeypatch.setattr(book, "experiments", lambda: in_the_book)
@@ -294,8 +293,6 @@ SHAPES = {
     "a bool for a number": lambda e: e["result"].update(scale=True),
     "a wrong optional": lambda e: e["result"].update(label=3),
     "a broken non-finite marker": lambda e: e["result"].update(scale={"__float__": "lots"}),
-    "no calls": lambda e: e.pop("calls", None),
-    "calls of the wrong shape": lambda e: e.update(calls=[["safe_experiment"]]),
     "no made": lambda e: e.pop("made", None),
 }
 
@@ -323,8 +320,8 @@ def test_the_message_names_the_field(store):
     _edit(path, SHAPES["a field of the wrong type"])
     with pytest.warns(UserWarning, match=r"result.values should be list, got str 'oops'"):
         safe_experiment()
-    _edit(path, SHAPES["no calls"])
-    with pytest.warns(UserWarning, match="it lacks 'calls'"):
+    _edit(path, SHAPES["no made"])
+    with pytest.warns(UserWarning, match="it lacks 'made'"):
         safe_experiment()
 
 
@@ -426,7 +423,7 @@ def test_the_report_names_the_cpu_models_of_the_record():
         return {"made": {"cpu_capability": "AVX2", "date": "2026-12-01", "cpu_model": model}}
 
     old = {"made": {"cpu_capability": "AVX2", "date": "2026-11-30"}}
-    line = reproduce._machine([made("AMD EPYC"), made("Intel Xeon"), old])
+    line = reproduce_report._machine([made("AMD EPYC"), made("Intel Xeon"), old])
     assert "AMD EPYC" in line and "Intel Xeon" in line and "not recorded" in line
 
 
@@ -476,9 +473,9 @@ def shared_folder():
 )
 def test_two_users_share_an_entrys_lock_and_no_lock_file_is_left(shared_folder, monkeypatch):
     folder = shared_folder / "locks"
-    monkeypatch.setattr(record, "LOCK_FOLDER", folder)
+    monkeypatch.setattr(entries, "LOCK_FOLDER", folder)
     entry = shared_folder / "entry.json"
-    lock_path = record.lock_file(entry)  # makes the folder, as this user
+    lock_path = entries.lock_file(entry)  # makes the folder, as this user
     # A lock file this user left (its process killed while computing), with umask 0o077's mode.
     lock_path.touch(mode=0o600)
     lock_path.chmod(0o600)
@@ -498,13 +495,13 @@ def test_two_users_share_an_entrys_lock_and_no_lock_file_is_left(shared_folder, 
             os.setgid(65534)
             os.setuid(65534)
             os.read(ready_read, 1)  # until the other user holds the lock
-            with record.entry_lock(entry):
+            with entries.entry_lock(entry):
                 os.close(os.open(took, os.O_CREAT | os.O_WRONLY, 0o666))
             code = 0 if not lock_path.exists() else 3
         finally:
             os._exit(code)
     os.close(ready_read)
-    with record.entry_lock(entry):
+    with entries.entry_lock(entry):
         os.write(ready_write, b"x")
         time.sleep(1.0)
         assert not took.exists(), "the other user took a lock this one holds"
@@ -516,19 +513,19 @@ def test_two_users_share_an_entrys_lock_and_no_lock_file_is_left(shared_folder, 
 
 def test_each_lock_removes_its_file_when_released(tmp_path, monkeypatch):
     folder = tmp_path / "locks"
-    monkeypatch.setattr(record, "LOCK_FOLDER", folder)
+    monkeypatch.setattr(entries, "LOCK_FOLDER", folder)
     for name in ("a.json", "b.json", "a.json"):
-        with record.entry_lock(tmp_path / name):
-            assert record.lock_file(tmp_path / name).exists()
+        with entries.entry_lock(tmp_path / name):
+            assert entries.lock_file(tmp_path / name).exists()
     assert list(folder.iterdir()) == []
 
 
 def test_a_lock_folder_that_cannot_be_used_leaves_the_work_unlocked(tmp_path, monkeypatch):
     in_the_way = tmp_path / "locks"
     in_the_way.write_text("a file where the folder goes")
-    monkeypatch.setattr(record, "LOCK_FOLDER", in_the_way)
-    assert record.lock_file(tmp_path / "a.json") is None
-    with record.entry_lock(tmp_path / "a.json"):
+    monkeypatch.setattr(entries, "LOCK_FOLDER", in_the_way)
+    assert entries.lock_file(tmp_path / "a.json") is None
+    with entries.entry_lock(tmp_path / "a.json"):
         pass
     assert in_the_way.read_text() == "a file where the folder goes"
 

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from lnpaper import reproduce, stats
+from lnpaper import reproduce, reproduce_compare, reproduce_report, stats
 from lnpaper.companion import record
 from lnpaper.companion import verdicts as core
 from lnpaper.stats import FAILS, HOLDS, INCONCLUSIVE
@@ -220,13 +220,13 @@ def test_the_check_lists_a_moved_fragile_decision_and_fails_on_a_robust_one(tmp_
     write_values(recorded, seeds_with_mean(2.0))  # holds, within the band of 0
     write_values(fragile_now, seeds_with_mean(0.5))  # inconclusive now
     claim = values_claim()
-    _, verdicts, decisions = reproduce.compare_claims(recorded, fragile_now, [claim])
+    _, verdicts, decisions = reproduce_compare.compare_claims(recorded, fragile_now, [claim])
     assert verdicts[0][2:] == (core.REPRODUCED, core.INCONCLUSIVE, "moved (fragile)")
     assert decisions[0].changed and decisions[0].ok
 
     write_values(recorded, seeds_with_mean(10.0))  # far from 0: not fragile
     write_values(robust_now, seeds_with_mean(0.5))
-    _, verdicts, decisions = reproduce.compare_claims(recorded, robust_now, [claim])
+    _, verdicts, decisions = reproduce_compare.compare_claims(recorded, robust_now, [claim])
     assert verdicts[0][-1] == "CHANGED"
     assert decisions[0].changed and not decisions[0].ok
 
@@ -263,10 +263,12 @@ def report_of(tmp_path, recorded_mean: float, now_mean: float) -> list[str]:
     recorded, now = tmp_path / "recorded", tmp_path / "now"
     write_values(recorded, seeds_with_mean(recorded_mean))
     write_values(now, seeds_with_mean(now_mean))
-    quantities, verdicts, decisions = reproduce.compare_claims(recorded, now, [values_claim()])
+    quantities, verdicts, decisions = reproduce_compare.compare_claims(
+        recorded, now, [values_claim()]
+    )
     made = {"cpu_capability": "DEFAULT", "date": "2026-12-01", "cpu_model": "a CPU", "seconds": 1}
     entry = {"experiment": "values", "key": "k", "made": made}
-    text = reproduce.report_markdown([entry], {"k": entry}, quantities, verdicts, decisions,
+    text = reproduce_report.report_markdown([entry], {"k": entry}, quantities, verdicts, decisions,
                                      identical=0, minutes=1.0, workers=1, path="native AVX2")  # fmt: skip
     return text.splitlines()
 
@@ -285,7 +287,9 @@ def test_the_report_opens_with_its_answer_before_it_explains_the_check(tmp_path)
         "- decisions: 1 of 1 moved to the other side of their boundary (Z9), all of them fragile"
         in answer
     )
-    assert reproduce.FRAGILE_IN_WORDS in answer  # the word explained where the answer uses it
+    assert (
+        reproduce_report.FRAGILE_IN_WORDS in answer
+    )  # the word explained where the answer uses it
     assert explained < lines.index("## This run") < lines.index("## Verdicts")
 
 

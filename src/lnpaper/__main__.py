@@ -3,7 +3,7 @@ record [NAME...] [--workers N] [--stamp | --prune] |
 reproduce [--workers N] [--report FILE] [--keep DIR] [--flops FILE] | stale | bench [--no-pin] |
 work --out FILE
 
-`figures` with no names draws every registered figure into figures/ and writes CLAIMS.md from the
+`figures` with no names draws every figure of the book into figures/ and writes CLAIMS.md from the
 same run, both from the record in results/; a PNG whose redraw shows the same picture, within the
 pixel tolerance `PNG_TOLERANCE`, is left as it is. `--check` draws into a temporary folder instead
 and fails, naming each difference, if a picture differs beyond that tolerance or CLAIMS.md differs
@@ -138,41 +138,42 @@ def record_command(args) -> int:
 
 def stamp_command(names) -> int:
     """Write the current code's fingerprint into every entry (or those of `names`), recomputing
-    nothing. Only for a record the reproduction check has just confirmed on this code (entries
-    recorded before they carried a fingerprint, or a change to what the fingerprint covers): the
-    stamp then says the code each entry is known to match."""
-    from lnpaper.companion import record
+    nothing, and without a `calls` field (the experiment calls an entry made, which the record of
+    leaf runs does not keep). Only for a record the reproduction check has just confirmed on this
+    code (entries recorded before they carried a fingerprint, or a change to what the fingerprint
+    covers): the stamp then says the code each entry is known to match."""
+    from lnpaper import book
+    from lnpaper.companion import entries, record
     from lnpaper.companion.fingerprint import code_fingerprint
-
-    EXPERIMENTS = book.experiments()
     from lnpaper.reproduce import typed_entries
 
+    experiments = book.experiments()
     directory = record.record_dir()
     stamped = 0
     for entry in typed_entries(directory):
         name = entry["experiment"]
-        if name not in EXPERIMENTS or (names and name not in names):
+        if name not in experiments or (names and name not in names):
             continue
-        fingerprint = code_fingerprint(EXPERIMENTS[name])
-        if entry.get("code") == fingerprint:
+        fingerprint = code_fingerprint(experiments[name])
+        if entry.get("code") == fingerprint and "calls" not in entry:
             continue
-        entry = {**entry, "code": fingerprint}
+        entry = {k: v for k, v in entry.items() if k != "calls"} | {"code": fingerprint}
         ordered = {k: entry[k] for k in ("experiment", "key", "arguments", "code")} | entry
-        record.write_entry(directory / f"{name}-{entry['key']}.json", ordered)
+        entries.write_entry(directory / f"{name}-{entry['key']}.json", ordered)
         stamped += 1
     print(f"record --stamp: fingerprinted {stamped} entries in {directory}")
     return 0
 
 
 def prune_command() -> int:
-    """Delete the entries of experiments no longer registered (a study turned into an analysis of
+    """Delete the entries of experiments no chapter lists (a study turned into an analysis of
     the runs it gathers, say), naming each."""
+    from lnpaper import book
     from lnpaper.companion import record
 
-    EXPERIMENTS = book.experiments()
-
     directory = record.record_dir()
-    pruned = [e for e in record.entries(directory) if e["experiment"] not in EXPERIMENTS]
+    experiments = book.experiments()
+    pruned = [e for e in record.entries(directory) if e["experiment"] not in experiments]
     for entry in pruned:
         path = directory / f"{entry['experiment']}-{entry['key']}.json"
         path.unlink()
@@ -182,15 +183,14 @@ def prune_command() -> int:
 
 
 def stale_command(args) -> int:
+    from lnpaper import book
     from lnpaper.companion import record
     from lnpaper.companion.fingerprint import stale_entries
-
-    EXPERIMENTS = book.experiments()
     from lnpaper.reproduce import typed_entries
 
     directory = record.record_dir()
     found = typed_entries(directory)
-    lines = stale_entries(found, EXPERIMENTS)
+    lines = stale_entries(found, book.experiments())
     for line in lines:
         print(line)
     print(
@@ -238,14 +238,14 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     figures = commands.add_parser("figures", help="draw figures/ and write CLAIMS.md")
     figures.add_argument("names", nargs="*", metavar="NAME", help="only these figures")
-    figures.add_argument("--list", action="store_true", help="list the registered figures")
+    figures.add_argument("--list", action="store_true", help="list the figures")
     figures.add_argument("--out", type=Path, default=Path("figures"), help="folder for the PNGs")
     figures.add_argument("--check", action="store_true", help="fail if anything would change")
     figures.set_defaults(run=figures_command)
     claims_parser = commands.add_parser("claims", help="write CLAIMS.md only")
     claims_parser.add_argument("--check", action="store_true", help="fail if it would change")
     claims_parser.set_defaults(run=claims_command)
-    from lnpaper.reproduce import default_workers
+    from lnpaper.recompute import default_workers
 
     record_parser = commands.add_parser("record", help="recompute entries of the record")
     record_parser.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
@@ -259,7 +259,7 @@ def main(argv=None) -> int:
     record_parser.add_argument(
         "--prune",
         action="store_true",
-        help="remove the entries of experiments no longer registered, recomputing nothing",
+        help="remove the entries of experiments no chapter lists, recomputing nothing",
     )
     record_parser.set_defaults(run=record_command)
     stale_parser = commands.add_parser(
@@ -269,9 +269,7 @@ def main(argv=None) -> int:
     reproduce_parser = commands.add_parser(
         "reproduce", help="recompute every experiment and compare it with the record"
     )
-    reproduce_parser.add_argument(
-        "names", nargs="*", metavar="NAME", help="only these experiments and their callers"
-    )
+    reproduce_parser.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
     reproduce_parser.add_argument("--workers", type=int, default=default_workers())
     reproduce_parser.add_argument("--report", type=Path, help="also write the report here")
     reproduce_parser.add_argument(

@@ -1,5 +1,5 @@
 """`python -m lnpaper work`: every record entry computed once under torch's FLOP counter, on
-`reproduce`'s workers; `lnpaper.companion.work` says what is counted and reads the counts."""
+`lnpaper.recompute`'s workers; `lnpaper.companion.work` says what is counted and reads the counts."""
 
 import json
 import multiprocessing
@@ -7,7 +7,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from lnpaper import reproduce
+from lnpaper import recompute
 from lnpaper.companion import work
 
 
@@ -17,7 +17,7 @@ def _count_entry(name: str, arguments: dict) -> tuple[int | None, float, str]:
     start = time.perf_counter()
     try:
         with work.Counter() as counter:
-            reproduce._function(name)(**arguments)
+            recompute.task_function(name)(**arguments)
     except Exception as error:  # an op the counter cannot run through: the entry is left out
         return None, time.perf_counter() - start, f"{type(error).__name__}: {error}"
     return counter.total(), time.perf_counter() - start, ""
@@ -31,7 +31,7 @@ def count(entries: list[dict], workers: int, scratch: Path, out: Path) -> dict:
     todo = [e for e in entries if counts.get(e["key"], {}).get("code") != e["code"]]
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=reproduce._worker_init, initargs=(str(scratch),)
+        workers, mp_context=context, initializer=recompute.worker_init, initargs=(str(scratch),)
     ) as pool:
         futures = {
             pool.submit(_count_entry, e["experiment"], e["arguments"]): e

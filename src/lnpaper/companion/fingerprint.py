@@ -2,15 +2,16 @@
 changed since it was recorded shows in seconds (`python -m lnpaper stale`), not only in the
 reproduction check's recompute of everything.
 
-What it covers: the experiment's function and the chapter code it names, followed name by name
-(and through a chapter module's attributes, `variants.eps_outside_sqrt`) in each function's own
-module: the functions and classes of any chapter module (the
-experiments it calls among them), and the module-level constants a chapter module defines. Each is
+What it covers: the experiment's function and the lnpaper code it names, followed name by name
+(and through a module's attributes, `variants.eps_outside_sqrt`) in each function's own module:
+the functions and classes of the chapters and of the library below them (norms, models, data,
+training loops, ...), their methods, and the module-level constants those modules define. Each is
 taken as its syntax tree without docstrings, and wherever it lives, so that moving code between
-chapter modules keeps the fingerprint, while a changed body, default, helper or constant changes
-it; a reworded docstring, a comment or a reformatting does not. What it does not cover: the library
-below the chapters (norms, models, data, training loops), which the unit tests check, and whose
-effect on results the reproduction check compares.
+modules keeps the fingerprint, while a changed body, default, method, helper or constant changes
+it; a reworded docstring, a comment or a reformatting does not. What it does not cover: the
+companion (the record that routes a call, its decorator) and the progress bars, which run around
+an experiment and never change its result; and code outside lnpaper (torch, numpy), whose versions
+each entry records.
 """
 
 import ast
@@ -22,7 +23,10 @@ import textwrap
 
 from lnpaper.source import is_docstring
 
-CHAPTERS = "lnpaper.chapters."
+PACKAGE = "lnpaper."
+# Code that runs around an experiment without changing its result: following it would mark every
+# entry stale whenever the record's own code changed.
+NOT_FOLLOWED = ("lnpaper.companion", "lnpaper.progress")
 _ABSENT = object()  # a name a namespace does not hold
 
 
@@ -65,13 +69,21 @@ def _assignments(module_name: str) -> dict[str, list[str]]:
     return found
 
 
+def _followed(module_name: str) -> bool:
+    """Whether the fingerprint follows names into the module `module_name`."""
+    outside = any(
+        module_name == name or module_name.startswith(f"{name}.") for name in NOT_FOLLOWED
+    )
+    return module_name.startswith(PACKAGE) and not outside
+
+
 def _names(tree: ast.AST) -> list[str]:
     return sorted({item.id for item in ast.walk(tree) if isinstance(item, ast.Name)})
 
 
 def _attributes(tree: ast.AST) -> list[tuple[str, str]]:
-    """(name, attribute) for every `name.attribute` in the tree: a chapter module's function or
-    constant reached through the module (`variants.eps_outside_sqrt`)."""
+    """(name, attribute) for every `name.attribute` in the tree: a module's function or constant
+    reached through the module (`variants.eps_outside_sqrt`)."""
     return sorted(
         {
             (item.value.id, item.attr)
@@ -82,7 +94,7 @@ def _attributes(tree: ast.AST) -> list[tuple[str, str]]:
 
 
 def _constant_source(name: str, value, modules) -> tuple[list[str], dict] | None:
-    """The assignments that define `name` in the chapter module that holds `value` under it, and
+    """The assignments that define `name` in the followed module that holds `value` under it, and
     that module's namespace (in which their names are read)."""
     for module_name in modules:
         module = sys.modules.get(module_name)
@@ -93,9 +105,18 @@ def _constant_source(name: str, value, modules) -> tuple[list[str], dict] | None
     return None
 
 
+@functools.cache
+def _code_part(item) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """A function's or class's syntax tree without docstrings, as text, with the names and the
+    `name.attribute` pairs it uses: read once per process (a class's source is found by parsing
+    its whole module)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(item))).body[0]
+    return _canonical(_without_docstrings(tree)), tuple(_names(tree)), tuple(_attributes(tree))
+
+
 def _parts(fn) -> list[str]:
-    """The syntax trees (as text) of `fn` and of the chapter code it reaches, in a fixed order."""
-    chapter_modules = sorted(m for m in sys.modules if m.startswith(CHAPTERS))
+    """The syntax trees (as text) of `fn` and of the lnpaper code it reaches, in a fixed order."""
+    followed = sorted(m for m in sys.modules if _followed(m))
     parts, seen = [], set()
     pending = [(inspect.unwrap(fn), None)]
     while pending:
@@ -104,7 +125,7 @@ def _parts(fn) -> list[str]:
             if item in seen:
                 continue
             seen.add(item)
-            tree = ast.parse(textwrap.dedent(inspect.getsource(item))).body[0]
+            text, names, attributes = _code_part(item)
             scope = (
                 item.__globals__ if inspect.isfunction(item) else vars(sys.modules[item.__module__])
             )
@@ -112,23 +133,24 @@ def _parts(fn) -> list[str]:
             if (name, id(item)) in seen:
                 continue
             seen.add((name, id(item)))
-            found = _constant_source(name, item, chapter_modules)
+            found = _constant_source(name, item, followed)
             if found is None:
                 continue
             statements, scope = found
             tree = ast.parse("\n".join(statements))
-        parts.append(_canonical(_without_docstrings(tree)))
-        reached = [(name, scope.get(name, _ABSENT)) for name in _names(tree)]
-        for name, attribute in _attributes(tree):
+            text, names, attributes = _canonical(tree), _names(tree), _attributes(tree)
+        parts.append(text)
+        reached = [(name, scope.get(name, _ABSENT)) for name in names]
+        for name, attribute in attributes:
             module = scope.get(name)
-            if inspect.ismodule(module) and module.__name__.startswith(CHAPTERS):
+            if inspect.ismodule(module) and _followed(module.__name__):
                 reached.append((attribute, getattr(module, attribute, _ABSENT)))
         for name, value in reversed(reached):
             if value is _ABSENT or inspect.ismodule(value) or inspect.isbuiltin(value):
                 continue
             target = inspect.unwrap(value) if callable(value) else value
             if inspect.isfunction(target) or inspect.isclass(target):
-                if target.__module__.startswith(CHAPTERS):
+                if _followed(target.__module__ or ""):
                     pending.append((target, name))
             elif not callable(value):
                 pending.append((value, name))
@@ -136,7 +158,7 @@ def _parts(fn) -> list[str]:
 
 
 def code_fingerprint(fn) -> str:
-    """16 hex digits of a hash of `fn`'s code and the chapter code it reaches (see above)."""
+    """16 hex digits of a hash of `fn`'s code and the lnpaper code it reaches (see above)."""
     return hashlib.sha256("\n".join(_parts(fn)).encode()).hexdigest()[:16]
 
 
@@ -148,7 +170,7 @@ def stale_entries(entries: list[dict], experiments: dict) -> list[str]:
     for entry in entries:
         name, where = entry["experiment"], f"{entry['experiment']}-{entry['key']}"
         if name not in experiments:
-            lines.append(f"{where}: no experiment {name!r} is registered")
+            lines.append(f"{where}: no experiment {name!r} in the book")
             continue
         if name not in fingerprints:
             fingerprints[name] = code_fingerprint(experiments[name])

@@ -4,7 +4,7 @@ and the few drawing helpers that keep bands, reference levels, log axes and lege
 Colours come from Okabe and Ito's palette, chosen to stay apart for the common forms of colour
 blindness. A method keeps its colour everywhere (LayerNorm is blue in notebook 01 and in notebook
 06); a second factor, such as warmup, batch size, a gain or a learning rate, is a line style or a
-marker, never another hue. `tests/test_figure_style.py` renders every registered figure and checks
+marker, never another hue. `tests/test_figure_style.py` renders every figure and checks
 this, with the sizes and fonts below, against what was drawn.
 """
 
