@@ -10,7 +10,7 @@ import pytest
 from lnpaper import progress
 from lnpaper.chapters.ch10_what_the_norm_computes import analysis
 from lnpaper.companion import record
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.train import train_population
 
 

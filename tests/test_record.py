@@ -16,7 +16,7 @@ import torch
 
 from lnpaper import progress, reproduce, reproduce_compare
 from lnpaper.companion import entries, live, record
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.companion.runtime import THREADS, setup
 
 
@@ -516,7 +516,7 @@ def test_an_experiment_names_a_bad_argument_before_anything_runs(arguments, mess
 
 
 def test_numpy_numbers_and_any_sequence_pass_the_argument_check():
-    from lnpaper.companion.chapter import check_arguments
+    from lnpaper.arguments import check_arguments
 
     def kinds(*, lr: float = 1e-3, steps: int = 3, seeds=(0, 1), arm: str = "pre"):
         pass

@@ -19,7 +19,7 @@ import pytest
 from lnpaper import book, reproduce, reproduce_report
 from lnpaper.__main__ import main
 from lnpaper.companion import entries, record
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 
 
 @dataclasses.dataclass

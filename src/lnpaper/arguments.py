@@ -8,8 +8,10 @@ a count and `8.0` is not a size; numpy's integers (`np.int64(8)`) are ints and a
 Python ints, since an index array's element is the natural way to write a size.
 """
 
+import inspect
 import math
 import numbers
+import typing
 
 
 def check_eps(eps: float) -> float:
@@ -152,3 +154,39 @@ def check_floating(x, who: str) -> None:
     """A tensor of a floating dtype: an integer input would be truncated or refused deep inside."""
     if not x.is_floating_point():
         raise ValueError(f"{who} needs a floating-point input, got dtype {x.dtype}")
+
+
+def check_arguments(name: str, signature: inspect.Signature, kwargs: dict) -> None:
+    """Refuse, before anything runs, a keyword the experiment does not take, a value of another
+    kind than its default (a word where a number goes, a fraction where a count goes) or a negative
+    count, naming the reader's parameter and value."""
+    for key, value in kwargs.items():
+        if key not in signature.parameters:
+            takes = ", ".join(signature.parameters)
+            raise TypeError(f"{name}() has no parameter {key!r}; it takes: {takes}")
+        problem = _kind_problem(value, signature.parameters[key].default)
+        if problem:
+            raise TypeError(f"{name}({key}={value!r}): {problem}")
+
+
+def _kind_problem(value, default) -> str:
+    """Why `value` cannot stand where `default` stands, or '' if it can."""
+    if default is inspect.Parameter.empty or default is None:
+        return ""
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+        return "" if ok else f"expected True or False, like the default {default!r}"
+    if isinstance(default, numbers.Integral):
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        if ok and default > 0 and value < 0:  # a count (steps, units, a batch): never negative
+            return f"a count cannot be negative (the default is {default!r})"
+        return "" if ok else f"expected a whole number, like the default {default!r}"
+    if isinstance(default, numbers.Real):
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        return "" if ok else f"expected a number, like the default {default!r}"
+    if isinstance(default, str):
+        return "" if isinstance(value, str) else f"expected a name, like the default {default!r}"
+    if isinstance(default, tuple | list):
+        ok = isinstance(value, typing.Iterable) and not isinstance(value, str | bytes | dict)
+        return "" if ok else f"expected a sequence, like the default {default!r}"
+    return ""

@@ -1,9 +1,9 @@
 """A chapter as an object: the values its notebook, the ledger, `figures` and `reproduce` read.
 
 Each chapter package declares one `CHAPTER = Chapter(...)` in its `__init__.py`, listing its recorded
-experiments, its claims, its figures and its slider demos as values; `lnpaper.book.BOOK` holds the
-ten in notebook order. Nothing here fills a global table: `experiment` only routes a call through
-the record, and `figure` only draws inside the house style and names the figure.
+experiments (made by `lnpaper.companion.record.experiment`), its claims, its figures and its slider
+demos as values; `lnpaper.book.BOOK` holds the ten in notebook order. Nothing here fills a global
+table: `figure` only draws inside the house style and names the figure.
 
 A notebook enters through its own chapter: `CHAPTER.grade("R3")` grades a claim on the record, or
 `CHAPTER.grade("R3", study)` on the study the notebook already holds, and `CHAPTER.checked_here()`
@@ -11,76 +11,13 @@ prints the table its last cell shows.
 """
 
 import functools
-import inspect
-import numbers
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import matplotlib
 
-from lnpaper.companion import record
 from lnpaper.companion.style import RC_PARAMS
 from lnpaper.companion.verdicts import Claim, Finding, checked_here
-
-# ---- experiments: every call through the record --------------------------------------------------
-
-
-def experiment(fn):
-    """`fn` with every call going through `lnpaper.companion.record.call`, under `fn`'s name: its
-    arguments, defaults bound, are the entry's key.
-
-    Experiments take keyword arguments only and return a dataclass of plain numbers.
-    """
-    result_type = typing.get_type_hints(fn)["return"]
-    signature = inspect.signature(fn)
-
-    @functools.wraps(fn)
-    def run(**kwargs):
-        check_arguments(fn.__name__, signature, kwargs)
-        bound = signature.bind(**kwargs)
-        bound.apply_defaults()
-        return record.call(fn.__name__, fn, result_type, dict(bound.arguments))
-
-    run.result_type = result_type
-    return run
-
-
-def check_arguments(name: str, signature: inspect.Signature, kwargs: dict) -> None:
-    """Refuse, before anything runs, a keyword the experiment does not take, a value of another
-    kind than its default (a word where a number goes, a fraction where a count goes) or a negative
-    count, naming the reader's parameter and value."""
-    for key, value in kwargs.items():
-        if key not in signature.parameters:
-            takes = ", ".join(signature.parameters)
-            raise TypeError(f"{name}() has no parameter {key!r}; it takes: {takes}")
-        problem = _kind_problem(value, signature.parameters[key].default)
-        if problem:
-            raise TypeError(f"{name}({key}={value!r}): {problem}")
-
-
-def _kind_problem(value, default) -> str:
-    """Why `value` cannot stand where `default` stands, or '' if it can."""
-    if default is inspect.Parameter.empty or default is None:
-        return ""
-    if isinstance(default, bool):
-        ok = isinstance(value, bool)
-        return "" if ok else f"expected True or False, like the default {default!r}"
-    if isinstance(default, numbers.Integral):
-        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-        if ok and default > 0 and value < 0:  # a count (steps, units, a batch): never negative
-            return f"a count cannot be negative (the default is {default!r})"
-        return "" if ok else f"expected a whole number, like the default {default!r}"
-    if isinstance(default, numbers.Real):
-        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-        return "" if ok else f"expected a number, like the default {default!r}"
-    if isinstance(default, str):
-        return "" if isinstance(value, str) else f"expected a name, like the default {default!r}"
-    if isinstance(default, tuple | list):
-        ok = isinstance(value, typing.Iterable) and not isinstance(value, str | bytes | dict)
-        return "" if ok else f"expected a sequence, like the default {default!r}"
-    return ""
-
 
 # ---- figures: one function per figure, result -> matplotlib Figure -------------------------------
 # A figure function is drawn inside the house plot style, so the notebook that shows it and

@@ -44,6 +44,7 @@ import json
 import os
 import platform
 import time
+import typing
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,6 +53,7 @@ import numpy as np
 import torch
 
 from lnpaper import progress
+from lnpaper.arguments import check_arguments
 from lnpaper.companion import entries as files
 from lnpaper.companion import live
 from lnpaper.companion.entries import canonical, describe
@@ -469,3 +471,26 @@ def missing_message(name: str, fn, arguments: dict, directory: Path) -> str:
         f"adds only its default call: {live}; or compute it and add it to the record with "
         "LNPAPER_RECORD=fill"
     )
+
+
+# ---- an experiment: every call through the record ----------------------------------------------
+
+
+def experiment(fn):
+    """`fn` with every call going through `call`, under `fn`'s name: its arguments, defaults
+    bound, are the entry's key. It fills no table: a chapter lists its experiments in `CHAPTER`.
+
+    Experiments take keyword arguments only and return a dataclass of plain numbers.
+    """
+    result_type = typing.get_type_hints(fn)["return"]
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def run(**kwargs):
+        check_arguments(fn.__name__, signature, kwargs)
+        bound = signature.bind(**kwargs)
+        bound.apply_defaults()
+        return call(fn.__name__, fn, result_type, dict(bound.arguments))
+
+    run.result_type = result_type
+    return run

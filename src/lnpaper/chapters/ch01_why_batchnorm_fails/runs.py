@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.data import digits
 from lnpaper.models.mlp import MLP, SeedBatchedMLP
 from lnpaper.models.recurrent import LSTMCell, SequenceClassifier, unroll

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from lnpaper import functional
 from lnpaper.chapters.ch02_transpose import variants
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.norms import BatchNorm, LayerNorm
 
 

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.data import digits
 from lnpaper.models.recurrent import (
     BatchNormLSTMCell,

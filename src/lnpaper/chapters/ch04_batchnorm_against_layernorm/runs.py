@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import evaluate_per_model
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.data import digits
 from lnpaper.models.cnn import NORMS as CNN_NORMS
 from lnpaper.models.cnn import SeedBatchedCNN, SmallCNN

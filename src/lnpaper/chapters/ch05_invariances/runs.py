@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from lnpaper.chapters.ch05_invariances import invariance
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.norms import BatchNorm, LayerNorm, WeightNormLinear
 
 

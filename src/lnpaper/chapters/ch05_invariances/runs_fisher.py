@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from lnpaper.chapters.ch05_invariances import geometry
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.norms import WeightNormLinear
 
 

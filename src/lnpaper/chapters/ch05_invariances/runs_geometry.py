@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from lnpaper.chapters.ch05_invariances import geometry, invariance
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.data import digits
 from lnpaper.norms import LayerNorm
 from lnpaper.train import epoch_batches, train

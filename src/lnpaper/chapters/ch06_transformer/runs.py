@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from lnpaper import functional
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.data import digits
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.mlp import MLP

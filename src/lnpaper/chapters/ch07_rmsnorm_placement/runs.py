@@ -29,7 +29,7 @@ from lnpaper.chapters.ch06_transformer.runs import (
     build_models,
     held_out,
 )
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.data import SyntheticLanguage
 from lnpaper.models.transformer import PRMS_FRACTION
 from lnpaper.norms import LayerNorm, RMSNorm

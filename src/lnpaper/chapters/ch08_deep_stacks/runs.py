@@ -32,7 +32,7 @@ import torch.nn.functional as F
 
 from lnpaper.chapters.ch06_transformer.runs import batches
 from lnpaper.chapters.ch06_transformer.runs import held_out as held_out_tokens
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import TransformerLM, admin_profile
 from lnpaper.train import train_language_models

@@ -32,7 +32,7 @@ from torch.nn.utils import parametrize
 
 from lnpaper.chapters.ch06_transformer.runs import batches, build_models, held_out
 from lnpaper.chapters.ch07_rmsnorm_placement.runs import SpikeRun, train_for_spikes
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.models.transformer import GEMMA2_ATTN_LOGIT_CAP
 from lnpaper.norms import RMSNorm
 from lnpaper.train import train_language_models

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import torch
 
 from lnpaper.chapters.ch06_transformer.runs import HELD_OUT_SEED
-from lnpaper.companion.chapter import experiment
+from lnpaper.companion.record import experiment
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.transformer import POINTWISE, TransformerLM
 from lnpaper.models.zero_mean import keep_writers_centered, zero_mean_rmsnorm
