@@ -318,15 +318,12 @@ xiong = analysis.xiong_setting()  # the two runs above, together
 t1 = CHAPTER.grade("T1")
 post_slope, pre_slope = (quantity.difference for quantity in t1.quantities)
 margin = transformer_claims.T1_SLOPE_MARGIN
-post_flat = stats.matches(post_slope, margin)
-pre_falls = stats.better(pre_slope, "lower")
+post_flat, pre_falls = (decision.outcome for decision in t1.decisions)  # the claim's own
 print("\nslope of log ||dL/dW^(2)|| against log L, mean over seeds (1/sqrt(L): -0.5)")
 print(f"  Post-LN {post_slope.text()}")
 print(f"     inside +-{margin:g}? {post_flat}")
 print(f"  Pre-LN  {pre_slope.text()}")
 print(f"     below 0? {pre_falls}")
-stats.expect(stats.HOLDS, stats.better, pre_slope, "lower")
-stats.expect(stats.INCONCLUSIVE, stats.matches, post_slope, margin)
 verdicts.expect(t1, verdicts.PARTLY)
 figures.grad_norm_vs_depth(xiong)
 
@@ -779,10 +776,6 @@ for at in claims_smoothness.T7_POINTS:
             print(f"    {words:28s} {shown:18s}  lower: {outcomes[at, norm, key]}")
 t7 = CHAPTER.grade("T7")
 print(f"T7: {t7.verdict}")
-for key in claims_smoothness.T7_TESTED:
-    matched = ratios["matched loss", "batchnorm", key]
-    stats.expect(stats.HOLDS, stats.better, matched, "lower")
-    stats.expect(stats.FAILS, stats.better, ratios["step 0", "batchnorm", key], "lower")
 verdicts.expect(t7, verdicts.PARTLY)
 figures.loss_smoothness(smooth)
 
