@@ -40,10 +40,10 @@ from lnpaper.models.mlp import MLP, SeedBatchedMLP
 from lnpaper.models.recurrent import (
     LayerNormLSTMCell,
     LSTMCell,
-    SeedBatchedClassifier,
     SequenceClassifier,
     unroll,
 )
+from lnpaper.models.seed_batched_classifier import SeedBatchedClassifier
 from lnpaper.models.transformer import TransformerConfig, TransformerLM, next_token_loss
 from lnpaper.norms import LayerNorm, RMSNorm
 from lnpaper.train import PerRunAdam, StackedModels
