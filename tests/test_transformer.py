@@ -402,7 +402,7 @@ def test_peri_ln_and_gemma2_share_the_block_but_not_the_model():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"placement": "sandwich"}, "gemma2_model"),
+        ({"placement": "sandwich"}, r"gemma2\(vocab_size\)"),
         ({"placement": "none", "embed_norm": True}, "need a norm"),
         ({"norm": "identity", "gain_offset": True}, "need a norm"),
         ({"init": "tfixup", "scale_embedding": True}, "twice"),

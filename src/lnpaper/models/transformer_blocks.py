@@ -33,7 +33,7 @@ def check_placement(placement: str, allowed=PLACEMENTS) -> None:
     if placement == "sandwich":
         raise ValueError(
             "placement 'sandwich' is the 'peri' block; Gemma 2's sandwich model is "
-            "gemma2_model(), Peri-LN's peri_ln_model()"
+            "gemma2(vocab_size), Peri-LN's peri_ln(vocab_size) (lnpaper.models.transformer)"
         )
     if placement not in allowed:
         raise ValueError(f"placement must be one of {allowed}, got {placement!r}")
