@@ -65,8 +65,11 @@ for norm in (lnpaper.BatchNorm(64), lnpaper.LayerNorm(64)):
 # token by token gives the same logits:
 
 # %%
+from lnpaper.models import TransformerConfig
+
 torch.manual_seed(0)
-model = TransformerLM(16, d_model=64, n_layers=6, placement="pre")
+config = TransformerConfig(vocab_size=16, d_model=64, n_layers=6, placement="pre")
+model = TransformerLM(config)
 sentence = torch.randint(0, 16, (1, 12))
 whole = model(sentence)
 step_by_step = torch.stack([model(sentence[:, : t + 1])[0, -1] for t in range(12)])
@@ -386,10 +389,11 @@ def training_step(model, optimizer, tokens, step, lr, warmup_steps):
 
 
 batches = [language.sample(8, 17, seed=step) for step in range(3)]
+two_post_ln_blocks = TransformerConfig(16, d_model=64, n_layers=2, placement="post")
 models = []
 for _ in range(2):
     torch.manual_seed(0)
-    models.append(TransformerLM(16, d_model=64, n_layers=2, placement="post"))
+    models.append(TransformerLM(two_post_ln_blocks))
 by_hand, packaged = models
 optimizer = torch.optim.Adam(by_hand.parameters())
 for step, tokens in enumerate(batches):
@@ -498,7 +502,9 @@ print(
     f"(ln V = {levels.uniform:.2f})"
 )
 torch.manual_seed(0)
-plain = TransformerLM(16, d_model=64, n_layers=6, placement="none", max_len=16)
+plain = TransformerLM(
+    TransformerConfig(16, d_model=64, n_layers=6, placement="none", max_len=16)
+)
 with torch.no_grad():
     stream = plain.embed(language.sample(64, 16, seed=0))
     growth = []

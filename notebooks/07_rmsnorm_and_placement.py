@@ -793,11 +793,15 @@ figures.gradient_spikes(spikes)
 
 
 # %%
+from lnpaper.models import TransformerConfig
+
+
 def logit_change(placement, norm, scaled):
     """max |change of the logits| when every parameter whose name starts with `scaled`
     is tripled."""
+    config = TransformerConfig(16, placement=placement, norm=norm, max_len=16)
     torch.manual_seed(0)
-    model = TransformerLM(16, placement=placement, norm=norm, max_len=16).double()
+    model = TransformerLM(config).double()
     tokens = torch.randint(0, 16, (4, 16))
     before = model(tokens)
     with torch.no_grad():

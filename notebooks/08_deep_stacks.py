@@ -203,13 +203,13 @@ print(lines(sublayer_dependence, "ratios.append"))
 # batch than the one measured:
 
 # %%
+from lnpaper.models.transformer import admin, post_ln
+
 tokens_a2 = SyntheticLanguage().sample(16, 16, seed=0)
 beta_i = {}
-for arm, options in (("post", {}), ("admin", {"admin": True})):
+for arm, build in (("post", post_ln), ("admin", admin)):
     torch.manual_seed(0)
-    model = TransformerLM(
-        16, n_layers=12, n_heads=2, max_len=16, placement="post", **options
-    )
+    model = TransformerLM(build(16, n_layers=12, n_heads=2, max_len=16))
     if arm == "admin":
         admin_profile(model, SyntheticLanguage().sample(16, 16, seed=1))
     beta_i[arm] = sublayer_dependence(model, tokens_a2)
@@ -275,13 +275,13 @@ verdicts.expect(a2b, verdicts.NOT_REPRODUCED)
 # DeepNorm's constants on the 6-block model, against plain Post-LN's initialization:
 
 # %%
+from lnpaper.models.transformer import deepnorm, post_ln
+
 M = 6
 torch.manual_seed(0)
-deep = TransformerLM(
-    16, n_layers=M, n_heads=2, max_len=16, placement="post", deepnorm=True
-)
+deep = TransformerLM(deepnorm(16, n_layers=M, n_heads=2, max_len=16))
 torch.manual_seed(0)
-plain = TransformerLM(16, n_layers=M, n_heads=2, max_len=16, placement="post")
+plain = TransformerLM(post_ln(16, n_layers=M, n_heads=2, max_len=16))
 scaled = {
     name: (module(deep).weight.std() / module(plain).weight.std()).item()
     for name, module in (
@@ -379,8 +379,10 @@ verdicts.expect(CHAPTER.grade("D1d"), verdicts.INCONCLUSIVE)
 # the whole model:
 
 # %%
+from lnpaper.models.transformer import mix_ln
+
 print(lines(TransformerLM.__init__, "n_post = int(MIX_POST_FRACTION"))
-mix = TransformerLM(16, n_layers=8, n_heads=2, max_len=16, placement="mix")
+mix = TransformerLM(mix_ln(16, n_layers=8, n_heads=2, max_len=16))
 print("blocks of an 8-block Mix-LN:", [block.placement for block in mix.blocks])
 assert [b.placement for b in mix.blocks] == ["post"] * 2 + ["pre"] * 6
 
@@ -426,9 +428,9 @@ verdicts.expect(x1b, verdicts.PARTLY)
 # The scale per block, $1/\sqrt l$:
 
 # %%
-scaled_lm = TransformerLM(
-    16, n_layers=8, n_heads=2, max_len=16, placement="pre", layer_scaling=True
-)
+from lnpaper.models.transformer import layernorm_scaling
+
+scaled_lm = TransformerLM(layernorm_scaling(16, n_layers=8, n_heads=2, max_len=16))
 scales = [block.input_scale for block in scaled_lm.blocks]
 print("input scales:", ", ".join(f"{scale:.3f}" for scale in scales))
 assert all(abs(scale - (i + 1) ** -0.5) < 1e-12 for i, scale in enumerate(scales))

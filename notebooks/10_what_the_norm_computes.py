@@ -50,11 +50,14 @@ lnpaper.setup()
 # (in float64) and see what the logits do:
 
 # %%
+from lnpaper.models import TransformerConfig
+
 language = SyntheticLanguage()
-torch.manual_seed(0)
-pre_ln = TransformerLM(
+config = TransformerConfig(
     language.vocab_size, d_model=64, n_layers=6, n_heads=2, max_len=16
-).double()
+)
+torch.manual_seed(0)
+pre_ln = TransformerLM(config).double()
 tokens = language.sample(64, 16, seed=999_999)
 shifted = copy.deepcopy(pre_ln)
 with torch.no_grad():

@@ -22,6 +22,7 @@ from lnpaper.models.transformer import (
     Block,
     CausalSelfAttention,
     FeedForward,
+    TransformerConfig,
     TransformerLM,
     make_norm,
 )
@@ -94,7 +95,9 @@ def test_numpy_integers_are_accepted_as_sizes_everywhere():
     linear = lnpaper.WeightNormLinear(np.int64(4), np.int64(2))
     assert (linear.in_features, linear.out_features) == (4, 2)
     assert type(linear.in_features) is int
-    model = TransformerLM(np.int64(11), d_model=np.int64(16), n_layers=np.int64(1), n_heads=2)
+    model = TransformerLM(
+        TransformerConfig(np.int64(11), d_model=np.int64(16), n_layers=np.int64(1), n_heads=2)
+    )
     assert model(torch.zeros(2, 4, dtype=torch.int64)).shape == (2, 4, 11)
 
 
@@ -121,11 +124,11 @@ def test_numpy_integers_are_accepted_as_sizes_everywhere():
     ],
 )
 def test_bad_transformer_options_are_refused_by_name(options, names):
-    refused(lambda: TransformerLM(11, d_model=16, n_layers=2, **options), *names)
+    refused(lambda: TransformerLM(TransformerConfig(11, d_model=16, n_layers=2, **options)), *names)
 
 
 def test_the_transformer_defaults_still_build():
-    model = TransformerLM(11, d_model=16, n_layers=2, n_heads=2)
+    model = TransformerLM(TransformerConfig(11, d_model=16, n_layers=2, n_heads=2))
     assert model.blocks[0].ffn.w1.out_features == 64  # d_ff = 4 d
     assert model.blocks[0].attn.qk_norm_span == "head"
 

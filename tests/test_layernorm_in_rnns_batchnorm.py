@@ -219,7 +219,8 @@ def test_averaging_over_time_leaves_one_set_of_statistics_and_no_drift():
         _average_over_time,
         _statistic_drift,
     )
-    from lnpaper.models.recurrent import SeedBatchedClassifier, SequenceClassifier
+    from lnpaper.models.recurrent import SequenceClassifier
+    from lnpaper.models.seed_batched_classifier import SeedBatchedClassifier
 
     models = []
     for seed in (0, 1):

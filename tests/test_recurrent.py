@@ -401,7 +401,7 @@ def _per_seed_models(kind, seeds, inputs=8, hidden=6, max_steps=8, gain_init=Non
 
 @pytest.mark.parametrize("kind", CELLS)
 def test_seed_batched_classifier_is_the_per_seed_models_outputs_grads_and_statistics(kind):
-    from lnpaper.models.recurrent import SeedBatchedClassifier
+    from lnpaper.models.seed_batched_classifier import SeedBatchedClassifier
 
     seeds = (0, 1, 2)
     plain = kind in ("lstm", "gru", "rnn")  # no gain to start
@@ -435,7 +435,7 @@ def test_seed_batched_classifier_is_the_per_seed_models_outputs_grads_and_statis
 
 
 def test_seed_batched_classifier_reads_every_step_when_its_models_do():
-    from lnpaper.models.recurrent import SeedBatchedClassifier
+    from lnpaper.models.seed_batched_classifier import SeedBatchedClassifier
 
     models = []
     for seed in (0, 1):
@@ -454,7 +454,7 @@ def test_seed_batched_classifier_reads_every_step_when_its_models_do():
 
 
 def test_seed_batched_classifier_cuts_bn_statistics_at_statistics_steps():
-    from lnpaper.models.recurrent import SeedBatchedClassifier
+    from lnpaper.models.seed_batched_classifier import SeedBatchedClassifier
 
     batched = SeedBatchedClassifier(_per_seed_models("bn-lstm", (0, 1)))
     x = digits.load("test", form="rows")[0][:12]
@@ -487,7 +487,7 @@ def test_seed_batched_classifier_cuts_bn_statistics_at_statistics_steps():
     ],
 )
 def test_seed_batched_classifier_refuses_bad_input(models, shape, message):
-    from lnpaper.models.recurrent import SeedBatchedClassifier
+    from lnpaper.models.seed_batched_classifier import SeedBatchedClassifier
 
     if models == "mixed":
         models = _per_seed_models("lstm", (0,)) + _per_seed_models("ln-lstm", (1,))

@@ -14,7 +14,7 @@ from lnpaper.chapters.ch06_transformer.runs import StudyResult, layer_statistics
 from lnpaper.chapters.ch07_rmsnorm_placement import claims as nb_claims
 from lnpaper.chapters.ch07_rmsnorm_placement.runs import TrafficCounter
 from lnpaper.companion import verdicts
-from lnpaper.models.transformer import PRMS_FRACTION, TransformerLM
+from lnpaper.models.transformer import PRMS_FRACTION, TransformerConfig, TransformerLM
 from lnpaper.norms import RMSNorm
 
 
@@ -170,7 +170,9 @@ def test_prms_estimate_counts_units_like_the_module_and_matches_the_delta_method
 
 def test_prmsnorm_model_uses_the_first_sixteenth_of_the_units():
     torch.manual_seed(0)
-    model = TransformerLM(11, d_model=64, n_layers=2, placement="pre", norm="prmsnorm")
+    model = TransformerLM(
+        TransformerConfig(11, d_model=64, n_layers=2, placement="pre", norm="prmsnorm")
+    )
     norms = [m for m in model.modules() if isinstance(m, RMSNorm)]
     assert len(norms) == 2 * 2 + 1  # two per block, and the final norm
     assert all(norm.partial == PRMS_FRACTION and norm.n_stat == 4 for norm in norms)
@@ -178,7 +180,9 @@ def test_prmsnorm_model_uses_the_first_sixteenth_of_the_units():
 
 def test_layer_statistics_per_block_and_no_gradient_left_behind():
     torch.manual_seed(0)
-    model = TransformerLM(11, d_model=32, n_layers=3, n_heads=4, placement="post")
+    model = TransformerLM(
+        TransformerConfig(11, d_model=32, n_layers=3, n_heads=4, placement="post")
+    )
     variances, grad_norms = layer_statistics(model, torch.randint(0, 11, (4, 9)))
     assert len(variances) == len(grad_norms) == 3
     assert all(abs(v - 1) < 1e-2 for v in variances)  # Post-LN: a norm's output
@@ -465,8 +469,11 @@ def test_spike_run_logs_each_seeds_global_gradient_norm(no_store):
     language = SyntheticLanguage()
     for i, seed in enumerate((0, 3)):
         torch.manual_seed(seed)
-        model = TransformerLM(language.vocab_size, d_model=64, n_layers=2, n_heads=2,
-                              max_len=16, placement="peri")  # fmt: skip
+        model = TransformerLM(
+            TransformerConfig(
+                language.vocab_size, d_model=64, n_layers=2, n_heads=2, max_len=16, placement="peri"
+            )
+        )
         first = language.sample(12 * 16, 17, seed=seed)[:16]
         next_token_loss(model, first).backward()
         norm = torch.sqrt(sum(p.grad.pow(2).sum() for p in model.parameters())).item()

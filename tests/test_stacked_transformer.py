@@ -24,7 +24,12 @@ import torch
 
 from lnpaper.data.synthetic_language import SyntheticLanguage
 from lnpaper.models.fused_transformer import FusedLanguageModels, fused_unsupported
-from lnpaper.models.transformer import TransformerLM, admin_profile, next_token_loss
+from lnpaper.models.transformer import (
+    TransformerConfig,
+    TransformerLM,
+    admin_profile,
+    next_token_loss,
+)
 from lnpaper.models.zero_mean import keep_writers_centered, zero_mean_rmsnorm
 from lnpaper.train import PerRunAdam, StackedModels, train_population
 from lnpaper.train.population import stacked_language_models
@@ -103,8 +108,11 @@ def build(seed: int, options: dict) -> TransformerLM:
     options = dict(options)
     n_layers, d_model = options.pop("n_layers", 2), options.pop("d_model", 16)
     torch.manual_seed(seed)
-    model = TransformerLM(VOCAB, d_model=d_model, n_layers=n_layers, n_heads=2, max_len=LENGTH,
-                          **options)  # fmt: skip
+    model = TransformerLM(
+        TransformerConfig(
+            VOCAB, d_model=d_model, n_layers=n_layers, n_heads=2, max_len=LENGTH, **options
+        )
+    )
     if options.get("admin"):
         admin_profile(model, SyntheticLanguage().sample(BATCH, LENGTH, seed=50 + seed))
     return perturbed(model, seed)
@@ -328,3 +336,35 @@ def test_the_benchmark_times_the_fused_population_on_each_runs_work():
     assert (
         "88.0 GFLOP/s" in text and "50%" in text and "fused / vmap time per run-step: 0.83" in text
     )
+
+
+# ---- the guard: the fused forward computes every field of TransformerConfig, or refuses it ------
+
+
+def test_every_config_field_is_one_the_fused_forward_computes():
+    # A field added to TransformerConfig fails here until the fused forward computes it and
+    # COMPUTED_FIELDS lists it; until then fused_unsupported refuses a model that sets it.
+    from dataclasses import fields
+
+    from lnpaper.models.fused_transformer import COMPUTED_FIELDS
+
+    assert {field.name for field in fields(TransformerConfig)} == COMPUTED_FIELDS
+
+
+def test_a_config_field_the_fused_forward_does_not_compute_sends_the_models_to_vmap():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class WithANewOption(TransformerConfig):
+        new_option: bool = False
+
+    def models(new_option):
+        config = WithANewOption(VOCAB, d_model=16, n_layers=2, n_heads=2, max_len=LENGTH,
+                                new_option=new_option)  # fmt: skip
+        return [TransformerLM(config) for _ in SEEDS]
+
+    assert "new_option" in fused_unsupported(models(True))
+    assert isinstance(stacked_language_models(models(True)), StackedModels)
+    with pytest.raises(ValueError, match="new_option"):
+        FusedLanguageModels(models(True))
+    assert fused_unsupported(models(False)) is None  # at its default it changes nothing

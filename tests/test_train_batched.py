@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from lnpaper.data.synthetic_language import SyntheticLanguage
-from lnpaper.models.transformer import TransformerLM, next_token_loss
+from lnpaper.models.transformer import TransformerConfig, TransformerLM, next_token_loss
 from lnpaper.train import train, train_language_models
 
 SEEDS, STEPS, BATCH, LENGTH = (0, 1, 2), 6, 4, 8
@@ -13,8 +13,16 @@ SEEDS, STEPS, BATCH, LENGTH = (0, 1, 2), 6, 4, 8
 
 def build(seed, dtype=torch.float32, **options):
     torch.manual_seed(seed)
-    return TransformerLM(SyntheticLanguage().vocab_size, d_model=16, n_layers=2, n_heads=2,
-                         max_len=LENGTH, **options).to(dtype)  # fmt: skip
+    return TransformerLM(
+        TransformerConfig(
+            SyntheticLanguage().vocab_size,
+            d_model=16,
+            n_layers=2,
+            n_heads=2,
+            max_len=LENGTH,
+            **options,
+        )
+    ).to(dtype)
 
 
 def data_for(seeds):

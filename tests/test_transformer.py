@@ -8,10 +8,9 @@ import torch
 from lnpaper.models.transformer import (
     GEMMA2_ATTN_LOGIT_CAP,
     GEMMA2_FINAL_LOGIT_CAP,
-    NORMS,
-    PLACEMENTS,
     Block,
     CausalSelfAttention,
+    TransformerConfig,
     TransformerLM,
     gemma2_model,
     make_norm,
@@ -19,6 +18,7 @@ from lnpaper.models.transformer import (
     peri_ln_model,
     soft_cap,
 )
+from lnpaper.models.transformer_blocks import NORMS, PLACEMENTS
 from lnpaper.norms import DyT
 
 D = 32
@@ -30,7 +30,9 @@ def tokens(batch=3, length=10, vocab=11, seed=0):
 
 def block(placement, norm="layernorm", seed=0):
     torch.manual_seed(seed)
-    return TransformerLM(11, d_model=D, n_layers=1, n_heads=4, placement=placement, norm=norm)
+    return TransformerLM(
+        TransformerConfig(11, d_model=D, n_layers=1, n_heads=4, placement=placement, norm=norm)
+    )
 
 
 def residual_input(seed=1):
@@ -70,7 +72,9 @@ def test_residual_stream_is_never_normalized_inside_the_stack(placement):
     """With every sublayer's output matrix at zero the stack is the identity: nothing on the
     residual path rescales it. Post-LN's stack normalizes it instead."""
     torch.manual_seed(0)
-    model = TransformerLM(11, d_model=D, n_layers=3, n_heads=4, placement=placement)
+    model = TransformerLM(
+        TransformerConfig(11, d_model=D, n_layers=3, n_heads=4, placement=placement)
+    )
     with torch.no_grad():
         for b in model.blocks:
             for last in (b.attn.out, b.ffn.w2):
@@ -114,7 +118,7 @@ def test_peri_ln_normalizes_both_input_and_output_of_each_sublayer():
 
 
 def test_none_has_no_normalizer_at_all():
-    model = TransformerLM(11, d_model=D, n_layers=2, n_heads=4, placement="none")
+    model = TransformerLM(TransformerConfig(11, d_model=D, n_layers=2, n_heads=4, placement="none"))
     assert model.final_norm is None
     names = {type(m).__name__ for m in model.modules()}
     assert not names & {"LayerNorm", "RMSNorm", "DyT", "Identity"}
@@ -155,7 +159,7 @@ def test_dyt_alpha_starts_at_one_half():
 
 def test_default_init_is_xavier_and_gives_gaussian_input():
     torch.manual_seed(0)
-    model = TransformerLM(50, d_model=128, n_layers=2, d_ff=512, placement="pre")
+    model = TransformerLM(TransformerConfig(50, d_model=128, n_layers=2, d_ff=512, placement="pre"))
     w1 = model.blocks[0].ffn.w1.weight
     assert abs(w1.std().item() - math.sqrt(2 / (128 + 512))) < 0.02 * math.sqrt(2 / 640)
     assert model.blocks[0].ffn.w1.bias.abs().max() == 0
@@ -166,10 +170,14 @@ def test_default_init_is_xavier_and_gives_gaussian_input():
 def test_tfixup_scales_value_output_ffn_and_embeddings_by_9n_to_the_minus_quarter():
     n_layers, d = 12, 128
     torch.manual_seed(0)
-    xavier = TransformerLM(50, d_model=d, n_layers=n_layers, d_ff=512, placement="none")
+    xavier = TransformerLM(
+        TransformerConfig(50, d_model=d, n_layers=n_layers, d_ff=512, placement="none")
+    )
     torch.manual_seed(0)
     fixup = TransformerLM(
-        50, d_model=d, n_layers=n_layers, d_ff=512, placement="none", init="tfixup"
+        TransformerConfig(
+            50, d_model=d, n_layers=n_layers, d_ff=512, placement="none", init="tfixup"
+        )
     )
     scale = (9 * n_layers) ** -0.25
     for b_x, b_f in zip(xavier.blocks, fixup.blocks, strict=True):
@@ -189,7 +197,9 @@ def test_tfixup_scales_value_output_ffn_and_embeddings_by_9n_to_the_minus_quarte
 @pytest.mark.parametrize(("init", "factor"), [("default", 1.0), ("tfixup", 8.0)])
 def test_only_tfixup_multiplies_the_token_embedding_by_sqrt_d_before_the_positions(init, factor):
     torch.manual_seed(0)
-    model = TransformerLM(50, d_model=64, n_layers=12, max_len=16, placement="none", init=init)
+    model = TransformerLM(
+        TransformerConfig(50, d_model=64, n_layers=12, max_len=16, placement="none", init=init)
+    )
     with torch.no_grad():
         model.position_embedding.normal_()  # so that a scaled position would show
     ids = tokens(batch=4, length=16, vocab=50)
@@ -200,7 +210,9 @@ def test_only_tfixup_multiplies_the_token_embedding_by_sqrt_d_before_the_positio
 def test_tfixup_tokens_enter_the_stack_with_sd_9n_to_the_minus_quarter():
     n_layers, d = 12, 64
     torch.manual_seed(0)
-    model = TransformerLM(2000, d_model=d, n_layers=n_layers, placement="none", init="tfixup")
+    model = TransformerLM(
+        TransformerConfig(2000, d_model=d, n_layers=n_layers, placement="none", init="tfixup")
+    )
     ids = torch.arange(2000).reshape(50, 40)
     expected = (9 * n_layers) ** -0.25  # N(0, d^{-1/2}) * (9N)^{-1/4} * sqrt(d)
     assert abs(model.embed(ids).std().item() - expected) < 0.02 * expected
@@ -208,7 +220,7 @@ def test_tfixup_tokens_enter_the_stack_with_sd_9n_to_the_minus_quarter():
 
 def test_loss_at_init_is_near_log_vocab_and_gradients_reach_every_parameter():
     torch.manual_seed(0)
-    model = TransformerLM(11, d_model=D, n_layers=2, n_heads=4, placement="pre")
+    model = TransformerLM(TransformerConfig(11, d_model=D, n_layers=2, n_heads=4, placement="pre"))
     loss = next_token_loss(model, tokens())
     assert abs(loss.item() - math.log(11)) < 1.0
     loss.backward()
@@ -228,7 +240,7 @@ def test_loss_at_init_is_near_log_vocab_and_gradients_reach_every_parameter():
 )
 def test_unknown_options_are_refused_by_name(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        TransformerLM(11, **kwargs)
+        TransformerLM(TransformerConfig(11, **kwargs))
 
 
 def test_block_refuses_unknown_placement():
@@ -247,7 +259,7 @@ def test_block_refuses_unknown_placement():
     ],
 )
 def test_bad_tokens_are_refused(bad, message):
-    model = TransformerLM(11, d_model=D, n_layers=1, n_heads=4)
+    model = TransformerLM(TransformerConfig(11, d_model=D, n_layers=1, n_heads=4))
     with pytest.raises(ValueError, match=message):
         model(bad)
 
@@ -257,7 +269,7 @@ def test_bad_tokens_are_refused(bad, message):
 
 def model_with(seed=0, **options):
     torch.manual_seed(seed)
-    return TransformerLM(11, d_model=D, n_layers=2, n_heads=4, **options)
+    return TransformerLM(TransformerConfig(11, d_model=D, n_layers=2, n_heads=4, **options))
 
 
 def test_default_options_build_the_same_network_as_before():
@@ -390,7 +402,7 @@ def test_peri_ln_and_gemma2_share_the_block_but_not_the_model():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"placement": "sandwich"}, "gemma2_model"),
+        ({"placement": "sandwich"}, r"gemma2\(vocab_size\)"),
         ({"placement": "none", "embed_norm": True}, "need a norm"),
         ({"norm": "identity", "gain_offset": True}, "need a norm"),
         ({"init": "tfixup", "scale_embedding": True}, "twice"),
@@ -402,12 +414,14 @@ def test_peri_ln_and_gemma2_share_the_block_but_not_the_model():
 )
 def test_bad_option_combinations_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        TransformerLM(11, **kwargs)
+        TransformerLM(TransformerConfig(11, **kwargs))
 
 
 def test_rezero_blocks_start_as_the_identity_and_open_their_gates_by_gradient():
     torch.manual_seed(0)
-    model = TransformerLM(16, n_layers=3, max_len=8, placement="none", rezero=True)
+    model = TransformerLM(
+        TransformerConfig(16, n_layers=3, max_len=8, placement="none", rezero=True)
+    )
     tokens = torch.randint(0, 16, (2, 8))
     x = model.embed(tokens)
     for block in model.blocks:
@@ -418,6 +432,68 @@ def test_rezero_blocks_start_as_the_identity_and_open_their_gates_by_gradient():
     assert block.attn.gate.grad != 0 and block.ffn.gate.grad != 0
     assert block.ffn.w2.weight.grad.abs().max() == 0  # behind a closed gate: no gradient yet
     with pytest.raises(ValueError, match="placement 'none'"):
-        TransformerLM(16, placement="pre", rezero=True)
+        TransformerLM(TransformerConfig(16, placement="pre", rezero=True))
     with pytest.raises(ValueError, match="init 'default'"):
-        TransformerLM(16, placement="none", init="tfixup", rezero=True)
+        TransformerLM(TransformerConfig(16, placement="none", init="tfixup", rezero=True))
+
+
+def test_a_model_is_built_from_a_config_only():
+    with pytest.raises(ValueError, match="config must be a TransformerConfig"):
+        TransformerLM(11)
+    with pytest.raises(TypeError):
+        TransformerConfig(11, 32)  # every field but vocab_size by name
+    config = TransformerConfig(11, d_model=D, n_heads=4)
+    with pytest.raises(AttributeError):
+        config.placement = "post"  # frozen: a model's config is what it was built with
+    assert TransformerLM(config).config is config
+
+
+@pytest.mark.parametrize(
+    "options, named",
+    [
+        ({"norm": "batchnorm"}, "norm must be one of"),
+        ({"placement": "sandwich"}, "placement 'sandwich' is the 'peri' block"),
+        ({"init": "fixup"}, "init must be one of"),
+        ({"rezero": 1}, "rezero must be True or False, got 1"),
+        ({"d_ff": 0}, "d_ff must be a positive int, got 0"),
+    ],
+)
+def test_a_bad_config_is_refused_by_name(options, named):
+    with pytest.raises(ValueError, match=named):
+        TransformerConfig(11, **options)
+
+
+def test_each_papers_builder_sets_its_choices_and_takes_any_other_field():
+    from lnpaper.models import transformer
+
+    expected = {
+        transformer.post_ln: {"placement": "post"},
+        transformer.pre_ln: {"placement": "pre"},
+        transformer.peri_ln: {"placement": "peri", "embed_norm": True},
+        transformer.gemma2: {
+            "placement": "peri",
+            "norm": "rmsnorm",
+            "gain_offset": True,
+            "scale_embedding": True,
+            "attn_logit_cap": 50.0,
+            "final_logit_cap": 30.0,
+        },  # fmt: skip
+        transformer.olmo2: {
+            "placement": "reordered",
+            "norm": "rmsnorm",
+            "qk_norm": "rmsnorm",
+            "qk_norm_span": "full",
+        },  # fmt: skip
+        transformer.deepnorm: {"placement": "post", "deepnorm": True},
+        transformer.admin: {"placement": "post", "admin": True},
+        transformer.tfixup: {"placement": "none", "init": "tfixup"},
+        transformer.rezero: {"placement": "none", "rezero": True},
+        transformer.mix_ln: {"placement": "mix"},
+        transformer.layernorm_scaling: {"placement": "pre", "layer_scaling": True},
+    }
+    for builder, choices in expected.items():
+        config = builder(11, n_layers=4, max_len=8)
+        assert (config.vocab_size, config.n_layers, config.max_len) == (11, 4, 8)
+        assert {name: getattr(config, name) for name in choices} == choices, builder.__name__
+        TransformerLM(config)  # each builds
+    assert transformer.gemma2(11, final_logit_cap=None).final_logit_cap is None

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnpaper.models.transformer import Block, TransformerLM, admin_profile
+from lnpaper.models.transformer import Block, TransformerConfig, TransformerLM, admin_profile
 from lnpaper.norms import Derf, DetachNorm, DyT, LayerNorm, RMSNorm
 
 D, VOCAB = 16, 11
@@ -17,7 +17,7 @@ D, VOCAB = 16, 11
 def model(seed=0, **options):
     torch.manual_seed(seed)
     options = {"d_model": D, "n_layers": 4, "n_heads": 2, "max_len": 8, **options}
-    return TransformerLM(VOCAB, **options).double()
+    return TransformerLM(TransformerConfig(VOCAB, **options)).double()
 
 
 def tokens(seed=1):

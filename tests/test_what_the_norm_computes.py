@@ -14,7 +14,7 @@ from lnpaper.chapters.ch10_what_the_norm_computes import claims as nb_claims
 from lnpaper.chapters.ch10_what_the_norm_computes import runs as ex
 from lnpaper.companion import verdicts
 from lnpaper.data.synthetic_language import SyntheticLanguage
-from lnpaper.models.transformer import TransformerLM
+from lnpaper.models.transformer import TransformerConfig, TransformerLM
 from lnpaper.models.zero_mean import zero_mean_rmsnorm
 
 LANGUAGE = SyntheticLanguage()
@@ -22,8 +22,11 @@ LANGUAGE = SyntheticLanguage()
 
 def small_model(seed=0, **options):
     torch.manual_seed(seed)
-    return TransformerLM(LANGUAGE.vocab_size, d_model=16, n_layers=2, n_heads=2, max_len=8,
-                         **options)  # fmt: skip
+    return TransformerLM(
+        TransformerConfig(
+            LANGUAGE.vocab_size, d_model=16, n_layers=2, n_heads=2, max_len=8, **options
+        )
+    )
 
 
 def perturbed(model):

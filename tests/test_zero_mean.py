@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from lnpaper.models.transformer import TransformerLM
+from lnpaper.models.transformer import TransformerConfig, TransformerLM
 from lnpaper.models.zero_mean import center_residual_writers, zero_mean_rmsnorm
 from lnpaper.norms import LayerNorm, RMSNorm
 
@@ -14,7 +14,9 @@ def trained_looking_model(seed: int = 0, **options) -> TransformerLM:
     """A Pre-LN model in float64 whose norm gains and biases and position embeddings are not at
     their init values (at init b = 0 and the positions are 0, and a wrong fold would go unseen)."""
     torch.manual_seed(seed)
-    model = TransformerLM(VOCAB, d_model=16, n_layers=3, n_heads=2, max_len=8, **options).double()
+    model = TransformerLM(
+        TransformerConfig(VOCAB, d_model=16, n_layers=3, n_heads=2, max_len=8, **options)
+    ).double()
     with torch.no_grad():
         for module in model.modules():
             if isinstance(module, LayerNorm):
@@ -91,7 +93,9 @@ def test_without_centering_layernorm_is_not_rmsnorm(monkeypatch):
     ],
 )
 def test_models_the_rewrite_does_not_hold_for_are_refused(options, problem):
-    model = TransformerLM(VOCAB, d_model=16, n_layers=2, n_heads=2, max_len=8, **options)
+    model = TransformerLM(
+        TransformerConfig(VOCAB, d_model=16, n_layers=2, n_heads=2, max_len=8, **options)
+    )
     with pytest.raises(ValueError, match=problem):
         zero_mean_rmsnorm(model)
 

@@ -40,11 +40,11 @@ from lnpaper.models.mlp import MLP, SeedBatchedMLP
 from lnpaper.models.recurrent import (
     LayerNormLSTMCell,
     LSTMCell,
-    SeedBatchedClassifier,
     SequenceClassifier,
     unroll,
 )
-from lnpaper.models.transformer import TransformerLM, next_token_loss
+from lnpaper.models.seed_batched_classifier import SeedBatchedClassifier
+from lnpaper.models.transformer import TransformerConfig, TransformerLM, next_token_loss
 from lnpaper.norms import LayerNorm, RMSNorm
 from lnpaper.train import PerRunAdam, StackedModels
 
@@ -382,7 +382,8 @@ def _language_models(runs: int):
     models = []
     for seed in range(runs):
         torch.manual_seed(seed)
-        models.append(TransformerLM(language.vocab_size, max_len=length, **LM_OPTIONS))
+        config = TransformerConfig(language.vocab_size, max_len=length, **LM_OPTIONS)
+        models.append(TransformerLM(config))
     tokens = torch.stack([language.sample(batch, length + 1, seed=s) for s in range(runs)])
     return models, tokens
 

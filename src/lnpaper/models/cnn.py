@@ -97,6 +97,25 @@ class SmallCNN(nn.Module):
         return self.readout(self.features(x).flatten(1))
 
 
+# SmallCNN's layers for each norm, the ones SeedBatchedCNN's forward computes in this order
+NORM_LAYERS = {"none": nn.Identity, "batchnorm": PlaneBatchNorm, "layernorm": PlaneLayerNorm}
+# SmallCNN's arguments, each honoured by SeedBatchedCNN: norm and side read, channels from shapes
+MODEL_ARGUMENTS = ("norm", "channels", "side")
+
+
+def seed_batched_unsupported(model: SmallCNN) -> str | None:
+    """Why SeedBatchedCNN's forward would not compute `model`'s layers, or None."""
+    norm = NORM_LAYERS.get(model.norm)
+    if norm is None:
+        return f"SeedBatchedCNN computes the norms {tuple(NORM_LAYERS)}, not {model.norm!r}"
+    expected = [nn.Conv2d, norm, nn.ReLU, nn.Conv2d, norm, nn.ReLU, nn.MaxPool2d]
+    layers = [type(layer) for layer in model.features]
+    if layers != expected:
+        names = [kind.__name__ for kind in layers]
+        return f"SeedBatchedCNN computes SmallCNN's seven feature layers, got {names}"
+    return None
+
+
 class SeedBatchedCNN(nn.Module):
     """S `SmallCNN`s of one norm and shape, one per seed, run as one model (notebook 04's coda).
 
@@ -119,6 +138,9 @@ class SeedBatchedCNN(nn.Module):
         super().__init__()
         if not models:
             raise ValueError("SeedBatchedCNN needs at least one model (one per seed)")
+        reason = seed_batched_unsupported(models[0])
+        if reason is not None:
+            raise ValueError(reason)
         shapes = {(m.norm, m.side, tuple(m.state_dict()["readout.weight"].shape)) for m in models}
         if len(shapes) != 1:
             raise ValueError(f"SeedBatchedCNN stacks models of one norm and shape, got {shapes}")

@@ -19,16 +19,19 @@ optimizers, per-run learning rates and monitors that read parameters by name wor
 that need the inside of the stack it adds `streams` (the residual stream entering each block and
 the final norm) and `attention_logits` (a block's logits z_ij), for every seed at once.
 
-Every option of `TransformerLM` is read from the first model's modules (placements, norms and
+Every option of `TransformerConfig` is read from the first model's modules (placements, norms and
 their eps, caps, QK-norms, DeepNorm's alpha, Admin's omega, LayerNorm Scaling, ReZero's gates,
 learned or fixed embedding scales, (1 + w) gains), and so are `lnpaper.models.zero_mean`'s
-rewrites (`BiasedRMSNorm`, `Centered` writers). A module or parametrization the forward does not
-know is refused when the population is built (`fused_unsupported` says why), never computed
-wrongly. Not reproduced: the one-run norms' rescue of a row whose squares overflow float32
+rewrites (`BiasedRMSNorm`, `Centered` writers). `COMPUTED_FIELDS` lists the config's fields this
+forward computes: a model whose config sets any other field, a module or a parametrization the
+forward does not know is refused when the population is built (`fused_unsupported` says why),
+never computed wrongly; tests/test_stacked_transformer.py fails when the config gains a field
+that is not listed. Not reproduced: the one-run norms' rescue of a row whose squares overflow float32
 (values near 1e19), which vmap skips as well.
 """
 
 import copy
+import dataclasses
 import math
 
 import torch
@@ -38,11 +41,11 @@ from torch.func import stack_module_state
 from torch.nn.utils import parametrize
 from torch.nn.utils.parametrize import ParametrizationList
 
-from lnpaper.models.transformer import (
+from lnpaper.models.transformer import TransformerLM
+from lnpaper.models.transformer_blocks import (
     Block,
     CausalSelfAttention,
     FeedForward,
-    TransformerLM,
     UnitOffset,
     soft_cap,
 )
@@ -56,6 +59,20 @@ MODULE_KINDS = (
     nn.ModuleList, nn.ModuleDict, ParametrizationList, UnitOffset, Centered,
 )  # fmt: skip
 DTYPES = (torch.float32, torch.float64)
+# The TransformerConfig fields whose effect `_forward` computes: the sizes from the tensors, the rest
+# from the template's modules and attributes (the one-run model's names in the comments below).
+COMPUTED_FIELDS = frozenset({
+    "vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len",  # tensor shapes
+    "placement",  # Block.placement, one branch each in _block
+    "norm", "gain_offset", "alpha_init",  # the norm modules' kinds, UnitOffset, alpha tensors
+    "init",  # weights only, and the embed_scale of T-Fixup in _embed
+    "embed_norm", "scale_embedding", "learned_embed_scale",  # _embed
+    "attn_logit_cap", "final_logit_cap",  # _scores, _forward
+    "qk_norm", "qk_norm_span",  # _queries_keys_values, _scores
+    "deepnorm", "deepnorm_parts",  # Block.residual_scale in _block; beta is in the weights
+    "admin", "layer_scaling",  # the omega tensors and Block.input_scale in _block
+    "rezero",  # the gate tensors in _attention and _feed_forward
+})  # fmt: skip
 
 
 def _kind(module: nn.Module) -> type:
@@ -78,6 +95,16 @@ def fused_unsupported(models: list) -> str | None:
     first = models[0]
     if not isinstance(first, TransformerLM):
         return f"models must be TransformerLM, got {type(first).__name__}"
+    # every model's config: fields that set only weights (alpha_init, say) may differ between them
+    unknown = [
+        field.name
+        for model in models
+        if isinstance(model, TransformerLM)
+        for field in dataclasses.fields(model.config)
+        if field.name not in COMPUTED_FIELDS and getattr(model.config, field.name) != field.default
+    ]
+    if unknown:
+        return f"the fused forward does not compute the config's {sorted(set(unknown))}"
     for name, module in first.named_modules():
         if _kind(module) not in MODULE_KINDS:
             return f"module {name or 'model'!r} is a {_kind(module).__name__}, not fused here"

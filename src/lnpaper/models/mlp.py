@@ -154,16 +154,23 @@ class SeedBatchedMLP(nn.Module):
                     self.register_parameter(f"bias{k}", nn.Parameter(bias))  # (S, 1, out)
             elif isinstance(first, nn.ReLU):
                 self.kinds.append("relu")
-            else:
+            elif isinstance(first, BatchNorm | LayerNorm):
                 self.kinds.append("batchnorm" if isinstance(first, BatchNorm) else "layernorm")
                 for name in ("weight", "bias"):  # g and b, (S, 1, H)
                     value = torch.stack([getattr(layer, name).detach()[None] for layer in layers])
                     self.register_parameter(f"{name}{k}", nn.Parameter(value))
+                if isinstance(first, LayerNorm):
+                    self.ln_eps = first.eps
                 if isinstance(first, BatchNorm):
                     self.eps, self.momentum = first.eps, first.momentum
                     for name in ("running_mean", "running_var"):
                         value = torch.stack([getattr(layer, name) for layer in layers])
                         self.register_buffer(f"{name}{k}", value.clone())  # (S, H)
+            else:  # a layer MLP has gained: computed here, or refused, never guessed
+                raise ValueError(
+                    f"SeedBatchedMLP computes Linear, ReLU, BatchNorm and LayerNorm layers; "
+                    f"layer {k} of MLP is a {type(first).__name__}"
+                )
 
     def _batchnorm(self, k, a, statistics):
         """(a - mu) / sqrt(var + eps) for BatchNorm layer k, per seed over its own batch (dim 1)."""
@@ -204,7 +211,7 @@ class SeedBatchedMLP(nn.Module):
             else:
                 if kind == "layernorm":  # over each row's units: lnpaper.LayerNorm
                     centered = center(h, (-1,))  # a - mu
-                    h = centered * torch.rsqrt(centered.pow(2).mean(-1, keepdim=True) + 1e-5)
+                    h = centered * torch.rsqrt(centered.pow(2).mean(-1, keepdim=True) + self.ln_eps)
                 else:
                     if collect is not None:  # this layer's exact statistics over x
                         collect.append((h.mean(1), h.var(1, correction=0)))

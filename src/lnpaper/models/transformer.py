@@ -1,5 +1,15 @@
 """A small decoder-only Transformer language model whose normalization can be moved and swapped.
 
+One frozen `TransformerConfig` says everything that tells one model from another (sizes, where the
+norms sit and which, the init, the options below) and `TransformerLM(config)` builds it:
+
+    model = TransformerLM(TransformerConfig(vocab_size=16, n_layers=6, placement="pre"))
+
+Each paper's network has a builder that fills in its choices (`post_ln`, `pre_ln`, `peri_ln`,
+`gemma2`, `olmo2`, `deepnorm`, `admin`, `tfixup`, `rezero`, `mix_ln`, `layernorm_scaling`); every
+other field can still be given, e.g. `TransformerLM(gemma2(16, max_len=16))`. The attention,
+feed-forward and block modules are in `lnpaper.models.transformer_blocks`.
+
 Notebook 06. Every block has two sublayers F, causal self-attention and a ReLU feed-forward network
 F(x) = ReLU(x W^(1) + b^(1)) W^(2) + b^(2), each wrapped in a residual connection. Where the norm sits
 is the `placement`:
@@ -24,7 +34,7 @@ without gain and bias), `detach_mean`, `detach_std`, `detach_both` (Xu et al. 20
 LayerNorm with those statistics cut from the backward pass) or `identity` (every slot keeps its
 place but computes nothing, so any placement with `identity` is the `none` network).
 
-Model options around the blocks, all off by default (the defaults build the network notebooks 06
+Model options (fields of the config) around the blocks, all off by default (the defaults build the network notebooks 06
 and 06 were recorded with, bit for bit):
 - `embed_norm`: x_0 = Norm(embedding), a norm on the embedding output before the first block (Kim
   et al.'s optional Peri-LN input norm; Gemma 2 has none).
@@ -76,325 +86,141 @@ Initialization, `init`:
   for `placement="none"`, but any placement accepts it.
 """
 
+import dataclasses
 import math
+from dataclasses import KW_ONLY, dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils import parametrize
 
-from lnpaper.arguments import (
-    check_choice,
-    check_flag,
-    check_positive_float,
-    check_positive_int,
+from lnpaper.arguments import check_choice, check_flag, check_positive_float, check_positive_int
+from lnpaper.models.transformer_blocks import (
+    NORMS,
+    PLACEMENTS,
+    POINTWISE,
+    PRMS_FRACTION,
+    Block,
+    CausalSelfAttention,
+    FeedForward,
+    check_cap,
+    check_heads,
+    check_placement,
+    check_qk_norm,
+    make_norm,
+    soft_cap,
 )
-from lnpaper.norms import Derf, DetachNorm, DyT, LayerNorm, RMSNorm, is_vmapped
 
-PLACEMENTS = ("post", "pre", "peri", "reordered", "none")  # a block's
+# The blocks are read from here too, beside the model they make up.
+__all__ = [
+    "Block", "CausalSelfAttention", "FeedForward", "GEMMA2_ATTN_LOGIT_CAP",
+    "GEMMA2_FINAL_LOGIT_CAP", "MIX_POST_FRACTION", "NORMS", "PLACEMENTS", "POINTWISE",
+    "PRMS_FRACTION", "TransformerConfig", "TransformerLM", "admin", "admin_profile", "deepnorm",
+    "gemma2", "gemma2_model", "layernorm_scaling", "make_norm", "mix_ln", "next_token_loss",
+    "olmo2", "peri_ln", "peri_ln_model", "post_ln", "pre_ln", "rezero", "soft_cap", "tfixup",
+]  # fmt: skip
+
 MODEL_PLACEMENTS = (*PLACEMENTS, "mix")  # Mix-LN mixes two block placements in one stack
-DETACHED = {"detach_mean": ("mean",), "detach_std": ("std",), "detach_both": ("mean", "std")}
-POINTWISE = ("dyt", "derf")  # no statistic: each value squashed on its own, with a learnable alpha
-NORMS = ("layernorm", "rmsnorm", "prmsnorm", *POINTWISE, "layernorm_simple", *DETACHED, "identity")
-QK_NORMS = ("layernorm", "rmsnorm", "l2")
 DEEPNORM_PARTS = ("both", "alpha", "beta")
 MIX_POST_FRACTION = 0.25  # Mix-LN (Li et al., arXiv:2412.13795): Post-LN in the first floor(0.25 L)
-PRMS_FRACTION = 0.0625  # Zhang & Sennrich's p for pRMSNorm
 INITS = ("default", "tfixup")
-FINAL_NORM = (
-    "pre",
-    "peri",
-    "reordered",
-    "mix",
-)  # their residual stream is never normalized in the stack
-NORM_IN = ("pre", "peri")  # a norm on each sublayer's input
-NORM_OUT = ("post", "peri", "reordered")  # on its output (post: on the residual sum)
+FINAL_NORM = ("pre", "peri", "reordered", "mix")  # their residual stream is never normalized
 GEMMA2_ATTN_LOGIT_CAP, GEMMA2_FINAL_LOGIT_CAP = 50.0, 30.0
+NEEDING_A_NORM = ("embed_norm", "gain_offset", "deepnorm", "admin", "layer_scaling")
 
 
-def check_placement(placement: str, allowed=PLACEMENTS) -> None:
-    if placement == "sandwich":
-        raise ValueError(
-            "placement 'sandwich' is the 'peri' block; Gemma 2's sandwich model is "
-            "gemma2_model(), Peri-LN's peri_ln_model()"
-        )
-    if placement not in allowed:
-        raise ValueError(f"placement must be one of {allowed}, got {placement!r}")
+@dataclass(frozen=True)
+class TransformerConfig:
+    """One language model's every choice; the module docstring says what each option does. The
+    defaults build a 6-block Pre-LN network with LayerNorm. Checked when made: a bad value, or a
+    combination that means nothing, is refused by name before any weight is drawn."""
 
+    vocab_size: int
+    _: KW_ONLY
+    d_model: int = 64
+    n_layers: int = 6
+    n_heads: int = 4
+    d_ff: int | None = None  # None: 4 d_model
+    max_len: int = 64
+    placement: str = "pre"
+    norm: str = "layernorm"
+    init: str = "default"
+    embed_norm: bool = False
+    scale_embedding: bool = False
+    gain_offset: bool = False
+    attn_logit_cap: float | None = None
+    final_logit_cap: float | None = None
+    qk_norm: str | None = None
+    qk_norm_span: str = "head"
+    deepnorm: bool = False
+    deepnorm_parts: str = "both"
+    admin: bool = False
+    layer_scaling: bool = False
+    alpha_init: float = 0.5
+    learned_embed_scale: bool = False
+    rezero: bool = False
 
-def check_cap(name: str, cap) -> float | None:
-    """A soft cap: None, or a finite number > 0 (True is not a cap of 1)."""
-    if cap is None:
-        return None
-    try:
-        return check_positive_float(name, cap)
-    except ValueError:
-        raise ValueError(f"{name} must be None or a finite number > 0, got {cap!r}") from None
+    def __post_init__(self):
+        def normalized(name, value):  # a frozen field set once, to its checked value
+            object.__setattr__(self, name, value)
 
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "max_len"):
+            normalized(name, check_positive_int(name, getattr(self, name)))
+        check_heads(self.d_model, self.n_heads)
+        if self.d_ff is not None:  # 0 would make the feed-forward do nothing
+            normalized("d_ff", check_positive_int("d_ff", self.d_ff))
+        check_placement(self.placement, MODEL_PLACEMENTS)
+        check_choice("norm", self.norm, NORMS)
+        check_choice("init", self.init, INITS)
+        for field in dataclasses.fields(self):
+            if field.type is bool:
+                check_flag(field.name, getattr(self, field.name))
+        normalized("attn_logit_cap", check_cap("attn_logit_cap", self.attn_logit_cap))
+        normalized("final_logit_cap", check_cap("final_logit_cap", self.final_logit_cap))
+        check_qk_norm(self.qk_norm, self.qk_norm_span)
+        self._check_combinations()
 
-def check_heads(d_model, n_heads) -> None:
-    """d_model and n_heads positive ints, and the heads splitting d_model evenly."""
-    check_positive_int("d_model", d_model)
-    check_positive_int("n_heads", n_heads)
-    if d_model % n_heads:
-        raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
-
-
-def check_qk_norm(qk_norm, qk_norm_span) -> None:
-    if qk_norm is not None:
-        check_choice("qk_norm", qk_norm, QK_NORMS)
-    check_choice("qk_norm_span", qk_norm_span, ("head", "full"))
-    if qk_norm is None and qk_norm_span != "head":
-        raise ValueError(
-            f"qk_norm_span={qk_norm_span!r} says where the qk_norm goes, but qk_norm is None"
-        )
-    if qk_norm == "l2" and qk_norm_span != "head":
-        raise ValueError("qk_norm 'l2' normalizes each head's q and k: qk_norm_span 'head'")
-
-
-def soft_cap(z: torch.Tensor, cap: float) -> torch.Tensor:
-    """cap * tanh(z / cap): about z while |z| << cap, never beyond +-cap (Gemma 2)."""
-    return cap * torch.tanh(z / cap)
-
-
-class UnitOffset(nn.Module):
-    """The parametrization g = 1 + w: the module stores w, its forward sees g."""
-
-    def forward(self, w: torch.Tensor) -> torch.Tensor:
-        return 1 + w
-
-    def right_inverse(self, g: torch.Tensor) -> torch.Tensor:
-        return g - 1  # so a gain of 1 is stored as w = 0
-
-
-def make_norm(
-    norm: str, d_model: int, gain_offset: bool = False, alpha_init: float = 0.5
-) -> nn.Module:
-    """One normalizer over the last axis (each token on its own); with `gain_offset` its gain is
-    stored as w in g = 1 + w, w = 0 at init (`module.weight` still reads g). `alpha_init` is the
-    pointwise norms' (dyt, derf) initial alpha."""
-    check_choice("norm", norm, NORMS)
-    check_flag("gain_offset", gain_offset)
-    if norm == "layernorm":
-        module = LayerNorm(d_model)
-    elif norm == "rmsnorm":
-        module = RMSNorm(d_model)
-    elif norm == "prmsnorm":
-        module = RMSNorm(d_model, partial=PRMS_FRACTION)
-    elif norm == "dyt":
-        module = DyT(d_model, alpha_init=alpha_init)
-    elif norm == "derf":
-        module = Derf(d_model, alpha_init=alpha_init)
-    elif norm in DETACHED:
-        module = DetachNorm(d_model, detach=DETACHED[norm])
-    elif norm in ("identity", "layernorm_simple"):
-        if gain_offset:
-            raise ValueError(f"gain_offset needs a norm with a gain; norm {norm!r} has none")
-        return nn.Identity() if norm == "identity" else LayerNorm(d_model, elementwise_affine=False)
-    else:
-        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-    if gain_offset:
-        parametrize.register_parametrization(module, "weight", UnitOffset())
-    return module
-
-
-class CausalSelfAttention(nn.Module):
-    """softmax(Q K^T / sqrt(d_head) + causal mask) V, per head, then the output matrix W^O; with
-    `qk_norm` the queries and keys are normalized first (the module docstring's options)."""
-
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        logit_cap: float | None = None,
-        *,
-        qk_norm: str | None = None,
-        qk_norm_span: str = "head",
-        max_len: int = 64,
-        gate: bool = False,
-    ):
-        super().__init__()
-        check_heads(d_model, n_heads)
-        check_flag("gate", gate)
-        logit_cap = check_cap("attn_logit_cap", logit_cap)
-        check_qk_norm(qk_norm, qk_norm_span)
-        check_positive_int("max_len", max_len)
-        self.n_heads, self.logit_cap = n_heads, logit_cap
-        self.gate = nn.Parameter(torch.zeros(())) if gate else None  # ReZero's a, from 0
-        self.qk_norm, self.qk_norm_span = qk_norm, qk_norm_span
-        self.query = nn.Linear(d_model, d_model)  # W^Q
-        self.key = nn.Linear(d_model, d_model)  # W^K
-        self.value = nn.Linear(d_model, d_model)  # W^V: T-Fixup's v
-        self.out = nn.Linear(d_model, d_model)  # W^O: T-Fixup's w
-        self.q_norm = self.k_norm = self.qk_scale = None
-        if qk_norm in ("layernorm", "rmsnorm"):
-            width = d_model // n_heads if qk_norm_span == "head" else d_model
-            self.q_norm, self.k_norm = make_norm(qk_norm, width), make_norm(qk_norm, width)
-        elif qk_norm == "l2":
-            if max_len < 2:
-                raise ValueError(f"qk_norm 'l2' needs max_len >= 2, got {max_len}")
-            # g_0 = log2(L^2 - L) (Henry et al. 2020)
-            self.qk_scale = nn.Parameter(torch.tensor(math.log2(max_len**2 - max_len)))
-
-    def scores(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(the attention logits z_ij before the mask, B x heads x T x T; the values V per head)."""
-        batch, tokens, d = x.shape
-
-        def heads(t):  # B x T x d -> B x heads x T x d_head
-            return t.view(batch, tokens, self.n_heads, d // self.n_heads).transpose(1, 2)
-
-        # Notebook 09 prints the lines from here to the soft cap: they stay within 88 columns.
-        q, k, v = self.query(x), self.key(x), self.value(x)
-        # OLMo 2: before the split
-        if self.q_norm is not None and self.qk_norm_span == "full":
-            q, k = self.q_norm(q), self.k_norm(k)
-        q, k, v = heads(q), heads(k), heads(v)
-        # per head, over d_head
-        if self.q_norm is not None and self.qk_norm_span == "head":
-            q, k = self.q_norm(q), self.k_norm(k)
-        if self.qk_scale is not None:  # g * <q / ||q||, k / ||k||>
-            unit_q, unit_k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
-            z = self.qk_scale * unit_q @ unit_k.transpose(-2, -1)
-        else:  # q.k / sqrt(d_head)
-            z = q @ k.transpose(-2, -1) / math.sqrt(d // self.n_heads)
-        if self.logit_cap is not None:  # Gemma 2's soft cap, before the mask
-            z = soft_cap(z, self.logit_cap)
-        return z, v
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        batch, tokens, d = x.shape
-        # torch.func.vmap has no batching rule for the fused kernel and would loop over the seeds
-        batched = is_vmapped(x)
-        if self.logit_cap is None and self.qk_norm is None and not batched:
-            q, k, v = (
-                t.view(batch, tokens, self.n_heads, d // self.n_heads).transpose(1, 2)
-                for t in (self.query(x), self.key(x), self.value(x))
-            )
-            # token t attends to tokens 0..t only; with W^Q = W^K = 0 this is a plain average of them
-            mixed = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        else:  # the same, written out, so that the logits can be normalized or capped
-            z, v = self.scores(x)
-            future = torch.ones(tokens, tokens, dtype=torch.bool, device=x.device).triu(1)
-            mixed = z.masked_fill(future, -math.inf).softmax(dim=-1) @ v
-        out = self.out(mixed.transpose(1, 2).reshape(batch, tokens, d))
-        return out if self.gate is None else self.gate * out
-
-
-class FeedForward(nn.Module):
-    """F(x) = ReLU(x W^(1) + b^(1)) W^(2) + b^(2): Xiong et al.'s notation."""
-
-    def __init__(self, d_model: int, d_ff: int, gate: bool = False):
-        super().__init__()
-        check_positive_int("d_model", d_model)
-        check_positive_int("d_ff", d_ff)
-        check_flag("gate", gate)
-        self.w1 = nn.Linear(d_model, d_ff)  # W^(1)
-        self.w2 = nn.Linear(d_ff, d_model)  # W^(2): the matrix of Xiong et al.'s Theorem 1
-        self.gate = nn.Parameter(torch.zeros(())) if gate else None  # ReZero's a, from 0
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = self.w2(F.relu(self.w1(x)))
-        return out if self.gate is None else self.gate * out
-
-
-class Block(nn.Module):
-    """Attention then feed-forward, each with a residual connection; the norms where `placement`
-    puts them. `attn_in_norm`/`ffn_in_norm` normalize a sublayer's input, `attn_out_norm`/
-    `ffn_out_norm` its output (peri, reordered) or the residual sum (post).
-
-    Post-LN's residual sum may weight the stream: by `residual_scale`, DeepNorm's alpha, or with
-    `admin` by learnable vectors `attn_omega`, `ffn_omega` (Admin's omega). Pre-LN's input norms'
-    outputs may be multiplied by `input_scale` (LayerNorm Scaling's 1 / sqrt(l)). With `rezero`
-    each sublayer's output is multiplied by its own learnable scalar `gate`, starting at 0.
-    """
-
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        d_ff: int,
-        placement: str,
-        norm: str,
-        *,
-        gain_offset: bool = False,
-        attn_logit_cap: float | None = None,
-        qk_norm: str | None = None,
-        qk_norm_span: str = "head",
-        max_len: int = 64,
-        residual_scale: float = 1.0,
-        admin: bool = False,
-        input_scale: float = 1.0,
-        alpha_init: float = 0.5,
-        rezero: bool = False,
-    ):
-        super().__init__()
-        if placement == "mix":
-            raise ValueError("a block is 'post' or 'pre'; 'mix' is a TransformerLM placement")
-        check_placement(placement)
-        check_heads(d_model, n_heads)
-        check_positive_int("d_ff", d_ff)
-        check_flag("admin", admin)
-        residual_scale = check_positive_float("residual_scale", residual_scale)
-        input_scale = check_positive_float("input_scale", input_scale)
-        if (residual_scale != 1.0 or admin) and placement != "post":
-            raise ValueError("residual_scale and admin weight Post-LN's residual sum: 'post' only")
-        if input_scale != 1.0 and placement != "pre":
-            raise ValueError("input_scale scales Pre-LN's input norms: placement 'pre' only")
-        check_flag("rezero", rezero)
-        if rezero and placement != "none":
-            raise ValueError("rezero gates the branches of a norm-free block: placement 'none'")
-        self.placement = placement
-        self.residual_scale, self.input_scale = residual_scale, input_scale
-        self.attn = CausalSelfAttention(
-            d_model, n_heads, logit_cap=attn_logit_cap, qk_norm=qk_norm,
-            qk_norm_span=qk_norm_span, max_len=max_len, gate=rezero,
-        )  # fmt: skip
-        self.ffn = FeedForward(d_model, d_ff, gate=rezero)
-        normalize_in, normalize_out = placement in NORM_IN, placement in NORM_OUT
-
-        def norm_if(wanted):
-            return make_norm(norm, d_model, gain_offset, alpha_init) if wanted else None
-
-        self.attn_in_norm, self.ffn_in_norm = norm_if(normalize_in), norm_if(normalize_in)
-        self.attn_out_norm, self.ffn_out_norm = norm_if(normalize_out), norm_if(normalize_out)
-        self.attn_omega = nn.Parameter(torch.ones(d_model)) if admin else None
-        self.ffn_omega = nn.Parameter(torch.ones(d_model)) if admin else None
-
-    def _stream(self, x: torch.Tensor, omega: torch.Tensor | None) -> torch.Tensor:
-        """What Post-LN adds the branch to: x, alpha x (DeepNorm) or x * omega (Admin)."""
-        if omega is not None:
-            return x * omega
-        return x if self.residual_scale == 1.0 else self.residual_scale * x
-
-    def _scaled(self, x: torch.Tensor) -> torch.Tensor:
-        return x if self.input_scale == 1.0 else x * self.input_scale
-
-    def attention_input(self, x: torch.Tensor) -> torch.Tensor:
-        """What the attention sublayer reads from the block's input x."""
-        return self._scaled(self.attn_in_norm(x)) if self.attn_in_norm is not None else x
-
-    # Notebook 06 prints this method: its lines stay within 88 columns.
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # post: x_{l+1} = Norm(x_l + F(x_l)), or alpha x_l, or x_l omega
-        if self.placement == "post":
-            x = self.attn_out_norm(self._stream(x, self.attn_omega) + self.attn(x))
-            return self.ffn_out_norm(self._stream(x, self.ffn_omega) + self.ffn(x))
-        # pre: x_{l+1} = x_l + F(Norm(x_l)), Norm's output times 1/sqrt(l)
-        if self.placement == "pre":
-            x = x + self.attn(self._scaled(self.attn_in_norm(x)))
-            return x + self.ffn(self._scaled(self.ffn_in_norm(x)))
-        if self.placement == "peri":  # x_{l+1} = x_l + Norm(F(Norm(x_l)))
-            x = x + self.attn_out_norm(self.attn(self.attn_in_norm(x)))
-            return x + self.ffn_out_norm(self.ffn(self.ffn_in_norm(x)))
-        if self.placement == "reordered":  # x_{l+1} = x_l + Norm(F(x_l))
-            x = x + self.attn_out_norm(self.attn(x))
-            return x + self.ffn_out_norm(self.ffn(x))
-        x = x + self.attn(x)  # none: x_{l+1} = x_l + F(x_l)
-        return x + self.ffn(x)
+    def _check_combinations(self):
+        placement, norm, init = self.placement, self.norm, self.init
+        if norm == "identity" or placement == "none":
+            for name in NEEDING_A_NORM:
+                if getattr(self, name):
+                    raise ValueError(
+                        f"{name}=True would need a norm; placement {placement!r} with norm "
+                        f"{norm!r} has none (embed_norm and gain_offset act on a norm; deepnorm, "
+                        f"admin and layer_scaling are rules for the norms around the residual "
+                        f"stream)"
+                    )
+        if (self.deepnorm or self.admin) and placement != "post":
+            raise ValueError("deepnorm and admin are Post-LN schemes: they need placement 'post'")
+        if self.deepnorm and self.admin:
+            raise ValueError("deepnorm and admin weight the residual sum two ways: choose one")
+        if self.deepnorm and init != "default":
+            raise ValueError("deepnorm has its own init (beta); it needs init 'default'")
+        check_choice("deepnorm_parts", self.deepnorm_parts, DEEPNORM_PARTS)
+        if self.deepnorm_parts != "both" and not self.deepnorm:
+            raise ValueError("deepnorm_parts picks DeepNorm's halves: it needs deepnorm=True")
+        if self.rezero and (placement != "none" or init != "default"):
+            raise ValueError("rezero gates a norm-free stack at the default init: it needs "
+                             "placement 'none' and init 'default'")  # fmt: skip
+        if self.layer_scaling and placement != "pre":
+            raise ValueError("layer_scaling scales Pre-LN's input norms: it needs placement 'pre'")
+        check_positive_float("alpha_init", self.alpha_init)
+        if self.alpha_init != 0.5 and norm not in POINTWISE:
+            raise ValueError(f"alpha_init is the init of {POINTWISE}'s alpha; norm is {norm!r}")
+        if placement == "mix" and int(MIX_POST_FRACTION * self.n_layers) == 0:
+            raise ValueError(f"placement 'mix' needs n_layers >= 4 (floor(L / 4) Post-LN blocks), "
+                             f"got {self.n_layers}")  # fmt: skip
+        if self.learned_embed_scale and (self.scale_embedding or init == "tfixup"):
+            raise ValueError("learned_embed_scale replaces the fixed sqrt(d) of scale_embedding "
+                             "and T-Fixup: choose one")  # fmt: skip
+        if self.scale_embedding and init == "tfixup":
+            raise ValueError("init 'tfixup' already multiplies the embedding by sqrt(d); "
+                             "scale_embedding would do it twice")  # fmt: skip
 
 
 class TransformerLM(nn.Module):
-    """Tokens (B x T, int64) -> next-token logits (B x T x vocab_size).
+    """Tokens (B x T, int64) -> next-token logits (B x T x vocab_size), for one `TransformerConfig`.
 
     x_0 = token embedding (times sqrt(d) under T-Fixup or `scale_embedding`) + position embedding,
     normalized if `embed_norm`; the blocks; a final norm for `pre`, `peri` and `reordered` (whose
@@ -402,135 +228,52 @@ class TransformerLM(nn.Module):
     `final_logit_cap`. The options are described in the module's docstring.
     """
 
-    def __init__(
-        self,
-        vocab_size: int,
-        *,
-        d_model: int = 64,
-        n_layers: int = 6,
-        n_heads: int = 4,
-        d_ff: int | None = None,
-        max_len: int = 64,
-        placement: str = "pre",
-        norm: str = "layernorm",
-        init: str = "default",
-        embed_norm: bool = False,
-        scale_embedding: bool = False,
-        gain_offset: bool = False,
-        attn_logit_cap: float | None = None,
-        final_logit_cap: float | None = None,
-        qk_norm: str | None = None,
-        qk_norm_span: str = "head",
-        deepnorm: bool = False,
-        deepnorm_parts: str = "both",
-        admin: bool = False,
-        layer_scaling: bool = False,
-        alpha_init: float = 0.5,
-        learned_embed_scale: bool = False,
-        rezero: bool = False,
-    ):
+    def __init__(self, config: TransformerConfig):
         super().__init__()
-        vocab_size = check_positive_int("vocab_size", vocab_size)
-        d_model = check_positive_int("d_model", d_model)
-        n_layers = check_positive_int("n_layers", n_layers)
-        n_heads = check_positive_int("n_heads", n_heads)
-        max_len = check_positive_int("max_len", max_len)
-        check_heads(d_model, n_heads)
-        if d_ff is not None:
-            d_ff = check_positive_int("d_ff", d_ff)  # 0 would make the feed-forward do nothing
-        check_placement(placement, MODEL_PLACEMENTS)
-        if norm not in NORMS:
-            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-        if init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {init!r}")
-        for name, flag in (
-            ("embed_norm", embed_norm),
-            ("scale_embedding", scale_embedding),
-            ("gain_offset", gain_offset),
-            ("deepnorm", deepnorm),
-            ("admin", admin),
-            ("layer_scaling", layer_scaling),
-            ("learned_embed_scale", learned_embed_scale),
-            ("rezero", rezero),
-        ):
-            if not isinstance(flag, bool):
-                raise ValueError(f"{name} must be True or False, got {flag!r}")
-        attn_logit_cap = check_cap("attn_logit_cap", attn_logit_cap)
-        final_logit_cap = check_cap("final_logit_cap", final_logit_cap)
-        check_qk_norm(qk_norm, qk_norm_span)
-        needing_a_norm = {
-            "embed_norm": embed_norm,
-            "gain_offset": gain_offset,
-            "deepnorm": deepnorm,
-            "admin": admin,
-            "layer_scaling": layer_scaling,
-        }
-        if norm == "identity" or placement == "none":
-            for name, wanted in needing_a_norm.items():
-                if wanted:
-                    raise ValueError(
-                        f"{name}=True would need a norm; placement {placement!r} with norm "
-                        f"{norm!r} has none (embed_norm and gain_offset act on a norm; deepnorm, "
-                        f"admin and layer_scaling are rules for the norms around the residual "
-                        f"stream)"
-                    )
-        if (deepnorm or admin) and placement != "post":
-            raise ValueError("deepnorm and admin are Post-LN schemes: they need placement 'post'")
-        if deepnorm and admin:
-            raise ValueError("deepnorm and admin weight the residual sum two ways: choose one")
-        if deepnorm and init != "default":
-            raise ValueError("deepnorm has its own init (beta); it needs init 'default'")
-        check_choice("deepnorm_parts", deepnorm_parts, DEEPNORM_PARTS)
-        if deepnorm_parts != "both" and not deepnorm:
-            raise ValueError("deepnorm_parts picks DeepNorm's halves: it needs deepnorm=True")
-        if rezero and (placement != "none" or init != "default"):
-            raise ValueError("rezero gates a norm-free stack at the default init: it needs "
-                             "placement 'none' and init 'default'")  # fmt: skip
-        if layer_scaling and placement != "pre":
-            raise ValueError("layer_scaling scales Pre-LN's input norms: it needs placement 'pre'")
-        check_positive_float("alpha_init", alpha_init)
-        if alpha_init != 0.5 and norm not in POINTWISE:
-            raise ValueError(f"alpha_init is the init of {POINTWISE}'s alpha; norm is {norm!r}")
-        if placement == "mix" and int(MIX_POST_FRACTION * n_layers) == 0:
-            raise ValueError(f"placement 'mix' needs n_layers >= 4 (floor(L / 4) Post-LN blocks), "
-                             f"got {n_layers}")  # fmt: skip
-        if learned_embed_scale and (scale_embedding or init == "tfixup"):
-            raise ValueError("learned_embed_scale replaces the fixed sqrt(d) of scale_embedding "
-                             "and T-Fixup: choose one")  # fmt: skip
-        if scale_embedding and init == "tfixup":
-            raise ValueError("init 'tfixup' already multiplies the embedding by sqrt(d); "
-                             "scale_embedding would do it twice")  # fmt: skip
-        d_ff = 4 * d_model if d_ff is None else d_ff
-        self.vocab_size, self.max_len, self.n_layers = vocab_size, max_len, n_layers
-        self.placement, self.norm, self.init = placement, norm, init
-        self.final_logit_cap, self.deepnorm = final_logit_cap, deepnorm
-        self.deepnorm_parts = deepnorm_parts
+        if not isinstance(config, TransformerConfig):
+            raise ValueError(
+                f"config must be a TransformerConfig, e.g. TransformerConfig(vocab_size, "
+                f"n_layers=6) or a paper's builder such as peri_ln(vocab_size); got {config!r:.80}"
+            )
+        self.config = config
+        d_model, n_layers, placement = config.d_model, config.n_layers, config.placement
+        norm, gain_offset, alpha_init = config.norm, config.gain_offset, config.alpha_init
+        d_ff = 4 * d_model if config.d_ff is None else config.d_ff
+        self.vocab_size, self.max_len, self.n_layers = config.vocab_size, config.max_len, n_layers
+        self.placement, self.norm, self.init = placement, norm, config.init
+        self.final_logit_cap = config.final_logit_cap
+        self.deepnorm, self.deepnorm_parts = config.deepnorm, config.deepnorm_parts
         # fairseq's embed_scale, which T-Fixup's N(0, d^{-1/2}) embeddings are drawn for; Gemma's
-        self.embed_scale = math.sqrt(d_model) if init == "tfixup" or scale_embedding else 1.0
-        self.token_embedding = nn.Embedding(vocab_size, d_model)
-        self.position_embedding = nn.Parameter(torch.zeros(max_len, d_model))
+        fixed_scale = config.init == "tfixup" or config.scale_embedding
+        self.embed_scale = math.sqrt(d_model) if fixed_scale else 1.0
+        self.token_embedding = nn.Embedding(config.vocab_size, d_model)
+        self.position_embedding = nn.Parameter(torch.zeros(config.max_len, d_model))
         # DyT's LLaMA models: a learnable scalar on the embedding, initialized to sqrt(d)
         self.learned_embed_scale = (
-            nn.Parameter(torch.tensor(math.sqrt(d_model))) if learned_embed_scale else None
+            nn.Parameter(torch.tensor(math.sqrt(d_model))) if config.learned_embed_scale else None
         )
-        self.embed_norm = make_norm(norm, d_model, gain_offset, alpha_init) if embed_norm else None
+        self.embed_norm = (
+            make_norm(norm, d_model, gain_offset, alpha_init) if config.embed_norm else None
+        )
         n_post = int(MIX_POST_FRACTION * n_layers) if placement == "mix" else 0
         # DeepNorm's alpha = (2M)^{1/4}, unless deepnorm_parts keeps beta only
+        deepnorm, deepnorm_parts = config.deepnorm, config.deepnorm_parts
         alpha = (2 * n_layers) ** 0.25 if deepnorm and deepnorm_parts != "beta" else 1.0
         self.blocks = nn.ModuleList(
             Block(
-                d_model, n_heads, d_ff,
+                d_model, config.n_heads, d_ff,
                 ("post" if index < n_post else "pre") if placement == "mix" else placement,
-                norm, gain_offset=gain_offset, attn_logit_cap=attn_logit_cap, qk_norm=qk_norm,
-                qk_norm_span=qk_norm_span, max_len=max_len, residual_scale=alpha, admin=admin,
-                input_scale=(index + 1) ** -0.5 if layer_scaling else 1.0,  # 1 / sqrt(l)
-                alpha_init=alpha_init, rezero=rezero,
+                norm, gain_offset=gain_offset, attn_logit_cap=config.attn_logit_cap,
+                qk_norm=config.qk_norm, qk_norm_span=config.qk_norm_span,
+                max_len=config.max_len, residual_scale=alpha, admin=config.admin,
+                input_scale=(index + 1) ** -0.5 if config.layer_scaling else 1.0,  # 1 / sqrt(l)
+                alpha_init=alpha_init, rezero=config.rezero,
             )
             for index in range(n_layers)
         )  # fmt: skip
         final = placement in FINAL_NORM
         self.final_norm = make_norm(norm, d_model, gain_offset, alpha_init) if final else None
-        self.head = nn.Linear(d_model, vocab_size)
+        self.head = nn.Linear(d_model, config.vocab_size)
         self.reset_parameters()
 
     @torch.no_grad()
@@ -620,16 +363,28 @@ def admin_profile(model: TransformerLM, tokens: torch.Tensor) -> list[float]:
     return values
 
 
-def peri_ln_model(vocab_size: int, *, embed_norm: bool = True, **options) -> TransformerLM:
+# ---- each paper's network, as a config: its choices, and any other field as `options` ----------
+
+
+def post_ln(vocab_size: int, **options) -> TransformerConfig:
+    """Vaswani et al.'s (2017) Post-LN: x_{l+1} = LN(x_l + F(x_l)), no final norm."""
+    return TransformerConfig(vocab_size, **{"placement": "post", **options})
+
+
+def pre_ln(vocab_size: int, **options) -> TransformerConfig:
+    """Pre-LN (analysed by Xiong et al. 2020): x_{l+1} = x_l + F(LN(x_l)), a final LN."""
+    return TransformerConfig(vocab_size, **{"placement": "pre", **options})
+
+
+def peri_ln(vocab_size: int, **options) -> TransformerConfig:
     """Kim et al.'s (2025) Peri-LN: the peri block, a final norm and (their option, on here) a norm
     on the embedding output."""
-    return TransformerLM(vocab_size, placement="peri", embed_norm=embed_norm, **options)
+    return TransformerConfig(vocab_size, **{"placement": "peri", "embed_norm": True, **options})
 
 
-def gemma2_model(vocab_size: int, **options) -> TransformerLM:
+def gemma2(vocab_size: int, **options) -> TransformerConfig:
     """Gemma 2's sandwich: the same peri block with RMSNorm, no norm on the embedding output but the
-    embedding times sqrt(d), gains g = 1 + w, attention scores capped at 50 and logits at 30
-    (Gemma 2's values; `options` can change any of them)."""
+    embedding times sqrt(d), gains g = 1 + w, attention scores capped at 50 and logits at 30."""
     gemma = {
         "placement": "peri",
         "norm": "rmsnorm",
@@ -638,7 +393,54 @@ def gemma2_model(vocab_size: int, **options) -> TransformerLM:
         "attn_logit_cap": GEMMA2_ATTN_LOGIT_CAP,
         "final_logit_cap": GEMMA2_FINAL_LOGIT_CAP,
     }
-    return TransformerLM(vocab_size, **{**gemma, **options})
+    return TransformerConfig(vocab_size, **{**gemma, **options})
+
+
+def olmo2(vocab_size: int, **options) -> TransformerConfig:
+    """OLMo 2's reordered norm x_{l+1} = x_l + RMSNorm(F(x_l)) with an RMSNorm on the whole query
+    and key projections (notebook 09 runs the same with LayerNorm: `norm` and `qk_norm`)."""
+    olmo = {"placement": "reordered", "norm": "rmsnorm", "qk_norm": "rmsnorm"}
+    return TransformerConfig(vocab_size, **{**olmo, "qk_norm_span": "full", **options})
+
+
+def deepnorm(vocab_size: int, **options) -> TransformerConfig:
+    """Wang et al.'s (2022) DeepNorm: Post-LN over alpha x_l, and beta on four matrices at init."""
+    return TransformerConfig(vocab_size, **{"placement": "post", "deepnorm": True, **options})
+
+
+def admin(vocab_size: int, **options) -> TransformerConfig:
+    """Liu et al.'s (2020) Admin: Post-LN over x_l * omega; `admin_profile` then sets omega."""
+    return TransformerConfig(vocab_size, **{"placement": "post", "admin": True, **options})
+
+
+def tfixup(vocab_size: int, **options) -> TransformerConfig:
+    """Huang et al.'s (2020) T-Fixup: no norm, the scaled init of the module docstring."""
+    return TransformerConfig(vocab_size, **{"placement": "none", "init": "tfixup", **options})
+
+
+def rezero(vocab_size: int, **options) -> TransformerConfig:
+    """Bachlechner et al.'s (2020) ReZero: no norm, each sublayer's output times a, a_0 = 0."""
+    return TransformerConfig(vocab_size, **{"placement": "none", "rezero": True, **options})
+
+
+def mix_ln(vocab_size: int, **options) -> TransformerConfig:
+    """Li, Yin and Liu's (2025) Mix-LN: Post-LN for the first floor(L / 4) blocks, then Pre-LN."""
+    return TransformerConfig(vocab_size, **{"placement": "mix", **options})
+
+
+def layernorm_scaling(vocab_size: int, **options) -> TransformerConfig:
+    """Sun et al.'s (2025) LayerNorm Scaling: Pre-LN, block l's input norms times 1 / sqrt(l)."""
+    return TransformerConfig(vocab_size, **{"placement": "pre", "layer_scaling": True, **options})
+
+
+def peri_ln_model(vocab_size: int, **options) -> TransformerLM:
+    """`TransformerLM(peri_ln(vocab_size, **options))`."""
+    return TransformerLM(peri_ln(vocab_size, **options))
+
+
+def gemma2_model(vocab_size: int, **options) -> TransformerLM:
+    """`TransformerLM(gemma2(vocab_size, **options))`."""
+    return TransformerLM(gemma2(vocab_size, **options))
 
 
 def next_token_loss(model: TransformerLM, tokens: torch.Tensor) -> torch.Tensor:

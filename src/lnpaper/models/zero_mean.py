@@ -38,6 +38,7 @@ take the rewrite apart for that (notebook 10, E1c):
 """
 
 import copy
+import dataclasses
 
 import torch
 from torch import nn
@@ -166,6 +167,7 @@ def zero_mean_rmsnorm(model: TransformerLM, *, fold_biases: bool = True) -> Tran
             block.ffn_in_norm = _as_rmsnorm(block.ffn_in_norm, keep_bias=True)
         converted.final_norm = _as_rmsnorm(converted.final_norm, keep_bias=True)
         converted.norm = "rmsnorm"
+        converted.config = dataclasses.replace(converted.config, norm="rmsnorm")
         return converted
     for block in converted.blocks:
         attention = block.attn
@@ -180,4 +182,5 @@ def zero_mean_rmsnorm(model: TransformerLM, *, fold_biases: bool = True) -> Tran
     _fold_bias(converted.final_norm.bias, [converted.head])
     converted.final_norm = _as_rmsnorm(converted.final_norm)
     converted.norm = "rmsnorm"
+    converted.config = dataclasses.replace(converted.config, norm="rmsnorm")
     return converted

@@ -13,7 +13,7 @@ tests/test_population.py). What differs between experiments is only the forward:
   wherever every model's options allow);
 - the recurrent cells, the MLP and the CNN: a hand-fused forward over stacked weights (`bmm`,
   grouped convolutions), because at these sizes a step costs mostly per-operation overhead, which
-  vmap does not remove (`lnpaper.models.recurrent.SeedBatchedClassifier`,
+  vmap does not remove (`lnpaper.models.seed_batched_classifier.SeedBatchedClassifier`,
   `lnpaper.models.mlp.SeedBatchedMLP`, `lnpaper.models.cnn.SeedBatchedCNN`).
 
 A run whose loss stops being finite has diverged: it is recorded and its later numbers are None,

@@ -27,12 +27,12 @@ from lnpaper.models.recurrent import (
     LayerNormLSTMCell,
     LayerNormTanhRNNCell,
     LSTMCell,
-    SeedBatchedClassifier,
     SequenceClassifier,
     TanhRNNCell,
     make_cell,
     unroll,
 )
+from lnpaper.models.seed_batched_classifier import SeedBatchedClassifier
 from lnpaper.train import PerRunAdam, epoch_batches, train_population
 
 F64 = torch.float64

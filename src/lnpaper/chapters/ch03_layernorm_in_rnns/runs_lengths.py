@@ -14,7 +14,8 @@ import torch.nn.functional as F
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import RECURRENT_MODELS, _average_over_time
 from lnpaper.companion.record import experiment
 from lnpaper.data import digits
-from lnpaper.models.recurrent import SeedBatchedClassifier, SequenceClassifier, make_cell
+from lnpaper.models.recurrent import SequenceClassifier, make_cell
+from lnpaper.models.seed_batched_classifier import SeedBatchedClassifier
 from lnpaper.train import PerRunAdam, epoch_batches, train_population
 
 

@@ -20,6 +20,7 @@ from lnpaper import functional
 from lnpaper.companion.record import experiment
 from lnpaper.data import digits
 from lnpaper.data.synthetic_language import SyntheticLanguage
+from lnpaper.models import TransformerConfig
 from lnpaper.models.mlp import MLP
 from lnpaper.models.transformer import TransformerLM, next_token_loss
 from lnpaper.norms import BatchNorm
@@ -77,13 +78,15 @@ def grad_norm_vs_depth(
         for seed in seeds:
             torch.manual_seed(seed)
             model = TransformerLM(
-                language.vocab_size,
-                d_model=d_model,
-                n_layers=depth,
-                n_heads=1,
-                d_ff=d_model,
-                max_len=length,
-                placement=placement,
+                TransformerConfig(
+                    language.vocab_size,
+                    d_model=d_model,
+                    n_layers=depth,
+                    n_heads=1,
+                    d_ff=d_model,
+                    max_len=length,
+                    placement=placement,
+                )
             )
             with torch.no_grad():
                 for block in model.blocks:
@@ -169,7 +172,7 @@ def build_models(seeds, *, length: int, **options) -> list[TransformerLM]:
     models = []
     for seed in seeds:
         torch.manual_seed(seed)
-        models.append(TransformerLM(vocab_size, max_len=length, **options))
+        models.append(TransformerLM(TransformerConfig(vocab_size, max_len=length, **options)))
     return models
 
 

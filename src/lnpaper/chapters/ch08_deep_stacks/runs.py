@@ -34,6 +34,7 @@ from lnpaper.chapters.ch06_transformer.runs import batches
 from lnpaper.chapters.ch06_transformer.runs import held_out as held_out_tokens
 from lnpaper.companion.record import experiment
 from lnpaper.data.synthetic_language import SyntheticLanguage
+from lnpaper.models import TransformerConfig
 from lnpaper.models.transformer import TransformerLM, admin_profile
 from lnpaper.train import train_language_models
 
@@ -76,8 +77,9 @@ def build(arm: str, seed: int, n_layers: int, d_model: int, n_heads: int, length
           vocab_size: int) -> TransformerLM:  # fmt: skip
     """Arm `arm`'s model, its weights drawn from `seed` (as lm_training draws them)."""
     torch.manual_seed(seed)
-    return TransformerLM(vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
-                         max_len=length, **ARMS[arm])  # fmt: skip
+    config = TransformerConfig(vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
+                               max_len=length, **ARMS[arm])  # fmt: skip
+    return TransformerLM(config)
 
 
 def stack_output(model: TransformerLM, tokens: torch.Tensor, skip: int | None = None):

@@ -16,6 +16,7 @@ memory, so the record holds each run once.
 from lnpaper.chapters.ch06_transformer.runs import StudyResult
 from lnpaper.chapters.ch10_what_the_norm_computes.runs import BUDGETS, norm_variant_training
 from lnpaper.data.synthetic_language import SyntheticLanguage
+from lnpaper.models import TransformerConfig
 from lnpaper.models.transformer import TransformerLM
 
 # E2: Xu et al.'s variants, each in every norm slot of the same model
@@ -129,7 +130,10 @@ def tokens_per_parameter(steps: int, batch_size: int = 16, length: int = 16) -> 
     """Predicted tokens over the parameters of Y1's model (d 32, 4 blocks, 2 heads, the language's
     16 symbols): 52,432, counted from the model."""
     language = SyntheticLanguage()
-    model = TransformerLM(language.vocab_size, d_model=32, n_layers=4, n_heads=2, max_len=length)
+    config = TransformerConfig(
+        language.vocab_size, d_model=32, n_layers=4, n_heads=2, max_len=length
+    )
+    model = TransformerLM(config)
     return steps * batch_size * length / sum(p.numel() for p in model.parameters())
 
 

@@ -31,6 +31,7 @@ import torch
 from lnpaper.chapters.ch06_transformer.runs import HELD_OUT_SEED
 from lnpaper.companion.record import experiment
 from lnpaper.data.synthetic_language import SyntheticLanguage
+from lnpaper.models import TransformerConfig
 from lnpaper.models.transformer import POINTWISE, TransformerLM
 from lnpaper.models.zero_mean import keep_writers_centered, zero_mean_rmsnorm
 from lnpaper.norms import Derf, DyT, LayerNorm, RMSNorm
@@ -42,7 +43,7 @@ BUDGETS = ("fresh", "pool")
 
 def _language_model(language, seed: int, **options) -> TransformerLM:
     torch.manual_seed(seed)
-    return TransformerLM(language.vocab_size, **options)
+    return TransformerLM(TransformerConfig(language.vocab_size, **options))
 
 
 def _sequences(language, seeds, n: int, length: int) -> torch.Tensor:
