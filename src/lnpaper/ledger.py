@@ -145,7 +145,8 @@ def _notebook_link(notebook: str, text: str) -> str:
 def _section(heading, source, value, ours, test, verdict, notebook, claim, holm=None) -> list[str]:
     """A claim in full, under its own heading; `holm`, the verdict under Holm's correction within
     its set of runs where that differs."""
-    fields = [("source", source), ("source's value", value), ("ours", ours), ("test", test)]
+    fields = [("source", source), ("source's value", value), ("regime", claim.regime)]
+    fields += [("ours", ours), ("test", test)]
     fields += [("verdict", verdict)]
     if holm:
         fields += [("under Holm within its set of runs", f"{holm} ([below](#{MULTIPLICITY}))")]

@@ -203,6 +203,9 @@ class Claim:
     test: str = ""  # how the verdict is decided: the test, n, and the margin declared beforehand
     kind: str = EMPIRICAL  # IDENTITY for an exact result that can fail only through a bug
     origin: str = SOURCE  # OURS for the companion's own question
+    # the setting the source's claim was made in beside ours, on what its mechanism needs (steps or
+    # tokens per parameter, warmup, depth, width, batch, rate): "source: ...; ours: ..."
+    regime: str = ""
 
     def evaluate(self, *results) -> Finding:
         """The check on the experiments' results (those given, else each experiment called with
