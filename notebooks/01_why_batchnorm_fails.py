@@ -577,7 +577,7 @@ for name in M5_BATCHNORMS:
     )
 
 ln = change["layernorm"]
-ln_robust = stats.no_worse(ln, M5_MARGIN, "higher")  # M5 itself is graded on fresh seeds below
+ln_robust = stats.no_worse(ln, M5_MARGIN, "higher")  # M5 is graded on fresh seeds below
 # M5b and M5c are graded on these runs: their decisions, as the claims make them
 m5b, m5c = CHAPTER.grade("M5b", robustness), CHAPTER.grade("M5c", robustness)
 bn_degrades, loss_stays = m5b.decisions[0].outcome, m5c.decisions[0].outcome

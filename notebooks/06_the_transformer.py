@@ -321,7 +321,7 @@ xiong = analysis.xiong_setting()  # the two runs above, together
 t1 = CHAPTER.grade("T1")
 post_slope, pre_slope = (quantity.difference for quantity in t1.quantities)
 margin = transformer_claims.T1_SLOPE_MARGIN
-post_flat, pre_falls = (decision.outcome for decision in t1.decisions)  # the claim's own
+post_flat, pre_falls = (decision.outcome for decision in t1.decisions)  # T1's own
 print("\nslope of log ||dL/dW^(2)|| against log L, mean over seeds (1/sqrt(L): -0.5)")
 print(f"  Post-LN {post_slope.text()}")
 print(f"     inside +-{margin:g}? {post_flat}")
@@ -550,9 +550,8 @@ figures.without_normalization(study)
 # %%
 fixup = analysis.tfixup_study()
 for name, run in fixup.runs.items():
-    print(
-        f"{name:30s} held-out loss at init: {formatting.median_text(run['initial_loss'])}"
-    )
+    at_init = formatting.median_text(run["initial_loss"])
+    print(f"{name:30s} held-out loss at init: {at_init}")
 for name, run in fixup.runs.items():
     finals = [f"{v:.3f}" if v is not None else "diverged" for v in run["final_loss"]]
     print(f"{name}")

@@ -40,7 +40,7 @@ def record_command(names: list[str], workers: int) -> int:
     if workers < 1:
         print(f"record: --workers must be at least 1, got {workers}", file=sys.stderr)
         return 2
-    unknown = sorted(set(names) - _registered())
+    unknown = sorted(set(names) - _in_the_book())
     if unknown:
         print(f"record: unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
@@ -54,9 +54,9 @@ def record_command(names: list[str], workers: int) -> int:
     redo = [e for e in existing if e["key"] in chosen]
     # Then whatever the claims and figures ask for that is not recorded yet (new arguments, a new
     # experiment), and the default call of each experiment named: computed unless already there.
-    registered = _registered()
+    known = _in_the_book()
     calls = [] if names else _default_calls()
-    asked = {run.__name__ for run in calls if run.__name__ in registered} | set(names)
+    asked = {run.__name__ for run in calls if run.__name__ in known} | set(names)
     recorded = {e["key"] for e in existing}
     defaults = [
         {"experiment": name, "arguments": {}, "key": key, "label": f"{name}()"}
@@ -70,7 +70,7 @@ def record_command(names: list[str], workers: int) -> int:
          "key": f"{run.__module__}.{run.__qualname__}()",
          "label": f"{run.__qualname__}() (an analysis)"}
         for run in calls
-        if run.__name__ not in registered
+        if run.__name__ not in known
     ]  # fmt: skip
     print(f"record: {len(redo)} entries, {len(defaults)} default calls and {len(analyses)} "
           f"analyses into {directory}, {workers} worker(s), on ATEN's portable kernels "
@@ -135,7 +135,7 @@ def _claims_reading(names: set[str], directory: Path) -> list:
     return chosen
 
 
-def _registered() -> set[str]:
+def _in_the_book() -> set[str]:
     return set(book.experiments())
 
 
@@ -191,7 +191,7 @@ def reproduce_command(
         return 1
     chosen_claims = None
     if names:
-        unknown = sorted(set(names) - _registered())
+        unknown = sorted(set(names) - _in_the_book())
         if unknown:
             print(f"unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
             return 2

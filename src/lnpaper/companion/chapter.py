@@ -59,6 +59,10 @@ def figure(name: str, *, experiment: Callable | None = None):
 
 @dataclass(frozen=True)
 class Chapter:
+    """One notebook's chapter as values: what it records, claims, draws and lets a reader play
+    with. It checks itself when made: every claim names this notebook, no ID twice, every
+    experiment and figure made by its decorator."""
+
     notebook: str  # its stem under notebooks/, "03_layernorm_in_rnns"
     experiments: tuple[Callable, ...]  # recorded, made by `experiment`
     claims: tuple[Claim, ...]
