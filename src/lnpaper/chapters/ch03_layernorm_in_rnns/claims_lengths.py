@@ -99,8 +99,8 @@ CLAIMS = (
         paper_value="'averaging statistics over time severely degrades performance'; no number",
         regime="source: a statement without task or number (Sec. 3); the transient is shown on "
         "Penn Treebank, segments of 100; ours: BN-LSTM (64 units, gains 0.1) on stationary digit "
-        "streams, T_max = 8, 200 Adam steps, averaging at inference only (the transient ends in "
-        "1-2 steps; training-time sharing untested)",
+        "streams, T_max = 8, 200 Adam steps, averaging at inference only (not matched: a transient "
+        "of 1-2 steps; sharing over time in training untested)",
         notebook=NOTEBOOK,
         experiments=(ch03_runs_lengths.stationary_statistics,),
         check=check_m4f,

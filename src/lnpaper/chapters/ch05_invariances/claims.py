@@ -410,9 +410,9 @@ CLAIMS = (
         "angle); van Laarhoven 2017 (Adam removes only part of the 1/||W|| dependence)",
         paper_value="slope -1 (Adam) vs -2 (SGD); angle 0.229 sqrt(2 lr lambda) for beta1 = 0.9",
         regime="source: a model of a scale-invariant weight: Adam turns it like lr/||W||; AdamW "
-        "(beta1 0.9) settles in about 1/(2 lr lambda) steps, for small lr*lambda and uncorrelated "
-        "steps; ours: LN MLP (32 hidden), 1,197 digits, float64, batch 64; slopes over 20 steps "
-        "(Adam 1e-3, SGD 0.05); AdamW 800 steps, lr*lambda 0.005-0.01; 10 seeds",
+        "(beta1 0.9) settles in about 1/(2 lr lambda) steps, for small lr*lambda; ours: LN MLP "
+        "(32 hidden), 1,197 digits, float64, batch 64; slopes over 20 steps (Adam 1e-3, SGD 0.05); "
+        "AdamW 800 steps, lr*lambda 0.005-0.01; 10 seeds",
         notebook=NOTEBOOK,
         experiments=(ch05_runs_geometry.adam_geometry,),
         check=check_i5,
