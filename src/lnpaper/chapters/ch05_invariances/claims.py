@@ -375,6 +375,10 @@ CLAIMS = (
         claim="doubling w_i changes the curvature along w_i by a factor of 1/2",
         source=f"{BA_2016}, Sec. 5",
         paper_value='1/2 ("because the sigma_i will also be twice as large")',
+        regime="source: an argument on normalized GLMs (Sec. 5), w_i doubled, output unchanged; "
+        "ours: logistic units in float64, 512 cases of 6 inputs, labels drawn from the model; "
+        "WeightNorm, BatchNorm: one unit; LayerNorm: 4 units, whole W doubled (one row doubled "
+        "moves the output)",
         notebook=NOTEBOOK,
         experiments=(ch05_runs_fisher.fisher_doubling,),
         check=check_i4,
@@ -405,6 +409,10 @@ CLAIMS = (
         source="Kosson et al. 2024, Rotational equilibrium (the AdamW equilibrium norm and "
         "angle); van Laarhoven 2017 (Adam removes only part of the 1/||W|| dependence)",
         paper_value="slope -1 (Adam) vs -2 (SGD); angle 0.229 sqrt(2 lr lambda) for beta1 = 0.9",
+        regime="source: a model of a scale-invariant weight: Adam turns it like lr/||W||; AdamW "
+        "(beta1 0.9) settles in about 1/(2 lr lambda) steps, for small lr*lambda; ours: LN MLP "
+        "(32 hidden), 1,197 digits, float64, batch 64; slopes over 20 steps (Adam 1e-3, SGD 0.05); "
+        "AdamW 800 steps, lr*lambda 0.005-0.01; 10 seeds",
         notebook=NOTEBOOK,
         experiments=(ch05_runs_geometry.adam_geometry,),
         check=check_i5,
