@@ -377,6 +377,10 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.xiong_setting,),
         check=check_t1,
+        regime="source: encoder-decoder Transformers of 6-6 to 14-14 layers, d 512 (the IWSLT14 "
+        "model), gradient of the FFN's W^(2) at initialization, 10 seeds; ours: decoder-only, "
+        "d 128, d_ff 128, one head, W^Q = W^K = 0, 6-14 blocks, at init, batch 8 x 32 tokens, "
+        "40 seeds",
         test="per-seed slope of log ||grad W2|| against log L, 95% t CI: Post-LN inside +-0.25 "
         "(declared beforehand: half the -0.5 of 1/sqrt(L)), Pre-LN below 0",
     ),
@@ -388,6 +392,9 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.xiong_setting,),
         check=check_t2,
+        regime="source: Lemma 2 at initialization (Xavier weights, LN gain 1 bias 0, Gaussian "
+        "inputs, W^Q = W^K = 0, d x d FFN), no training; ours: the same assumptions at init, "
+        "d 128, one head, up to 14 blocks, batch 8 x 32 tokens, 40 seeds",
     ),
     Claim(
         id="T3",
@@ -397,6 +404,10 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.normalization_study,),
         check=check_t3,
+        regime="source: IWSLT14 De-En, 6-6 encoder-decoder (d 512), Adam lr 5e-4 and 1e-3, 4,000 "
+        "(and 500) warmup updates, full-length training, BLEU; ours: 6 blocks, d 64, Adam lr "
+        "3e-3, 50 warmup steps, 200 steps (0.17 tokens per parameter), 6 seeds, held-out loss "
+        "(training length not matched)",
         test="Post-LN: loss without minus with warmup, paired by seed, 95% t CI above 0; Pre-LN "
         "without warmup minus Post-LN with warmup (the source's comparison), paired by seed, 95% t "
         f"CI below +{NEGLIGIBLE_NATS:g} (no worse; margin declared for P2, T6, E1)",
@@ -409,6 +420,10 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.t4_confirmation, ch06_analysis.normalization_study),
         check=check_t4,
+        regime="source: Transformer-base (6-6 layers, d 512) on WMT14 En-De, full-length training in "
+        "the usual recipe with warmup; ours: 6 blocks, d 64, identity norms, Adam lr 3e-3, "
+        "200 steps (0.17 tokens per parameter), with 50 warmup steps and without, 30 seeds "
+        "(the run is far shorter; not matched)",
         test="in each arm, without warmup and with it, on 30 seeds (6-35) declared before their "
         "runs: runs that fail (diverge, or do not end below the bigram level), Clopper-Pearson "
         "95% CI of the rate above 1/2; reproduced if both arms fail, partly if one does. Shown, "
@@ -423,6 +438,10 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.tfixup_study,),
         check=check_t5,
+        regime="source: IWSLT14 De-En, 512-1024-4 encoder-decoder, no LN, no warmup, Adam lr 5e-4, "
+        "4,000-token batches, 300 epochs of about 1,100 updates; depths up to 200 layers; "
+        "ours: 12 blocks, d 64, Adam lr 3e-3, no warmup, 200 steps (0.09 tokens per "
+        "parameter), 6 seeds (depth and length not matched)",
         test="Xavier: failed runs' rate, Clopper-Pearson 95% CI above 1/2; T-Fixup: loss minus the "
         "bigram level, 95% t CI below 0",
     ),
@@ -435,6 +454,10 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.deep_tfixup_study,),
         check=check_t5,
+        regime="source: IWSLT14 De-En, 512-1024-4 encoder-decoder, no LN, no warmup, Adam lr 5e-4, "
+        "300 epochs of about 1,100 updates; depths up to 200 layers; ours: 24 blocks, d 64, "
+        "Adam lr 3e-3, no warmup, 200 steps (0.04 tokens per parameter), 6 seeds (depth and "
+        "length not matched)",
         test="T5's test at 24 blocks, declared before the runs: T5's data, lr 3e-3, 200 steps and "
         "seeds 0-5; Xavier: failed runs' rate, Clopper-Pearson 95% CI above 1/2; T-Fixup: loss "
         "minus the bigram level, 95% t CI below 0",
@@ -448,6 +471,10 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.tfixup_study, ch06_runs.rezero_training),
         check=check_t5b,
+        regime="source: ReZero trains Transformers of over a hundred layers on character-level "
+        "language modelling, SkipInit deep ResNets, without a norm (training setting not "
+        "given here); ours: T5's 12 blocks, d 64, a zero-initialized gate per branch, Adam lr "
+        "3e-3, no warmup, 200 steps, 6 seeds (depth not matched)",
         test="T5's 12-block stack, data, lr and 6 seeds, Xavier init, every branch times a "
         "learnable a = 0 at init: loss minus the bigram level, 95% t CI below 0 (T-Fixup's "
         "test in T5)",
@@ -461,6 +488,10 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.tfixup_study, ch06_analysis.deep_preln),
         check=check_t5c,
+        regime="source: T-Fixup (no LN, no warmup, Adam lr 5e-4, 300 epochs on IWSLT14) against "
+        "normalized models trained with warmup, BLEU; ours: 12 blocks, d 64, both without "
+        "warmup at lr 3e-3, 200 steps (0.09 tokens per parameter), 6 seeds, held-out loss "
+        "(warmup for the normalized model and length not matched)",
         test="T5's 12-block stack, data, lr 3e-3, no warmup and 6 seeds: held-out loss, T-Fixup "
         f"minus Pre-LN, paired by seed, 95% t CI below +{NEGLIGIBLE_NATS:g} (non-inferiority, "
         "the negligible difference); declared before the Pre-LN run",
@@ -475,6 +506,10 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.long_tfixup_sweep,),
         check=check_t5d,
+        regime="source: T-Fixup (no LN, no warmup, 300 epochs on IWSLT14) against normalized models "
+        "trained with warmup, BLEU; ours: 12 blocks, 600 steps (0.26 tokens per parameter), "
+        "T-Fixup without warmup, Pre-LN with 50 warmup steps, lr picked from 1e-3/3e-3/1e-2, "
+        "seeds 50-59, held-out loss (length not matched)",
         test="T5's 12-block stack and data, 600 steps, 10 seeds (50-59) declared before their "
         "runs; T-Fixup without warmup, Pre-LN with 50 warmup steps, each at lr 1e-3, 3e-3 and "
         "1e-2 and at its rate picked by training loss as in T6b; held-out loss, T-Fixup minus "
@@ -489,6 +524,10 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.rmsnorm_study,),
         check=check_t6,
+        regime="source: ViT/ConvNeXt on ImageNet, LLaMA 7B-70B and others, each on its normalized "
+        "model's recipe (AdamW, warmup, long pretraining); ours: 6 blocks, d 64, alpha 0.5, "
+        "Adam lr 3e-3, no warmup, 200 steps (0.17 tokens per parameter), 10 seeds (not "
+        "matched: no warmup, far fewer tokens per parameter)",
         test="held-out loss, DyT minus LayerNorm, paired by seed, 95% t CI below +0.02 nats (no "
         "worse; margin declared beforehand)",
     ),
@@ -501,6 +540,10 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.dyt_lr_sweep,),
         check=check_t6b,
+        regime="source: ViT/ConvNeXt on ImageNet, LLaMA 7B-70B and others, on their recipes (AdamW, "
+        "warmup, long pretraining); ours: 6 blocks, d 64, no warmup, 200 steps (0.17 tokens "
+        "per parameter), lr 1e-3/3e-3/1e-2 picked by training loss, 10 seeds (not matched: no "
+        "warmup, far fewer tokens per parameter)",
         test="T6's models, data and 10 seeds at lr 1e-3, 3e-3 and 1e-2; each normalizer's rate "
         "picked by its runs' training loss (mean over seeds of the last 10 steps, fresh "
         "sequences; a rate with a diverged seed is not eligible); held-out loss, DyT minus "
@@ -517,6 +560,10 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(ch06_analysis.long_dyt_sweep,),
         check=check_t6c,
+        regime="source: ViT/ConvNeXt on ImageNet, LLaMA 7B-70B and others, on their recipes (AdamW, "
+        "warmup, long pretraining); ours: 6 blocks, d 64, 600 steps (0.51 tokens per "
+        "parameter), both with 50 warmup steps, lr 1e-3/3e-3/1e-2 picked by training loss, "
+        "seeds 50-59 (far fewer tokens per parameter; not matched)",
         test="T6's 6-layer models and data, 600 steps, both with 50 warmup steps, 10 seeds "
         "(50-59) declared before their runs; each at lr 1e-3, 3e-3 and 1e-2 and at its rate "
         "picked by training loss as in T6b; held-out loss, DyT minus LayerNorm at their picks, "
