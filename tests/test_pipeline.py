@@ -296,3 +296,18 @@ def test_writing_claims_md_evaluates_each_claim_once(monkeypatch):
     monkeypatch.setattr(verdicts.Claim, "evaluate", counted)
     ledger.markdown()
     assert sorted(evaluated) == sorted(claim.id for claim in ledger.CLAIMS)
+
+
+def test_every_source_claim_states_its_regime_beside_ours():
+    # A source's claim is graded in a miniature: its line says the source's setting beside ours on
+    # what the mechanism needs, so a reader sees where they differ before reading the verdict.
+    missing = [
+        claim.id
+        for claim in ledger.CLAIMS
+        if claim.kind != verdicts.IDENTITY
+        and claim.origin == verdicts.SOURCE
+        and not re.fullmatch(r"source: [^\n]+; ours: [^\n]+", claim.regime)
+    ]
+    assert missing == []
+    text = (ROOT / "CLAIMS.md").read_text()
+    assert text.count("- **regime:** source: ") == sum(bool(c.regime) for c in ledger.CLAIMS)
