@@ -393,3 +393,13 @@ def test_every_name_a_module_holds_is_written_in_it():
 def _is_module_target(node: ast.Call) -> bool:
     """setattr(sys.modules[__name__], ...) writes a module's own names."""
     return bool(node.args) and "__name__" in ast.unparse(node.args[0])
+
+
+def test_no_source_file_is_over_600_lines():
+    # A file past 600 lines mixes more than one thing a reader looks for: split it at its seams.
+    long = {
+        str(path.relative_to(SRC)): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > 600
+    }
+    assert long == {}
