@@ -395,9 +395,10 @@ CLAIMS = (
     ),
     Claim(
         id="M4c",
+        origin=OURS,
         claim="the T_max rule needs statistics that have stopped changing: on digits read pixel "
         "by pixel, whose input changes along the image, a T_max of 8 degrades a BN-LSTM",
-        source="Cooijmans et al. 2016, Sec. 3 (the T_max rule)",
+        source="ours, on Cooijmans et al. 2016, Sec. 3 (the T_max rule)",
         paper_value="'use the population statistic of time T_max' for t > T_max, justified by "
         "the activations settling to a stationary distribution; no number for a short T_max "
         "(their 'averaging over time' statement is M4f)",
