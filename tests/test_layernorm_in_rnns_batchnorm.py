@@ -177,7 +177,7 @@ def stationary_result(per_step, averaged, accuracy_inside=0.97, accuracy_beyond=
     "averaged, verdict",
     [
         (0.15, verdicts.REPRODUCED),  # 0.06 nats worse: beyond the negligible 0.02
-        (0.10, verdicts.PARTLY),  # 0.01 worse: a degradation, a negligible one
+        (0.10, verdicts.NEGLIGIBLE),  # 0.01 worse: a degradation, a negligible one
         (0.09, verdicts.INCONCLUSIVE),
         (0.08, verdicts.NOT_REPRODUCED),
     ],

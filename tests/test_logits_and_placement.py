@@ -200,13 +200,15 @@ def test_g1_is_two_identities_that_fail_only_when_broken():
 def test_g1b_grades_the_loss_under_decay_not_the_gains():
     """Graded on the fresh seeds; the first ones (G1's) only reported."""
     # 0.01 lower: a clear gap, but inside the negligible 0.02
-    assert check_g1b(gain_result(TOWARD_ONE), FIRST).verdict == verdicts.PARTLY
+    assert check_g1b(gain_result(TOWARD_ONE), FIRST).verdict == verdicts.NEGLIGIBLE
     lower = [2.05 + 0.01 * i for i in range(6)]  # 0.05 lower: beyond the negligible margin
     assert (
         check_g1b(gain_result(TOWARD_ONE, offset_loss=lower), FIRST).verdict == verdicts.REPRODUCED
     )
     same = [2.1 + 0.01 * i + 0.002 * (i % 3) for i in range(6)]
-    assert check_g1b(gain_result(TOWARD_ONE, offset_loss=same), FIRST).verdict == verdicts.PARTLY
+    assert (
+        check_g1b(gain_result(TOWARD_ONE, offset_loss=same), FIRST).verdict == verdicts.NEGLIGIBLE
+    )
     worse = [2.2 + 0.01 * i for i in range(6)]
     assert (
         check_g1b(gain_result(TOWARD_ONE, offset_loss=worse), FIRST).verdict
@@ -222,7 +224,7 @@ def test_g1b_is_graded_on_its_fresh_seeds_not_on_g1s():
     lower = [2.05 + 0.01 * i for i in range(6)]
     fresh, first = gain_result(TOWARD_ONE, offset_loss=lower), gain_result(TOWARD_ONE)
     assert check_g1b(fresh, first).verdict == verdicts.REPRODUCED
-    assert check_g1b(first, fresh).verdict == verdicts.PARTLY
+    assert check_g1b(first, fresh).verdict == verdicts.NEGLIGIBLE
     assert "(G1's runs, not graded)" in check_g1b(fresh, first).ours
 
 

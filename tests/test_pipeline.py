@@ -21,7 +21,7 @@ from lnpaper.chapters.ch02_transpose.runs import (
 )
 from lnpaper.companion import verdicts
 from lnpaper.companion.png import save_png
-from lnpaper.companion.verdicts import VERDICTS
+from lnpaper.companion.verdicts import PARTLY_KINDS, VERDICTS
 
 EXPERIMENTS = book.experiments()
 FIGURES = book.figures()
@@ -115,7 +115,9 @@ def test_claims_md_has_a_short_row_and_a_full_section_per_claim():
     sections = text.split("\n### ")[1:]
     assert len(table) == len(sections) == len(ledger.CLAIMS)
     verdicts = []
-    for cells, section, row in zip(table, sections, ledger.rows(ledger.graded()), strict=True):
+    graded = ledger.graded()
+    findings = [finding for finding, _ in graded.values()]
+    for cells, section, row in zip(table, sections, ledger.rows(graded), strict=True):
         claim_id, claim, source, value, ours, test, verdict, notebook = row
         heading = section.splitlines()[0]
         assert heading == f"{claim_id} {claim}"
@@ -128,12 +130,17 @@ def test_claims_md_has_a_short_row_and_a_full_section_per_claim():
         for field in (source, value, ours, test, f"**verdict:** {verdict}", f"{notebook}.ipynb"):
             assert field in section, (claim_id, field)
         verdicts.append(verdict)
-        if verdict.endswith(" (borderline)"):  # the marker comes with both sides' numbers
+        if "borderline" in verdict:  # the marker comes with both sides' numbers
             assert "Borderline: " in ours and "within machine noise of" in ours, claim_id
-    plain = [v.removesuffix(" (borderline)") for v in verdicts]
+    plain = [finding.verdict for finding in findings]
     assert set(plain) <= set(VERDICTS)
-    borderline = sum(v != p for v, p in zip(verdicts, plain, strict=True))
+    borderline = sum("borderline" in v for v in verdicts)
+    assert borderline == sum(bool(finding.borderline) for finding in findings)
     assert f"\n{borderline} of the {len(verdicts)} verdicts are borderline.\n" in text
+    # partly counted as one verdict above, and split by its kind on a line of its own
+    kinds = [finding.partly_kind for finding in findings if finding.verdict == "partly"]
+    split = ", ".join(f"{kinds.count(kind)} {kind}" for kind in PARTLY_KINDS)
+    assert f"\nThe {plain.count('partly')} partly verdicts by kind: {split}.\n" in text
     # three tallies, apart: the sources' claims, our own questions, the identities
     groups = {"The sources' claims": [], "Our own questions": [], "Identities and "
               "implementation checks": []}  # fmt: skip

@@ -346,6 +346,7 @@ def test_holm_steps_down_and_stops_at_the_first_p_over_its_threshold():
 
 def test_the_ledger_applies_holm_within_each_set_of_runs():
     from lnpaper import ledger
+    from lnpaper.companion.verdicts import verdict_word
 
     families = ledger.multiplicity(ledger.graded())
     by_claim = {i: (experiments, m, before, after)
@@ -362,7 +363,8 @@ def test_the_ledger_applies_holm_within_each_set_of_runs():
     text = "\n".join(ledger.multiplicity_section(families))
     for claim_id, (_, _, before, after) in by_claim.items():
         if after != before:
-            assert f"{claim_id} ({before} -> {after})" in text
+            moved = f"{verdict_word(before)} -> {verdict_word(after)}"
+            assert f"{claim_id} ({moved})" in text
 
 
 def test_counts_from_numpy_sums_are_counts():

@@ -6,7 +6,17 @@ import re
 
 from lnpaper import book, stats
 from lnpaper.companion import record
-from lnpaper.companion.verdicts import IDENTITY, OURS, ROW_FIELDS, VERDICTS, row
+from lnpaper.companion.verdicts import (
+    IDENTITY,
+    NEGLIGIBLE,
+    OURS,
+    PARTLY,
+    PARTLY_KINDS,
+    ROW_FIELDS,
+    VERDICTS,
+    row,
+    verdict_word,
+)
 from lnpaper.data import SyntheticLanguage
 from lnpaper.vocabulary import DIGITS_CHANCE, NEGLIGIBLE_NATS, SEQUENCE_LENGTH
 
@@ -112,14 +122,16 @@ def multiplicity_section(families) -> list[str]:
         "",
     ]
     if changed:
-        moved = ", ".join(f"{i} ({before} -> {after})" for i, before, after in changed)
+        moved = ", ".join(f"{i} ({verdict_word(before)} -> {verdict_word(after)})"
+                          for i, before, after in changed)  # fmt: skip
         lines.append(f"{len(changed)} verdicts change under it: {moved}.")
     else:
         lines.append("No verdict changes under it.")
     lines += ["", "| experiments | m | claims: verdict, under Holm |", "|---|---|---|"]
     for experiments, m, verdicts in families:
         claims = "; ".join(
-            f"{i} {before}" + ("" if after == before else f" -> **{after}**")
+            f"{i} {verdict_word(before)}"
+            + ("" if after == before else f" -> **{verdict_word(after)}**")
             for i, before, after in verdicts
         )
         lines.append(f"| {', '.join(experiments)} | {m} | {claims} |")
@@ -165,8 +177,10 @@ def markdown() -> str:
     Each claim is evaluated once."""
     found = graded()
     table = rows(found)
-    verdicts = [row[COLUMNS.index("verdict")].removesuffix(" (borderline)") for row in table]
-    borderline = sum(row[COLUMNS.index("verdict")].endswith("(borderline)") for row in table)
+    findings = [finding for finding, _ in found.values()]
+    verdicts = [finding.verdict for finding in findings]
+    borderline = sum(bool(finding.borderline) for finding in findings)
+    kinds = [finding.partly_kind for finding in findings if finding.verdict == PARTLY]
     language = SyntheticLanguage()
     levels, floor = language.levels(), language.entropy_floor(SEQUENCE_LENGTH)
     groups = {"source": [], "ours": [], "identity": []}
@@ -192,6 +206,10 @@ def markdown() -> str:
         "invariance, code against its formula: they can fail only through a bug). "
         f"{counted(groups['identity'])}.",
         "",
+        f"The {len(kinds)} partly verdicts by kind: "
+        + ", ".join(f"{kinds.count(kind)} {kind}" for kind in PARTLY_KINDS)
+        + ".",
+        "",
         f"{borderline} of the {len(table)} verdicts are borderline.",
         "",
         "Each ID in the table below leads to the claim in full: the source by paper and section (or",
@@ -202,6 +220,12 @@ def markdown() -> str:
         "",
         "- **reproduced**, **partly**, **not reproduced**: the test's decisions held, some held, or",
         "  the evidence went against the claim. **inconclusive**: the test decided neither way.",
+        "- **partly** always names its kind. **(mechanism only)**: the mechanism the claim names is",
+        "  shown, but the effect it is said to cause is not attributed to it. **(some parts)**: some",
+        "  of the claim's parts held and others did not. **(no better)**: no worse, but the gain the",
+        "  claim names lies within the negligible margin (defined below), while its other parts held.",
+        f"- **{NEGLIGIBLE}**: the claim names one effect, and the test puts it within the",
+        "  negligible margin: there, if at all, too small to count for a claim that it matters.",
         "  **not checkable at CPU scale**: the claim needs what a CPU cannot run. A claim no notebook",
         "  checks yet says `pending`. **inconclusive (not exercised)**: the claim's premise or",
         "  mechanism does not arise in the miniature, checked by a decision of its own: its numbers",

@@ -92,4 +92,10 @@ borderline       an interval edge within the robustness band of its boundary: an
                  CPU may put it on the other side, and the verdict with it
 not exercised    the claim's premise or mechanism does not arise in the miniature
                  (checked): inconclusive, whatever the numbers
+partly           always with its kind: (mechanism only) the mechanism the claim names
+                 is shown, the effect it is said to cause not attributed to it;
+                 (some parts) some parts held, others not; (no better) no worse, the
+                 gain within the negligible margin, the claim's other parts held
+not reproduced   the claim's one effect lies within the negligible margin: too small
+  (negligible)   to count for a claim that it matters
 Holm             several tests on one set of runs: each corrected for the others"""

@@ -31,14 +31,54 @@ from lnpaper import stats, vocabulary
 REPRODUCED = "reproduced"
 PARTLY = "partly"
 NOT_REPRODUCED = "not reproduced"
+# A claim that names one effect, found within the negligible margin of `lnpaper.vocabulary`: the
+# effect is there, if at all, too small to count. A claim with other parts that held is partly,
+# no better (`NO_BETTER`), instead.
+NEGLIGIBLE = "not reproduced (negligible)"
 INCONCLUSIVE = "inconclusive"
 # A claim whose premise or mechanism does not arise in the miniature (checked by a decision of its
 # own, not assumed): its numbers say nothing for or against the source.
 NOT_EXERCISED = "inconclusive (not exercised)"
 NOT_CHECKABLE = "not checkable at CPU scale"
 PENDING = "pending"
-VERDICTS = (REPRODUCED, PARTLY, INCONCLUSIVE, NOT_EXERCISED, NOT_REPRODUCED, NOT_CHECKABLE,
-            PENDING)  # fmt: skip
+VERDICTS = (REPRODUCED, PARTLY, INCONCLUSIVE, NOT_EXERCISED, NOT_REPRODUCED, NEGLIGIBLE,
+            NOT_CHECKABLE, PENDING)  # fmt: skip
+
+
+class Partly(str):
+    """The verdict `partly` with its kind: the string PARTLY itself, so `verdict == PARTLY` holds
+    whatever the kind, and `kind` says which of PARTLY_KINDS it is."""
+
+    def __new__(cls, kind: str):
+        verdict = super().__new__(cls, PARTLY)
+        verdict.kind = kind
+        return verdict
+
+    def __getnewargs__(self):
+        return (self.kind,)
+
+
+# The three ways a claim is partly reproduced. Every check that finds a claim partly returns one.
+# The mechanism the claim names is shown, but the effect it is said to cause is not attributed to it:
+MECHANISM_ONLY = Partly("mechanism only")
+# Some of the claim's parts held and others did not (`combine`):
+SOME_PARTS = Partly("some parts")
+# No worse, but the gain the claim names lies within the negligible margin (`no_better`):
+NO_BETTER = Partly("no better")
+PARTLY_KINDS = tuple(verdict.kind for verdict in (MECHANISM_ONLY, SOME_PARTS, NO_BETTER))
+
+
+def partly_kind(verdict: str) -> str:
+    """The kind of a partly verdict (one of PARTLY_KINDS); "" for any other verdict, and for a
+    partly that names none."""
+    return getattr(verdict, "kind", "")
+
+
+def verdict_word(verdict: str) -> str:
+    """A verdict as the ledger writes it: 'partly (some parts)' for a partly with its kind."""
+    kind = partly_kind(verdict)
+    return f"{verdict} ({kind})" if kind else str(verdict)
+
 
 BA_2016 = "Ba, Kiros, Hinton 2016"
 
@@ -52,16 +92,22 @@ SOURCE, OURS = "source", "ours"
 
 
 # The ledger's grades of "a is better than b" in held-out loss (`vocabulary.better_beyond_negligible`).
-BETTER_VERDICTS = {"better": REPRODUCED, "negligible": PARTLY, "worse": NOT_REPRODUCED,
+BETTER_VERDICTS = {"better": REPRODUCED, "negligible": NEGLIGIBLE, "worse": NOT_REPRODUCED,
                    "undecided": INCONCLUSIVE}  # fmt: skip
 
 
 def better_verdict(difference: stats.Difference) -> tuple[str, str]:
     """(verdict, words) of a claim that a's held-out loss is lower than b's (difference a - b):
-    lower beyond the negligible margin is reproduced, no worse with any gain negligible partly,
-    worse beyond it not reproduced, anything else inconclusive."""
+    lower beyond the negligible margin is reproduced, no worse with any gain negligible not
+    reproduced (negligible), worse beyond it not reproduced, anything else inconclusive."""
     grade, words = vocabulary.better_beyond_negligible(difference)
     return BETTER_VERDICTS[grade], words
+
+
+def no_better(verdict: str) -> str:
+    """A negligible effect (`better_verdict`) in a claim whose other parts held (its "no worse",
+    a match it also names): partly, no better. Any other verdict as it is."""
+    return NO_BETTER if verdict == NEGLIGIBLE else verdict
 
 
 @dataclass(frozen=True)
@@ -111,7 +157,7 @@ class Borderline:
     def text(self, decision: stats.Decision) -> str:
         return (
             f"{self.label}: {decision.outcome}, but within machine noise of {self.alternative} "
-            f"({decision.margin_text()}); then the verdict would be {self.verdict}"
+            f"({decision.margin_text()}); then the verdict would be {verdict_word(self.verdict)}"
         )
 
 
@@ -122,6 +168,11 @@ class Finding:
     quantities: tuple[Quantity, ...] = ()  # what the verdict rests on, for the reproduction check
     decisions: tuple[stats.Decision, ...] = ()  # every decision the check made, in order
     borderline: tuple[Borderline, ...] = ()  # the fragile decisions that could move the verdict
+
+    @property
+    def partly_kind(self) -> str:
+        """Which partly (one of PARTLY_KINDS) when the verdict is partly, else ""."""
+        return partly_kind(self.verdict)
 
     def decision_label(self, index: int) -> str:
         """The label of the aggregate quantity a decision was made on, else its place."""
@@ -219,6 +270,8 @@ class Claim:
             finding = self.check(*results)
         if finding.verdict not in VERDICTS:
             raise ValueError(f"{self.id}: unknown verdict {finding.verdict!r}")
+        if finding.verdict == PARTLY and finding.partly_kind not in PARTLY_KINDS:
+            raise ValueError(f"{self.id}: partly without its kind (one of {PARTLY_KINDS})")
         for quantity in finding.quantities:
             if not math.isfinite(quantity.value):
                 raise ValueError(f"{self.id}: quantity {quantity.label!r} is {quantity.value}")
@@ -263,15 +316,15 @@ def from_outcome(outcome: str) -> str:
 
 def combine(outcomes) -> str:
     """One verdict from the `stats` outcomes of a claim's parts: reproduced if every part holds,
-    not reproduced if every part fails, partly if some hold; with none holding and some
-    undecided, inconclusive (or not reproduced, if any part failed)."""
+    not reproduced if every part fails, partly (some parts) if some hold; with none holding and
+    some undecided, inconclusive (or not reproduced, if any part failed)."""
     outcomes = list(outcomes)
     if all(o == stats.HOLDS for o in outcomes):
         return REPRODUCED
     if all(o == stats.FAILS for o in outcomes):
         return NOT_REPRODUCED
     if stats.HOLDS in outcomes:
-        return PARTLY
+        return SOME_PARTS
     return NOT_REPRODUCED if stats.FAILS in outcomes else INCONCLUSIVE
 
 
@@ -289,9 +342,14 @@ def tested(difference: stats.Difference, outcome: str, scale: float = 1.0, unit:
 
 
 def verdict_text(finding) -> str:
-    """The verdict as the ledger shows it: 'partly', or 'partly (borderline)' when a fragile
-    decision could move it (`lnpaper.companion.verdicts.Borderline`)."""
-    return f"{finding.verdict} (borderline)" if finding.borderline else finding.verdict
+    """The verdict as the ledger shows it: 'partly (some parts)', 'reproduced (borderline)' when a
+    fragile decision could move it (`Borderline`), 'partly (some parts, borderline)' when both."""
+    word = verdict_word(finding.verdict)
+    if not finding.borderline:
+        return word
+    if word.endswith(")"):
+        return f"{word[:-1]}, borderline)"
+    return f"{word} (borderline)"
 
 
 # Printed lines fit a book column and a Lab cell without scrolling or breaking mid-number.

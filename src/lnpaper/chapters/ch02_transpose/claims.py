@@ -104,6 +104,7 @@ CLAIMS = (
     ),
     Claim(
         id="F4",
+        kind=IDENTITY,
         claim="variants in the wild are different functions; one-pass variance fails at large offsets",
         source="the Annotated Transformer; the authors' Lua/Torch code",
         paper_value="Annotated Transformer: unbiased std + eps 1e-6 outside; authors' Torch: eps "

@@ -18,8 +18,8 @@ from lnpaper.companion.verdicts import (
     IDENTITY,
     NOT_REPRODUCED,
     OURS,
-    PARTLY,
     REPRODUCED,
+    SOME_PARTS,
     Claim,
     Finding,
     aggregate,
@@ -125,7 +125,7 @@ def check_r2(dynamics, draws) -> Finding:
         f"gains (not graded) {others}"
     )
     if plain_drifts and ln_steady:
-        return Finding(ours, REPRODUCED if ln_bounded else PARTLY)
+        return Finding(ours, REPRODUCED if ln_bounded else SOME_PARTS)
     return Finding(ours, NOT_REPRODUCED)
 
 

@@ -14,8 +14,8 @@ from lnpaper.companion.verdicts import (
     IDENTITY,
     NOT_REPRODUCED,
     OURS,
-    PARTLY,
     REPRODUCED,
+    SOME_PARTS,
     Claim,
     Finding,
     aggregate,
@@ -163,7 +163,7 @@ def check_i4(result) -> Finding:
     )
     if not (exact and halves and same_output and row_breaks):
         return Finding(ours, NOT_REPRODUCED)
-    return Finding(ours, PARTLY)
+    return Finding(ours, SOME_PARTS)  # the 1/2 of the length element, not of the curvature
 
 
 def check_i4b(result) -> Finding:

@@ -8,8 +8,8 @@ from lnpaper.chapters.ch06_transformer.analysis import smoothness_at_init, smoot
 from lnpaper.chapters.ch06_transformer.claims import NOTEBOOK
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
+    MECHANISM_ONLY,
     NOT_REPRODUCED,
-    PARTLY,
     REPRODUCED,
     Claim,
     Finding,
@@ -84,7 +84,7 @@ def check_t7(projection, smoothness) -> Finding:
     else:
         verdict_now = combine(outcomes.values())
         if verdict_now == REPRODUCED:
-            verdict_now = PARTLY  # the input-distribution half of the claim is not tested
+            verdict_now = MECHANISM_ONLY  # the input-distribution half of the claim is not tested
     quantities = (
         exact("BN backward - formula, max |difference|", projection.max_diff_formula, 1e-12),
         *(

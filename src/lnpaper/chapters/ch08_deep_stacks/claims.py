@@ -22,10 +22,10 @@ from lnpaper.chapters.ch08_deep_stacks.analysis import (
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
+    MECHANISM_ONLY,
     NOT_EXERCISED,
     NOT_REPRODUCED,
     OURS,
-    PARTLY,
     REPRODUCED,
     Claim,
     Finding,
@@ -54,9 +54,10 @@ def paired_part(label, a, b, direction, quantities, parts, outcomes, scale=1.0, 
 
 
 def mechanism_only(outcomes) -> str:
-    """A claim whose only checkable part is its mechanism: `partly` when the mechanism holds."""
+    """A claim whose only checkable part is its mechanism: partly (mechanism only) when the
+    mechanism holds."""
     verdict = combine(outcomes)
-    return PARTLY if verdict == REPRODUCED else verdict
+    return MECHANISM_ONLY if verdict == REPRODUCED else verdict
 
 
 # ---- A2 --------------------------------------------------------------------------------------

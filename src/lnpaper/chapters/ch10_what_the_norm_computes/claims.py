@@ -27,7 +27,6 @@ from lnpaper.companion.verdicts import (
     NOT_CHECKABLE,
     NOT_EXERCISED,
     NOT_REPRODUCED,
-    PARTLY,
     REPRODUCED,
     Claim,
     Finding,
@@ -38,6 +37,7 @@ from lnpaper.companion.verdicts import (
     exact,
     from_outcome,
     mean_over_seeds,
+    no_better,
     tested,
 )
 from lnpaper.data import SyntheticLanguage
@@ -119,18 +119,17 @@ def worst_gaps(result, optimizer: str, arm: str) -> list:
 
 
 def check_e1c(result) -> Finding:
-    """One model or two, under each optimizer: the kept-zero-mean rewrite with its biases kept, and
-    with them folded. Reproduced if both stay one model under Adam and SGD, partly if only the
-    biases-kept form does, not reproduced if it does not; the free rewrite is reported."""
+    """One model or two, under each optimizer: the kept-zero-mean rewrite with its biases kept,
+    the source's construction with the norms' affine kept. Reproduced if it stays one model under
+    Adam and SGD, not reproduced if it does not. Folding the biases into the readers changes the
+    parameterization (LayerNorm's bias b against RMSNorm's c + W b), which the source does not
+    claim trains alike: that arm, and the free rewrite, are reported, not graded."""
     optimizers = list(result.lrs)
     stays = {
         arm: all(max(worst_gaps(result, o, arm)) < TRAJECTORY_BOUND for o in optimizers)
         for arm in (KEPT, FOLDED)
     }
-    if stays[KEPT]:
-        verdict = REPRODUCED if stays[FOLDED] else PARTLY
-    else:
-        verdict = NOT_REPRODUCED
+    verdict = REPRODUCED if stays[KEPT] else NOT_REPRODUCED
 
     def gaps(optimizer):
         return ", ".join(
@@ -143,9 +142,10 @@ def check_e1c(result) -> Finding:
         f"beside its LayerNorm twin; max |log-probability difference| over the run: {runs}. "
         f"Under {TRAJECTORY_BOUND:g} is one model. Kept zero-mean, the rewrite stays one model "
         f"with the biases kept: {'yes' if stays[KEPT] else 'no'}; with them folded into the "
-        f"readers: {'yes' if stays[FOLDED] else 'no'}. The source's own norms carry no affine "
-        "and fold the whole of it, gain and bias; here the gain is kept and only the bias "
-        "folded, so the full fold is not run"
+        f"readers (our own question, not graded): {'yes' if stays[FOLDED] else 'no'}. The "
+        "source's own norms carry no affine and fold the whole of it, gain and bias, on both "
+        "sides; here the gain is kept and only the bias folded, on the rewrite's side alone, so "
+        "the folded arm compares two parameterizations and the full fold is not run"
     )
     quantities = []
     for optimizer in optimizers:
@@ -186,11 +186,13 @@ def _setting_text(study) -> str:
 
 
 def check_e2(study) -> Finding:
-    """LayerNorm-simple against LayerNorm at Adam 3e-3 (`better_verdict`)."""
+    """LayerNorm-simple against LayerNorm at Adam 3e-3 (`better_verdict`): no worse and better,
+    so a negligible gain is partly, no better (`no_better`)."""
     difference = detach_differences(study)["LayerNorm-simple"]
     if difference is None:
         return Finding(f"{_setting_text(study)}: a run diverged", NOT_REPRODUCED)
     verdict, word = better_verdict(difference)
+    verdict = no_better(verdict)
     ours = (f"{_setting_text(study)}: held-out loss, LayerNorm-simple minus LayerNorm "
             f"{tested(difference, word, unit='nats')}. The source's reason for 'better', gain "
             "and bias raising the risk of over-fitting, cannot act on fresh data: E2d tests it "
@@ -202,8 +204,8 @@ def check_e2d(study) -> Finding:
     """E2 where its mechanism can act: on a pool LayerNorm over-fits. The premise first: every
     LayerNorm pool run trains (`vocabulary.trains`) and over-fits, its held-out loss on the pool
     above its loss on fresh data beyond the negligible margin (paired by seed); if not, the claim
-    is `inconclusive (not exercised)`. Then LayerNorm-simple minus LayerNorm on the pool, graded
-    as E2 (`better_verdict`)."""
+    is `inconclusive (not exercised)`. Then LayerNorm-simple minus LayerNorm on the pool: better
+    (`better_verdict`), the one effect it names, so a negligible gain is not reproduced."""
     layernorm = study.runs["LayerNorm"]
     finals = {(name, budget): study.runs[name]["final_loss"][budget]
               for name in ("LayerNorm", "LayerNorm-simple") for budget in ("fresh", "pool")}  # fmt: skip
@@ -254,7 +256,8 @@ def simple_pick(sweep, name: str) -> tuple[float | None, dict]:
 
 
 def check_e2c(sweep) -> Finding:
-    """E2 with each norm at its own best of three rates, picked by training loss, graded as E2."""
+    """E2 with each norm at its own best of three rates, picked by training loss, graded as E2
+    (`no_better`)."""
     picks = {name: simple_pick(sweep, name)[0] for name in ("LayerNorm-simple", "LayerNorm")}
 
     def means(name):
@@ -274,6 +277,7 @@ def check_e2c(sweep) -> Finding:
     )
     difference = stats.paired_difference(simple, layernorm)
     verdict, word = better_verdict(difference)
+    verdict = no_better(verdict)
     ours = (
         f"held-out loss by rate ({len(simple)} seeds, mean): {grid}. Picked by training loss: "
         f"LayerNorm-simple {picks['LayerNorm-simple']:g}, LayerNorm {picks['LayerNorm']:g}; "
@@ -432,10 +436,11 @@ CLAIMS = (
         "LayerNorm twin (same init, same batches): one model while the max |log-probability "
         f"difference| on 64 held-out sequences, at every 10th step, stays below "
         f"{TRAJECTORY_BOUND:g}. Graded on the rewrite kept zero-mean (writers computed from "
-        "centered weights) with the norms' biases kept, and with them folded into the readers "
-        "(the source's RMSNorm has no bias): reproduced if both stay one model under both "
-        "optimizers, partly if only the biases-kept form does, not reproduced if it does not. "
-        "E1's free rewrite is reported beside them; declared before the run",
+        "centered weights) with the norms' biases kept: reproduced if it stays one model under "
+        "both optimizers, not reproduced if it does not. Reported beside it, not graded: the "
+        "rewrite with the biases folded into the readers (a change of parameterization the "
+        "source does not make; left out of the grade: set after the data) and E1's free "
+        "rewrite; the rest declared before the run",
         regime="source: a rewrite whose main branch stays zero-mean and whose norms carry no affine "
         "(all of it folded); ours: d 64, 6 blocks, float64, 4 seeds, 100 steps of Adam 3e-3 and "
         "SGD 0.3, writers kept centered, the gain kept and only the bias folded (the full fold "
@@ -505,7 +510,8 @@ CLAIMS = (
         "LayerNorm pool run trains and LayerNorm over-fits (held-out loss, pool minus fresh, "
         f"paired by seed, 95% t CI above +{NEGLIGIBLE_NATS:g} nats), else inconclusive (not "
         "exercised). Held-out loss on the pool, LayerNorm-simple minus LayerNorm, paired by seed, "
-        "graded as E2. Pool and steps chosen on three pilot seeds of LayerNorm alone; declared "
+        "graded as E2 but for a gain inside +-0.02, which, the one effect it names, is not "
+        "reproduced (negligible). Pool and steps chosen on three pilot seeds of LayerNorm alone; declared "
         "before the graded run",
         regime="source: full training runs on real data sets of several tasks, where the gain and bias "
         "are blamed for over-fitting; ours: d 32, 4 blocks, Adam 3e-3, no warmup, 300 steps on "
