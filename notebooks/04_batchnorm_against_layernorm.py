@@ -285,7 +285,7 @@ figures.sequential_digits(pixels)
 # - **M4b** is `inconclusive` at this budget: the LSTM and the BN-LSTM average 32-51% over the last
 #   quarter. Its tests go Cooijmans et al.'s way and would give `reproduced`: permuted, the BN-LSTM is
 #   far ahead of the LSTM (+18.9 [+13.2, +24.6] points), and its gain is larger permuted.
-# - **M4c** is `reproduced`, the largest effect here: the cut raises the BN-LSTM's test NLL by +2.25
+# - **M4c**, our own question, is `reproduced`: the cut raises the BN-LSTM's test NLL by +2.25
 #   [+2.01, +2.48] nats pixel by pixel. It shows that this input is not stationary along the
 #   sequence, not a recurrent transient (on a stationary stream that is over in two steps, M4f).
 #   Pixel 0 is blank in every training image (so are pixels 32 and 39), so there BatchNorm's batch
