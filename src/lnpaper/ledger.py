@@ -129,9 +129,10 @@ def multiplicity_section(families) -> list[str]:
         lines.append("No verdict changes under it.")
     lines += ["", "| experiments | m | claims: verdict, under Holm |", "|---|---|---|"]
     for experiments, m, verdicts in families:
+        # the bare verdicts, so a large family's cell stays short: each kind is in its claim's section
         claims = "; ".join(
-            f"{i} {verdict_word(before)}"
-            + ("" if after == before else f" -> **{verdict_word(after)}**")
+            f"{i} {str.__str__(before)}"
+            + ("" if after == before else f" -> **{str.__str__(after)}**")
             for i, before, after in verdicts
         )
         lines.append(f"| {', '.join(experiments)} | {m} | {claims} |")
