@@ -131,8 +131,7 @@ def multiplicity_section(families) -> list[str]:
     for experiments, m, verdicts in families:
         # the bare verdicts, so a large family's cell stays short: each kind is in its claim's section
         claims = "; ".join(
-            f"{i} {before}"
-            + ("" if after == before else f" -> **{after}**")
+            f"{i} {before}" + ("" if after == before else f" -> **{after}**")
             for i, before, after in verdicts
         )
         lines.append(f"| {', '.join(experiments)} | {m} | {claims} |")
