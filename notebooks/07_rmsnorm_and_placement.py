@@ -339,10 +339,9 @@ verdicts.expect(p2c, verdicts.NOT_REPRODUCED)
 #
 # ### P3 · Speed, honestly
 #
-# The abstract promises a 7%-64% reduction in running time. In the table behind it, as secondary
-# sources quote the paper's v1 (unchecked here), the 64% (63.9%) is *pRMSNorm* on an order-embedding
-# model in Theano; RMSNorm itself saved 6.9% (Transformer on a V100) to 40.8% (order embeddings),
-# and RNNSearch 24.7% in TensorFlow, 34.0% in Theano and 11.0% in PyTorch. All are GPU wall times.
+# The abstract promises a 7%-64% reduction in running time "on different models": GPU wall times
+# of whole training runs in Theano, TensorFlow and PyTorch. The per-model table behind that range
+# is not read here, so we quote only the range.
 #
 # A norm does little arithmetic per value it moves, so its cost might be its memory traffic: we
 # count it, then time. On a CPU in PyTorch 2.13, `F.layer_norm` is one fused kernel; `F.rms_norm`

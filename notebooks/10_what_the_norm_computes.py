@@ -402,8 +402,9 @@ verdicts.expect(e2c, verdicts.PARTLY)
 # Derf's code starts at $\alpha_0 = 0.5$, $s_0 = 0$; its README reports GPT-2 validation losses
 # LayerNorm 2.94, DyT 2.97, Derf 2.94, out of reach here (**Y1b**). DyT's LLaMA models also multiply
 # the embedding by a learnable scalar initialized to $\sqrt d$. An independent 2026 study
-# (arXiv:2604.23434, abstract) finds DyT regime-dependent: better than LayerNorm when data is
-# scarce, worse with more. In miniature: the same model (d = 32, 4 blocks) on fresh sequences at
+# (arXiv:2604.23434) finds DyT regime-dependent: better than LayerNorm when data is
+# scarce, worse with more. Its code starts DyT at $\alpha_0 = 2$ after 2,000 warmup steps; ours
+# at 0.5 without warmup. In miniature: the same model (d = 32, 4 blocks) on fresh sequences at
 # every step, or on a 64-sequence pool cycled about 37 times, with the share of saturated values.
 
 # %%

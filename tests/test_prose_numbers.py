@@ -31,10 +31,6 @@ MARKED = {
         "6.6": "the LN RNN's growth per step printed above (1.066), as a percentage",
     },
     "07_rmsnorm_and_placement": {
-        "63.9": "Zhang and Sennrich 2019, pRMSNorm's largest saving, as quoted from the paper's v1",
-        "24.7": "Zhang and Sennrich 2019, RNNSearch's saving in TensorFlow",
-        "34.0": "Zhang and Sennrich 2019, RNNSearch's saving in Theano",
-        "11.0": "Zhang and Sennrich 2019, RNNSearch's saving in PyTorch",
         "8.5": "the estimate's sd printed above, 0.0849, as a percentage",
         "2.75": "the synthetic language's unigram level (CLAIMS.md, the words)",
     },

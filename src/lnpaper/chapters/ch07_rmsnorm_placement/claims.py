@@ -354,13 +354,14 @@ CLAIMS = (
         id="P3",
         claim="RMSNorm saves time",
         source="Zhang & Sennrich 2019",
-        paper_value="7%-64% (64% is pRMSNorm; RMSNorm 6.9%-40.8%), GPU wall time (table values "
-        "from secondary quotes of the paper's v1, not checked against its table)",
+        paper_value="running time 7%-64% lower 'on different models' (its abstract); GPU wall "
+        "times, per-model table not read here",
         notebook=NOTEBOOK,
         experiments=(ch07_runs.memory_traffic, ch07_runs.norm_timing),
         check=check_p3,
-        regime="source: GPU wall time of whole models' training steps (RNNSearch in TensorFlow, "
-        "Theano and PyTorch; Transformer on a V100; others in Theano); ours: the norm alone "
+        regime="source: GPU wall time of whole models' training (machine translation, reading "
+        "comprehension, caption retrieval and CIFAR-10, in Theano, TensorFlow and PyTorch, as the "
+        "authors' README lists them); ours: the norm alone "
         "on CPU, shapes 4096 x 1024 and 256 x 4096, 1 and 2 threads, 11 rounds (not matched: "
         "CPU, and the norm rather than a step)",
         test="measured CPU times, every norm with its affine parameters: per way of writing both "

@@ -535,7 +535,8 @@ CLAIMS = (
         id="Y1",
         claim="DyT is regime-dependent: better than LayerNorm when data is scarce, worse with "
         "more data",
-        source="arXiv:2604.23434 (abstract; a single-author preprint), on Zhu et al. 2025's DyT",
+        source="arXiv:2604.23434 (its abstract and its authors' code; a single-author preprint), "
+        "on Zhu et al. 2025's DyT",
         paper_value="DyT better at tokens per parameter near 0.016, worse at 1.84; ours: about "
         "52k parameters, T/P 0.02 on the pool (1,024 distinct tokens), 0.73 on fresh data",
         notebook=NOTEBOOK,
@@ -546,8 +547,10 @@ CLAIMS = (
         "reproduced, one for partly. First the premise: where no pool run of either norm trains "
         "(ends below the bigram level), the scarce regime is not exercised and the verdict is "
         "inconclusive (not exercised)",
-        regime="source: 64M parameters on 1M tokens (T/P about 0.016) against 118M tokens (T/P 1.84); "
-        "ours: 52,432 parameters, Adam 3e-3, no warmup, 150 steps, 6 seeds: a 64-sequence pool "
+        regime="source: 64M parameters (12 blocks, d 512) on 1M tokens (T/P about 0.016, about 160 "
+        "passes) against 118M tokens (T/P 1.84); its code: AdamW 3e-4, 2,000 warmup steps of 5,000, "
+        "alpha_0 2.0, 3 seeds; ours: 52,432 parameters, Adam 3e-3, no warmup, 150 steps, alpha_0 "
+        "0.5 (not matched), 6 seeds: a 64-sequence pool "
         "(1,024 tokens, T/P 0.02, about 37 passes) and fresh data (T/P 0.73; the rich cell not "
         "matched, Y1c runs it)",
     ),
@@ -555,7 +558,7 @@ CLAIMS = (
         id="Y1c",
         claim="With more data DyT falls behind LayerNorm: at tokens per parameter near the "
         "source's rich cell",
-        source="arXiv:2604.23434 (abstract; a single-author preprint)",
+        source="arXiv:2604.23434 (its abstract and its authors' code; a single-author preprint)",
         paper_value="DyT 18.8% worse at T/P 1.84 (64M parameters, 118M tokens)",
         notebook=NOTEBOOK,
         experiments=(ch10_analysis.dyt_data_rich,),
@@ -563,9 +566,10 @@ CLAIMS = (
         test=f"Y1's model, fresh data for 400 steps (T/P 1.95), alpha_0 {REGIME_ALPHA:g}, 10 "
         "seeds; held-out loss, DyT minus LayerNorm, paired by seed, 95% t CI above 0 "
         "reproduces, below 0 refutes, otherwise inconclusive; declared before the run",
-        regime="source: 64M parameters on 118M tokens (T/P 1.84); ours: 52,432 parameters, fresh data, "
-        "400 steps of 256 tokens (T/P 1.95), Adam 3e-3, no warmup, 10 seeds, alpha0 0.5 (the "
-        "source's rate and schedule not stated in its abstract)",
+        regime="source: 64M parameters on 118M tokens (T/P 1.84, about 1.4 passes); its code: AdamW "
+        "3e-4, 2,000 warmup steps of 5,000, alpha_0 2.0, 3 seeds; ours: 52,432 parameters, fresh "
+        "data, 400 steps of 256 tokens (T/P 1.95), Adam 3e-3, no warmup, alpha_0 0.5, 10 seeds "
+        "(not matched: warmup and alpha_0)",
     ),
     Claim(
         id="Y1b",
