@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 01 · Why BatchNorm fails for sequence models
 #
-# *The lesson takes about 10 minutes to read, the evidence about 22 more.
+# *The lesson takes about 10 minutes to read, the evidence about 23 more.
 # From the record it runs in seconds; live, 18 min on one core.*
 #
 # *Layer Normalization* (Ba, Kiros, Hinton 2016), Sections 1-3 (the motivation) and 6.6 (batch
@@ -669,9 +669,9 @@ print(
 # The running averages cost something too (the last column), most for the paper's BatchNorm. So some
 # three fifths of its loss is in the weights themselves.
 #
-# **M5d, LayerNorm converges faster: reproduced.** Section 6.6 also says layer normalization
-# "exhibits a faster training convergence" than batch normalization applied to all layers. The same
-# runs answer it, over the first quarter of training (epochs 1-3):
+# **M5d, LayerNorm converges faster: reproduced**, at this budget. Section 6.6 also says layer
+# normalization "exhibits a faster training convergence" than batch normalization applied to all
+# layers. The same runs answer it, over the first quarter of training (epochs 1-3):
 
 # %%
 m5d = CHAPTER.grade("M5d")

@@ -589,7 +589,7 @@ print(verdicts.evidence(r4d))
 verdicts.expect(r4d, verdicts.NOT_REPRODUCED)
 
 # %% [markdown]
-# **R4d not reproduced**: the LN-LSTM still ends behind the LSTM, in NLL by +0.058 [+0.018, +0.098],
+# **R4d not reproduced** at this budget: the LN-LSTM still ends behind the LSTM, in NLL by +0.058 [+0.018, +0.098],
 # and the GRUs are not told apart. The rule that picked the rates was not what put LayerNorm behind.
 
 # %%

@@ -409,10 +409,10 @@ verdicts.expect(r6, verdicts.PARTLY)
 
 # %% [markdown]
 # LN minus BN moves from +0.15 [+0.06, +0.24] at batch 16 to +0.000 [-0.101, +0.102] at batch 4, a
-# change of -0.15 [-0.29, -0.01]; but at batch 4 the LN-LSTM is only level, so **R6** is `partly`.
-# The budget is small: 150 steps of 4 is 600 digits, half an epoch, and every model is barely past
-# chance. An equal-epochs version (600 steps at batch 4), not run here, would ask the question at a
-# real level of training. The paper's own small-batch run (handwriting, batch 8) compared LayerNorm
+# change of -0.15 [-0.29, -0.01]; but at batch 4 the LN-LSTM is only level, so **R6** is `partly`,
+# at this budget. The budget is small: 150 steps of 4 is 600 digits, half an epoch, and every model
+# is barely past chance. An equal-epochs version (600 steps at batch 4), not run here, would ask the
+# question at a real level of training. The paper's own small-batch run (handwriting, batch 8) compared LayerNorm
 # with a plain LSTM, not BatchNorm.
 #
 # ### The CNN (R5, R5b)

@@ -534,8 +534,8 @@ figures.without_normalization(study)
 # At Xavier initialization each block multiplies the stream's mean square by 1.8 to 2.9, so the
 # initial loss is far above $\ln V$; without warmup every run ends above even the uniform level.
 # With warmup the model ends 0.25 nats below the unigram level on average, but 24 of the 30 graded
-# seeds fail, a rate of 0.61 to 0.92: **T4 reproduced**. That interval lies within the robustness
-# band of one half, so the verdict is marked borderline.
+# seeds fail, a rate of 0.61 to 0.92: **T4 reproduced** at this budget, 200 steps. That interval
+# lies within the robustness band of one half, so the verdict is marked borderline.
 #
 # ### T5 · T-Fixup: an initialization instead of a norm
 #
@@ -668,8 +668,8 @@ verdicts.expect(t6, verdicts.REPRODUCED)
 assert max(per_seed) < 0, f"DyT - LayerNorm per seed: {[round(g, 3) for g in per_seed]}"
 
 # %% [markdown]
-# **T6 reproduced**: DyT beats LayerNorm after 200 steps by 0.17 nats, on each of the ten seeds.
-# But one rate measures quality and rate sensitivity together: $\alpha$ changes how far each step
+# **T6 reproduced** at this budget: DyT beats LayerNorm after 200 steps by 0.17 nats, on each of
+# the ten seeds. But one rate measures quality and rate sensitivity together: $\alpha$ changes how far each step
 # moves every block. **T6b**, declared before its run, picks each normalizer's rate among 1e-3,
 # 3e-3 and 1e-2 (`analysis.dyt_lr_sweep`) by its training loss over the last 10 steps (fresh
 # sequences, not the graded held-out set), with T6's test at the picks.
@@ -688,8 +688,8 @@ print(verdicts.evidence(t6b))
 verdicts.expect(t6b, verdicts.REPRODUCED)
 
 # %% [markdown]
-# **T6b reproduced**: at its own rate LayerNorm improves a little, so DyT's lead shrinks from 0.17
-# to 0.14 nats. A run at 3e-4, added after the sweep, ends higher: the grid holds LayerNorm's best.
+# **T6b reproduced** at this budget: at its own rate LayerNorm improves a little, so DyT's lead
+# shrinks from 0.17 to 0.14 nats. A run at 3e-4, added after the sweep, ends higher: the grid holds LayerNorm's best.
 # Notebook 10's Y1 varies the length of training and $\alpha$'s initial value.
 #
 # #### T6c · Three times as long, both with warmup
@@ -706,7 +706,7 @@ print(verdicts.evidence(t6c))
 verdicts.expect(t6c, verdicts.REPRODUCED)
 
 # %% [markdown]
-# **T6c reproduced**: both pick 3e-3, and DyT is still ahead after 600 steps, by
+# **T6c reproduced** at this budget: both pick 3e-3, and DyT is still ahead after 600 steps, by
 # -0.050 [-0.063, -0.037] nats, under a third of its lead at 200 steps: part of T6's lead was a
 # faster start. With more data per parameter, notebook 10's Y1c finds DyT behind.
 #

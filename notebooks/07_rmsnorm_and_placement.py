@@ -334,7 +334,7 @@ verdicts.expect(p2c, verdicts.NOT_REPRODUCED)
 
 # %% [markdown]
 # LayerNorm subtracts the shifts and trains as before; RMSNorm carries them into every row, and all
-# ten runs stall above the bigram level: **P2c not reproduced**. RNNSearch differs in size and
+# ten runs stall above the bigram level: **P2c not reproduced** at this budget. RNNSearch differs in size and
 # optimizer, so this does not contradict their curve, but the dropped invariance is not always idle.
 #
 # ### P3 · Speed, honestly

@@ -470,7 +470,7 @@ figures.dyt_data_rich(rich)
 
 # %% [markdown]
 # DyT falls behind, by 0.15 nats, on every one of the ten seeds: the preprint's direction,
-# reproduced in miniature (**Y1c reproduced**). The curves show the two level to about step 260
+# reproduced in miniature (**Y1c reproduced** at this budget). The curves show the two level to about step 260
 # (T/P 1.3); then LayerNorm's loss drops faster. Across the three budgets: a 64-sequence pool (T/P
 # 0.02) DyT better, fresh data to T/P 0.73 level, to T/P 1.95 worse. With one learning rate
 # throughout, more tokens also means more steps, so "more data" and "longer training" are one

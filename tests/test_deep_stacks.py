@@ -265,19 +265,22 @@ def test_l1_is_the_curse_and_l1b_the_fix_each_graded_on_its_own():
     )
 
 
-def test_a_cure_is_not_exercised_where_its_premise_is_not_shown():
-    """L1b grades LayerNorm Scaling only where L1d shows the curse to be Pre-LN's own: with a
-    control whose deep blocks matter as little, the fix's numbers are reported and the verdict is
-    `inconclusive (not exercised)`, whichever way they point."""
+def test_a_cure_is_graded_on_its_own_tests_with_its_premise_shown_beside():
+    """L1b's verdict comes from the fix's own two tests, whether or not L1d tells Pre-LN's curse
+    from Peri-LN's (a control whose stream grows too cannot gate it); the premise's interval is
+    shown beside, and decides nothing."""
     cursed = [0.3, 0.2, 0.1, 0.08, 0.02, 0.01, 0.01, 0.005]
     restored = [0.3, 0.2, 0.1, 0.08, 0.06, 0.05, 0.05, 0.04]
     weaker = [0.3, 0.2, 0.1, 0.08, 0.01, 0.005, 0.005, 0.002]
     angle = [0.3, 0.2, 0.1, 0.05, 0.04, 0.03, 0.02, 0.02]
+    wider = [0.3, 0.2, 0.1, 0.05, 0.06, 0.05, 0.04, 0.04]
+    narrower = [0.3, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.01]
     curse, alike = l1_result(cursed, cursed, angle, angle), control_result(cursed)
-    for scaled in (restored, weaker):
-        found = curse_claims.check_l1b(l1_result(cursed, scaled, angle, angle), curse, alike)
-        assert found.verdict == verdicts.NOT_EXERCISED, found.ours
-        assert "The premise, Pre-LN's own curse" in found.ours
+    for scaled, turned, verdict in ((restored, wider, verdicts.REPRODUCED),
+                                    (weaker, narrower, verdicts.NOT_REPRODUCED)):  # fmt: skip
+        found = curse_claims.check_l1b(l1_result(cursed, scaled, angle, turned), curse, alike)
+        assert found.verdict == verdict, found.ours
+        assert "Shown: the premise, Pre-LN's own curse" in found.ours
 
 
 def control_result(skip_peri, seeds=6):

@@ -141,13 +141,17 @@ def test_claims_md_has_a_short_row_and_a_full_section_per_claim():
     kinds = [finding.partly_kind for finding in findings if finding.verdict == "partly"]
     split = ", ".join(f"{kinds.count(kind)} {kind}" for kind in PARTLY_KINDS)
     assert f"\nThe {plain.count('partly')} partly verdicts by kind: {split}.\n" in text
-    # three tallies, apart: the sources' claims, our own questions, the identities
+    # three tallies, apart: the sources' claims, our own questions (with the sources' claims
+    # graded at this budget), the identities
     groups = {"The sources' claims": [], "Our own questions": [], "Identities and "
               "implementation checks": []}  # fmt: skip
     for claim, verdict in zip(ledger.CLAIMS, plain, strict=True):
+        ours = claim.origin == "ours" or claim.budget
         name = ("Identities and implementation checks" if claim.kind == "identity"
-                else "Our own questions" if claim.origin == "ours" else "The sources' claims")  # fmt: skip
+                else "Our own questions" if ours else "The sources' claims")  # fmt: skip
         groups[name].append(verdict)
+    at_budget = sum(bool(claim.budget) for claim in ledger.CLAIMS)
+    assert f"{at_budget} of them a source's claim graded at this budget" in text
     for name, found in groups.items():
         counted = ", ".join(f"{found.count(v)} {v}" for v in VERDICTS if v in found)
         line = next(line for line in text.splitlines() if line.startswith(f"**{name}: "))
@@ -303,6 +307,22 @@ def test_writing_claims_md_evaluates_each_claim_once(monkeypatch):
     monkeypatch.setattr(verdicts.Claim, "evaluate", counted)
     ledger.markdown()
     assert sorted(evaluated) == sorted(claim.id for claim in ledger.CLAIMS)
+
+
+def test_a_claim_graded_at_this_budget_says_so_in_its_verdict_and_section():
+    text = (ROOT / "CLAIMS.md").read_text()
+    found = ledger.graded()
+    at_budget = [claim for claim in ledger.CLAIMS if claim.budget]
+    assert at_budget, "no claim is graded at this budget"
+    for claim in ledger.CLAIMS:
+        finding = found[claim.id][0]
+        shown = verdicts.verdict_text(finding)
+        assert finding.at_budget == bool(claim.budget), claim.id
+        assert shown.endswith("at this budget)") == bool(claim.budget), (claim.id, shown)
+    for claim in at_budget:
+        assert f"- **kind:** graded at this budget ({claim.budget})" in text, claim.id
+    with pytest.raises(ValueError, match="only a source's empirical claim"):
+        dataclasses.replace(at_budget[0], origin="ours")
 
 
 def test_every_source_claim_states_its_regime_beside_ours():

@@ -37,8 +37,9 @@ FOUND = (
     "inference, and has the invariances of its Table 1. Its training claims hold in direction at CPU",
     "scale where BatchNorm is starved (batch 4, long sequences), and only in part inside recurrent",
     "cells, where LayerNorm speeds training at a shared learning rate but ends no better. In small",
-    "Transformers where the norm goes matters more than its formula: Pre-LN trains without warmup,",
-    "RMSNorm matches LayerNorm, and a careful initialization or DyT can stand in for it.",
+    "Transformers, over runs far shorter than the sources', where the norm goes matters more than",
+    "its formula: Pre-LN trains without warmup, RMSNorm matches LayerNorm, and a careful",
+    "initialization or DyT can stand in for it.",
 )
 
 
@@ -168,6 +169,10 @@ def _section(heading, source, value, ours, test, verdict, notebook, claim, holm=
         fields += [
             ("kind", "our own question about a source, counted apart from the sources' claims")
         ]
+    elif claim.budget:
+        fields += [
+            ("kind", f"graded at this budget ({claim.budget}), counted among our own questions")
+        ]
     fields += [("notebook", _notebook_link(notebook, notebook))]
     return ["", f"### {heading}", ""] + [f"- **{name}:** {text}" for name, text in fields if text]
 
@@ -184,9 +189,10 @@ def markdown() -> str:
     language = SyntheticLanguage()
     levels, floor = language.levels(), language.entropy_floor(SEQUENCE_LENGTH)
     groups = {"source": [], "ours": [], "identity": []}
+    budget = sum(bool(BY_ID[cells[0]].budget) for cells in table)
     for cells, verdict in zip(table, verdicts, strict=True):
         claim = BY_ID[cells[0]]
-        group = "identity" if claim.kind == IDENTITY else claim.origin
+        group = "identity" if claim.kind == IDENTITY else OURS if claim.budget else claim.origin
         groups[group].append(verdict)
 
     def counted(found):
@@ -199,8 +205,8 @@ def markdown() -> str:
         "",
         f"**The sources' claims: {len(groups['source'])}.** {counted(groups['source'])}.",
         "",
-        f"**Our own questions: {len(groups['ours'])}** (about a source, which does not make them). "
-        f"{counted(groups['ours'])}.",
+        f"**Our own questions: {len(groups['ours'])}** (about a source, which does not make them; "
+        f"{budget} of them a source's claim graded at this budget). {counted(groups['ours'])}.",
         "",
         f"**Identities and implementation checks: {len(groups['identity'])}** (an equation, an "
         "invariance, code against its formula: they can fail only through a bug). "
@@ -230,6 +236,11 @@ def markdown() -> str:
         "  checks yet says `pending`. **inconclusive (not exercised)**: the claim's premise or",
         "  mechanism does not arise in the miniature, checked by a decision of its own: its numbers",
         "  say nothing for or against the source.",
+        "- **(at this budget)**: a claim about training (fails to train, trains stably, converges",
+        "  faster, ends better) graded where the miniature cannot match what the source's mechanism",
+        "  needs: warmup where the source used it, a run long enough for the arm the source calls",
+        "  trainable, the quantity the source plotted. The verdict holds for these runs only, and",
+        "  the claim counts among our own questions; its section says what is not matched.",
         "- **paired interval**: both arms run on the same seeds; the mean of the per-seed differences",
         "  with its 95% Student-t interval, written -0.050 [-0.063, -0.037] (n = 10) for n seeds. A",
         "  decision **holds** when the whole interval lies on the claimed side of its boundary,",

@@ -168,6 +168,7 @@ class Finding:
     quantities: tuple[Quantity, ...] = ()  # what the verdict rests on, for the reproduction check
     decisions: tuple[stats.Decision, ...] = ()  # every decision the check made, in order
     borderline: tuple[Borderline, ...] = ()  # the fragile decisions that could move the verdict
+    at_budget: bool = False  # graded where the miniature cannot match what the mechanism needs
 
     @property
     def partly_kind(self) -> str:
@@ -257,6 +258,16 @@ class Claim:
     # the setting the source's claim was made in beside ours, on what its mechanism needs (steps or
     # tokens per parameter, warmup, depth, width, batch, rate): "source: ...; ours: ..."
     regime: str = ""
+    # For a claim about training (fails to train, trains stably, converges faster, ends better):
+    # what the miniature cannot match that the source's mechanism needs (warmup where the source
+    # used it, a clock long enough for the arm the source calls trainable, the quantity it
+    # plotted). Set, the verdict holds at this budget only, and the claim counts among our own
+    # questions.
+    budget: str = ""
+
+    def __post_init__(self):
+        if self.budget and (self.origin != SOURCE or self.kind != EMPIRICAL):
+            raise ValueError(f"{self.id}: only a source's empirical claim is graded at a budget")
 
     def evaluate(self, *results) -> Finding:
         """The check on the experiments' results (those given, else each experiment called with
@@ -285,7 +296,9 @@ class Claim:
                     label = finding.decision_label(index)
                     borderline.append(Borderline(index, label, alternative, moved))
                     break
-        return dataclasses.replace(finding, borderline=tuple(borderline))
+        return dataclasses.replace(
+            finding, borderline=tuple(borderline), at_budget=bool(self.budget)
+        )
 
     def _results(self, given: tuple) -> list:
         if not given:
@@ -343,13 +356,16 @@ def tested(difference: stats.Difference, outcome: str, scale: float = 1.0, unit:
 
 def verdict_text(finding) -> str:
     """The verdict as the ledger shows it: 'partly (some parts)', 'reproduced (borderline)' when a
-    fragile decision could move it (`Borderline`), 'partly (some parts, borderline)' when both."""
+    fragile decision could move it (`Borderline`), 'partly (some parts, borderline)' when both,
+    and '... at this budget)' for a claim graded where the miniature cannot match what its
+    mechanism needs (`Claim.budget`)."""
     word = verdict_word(finding.verdict)
-    if not finding.borderline:
+    marks = ["borderline"] * bool(finding.borderline) + ["at this budget"] * finding.at_budget
+    if not marks:
         return word
     if word.endswith(")"):
-        return f"{word[:-1]}, borderline)"
-    return f"{word} (borderline)"
+        return f"{word[:-1]}, {', '.join(marks)})"
+    return f"{word} ({', '.join(marks)})"
 
 
 # Printed lines fit a book column and a Lab cell without scrolling or breaking mid-number.

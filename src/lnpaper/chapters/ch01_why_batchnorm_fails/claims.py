@@ -504,6 +504,8 @@ CLAIMS = (
     ),
     Claim(
         id="M5d",
+        budget="test NLL through BatchNorm's running averages early in training, against the "
+        "training NLL the source plots",
         claim="LayerNorm converges faster than BatchNorm applied to all layers, at batch 128 and "
         "at batch 4",
         source=f"{BA_2016}, Sec. 6.6 and its Figure 6",

@@ -426,6 +426,7 @@ CLAIMS = (
     ),
     Claim(
         id="R3b",
+        budget="the end of 300 steps, not convergence",
         claim="the LN-LSTM trains faster than the BN-LSTM and converges to a better validation "
         "result (attentive reader)",
         source=f"{BA_2016}, Sec. 6.2 (attentive reader, BN-LSTM of Cooijmans et al. 2016)",
@@ -445,6 +446,8 @@ CLAIMS = (
     ),
     Claim(
         id="R4",
+        budget="the end of 300 steps of a full LN-LSTM on digits, against DRAW's c_t-only cell "
+        "and handwriting's 500-step sequences at convergence",
         claim="faster (R3), and as good as the baseline at the end (DRAW, handwriting)",
         source=f"{BA_2016}, Sec. 6.4 (DRAW), 6.5 (handwriting)",
         paper_value="DRAW after 200 epochs: 82.36 (baseline) vs 82.09 nats (LN), lower is better, "
@@ -462,6 +465,7 @@ CLAIMS = (
     ),
     Claim(
         id="R4b",
+        budget="the end of 300 steps, not convergence",
         claim="faster (R3), and better than the baseline at the end (order embeddings, skip-thoughts, "
         "attentive reader)",
         source=f"{BA_2016}, Sec. 6.1 (order embeddings), 6.3 (skip-thoughts), 6.2 (attentive reader)",
@@ -481,6 +485,7 @@ CLAIMS = (
     ),
     Claim(
         id="R4c",
+        budget="the end of 300 steps, not convergence",
         claim="R4b for the GRU: the LN-GRU better than the GRU at the end (order embeddings, "
         "skip-thoughts)",
         source=f"{BA_2016}, Sec. 6.1 (order embeddings), 6.3 (skip-thoughts); both GRUs",
@@ -499,6 +504,7 @@ CLAIMS = (
     ),
     Claim(
         id="R4d",
+        budget="the end of 300 steps, not convergence",
         claim="better at the end (R4b, R4c), each model at the learning rate that ends best",
         source=f"{BA_2016}, Sec. 6.1 (order embeddings), 6.3 (skip-thoughts), 6.2 (attentive "
         "reader)",

@@ -380,6 +380,7 @@ NOTEBOOK = "04_batchnorm_against_layernorm"
 CLAIMS = (
     Claim(
         id="M4b",
+        budget="150 steps, models far from trained",
         claim="Cooijmans et al.'s table, direction only: the BN-LSTM at least as good as the LSTM on "
         "sequential digits, and its gain larger on the permuted task",
         source="Cooijmans et al. 2016, Sec. 5.1, Table 1",
@@ -456,6 +457,7 @@ CLAIMS = (
     ),
     Claim(
         id="R3c",
+        budget="150 steps, models far from trained",
         claim="R3b's ending at T = 64: the LN-LSTM ends at a better result than the "
         "BN-LSTM, pixel by pixel and permuted",
         source=f"{BA_2016}, Sec. 6.2; the task of Cooijmans et al. 2016, Sec. 5.1",
@@ -528,6 +530,8 @@ CLAIMS = (
     ),
     Claim(
         id="R6",
+        budget="150 steps with models barely trained, against handwriting's LSTM baseline at "
+        "length 500",
         claim="recurrent networks benefit most from LN at small minibatches: the LN-LSTM beats "
         "the BN-LSTM at batch 4, and by more than at batch 16",
         source=f'{BA_2016}, Sec. 7 ("recurrent neural networks benefit the most ... especially '

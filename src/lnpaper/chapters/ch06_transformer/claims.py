@@ -414,6 +414,8 @@ CLAIMS = (
     ),
     Claim(
         id="T4",
+        budget="200 steps against full-length training with warmup: too short to tell a model "
+        "that cannot train from one that trains slowly",
         claim="without normalization the Transformer fails to train",
         source="Zhang & Sennrich 2019, Transformer-base on WMT14",
         paper_value="WMT14: LN 26.6, RMSNorm 26.8 BLEU, none: fails",
@@ -518,6 +520,8 @@ CLAIMS = (
     ),
     Claim(
         id="T6",
+        budget="no warmup and 0.17 tokens per parameter, against each recipe's warmup and long "
+        "pretraining",
         claim="DyT (gamma tanh(alpha x) + beta) can replace every norm layer",
         source="Zhu et al. 2025",
         paper_value="matches or beats normalized models at their scales",
@@ -533,6 +537,8 @@ CLAIMS = (
     ),
     Claim(
         id="T6b",
+        budget="no warmup and 0.17 tokens per parameter, against each recipe's warmup and long "
+        "pretraining",
         claim="DyT can replace every norm layer, each model at its own best learning rate",
         source="Zhu et al. 2025",
         paper_value="matches or beats normalized models at their scales (their recipes tune "
@@ -552,6 +558,7 @@ CLAIMS = (
     ),
     Claim(
         id="T6c",
+        budget="0.51 tokens per parameter, against each recipe's long pretraining",
         claim="DyT can replace every norm layer, trained longer, with warmup, each at its own "
         "best learning rate",
         source="Zhu et al. 2025",

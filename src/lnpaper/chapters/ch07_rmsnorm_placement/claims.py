@@ -332,6 +332,8 @@ CLAIMS = (
     ),
     Claim(
         id="P2c",
+        budget="200 steps without warmup against RNNSearch's whole training: too short to tell a "
+        "stall from a slow start",
         claim="RMSNorm is no less stable than LayerNorm when the weights are initialized "
         "off-center, where re-centering could matter",
         source="Zhang & Sennrich 2019, the authors' code repository (bzhangGo/rmsnorm), README",
@@ -390,6 +392,7 @@ CLAIMS = (
     ),
     Claim(
         id="P5",
+        budget="a rate above this model's best and a tiny fraction of the source's training",
         claim="Peri-LN gives more balanced variance growth and steadier gradients than Pre-LN",
         source="Kim et al. 2025",
         paper_value="measured up to 3.2B parameters",

@@ -411,6 +411,7 @@ CLAIMS = (
     ),
     Claim(
         id="A2b",
+        budget="no warmup, against the source's 8,000 warmup updates",
         claim="Admin's omega lets a deep Post-LN train where plain Post-LN fails (here without "
         "warmup)",
         source="Liu et al. 2020, Understanding the Difficulty of Training Transformers "
@@ -429,12 +430,14 @@ CLAIMS = (
         "reproduced if both, partly if one. Admin minus Pre-LN reported, not graded; declared "
         "before the run",
         regime="source: WMT'14 En-De, 6/12/18 layers a side, RAdam lr 1e-3 after 8,000 warmup updates, "
-        "up to 500,000 updates of 8,192 tokens (Transformer-Clinic recipe), BLEU; ours: 12 "
+        "100 epochs (at most 500,000 updates) of 4 GPUs x 8,192 tokens (Transformer-Clinic "
+        "recipe), BLEU; ours: 12 "
         "blocks d 64, Adam 3e-3, no warmup, 100 steps of 256 tokens (T/P 0.04), 12 seeds, "
         "held-out loss (no warmup; not matched)",
     ),
     Claim(
         id="D1",
+        budget="no warmup and 100 steps, against a recipe with 4,000 warmup updates",
         claim="DeepNorm bounds the model update and trains Post-LN stably without warmup",
         source="Wang et al. 2022, DeepNet (arXiv:2203.00555)",
         paper_value="1,000 layers; a 200-layer 3.2B model beats a 48-layer 12B one by 5 BLEU",
@@ -467,6 +470,7 @@ CLAIMS = (
     ),
     Claim(
         id="D1c",
+        budget="no warmup and 100 steps, against a recipe with 4,000 warmup updates",
         claim="At 24 blocks too, DeepNorm bounds the model update and trains Post-LN stably "
         "without warmup",
         source="Wang et al. 2022, DeepNet (arXiv:2203.00555)",
@@ -511,13 +515,15 @@ CLAIMS = (
         test="8 blocks, 10 seeds, at init and after 20 Adam steps (lr 1e-3), paired t 95%: "
         "tilt (last quarter's mean log block gradient norm - first quarter's) < 0 for Pre-LN and "
         "> 0 for Post-LN; spread (sd of the log norms over blocks) Mix - Pre < 0 and Mix - Post < 0",
-        regime="source: LLaMA models 70M to 7B (250M in the authors' script: C4, 60,000 Adam steps of "
-        "512 x 256 tokens after 6,000 warmup), per-layer gradient norms; ours: 8 blocks d 64, "
+        regime="source: LLaMA models 70M to 7B (250M in the authors' script: C4, 40,000 Adam steps "
+        "(lr 1e-3) of 512 x 256 tokens after 4,000 warmup), per-layer gradient norms; ours: 8 "
+        "blocks d 64, "
         "at init and after 20 Adam steps at 1e-3, no warmup (T/P 0.01), 10 seeds (20 steps "
         "against a pretraining run; not matched)",
     ),
     Claim(
         id="X1b",
+        budget="200 steps without warmup, against 40,000 steps after 4,000 of warmup",
         claim="Mix-LN reaches a lower loss than both Pre-LN and Post-LN",
         source="Li, Yin, Liu 2025, Mix-LN (ICLR 2025, arXiv:2412.13795), abstract",
         paper_value="Mix-LN outperforms Pre-LN and Post-LN in pre-training perplexity, 70M to 7B "
@@ -530,8 +536,9 @@ CLAIMS = (
         "Post-LN, paired by seed, 95% t CI: each holds below "
         f"-{vocabulary.NEGLIGIBLE_NATS:g} nats and fails inside the negligible margin or above "
         "it; reproduced if both hold, partly if one; declared before the run",
-        regime="source: LLaMA 70M to 7B pretrained on C4, perplexity (250M: 60,000 Adam steps of 512 x "
-        "256 tokens, about 7.9B tokens, 6,000 warmup, authors' script); ours: 8 blocks d 64, "
+        regime="source: LLaMA 70M to 7B pretrained on C4, perplexity (250M: 40,000 Adam steps (lr "
+        "1e-3) of 512 x 256 tokens, about 5.2B tokens, 4,000 warmup, authors' script); ours: 8 "
+        "blocks d 64, "
         "Adam 1e-3, no warmup, 200 steps of 256 tokens (T/P 0.13), 12 seeds, held-out loss (far "
         "shorter, no warmup; not matched)",
     ),

@@ -16,14 +16,12 @@ from lnpaper.chapters.ch08_deep_stacks.claims import (
 )
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
 from lnpaper.companion.verdicts import (
-    NOT_EXERCISED,
     NOT_REPRODUCED,
     Claim,
     Finding,
     aggregate,
     combine,
     count,
-    tested,
 )
 
 
@@ -109,15 +107,13 @@ def check_l1d(result, control) -> Finding:
 def check_l1b(result, curse, control) -> Finding:
     """The fix, after training, with the scaling minus without, paired by seed: the deeper half's
     angular distance larger and their skip-loss larger (the deep blocks restored). Shown, not
-    graded: the last stream's variance (the mechanism's first step) and the held-out loss.
-    The premise first: a cure for Pre-LN's curse is exercised only where the curse is Pre-LN's own,
-    L1d's decision on `curse` (L1's runs) against Peri-LN's `control`; where it does not hold,
-    the verdict is `inconclusive (not exercised)`, with the fix's numbers shown."""
+    graded: the last stream's variance (the mechanism's first step), the held-out loss, and the
+    premise, whether the curse is Pre-LN's own: L1d's comparison of `curse` (L1's runs) with
+    Peri-LN's `control`, whose stream grows too, so it cannot gate this verdict."""
     quantities, diverged = _l1_diverged(result)
     if diverged:
         return diverged
     premise = stats.paired_difference(*_curse_gaps(curse, control))
-    premise_outcome = stats.better(premise, "lower")
     quantities.append(aggregate(f"premise (L1d): {CURSE_LABEL}", premise))
     plain, scaled = "pre", "layer_scaling"
     parts, outcomes = [], []
@@ -139,18 +135,17 @@ def check_l1b(result, curse, control) -> Finding:
         f"last stream variance, scaled - not, {tamed.text()}; held-out loss {final.text()} nats. "
         "At init the scaling shrinks the deep branches by construction; the matrices that read "
         "the norm's output can absorb the factor within tens of Adam steps (entries about 0.1, "
-        "moved by about lr a step); the 7B numbers are not checkable at CPU scale. The premise, "
-        "Pre-LN's own curse (L1d, on the "
-        f"{curse.steps}-step runs): {CURSE_LABEL} {tested(premise, premise_outcome, unit='nats')}"
+        "moved by about lr a step); the 7B numbers are not checkable at CPU scale. Shown: the "
+        f"premise, Pre-LN's own curse (L1d, on the {curse.steps}-step runs), {CURSE_LABEL} "
+        f"{premise.text()} nats"
     )
-    if premise_outcome != stats.HOLDS:
-        return Finding(ours, NOT_EXERCISED, tuple(quantities))
     return Finding(ours, combine(outcomes), tuple(quantities))
 
 
 CLAIMS = (
     Claim(
         id="L1",
+        budget="a stack trained 100 steps, against pretrained LLMs",
         claim="In Pre-LN the deep blocks do little (the curse of depth)",
         source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
         paper_value="about half the layers of open LLMs less effective",
@@ -185,6 +180,7 @@ CLAIMS = (
     ),
     Claim(
         id="L1b",
+        budget="100 steps without warmup, against 20,000 steps after 2,000 of warmup",
         claim="Scaling each norm's output by 1/sqrt(l) restores the deep blocks",
         source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
         paper_value="perplexity gains from 130M to 7B",
@@ -197,15 +193,17 @@ CLAIMS = (
         check=check_l1b,
         test="the L1 runs, with the scaling minus without, paired t 95%: deeper half's angular "
         "distance > 0 and deeper half's skip-loss > 0; the last stream's log variance and the "
-        "held-out loss shown, not graded. First the premise, L1d's decision: where Pre-LN's "
-        "curse is not shown to be its own, inconclusive (not exercised)",
-        regime="source: LLaMA 130M to 7B pretrained on C4, perplexity (130M: Adam 1e-3, 2,000 warmup, "
+        "held-out loss shown, not graded; so is L1d's premise, whose control cannot gate it (its "
+        "stream grows too)",
+        regime="source: LLaMA 130M to 1B on C4 (Mix-LN's setup) and OLMo models up to 7B on 20B "
+        "tokens, perplexity (130M: Adam 1e-3, 2,000 warmup, "
         "20,000 steps of 512 x 256 tokens, about 2.6B tokens, authors' script); ours: Pre-LN 8 "
         "blocks d 64, Adam 3e-3, no warmup, 100 steps (T/P 0.06), 6 seeds, deep blocks' use "
         "graded, loss not (not matched)",
     ),
     Claim(
         id="L1c",
+        budget="300 steps without warmup, against 20,000 steps after 2,000 of warmup",
         claim="L1b after a run three times as long: 1/sqrt(l) restores the deep blocks",
         source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
         paper_value="perplexity gains from 130M to 7B",
@@ -218,10 +216,10 @@ CLAIMS = (
         check=check_l1b,
         test="as L1b, on the L1 study trained for 300 steps instead of 100 (the "
         "scaling may need longer to pay), paired t 95%: deeper half's angular distance, scaled "
-        "minus not, > 0 and deeper half's skip-loss > 0; declared before the run. First the "
-        "premise, L1d's decision on the 100-step runs (no 300-step control was run): where "
-        "Pre-LN's curse is not shown to be its own, inconclusive (not exercised)",
-        regime="source: LLaMA 130M to 7B pretrained on C4, perplexity (130M: Adam 1e-3, 2,000 warmup, "
+        "minus not, > 0 and deeper half's skip-loss > 0; declared before the run. L1d's premise "
+        "(on the 100-step runs) shown, not graded",
+        regime="source: LLaMA 130M to 1B on C4 (Mix-LN's setup) and OLMo models up to 7B on 20B "
+        "tokens, perplexity (130M: Adam 1e-3, 2,000 warmup, "
         "20,000 steps of 512 x 256 tokens, about 2.6B tokens, authors' script); ours: Pre-LN 8 "
         "blocks d 64, Adam 3e-3, no warmup, 300 steps (T/P 0.19), 6 seeds, deep blocks' use "
         "graded, loss not (not matched)",

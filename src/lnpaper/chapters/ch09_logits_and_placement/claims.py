@@ -379,6 +379,8 @@ CLAIMS = (
     ),
     Claim(
         id="O1",
+        budget="100 steps without warmup at rates above this model's best, against pretraining on "
+        "trillions of tokens",
         claim="OLMo 2's reordered norm, x + Norm(F(x)), gives fewer gradient spikes",
         source="OLMo 2 (Team OLMo 2024, arXiv:2501.00656)",
         paper_value="fewer loss and gradient spikes (secondary numbers only)",
@@ -396,6 +398,8 @@ CLAIMS = (
     ),
     Claim(
         id="O1b",
+        budget="100 steps without warmup at rates above this model's best, against pretraining on "
+        "trillions of tokens",
         claim="OLMo 2's package, the reordered norm with QK-norm over the whole projections, "
         "gives fewer gradient spikes than Pre-LN",
         source="OLMo 2 (Team OLMo 2024, arXiv:2501.00656)",

@@ -460,6 +460,7 @@ CLAIMS = (
     ),
     Claim(
         id="E2",
+        budget="fresh data, where the over-fitting the source blames cannot act",
         claim="LayerNorm without gain and bias (LayerNorm-simple) is no worse, indeed better, than "
         "LayerNorm",
         source="Xu et al., NeurIPS 2019, Understanding and Improving Layer Normalization",
@@ -478,6 +479,7 @@ CLAIMS = (
     ),
     Claim(
         id="E2c",
+        budget="fresh data, where the over-fitting the source blames cannot act",
         claim="LayerNorm-simple is no worse, indeed better, than LayerNorm, each at its own best "
         "learning rate",
         source="Xu et al., NeurIPS 2019, Understanding and Improving Layer Normalization",
@@ -533,6 +535,7 @@ CLAIMS = (
     ),
     Claim(
         id="Y1",
+        budget="alpha_0 0.5 without warmup, against the source's 2.0 after 2,000 warmup steps",
         claim="DyT is regime-dependent: better than LayerNorm when data is scarce, worse with "
         "more data",
         source="arXiv:2604.23434 (its abstract and its authors' code; a single-author preprint), "
@@ -556,6 +559,7 @@ CLAIMS = (
     ),
     Claim(
         id="Y1c",
+        budget="alpha_0 0.5 without warmup, against the source's 2.0 after 2,000 warmup steps",
         claim="With more data DyT falls behind LayerNorm: at tokens per parameter near the "
         "source's rich cell",
         source="arXiv:2604.23434 (its abstract and its authors' code; a single-author preprint)",
