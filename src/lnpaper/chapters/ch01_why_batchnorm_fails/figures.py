@@ -27,25 +27,28 @@ FONT = style.MIN_FONT_SIZE
 def _ruler(ax, mean: float, sd: float, y: float, color: str, hatch: str | None = None) -> None:
     """A ruler under a number line: its zero at `mean`, one mark per `sd`, from -2 to +2."""
     left, right = mean - 2.4 * sd, mean + 2.4 * sd
-    ax.add_patch(
-        Rectangle((left, y - 0.24), right - left, 0.26, fc=color, ec=color, alpha=0.35, hatch=hatch)
-    )
+    ruler = Rectangle((left, y - 0.24), right - left, 0.26, fc=color, ec=color, alpha=0.35,
+                      hatch=hatch)  # fmt: skip
+    ax.add_patch(ruler)
     for z in range(-2, 3):
         ax.plot([mean + z * sd] * 2, [y + 0.02, y - 0.08], color=style.BLACK, lw=1)
-        ax.text(
-            mean + z * sd, y - 0.17, f"{z:+d}" if z else "0", ha="center", va="center", size=FONT
-        )
+        mark = f"{z:+d}" if z else "0"
+        ax.text(mean + z * sd, y - 0.17, mark, ha="center", va="center", size=FONT)
 
 
-def _grade_row(ax, y, title, others, score, ruler, ruler_color, grade, hatch=None):
-    """One occasion: a number line of scores, the ruler used, and the grade it gives."""
+def _grade_row(ax, y, title, others, score, ruler, ruler_color, hatch=None) -> float:
+    """One occasion: a number line of scores, the ruler (mean, sd) used, and the grade it gives,
+    which it returns."""
+    grade = (score - ruler[0]) / ruler[1]
     ax.plot([20, 100], [y + 0.25, y + 0.25], color=OTHERS_COLOR, lw=1)
     ax.scatter(others, [y + 0.25] * len(others), s=36, color=OTHERS_COLOR, zorder=3)
     ax.scatter([score], [y + 0.25], s=140, marker="*", color=STUDENT_COLOR, zorder=4)
     ax.plot([score, score], [y + 0.25, y - 0.1], ls="--", lw=1.2, color=STUDENT_COLOR, zorder=4)
     _ruler(ax, *ruler, y, ruler_color, hatch)
     ax.text(20, y + 0.5, title, size=FONT, weight="bold")
-    ax.text(102, y + 0.25, grade, va="center", size=10, color=STUDENT_COLOR, weight="bold")
+    ax.text(102, y + 0.25, f"{grade:+.1f}", va="center", size=10, color=STUDENT_COLOR,
+            weight="bold")  # fmt: skip
+    return grade
 
 
 @figure("exam_rulers")
@@ -58,67 +61,43 @@ def exam_rulers() -> Figure:
     left, right = fig.subplots(1, 2)
     ana = 72.0  # Ana's maths score, the same on every occasion
     classes = {"A": [50.0, 58.0, 61.0, 66.0], "B": [78.0, 80.0, 85.0, 91.0]}
-    batchnorm_grades = []
-    y = 2.0
-    for name, mates in classes.items():
-        scores = np.array([*mates, ana])
-        mean, sd = scores.mean(), scores.std()
-        batchnorm_grades.append((ana - mean) / sd)
+    batchnorm_grades, layernorm_grades = [], {}
+    for y, (name, mates) in zip((2.0, 1.0), classes.items(), strict=True):
+        ruler = (np.mean([*mates, ana]), np.std([*mates, ana]))
         title = f"Training, class {name}: today's class is the ruler"
-        _grade_row(left, y, title, mates, ana, (mean, sd), BN_COLOR, f"{batchnorm_grades[-1]:+.1f}")
-        y -= 1.0
+        batchnorm_grades.append(_grade_row(left, y, title, mates, ana, ruler, BN_COLOR))
     stored = (70.0, 12.0)  # the running average over every class of the term
-    batchnorm_grades.append((ana - stored[0]) / stored[1])
     title = "Inference: a stored ruler, averaged over past classes"
-    _grade_row(left, y, title, [], ana, stored, BN_COLOR, f"{batchnorm_grades[-1]:+.1f}", "//")
+    batchnorm_grades.append(_grade_row(left, 0.0, title, [], ana, stored, BN_COLOR, "//"))
     left.set_title("BatchNorm: Ana's grade depends on her class", loc="left")
 
     subjects = {"Ana": [72.0, 65.0, 88.0, 80.0, 90.0], "Ben": [55.0, 40.0, 48.0, 60.0, 52.0]}
-    layernorm_grades = {}
-    y = 2.0
-    for name, scores in subjects.items():
-        mean, sd = np.mean(scores), np.std(scores)
-        layernorm_grades[name] = (scores[0] - mean) / sd
+    for y, (name, scores) in zip((2.0, 1.0), subjects.items(), strict=True):
+        ruler = (np.mean(scores), np.std(scores))
         title = f"{name}'s scores in 5 subjects: {name} is the ruler"
-        grade = f"{layernorm_grades[name]:+.1f}"
-        _grade_row(right, y, title, scores[1:], scores[0], (mean, sd), LN_COLOR, grade)
-        y -= 1.0
-    right.text(
-        20,
-        y + 0.3,
+        layernorm_grades[name] = _grade_row(right, y, title, scores[1:], scores[0], ruler, LN_COLOR)
+    note = (
         "Each student carries one ruler, made from their own scores:\n"
-        "in class A, in class B or at the end of term,\nthe same ruler gives the same grade.",
-        size=10,
-        va="center",
+        "in class A, in class B or at the end of term,\nthe same ruler gives the same grade."
     )
+    right.text(20, 0.3, note, size=10, va="center")
     right.set_title("LayerNorm: one ruler per student, always", loc="left")
     for ax in (left, right):
-        ax.set_xlim(18, 110)
-        ax.set_ylim(-0.45, 2.75)
-        ax.set_yticks([])
-        ax.set_xticks([20, 40, 60, 80, 100])
+        ax.set(xlim=(18, 110), ylim=(-0.45, 2.75), yticks=[], xticks=[20, 40, 60, 80, 100])
         ax.grid(False)
         ax.spines["left"].set_visible(False)
         ax.set_xlabel("score (for a network: a summed input)")
     grades = ", ".join(f"{grade:+.1f}" for grade in batchnorm_grades)
-    style.finding(
-        fig,
-        f"BatchNorm grades Ana's 72 as {grades} by class and occasion; "
-        f"LayerNorm always as {layernorm_grades['Ana']:+.1f}",
-    )
-    style.shared_legend(
-        fig,
-        extra=[
-            Line2D([], [], color=STUDENT_COLOR, marker="*", ms=12, ls="", label="maths score"),
-            Line2D([], [], color=OTHERS_COLOR, marker="o", ls="", label="classmates or subjects"),
-            Patch(fc=BN_COLOR, alpha=0.35, label="BatchNorm, training: the batch's ruler"),
-            Patch(
-                fc=BN_COLOR, alpha=0.35, hatch="//", label="BatchNorm, inference: a stored ruler"
-            ),
-            Patch(fc=LN_COLOR, alpha=0.35, label="LayerNorm: the example's own ruler"),
-        ],
-        ncols=3,
-    )
+    style.finding(fig, f"BatchNorm grades Ana's 72 as {grades} by class and occasion; LayerNorm "
+                  f"always as {layernorm_grades['Ana']:+.1f}")  # fmt: skip
+    extra = [
+        Line2D([], [], color=STUDENT_COLOR, marker="*", ms=12, ls="", label="maths score"),
+        Line2D([], [], color=OTHERS_COLOR, marker="o", ls="", label="classmates or subjects"),
+        Patch(fc=BN_COLOR, alpha=0.35, label="BatchNorm, training: the batch's ruler"),
+        Patch(fc=BN_COLOR, alpha=0.35, hatch="//", label="BatchNorm, inference: a stored ruler"),
+        Patch(fc=LN_COLOR, alpha=0.35, label="LayerNorm: the example's own ruler"),
+    ]
+    style.shared_legend(fig, extra=extra, ncols=3)
     return fig
 
 
@@ -148,48 +127,28 @@ def batch_dependence(result) -> Figure:
     output_ax = fig.add_subplot(grid[0, 1])
     zero_ax = fig.add_subplot(grid[1, 1], sharex=output_ax)
     positive = sizes >= 2  # the variance of one value is exactly 0: not on a log axis
-    statistics_ax.plot(
-        sizes, result.mean_spread, "o-", color=style.BLACK, label="batch mean, in population sd"
-    )
-    statistics_ax.plot(
-        sizes[positive],
-        np.array(result.variance_spread)[positive],
-        "s--",
-        color=style.BLACK,
-        label="batch variance, in population variance",
-    )
-    statistics_ax.plot(
-        sizes,
-        1 / np.sqrt(sizes),
-        ":",
-        color=style.REFERENCE,
-        label=r"$1/\sqrt{\mathrm{batch\ size}}$",
-    )
+    variance_spread = np.array(result.variance_spread)
+    statistics_ax.plot(sizes, result.mean_spread, "o-", color=style.BLACK,
+                       label="batch mean, in population sd")  # fmt: skip
+    statistics_ax.plot(sizes[positive], variance_spread[positive], "s--", color=style.BLACK,
+                       label="batch variance, in population variance")  # fmt: skip
+    statistics_ax.plot(sizes, 1 / np.sqrt(sizes), ":", color=style.REFERENCE,
+                       label=r"$1/\sqrt{\mathrm{batch\ size}}$")  # fmt: skip
     if sizes[0] == 1:  # a batch of one, when the sizes start there
-        statistics_ax.annotate(
-            "batch of 1: the mean is the\nexample, the variance is 0",
-            (1, result.mean_spread[0]),
-            xytext=(1, 0.12),
-            size=FONT,
-            arrowprops={"arrowstyle": "->", "color": style.REFERENCE},
-        )
+        statistics_ax.annotate("batch of 1: the mean is the\nexample, the variance is 0",
+                               (1, result.mean_spread[0]), xytext=(1, 0.12), size=FONT,
+                               arrowprops={"arrowstyle": "->", "color": style.REFERENCE})  # fmt: skip
     statistics_ax.set_title(f"Per-unit batch statistics ({result.width} units)")
     statistics_ax.set_ylabel("sd over random batches (relative)")
 
     output_spread = np.array(result.output_spread, dtype=float)
-    output_ax.plot(
-        sizes[positive],
-        output_spread[positive],
-        "o-",
-        color=BN_COLOR,
-        label="BatchNorm (training mode)",
-    )
+    output_ax.plot(sizes[positive], output_spread[positive], "o-", color=BN_COLOR,
+                   label="BatchNorm (training mode)")  # fmt: skip
     if not positive.all():  # training-mode BatchNorm refuses a batch of one
         output_ax.text(
             1, output_spread[positive][0], "refused\nat 1", color=BN_COLOR, size=FONT, va="top"
         )
-    output_ax.set_title("One fixed image, random batch-mates")
-    output_ax.set_ylabel("sd of its normalized output")
+    output_ax.set(title="One fixed image, random batch-mates", ylabel="sd of its normalized output")
     output_ax.tick_params(axis="x", bottom=False, labelbottom=False)
     output_ax.spines["bottom"].set_visible(False)
     # LayerNorm's exact 0 in a strip below the log axis, not at a made-up value on it
@@ -207,14 +166,10 @@ def batch_dependence(result) -> Figure:
     spread = {size: value for size, value in zip(result.batch_sizes, result.output_spread,
                                                  strict=True) if value is not None}  # fmt: skip
     small, big = min(spread), max(spread)
-    style.finding(
-        fig,
-        f"BatchNorm's output for one image moves by {spread[small]:.2f} sd at batch {small}, "
-        f"{spread[big]:.2f} at {big}; LayerNorm's "
-        + (
-            "never" if result.layernorm_difference == 0 else f"by {result.layernorm_difference:.2g}"
-        ),
-    )
+    moved = result.layernorm_difference
+    layernorm = "never" if moved == 0 else f"by {moved:.2g}"
+    style.finding(fig, f"BatchNorm's output for one image moves by {spread[small]:.2f} sd at batch "
+                  f"{small}, {spread[big]:.2f} at {big}; LayerNorm's {layernorm}")  # fmt: skip
     style.shared_legend(fig, ncols=3)
     return fig
 
@@ -244,10 +199,8 @@ def train_vs_inference(result) -> Figure:
         name = style.display(norm)
         gap.plot(steps, result.logit_gap[norm], color=style.color(norm), label=name)
         flips.plot(steps, result.changed_predictions[norm], color=style.color(norm), label=name)
-    gap.set_title("Logits, training vs eval mode")
-    gap.set_ylabel("mean |logit difference|")
-    flips.set_title("Predictions that differ")
-    flips.set_ylabel(f"test images (of {result.probe_size})")
+    gap.set(title="Logits, training vs eval mode", ylabel="mean |logit difference|")
+    flips.set(title="Predictions that differ", ylabel=f"test images (of {result.probe_size})")
     flips.set_yscale("symlog", linthresh=1)
     flips.set_yticks([0, 1, 10, 100], ["0", "1", "10", "100"])
     flips.set_ylim(-0.3, result.probe_size)
@@ -256,11 +209,9 @@ def train_vs_inference(result) -> Figure:
     gaps, ln_gap = result.logit_gap["batchnorm"], max(result.logit_gap["layernorm"])
     apart = sum(gap > 0 for gap in gaps)
     when = "at every step" if apart == len(gaps) else f"at {apart} of {len(gaps)} evaluations"
-    style.finding(
-        fig,
-        f"BatchNorm's two modes disagree {when} (logits by {min(gaps):.2f} to {max(gaps):.2f}); "
-        + ("LayerNorm's never do" if ln_gap == 0 else f"LayerNorm's by at most {ln_gap:.2g}"),
-    )
+    layernorm = "LayerNorm's never do" if ln_gap == 0 else f"LayerNorm's by at most {ln_gap:.2g}"
+    style.finding(fig, f"BatchNorm's two modes disagree {when} (logits by {min(gaps):.2f} to "
+                  f"{max(gaps):.2f}); {layernorm}")  # fmt: skip
     style.shared_legend(fig)
     return fig
 
@@ -314,11 +265,8 @@ def lstm_statistics(result) -> Figure:
         _steady_span(ax, result)
         _time_axis(ax, result)
     numbers = m4_summary(result)
-    style.finding(
-        fig,
-        f"An LSTM's gate statistics start {numbers['first_step']:.2f} sd from their steady state "
-        f"and settle by step {numbers['settled_at']}",
-    )
+    style.finding(fig, f"An LSTM's gate statistics start {numbers['first_step']:.2f} sd from their "
+                  f"steady state and settle by step {numbers['settled_at']}")  # fmt: skip
     unit_line = Line2D([], [], **unit_style, label=f"one gate unit ({len(result.units)} drawn)")
     style.shared_legend(fig, extra=[unit_line], ncols=4)
     return fig
@@ -352,11 +300,8 @@ def recurrent_batchnorm(result) -> Figure:
     numbers = m4_summary(result)
     rule, pooled = numbers["per step, T_max rule"], numbers["averaged over steps"]
     longer = result.test_length // result.train_length
-    style.finding(
-        fig,
-        f"Per-step statistics keep |sd $-$ 1| at {rule['beyond']:.2f} to {longer}x the training "
-        f"length; averaged ones are {pooled['first']:.2f} off at step 0",
-    )
+    style.finding(fig, f"Per-step statistics keep |sd $-$ 1| at {rule['beyond']:.2f} to {longer}x "
+                  f"the training length; averaged ones are {pooled['first']:.2f} off at step 0")  # fmt: skip
     style.shared_legend(fig, ncols=3)
     return fig
 
@@ -381,11 +326,6 @@ M5_MARKERS = {"layernorm": "o", "batchnorm": "o", "unbiased batchnorm": "D",
               "paper's batchnorm": "s", "none": "o"}  # fmt: skip
 
 
-def _late_mean(robustness, name: str, batch: int, key: str) -> np.ndarray:
-    """Per seed, the mean over the last M5_LAST_EPOCHS epochs: the values m5_differences pairs."""
-    return np.array(m5_late(robustness, name, batch, key))
-
-
 def _paired_dots(ax, x, before, after, color, marker) -> None:
     """Each seed a dot at both batch sizes, its two results joined by a faint line; the mean of
     each column a bar. Seeds are spread a little sideways so that equal values stay apart."""
@@ -406,7 +346,8 @@ def _m5_panel(ax, result, key: str, models) -> dict:
     changes = {}
     for place, name in enumerate(models):
         x = 2.6 * place
-        before, after = (100 - 100 * _late_mean(result, name, b, key) for b in (big, small))
+        # per seed, test error over the last M5_LAST_EPOCHS epochs: what m5_differences pairs
+        before, after = (100 - 100 * np.array(m5_late(result, name, b, key)) for b in (big, small))
         label = M5_LABELS[name]
         color = style.color(label)
         _paired_dots(ax, x, before, after, color, M5_MARKERS[name])
@@ -418,10 +359,8 @@ def _m5_panel(ax, result, key: str, models) -> dict:
         ax.text(x + 0.5, -0.1, interval, transform=x_data_y_axes, ha="center", va="top", size=FONT)
         ax.text(x + 0.5, 1.0, label.replace(", ", ",\n"), color=color,
                 transform=x_data_y_axes, ha="center", va="bottom", size=FONT)  # fmt: skip
-    ax.set_xticks(
-        [2.6 * place + offset for place in range(len(models)) for offset in (0, 1)],
-        [str(batch) for _ in models for batch in (big, small)],
-    )
+    ticks = [2.6 * place + offset for place in range(len(models)) for offset in (0, 1)]
+    ax.set_xticks(ticks, [str(batch) for _ in models for batch in (big, small)])
     ax.set_xlim(-0.5, 2.6 * (len(models) - 1) + 1.5)
     ax.set_ylim(bottom=0)
     ax.grid(False, axis="x")

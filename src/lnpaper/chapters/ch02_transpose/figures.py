@@ -34,12 +34,10 @@ def transpose_table() -> Figure:
     example_ticks = [str(n + 1) for n in range(examples)]
     for ax in (bn_ax, ln_ax):
         ax.imshow(table, cmap="Greys", vmin=-6, vmax=12)  # light greys: the eye goes to the frames
-        ax.set_xlim(-0.5, right + 0.5)
-        ax.set_ylim(bottom + 0.5, -0.5)
+        ax.set(xlim=(-0.5, right + 0.5), ylim=(bottom + 0.5, -0.5))
         ax.grid(False)
         ax.tick_params(length=0, labelsize=11)
-        for side in ("left", "bottom"):
-            ax.spines[side].set_visible(False)
+        ax.spines[["left", "bottom"]].set_visible(False)
 
     orange = style.color("BatchNorm")
     for i in range(units):
@@ -64,12 +62,10 @@ def transpose_table() -> Figure:
         ln_ax.text(i, examples - 0.35, text, ha="center", va="top", size=11)
     ln_ax.text(units / 2 - 0.5, examples + 0.2, "hidden unit $i$", ha="center", va="top", size=11)
     ln_ax.set_yticks(range(examples), example_ticks)
-    ln_ax.set_title(
-        "LayerNorm: one $\\mu_n$, $\\sigma_n$ per example,\nover its own $H$ units", size=12
-    )
-    style.finding(
-        fig, "BatchNorm's statistics need the whole batch; LayerNorm's need only the example"
-    )
+    title = "LayerNorm: one $\\mu_n$, $\\sigma_n$ per example,\nover its own $H$ units"
+    ln_ax.set_title(title, size=12)
+    finding = "BatchNorm's statistics need the whole batch; LayerNorm's need only the example"
+    style.finding(fig, finding)
     return fig
 
 
@@ -88,9 +84,8 @@ def _frame(start, width, height, colour):
 
 
 def _arrow(ax, start, end, colour):
-    ax.annotate(
-        "", xy=end, xytext=start, arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2}
-    )
+    arrow = {"arrowstyle": "-|>", "color": colour, "lw": 2}
+    ax.annotate("", xy=end, xytext=start, arrowprops=arrow)
 
 
 @figure("per_token_independence", experiment=ch02_runs.per_token_independence)
@@ -103,9 +98,8 @@ def per_token_independence(result) -> Figure:
     layernorm = np.array(result.layernorm_change)
     batchnorm = np.array(result.batchnorm_change)
     moved = np.concatenate([layernorm[layernorm > 0], batchnorm[batchnorm > 0]])
-    scale = LogNorm(
-        vmin=10 ** np.floor(np.log10(moved.min())), vmax=10 ** np.ceil(np.log10(moved.max()))
-    )
+    low, high = np.floor(np.log10(moved.min())), np.ceil(np.log10(moved.max()))
+    scale = LogNorm(vmin=10**low, vmax=10**high)
     cmap = colormaps["viridis"].with_extremes(bad=EXACT_ZERO)  # viridis starts dark: no clash
     fig = style.new_figure(2, 3.1)
     axes = fig.subplots(1, 2, sharey=True)
@@ -126,11 +120,8 @@ def per_token_independence(result) -> Figure:
     zero = Patch(fc=EXACT_ZERO, label="exactly 0")
     style.shared_legend(fig, extra=[changed, zero])
     others = "exactly 0" if result.layernorm_max_other == 0 else f"{result.layernorm_max_other:.2g}"
-    style.finding(
-        fig,
-        f"One changed token moves the others by {others} under LayerNorm,\n"
-        f"by up to {result.batchnorm_max_other:.2g} under BatchNorm",
-    )
+    style.finding(fig, f"One changed token moves the others by {others} under LayerNorm,\nby up to "
+                  f"{result.batchnorm_max_other:.2g} under BatchNorm")  # fmt: skip
     return fig
 
 
@@ -168,8 +159,7 @@ def variants_vs_scale(result) -> Figure:
         right.plot(stds, np.abs(ratios - 1), line, marker="o", ms=3.5)
     left.set_ylabel(r"$\|y_{\mathrm{variant}}\|\ /\ \|y_{\mathrm{nn.LayerNorm}}\|$")
     left.set_title(f"output size relative to nn.LayerNorm, $H = {result.width}$")
-    right.set_ylabel(r"$|\,\mathrm{ratio} - 1\,|$")
-    right.set_title("distance from nn.LayerNorm")
+    right.set(ylabel=r"$|\,\mathrm{ratio} - 1\,|$", title="distance from nn.LayerNorm")
     for ax in (left, right):
         style.log_axis(ax, "x")
         style.log_axis(ax, "y")
@@ -182,11 +172,8 @@ def variants_vs_scale(result) -> Figure:
     style.levels(right, [(unbiased_gap, r"$1-\sqrt{(H-1)/H}$")])
     style.shared_legend(fig, ncols=1)
     worst = max(max(ratios) for ratios in result.ratios.values())
-    style.finding(
-        fig,
-        f"Three LayerNorms in the wild: up to {worst:.0f}× nn.LayerNorm on rows below its "
-        f"$\\sqrt{{\\epsilon}}$, {unbiased_gap:.1%} off on ordinary rows",
-    )
+    style.finding(fig, f"Three LayerNorms in the wild: up to {worst:.0f}× nn.LayerNorm on rows below "
+                  f"its $\\sqrt{{\\epsilon}}$, {unbiased_gap:.1%} off on ordinary rows")  # fmt: skip
     return fig
 
 
@@ -214,14 +201,12 @@ def one_pass_variance(result) -> Figure:
     variance.sharex(nonpositive)
     positions = np.arange(len(result.offsets))
     shares = np.array(result.nonpositive_fraction)
-    for (name, errors), style_of_line in zip(
-        result.variance_error.items(), style.LINE_STYLES, strict=False
-    ):
+    for (name, errors), ls in zip(result.variance_error.items(), style.LINE_STYLES, strict=False):
         errors = np.array(errors)
         # Where a row's variance is <= 0 there is no variance to compare: its relative error
         # reads 1 or more whatever happened, so those offsets are left out, not drawn as recovery.
         kept = shares == 0 if name == ONE_PASS else np.ones(len(errors), dtype=bool)
-        line = variance.plot(positions[kept], errors[kept], style_of_line, marker="o",
+        line = variance.plot(positions[kept], errors[kept], ls, marker="o",
                              label=VARIANCE_LABELS[name])  # fmt: skip
         if name == ONE_PASS:
             one_pass_colour = line[0].get_color()
@@ -240,9 +225,8 @@ def one_pass_variance(result) -> Figure:
 
     bars = nonpositive.bar(positions, 100 * shares, width=0.6, color=one_pass_colour)
     nonpositive.bar_label(bars, labels=[f"{share:.0%}" for share in shares], padding=2)
-    nonpositive.set_ylim(0, 130)
+    nonpositive.set(ylim=(0, 130), ylabel="rows where\none pass $\\leq 0$")
     nonpositive.set_yticks([0, 100], ["0%", "100%"])
-    nonpositive.set_ylabel("rows where\none pass $\\leq 0$")
     nonpositive.grid(False)
 
     blue = style.color("LayerNorm")
@@ -255,8 +239,7 @@ def one_pass_variance(result) -> Figure:
         at, dx, ha = (1, 8, "left") if len(positions) > 2 else (-1, -8, "right")
         output.annotate(name, (positions[at], errors[at]), xytext=(dx, 8),
                         textcoords="offset points", color=blue, ha=ha, va="bottom")  # fmt: skip
-    output.set_title("float32 LayerNorm output")
-    output.set_ylabel("largest relative error")
+    output.set(title="float32 LayerNorm output", ylabel="largest relative error")
     style.log_axis(output, "y")
     output.set_xlim(-0.4, positions[-1] + 0.9)  # the bar's label sits past the last offset
     style.levels(output, [(1e-3, "lnpaper's bar")])
@@ -274,9 +257,6 @@ def one_pass_variance(result) -> Figure:
                     f"{result.offsets[first]:g}")  # fmt: skip
     else:
         one_pass = f"above 0 in every row up to mean {max(result.offsets):g}"
-    style.finding(
-        fig,
-        f"float32 one-pass variance: {one_pass}; centering twice stays within "
-        f"$10^{{{np.ceil(np.log10(twice)):.0f}}}$",
-    )
+    style.finding(fig, f"float32 one-pass variance: {one_pass}; centering twice stays within "
+                  f"$10^{{{np.ceil(np.log10(twice)):.0f}}}$")  # fmt: skip
     return fig

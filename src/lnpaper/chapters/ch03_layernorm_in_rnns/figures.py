@@ -84,11 +84,8 @@ def rnn_dynamics(result) -> Figure:
             text = f"× {scale:g} goes on to\n{power_of_ten(values[-1])} at $t = {result.steps}$"
             _mark_exit(ax, t, values, low, high, style.color(plain), text, label_at[ax])
     sensitivity.set_yticks([10.0**k for k in range(-12, 25, 6)])  # 36 powers: label every 6th
-    summed.set_title("summed inputs $a_t = W_h h_{t-1} + W_x x_t$")
-    summed.set_ylabel("RMS over units")
-    hidden.set_title("hidden state $h_t$")
-    hidden.set_ylabel("RMS over units")
-    hidden.set_ylim(0, 1)
+    summed.set(title="summed inputs $a_t = W_h h_{t-1} + W_x x_t$", ylabel="RMS over units")
+    hidden.set(title="hidden state $h_t$", ylabel="RMS over units", ylim=(0, 1))
     sensitivity.set_title("dependence on step 0: $\\|(\\partial h_t / \\partial x_0)\\, v\\|$")
     sensitivity.set_ylabel("geometric mean over digits")
     for ax in (summed, hidden, sensitivity):
@@ -103,10 +100,8 @@ def rnn_dynamics(result) -> Figure:
     if summed_end[smallest] < 1e-6 and summed_end[largest] > 1.0:
         fate, breaks = "vanishes or saturates", ("; ", ",\n")
     else:  # the scales of this result neither kill nor saturate it: a longer clause, broken after
-        fate, breaks = (
-            f"ends at an RMS of {power_of_ten(min(ends))} to {max(ends):.2g}",
-            (";\n", ", "),
-        )
+        fate = f"ends at an RMS of {power_of_ten(min(ends))} to {max(ends):.2g}"
+        breaks = (";\n", ", ")
     grows = min(numbers["growth"]["LN tanh RNN"].values()) > 1
     style.finding(
         fig,
@@ -132,7 +127,6 @@ def best_curves(result, model: str, order: int = 0, field: str = "test_loss"):
     return run[field][order][best_lr_index(run)]
 
 
-MODEL_STYLES = {"BN-LSTM, gain 1.0": "--", "LN-LSTM, gain 0.1": "--", "LN-GRU": "-."}
 SEQUENCE_LENGTH = {"rows": 8, "pixels": 64}  # T of each form of the digits
 
 
@@ -176,13 +170,11 @@ def recurrent_training(result) -> Figure:
         grid_ax.plot(result.runs[model]["lrs"], s[model]["val_area"], "o-",
                      color=style.color(model))  # fmt: skip
     curve_ax.axvspan(s["early_steps"][0], s["early_steps"][-1], **SHADE)
-    curve_ax.set_xlabel("training step")
-    curve_ax.set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
+    curve_ax.set(xlabel="training step", ylabel=f"test NLL ({style.NATS_PER_IMAGE})")
     curve_ax.set_title("each at its own best learning rate")
     style.log_axis(curve_ax, "y")
-    grid_ax.set_xlabel("Adam's learning rate")
+    grid_ax.set(xlabel="Adam's learning rate", title="the grid every model ran")
     grid_ax.set_ylabel(f"mean validation NLL ({style.NATS_PER_IMAGE})")
-    grid_ax.set_title("the grid every model ran")
     style.log_axis(grid_ax, "x")
     rates = first_run(result)["lrs"]  # the grid's own rates as the ticks, and no others
     grid_ax.set_xticks(rates, [f"{lr:g}" for lr in rates])
@@ -194,11 +186,8 @@ def recurrent_training(result) -> Figure:
     else:
         compared = "early test NLL " + ", ".join(f"{m} {v:.2f}" for m, v in early.items())
     form = f"{result.form.capitalize()} (T = {SEQUENCE_LENGTH.get(result.form, '?')})"
-    style.finding(
-        fig,
-        f"{form}, each at its best rate: {compared} "
-        f"(steps {s['early_steps'][0]}–{s['early_steps'][-1]})",
-    )
+    early_steps = f"steps {s['early_steps'][0]}–{s['early_steps'][-1]}"
+    style.finding(fig, f"{form}, each at its best rate: {compared} ({early_steps})")
     seeds = len(first_run(result)["seeds"])
     extra = [_shade_handle("first quarter (R3's early NLL)"), style.band_handle(seeds)]
     style.shared_legend(fig, axes=[curve_ax], extra=extra, ncols=3)
@@ -230,8 +219,7 @@ def gain_init(result) -> Figure:
         if missing:
             ax.text(0.5, 0.5, f"not in this result:\n{', '.join(missing)}", ha="center",
                     va="center", transform=ax.transAxes, color=style.REFERENCE)  # fmt: skip
-        ax.set_title(model)
-        ax.set_xlabel("training step")
+        ax.set(title=model, xlabel="training step")
     ln_ax.set_ylabel(f"test NLL ({style.NATS_PER_IMAGE})")
     style.log_axis(ln_ax, "y")
     bn_ax.tick_params(which="both", labelleft=False)
@@ -243,10 +231,8 @@ def gain_init(result) -> Figure:
         slope_ax.annotate(f"gain {v:.1f}: {slope:.3f}", (v, slope), xytext=(7, 4),
                           textcoords="offset points", size=style.MIN_FONT_SIZE)  # fmt: skip
     style.log_axis(slope_ax, "x")
-    slope_ax.set_ylim(0, 1.08)
-    slope_ax.set_xlabel("gain $s$ on a normalized input $z$")
-    slope_ax.set_ylabel("mean slope $E[1 - \\tanh^2(s z)]$")
-    slope_ax.set_title("how much gradient tanh passes")
+    slope_ax.set(ylim=(0, 1.08), xlabel="gain $s$ on a normalized input $z$")
+    slope_ax.set(ylabel="mean slope $E[1 - \\tanh^2(s z)]$", title="how much gradient tanh passes")
     differences = {  # mean over seeds of the paired difference (one seed is enough for a mean)
         model: statistics.fmean(a - b for a, b in zip(s[one]["curve"], s[tenth]["curve"],
                                                       strict=True))
@@ -298,23 +284,16 @@ def longer_sequences(result) -> Figure:
     for model, runs in result.accuracy.items():
         label = f"{model} ($T_{{\\max}}$ rule)" if model == "BN-LSTM" else model
         style.band(ax, steps, np.array(runs) * 100, style.color(model), label)
-    style.vertical_mark(
-        ax,
-        result.train_length - 0.5,
-        f"$t \\geq T_{{\\max}} = {result.train_length}$: beyond training",
-    )
+    mark = f"$t \\geq T_{{\\max}} = {result.train_length}$: beyond training"
+    style.vertical_mark(ax, result.train_length - 0.5, mark)
     ax.set_xlabel(f"time step $t$ (the task: name the digit of step $t - {result.delay}$)")
     ax.set_ylabel("accuracy (%)")
     lengths = length_summary(result)
     inside = f"{result.delay}–{result.train_length - 1}"
     beyond = f"{result.train_length}–{result.test_length - 1}"
-    ax.set_title(
-        f"mean over steps {inside} $\\to$ {beyond}: "
-        + ", ".join(
-            f"{model} {100 * p['inside'][0]:.1f} $\\to$ {100 * p['beyond'][0]:.1f}%"
-            for model, p in lengths.items()
-        )
-    )
+    ax.set_title(f"mean over steps {inside} $\\to$ {beyond}: " + ", ".join(
+        f"{model} {100 * p['inside'][0]:.1f} $\\to$ {100 * p['beyond'][0]:.1f}%"
+        for model, p in lengths.items()))  # fmt: skip
     style.finding(fig, _length_finding(result, lengths))
     style.shared_legend(fig, extra=[style.band_handle(len(result.seeds))])
     return fig

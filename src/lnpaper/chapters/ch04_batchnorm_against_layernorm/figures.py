@@ -70,11 +70,8 @@ def sequential_digits(result) -> Figure:
     for model in models:
         effects.append(f"{said[model]} {effect(found[model], what)}")
         what = "it"
-    style.finding(
-        fig,
-        f"At T = {length}, {'; '.join(effects)}\n"
-        "(test NLL averaged over training, minus the LSTM's on the same seed)",
-    )
+    style.finding(fig, f"At T = {length}, {'; '.join(effects)}\n(test NLL averaged over training, "
+                  "minus the LSTM's on the same seed)")  # fmt: skip
     seed = Line2D([], [], color=style.REFERENCE, alpha=0.6, marker="o", ls="", label="one seed")
     mean = Line2D([], [], color=style.BLACK, marker="o", lw=2.0,
                   label=f"mean and 95% t interval over {seeds} seeds")  # fmt: skip
@@ -104,27 +101,24 @@ def cnn_coda(result) -> Figure:
             style.band(ax, result.eval_steps, result.val_loss[margin][norm], style.color(norm),
                        style.display(norm))  # fmt: skip
         frame = "as they are" if margin == 0 else f"in a {margin}-pixel frame"
-        ax.set_title(f"{side} × {side}: digits {frame}")
-        ax.set_xlabel("training step")
+        ax.set(title=f"{side} × {side}: digits {frame}", xlabel="training step")
     axes[0].set_ylabel(f"validation NLL ({style.NATS_PER_IMAGE})")
     style.log_axis(axes[0], "y")
     bars = axes[-1]
     labels, edge, inside = [], [], []
     for margin in result.margins:
-        for k, (out, inn) in enumerate(
-            zip(result.border_active[margin], result.interior_active[margin], strict=True)
-        ):
-            labels.append(f"{8 + 2 * margin} × {8 + 2 * margin}\nconv {k + 1}")
-            edge.append(out)
-            inside.append(inn)
+        side = 8 + 2 * margin
+        convs = range(1, len(result.border_active[margin]) + 1)
+        labels += [f"{side} × {side}\nconv {k}" for k in convs]
+        edge += result.border_active[margin]
+        inside += result.interior_active[margin]
     position = np.arange(len(labels))
     # two places in the image, not methods: the house cycle's two neutrals, which no method uses
     dark, light = style.OTHER_COLORS[:2]
     bars.bar(position - 0.2, edge, 0.4, label="border ring", color=dark)
     bars.bar(position + 0.2, inside, 0.4, label="interior", color=light, hatch="//", ec="white")
     bars.set_xticks(position, labels)
-    bars.set_ylim(0, 1)
-    bars.set_ylabel("share of responding units on")
+    bars.set(ylim=(0, 1), ylabel="share of responding units on")
     bars.set_title("no norm: responding ReLU units on")
     style.finding(fig, _cnn_finding(result))
     style.shared_legend(fig, extra=[style.band_handle(len(result.seeds), "mean")], ncols=6)
@@ -143,12 +137,11 @@ def _cnn_finding(result) -> str:
     by seed; level when every margin's mean difference is within the negligible 0.02 nats)."""
     final = {m: {norm: [run[-1] for run in result.val_loss[m][norm]] for norm in result.norms}
              for m in result.margins}  # fmt: skip
+    mean = {m: {norm: statistics.fmean(final[m][norm]) for norm in result.norms}
+            for m in result.margins}  # fmt: skip
     said = []
     if {"none", "layernorm"} <= set(result.norms):
-        cuts = [
-            1 - statistics.fmean(final[m]["layernorm"]) / statistics.fmean(final[m]["none"])
-            for m in result.margins
-        ]
+        cuts = [1 - mean[m]["layernorm"] / mean[m]["none"] for m in result.margins]
         if min(cuts) > 0:
             said.append(f"LayerNorm cuts a CNN's final validation NLL by "
                         f"{_span(min(cuts), max(cuts), '{:.0%}', '–')} (means)")  # fmt: skip
@@ -170,14 +163,10 @@ def _cnn_finding(result) -> str:
         else:
             where = "on either side of"
         subject = "it" if said else "LayerNorm"
-        said.append(
-            f"BatchNorm ends {where} {subject} (BN − LN: "
-            + ", ".join(signed(d, 3).replace("−0.000", "0.000") for d in differences)
-            + ")"
-        )
+        bn_minus_ln = ", ".join(signed(d, 3).replace("−0.000", "0.000") for d in differences)
+        said.append(f"BatchNorm ends {where} {subject} (BN − LN: {bn_minus_ln})")
     if not said:  # neither comparison: each norm's final NLL
         said.append("final validation NLL (means): " + ", ".join(
-            f"{style.display(norm)} {statistics.fmean(final[m][norm]):.3f}"
-            for m in result.margins for norm in result.norms
-        ))  # fmt: skip
+            f"{style.display(norm)} {mean[m][norm]:.3f}"
+            for m in result.margins for norm in result.norms))  # fmt: skip
     return ";\n".join(said)

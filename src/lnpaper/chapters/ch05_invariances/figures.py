@@ -60,8 +60,7 @@ def invariance_table(result) -> Figure:
                 if paper != invariant:
                     ax.add_patch(Rectangle((c + 0.04, r + 0.04), 0.92, 0.92, fill=False,
                                            ec=style.BLACK, ls="--", lw=2.5))  # fmt: skip
-    ax.set_xlim(0, len(columns))
-    ax.set_ylim(len(rows), 0)
+    ax.set(xlim=(0, len(columns)), ylim=(len(rows), 0))
     ax.set_xticks(np.arange(len(columns)) + 0.5, [COLUMN_LABELS[c] for c in columns])
     ax.xaxis.tick_top()
     row_labels = [f"{style.display(row)}\n({ROW_SOURCES[row]})" for row in rows]
@@ -69,19 +68,13 @@ def invariance_table(result) -> Figure:
     ax.tick_params(length=0, pad=14)
     ax.tick_params(axis="y", labelsize=10)
     ax.grid(False)
-    for side in ("left", "bottom", "top", "right"):
-        ax.spines[side].set_visible(False)
-    ax.set_xlabel(
-        f"in each cell: the largest change of the output over {result.draws} random "
-        f"transformations (float64); Invariant: below {_number(result.threshold)}"
-    )
+    ax.spines[:].set_visible(False)
+    ax.set_xlabel(f"in each cell: the largest change of the output over {result.draws} random "
+                  f"transformations (float64); Invariant: below {_number(result.threshold)}")  # fmt: skip
     dyt = sum(result.max_change["dyt"][c] < result.threshold for c in columns)
     kinds = {6: "six"}.get(len(columns), str(len(columns)))
-    style.finding(
-        fig,
-        f"Measured, {agree} of {total} cells agree with the sources' tables; "
-        f"DyT, in no table, is invariant to {'none' if dyt == 0 else dyt} of the {kinds}",
-    )
+    style.finding(fig, f"Measured, {agree} of {total} cells agree with the sources' tables; DyT, in "
+                  f"no table, is invariant to {'none' if dyt == 0 else dyt} of the {kinds}")  # fmt: skip
     return fig
 
 
@@ -122,13 +115,10 @@ def sgd_geometry(result) -> Figure:
         gaps.append(np.max(np.abs(measured / predicted - 1)))
         loss_ax.plot(result.loss_steps, result.train_loss[key], **{**look, "markevery": 5})
         scales.append(style.style_handle(line, f"$W_1$ initialized at scale {key}", marker))
-    norms_ax.set_title("$\\|W_1\\|$ only grows")
-    norms_ax.set_ylabel("$\\|W_1\\|$ / its initial value")
-    angle_ax.set_title(f"angle turned per step (worst gap {_number(max(gaps))})")
-    angle_ax.set_ylabel("radians")
+    norms_ax.set(title="$\\|W_1\\|$ only grows", ylabel="$\\|W_1\\|$ / its initial value")
+    angle_ax.set(title=f"angle turned per step (worst gap {_number(max(gaps))})", ylabel="radians")
     style.log_axis(angle_ax, "y")
-    loss_ax.set_title("training loss, mean over 10 steps")
-    loss_ax.set_ylabel(f"loss ({style.NATS_PER_IMAGE})")
+    loss_ax.set(title="training loss, mean over 10 steps", ylabel=f"loss ({style.NATS_PER_IMAGE})")
     style.log_axis(loss_ax, "y")
     for ax in (norms_ax, angle_ax, loss_ax):
         ax.set_xlabel(f"SGD step ($\\eta = {result.lr:g}$)")
@@ -143,11 +133,8 @@ def sgd_geometry(result) -> Figure:
     small, large = min(keys), max(keys)
     turn = np.tan(result.angles[keys[small]][0]) / np.tan(result.angles[keys[large]][0])
     started = large / small
-    style.finding(
-        fig,
-        f"Under SGD $\\|W_1\\|$ only grows; started {started:g}× larger, the same function "
-        f"turns {turn:.1f}× less per step",
-    )
+    style.finding(fig, f"Under SGD $\\|W_1\\|$ only grows; started {started:g}× larger, the same "
+                  f"function turns {turn:.1f}× less per step")  # fmt: skip
     return fig
 
 
@@ -198,11 +185,8 @@ def adam_geometry(result) -> Figure:
     style.shared_legend(fig, ncols=2)
     # like eta/||W|| when the fitted slope is within 0.25 of that law's -1
     like = r"like $\eta/\|W\|$" if abs(fits["Adam"] + 1) < 0.25 else r"not like $\eta/\|W\|$"
-    style.finding(
-        fig,
-        f"Adam turns $W$ {like} (slope {fits['Adam']:.2f}; SGD "
-        f"{fits['SGD']:.2f}); AdamW settles at {min(ratios):.2f}-{max(ratios):.2f}x the predicted angle",
-    )
+    style.finding(fig, f"Adam turns $W$ {like} (slope {fits['Adam']:.2f}; SGD {fits['SGD']:.2f}); "
+                  f"AdamW settles at {min(ratios):.2f}-{max(ratios):.2f}x the predicted angle")  # fmt: skip
     return fig
 
 
@@ -226,10 +210,8 @@ def fisher_doubling(result) -> Figure:
     fig = style.new_figure(2, 4.0)
     blocks_ax, derived_ax = fig.subplots(1, 2, sharey=True, width_ratios=[len(result.nominal), 2.6])
     blocks = list(result.nominal)
-    derived = {
-        "length": result.length_ratio,
-        "gradient": {k: g["w"] for k, g in result.gradient_ratios.items()},
-    }
+    gradient = {k: g["w"] for k, g in result.gradient_ratios.items()}
+    derived = {"length": result.length_ratio, "gradient": gradient}
     width = 0.8 / len(result.kinds)
     for k, kind in enumerate(result.kinds):
         label, hatch = FISHER_KINDS[kind]
@@ -239,38 +221,28 @@ def fisher_doubling(result) -> Figure:
         values = [result.ratios[kind][block] for block in blocks]
         blocks_ax.bar(np.arange(len(blocks)) + offset, np.log2(values), width, **look)
         values = [derived[name][kind] for name in derived]
-        derived_ax.bar(
-            np.arange(len(derived)) + offset, np.log2(values), width, **{**look, "label": None}
-        )
-    argument = [(blocks_ax, list(result.nominal.values())), (derived_ax, [0.5, 0.5])]
-    for ax, nominal in argument:
+        derived_ax.bar(np.arange(len(derived)) + offset, np.log2(values), width,
+                       **{**look, "label": None})  # fmt: skip
+    argument = {"color": style.REFERENCE, "ls": ":", "lw": 1.6}  # the scale-invariant argument
+    for ax, nominal in [(blocks_ax, list(result.nominal.values())), (derived_ax, [0.5, 0.5])]:
         for x, value in enumerate(nominal):
-            ax.plot(
-                [x - 0.45, x + 0.45], [np.log2(value)] * 2, color=style.REFERENCE, ls=":", lw=1.6
-            )
+            ax.plot([x - 0.45, x + 0.45], [np.log2(value)] * 2, **argument)
         ax.axhline(0, color=style.BLACK, lw=0.8)
         ax.grid(axis="x", visible=False)
     blocks_ax.set_xticks(
         range(len(blocks)), [f"$F_{{{block.replace('-', '')}}}$" for block in blocks]
     )
     blocks_ax.set_title("blocks of the Fisher information")
-    derived_ax.set_xticks(
-        range(2), ["length\n$\\sqrt{u^\\top F_{ww} u}$", "gradient\n$\\|\\nabla_w \\log p\\|$"]
-    )
+    derived_ax.set_xticks(range(2), ["length\n$\\sqrt{u^\\top F_{ww} u}$",
+                                     "gradient\n$\\|\\nabla_w \\log p\\|$"])  # fmt: skip
     derived_ax.set_title("along $w$")
     blocks_ax.set_yticks([-2, -1, 0, 1], ["$1/4$", "$1/2$", "$1$", "$2$"])
-    blocks_ax.set_ylim(-2.4, 1.6)
-    blocks_ax.set_ylabel("after / before doubling (log scale)")
-    argument = Line2D(
-        [], [], color=style.REFERENCE, ls=":", lw=1.6, label="scale-invariant argument"
-    )
-    style.shared_legend(fig, extra=[argument], ncols=3)
+    blocks_ax.set(ylim=(-2.4, 1.6), ylabel="after / before doubling (log scale)")
+    handle = Line2D([], [], **argument, label="scale-invariant argument")
+    style.shared_legend(fig, extra=[handle], ncols=3)
     exact = result.kinds[0]
     row = "layernorm, one row w_1"
-    style.finding(
-        fig,
-        f"Doubling $w$ scales $F_{{ww}}$ by {result.ratios[exact]['w-w']:.2f} and the length element by "
-        f"{result.length_ratio[exact]:.2f}; one LayerNorm row: {result.ratios[row]['w-w']:.2f} and "
-        f"{result.length_ratio[row]:.2f}",
-    )
+    style.finding(fig, f"Doubling $w$ scales $F_{{ww}}$ by {result.ratios[exact]['w-w']:.2f} and the "
+                  f"length element by {result.length_ratio[exact]:.2f}; one LayerNorm row: "
+                  f"{result.ratios[row]['w-w']:.2f} and {result.length_ratio[row]:.2f}")  # fmt: skip
     return fig

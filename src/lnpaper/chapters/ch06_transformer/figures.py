@@ -71,8 +71,7 @@ def residual_norms_vs_lemma2(result) -> Figure:
     left.annotate("Lemma 2: 3/2", (1, 1.5), xycoords=left.get_yaxis_transform(), xytext=(-4, -8),
                   textcoords="offset points", ha="right", va="top", color=style.REFERENCE)  # fmt: skip
     left.set_title(r"Post-LN: $x + \mathrm{FFN}(x)$ before the second LayerNorm")
-    left.set_xlabel("block $l$")
-    left.set_ylabel(r"$\mathbb{E}\,\|x^{\mathrm{post},5}\|^2/d$")
+    left.set(xlabel="block $l$", ylabel=r"$\mathbb{E}\,\|x^{\mathrm{post},5}\|^2/d$")
     layers = np.array(pre["layers"])
     lower, upper = 1 + layers / 2, 1 + 1.5 * layers
     right.fill_between(layers, lower, upper, color=style.REFERENCE, alpha=0.08, lw=0)
@@ -83,8 +82,7 @@ def residual_norms_vs_lemma2(result) -> Figure:
     right.plot(layers, pre["residual_sq_norm"], "o-", color=style.color("Pre-LN"), label="Pre-LN")
     right.set_xlim(right=layers[-1] + 2.5)  # room for the bounds' labels
     right.set_title("Pre-LN: the residual stream after $l$ blocks")
-    right.set_xlabel("blocks passed $l$ (0 = embedding)")
-    right.set_ylabel(r"$\mathbb{E}\,\|x_l\|^2/d$")
+    right.set(xlabel="blocks passed $l$ (0 = embedding)", ylabel=r"$\mathbb{E}\,\|x_l\|^2/d$")
     low, high = min(post["residual_sq_norm"]), max(post["residual_sq_norm"])
     per_block = (pre["residual_sq_norm"][-1] - pre["residual_sq_norm"][0]) / layers[-1]
     holds = "holds" if check_t2(result).verdict == REPRODUCED else "does not hold"
@@ -113,13 +111,12 @@ def _curves(ax, run, color, ls):
                     color=color, ms=9, mew=2)  # fmt: skip
 
 
-def _levels(ax, run):
-    """The language's unigram and bigram levels and the entropy floor, labelled to the right of
-    the last step, where no curve runs; after the y limits are set."""
-    ax.set_xlim(0, run["steps"][-1] * 1.16)
-    levels = run["levels"]
-    style.levels(ax, [(levels["unigram"], "unigram"), (levels["bigram"], "bigram"),
-                      (run["floor"], "entropy floor")])  # fmt: skip
+def language_levels(ax, levels: dict, last_step: int, *marks, room: float = 1.16) -> None:
+    """The language's unigram and bigram levels and any other `marks` [(y, text)], labelled to the
+    right of the last step, where no curve runs; after the y limits are set. Notebooks 07 and 08
+    draw them too."""
+    ax.set_xlim(0, last_step * room)
+    style.levels(ax, [(levels["unigram"], "unigram"), (levels["bigram"], "bigram"), *marks])
 
 
 def _study_figure(runs, lines, log=False) -> Figure:
@@ -134,11 +131,10 @@ def _study_figure(runs, lines, log=False) -> Figure:
         ax.set_ylim(0.8, ax.get_ylim()[1])  # down to the entropy floor; fixed before the levels
     else:
         ax.set_ylim(0.8, 3.3)
-    _levels(ax, first)
+    language_levels(ax, first["levels"], first["steps"][-1], (first["floor"], "entropy floor"))
     ax.set_title(f"{first['n_layers']} layers, $d = 64$, Adam lr {first['lr']:g}, "
                  f"{first['steps'][-1]} steps")  # fmt: skip
-    ax.set_xlabel("step")
-    ax.set_ylabel(f"training loss, {style.NATS_PER_TOKEN}")
+    ax.set(xlabel="step", ylabel=f"training loss, {style.NATS_PER_TOKEN}")
     return fig
 
 
@@ -160,11 +156,15 @@ def _fate(run, trained: str = "trains, to {:.2f}") -> str:
     return f"ends near the {nearest} level ({final:.2f} nats)"
 
 
-def _warmup_handles(runs, names) -> list:
-    """Legend entries for the two line styles, with the warmup's length."""
-    warmup = max(runs[name]["warmup_steps"] for name in names)
-    return [style.style_handle(NO_WARMUP, "no warmup"),
-            style.style_handle(WARMUP, f"linear warmup, {warmup} steps")]  # fmt: skip
+def _study_legend(fig, runs, lines, methods, seeds: int, ncols: int) -> None:
+    """The legend of a study's curves: its methods, the two line styles with the warmup's length,
+    and what the bands are."""
+    warmup = max(runs[name]["warmup_steps"] for name, _, _ in lines)
+    extra = [*(style.method_handle(method) for method in methods),
+             style.style_handle(NO_WARMUP, "no warmup"),
+             style.style_handle(WARMUP, f"linear warmup, {warmup} steps"),
+             style.band_handle(seeds, "median")]  # fmt: skip
+    style.shared_legend(fig, ncols=ncols, extra=extra)
 
 
 def _nats(loss: float) -> str:
@@ -194,12 +194,7 @@ def warmup_curves(result) -> Figure:
         pre_ln = f"{pre[0]} without warmup and {pre[1]} with it"
     style.finding(fig, f"Without warmup Post-LN {_fate(cold)};\nwith warmup it {_fate(warm)}, and "
                   f"Pre-LN {pre_ln}")  # fmt: skip
-    seeds = len(cold["seeds"])
-    methods = [style.method_handle(name) for name in ("Post-LN", "Pre-LN")]
-    warmups = _warmup_handles(runs, [name for name, _, _ in lines])
-    style.shared_legend(
-        fig, ncols=2, extra=[*methods, *warmups, style.band_handle(seeds, "median")]
-    )
+    _study_legend(fig, runs, lines, ("Post-LN", "Pre-LN"), len(cold["seeds"]), ncols=2)
     return fig
 
 
@@ -224,12 +219,8 @@ def without_normalization(result) -> Figure:
     style.finding(fig, f"Without a norm the loss ends at {_nats(_median_final(cold))} nats "
                   f"(median);\nwith warmup at {_nats(warm_end)}, {side} Pre-LN's "
                   f"{_nats(normed[0])} and DyT's {_nats(normed[1])}")  # fmt: skip
-    seeds = len(cold["seeds"])
-    methods = [style.method_handle(name) for name in ("Pre-LN", "Pre-DyT", "no norm (identity)")]
-    warmups = _warmup_handles(runs, [name for name, _, _ in lines])
-    style.shared_legend(
-        fig, ncols=3, extra=[*methods, *warmups, style.band_handle(seeds, "median")]
-    )
+    methods = ("Pre-LN", "Pre-DyT", "no norm (identity)")
+    _study_legend(fig, runs, lines, methods, len(cold["seeds"]), ncols=3)
     return fig
 
 
@@ -246,7 +237,7 @@ def tfixup_curves(result) -> Figure:
     _curves(ax, fixup, style.color("T-Fixup"), "-")
     top = 4.0
     ax.set_ylim(0.8, top)
-    _levels(ax, fixup)
+    language_levels(ax, fixup["levels"], fixup["steps"][-1], (fixup["floor"], "entropy floor"))
     xavier_color = style.color("Xavier")
     # Xavier's runs either stop being finite (a marker at the top edge at that step) or end finite
     # far above the plot; which one depends on the last bits of the numeric path (notebook 06)
@@ -267,8 +258,7 @@ def tfixup_curves(result) -> Figure:
     seeds = len(fixup["seeds"])
     ax.set_title(f"{fixup['n_layers']} layers, no norm, no warmup, Adam lr {fixup['lr']:g}, "
                  f"{seeds} seeds", pad=12)  # fmt: skip
-    ax.set_xlabel("step")
-    ax.set_ylabel(f"training loss, {style.NATS_PER_TOKEN}")
+    ax.set(xlabel="step", ylabel=f"training loss, {style.NATS_PER_TOKEN}")
     unigram = xavier["levels"]["unigram"]
     stuck = [v for v in ends if v > unigram]
     failed = len(stops) + len(stuck)
@@ -299,10 +289,6 @@ SMOOTHNESS_PANELS = {
     "beta_smoothness": (r"Effective $\beta$-smoothness",
                         r"$\mathrm{max}_\eta\, \|g(w - \eta g) - g(w)\| \,/\, \|\eta g(w)\|$"),
 }  # fmt: skip
-
-
-def _geometric_mean(values) -> float:
-    return math.exp(statistics.fmean(values))
 
 
 @figure("loss_smoothness", experiment=ch06_runs.loss_smoothness)
@@ -339,15 +325,15 @@ def loss_smoothness(result) -> Figure:
             ax.plot(progress[levels], centre[levels], "o-", color=colour, lw=2.2, ms=5,
                     label=style.display(norm))  # fmt: skip
         style.log_axis(ax, "y")
-        ax.set_title(title)
-        ax.set_ylabel(ylabel)
+        ax.set(title=title, ylabel=ylabel)
         style.vertical_mark(ax, 0.5, "matched loss")
         ax.set_xticks(progress, ["step 0", *(f"{level:g}" for level in result.loss_levels)])
         ax.tick_params(labelbottom=True)
     for key in ("loss_range", "beta_smoothness"):
         axes[key].set_xlabel(f"training progress: loss reached, {style.NATS_PER_IMAGE}")
     logs = smoothness_log_means(result)
-    matched = {key: {norm: _geometric_mean(logs[key][norm]) for norm in result.norms}
+    # geometric means over the matched-loss points: `logs` holds the logs
+    matched = {key: {norm: math.exp(statistics.fmean(logs[key][norm])) for norm in result.norms}
                for key in SMOOTHNESS_PANELS}  # fmt: skip
     smoothest = [min(by_norm, key=by_norm.get) for by_norm in matched.values()]
     roughest = [max(by_norm, key=by_norm.get) for by_norm in matched.values()]

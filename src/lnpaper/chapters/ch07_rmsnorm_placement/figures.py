@@ -6,6 +6,7 @@ from matplotlib.lines import Line2D
 
 from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
+from lnpaper.chapters.ch06_transformer.figures import language_levels
 from lnpaper.chapters.ch07_rmsnorm_placement import analysis
 from lnpaper.chapters.ch07_rmsnorm_placement import runs as ch07_runs
 from lnpaper.companion import style
@@ -38,11 +39,8 @@ def rmsnorm_curves(result) -> Figure:
     first = result.runs["LayerNorm"]
     lowest = min(min(np.mean(result.runs[name]["train_loss"], axis=0)) for name in names)
     left.set_ylim(min(1.6, lowest - 0.1), 3.2)  # a reader's run may end lower
-    left.set_xlim(0, first["steps"][-1] * 1.16)  # room for the levels' labels
-    style.levels(left, [(first["levels"]["unigram"], "unigram"),
-                        (first["levels"]["bigram"], "bigram")])  # fmt: skip
-    left.set_xlabel("step")
-    left.set_ylabel(f"training loss, {style.NATS_PER_TOKEN}")
+    language_levels(left, first["levels"], first["steps"][-1])
+    left.set(xlabel="step", ylabel=f"training loss, {style.NATS_PER_TOKEN}")
     left.set_title(f"{first['n_layers']} layers, Pre-norm, Adam lr {first['lr']:g}, no warmup")
     finals = np.array([result.runs[name]["final_loss"] for name in names])  # [norm][seed]
     positions = np.arange(len(names))
@@ -89,8 +87,7 @@ def prms_estimate(result) -> Figure:
                     label=f"pRMSNorm, $n = {width}$, $k = {units}$")  # fmt: skip
     left.axvline(1.0, color=style.REFERENCE, lw=1.0, ls=":")
     left.set_xlabel(r"$\mathrm{RMS}_k\,/\,\mathrm{RMS}_n$: the first $k$ units against all $n$")
-    left.set_ylabel("density")
-    left.set_title(rf"$p = {100 * result.fraction:g}\%$, Gaussian rows")
+    left.set(ylabel="density", title=rf"$p = {100 * result.fraction:g}\%$, Gaussian rows")
     k_line = np.geomspace(k.min() / 1.5, k.max() * 1.5, 100)
     (alone,) = right.plot(k_line, np.sqrt(1 / (2 * k_line)), ":", color=style.REFERENCE, lw=1.2,
                           label=r"$\sqrt{1/2k}$: $k$ units alone")  # fmt: skip
@@ -101,8 +98,7 @@ def prms_estimate(result) -> Figure:
         right.annotate(f"$n = {width}$", (units, sd), textcoords="offset points", xytext=(8, 4))
     style.log_axis(right, "x")
     style.log_axis(right, "y")
-    right.set_xlabel(r"units used, $k = \lfloor pn \rfloor$")
-    right.set_ylabel("sd of the ratio")
+    right.set(xlabel=r"units used, $k = \lfloor pn \rfloor$", ylabel="sd of the ratio")
     right.set_title("How far the estimate strays")
     measured = style.style_handle("none", f"measured, {result.samples:,} rows", marker="o")
     style.shared_legend(fig, [left], extra=[measured, delta, alone], ncols=4)
@@ -133,12 +129,11 @@ def placement_variance(result) -> Figure:
     fig = style.new_figure(4, 7.0)
     axes = fig.subplots(2, 2, sharey="row")
     first = next(iter(result.runs.values()))
+    keys = ("stream_variance_init", "stream_variance_final", "block_grad_norm_init",
+            "block_grad_norm_final")  # fmt: skip
     for name, run in result.runs.items():
-        color = style.color(name)
-        _per_block(axes[0, 0], run, "stream_variance_init", color)
-        _per_block(axes[0, 1], run, "stream_variance_final", color)
-        _per_block(axes[1, 0], run, "block_grad_norm_init", color)
-        _per_block(axes[1, 1], run, "block_grad_norm_final", color)
+        for ax, key in zip(axes.flat, keys, strict=True):
+            _per_block(ax, run, key, style.color(name))
     titles = ("at initialization", f"after {first['steps'][-1]} steps, Adam lr {first['lr']:g}")
     ylabels = ("variance of the stream after block $l$",
                r"$\|\partial L/\partial \theta_l\|$ of block $l$")  # fmt: skip
@@ -146,8 +141,7 @@ def placement_variance(result) -> Figure:
         style.log_axis(axes[row, 0], "y")
         axes[row, 0].set_ylabel(ylabel)
         for column, title in enumerate(titles):
-            axes[row, column].set_title(title)
-            axes[row, column].set_xlabel("block $l$")
+            axes[row, column].set(title=title, xlabel="block $l$")
     runs = result.runs
     pre, peri = (np.mean(runs[name]["stream_variance_final"], axis=0)[-1] for name in
                  ("Pre-LN", "Peri-LN"))  # fmt: skip
@@ -227,8 +221,7 @@ def gradient_spikes(result) -> Figure:
         counts.bar_label(bars, padding=2)
     seeds = len(by_lr[rates[0]]["Pre-LN"]["spikes"])
     counts.set_xticks(range(len(rates)), [f"lr {lr:g}" for lr in rates])
-    counts.set_ylabel(f"spikes in {seeds} runs of {steps} steps")
-    counts.set_title("Spikes counted")
+    counts.set(ylabel=f"spikes in {seeds} runs of {steps} steps", title="Spikes counted")
     counts.set_ylim(0, max(max(per_rate) for per_rate in counted.values()) + 1.5)
     counts.grid(axis="x", visible=False)
 

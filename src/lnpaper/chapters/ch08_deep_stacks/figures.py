@@ -6,7 +6,6 @@ The schemes that change a Post-LN or Pre-LN stack keep its colour with a line st
 Mix-LN, half of each, has a violet of its own and is dash-dotted.
 """
 
-import math
 import statistics
 
 import numpy as np
@@ -15,6 +14,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from lnpaper import vocabulary
+from lnpaper.chapters.ch06_transformer.figures import language_levels
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
 from lnpaper.chapters.ch08_deep_stacks.analysis import growth_exponents, mean_dependence
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
@@ -43,10 +43,6 @@ def _line(ax, x, runs, arm, label=None, marker=True):
     return line
 
 
-def _geometric_mean(values) -> float:
-    return math.exp(statistics.fmean(math.log(v) for v in values))
-
-
 @figure("branch_dependence", experiment=ch08_runs.branch_dependence)
 def branch_dependence(result) -> Figure:
     """A2 at initialization. Left: each model's mean over its sublayers of Var[f] / Var[s + f],
@@ -57,10 +53,8 @@ def branch_dependence(result) -> Figure:
     left, right = fig.subplots(1, 2)
     for arm in result.arms:
         dep = np.array(mean_dependence(result, arm)).T  # [seed][depth]
-        lines = [
-            _line(left, result.depths, dep, arm),
-            _line(right, result.depths, np.array(result.output_change[arm]).T, arm),
-        ]
+        change = np.array(result.output_change[arm]).T  # [seed][depth]
+        lines = [_line(left, result.depths, dep, arm), _line(right, result.depths, change, arm)]
         if arm == "pre":  # Admin lies on Pre-LN: a wide line under Admin's thin dashes shows both
             for line in lines:
                 line.set(lw=5, ms=8, zorder=2)
@@ -68,18 +62,15 @@ def branch_dependence(result) -> Figure:
             for line in lines:
                 line.set(lw=1.5, zorder=3)
     for ax in (left, right):
-        ax.set_xlabel("blocks L")
-        ax.set_xticks(result.depths)
+        ax.set(xlabel="blocks L", xticks=result.depths)
     left.set_ylabel(r"mean $\mathrm{Var}[f] \,/\, \mathrm{Var}[s + f]$ over sublayers")
-    left.set_ylim(bottom=0)
-    left.set_title("dependency on the residual branch, at init")
+    left.set(ylim=(0, None), title="dependency on the residual branch, at init")
     right.set_ylabel(r"$\|F(W + \Delta W) - F(W)\| \,/\, \|F(W)\|$")
     right.set_title(rf"output change, $\|\Delta W\| = {result.perturbation:g}\, \|W\|$")
     fitted = ", ".join(f"{ARM_NAMES[arm]} {statistics.fmean(growth_exponents(result, arm)):.2f}"
                        for arm in result.arms)  # fmt: skip
     right.text(0.03, 0.97, f"exponent b of change ~ $L^b$ (mean of per-seed fits):\n{fitted}",
-               transform=right.transAxes, va="top",
-               color=style.REFERENCE)  # fmt: skip
+               transform=right.transAxes, va="top", color=style.REFERENCE)  # fmt: skip
     growth = {arm: statistics.fmean(result.output_change[arm][-1])
               / statistics.fmean(result.output_change[arm][0]) for arm in result.arms}  # fmt: skip
     deep = {arm: statistics.fmean(mean_dependence(result, arm)[-1]) for arm in result.arms}
@@ -122,15 +113,11 @@ def deepnorm_update(result) -> Figure:
         _line(right, result.logged_steps, curves, arm, marker=False)
     style.log_axis(left)
     left.xaxis.set_major_locator(MaxNLocator(integer=True))
-    left.set_xlabel("step $t$")
-    left.set_ylabel(r"RMS of $z_t - z_{t-1}$, logits $z$ (nats)")
+    left.set(xlabel="step $t$", ylabel=r"RMS of $z_t - z_{t-1}$, logits $z$ (nats)")
     left.set_title("model update on a fixed probe batch")
-    right.set_xlabel("step")
-    right.set_ylabel(f"training loss, {style.NATS_PER_TOKEN}")
+    right.set(xlabel="step", ylabel=f"training loss, {style.NATS_PER_TOKEN}")
     right.set_title(f"{result.n_layers} blocks, Adam lr {result.lr:g}, no warmup")
-    right.set_xlim(0, result.steps * 1.18)
-    style.levels(right, [(result.levels["unigram"], "unigram"),
-                         (result.levels["bigram"], "bigram")])  # fmt: skip
+    language_levels(right, result.levels, result.steps, room=1.18)
     peak = {arm: max(np.mean([u for u in result.model_update[arm] if None not in u], axis=0))
             for arm in result.arms}  # fmt: skip
     final = {arm: statistics.fmean(v for v in result.final_loss[arm] if v is not None)
@@ -176,11 +163,9 @@ def gradient_profile(result) -> Figure:
             line = _line(ax, blocks, runs, arm)
             line.set_ydata(np.exp(np.log(runs).mean(0)))
         ax.axvline(result.n_post + 0.5, color=style.REFERENCE, lw=1.0, ls=":")
-        ax.set_xlabel("block l")
-        ax.set_title(title)
-    every = [
-        v for key, _ in when for runs in getattr(result, key).values() for p in runs for v in p
-    ]
+        ax.set(xlabel="block l", title=title)
+    every = [v for key, _ in when for runs in getattr(result, key).values() for p in runs
+             for v in p]  # fmt: skip
     panels[0].set_ylim(min(every) / 1.5, max(every) * 1.5)
     style.log_axis(panels[0])
     panels[0].set_ylabel(r"$\|\partial L / \partial \theta_l\|$")
@@ -189,7 +174,7 @@ def gradient_profile(result) -> Figure:
                    size=style.MIN_FONT_SIZE)  # fmt: skip
 
     def ratio(arm, key="grad_norm_trained"):  # geometric mean over seeds of max / min over blocks
-        return _geometric_mean(max(p) / min(p) for p in getattr(result, key)[arm])
+        return statistics.geometric_mean(max(p) / min(p) for p in getattr(result, key)[arm])
 
     def profile(arm):  # the trained gradient of the first and the last block, geometric means
         runs = np.array(result.grad_norm_trained[arm])
@@ -222,23 +207,20 @@ def layer_scaling(result) -> Figure:
     fig = style.new_figure(3, 7.0)
     panels = style.three_panels(fig)
     blocks = list(range(1, result.n_layers + 1))
-    measures = (
-        ("variance", "Var of the stream after block l"),
-        ("angle", "angular distance, input to output"),
-        ("skip_loss", f"loss rise when skipped, {style.NATS_PER_TOKEN}"),
-    )
-    for ax, (key, label) in zip(panels, measures, strict=True):
+    measures = (  # key, y label, title
+        ("variance", "Var of the stream after block l", "stream variance"),
+        ("angle", "angular distance, input to output", "how far a block turns its input"),
+        ("skip_loss", f"loss rise when skipped, {style.NATS_PER_TOKEN}",
+         "what a block is worth (held-out)"),
+    )  # fmt: skip
+    for ax, (key, label, title) in zip(panels, measures, strict=True):
         for arm in result.arms:
             _line(ax, blocks, getattr(result, f"{key}_trained")[arm], arm)
             init = np.array(getattr(result, f"{key}_init")[arm]).mean(0)
             colour, _, mark = LOOKS[arm]  # the arm's marker, hollow: the two init lines apart
             ax.plot(blocks, init, ":", color=colour, lw=1.0, marker=mark, ms=5, mfc="white")
-        ax.set_xlabel("block l")
-        ax.set_ylabel(label)
+        ax.set(xlabel="block l", ylabel=label, title=title)
     style.log_axis(panels[0])
-    panels[0].set_title("stream variance")
-    panels[1].set_title("how far a block turns its input")
-    panels[2].set_title("what a block is worth (held-out)")
     last = {arm: statistics.fmean(v[-1] for v in result.variance_trained[arm])
             for arm in result.arms}  # fmt: skip
     half = result.n_layers // 2

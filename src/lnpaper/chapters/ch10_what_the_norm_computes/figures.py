@@ -33,26 +33,22 @@ def zero_mean_drift(result) -> Figure:
     drift = np.asarray(result.logit_drift)
     style.band(left, steps, drift, style.color("rmsnorm"), label=label)
     style.log_axis(left, "y")
-    left.set_xlabel("training step (Adam, float32)")
-    left.set_ylabel("max |logit difference|")
-    left.set_title("held-out logits of the two forms")
+    left.set(ylabel="max |logit difference|", title="held-out logits of the two forms")
     style.band(right, steps, result.loss_drift, style.color("rmsnorm"))
     right.axhline(0.0, color=style.REFERENCE, lw=1.0, ls=":")
-    right.set_xlabel("training step (Adam, float32)")
     right.set_ylabel(f"loss difference ({style.NATS_PER_TOKEN})")
     right.set_title("held-out loss, zero-mean RMSNorm minus LayerNorm")
+    for ax in (left, right):
+        ax.set_xlabel("training step (Adam, float32)")
     end = statistics.fmean(row[-1] for row in result.logit_drift)
     losses = [row[-1] for row in result.loss_drift]
     sign = "of either sign" if min(losses) < 0 < max(losses) else "of one sign"
     largest = max(abs(x) for row in result.loss_drift for x in row)
     # apart: a thousand times the roundoff between the two forms at init
     drift = "drift apart" if end > 1e3 * result.max_logit_diff_init else "stay together"
-    style.finding(
-        fig,
-        f"Equal in exact arithmetic, zero-mean RMSNorm and LayerNorm {drift} under Adam in "
-        f"float32:\nlogits end {end:.2g} apart (mean), yet loss differences stay under "
-        f"{math.ceil(100 * largest) / 100:.2f} nats, {sign}",
-    )
+    style.finding(fig, f"Equal in exact arithmetic, zero-mean RMSNorm and LayerNorm {drift} under "
+                  f"Adam in float32:\nlogits end {end:.2g} apart (mean), yet loss differences stay "
+                  f"under {math.ceil(100 * largest) / 100:.2f} nats, {sign}")  # fmt: skip
     style.shared_legend(fig, extra=[style.band_handle(len(result.seeds), "mean over seeds")])
     return fig
 
@@ -76,8 +72,7 @@ def constrained_drift(result) -> Figure:
                    label=f"one model below {TRAJECTORY_BOUND:g}")  # fmt: skip
         style.log_axis(ax, "y")
         name = "Adam" if optimizer == "adam" else "SGD"
-        ax.set_title(f"{name}, lr {lr:g}, float64")
-        ax.set_xlabel("training step")
+        ax.set(title=f"{name}, lr {lr:g}, float64", xlabel="training step")
     panels[0].set_ylabel("max |log-prob difference| from the twin")
 
     def gap(arm):  # the largest gap from the twin over both optimizers, seeds and steps
@@ -88,14 +83,10 @@ def constrained_drift(result) -> Figure:
     moves = ("folding the biases into the readers is what moves it away"
              if folded > TRAJECTORY_BOUND
              else f"folded into the readers, it stays within {folded:.0e} too")  # fmt: skip
-    style.finding(
-        fig,
-        f"Kept zero-mean with its biases, the rewrite {stays} Pre-LN's model (within {kept:.0e});"
-        f"\n{moves}",
-    )
-    style.shared_legend(
-        fig, extra=[style.band_handle(len(result.seeds), "mean over seeds")], ncols=2
-    )
+    style.finding(fig, f"Kept zero-mean with its biases, the rewrite {stays} Pre-LN's model "
+                  f"(within {kept:.0e});\n{moves}")  # fmt: skip
+    seeds = style.band_handle(len(result.seeds), "mean over seeds")
+    style.shared_legend(fig, extra=[seeds], ncols=2)
     return fig
 
 
@@ -122,11 +113,9 @@ def detach_norms(result) -> Figure:
     ax.set_xlabel(f"held-out loss minus LayerNorm's ({style.NATS_PER_TOKEN})")
     worst = max(differences, key=lambda n: differences[n].mean)
     simple = differences["LayerNorm-simple"]
-    style.finding(
-        fig,
-        f"Against LayerNorm: simple {simple.mean:+.3f} nats, {worst} "
-        f"{differences[worst].mean:+.3f}",
-    )
+    worst_mean = differences[worst].mean
+    text = f"Against LayerNorm: simple {simple.mean:+.3f} nats, {worst} {worst_mean:+.3f}"
+    style.finding(fig, text)
     n = len(reference)
     label = f"LayerNorm variants: mean and 95% t interval, paired over {n} seeds"
     style.shared_legend(fig, extra=[style.method_handle(label, marker="o")])
@@ -148,10 +137,8 @@ def after_dyt(result) -> Figure:
     offsets = {"DyT": -0.08, "Derf": 0.08}  # side by side at each alpha_0, not on top
     largest = 0.0  # the largest |mean difference| on fresh data, for the title
     for method in methods:
-        diffs = [
-            stats.paired_difference(runs[method]["final_loss"][f"alpha {a:g}, fresh"], ln["fresh"])
-            for a in Y1_ALPHAS
-        ]
+        fresh = [runs[method]["final_loss"][f"alpha {a:g}, fresh"] for a in Y1_ALPHAS]
+        diffs = [stats.paired_difference(losses, ln["fresh"]) for losses in fresh]
         places = [k + offsets[method] for k in range(len(Y1_ALPHAS))]
         means = [d.mean for d in diffs]
         errors = [[d.mean - d.low for d in diffs], [d.high - d.mean for d in diffs]]
@@ -160,9 +147,9 @@ def after_dyt(result) -> Figure:
         largest = max(largest, *(abs(m) for m in means))
     fresh_ax.set_xticks(range(len(Y1_ALPHAS)), [f"{a:g}" for a in Y1_ALPHAS])
     fresh_ax.set_xlim(-0.4, len(Y1_ALPHAS) - 0.6)
-    fresh_ax.set_xlabel(r"initial $\alpha$ of DyT and Derf ($\alpha_0$)")
-    fresh_ax.set_ylabel(f"held-out loss minus LayerNorm's\n({style.NATS_PER_TOKEN})")
-    fresh_ax.set_title("fresh sequences at every step: mean and 95% t interval")
+    fresh_ax.set(xlabel=r"initial $\alpha$ of DyT and Derf ($\alpha_0$)",
+                 ylabel=f"held-out loss minus LayerNorm's\n({style.NATS_PER_TOKEN})",
+                 title="fresh sequences at every step: mean and 95% t interval")  # fmt: skip
     # 0, LayerNorm's level, in the middle; ticks every 0.05 nats so "a few hundredths" reads off
     top = 0.05 * math.ceil(max(abs(v) for v in fresh_ax.get_ylim()) / 0.05)
     fresh_ax.set_ylim(-top, top)
@@ -181,8 +168,8 @@ def after_dyt(result) -> Figure:
     uniform = SyntheticLanguage().levels().uniform
     fresh_level = statistics.fmean(ln["fresh"])
     pool_ax.set_ylim(fresh_level - 0.3, max(max(v) for v in pool.values()) + 0.2)
-    pool_ax.set_ylabel(f"held-out loss ({style.NATS_PER_TOKEN})")
-    pool_ax.set_title(r"64-sequence pool, reused, $\alpha_0$ = 0.5: seeds, mean")
+    pool_ax.set(ylabel=f"held-out loss ({style.NATS_PER_TOKEN})",
+                title=r"64-sequence pool, reused, $\alpha_0$ = 0.5: seeds, mean")  # fmt: skip
     style.levels(pool_ax, [(uniform, f"uniform guessing, {uniform:.2f}"),
                            (fresh_level, f"LayerNorm on fresh data, {fresh_level:.2f}")])  # fmt: skip
     lead = statistics.fmean(statistics.fmean(pool["LayerNorm"]) - statistics.fmean(pool[m])
@@ -191,12 +178,9 @@ def after_dyt(result) -> Figure:
     where = ("every run there is worse than uniform guessing" if lowest > uniform
              else f"runs there end as low as {lowest:.2f} nats")  # fmt: skip
     leads = f"lead by {lead:.2f} nats, but" if lead >= 0 else f"trail by {-lead:.2f} nats, and"
-    style.finding(
-        fig,
-        f"On fresh data DyT and Derf end within {math.ceil(100 * largest) / 100:.2f} nats of "
-        r"LayerNorm at every initial $\alpha$;"
-        f"\non a small reused pool they {leads} {where}",
-    )
+    style.finding(fig, f"On fresh data DyT and Derf end within {math.ceil(100 * largest) / 100:.2f} "
+                  r"nats of LayerNorm at every initial $\alpha$;"
+                  f"\non a small reused pool they {leads} {where}")  # fmt: skip
     names = ("LayerNorm", *methods)
     style.shared_legend(fig, extra=[style.method_handle(m, marker="o") for m in names])
     return fig
