@@ -18,6 +18,7 @@ from lnpaper.companion.verdicts import (
     tested,
     verdict,
 )
+from lnpaper.vocabulary import outcome_word
 
 
 def check_m1(dependence) -> Finding:
@@ -123,10 +124,14 @@ M5_PAPER_BN = "paper's batchnorm"
 POPULATION = "population "
 
 
+def late_means(runs, key: str = "accuracy") -> list:
+    """Per run, `key` averaged over the last M5_LAST_EPOCHS epochs."""
+    return [statistics.fmean(run[key][-M5_LAST_EPOCHS:]) for run in runs]
+
+
 def m5_late(robustness, name: str, batch: int, key: str = "accuracy") -> list:
     """Per seed, `key` averaged over the last M5_LAST_EPOCHS epochs of `name` at `batch`."""
-    runs = robustness.curves[name][batch]
-    return [statistics.fmean(run[key][-M5_LAST_EPOCHS:]) for run in runs]
+    return late_means(robustness.curves[name][batch], key)
 
 
 def m5_differences(robustness, name: str, key: str = "accuracy") -> stats.Difference:
@@ -147,17 +152,18 @@ def m5_population_gain(robustness, name: str, key: str = "accuracy") -> stats.Di
     )
 
 
-def _outcome_text(outcome: str, holds_text: str) -> str:
-    return holds_text if outcome == stats.HOLDS else outcome
+def points(difference: stats.Difference) -> str:
+    """'+0.12 [-0.05, +0.29]': an accuracy difference in percentage points, two decimals."""
+    mean, low, high = (100 * v for v in (difference.mean, difference.low, difference.high))
+    return f"{mean:+.2f} [{low:+.2f}, {high:+.2f}]"
 
 
 def _m5_robust(robustness) -> tuple[stats.Difference, str, str]:
     """LayerNorm's accuracy over the last epochs, batch 4 minus 128, paired by seed: the difference,
     the outcome of "no worse by M5_MARGIN", and its text."""
-    big, small = robustness.batch_sizes
     ln = m5_differences(robustness, "layernorm")
     robust = stats.no_worse(ln, M5_MARGIN, "higher")
-    return ln, robust, tested(ln, _outcome_text(robust, "no worse by 1 pp"), 100, "pp", 2)
+    return ln, robust, tested(ln, outcome_word(robust, "no worse by 1 pp"), 100, "pp", 2)
 
 
 def check_m5(robustness, confirmation) -> Finding:
@@ -165,7 +171,7 @@ def check_m5(robustness, confirmation) -> Finding:
     on which it was chosen, are reported beside it."""
     big, small = confirmation.batch_sizes
     ln, robust, text = _m5_robust(confirmation)
-    first, first_outcome, first_text = _m5_robust(robustness)
+    first, _, first_text = _m5_robust(robustness)
     ln_nll = m5_differences(confirmation, "layernorm", "nll")
     cells = m5_cells(confirmation)
 
@@ -181,7 +187,7 @@ def check_m5(robustness, confirmation) -> Finding:
         f"epochs, seeds {confirmation.seeds[0]}-{confirmation.seeds[-1]}: LN final test accuracy "
         f"/ NLL, mean over seeds: {cell(big)} at batch {big}, {cell(small)} at {small}. Accuracy "
         f"over the last {M5_LAST_EPOCHS} epochs, batch {small} minus {big}: {text}; NLL, not "
-        f"graded: {ln_nll.mean:+.3f} [{ln_nll.low:+.3f}, {ln_nll.high:+.3f}]. On seeds "
+        f"graded: {ln_nll.bracket()}. On seeds "
         f"{robustness.seeds[0]}-{robustness.seeds[-1]}, where the statistic was chosen (not "
         f"graded): {first_text}"
     )
@@ -209,7 +215,7 @@ def check_m5e(confirmation) -> Finding:
         quantities.append(aggregate(f"LN's batch-size change - {label}'s", versus))
         parts.append(
             f"minus {label} ({100 * other.mean:+.2f} pp) "
-            f"{tested(versus, _outcome_text(outcome, 'LN loses less'), 100, 'pp', 2)}"
+            f"{tested(versus, outcome_word(outcome, 'LN loses less'), 100, 'pp', 2)}"
         )
     ours = (
         f"seeds {confirmation.seeds[0]}-{confirmation.seeds[-1]}, accuracy over the last "
@@ -224,15 +230,14 @@ def check_m5b(robustness) -> Finding:
     paper = m5_differences(robustness, M5_PAPER_BN)
     degrades = stats.better(paper, "lower")
     others = "; ".join(
-        f"{name} {100 * d.mean:+.2f} [{100 * d.low:+.2f}, {100 * d.high:+.2f}]"
+        f"{name} {points(m5_differences(robustness, name))}"
         for name in ("batchnorm", "unbiased batchnorm", "none")
-        for d in [m5_differences(robustness, name)]
     )
     paper_nll = m5_differences(robustness, M5_PAPER_BN, "nll")
     ours = (
         f"accuracy over the last {M5_LAST_EPOCHS} epochs, batch {small} minus {big}, the paper's "
         f"BatchNorm (unbiased batch variance, every layer): "
-        f"{tested(paper, _outcome_text(degrades, 'lower'), 100, 'pp', 2)}. Not graded, pp: "
+        f"{tested(paper, outcome_word(degrades, 'lower'), 100, 'pp', 2)}. Not graded, pp: "
         f"{others}. Its NLL in nats goes the other way, {paper_nll.text()}: normalized logits "
         f"with a gain from 1 stay unconfident in {robustness.steps[big]} steps at batch {big}, a "
         "scale-down artifact"
@@ -250,14 +255,13 @@ def check_m5c(robustness) -> Finding:
     exact = m5_differences(robustness, M5_PAPER_BN, POPULATION + "accuracy")
     persists = stats.better(exact, "lower")
     gains = "; ".join(
-        f"{name} {100 * g.mean:+.2f} [{100 * g.low:+.2f}, {100 * g.high:+.2f}]"
+        f"{name} {points(m5_population_gain(robustness, name))}"
         for name in ("batchnorm", "unbiased batchnorm", M5_PAPER_BN)
-        for g in [m5_population_gain(robustness, name)]
     )
     ours = (
         f"the paper's BatchNorm evaluated with exact population statistics (same nets), accuracy "
         f"over the last {M5_LAST_EPOCHS} epochs, batch {small} minus {big}: "
-        f"{tested(exact, _outcome_text(persists, 'still lower'), 100, 'pp', 2)}. At batch "
+        f"{tested(exact, outcome_word(persists, 'still lower'), 100, 'pp', 2)}. At batch "
         f"{small}, population minus running statistics, pp: {gains}"
     )
     quantities = (
@@ -315,7 +319,7 @@ def check_m2b(online) -> Finding:
     batch size 1". It trains there, in the ledger's sense (`lnpaper.vocabulary`): the LN MLP's
     accuracy over the last epochs, minus chance, 95% t CI above 0."""
     runs = online.curves["layernorm"]
-    accuracy = [statistics.fmean(run["accuracy"][-M5_LAST_EPOCHS:]) for run in runs]
+    accuracy = late_means(runs)
     above = stats.paired_difference(accuracy, [vocabulary.DIGITS_CHANCE] * len(accuracy))
     outcome = stats.better(above, "higher")
     ours = (
@@ -334,31 +338,25 @@ def check_m2c(robustness, online) -> Finding:
     if any(len(runs) != len(robustness.seeds) for runs in online.curves.values()):
         raise ValueError("the batch-1 runs must pair with M5's seeds")
 
-    def late(runs, key="accuracy"):
-        return [statistics.fmean(run[key][-M5_LAST_EPOCHS:]) for run in runs]
-
-    def pp(d):
-        return f"{100 * d.mean:+.2f} [{100 * d.low:+.2f}, {100 * d.high:+.2f}] pp"
-
-    one = late(online.curves["layernorm"])
+    one = late_means(online.curves["layernorm"])
     versus_big = stats.paired_difference(one, m5_late(robustness, "layernorm", big))
     robust = stats.no_worse(versus_big, M5_MARGIN, "higher")
     versus_small = stats.paired_difference(one, m5_late(robustness, "layernorm", small))
     nll = stats.paired_difference(
-        late(online.curves["layernorm"], "nll"), m5_late(robustness, "layernorm", big, "nll")
+        late_means(online.curves["layernorm"], "nll"), m5_late(robustness, "layernorm", big, "nll")
     )
     ours = (
         f"LN MLP at batch 1, {online.steps} Adam steps ({robustness.epochs} "
         f"epochs): accuracy over the last {M5_LAST_EPOCHS} epochs {100 * statistics.fmean(one):.2f}%"
         f"; batch 1 minus {big}: "
-        f"{tested(versus_big, _outcome_text(robust, 'no worse by 1 pp'), 100, 'pp', 2)}. Not "
-        f"graded: minus batch {small} {pp(versus_small)}; NLL minus batch {big} {nll.text()}"
+        f"{tested(versus_big, outcome_word(robust, 'no worse by 1 pp'), 100, 'pp', 2)}. Not "
+        f"graded: minus batch {small} {points(versus_small)} pp; NLL minus batch {big} {nll.text()}"
     )
     if "none" in online.curves:
         plain = stats.paired_difference(
-            late(online.curves["none"]), m5_late(robustness, "none", big)
+            late_means(online.curves["none"]), m5_late(robustness, "none", big)
         )
-        ours += f"; no normalizer, batch 1 minus {big}: {pp(plain)}"
+        ours += f"; no normalizer, batch 1 minus {big}: {points(plain)} pp"
     quantities = (aggregate(f"LN accuracy, batch 1 - {big}", versus_big),)
     return Finding(ours, combine([robust]), quantities)
 

@@ -53,25 +53,21 @@ def collapsed_runs(s: dict, models, task: str) -> tuple[str, list]:
 ENDING_ACCURACY = 0.8
 
 
-def models_ended(pixels, models) -> tuple[bool, str]:
-    """Whether every model in `models` reached ENDING_ACCURACY in both orders, and the accuracies."""
+def budget_verdict(pixels, models, finding_verdict: str) -> tuple[str, str]:
+    """The verdict, and a sentence when the budget decides it instead of the tests: when a model
+    in `models` stays below ENDING_ACCURACY in either order."""
     levels = []
     for order, task in TASKS.items():
         s = training_summary(pixels, order)
         levels += [(task, m, mean_sd(s[m]["late_accuracy"])[0]) for m in models]
-    ended = all(level >= ENDING_ACCURACY for _, _, level in levels)
-    text = ", ".join(f"{m} {task} {100 * level:.0f}%" for task, m, level in levels)
-    return ended, text
-
-
-def budget_verdict(finding_verdict: str, ended: bool, levels: str, steps: int) -> tuple[str, str]:
-    """The verdict, and a sentence when the budget decides it instead of the tests."""
-    if ended:
+    if all(level >= ENDING_ACCURACY for _, _, level in levels):
         return finding_verdict, ""
+    text = ", ".join(f"{m} {task} {100 * level:.0f}%" for task, m, level in levels)
     return INCONCLUSIVE, (
-        f". Not graded (inconclusive at this budget): after {steps} steps the models average "
-        f"{levels} test accuracy over the last quarter, below the {100 * ENDING_ACCURACY:.0f}% "
-        f"an ending needs (a gate set after the data); the tests above would give {finding_verdict}"
+        f". Not graded (inconclusive at this budget): after {training_summary(pixels)['steps']} "
+        f"steps the models average {text} test accuracy over the last quarter, below the "
+        f"{100 * ENDING_ACCURACY:.0f}% an ending needs (a gate set after the data); the tests "
+        f"above would give {finding_verdict}"
     )
 
 
@@ -97,10 +93,7 @@ def check_r3c(pixels) -> Finding:
             f"{tested(late, outcome_word(outcome, 'LN lower'))}; step {s['early_steps'][-1]} "
             f"(not graded) {early.text()}; {collapsed}"
         )
-    ended, levels = models_ended(pixels, ("LN-LSTM", "BN-LSTM"))
-    grade, note = budget_verdict(
-        combine(outcomes), ended, levels, training_summary(pixels)["steps"]
-    )
+    grade, note = budget_verdict(pixels, ("LN-LSTM", "BN-LSTM"), combine(outcomes))
     ours = "T = 64, test NLL, LN-LSTM minus BN-LSTM: " + "; ".join(parts) + note
     return Finding(ours, grade, tuple(quantities))
 
@@ -165,8 +158,8 @@ def check_m4b(pixels) -> Finding:
     for order, task in TASKS.items():
         s = training_summary(pixels, order)
         bn, lstm = s["BN-LSTM"]["late_accuracy"], s["LSTM"]["late_accuracy"]
-        gains.append([b - a for b, a in zip(bn, lstm, strict=True)])
         difference = stats.paired_difference(bn, lstm)
+        gains.append(difference.values)  # per seed, BN-LSTM - LSTM
         outcome = stats.no_worse(difference, R4_MARGIN, "higher")
         outcomes.append(outcome)
         quantities.append(aggregate(f"{task} test accuracy, BN-LSTM - LSTM", difference))
@@ -188,10 +181,7 @@ def check_m4b(pixels) -> Finding:
         + ". BN's gain, permuted minus pixel by pixel: "
         + tested(larger, outcome_word(outcomes[-1], "larger permuted"), 100, "pp", 1)
     )
-    ended, levels = models_ended(pixels, ("LSTM", "BN-LSTM"))
-    grade, note = budget_verdict(
-        combine(outcomes), ended, levels, training_summary(pixels)["steps"]
-    )
+    grade, note = budget_verdict(pixels, ("LSTM", "BN-LSTM"), combine(outcomes))
     return Finding(ours + note, grade, tuple(quantities))
 
 
@@ -282,18 +272,12 @@ def check_m4e(pixels) -> Finding:
         s = training_summary(pixels, order)
         ln = best_rate_difference(s, "LN-LSTM, gain 0.1", "LN-LSTM", "curve")
         bn = best_rate_difference(s, "BN-LSTM", "BN-LSTM, gain 1.0", "curve")
-        interaction = stats.paired_difference(
-            [a - b for a, b in zip(s["LN-LSTM, gain 0.1"]["curve"], s["LN-LSTM"]["curve"],
-                                   strict=True)],
-            [a - b for a, b in zip(s["BN-LSTM"]["curve"], s["BN-LSTM, gain 1.0"]["curve"],
-                                   strict=True)],
-        )  # fmt: skip
+        interaction = stats.paired_difference(ln.values, bn.values)  # per seed, LN's - BN's
         outcome = stats.better(interaction, "higher")
         outcomes.append(outcome)
         quantities.append(aggregate(f"{task}, gain effect LN minus BN", interaction))
         parts.append(
-            f"{task}: gain 0.1 minus 1.0, LN {ln.mean:+.3f} [{ln.low:+.3f}, {ln.high:+.3f}], BN "
-            f"{bn.mean:+.3f} [{bn.low:+.3f}, {bn.high:+.3f}]; LN's minus BN's "
+            f"{task}: gain 0.1 minus 1.0, LN {ln.bracket()}, BN {bn.bracket()}; LN's minus BN's "
             f"{tested(interaction, outcome_word(outcome, 'LN less helped'))}"
         )
     steps = training_summary(pixels)["steps"]
@@ -346,12 +330,9 @@ def check_r6(small, pixels) -> Finding:
     small_s, large_s = training_summary(small), training_summary(pixels, 0)
     small_size = small.runs["LN-LSTM"]["batch_size"]
     large_size = pixels.runs["LN-LSTM"]["batch_size"]
-
-    def gaps(s, baseline):
-        return [a - b for a, b in zip(s["LN-LSTM"]["curve"], s[baseline]["curve"], strict=True)]
-
     at_small = best_rate_difference(small_s, "LN-LSTM", "BN-LSTM", "curve")
-    larger = stats.paired_difference(gaps(small_s, "BN-LSTM"), gaps(large_s, "BN-LSTM"))
+    at_large = best_rate_difference(large_s, "LN-LSTM", "BN-LSTM", "curve")
+    larger = stats.paired_difference(at_small.values, at_large.values)  # per seed, LN - BN
     outcomes = [stats.better(at_small, "lower"), stats.better(larger, "lower")]
     collapsed, counts = collapsed_runs(
         small_s, ch04_analysis.SMALL_BATCH_MODELS, f"batch {small_size}"

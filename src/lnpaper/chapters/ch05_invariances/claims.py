@@ -2,7 +2,7 @@
 
 import math
 
-from lnpaper import formatting, stats
+from lnpaper import stats
 from lnpaper.chapters.ch05_invariances import runs as ch05_runs
 from lnpaper.chapters.ch05_invariances import runs_fisher as ch05_runs_fisher
 from lnpaper.chapters.ch05_invariances import runs_geometry as ch05_runs_geometry
@@ -24,6 +24,7 @@ from lnpaper.companion.verdicts import (
     tested,
     verdict,
 )
+from lnpaper.formatting import significant
 
 
 def check_i1(result) -> Finding:
@@ -72,29 +73,17 @@ def check_i2(result) -> Finding:
         f"median |sum z|/sqrt(H) {result.linear_sum:.2f}, median | ||z||^2/H - 1 | "
         f"{result.linear_norm:.2f}, the nearest output off the set by {result.linear_nearest:.2g}"
     )
+    identities = {  # each holds to roundoff
+        "max |WeightNorm - linear layer with W = g v / ||v|| |, float64": result.weightnorm_vs_linear,
+        "max |linear layer - WeightNorm|, float64": result.linear_as_weightnorm,
+        "max |BatchNorm, expected statistics - linear layer|, float64": result.batchnorm_vs_linear,
+        "LayerNorm before the affine, max |sum y|, float64": result.layernorm_sum,
+        "LayerNorm before the affine, max | ||y||^2/H - 1 |, float64": result.layernorm_norm,
+    }
+    off_the_set = "a linear layer's outputs, smallest violation of {sum = 0, ||z||^2 = H}"
     quantities = (
-        exact(
-            "max |WeightNorm - linear layer with W = g v / ||v|| |, float64",
-            result.weightnorm_vs_linear,
-            ROUNDOFF,
-        ),
-        exact("max |linear layer - WeightNorm|, float64", result.linear_as_weightnorm, ROUNDOFF),
-        exact(
-            "max |BatchNorm, expected statistics - linear layer|, float64",
-            result.batchnorm_vs_linear,
-            ROUNDOFF,
-        ),
-        exact("LayerNorm before the affine, max |sum y|, float64", result.layernorm_sum, ROUNDOFF),
-        exact(
-            "LayerNorm before the affine, max | ||y||^2/H - 1 |, float64",
-            result.layernorm_norm,
-            ROUNDOFF,
-        ),
-        exact(
-            "a linear layer's outputs, smallest violation of {sum = 0, ||z||^2 = H}",
-            result.linear_nearest,
-            1e-9,
-        ),
+        *(exact(label, value, ROUNDOFF) for label, value in identities.items()),
+        exact(off_the_set, result.linear_nearest, 1e-9),
     )
     return Finding(ours, verdict(holds and linear_off), quantities)
 
@@ -224,6 +213,15 @@ EQUILIBRIUM_MARGIN = 0.2
 APPROACH_FACTOR = 1.5
 
 
+def _shifted(difference: stats.Difference, shift: float) -> str:
+    """'-0.982 [-1.01, -0.951]': a measured minus predicted value, plus `shift`, shown as the
+    measured one, to three significant digits."""
+    mean, low, high = (
+        significant(shift + v) for v in (difference.mean, difference.low, difference.high)
+    )
+    return f"{mean} [{low}, {high}]"
+
+
 def check_i5(result) -> Finding:
     adam, sgd = angle_slopes(result, "adam"), angle_slopes(result, "sgd")
     n = len(adam)
@@ -232,36 +230,35 @@ def check_i5(result) -> Finding:
         "SGD": stats.paired_difference(sgd, [-2.0] * n),
     }
     outcomes = {key: stats.matches(d, SLOPE_MARGIN) for key, d in slope.items()}
-    parts, quantities = [], []
-    for key, d in slope.items():
-        quantities.append(
-            aggregate(f"{key}: slope of log angle on log ||W|| minus its exponent", d)
-        )
+    parts = []
+    quantities = [
+        aggregate(f"{key}: slope of log angle on log ||W|| minus its exponent", d)
+        for key, d in slope.items()
+    ]
     for c, (lr, decay) in enumerate(result.configs):
         ratios = adamw_ratios(result, c)
-        tested = {
+        equilibrium = {
             "angle": stats.paired_difference(ratios["angle"], [1.0] * n),
             "norm": stats.paired_difference(ratios["norm"], [1.0] * n),
             "approach": stats.paired_difference(
                 [math.log(r) for r in ratios["approach"]], [0.0] * n
             ),
         }
-        for key, d in tested.items():
+        for key, d in equilibrium.items():
             margin = math.log(APPROACH_FACTOR) if key == "approach" else EQUILIBRIUM_MARGIN
             outcomes[f"{key} {c}"] = stats.matches(d, margin)
             what = "log(approach / (1/(2 lr lambda)))" if key == "approach" else f"{key} ratio - 1"
             quantities.append(aggregate(f"AdamW lr {lr:g}, lambda {decay:g}: {what}", d))
         parts.append(
-            f"lr {lr:g}, lambda {decay:g}: angle x {1 + tested['angle'].mean:.2f} "
-            f"[{1 + tested['angle'].low:.2f}, {1 + tested['angle'].high:.2f}], ||W|| x "
-            f"{1 + tested['norm'].mean:.2f} [{1 + tested['norm'].low:.2f}, "
-            f"{1 + tested['norm'].high:.2f}], approach x {math.exp(tested['approach'].mean):.2f}"
+            f"lr {lr:g}, lambda {decay:g}: angle x {1 + equilibrium['angle'].mean:.2f} "
+            f"[{1 + equilibrium['angle'].low:.2f}, {1 + equilibrium['angle'].high:.2f}], ||W|| x "
+            f"{1 + equilibrium['norm'].mean:.2f} [{1 + equilibrium['norm'].low:.2f}, "
+            f"{1 + equilibrium['norm'].high:.2f}], approach x "
+            f"{math.exp(equilibrium['approach'].mean):.2f}"
         )
     ours = (
-        f"slope of log angle on log ||W||: Adam {formatting.significant(-1 + slope['Adam'].mean)} "
-        f"[{formatting.significant(-1 + slope['Adam'].low)}, {formatting.significant(-1 + slope['Adam'].high)}]"
-        f", SGD {formatting.significant(-2 + slope['SGD'].mean)} [{formatting.significant(-2 + slope['SGD'].low)}"
-        f", {formatting.significant(-2 + slope['SGD'].high)}] (n = {n}); AdamW, measured / predicted "
+        f"slope of log angle on log ||W||: Adam {_shifted(slope['Adam'], -1)}, SGD "
+        f"{_shifted(slope['SGD'], -2)} (n = {n}); AdamW, measured / predicted "
         f"(95% CI): " + "; ".join(parts)
     )
     return Finding(ours, combine(outcomes.values()), tuple(quantities))
