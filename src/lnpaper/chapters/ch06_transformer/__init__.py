@@ -1,6 +1,13 @@
 """Notebook 06, the Transformer: T1-T7 (`notebooks/06_the_transformer.py`)."""
 
-from lnpaper.chapters.ch06_transformer import claims, claims_smoothness, demos, figures, runs
+from lnpaper.chapters.ch06_transformer import (
+    claims,
+    claims_longer,
+    claims_smoothness,
+    demos,
+    figures,
+    runs,
+)
 from lnpaper.companion.chapter import Chapter
 
 CHAPTER = Chapter(
@@ -12,7 +19,7 @@ CHAPTER = Chapter(
         runs.batchnorm_backward_projection,
         runs.loss_smoothness,
     ),
-    claims=(*claims.CLAIMS, *claims_smoothness.CLAIMS),
+    claims=(*claims.CLAIMS, *claims_longer.CLAIMS, *claims_smoothness.CLAIMS),
     figures=(
         figures.grad_norm_vs_depth,
         figures.residual_norms_vs_lemma2,

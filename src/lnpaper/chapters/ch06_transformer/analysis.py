@@ -86,6 +86,18 @@ T4_SEEDS = tuple(range(6, 36))
 T4_ARMS = ("no norm (identity), no warmup", "no norm (identity), warmup")
 
 
+# T4b: T4's no-norm model with its 50 warmup steps on a clock three times as long, 600 steps, on 20
+# seeds (36-55) no earlier run used; declared before the run.
+T4B_SEEDS = tuple(range(36, 56))
+T4B_STEPS = 600
+
+
+def t4_longer(*, warmup_steps: int = 50, steps: int = T4B_STEPS) -> LMTrainingResult:
+    """T4b: the no-norm model (identity norms) with warmup, trained `steps` steps on T4B_SEEDS."""
+    return lm_training(placement="pre", norm="identity", warmup_steps=warmup_steps,
+                       seeds=T4B_SEEDS, steps=steps)  # fmt: skip
+
+
 def t4_confirmation(*, lr: float = 3e-3, warmup_steps: int = 50, steps: int = 200) -> StudyResult:
     """T4: normalization_study's two no-norm arms on T4_SEEDS."""
     runs = {}

@@ -12,6 +12,7 @@ CHAPTER = Chapter(
         runs.deepnorm_study,
         runs.gradient_profile,
         runs.layer_scaling_study,
+        runs.warmup_training,
     ),
     claims=(*claims.CLAIMS, *claims_curse.CLAIMS),
     figures=(

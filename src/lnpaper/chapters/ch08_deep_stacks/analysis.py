@@ -7,7 +7,7 @@ record holds each run once.
   `deepnorm_study`'s model, rate, data and seeds.
 - `deepnorm_deep` (D1c, D1d): D1's arms and DeepNorm's halves at 24 blocks.
 - `admin_training` (A2b), `mix_training` (X1b): Admin and Mix-LN trained beside Post-LN and
-  Pre-LN, on `deepnorm_study`'s training.
+  Pre-LN, on `deepnorm_study`'s training; `admin_warmup_training` (A2c): A2b's runs with warmup.
 - `curse_control` (L1d): `layer_scaling_study` with Peri-LN, L1's control arm.
 - `layer_scaling_long` (L1c): `layer_scaling_study` trained L1_LONG_STEPS steps.
 - the summaries: `mean_dependence`, `growth_exponents` (A2), `least_squares_slope` (A2's reading
@@ -23,6 +23,7 @@ from lnpaper.chapters.ch08_deep_stacks.runs import (
     LayerScalingResult,
     deepnorm_study,
     layer_scaling_study,
+    warmup_training,
 )
 
 
@@ -46,6 +47,19 @@ def admin_training(*, seeds=TRAINING_SEEDS, n_layers: int = 12, steps: int = 100
     and Pre-LN."""
     return deepnorm_study(arms=("post", "admin", "pre"), n_layers=n_layers, seeds=seeds,
                           steps=steps)  # fmt: skip
+
+
+# A2c: A2b with warmup, as Admin's recipe trains: A2b's arms, depth, rate and steps with 50 steps
+# of linear warmup (T3's and T4's), on 12 seeds (20-31) no earlier run used; declared before the
+# run. The same test as A2b.
+A2C_WARMUP = 50
+A2C_SEEDS = tuple(range(20, 32))
+
+
+def admin_warmup_training(*, seeds=A2C_SEEDS, warmup_steps: int = A2C_WARMUP) -> DeepNormResult:
+    """A2c: Post-LN, Admin and Pre-LN at A2b's 12 blocks, Adam 3e-3 and 100 steps, with warmup."""
+    return warmup_training(arms=("post", "admin", "pre"), n_layers=12, warmup_steps=warmup_steps,
+                           seeds=seeds, steps=100)  # fmt: skip
 
 
 def mix_training(*, seeds=TRAINING_SEEDS, steps: int = 200) -> DeepNormResult:

@@ -438,3 +438,49 @@ def layer_scaling_study(
         final[arm], train_loss[arm], logged = runs.final_loss, runs.train_loss, runs.steps
     return LayerScalingResult(arms, n_layers, lr, seeds, steps, **out, final_loss=final,
                               train_loss=train_loss, logged_steps=logged)  # fmt: skip
+
+
+# ---- A2c: Admin with warmup, as its recipe trains it ------------------------------------
+
+
+@experiment
+def warmup_training(
+    *,
+    arms=("post", "admin", "pre"),
+    n_layers: int = 12,
+    lr: float = 3e-3,
+    warmup_steps: int = 50,
+    seeds=tuple(range(20, 32)),
+    steps: int = 100,
+    d_model: int = 64,
+    n_heads: int = 2,
+    batch_size: int = 16,
+    length: int = 16,
+) -> DeepNormResult:
+    """A2c: `deepnorm_study`'s models, data and omega profiling, trained with `warmup_steps` steps
+    of linear warmup to `lr` (Admin's recipe warms up for 8,000 updates). No update probe:
+    `model_update` stays empty and `update_steps` is 0."""
+    arms = check_arms(arms, ("post", "admin", "pre"))
+    if not 0 <= warmup_steps < steps:
+        raise ValueError(f"warmup_steps must lie in 0..steps - 1 ({steps - 1}), got {warmup_steps}")
+    language = SyntheticLanguage()
+    seeds = [int(s) for s in seeds]
+    next_batch = batches(seeds, steps=steps, batch_size=batch_size, length=length)
+    held_out = held_out_tokens(length)
+    result = DeepNormResult(arms, n_layers, lr, seeds, steps, 0,
+                            (2 * n_layers) ** 0.25, (8 * n_layers) ** -0.25,
+                            {}, {}, {}, {}, [], vars(language.levels()))  # fmt: skip
+    for arm in arms:
+        models = [build(arm, s, n_layers, d_model, n_heads, length, language.vocab_size)
+                  for s in seeds]  # fmt: skip
+        if arm == "admin":
+            for model, seed in zip(models, seeds, strict=True):
+                admin_profile(model, language.sample(batch_size, length, PROFILE_SEED + seed))
+        runs, _ = train_language_models(
+            models, next_batch, held_out, steps=steps, lr=lr, warmup_steps=warmup_steps
+        )
+        result.initial_loss[arm] = runs.initial_loss
+        result.final_loss[arm] = runs.final_loss
+        result.train_loss[arm] = runs.train_loss
+        result.logged_steps = runs.steps
+    return result
