@@ -786,7 +786,8 @@ figures.gradient_spikes(spikes)
 #   one sublayer's matrix rescales only its term $F_j$ and turns the stream's direction, which no
 #   norm undoes. Rescaling the embedding and every sublayer's output matrix by one factor rescales
 #   the whole stream, which every norm removes. Peri-LN regains the single-matrix invariance for
-#   $W^V$, $W^O$ and both feed-forward matrices, not for $W^Q$ and $W^K$, which feed a softmax. DyT
+#   each sublayer's output matrix with its bias ($W^O$, $W^{(2)}$), not for $W^Q$ and $W^K$, which
+#   feed a softmax. DyT
 #   has none of Table 1's invariances. Tripling each set of parameters of a six-block model, in
 #   float64:
 
