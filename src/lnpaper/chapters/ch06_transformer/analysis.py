@@ -46,6 +46,20 @@ def xiong_setting(*, seeds=tuple(range(40)), d_model: int = 128) -> XiongResult:
     )
 
 
+# T1b: T1's setting and test over depths 6 to 24 (the source's 6 to 14, and deeper), on 40 seeds
+# (40-79) no earlier run used; declared before the run.
+T1B_DEPTHS = (6, 10, 14, 19, 24)
+T1B_SEEDS = tuple(range(40, 80))
+
+
+def xiong_deeper(*, seeds=T1B_SEEDS, depths=T1B_DEPTHS) -> XiongResult:
+    """T1b: both placements of `grad_norm_vs_depth` at `depths`."""
+    return XiongResult(
+        post=vars(grad_norm_vs_depth(placement="post", depths=depths, seeds=seeds)),
+        pre=vars(grad_norm_vs_depth(placement="pre", depths=depths, seeds=seeds)),
+    )
+
+
 # ---- T3-T6: the configurations the claims compare ---------------------------------------------
 
 

@@ -1,9 +1,10 @@
-"""Claims of notebook 06 asked again on a longer clock: T4b, training without a norm for three times
-T4's steps. T4 itself, and the Transformer's other claims, are in `claims`."""
+"""Claims of notebook 06 asked again over a wider range: T1b, T1's gradients over depths 6 to 24,
+and T4b, training without a norm for three times T4's steps. T1, T4 and the Transformer's other
+claims are in `claims`."""
 
 from lnpaper import formatting, stats, vocabulary
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
-from lnpaper.chapters.ch06_transformer.claims import NOTEBOOK, T4_WORDS
+from lnpaper.chapters.ch06_transformer.claims import NOTEBOOK, T4_WORDS, check_t1
 from lnpaper.companion.verdicts import Claim, Finding, count, from_outcome
 
 
@@ -26,6 +27,22 @@ def check_t4b(longer) -> Finding:
 
 
 CLAIMS = (
+    Claim(
+        id="T1b",
+        claim="T1 over depths 6 to 24: Post-LN's last-FFN gradient at init about constant in "
+        "depth, Pre-LN's falling",
+        source="Xiong et al. 2020, Theorem 1 and experiments",
+        paper_value="Post-LN ~1.6 for 6-14 layers; Pre-LN decreasing",
+        notebook=NOTEBOOK,
+        experiments=(ch06_analysis.xiong_deeper,),
+        check=check_t1,
+        test="T1's test on T1's setting at 6, 10, 14, 19 and 24 blocks, on 40 seeds (40-79) no "
+        "earlier run used: per-seed slope of log ||grad W2|| against log L, 95% t CI, Post-LN "
+        "inside +-0.25, Pre-LN below 0; declared before the run",
+        regime="source: encoder-decoder Transformers of 6-6 to 14-14 layers, d 512, at "
+        "initialization, 10 seeds; ours: T1's decoder-only d 128 stack at 6-24 blocks, at init, "
+        "40 seeds (deeper than the source's range)",
+    ),
     Claim(
         id="T4b",
         budget="600 steps of a 6-block, d-64 model, against Transformer-base's full training",
