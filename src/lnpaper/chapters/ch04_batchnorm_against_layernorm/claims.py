@@ -28,9 +28,9 @@ from lnpaper.vocabulary import R4_MARGIN, outcome_word
 
 TASKS = {0: "pixel by pixel", 1: "permuted"}  # sequential_digits' orders
 # At T = 64 a run can collapse: it ends having learned next to nothing, and one such seed moves a
-# paired interval more than the models' difference does. Declared with the robustness band (issue
-# 20), before the counts were looked at: a run has collapsed when its final test accuracy is below
-# twice chance (2 / 10 classes). The count is a quantity of its own, so the reproduction check
+# paired interval more than the models' difference does. Declared with the robustness band, before
+# the counts were looked at: a run has collapsed when its final test accuracy is below twice chance
+# (2 / 10 classes). The count is a quantity of its own, so the reproduction check
 # compares it with the binomial rule.
 COLLAPSED_BELOW = 0.2
 
