@@ -804,29 +804,14 @@ figures.loss_smoothness(smooth)
 # %%
 # Santurkar et al.'s Theorem 4.1 bounds BatchNorm's gradient by (gamma / sigma)^2
 # times the plain net's: sigma of the summed inputs each BatchNorm divides, at init
-# (gamma = 1), as loss_smoothness builds each seed's model (width 128)
-from lnpaper.data import digits
-from lnpaper.models.mlp import MLP
-
-inputs, _ = digits.load("train")
-sizes = (digits.PIXELS, 128, 128, digits.CLASSES)
-sigmas = []
-for seed in smooth.seeds:
-    torch.manual_seed(seed)
-    net, h, per_layer = MLP(sizes, norm="batchnorm"), inputs, []
-    with torch.no_grad():
-        for layer in net.layers:
-            if isinstance(layer, lnpaper.BatchNorm):
-                per_layer.append(h.std(0).mean().item())
-            h = layer(h)
-    sigmas.append(per_layer)
-for k, sigma in enumerate(np.mean(sigmas, 0), 1):
+sigmas = analysis.batchnorm_input_sigmas(smooth.seeds)
+for k, sigma in enumerate(sigmas, 1):
     print(f"BatchNorm {k}: sigma {sigma:.2f}, gamma / sigma {1 / sigma:.1f}")
 
 # %% [markdown]
 # At matched loss BatchNorm is smoother on all three measures: its loss varies 0.67 times as much
 # along a step as without a norm, its gradient moves 0.23 times as much. At step 0 it is reversed:
-# a fresh BatchNorm's loss varies 30 times as much. There $\gamma/\sigma$ is 3 to 7, so
+# a fresh BatchNorm's loss varies 30 times as much. There $\gamma/\sigma$ is 6.5 and 3.0, so
 # Santurkar et al.'s own bound allows a rougher landscape: **T7 partly reproduced**. LayerNorm,
 # shown but not tested, does not share it: at matched loss its loss varies more than without one.
 

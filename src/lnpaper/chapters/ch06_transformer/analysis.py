@@ -14,12 +14,14 @@ the record) and computes in memory, so the record holds each run once.
 - `long_tfixup_sweep` (T5d), `long_dyt_sweep` (T6c): T5c and T6 at 600 steps, the normalized model
   with warmup, each arm over SWEEP_LRS.
 - the summaries: `smoothness_log_means` (T7, at matched loss), `smoothness_at_init` (T7, at
-  step 0).
+  step 0), `batchnorm_input_sigmas` (T7: what Santurkar et al.'s bound divides by at init).
 """
 
 import math
 import statistics
 from dataclasses import dataclass
+
+import torch
 
 from lnpaper.chapters.ch06_transformer.runs import (
     SMOOTHNESS_MEASURES,
@@ -28,6 +30,9 @@ from lnpaper.chapters.ch06_transformer.runs import (
     grad_norm_vs_depth,
     lm_training,
 )
+from lnpaper.data import digits
+from lnpaper.models.mlp import MLP
+from lnpaper.norms import BatchNorm
 
 # ---- T1, T2: gradients and residual norms at initialization -----------------------------------
 
@@ -103,10 +108,9 @@ T4_ARMS = ("no norm (identity), no warmup", "no norm (identity), warmup")
 # T4b: T4's no-norm model with its 50 warmup steps on a clock three times as long, 600 steps, on 20
 # seeds (36-55) no earlier run used; declared before the run.
 T4B_SEEDS = tuple(range(36, 56))
-T4B_STEPS = 600
 
 
-def t4_longer(*, warmup_steps: int = 50, steps: int = T4B_STEPS) -> LMTrainingResult:
+def t4_longer(*, warmup_steps: int = 50, steps: int = 600) -> LMTrainingResult:
     """T4b: the no-norm model (identity norms) with warmup, trained `steps` steps on T4B_SEEDS."""
     return lm_training(placement="pre", norm="identity", warmup_steps=warmup_steps,
                        seeds=T4B_SEEDS, steps=steps)  # fmt: skip
@@ -301,3 +305,24 @@ def smoothness_at_init(smoothness) -> dict:
         }
         for key in SMOOTHNESS_MEASURES
     }
+
+
+def batchnorm_input_sigmas(seeds, width: int = 128) -> list[float]:
+    """Per BatchNorm layer of `loss_smoothness`'s MLP at init, built as it builds each seed's
+    model: the standard deviation over the training digits of the summed inputs the layer
+    divides, mean over units and seeds. Santurkar et al.'s Theorem 4.1 bounds BatchNorm's
+    gradient by (gamma / sigma)^2 times the plain net's, and gamma = 1 at init."""
+    inputs, _ = digits.load("train")
+    per_seed = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        h, sigmas = inputs, []
+        with torch.no_grad():
+            for layer in MLP(
+                (digits.PIXELS, width, width, digits.CLASSES), norm="batchnorm"
+            ).layers:
+                if isinstance(layer, BatchNorm):
+                    sigmas.append(h.std(0).mean().item())
+                h = layer(h)
+        per_seed.append(sigmas)
+    return [statistics.fmean(layer) for layer in zip(*per_seed, strict=True)]

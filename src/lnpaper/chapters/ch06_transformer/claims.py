@@ -12,6 +12,7 @@ from lnpaper.companion.verdicts import (
     NOT_REPRODUCED,
     Claim,
     Finding,
+    Quantity,
     aggregate,
     combine,
     count,
@@ -141,6 +142,16 @@ def check_t3(study) -> Finding:
 T4_WORDS = {stats.HOLDS: "most fail", stats.FAILS: "most train", stats.INCONCLUSIVE: "undecided"}
 
 
+def most_runs_fail(final_loss, levels, label: str) -> tuple[str, str, Quantity]:
+    """Whether most of one arm's runs fail (diverge or do not end below the bigram level): 'k of n
+    runs fail (rate 95% CI ..: most fail)', the outcome, and the count as a quantity."""
+    n, failed = len(final_loss), vocabulary.failed_runs(final_loss, levels)
+    low, high = stats.binomial_interval(failed, n)
+    outcome = stats.most_runs(failed, n, label)
+    text = f"{failed} of {n} runs fail (rate 95% CI {low:.2f}-{high:.2f}: {T4_WORDS[outcome]})"
+    return text, outcome, count(label, failed, n)
+
+
 def check_t4(confirmation, study) -> Finding:
     """Without normalization most runs fail (diverge or do not end below the bigram level), tested in
     each arm, without warmup and with it, on the 30 seeds of `t4_confirmation`: Transformer-base is
@@ -150,14 +161,14 @@ def check_t4(confirmation, study) -> Finding:
     parts, outcomes, quantities = [], [], []
     for name in ch06_analysis.T4_ARMS:
         run, first = confirmation.runs[name], study.runs[name]
-        n, failed = len(run["seeds"]), vocabulary.failed_runs(run["final_loss"], run["levels"])
-        low, high = stats.binomial_interval(failed, n)
         arm = name.removeprefix("no norm (identity), ")
-        outcomes.append(stats.most_runs(failed, n, f"failed runs, {arm}"))
-        quantities.append(count(f"failed runs, {arm}", failed, n))
+        text, outcome, quantity = most_runs_fail(
+            run["final_loss"], run["levels"], f"failed runs, {arm}"
+        )
+        outcomes.append(outcome)
+        quantities.append(quantity)
         parts.append(
-            f"{arm}: {failed} of {n} runs fail (rate 95% CI {low:.2f}-{high:.2f}: "
-            f"{T4_WORDS[outcomes[-1]]}), held-out loss {formatting.median_text(run['final_loss'])}; "
+            f"{arm}: {text}, held-out loss {formatting.median_text(run['final_loss'])}; "
             f"seeds 0-5: {vocabulary.failed_runs(first['final_loss'], first['levels'])} of "
             f"{len(first['seeds'])}"
         )

@@ -2,28 +2,24 @@
 and T4b, training without a norm for three times T4's steps. T1, T4 and the Transformer's other
 claims are in `claims`."""
 
-from lnpaper import formatting, stats, vocabulary
+from lnpaper import formatting
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
-from lnpaper.chapters.ch06_transformer.claims import NOTEBOOK, T4_WORDS, check_t1
-from lnpaper.companion.verdicts import Claim, Finding, count, from_outcome
+from lnpaper.chapters.ch06_transformer.claims import NOTEBOOK, check_t1, most_runs_fail
+from lnpaper.companion.verdicts import Claim, Finding, from_outcome
 
 
 def check_t4b(longer) -> Finding:
     """T4's warmup arm on a clock three times as long (`t4_longer`): most runs fail (diverge or do
     not end below the bigram level) reproduces T4; most train refutes it."""
-    n = len(longer.seeds)
-    failed = vocabulary.failed_runs(longer.final_loss, longer.levels)
-    low, high = stats.binomial_interval(failed, n)
-    label = f"failed runs, warmup, {ch06_analysis.T4B_STEPS} steps"
-    outcome = stats.most_runs(failed, n, label)
+    label = f"failed runs, warmup, {longer.steps[-1]} steps"
+    text, outcome, quantity = most_runs_fail(longer.final_loss, longer.levels, label)
     ours = (
         f"{longer.n_layers} layers, identity norms, lr {longer.lr:g} after {longer.warmup_steps} "
-        f"warmup steps, {ch06_analysis.T4B_STEPS} steps, seeds {longer.seeds[0]}-"
-        f"{longer.seeds[-1]}: {failed} of {n} runs fail (rate 95% CI {low:.2f}-{high:.2f}: "
-        f"{T4_WORDS[outcome]}); held-out loss {formatting.median_text(longer.final_loss)}, "
-        f"bigram level {longer.levels['bigram']:.3g}"
+        f"warmup steps, {longer.steps[-1]} steps, seeds {longer.seeds[0]}-{longer.seeds[-1]}: "
+        f"{text}; held-out loss {formatting.median_text(longer.final_loss)}, bigram level "
+        f"{longer.levels['bigram']:.3g}"
     )
-    return Finding(ours, from_outcome(outcome), (count(label, failed, n),))
+    return Finding(ours, from_outcome(outcome), (quantity,))
 
 
 CLAIMS = (
