@@ -1,6 +1,6 @@
 """Notebook 01, why BatchNorm fails for sequence models: M1-M5 (`notebooks/01_why_batchnorm_fails.py`)."""
 
-from lnpaper.chapters.ch01_why_batchnorm_fails import claims, demos, figures, runs
+from lnpaper.chapters.ch01_why_batchnorm_fails import claims, claims_training, demos, figures, runs
 from lnpaper.companion.chapter import Chapter
 
 CHAPTER = Chapter(
@@ -12,8 +12,9 @@ CHAPTER = Chapter(
         runs.lstm_statistics,
         runs.batch_size_runs,
         runs.online_runs,
+        runs.training_curves,
     ),
-    claims=tuple(claims.CLAIMS),
+    claims=(*claims.CLAIMS, *claims_training.CLAIMS),
     figures=(
         figures.exam_rulers,
         figures.batch_dependence,

@@ -7,6 +7,8 @@ notebook prints and the claims and figures read. Nothing here is recorded: each 
 - `batch_size_confirmation` (M5, M5e): LayerNorm and the two BatchNorms of M5's comparison again,
   on 20 fresh seeds, with the statistic and margin fixed before these runs.
 - `online_learning` (M2b, M2c): the MLPs at batch 1, each model one `online_runs` run.
+- `training_convergence` (M5f, M5g): LayerNorm and the paper's BatchNorm with their training loss
+  kept, at batch 128 and 4 for 12 epochs, and at batch 128 for as many steps as batch 4 takes.
 - the summaries: `m4_summary` (M4's transient against the steady state), `m5_cells` (M5's final
   scores, mean and sd over seeds).
 """
@@ -18,6 +20,7 @@ from lnpaper.chapters.ch01_why_batchnorm_fails.runs import (
     M5_SIZES,
     batch_size_runs,
     online_runs,
+    training_curves,
 )
 from lnpaper.data import digits
 from lnpaper.spread import mean_sd
@@ -110,6 +113,52 @@ def online_learning(
     }
     return OnlineRuns(
         steps=cells[models[0]].steps, curves={model: cell.curves for model, cell in cells.items()}
+    )
+
+
+# M5f and M5g, declared before their runs: M5's MLP, rate and 12 epochs, on ten seeds no earlier
+# M5 run used. Each arm evaluates twelve times, after every twelfth of its steps: every epoch at
+# batch 128 and at batch 4, and every 299 steps (33 epochs) in the equal-steps arm.
+TRAINING_SEEDS = tuple(range(40, 50))
+TRAINING_MODELS = ("layernorm", "paper's batchnorm")
+EQUAL_STEPS = "batch 128, equal steps"
+
+
+@dataclass
+class TrainingStudy:
+    seeds: list
+    steps: dict  # arm -> optimizer steps
+    epochs: dict  # arm -> epochs those steps make
+    # model -> arm ("batch 128", "batch 4", EQUAL_STEPS) -> per seed {"train loss": [...],
+    # "train nll", "test nll", "test accuracy"}, after every twelfth of the arm's steps
+    curves: dict
+
+
+def training_convergence(*, seeds=TRAINING_SEEDS, epochs: int = 12) -> TrainingStudy:
+    """M5g (Ba et al. 2016, Sec. 6.6 and Figure 6, training NLL beside test error) and M5f (M5 at
+    equal steps): `training_curves` for TRAINING_MODELS at batch 128 and 4 for `epochs` epochs,
+    and at batch 128 for the steps batch 4 takes."""
+    n = len(digits.load("train")[1])
+    arms = {  # arm -> (batch size, steps)
+        "batch 128": (128, epochs * (n // 128)),
+        "batch 4": (4, epochs * (n // 4)),
+        EQUAL_STEPS: (128, epochs * (n // 4)),
+    }
+    curves = {
+        model: {
+            arm: training_curves(
+                model=model, batch_size=batch, steps=steps, eval_every=steps // epochs,
+                seeds=seeds,
+            ).curves
+            for arm, (batch, steps) in arms.items()
+        }
+        for model in TRAINING_MODELS
+    }  # fmt: skip
+    return TrainingStudy(
+        seeds=list(seeds),
+        steps={arm: steps for arm, (_, steps) in arms.items()},
+        epochs={arm: steps // (n // batch) for arm, (batch, steps) in arms.items()},
+        curves=curves,
     )
 
 

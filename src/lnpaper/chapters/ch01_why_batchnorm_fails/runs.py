@@ -491,6 +491,58 @@ def online_runs(
     return _train_cell(model, 1, sizes, epochs, lr, seeds, flush_subnormals=True)
 
 
+@dataclass
+class TrainingCurves:
+    steps: int
+    eval_every: int  # optimizer steps between evaluations
+    # per seed, one value per evaluation (after every `eval_every` steps): "train loss" (the mean
+    # cross-entropy of the minibatches since the last evaluation, as the optimizer saw it),
+    # "train nll" (the whole training set), "test nll", "test accuracy"; BatchNorm evaluated
+    # with each layer's exact training-set statistics
+    curves: list
+
+
+@experiment
+def training_curves(
+    *, model: str, batch_size: int, steps: int, eval_every: int, sizes=M5_SIZES,
+    lr: float = 1e-3, seeds=(0,),
+) -> TrainingCurves:  # fmt: skip
+    """M5's MLP trained as `batch_size_runs` trains it, for a number of steps rather than epochs,
+    keeping what Figure 6 of Ba et al. plots: the training loss, beside the test error. BatchNorm
+    is evaluated with exact statistics, so no running average is still warming up."""
+    if model not in M5_MODELS:
+        raise ValueError(f"model must be one of {tuple(M5_MODELS)}, got {model!r}")
+    if eval_every < 1 or steps % eval_every:
+        raise ValueError(f"eval_every must divide steps ({steps}), got {eval_every!r}")
+    x, y = digits.load("train")
+    test_x, test_y = digits.load("test")
+    norm, norm_logits = M5_MODELS[model]
+    network = SeedBatchedMLP(sizes, norm=norm, seeds=seeds, norm_logits=norm_logits)
+    evals = []
+
+    def evaluate(network) -> None:
+        exact = None
+        if model in M5_BATCHNORMS:
+            exact = network.population_statistics(x.expand(len(network.seeds), -1, -1))
+        train_scores = seed_batched_scores(network, x, y, exact)
+        test_scores = seed_batched_scores(network, test_x, test_y, exact)
+        evals.append((train_scores["nll"], test_scores["nll"], test_scores["accuracy"]))
+
+    losses = train_seeds(network, x, y, batch_size, steps, lr, evaluate, eval_every)
+    windows = losses.reshape(steps // eval_every, eval_every, -1).mean(1)  # (evaluations, S)
+    evals = evals[1:]  # the evaluation before the first step has no training loss beside it
+    curves = [
+        {
+            "train loss": windows[:, s].tolist(),
+            "train nll": [e[0][s] for e in evals],
+            "test nll": [e[1][s] for e in evals],
+            "test accuracy": [e[2][s] for e in evals],
+        }
+        for s in range(len(network.seeds))
+    ]
+    return TrainingCurves(steps=steps, eval_every=eval_every, curves=curves)
+
+
 def _train_cell(model, batch_size, sizes, epochs, lr, seeds, *, flush_subnormals):
     """The body of batch_size_runs and online_runs."""
     if model not in M5_MODELS:
