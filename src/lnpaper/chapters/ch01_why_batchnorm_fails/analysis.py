@@ -128,7 +128,7 @@ EQUAL_STEPS = "batch 128, equal steps"
 class TrainingStudy:
     seeds: list
     steps: dict  # arm -> optimizer steps
-    epochs: dict  # arm -> epochs those steps make
+    epochs: dict  # arm -> epochs those steps make, rounded
     # model -> arm ("batch 128", "batch 4", EQUAL_STEPS) -> per seed {"train loss": [...],
     # "train nll", "test nll", "test accuracy"}, after every twelfth of the arm's steps
     curves: dict
@@ -157,7 +157,7 @@ def training_convergence(*, seeds=TRAINING_SEEDS, epochs: int = 12) -> TrainingS
     return TrainingStudy(
         seeds=list(seeds),
         steps={arm: steps for arm, (_, steps) in arms.items()},
-        epochs={arm: steps // (n // batch) for arm, (batch, steps) in arms.items()},
+        epochs={arm: round(steps / (n // batch)) for arm, (batch, steps) in arms.items()},
         curves=curves,
     )
 

@@ -74,7 +74,7 @@ def check_m5f(study) -> Finding:
         parts.append(f"{model} {tested(difference, word, 100, 'pp', 2)}")
         quantities.append(aggregate(f"{model} accuracy, batch 4 - 128, equal steps", difference))
     ours = (
-        f"{steps} Adam steps at both sizes ({study.epochs['batch 4']} epochs at batch 4, "
+        f"{steps:,} Adam steps at both sizes ({study.epochs['batch 4']} epochs at batch 4, about "
         f"{study.epochs[analysis.EQUAL_STEPS]} at 128), "
         f"test accuracy over the last {M5_LAST_EPOCHS} of {study.epochs['batch 4']} evaluations, "
         "batch 4 minus 128, "
@@ -112,7 +112,7 @@ CLAIMS = (
         notebook=NOTEBOOK,
         experiments=(analysis.training_convergence,),
         check=check_m5f,
-        test="3,588 Adam steps at batch 4 (12 epochs) and at batch 128 (399 epochs), test "
+        test="3,588 Adam steps at batch 4 (12 epochs) and at batch 128 (about 399 epochs), test "
         "accuracy over the last 3 of 12 evaluations, batch 4 minus 128, paired by seed (10 seeds, "
         "40-49), 95% t CI: LN no worse (CI above -1 pp) and the paper's BN, with exact "
         "statistics, lower (CI below 0); both: reproduced, one: partly; declared before the run",
