@@ -8,6 +8,7 @@ summaries the notebook prints and the claims and figures read. Nothing here is r
 - `gain_pixels` (M4e): the LN-LSTM's gains from 0.1 at T = 64.
 - `input_control_pixels` (R3h): the LN-LSTM beside the same cell without LN on its input term.
 - `small_batch_pixels` (R6): the T = 64 models at minibatches of 4.
+- `wide_frame` (R5c): the CNN coda with a 4-pixel frame, on fresh seeds.
 - `cnn_summary` (R5, R5b): the CNN coda's test NLL and accuracy.
 """
 
@@ -20,6 +21,7 @@ from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
     training_summary as training_summary,  # notebook 03's summary, which notebook 04 prints too
 )
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import LR_GRID
+from lnpaper.chapters.ch04_batchnorm_against_layernorm.runs import CNNResult, cnn_coda
 from lnpaper.spread import mean_sd
 
 PIXEL_MODELS = ("LSTM", "LN-LSTM", "BN-LSTM", "BN-LSTM, gain 1.0", "LN-GRU")
@@ -106,6 +108,17 @@ def small_batch_pixels(*, seeds=tuple(range(8))) -> RecurrentStudyResult:
         seeds=seeds,
         eval_every=30,
     )
+
+
+# R5c, declared before its run: the CNN coda's frame widened to 4 pixels (16 x 16 images), on ten
+# seeds the coda did not use, everything else as the coda.
+WIDE_MARGIN = 4
+WIDE_SEEDS = tuple(range(10, 20))
+
+
+def wide_frame() -> CNNResult:
+    """R5c: `cnn_coda` with a WIDE_MARGIN-pixel blank frame on WIDE_SEEDS."""
+    return cnn_coda(margins=(WIDE_MARGIN,), seeds=WIDE_SEEDS)
 
 
 def cnn_summary(cnn) -> dict:

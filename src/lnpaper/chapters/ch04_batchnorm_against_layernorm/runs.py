@@ -26,11 +26,17 @@ def framed_images(split: str, margin: int) -> tuple[torch.Tensor, torch.Tensor]:
     return F.pad(images, (margin,) * 4), y
 
 
-def units_on(activations: torch.Tensor, border: torch.Tensor) -> tuple[float, float]:
-    """The share of ReLU units on, (N, C, side, side) activations, at the border and inside it,
-    counting only units that respond to the image: a unit whose receptive field is blank in every
-    image computes ReLU(bias), the same value for all, and is left out whether that is 0 or not."""
+def units_on(
+    activations: torch.Tensor, border: torch.Tensor, *, responding_only: bool = True
+) -> tuple[float, float]:
+    """The share of ReLU units on, (N, C, side, side) activations, at the border and inside it.
+    With `responding_only`, counting only units that respond to the image: a unit whose receptive
+    field is blank in every image computes ReLU(bias), the same value for all, and is left out
+    whether that is 0 or not. Without it every unit counts, the blank ones too, as the paper's
+    "units near the boundary" do."""
     responds = activations.std(dim=0) > 1e-6  # (C, side, side): varies across the images
+    if not responding_only:
+        responds = torch.ones_like(responds)
     on = (activations > 0).float().mean(dim=0)  # (C, side, side): share of images it is on for
 
     def share(region):
@@ -66,6 +72,8 @@ class CNNResult:
     interior_ink: dict  # the same inside it
     border_active: dict  # margin -> per conv layer: share of responding ReLU units on in the ring
     interior_active: dict  # the same inside it
+    border_active_all: dict  # the same counting every unit, the blank ones too
+    interior_active_all: dict
 
 
 def _train_cnns(norm, result, side, train_split, val_split, test_split, *, eval_every) -> dict:
@@ -140,7 +148,8 @@ def cnn_coda(
     statistics assume. The 8 x 8 digits fill their box; MNIST's have a blank frame, which the
     margin puts back. Measured besides the training: the ink in the border ring (1 pixel wide, or
     the margin) and how often the ReLU units there are on in the trained network without a norm
-    (first seed), against the interior."""
+    (first seed), against the interior, counting the units that respond to the image and every
+    unit."""
     result = CNNResult(
         norms=list(norms),
         channels=list(channels),
@@ -159,6 +168,8 @@ def cnn_coda(
         interior_ink={},
         border_active={},
         interior_active={},
+        border_active_all={},
+        interior_active_all={},
     )
     for margin in result.margins:
         side = digits.SIDE + 2 * margin
@@ -169,7 +180,9 @@ def cnn_coda(
         result.border_positions[margin] = int(border.sum())
         result.border_ink[margin] = x[:, 0][:, border].mean().item()
         result.interior_ink[margin] = x[:, 0][:, ~border].mean().item()
-        result.border_active[margin], result.interior_active[margin] = [], []
+        for field in ("border_active", "interior_active", "border_active_all",
+                      "interior_active_all"):  # fmt: skip
+            getattr(result, field)[margin] = []
         for field in ("val_loss", "val_accuracy", "test_loss", "test_accuracy"):
             getattr(result, field)[margin] = {}
         for norm in norms:
@@ -179,9 +192,13 @@ def cnn_coda(
                 model = runs.pop("first seed")
                 with torch.no_grad():
                     for relu in (2, 5):  # the ReLU after each conv layer
-                        border_on, inside_on = units_on(model.features[: relu + 1](test_x), border)
+                        activations = model.features[: relu + 1](test_x)
+                        border_on, inside_on = units_on(activations, border)
                         result.border_active[margin].append(border_on)
                         result.interior_active[margin].append(inside_on)
+                        border_on, inside_on = units_on(activations, border, responding_only=False)
+                        result.border_active_all[margin].append(border_on)
+                        result.interior_active_all[margin].append(inside_on)
             runs.pop("first seed", None)
             for field, values in runs.items():
                 getattr(result, field)[margin][norm] = values
