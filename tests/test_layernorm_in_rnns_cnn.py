@@ -10,7 +10,8 @@ from layernorm_in_rnns_helpers import SEEDS, noise
 from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import dynamics_summary
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs import rnn_dynamics
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import claims as coda_claims
-from lnpaper.chapters.ch04_batchnorm_against_layernorm.analysis import cnn_summary
+from lnpaper.chapters.ch04_batchnorm_against_layernorm.analysis import WIDE_MARGIN, cnn_summary
+from lnpaper.chapters.ch04_batchnorm_against_layernorm.claims_wide_frame import check_r5c
 from lnpaper.chapters.ch04_batchnorm_against_layernorm.runs import (
     border_mask,
     cnn_coda,
@@ -199,6 +200,38 @@ def test_units_on_leaves_out_units_that_see_only_blank_pixels():
     border_on, inside_on = units_on(activations, border)
     assert border_on == pytest.approx(1 / 3)
     assert inside_on == pytest.approx(2 / 3)
+    # every unit counted: the 11 blank border units are on for every image
+    border_on, inside_on = units_on(activations, border, responding_only=False)
+    assert border_on == pytest.approx((11 + 1 / 3) / 12)
+    assert inside_on == pytest.approx((2 / 3) / 4)
+
+
+@pytest.mark.parametrize(
+    "border_on, bn_minus_ln, expected",
+    [
+        (0.2, -0.01, verdicts.REPRODUCED),
+        (0.2, +0.01, verdicts.NOT_REPRODUCED),
+        (0.2, 0.0, verdicts.INCONCLUSIVE),
+        (0.45, -0.01, verdicts.NOT_EXERCISED),  # the premise (at most half of 0.8) fails first
+    ],
+)
+def test_r5c_grades_the_premise_first(border_on, bn_minus_ln, expected):
+    margin = WIDE_MARGIN
+    per_norm = {
+        "layernorm": [0.05 + d for d in noise(0, 0.003)],
+        "batchnorm": [0.05 + bn_minus_ln + d for d in noise(1, 0.003)],
+    }
+    cnn = cnn_with({"none": 0.1})
+    wide = dataclasses.replace(
+        cnn,
+        margins=[margin],
+        test_loss={margin: per_norm},
+        border_active={margin: [0.5, 0.5]},
+        interior_active={margin: [0.8, 0.8]},
+        border_active_all={margin: [0.5, border_on]},
+        interior_active_all={margin: [0.8, 0.8]},
+    )
+    assert check_r5c(wide).verdict == expected
 
 
 @pytest.mark.parametrize(

@@ -283,3 +283,79 @@ def test_m2c_grades_batch_one_against_batch_128_with_m5s_margin(shift, noise, ve
     assert finding.verdict == verdict, finding.ours
     with pytest.raises(ValueError, match="pair"):
         nb_claims.check_m2c(robustness, OnlineRuns(12 * 1197, {"layernorm": online[:3]}))
+
+
+def _training_study(ln_loss, bn_loss, ln_accuracy, bn_accuracy):
+    """A TrainingStudy of 6 seeds, twelve evaluations per arm. `*_loss(k, seed)` is the training
+    loss at evaluation k in every arm; `*_accuracy[arm](seed)` the test accuracy in that arm."""
+    from lnpaper.chapters.ch01_why_batchnorm_fails.analysis import EQUAL_STEPS, TrainingStudy
+
+    arms = ("batch 128", "batch 4", EQUAL_STEPS)
+
+    def runs(loss, accuracy, arm):
+        return [
+            {
+                "train loss": [loss(k, seed) for k in range(12)],
+                "train nll": [loss(k, seed) for k in range(12)],
+                "test nll": [loss(k, seed) for k in range(12)],
+                "test accuracy": [accuracy[arm](seed)] * 12,
+            }
+            for seed in range(6)
+        ]
+
+    curves = {
+        "layernorm": {arm: runs(ln_loss, ln_accuracy, arm) for arm in arms},
+        "paper's batchnorm": {arm: runs(bn_loss, bn_accuracy, arm) for arm in arms},
+    }
+    return TrainingStudy(
+        seeds=list(range(6)),
+        steps={"batch 128": 108, "batch 4": 3588, EQUAL_STEPS: 3588},
+        epochs={"batch 128": 12, "batch 4": 12, EQUAL_STEPS: 399},
+        curves=curves,
+    )
+
+
+def test_m5g_grades_the_first_quarter_of_the_training_loss():
+    from lnpaper.chapters.ch01_why_batchnorm_fails import claims_training
+
+    def jitter(seed):
+        return 0.01 * ((seed * 7) % 5 - 2)
+
+    steady = {arm: (lambda seed: 0.9) for arm in ("batch 128", "batch 4", "batch 128, equal steps")}
+
+    def grade(ln_loss):
+        study = _training_study(ln_loss, lambda k, s: 1.0 + jitter(s), steady, steady)
+        return claims_training.check_m5g(study).verdict
+
+    assert grade(lambda k, s: 0.5 + jitter(s + 1)) == verdicts.REPRODUCED
+    assert grade(lambda k, s: 1.5 + jitter(s + 1)) == verdicts.NOT_REPRODUCED
+    # lower only after the first three evaluations: not read
+    assert grade(lambda k, s: (1.5 if k < 3 else 0.1) + jitter(s + 1)) == verdicts.NOT_REPRODUCED
+
+
+@pytest.mark.parametrize(
+    "ln_drop, bn_drop, verdict",
+    [
+        (0.0, 0.02, verdicts.REPRODUCED),
+        (0.03, 0.02, verdicts.PARTLY),  # LN loses 3 pp, BN is lower: one part holds
+        (0.03, -0.02, verdicts.NOT_REPRODUCED),  # LN loses 3 pp, BN gains
+        (0.0, 0.0, verdicts.PARTLY),  # LN no worse, BN not lower
+    ],
+)
+def test_m5f_grades_batch_4_against_equal_steps(ln_drop, bn_drop, verdict):
+    from lnpaper.chapters.ch01_why_batchnorm_fails import claims_training
+
+    def accuracy(drop):
+        def at(seed):
+            return 0.95 + 0.002 * ((seed * 3) % 4)
+
+        return {
+            "batch 128": at,
+            "batch 4": lambda seed: at(seed) - drop + 0.001 * (seed % 2),
+            "batch 128, equal steps": at,
+        }
+
+    study = _training_study(
+        lambda k, s: 1.0, lambda k, s: 1.0, accuracy(ln_drop), accuracy(bn_drop)
+    )
+    assert claims_training.check_m5f(study).verdict == verdict
