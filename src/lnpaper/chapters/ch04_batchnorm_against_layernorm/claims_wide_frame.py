@@ -29,18 +29,19 @@ def check_r5c(wide) -> Finding:
     premise = border <= RARELY * inside
     loss = wide.test_loss[margin]
     difference = stats.paired_difference(loss["batchnorm"], loss["layernorm"])
-    outcome = stats.better(difference, "lower")
     ours = (
         f"{side}x{side} images, a {margin}-pixel frame, seeds {wide.seeds[0]}-{wide.seeds[-1]}: "
         f"conv-2 units on at the border vs inside, every unit counted (no norm, first seed) "
         f"{border:.2f} vs {inside:.2f}, rarely on (at most {RARELY:g} of inside): "
         f"{'yes' if premise else 'no'}; responding units only (not graded) "
         f"{wide.border_active[margin][-1]:.2f} vs {wide.interior_active[margin][-1]:.2f}; test "
-        f"NLL after {wide.steps} steps, BN - LN {tested(difference, outcome_word(outcome, 'lower'))}"
+        f"NLL after {wide.steps} steps, BN - LN "
     )
     quantities = (aggregate(f"{side}x{side} test NLL, BN - LN", difference),)
-    if not premise:
-        return Finding(ours, NOT_EXERCISED, quantities)
+    if not premise:  # the test is not run: its difference is shown, undecided
+        return Finding(ours + f"{difference.text()} (not tested)", NOT_EXERCISED, quantities)
+    outcome = stats.better(difference, "lower")
+    ours += tested(difference, outcome_word(outcome, "lower"))
     return Finding(ours, from_outcome(outcome), quantities)
 
 
