@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 03 · LayerNorm in recurrent networks
 #
-# *The lesson takes about 10 minutes to read, the evidence about 23 more.
+# *The lesson takes about 10 minutes to read, the evidence about 22 more.
 # From the record it runs in seconds; live, 5 min on one core.*
 #
 # *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 3.1 (recurrent networks), the supplement's
@@ -197,8 +197,9 @@ demos.show(
 #
 # Section 6 reports that LayerNorm speeds training up, compared at the same settings. Here a
 # 32-unit LSTM and LN-LSTM read each 8 x 8 digit row by row ($T = 8$) and name it. Both start from
-# the same weights, see the same minibatches, and train for 300 steps with Adam, 10 runs at each
-# of three learning rates. "Faster" means a lower test NLL over the first quarter (steps 25-75).
+# the same weights and minibatches and train for 300 steps with Adam, 10 runs at each
+# of three learning rates. "Faster" means a lower test NLL over the first quarter (steps 25-75),
+# per step as in the paper's curves; a LayerNorm step costs more (`python -m lnpaper bench`).
 #
 # **Before you run the next cell:** at a shared rate, is the LN-LSTM ahead at every rate? And when
 # each model runs at the rate that suits it best?
@@ -529,11 +530,11 @@ figures.recurrent_training(study)
 # 25-75 is +0.014 [-0.023, +0.051] (R3d `inconclusive`). Over steps 250-300 its accuracy is -1.0
 # [-2.1, +0.1] points from the LSTM's, past the margin of -1 (R4 `inconclusive`), and its test NLL
 # is higher, +0.047 [+0.017, +0.076] (R4b `not reproduced`, borderline). With 300 test images one
-# image is 0.33 points. The BN-LSTM at its own best rate ends level with the LSTM.
+# image is 0.33 points.
 #
 # ### The GRU, the cell the paper used (R3f, R4c)
 #
-# The order embeddings (Sec. 6.1) and the skip-thoughts (Sec. 6.3) both ran GRUs. So the study runs
+# The order embeddings (Sec. 6.1) and skip-thoughts (Sec. 6.3) ran GRUs. So the study runs
 # once more with the plain GRU (supplement Eq. 23-25) against the LN-GRU (Eq. 26-28, four
 # LayerNorms: the gate terms over their stacked $2H$ units, $Wx_t$ and $Uh_{t-1}$ each over $H$),
 # graded as R3 (at each shared rate) and R4b (each at its best).

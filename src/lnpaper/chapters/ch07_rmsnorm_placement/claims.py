@@ -354,7 +354,7 @@ CLAIMS = (
     ),
     Claim(
         id="P3",
-        claim="RMSNorm saves time",
+        claim="RMSNorm saves time, when both norms are written alike",
         source="Zhang & Sennrich 2019",
         paper_value="running time 7%-64% lower 'on different models' (its abstract); GPU wall "
         "times, per-model table not read here",
