@@ -14,7 +14,8 @@ the record) and computes in memory, so the record holds each run once.
 - `long_tfixup_sweep` (T5d), `long_dyt_sweep` (T6c): T5c and T6 at 600 steps, the normalized model
   with warmup, each arm over SWEEP_LRS.
 - the summaries: `smoothness_log_means` (T7, at matched loss), `smoothness_at_init` (T7, at
-  step 0), `batchnorm_input_sigmas` (T7: what Santurkar et al.'s bound divides by at init).
+  step 0), `batchnorm_input_sigmas` (T7: what Santurkar et al.'s bound divides by at init),
+  `step0_unit_variance` (T7b: the step-0 probe of a plain net started at BatchNorm's scale).
 """
 
 import math
@@ -25,10 +26,13 @@ import torch
 
 from lnpaper.chapters.ch06_transformer.runs import (
     SMOOTHNESS_MEASURES,
+    UNIT_VARIANCE_PLAIN,
     LMTrainingResult,
+    SmoothnessResult,
     StudyResult,
     grad_norm_vs_depth,
     lm_training,
+    loss_smoothness,
 )
 from lnpaper.data import digits
 from lnpaper.models.mlp import MLP
@@ -305,6 +309,13 @@ def smoothness_at_init(smoothness) -> dict:
         }
         for key in SMOOTHNESS_MEASURES
     }
+
+
+# T7b, declared before its run: the step-0 probe of `loss_smoothness` for a plain net started at
+# unit-variance summed inputs, on T7's seeds, so that it pairs with T7's recorded arms.
+def step0_unit_variance() -> SmoothnessResult:
+    """T7b: `loss_smoothness` at step 0 only (no training) for UNIT_VARIANCE_PLAIN."""
+    return loss_smoothness(norms=(UNIT_VARIANCE_PLAIN,), max_steps=0)
 
 
 def batchnorm_input_sigmas(seeds, width: int = 128) -> list[float]:

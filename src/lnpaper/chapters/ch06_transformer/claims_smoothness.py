@@ -1,8 +1,10 @@
 """Claims of notebook 06 on Santurkar et al. 2018, how BatchNorm helps optimization: T7 (its
 backward pass is a projection, and its benefit a smoother loss landscape rather than stable input
-distributions). The Transformer's claims, T1-T6, are in `claims`."""
+distributions) and T7b (whether its rougher landscape at step 0 is its scale at init). The
+Transformer's claims, T1-T6, are in `claims`."""
 
 from lnpaper import formatting, stats
+from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
 from lnpaper.chapters.ch06_transformer import runs as ch06_runs
 from lnpaper.chapters.ch06_transformer.analysis import smoothness_at_init, smoothness_log_means
 from lnpaper.chapters.ch06_transformer.claims import NOTEBOOK
@@ -10,6 +12,7 @@ from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
     MECHANISM_ONLY,
     NOT_REPRODUCED,
+    OURS,
     REPRODUCED,
     Claim,
     Finding,
@@ -96,6 +99,30 @@ def check_t7(projection, smoothness) -> Finding:
     return Finding(ours, verdict_now, quantities)
 
 
+def check_t7b(smoothness, unit_variance) -> Finding:
+    """At step 0, the plain net started at unit-variance summed inputs against the default plain
+    net (rougher: the log of each measure higher, paired by seed), and, shown, against BatchNorm."""
+    logs = smoothness_at_init(smoothness)
+    scaled = smoothness_at_init(unit_variance)
+    plain = ch06_runs.UNIT_VARIANCE_PLAIN
+    outcomes, parts, quantities = [], [], []
+    for key in T7_TESTED:
+        rougher = stats.paired_difference(scaled[key][plain], logs[key]["none"])
+        outcome = stats.better(rougher, "higher")
+        outcomes.append(outcome)
+        to_bn = stats.paired_difference(scaled[key][plain], logs[key]["batchnorm"])
+        parts.append(
+            f"{T7_WORDS[key]} {formatting.ratio_text(rougher)} ({outcome}; against BatchNorm "
+            f"{formatting.ratio_text(to_bn)})"
+        )
+        quantities.append(aggregate(f"unit-variance plain - plain, log {T7_WORDS[key]}", rougher))
+    ours = (
+        f"step 0, {len(unit_variance.seeds)} seeds, the plain net started at unit-variance summed "
+        "inputs / the default plain net, higher is rougher, 95% CI: " + "; ".join(parts)
+    )
+    return Finding(ours, combine(outcomes), tuple(quantities))
+
+
 CLAIMS = (
     Claim(
         id="T7",
@@ -118,5 +145,22 @@ CLAIMS = (
         "and, apart, as the log at step 0: BatchNorm minus no norm, paired by seed, 95% t CI below "
         "0 (smoother); partly if some of the six hold (and at most partly: the "
         "input-distribution half is not run)",
+    ),
+    Claim(
+        id="T7b",
+        origin=OURS,
+        claim="BatchNorm's rougher landscape at step 0 is its scale at init: a plain net started "
+        "at BatchNorm's unit-variance summed inputs is rougher there too",
+        source="ours, on Santurkar et al. 2018, Theorem 4.1",
+        paper_value="the bound on BatchNorm's gradient carries (gamma / sigma)^2, with gamma = 1 at "
+        "init",
+        notebook=NOTEBOOK,
+        experiments=(ch06_runs.loss_smoothness, ch06_analysis.step0_unit_variance),
+        check=check_t7b,
+        test="at step 0, each of T7's three measures (loss variation along a step, gradient change, "
+        "effective beta-smoothness), log of the plain net whose hidden units' weights and biases "
+        "are divided by the sd of their summed inputs over the training digits, minus log of the "
+        "default plain net, paired by seed (T7's 10), 95% t CI above 0 (rougher); reproduced if "
+        "all three hold, partly if some; declared before the run",
     ),
 )

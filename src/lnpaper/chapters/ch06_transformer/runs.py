@@ -387,6 +387,25 @@ class SmoothnessResult:
 
 
 SMOOTHNESS_MEASURES = ("loss_range", "grad_change", "beta_smoothness")
+# A plain net whose hidden summed inputs start at unit variance, the scale BatchNorm gives them at
+# init (gamma = 1), without BatchNorm's centring and projection: the control for step 0.
+UNIT_VARIANCE_PLAIN = "none, unit-variance init"
+
+
+def unit_variance_init(model: MLP, inputs: torch.Tensor) -> None:
+    """Divide each hidden unit's weights and bias, layer by layer, by the standard deviation of
+    its summed input over `inputs`, so that every hidden summed input has sd 1 at init."""
+    hidden = [layer for layer in model.layers if isinstance(layer, torch.nn.Linear)][:-1]
+    with torch.no_grad():
+        for layer in hidden:
+            x = inputs
+            for module in model.layers:  # the summed inputs of `layer` on `inputs`
+                x = module(x)
+                if module is layer:
+                    break
+            sigma = x.std(dim=0)
+            layer.weight.div_(sigma[:, None])
+            layer.bias.div_(sigma)
 
 
 @experiment
@@ -450,7 +469,11 @@ def _probe_landscape(norm, seed, lr, step_multipliers, loss_levels, max_steps, w
 
     etas = [m * lr for m in step_multipliers]
     torch.manual_seed(seed)
-    model = MLP((digits.PIXELS, width, width, digits.CLASSES), norm=norm)
+    plain_unit_variance = norm == UNIT_VARIANCE_PLAIN
+    sizes = (digits.PIXELS, width, width, digits.CLASSES)
+    model = MLP(sizes, norm="none" if plain_unit_variance else norm)
+    if plain_unit_variance:
+        unit_variance_init(model, inputs)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)  # plain SGD: no state
     out = {key: [] for key in ("steps", *SMOOTHNESS_MEASURES, "train_loss")}
 
