@@ -497,3 +497,48 @@ def test_loss_smoothness_probes_at_the_first_step_reaching_each_level():
     never = loss_smoothness(norms=("none",), loss_levels=(1e-9,), max_steps=3, width=16,
                             seeds=(0,))  # fmt: skip
     assert never.steps["none"][0] == [0, None]
+
+
+def test_the_unit_variance_init_gives_every_hidden_summed_input_sd_1():
+    from lnpaper.chapters.ch06_transformer.runs import unit_variance_init
+    from lnpaper.data import digits
+    from lnpaper.models.mlp import MLP
+
+    inputs, _ = digits.load("train")
+    torch.manual_seed(3)
+    model = MLP((64, 32, 16, 10), norm="none")
+    unit_variance_init(model, inputs)
+    linears = [module for module in model.layers if isinstance(module, torch.nn.Linear)]
+    x, sds = inputs, []
+    for module in model.layers:
+        x = module(x)
+        if isinstance(module, torch.nn.Linear):
+            sds.append(x.std(dim=0))
+    for sd in sds[:-1]:  # the hidden layers, unit by unit
+        torch.testing.assert_close(sd, torch.ones_like(sd))
+    assert not torch.allclose(sds[-1], torch.ones_like(sds[-1]))  # the logits are left alone
+    assert len(linears) == 3
+
+
+def test_the_t7b_check_grades_the_unit_variance_plain_net_against_the_default_at_step_0():
+    from lnpaper.chapters.ch06_transformer import claims_smoothness as smoothness_claims
+    from lnpaper.chapters.ch06_transformer.runs import UNIT_VARIANCE_PLAIN
+    from lnpaper.companion import verdicts
+
+    def step0(loss_range, grad_change, beta):
+        return _smoothness(
+            norms=[UNIT_VARIANCE_PLAIN],
+            loss_range={UNIT_VARIANCE_PLAIN: seeds_of([loss_range, 1.0, 1.0])},
+            grad_change={UNIT_VARIANCE_PLAIN: seeds_of([grad_change, 1.0, 1.0])},
+            beta_smoothness={UNIT_VARIANCE_PLAIN: seeds_of([beta, 1.0, 1.0])},
+            max_steps=0,
+        )
+
+    recorded = _smoothness()  # no norm at step 0: 0.1, 0.4 and 1 (x each seed's factor)
+    rough = smoothness_claims.check_t7b(recorded, step0(10.0, 4.0, 10.0))
+    assert rough.verdict == verdicts.REPRODUCED, rough.ours
+    assert "against BatchNorm" in rough.ours
+    some = smoothness_claims.check_t7b(recorded, step0(10.0, 0.1, 0.5))
+    assert some.verdict == verdicts.PARTLY
+    smoother = smoothness_claims.check_t7b(recorded, step0(0.01, 0.1, 0.5))
+    assert smoother.verdict == verdicts.NOT_REPRODUCED
