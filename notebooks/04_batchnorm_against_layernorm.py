@@ -157,9 +157,9 @@ for margin, by_norm in analysis.cnn_summary(cnn).items():
 # %% [markdown]
 # Both normalizers cut the plain CNN's test NLL to about a third, and BatchNorm and LayerNorm end
 # level: at this scale BatchNorm does not win, nor in MNIST's own 4-pixel frame. *Graded: R5,
-# reproduced; R5b, inconclusive; R5c, not exercised; their tests and numbers are in the evidence.* Practice took the paper's side: CNNs kept
-# BatchNorm (or, at small batches, GroupNorm, per example over groups of channels), and sequence
-# models took LayerNorm.
+# reproduced; R5b, inconclusive; R5c, not exercised; their tests and numbers are in the evidence.*
+# Practice took the paper's side: CNNs kept BatchNorm (or, at small batches, GroupNorm, per example
+# over groups of channels), and sequence models took LayerNorm.
 #
 # **Try it** (live, about 8 s; uncomment the cell below): in a 6-pixel blank frame, does
 # BatchNorm pull ahead, as the border explanation predicts?

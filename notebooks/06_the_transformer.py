@@ -151,11 +151,12 @@ for k in (0, -1):
 #
 # Why warmup? With large gradients near the output, a large learning rate makes the first steps
 # unstable (Xiong et al.). Adam divides each step by a running estimate of the gradient's size, so
-# its first steps move every weight by about the learning rate, while those estimates are rough.
-# Liu et al. (2020, the Admin paper) add why such steps hurt Post-LN: it leans heavily on its residual branches, so a small change of the
-# weights moves the output a lot, the more so the deeper the stack (notebook 08 measures it).
-# Warmup starts the rate near zero and raises it until Adam's statistics settle. Pre-LN keeps a
-# clean path through the stack and smaller gradients near the output: full steps are safe at once.
+# its first steps move every weight by about the learning rate, while those estimates are rough. Liu
+# et al. (2020, the Admin paper) add why such steps hurt Post-LN: it leans heavily on its residual
+# branches, so a small change of the weights moves the output a lot, the more so the deeper the
+# stack (notebook 08 measures it). Warmup starts the rate near zero and raises it until Adam's
+# statistics settle. Pre-LN keeps a clean path through the stack and smaller gradients near the
+# output: full steps are safe at once.
 #
 # Slide the depth: Pre-LN's stream (left) climbs with $L$ while its last gradient (right) sinks;
 # Post-LN's stream stays put and its gradient does not sink.
@@ -555,12 +556,13 @@ verdicts.expect(t4b, verdicts.NOT_REPRODUCED)
 #
 # ### T5 · T-Fixup: an initialization instead of a norm
 #
-# Huang et al. (2020) replace the norm and the warmup by an initialization: Xavier
-# weights, token embeddings $N(0, d^{-1/2})$ (a standard deviation, as in fairseq), then attention's value and output matrices, both feed-forward matrices and the
-# embeddings scaled by $(9N)^{-1/4}$ in an $N$-layer decoder. The rule was derived for an
-# encoder-decoder's decoder; we use it on a decoder-only stack. As in fairseq, the token embedding
-# is multiplied by $\sqrt d$, so at $N = 12$ a token enters the stack with a standard deviation of
-# $(9N)^{-1/4} \approx 0.31$ per coordinate. Here: 12 layers, no norm, no warmup, the same rate:
+# Huang et al. (2020) replace the norm and the warmup by an initialization: Xavier weights, token
+# embeddings $N(0, d^{-1/2})$ (a standard deviation, as in fairseq), then attention's value and
+# output matrices, both feed-forward matrices and the embeddings scaled by $(9N)^{-1/4}$ in an
+# $N$-layer decoder. The rule was derived for an encoder-decoder's decoder; we use it on a
+# decoder-only stack. As in fairseq, the token embedding is multiplied by $\sqrt d$, so at $N = 12$
+# a token enters the stack with a standard deviation of $(9N)^{-1/4} \approx 0.31$ per coordinate.
+# Here: 12 layers, no norm, no warmup, the same rate:
 
 # %%
 fixup = analysis.tfixup_study()
@@ -609,8 +611,8 @@ verdicts.expect(t5e, verdicts.REPRODUCED)
 # #### T5b · ReZero: a gate instead of a scaled init
 #
 # ReZero (Bachlechner et al. 2020) keeps the Xavier weights and gates each branch,
-# $x_{l+1} = x_l + a\,F(x_l)$, with a learnable $a = 0$ at init: every block starts as the identity. Here it is `rezero=True` on T5's stack, data, rate and seeds, with
-# T-Fixup's test.
+# $x_{l+1} = x_l + a\,F(x_l)$, with a learnable $a = 0$ at init: every block starts as the
+# identity. Here it is `rezero=True` on T5's stack, data, rate and seeds, with T-Fixup's test.
 
 # %%
 t5b = CHAPTER.grade("T5b")
