@@ -428,7 +428,8 @@ def loss_smoothness(
     on the probe batch reaches each of `loss_levels`, so that every normalizer is compared as near
     a minimum as the others, not after as many steps (BatchNorm gets there far sooner). A seed sets
     the initial weights, the data order and the probe batch, the same for every normalizer, so
-    the normalizers are compared paired by seed.
+    the normalizers are compared paired by seed. `norms` takes the MLP's normalizers and
+    UNIT_VARIANCE_PLAIN, the plain net started at unit-variance summed inputs (T7b).
     """
     if list(loss_levels) != sorted(loss_levels, reverse=True) or min(loss_levels) <= 0:
         raise ValueError(f"loss_levels must be positive and decreasing, got {loss_levels}")
