@@ -48,8 +48,9 @@ def check_m5g(study) -> Finding:
         )
         quantities.append(aggregate(f"early training loss, LN - paper's BN, {arm}", faster))
     ours = (
-        f"over epochs 1-{EARLY} of {study.epochs['batch 128']}, paired by seed ({study.seeds[0]}-{study.seeds[-1]}), "
-        f"BatchNorm evaluated with exact training-set statistics: " + "; ".join(parts)
+        f"over epochs 1-{EARLY} of {study.epochs['batch 128']}, paired by seed "
+        f"({study.seeds[0]}-{study.seeds[-1]}), BatchNorm evaluated with exact training-set "
+        "statistics: " + "; ".join(parts)
     )
     return Finding(ours, combine(outcomes), tuple(quantities))
 
@@ -58,17 +59,19 @@ def check_m5f(study) -> Finding:
     """M5 at equal steps: LayerNorm's accuracy at batch 4 no worse than at batch 128 trained as
     many steps, by M5's margin; the paper's BatchNorm's lower."""
     steps = study.steps["batch 4"]
+    evaluations = len(study.curves["layernorm"]["batch 4"][0]["test accuracy"])
+    tests = (
+        ("layernorm", "no worse by 1 pp", lambda d: stats.no_worse(d, M5_MARGIN, "higher")),
+        (PAPER_BN, "lower", lambda d: stats.better(d, "lower")),
+    )
     parts, outcomes, quantities = [], [], []
-    for model, rule in (("layernorm", "no worse by 1 pp"), (PAPER_BN, "lower")):
+    for model, rule, test in tests:
         small, big = (
             late_means(study.curves[model][arm], "test accuracy")
             for arm in ("batch 4", analysis.EQUAL_STEPS)
         )
         difference = stats.paired_difference(small, big)
-        if model == "layernorm":
-            outcome = stats.no_worse(difference, M5_MARGIN, "higher")
-        else:
-            outcome = stats.better(difference, "lower")
+        outcome = test(difference)
         outcomes.append(outcome)
         word = outcome_word(outcome, rule)
         parts.append(f"{model} {tested(difference, word, 100, 'pp', 2)}")
@@ -76,9 +79,8 @@ def check_m5f(study) -> Finding:
     ours = (
         f"{steps:,} Adam steps at both sizes ({study.epochs['batch 4']} epochs at batch 4, about "
         f"{study.epochs[analysis.EQUAL_STEPS]} at 128), "
-        f"test accuracy over the last {M5_LAST_EPOCHS} of {study.epochs['batch 4']} evaluations, "
-        "batch 4 minus 128, "
-        "BatchNorm with exact statistics: " + "; ".join(parts)
+        f"test accuracy over the last {M5_LAST_EPOCHS} of {evaluations} evaluations, batch 4 minus "
+        "128, BatchNorm with exact statistics: " + "; ".join(parts)
     )
     return Finding(ours, combine(outcomes), tuple(quantities))
 

@@ -396,16 +396,14 @@ def unit_variance_init(model: MLP, inputs: torch.Tensor) -> None:
     """Divide each hidden unit's weights and bias, layer by layer, by the standard deviation of
     its summed input over `inputs`, so that every hidden summed input has sd 1 at init."""
     hidden = [layer for layer in model.layers if isinstance(layer, torch.nn.Linear)][:-1]
+    h = inputs
     with torch.no_grad():
-        for layer in hidden:
-            x = inputs
-            for module in model.layers:  # the summed inputs of `layer` on `inputs`
-                x = module(x)
-                if module is layer:
-                    break
-            sigma = x.std(dim=0)
-            layer.weight.div_(sigma[:, None])
-            layer.bias.div_(sigma)
+        for module in model.layers:
+            if any(module is layer for layer in hidden):
+                sigma = module(h).std(dim=0)
+                module.weight.div_(sigma[:, None])
+                module.bias.div_(sigma)
+            h = module(h)
 
 
 @experiment
