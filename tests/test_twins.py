@@ -20,7 +20,11 @@ from lnpaper.models.cnn import (
 )
 from lnpaper.models.mlp import MLP, SeedBatchedMLP
 from lnpaper.models.recurrent import CELLS, LSTMCell, RecurrentCell, SequenceClassifier, make_cell
-from lnpaper.models.seed_batched_classifier import CELL_ARGUMENTS, SeedBatchedClassifier
+from lnpaper.models.seed_batched_classifier import (
+    CELL_ARGUMENTS,
+    SeedBatchedCells,
+    SeedBatchedClassifier,
+)
 
 
 def _arguments(cls) -> set:
@@ -38,10 +42,10 @@ def _cell_classes() -> set:
 
 
 def test_every_cell_of_the_library_is_one_the_seed_batched_step_computes():
-    assert _cell_classes() == set(SeedBatchedClassifier.KINDS)
+    assert _cell_classes() == set(SeedBatchedCells.KINDS)
     for kind in CELLS:
         cell = make_cell(kind, 4, 3, max_steps=5)
-        assert SeedBatchedClassifier.KINDS[type(cell)] == kind
+        assert SeedBatchedCells.KINDS[type(cell)] == kind
     for cell_class in _cell_classes():
         assert _arguments(cell_class) <= set(CELL_ARGUMENTS), cell_class.__name__
 
