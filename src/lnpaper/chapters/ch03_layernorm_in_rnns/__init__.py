@@ -7,6 +7,7 @@ from lnpaper.chapters.ch03_layernorm_in_rnns import (
     figures,
     runs,
     runs_lengths,
+    runs_reader,
 )
 from lnpaper.companion.chapter import Chapter
 
@@ -19,6 +20,7 @@ CHAPTER = Chapter(
         runs.sequence_training,
         runs_lengths.longer_sequences,
         runs_lengths.stationary_statistics,
+        runs_reader.reader_training,
     ),
     claims=(*claims.CLAIMS, *claims_lengths.CLAIMS),
     figures=(
