@@ -1,5 +1,7 @@
 """Figures of notebook 01, why BatchNorm fails for sequence models."""
 
+from typing import NamedTuple
+
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -308,22 +310,20 @@ def recurrent_batchnorm(result) -> Figure:
 
 # ---- M5 ----------------------------------------------------------------------------------------
 
-M5_LABELS = {  # the reader's name of each arm (its start names the method, for the colour)
-    "layernorm": "LayerNorm",
-    "batchnorm": "BatchNorm, torch's",
-    "unbiased batchnorm": "BatchNorm, unbiased",
-    "paper's batchnorm": "BatchNorm, the paper's",
-    "none": "no norm",
+
+class Arm(NamedTuple):
+    label: str  # the reader's name of the arm (its start names the method, for the colour)
+    subject: str  # the arm as the subject of the title's sentence
+    marker: str
+
+
+M5_ARMS = {
+    "layernorm": Arm("LayerNorm", "LayerNorm's", "o"),
+    "batchnorm": Arm("BatchNorm, torch's", "torch's BatchNorm's", "o"),
+    "unbiased batchnorm": Arm("BatchNorm, unbiased", "the unbiased BatchNorm's", "D"),
+    "paper's batchnorm": Arm("BatchNorm, the paper's", "the paper's BatchNorm's", "s"),
+    "none": Arm("no norm", "the MLP without a norm's", "o"),
 }
-M5_SUBJECTS = {  # each arm as the subject of the title's sentence
-    "layernorm": "LayerNorm's",
-    "batchnorm": "torch's BatchNorm's",
-    "unbiased batchnorm": "the unbiased BatchNorm's",
-    "paper's batchnorm": "the paper's BatchNorm's",
-    "none": "the MLP without a norm's",
-}
-M5_MARKERS = {"layernorm": "o", "batchnorm": "o", "unbiased batchnorm": "D",
-              "paper's batchnorm": "s", "none": "o"}  # fmt: skip
 
 
 def _paired_dots(ax, x, before, after, color, marker) -> None:
@@ -348,9 +348,9 @@ def _m5_panel(ax, result, key: str, models) -> dict:
         x = 2.6 * place
         # per seed, test error over the last M5_LAST_EPOCHS epochs: what m5_differences pairs
         before, after = (100 - 100 * np.array(m5_late(result, name, b, key)) for b in (big, small))
-        label = M5_LABELS[name]
+        label = M5_ARMS[name].label
         color = style.color(label)
-        _paired_dots(ax, x, before, after, color, M5_MARKERS[name])
+        _paired_dots(ax, x, before, after, color, M5_ARMS[name].marker)
         difference = m5_differences(result, name, key)
         changes[name] = -100 * difference.mean
         low, high = sorted((-100 * difference.low, -100 * difference.high))
@@ -383,14 +383,14 @@ def _batch_size_finding(running: dict, exact: dict, big: int, small: int) -> str
     batchnorm = M5_PAPER_BN if M5_PAPER_BN in exact else next(iter(exact), None)
     if batchnorm is not None:
         bn = running[batchnorm]
-        said.append(f"{M5_SUBJECTS[batchnorm]} {_rises(bn)} {abs(bn):.2f}")
+        said.append(f"{M5_ARMS[batchnorm].subject} {_rises(bn)} {abs(bn):.2f}")
     if not said:  # neither: the first model it holds
         name, change = next(iter(running.items()))
-        said.append(f"{M5_SUBJECTS[name]} test error {_rises(change)} {abs(change):.2f} points")
+        said.append(f"{M5_ARMS[name].subject} test error {_rises(change)} {abs(change):.2f} points")
     text = f"From batch {big} to {small}, " + ", ".join(said)
     if batchnorm is not None:
         change = exact[batchnorm]
-        subject = "BatchNorm's" if batchnorm == M5_PAPER_BN else M5_SUBJECTS[batchnorm]
+        subject = "BatchNorm's" if batchnorm == M5_PAPER_BN else M5_ARMS[batchnorm].subject
         text += (f";\nwith exact statistics at inference, {subject} still {_rises(change)} "
                  f"{abs(change):.2f}")  # fmt: skip
     return text
@@ -411,7 +411,7 @@ def batch_size(result) -> Figure:
     big, small = result.batch_sizes
     fig = style.new_figure(2, 4.6)
     running_ax, exact_ax = fig.subplots(1, 2, width_ratios=[5, 3.2])
-    models = [name for name in M5_LABELS if name in result.curves]
+    models = [name for name in M5_ARMS if name in result.curves]
     batchnorms = [name for name in models if "population accuracy" in result.final[name][big]]
     running = _m5_panel(running_ax, result, "accuracy", models)
     exact = _m5_panel(exact_ax, result, "population accuracy", batchnorms)
