@@ -368,31 +368,26 @@ def _m5_panel(ax, result, key: str, models) -> dict:
     return changes
 
 
-def _rises(change: float) -> str:
-    return "rises" if change > 0 else "falls"
+def _moves(change: float) -> str:
+    """'rises 0.12' or 'falls 0.12': a change of the test error, in points."""
+    return f"{'rises' if change > 0 else 'falls'} {abs(change):.2f}"
 
 
 def _batch_size_finding(running: dict, exact: dict, big: int, small: int) -> str:
     """The title of `batch_size`: how the test error of LayerNorm and of one BatchNorm (the paper's
     if the result holds it) moves from batch `big` to `small`, as trained and with exact
     statistics, for the models the result holds."""
-    said = []
-    if "layernorm" in running:
-        ln = running["layernorm"]
-        said.append(f"LayerNorm's test error {_rises(ln)} {abs(ln):.2f} points")
     batchnorm = M5_PAPER_BN if M5_PAPER_BN in exact else next(iter(exact), None)
+    said = []
+    if "layernorm" in running or batchnorm is None:  # with neither, the first model it holds
+        name = "layernorm" if "layernorm" in running else next(iter(running))
+        said.append(f"{M5_ARMS[name].subject} test error {_moves(running[name])} points")
     if batchnorm is not None:
-        bn = running[batchnorm]
-        said.append(f"{M5_ARMS[batchnorm].subject} {_rises(bn)} {abs(bn):.2f}")
-    if not said:  # neither: the first model it holds
-        name, change = next(iter(running.items()))
-        said.append(f"{M5_ARMS[name].subject} test error {_rises(change)} {abs(change):.2f} points")
+        said.append(f"{M5_ARMS[batchnorm].subject} {_moves(running[batchnorm])}")
     text = f"From batch {big} to {small}, " + ", ".join(said)
     if batchnorm is not None:
-        change = exact[batchnorm]
         subject = "BatchNorm's" if batchnorm == M5_PAPER_BN else M5_ARMS[batchnorm].subject
-        text += (f";\nwith exact statistics at inference, {subject} still {_rises(change)} "
-                 f"{abs(change):.2f}")  # fmt: skip
+        text += f";\nwith exact statistics at inference, {subject} still {_moves(exact[batchnorm])}"
     return text
 
 
