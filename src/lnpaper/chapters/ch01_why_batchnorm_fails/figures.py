@@ -274,10 +274,6 @@ def lstm_statistics(result) -> Figure:
     return fig
 
 
-def _scheme_name(name: str) -> str:
-    return name.replace("T_max", r"$T_{\max}$")
-
-
 @figure("recurrent_batchnorm", experiment=ch01_runs.lstm_statistics)
 def recurrent_batchnorm(result) -> Figure:
     r"""How well each choice of inference statistics normalizes the LSTM's gate pre-activations
@@ -289,7 +285,7 @@ def recurrent_batchnorm(result) -> Figure:
     fig = style.new_figure(2, 3.8)
     offset, scale = fig.subplots(1, 2, sharey=True)  # both in sd units of the normalized a_t
     for (name, values), line in zip(result.offset.items(), style.LINE_STYLES, strict=False):
-        offset.plot(t, values, line, label=_scheme_name(name))
+        offset.plot(t, values, line, label=name.replace("T_max", r"$T_{\max}$"))
         scale.plot(t, result.scale[name], line)
     offset.set_title("Mean of the normalized $a_t$ (want 0)")
     offset.set_ylabel("|batch mean|, mean over units")
