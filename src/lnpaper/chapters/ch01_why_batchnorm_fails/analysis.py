@@ -191,8 +191,8 @@ def m4_summary(lstm) -> dict:
 
 def m5_cells(robustness) -> dict:
     """(model, batch size) -> mean and sd over seeds of the final test NLL and accuracy."""
-    cells = {}
-    for name, by_batch in robustness.final.items():
-        for batch, runs in by_batch.items():
-            cells[name, batch] = {key: mean_sd(values) for key, values in runs.items()}
-    return cells
+    return {
+        (name, batch): {key: mean_sd(values) for key, values in runs.items()}
+        for name, by_batch in robustness.final.items()
+        for batch, runs in by_batch.items()
+    }

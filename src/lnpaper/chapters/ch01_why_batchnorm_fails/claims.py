@@ -6,6 +6,7 @@ from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch01_why_batchnorm_fails import analysis
 from lnpaper.chapters.ch01_why_batchnorm_fails import runs as ch01_runs
 from lnpaper.chapters.ch01_why_batchnorm_fails.analysis import m4_summary, m5_cells
+from lnpaper.chapters.ch01_why_batchnorm_fails.runs import POPULATION
 from lnpaper.companion.verdicts import (
     BA_2016,
     IDENTITY,
@@ -121,7 +122,6 @@ def check_m4(lstm) -> Finding:
 M5_MARGIN = 0.01
 M5_LAST_EPOCHS = 3
 M5_PAPER_BN = "paper's batchnorm"
-POPULATION = "population "
 
 
 def late_means(runs, key: str = "accuracy") -> list:
@@ -152,6 +152,18 @@ def m5_population_gain(robustness, name: str, key: str = "accuracy") -> stats.Di
     )
 
 
+def graded_parts(text: str, parts) -> Finding:
+    """A finding of several graded parts, each (text, outcome, quantity): `text` followed by the
+    parts' texts joined by '; ', their outcomes combined, their quantities in order."""
+    texts, outcomes, quantities = zip(*parts, strict=True)
+    return Finding(text + "; ".join(texts), combine(outcomes), quantities)
+
+
+def in_points(difference: stats.Difference, outcome: str, word: str, digits: int = 2) -> str:
+    """`tested` for an accuracy difference in percentage points, the claim's `word` if it holds."""
+    return tested(difference, outcome_word(outcome, word), 100, "pp", digits)
+
+
 def points(difference: stats.Difference) -> str:
     """'+0.12 [-0.05, +0.29]': an accuracy difference in percentage points, two decimals."""
     mean, low, high = (100 * v for v in (difference.mean, difference.low, difference.high))
@@ -163,7 +175,7 @@ def _m5_robust(robustness) -> tuple[stats.Difference, str, str]:
     the outcome of "no worse by M5_MARGIN", and its text."""
     ln = m5_differences(robustness, "layernorm")
     robust = stats.no_worse(ln, M5_MARGIN, "higher")
-    return ln, robust, tested(ln, outcome_word(robust, "no worse by 1 pp"), 100, "pp", 2)
+    return ln, robust, in_points(ln, robust, "no worse by 1 pp")
 
 
 def check_m5(robustness, confirmation) -> Finding:
@@ -176,10 +188,7 @@ def check_m5(robustness, confirmation) -> Finding:
     cells = m5_cells(confirmation)
 
     def cell(batch):
-        (nll, _), (accuracy, _) = (
-            cells["layernorm", batch]["nll"],
-            cells["layernorm", batch]["accuracy"],
-        )
+        nll, accuracy = (cells["layernorm", batch][key][0] for key in ("nll", "accuracy"))
         return f"{100 * accuracy:.1f}% / {nll:.3f}"
 
     ours = (
@@ -206,23 +215,23 @@ def check_m5e(confirmation) -> Finding:
     Reproduced if both hold, partly if one does."""
     big, small = confirmation.batch_sizes
     ln = m5_differences(confirmation, "layernorm")
-    parts, outcomes, quantities = [], [], []
-    for name, label in ((M5_PAPER_BN, "the paper's BN"), ("batchnorm", "BN in LN's places")):
+
+    def against(name, label):
         other = m5_differences(confirmation, name)
         versus = stats.paired_difference(ln.values, other.values)
         outcome = stats.better(versus, "higher")
-        outcomes.append(outcome)
-        quantities.append(aggregate(f"LN's batch-size change - {label}'s", versus))
-        parts.append(
-            f"minus {label} ({100 * other.mean:+.2f} pp) "
-            f"{tested(versus, outcome_word(outcome, 'LN loses less'), 100, 'pp', 2)}"
-        )
+        text = f"minus {label} ({100 * other.mean:+.2f} pp) "
+        text += in_points(versus, outcome, "LN loses less")
+        return text, outcome, aggregate(f"LN's batch-size change - {label}'s", versus)
+
     ours = (
         f"seeds {confirmation.seeds[0]}-{confirmation.seeds[-1]}, accuracy over the last "
         f"{M5_LAST_EPOCHS} epochs, batch {small} minus {big}, paired by seed: LN "
-        f"{100 * ln.mean:+.2f} pp; " + "; ".join(parts)
+        f"{100 * ln.mean:+.2f} pp; "
     )
-    return Finding(ours, combine(outcomes), tuple(quantities))
+    return graded_parts(
+        ours, [against(M5_PAPER_BN, "the paper's BN"), against("batchnorm", "BN in LN's places")]
+    )
 
 
 def check_m5b(robustness) -> Finding:
@@ -237,7 +246,7 @@ def check_m5b(robustness) -> Finding:
     ours = (
         f"accuracy over the last {M5_LAST_EPOCHS} epochs, batch {small} minus {big}, the paper's "
         f"BatchNorm (unbiased batch variance, every layer): "
-        f"{tested(paper, outcome_word(degrades, 'lower'), 100, 'pp', 2)}. Not graded, pp: "
+        f"{in_points(paper, degrades, 'lower')}. Not graded, pp: "
         f"{others}. Its NLL in nats goes the other way, {paper_nll.text()}: normalized logits "
         f"with a gain from 1 stay unconfident in {robustness.steps[big]} steps at batch {big}, a "
         "scale-down artifact"
@@ -261,7 +270,7 @@ def check_m5c(robustness) -> Finding:
     ours = (
         f"the paper's BatchNorm evaluated with exact population statistics (same nets), accuracy "
         f"over the last {M5_LAST_EPOCHS} epochs, batch {small} minus {big}: "
-        f"{tested(exact, outcome_word(persists, 'still lower'), 100, 'pp', 2)}. At batch "
+        f"{in_points(exact, persists, 'still lower')}. At batch "
         f"{small}, population minus running statistics, pp: {gains}"
     )
     quantities = (
@@ -289,25 +298,22 @@ def m5_early(robustness, name: str, batch: int, key: str = "nll") -> list:
 
 
 def check_m5d(robustness) -> Finding:
-    parts, outcomes, quantities = [], [], []
-    for batch in robustness.batch_sizes:
+    def at(batch):
         ln = m5_early(robustness, "layernorm", batch)
         faster = stats.paired_difference(ln, m5_early(robustness, M5_PAPER_BN, batch))
         outcome = stats.better(faster, "lower")
-        outcomes.append(outcome)
         hidden = stats.paired_difference(ln, m5_early(robustness, "batchnorm", batch))
         baseline = stats.paired_difference(ln, m5_early(robustness, "none", batch))
-        parts.append(
+        text = (
             f"batch {batch}: LN minus the paper's BN {tested(faster, outcome, unit='nats')}; not "
             f"graded: LN minus BN on the hidden layers only {hidden.text()}, minus no norm "
             f"{baseline.text()}"
         )
-        quantities.append(aggregate(f"early test NLL, LN - paper's BN, batch {batch}", faster))
-    ours = (
-        f"test NLL averaged over epochs 1-{M5_EARLY_EPOCHS} of {robustness.epochs}, paired by seed: "
-        + "; ".join(parts)
-    )
-    return Finding(ours, combine(outcomes), tuple(quantities))
+        return text, outcome, aggregate(f"early test NLL, LN - paper's BN, batch {batch}", faster)
+
+    epochs = f"epochs 1-{M5_EARLY_EPOCHS} of {robustness.epochs}"
+    ours = f"test NLL averaged over {epochs}, paired by seed: "
+    return graded_parts(ours, [at(batch) for batch in robustness.batch_sizes])
 
 
 # M2b, declared before its run: M5's LayerNorm MLP trained at batch 1, the same 12 epochs, rate
@@ -349,7 +355,7 @@ def check_m2c(robustness, online) -> Finding:
         f"LN MLP at batch 1, {online.steps} Adam steps ({robustness.epochs} "
         f"epochs): accuracy over the last {M5_LAST_EPOCHS} epochs {100 * statistics.fmean(one):.2f}%"
         f"; batch 1 minus {big}: "
-        f"{tested(versus_big, outcome_word(robust, 'no worse by 1 pp'), 100, 'pp', 2)}. Not "
+        f"{in_points(versus_big, robust, 'no worse by 1 pp')}. Not "
         f"graded: minus batch {small} {points(versus_small)} pp; NLL minus batch {big} {nll.text()}"
     )
     if "none" in online.curves:

@@ -9,15 +9,16 @@ from lnpaper.chapters.ch01_why_batchnorm_fails import analysis
 from lnpaper.chapters.ch01_why_batchnorm_fails.claims import (
     M5_LAST_EPOCHS,
     M5_MARGIN,
+    M5_PAPER_BN,
     NOTEBOOK,
+    graded_parts,
+    in_points,
     late_means,
     points,
 )
-from lnpaper.companion.verdicts import BA_2016, OURS, Claim, Finding, aggregate, combine, tested
-from lnpaper.vocabulary import outcome_word
+from lnpaper.companion.verdicts import BA_2016, OURS, Claim, Finding, aggregate, tested
 
 EARLY = 3  # "faster": the mean over the first quarter of training, evaluations 1-3 of 12
-PAPER_BN = "paper's batchnorm"
 
 
 def early_means(study, model: str, arm: str, key: str) -> list:
@@ -27,32 +28,32 @@ def early_means(study, model: str, arm: str, key: str) -> list:
 
 def _early_difference(study, arm: str, key: str) -> stats.Difference:
     """LayerNorm minus the paper's BatchNorm, `key` over the first quarter, paired by seed."""
-    ln, bn = (early_means(study, model, arm, key) for model in ("layernorm", PAPER_BN))
+    ln, bn = (early_means(study, model, arm, key) for model in ("layernorm", M5_PAPER_BN))
     return stats.paired_difference(ln, bn)
 
 
 def check_m5g(study) -> Finding:
     """Faster training convergence at each batch size: the training loss over the first quarter,
     LayerNorm minus the paper's BatchNorm, below 0."""
-    parts, outcomes, quantities = [], [], []
-    for arm in ("batch 128", "batch 4"):
+
+    def at(arm):
         faster = _early_difference(study, arm, "train loss")
         outcome = stats.better(faster, "lower")
-        outcomes.append(outcome)
         train_nll = _early_difference(study, arm, "train nll")
         accuracy = _early_difference(study, arm, "test accuracy")
-        parts.append(
+        text = (
             f"{arm}: training loss, LN minus the paper's BN {tested(faster, outcome, unit='nats')};"
             f" not graded: training-set NLL {train_nll.bracket()}, test accuracy "
             f"{points(accuracy)} pp"
         )
-        quantities.append(aggregate(f"early training loss, LN - paper's BN, {arm}", faster))
+        return text, outcome, aggregate(f"early training loss, LN - paper's BN, {arm}", faster)
+
     ours = (
         f"over epochs 1-{EARLY} of {study.epochs['batch 128']}, paired by seed "
         f"({study.seeds[0]}-{study.seeds[-1]}), BatchNorm evaluated with exact training-set "
-        "statistics: " + "; ".join(parts)
+        "statistics: "
     )
-    return Finding(ours, combine(outcomes), tuple(quantities))
+    return graded_parts(ours, [at("batch 128"), at("batch 4")])
 
 
 def check_m5f(study) -> Finding:
@@ -60,29 +61,27 @@ def check_m5f(study) -> Finding:
     many steps, by M5's margin; the paper's BatchNorm's lower."""
     steps = study.steps["batch 4"]
     evaluations = len(study.curves["layernorm"]["batch 4"][0]["test accuracy"])
-    tests = (
-        ("layernorm", "no worse by 1 pp", lambda d: stats.no_worse(d, M5_MARGIN, "higher")),
-        (PAPER_BN, "lower", lambda d: stats.better(d, "lower")),
-    )
-    parts, outcomes, quantities = [], [], []
-    for model, rule, test in tests:
+
+    def graded(model, rule, test):
         small, big = (
             late_means(study.curves[model][arm], "test accuracy")
             for arm in ("batch 4", analysis.EQUAL_STEPS)
         )
         difference = stats.paired_difference(small, big)
         outcome = test(difference)
-        outcomes.append(outcome)
-        word = outcome_word(outcome, rule)
-        parts.append(f"{model} {tested(difference, word, 100, 'pp', 2)}")
-        quantities.append(aggregate(f"{model} accuracy, batch 4 - 128, equal steps", difference))
+        text = f"{model} {in_points(difference, outcome, rule)}"
+        return text, outcome, aggregate(f"{model} accuracy, batch 4 - 128, equal steps", difference)
+
     ours = (
         f"{steps:,} Adam steps at both sizes ({study.epochs['batch 4']} epochs at batch 4, about "
         f"{study.epochs[analysis.EQUAL_STEPS]} at 128), "
         f"test accuracy over the last {M5_LAST_EPOCHS} of {evaluations} evaluations, batch 4 minus "
-        "128, BatchNorm with exact statistics: " + "; ".join(parts)
+        "128, BatchNorm with exact statistics: "
     )
-    return Finding(ours, combine(outcomes), tuple(quantities))
+    ln = graded("layernorm", "no worse by 1 pp", lambda d: stats.no_worse(d, M5_MARGIN, "higher"))
+    return graded_parts(
+        ours, [ln, graded(M5_PAPER_BN, "lower", lambda d: stats.better(d, "lower"))]
+    )
 
 
 CLAIMS = (

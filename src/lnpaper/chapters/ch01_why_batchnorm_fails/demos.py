@@ -66,11 +66,9 @@ def batch_size(batch_size: int = 4) -> Figure:
                 alpha=0.6, color=style.color(name), label=name)  # fmt: skip
     ax.plot(units - 0.15, outputs["whole split"], "_", ms=14, mew=2, color=style.REFERENCE,
             label="the whole split's statistics in BatchNorm")  # fmt: skip
-    ax.set_xticks(units)
-    ax.set_xlim(0.4, BATCH_UNITS + 0.6)
-    ax.set_ylim(-4.5, 4.5)  # fixed, so that a slider moves the dots, not the axis
-    ax.set_xlabel("unit $i$ of image 0")
-    ax.set_ylabel("normalized summed input")
+    ax.set(xticks=units, xlim=(0.4, BATCH_UNITS + 0.6), xlabel="unit $i$ of image 0")
+    # the y axis fixed, so that a slider moves the dots, not the axis
+    ax.set(ylim=(-4.5, 4.5), ylabel="normalized summed input")
     ax.set_title(f"{BATCH_DRAWS} random batches of {batch_size} training images holding image 0")
     style.shared_legend(fig, ncols=3)
     spread = outputs["BatchNorm"].std(0).mean()

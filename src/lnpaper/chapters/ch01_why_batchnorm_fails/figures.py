@@ -1,5 +1,7 @@
 """Figures of notebook 01, why BatchNorm fails for sequence models."""
 
+from typing import NamedTuple
+
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -272,10 +274,6 @@ def lstm_statistics(result) -> Figure:
     return fig
 
 
-def _scheme_name(name: str) -> str:
-    return name.replace("T_max", r"$T_{\max}$")
-
-
 @figure("recurrent_batchnorm", experiment=ch01_runs.lstm_statistics)
 def recurrent_batchnorm(result) -> Figure:
     r"""How well each choice of inference statistics normalizes the LSTM's gate pre-activations
@@ -287,7 +285,7 @@ def recurrent_batchnorm(result) -> Figure:
     fig = style.new_figure(2, 3.8)
     offset, scale = fig.subplots(1, 2, sharey=True)  # both in sd units of the normalized a_t
     for (name, values), line in zip(result.offset.items(), style.LINE_STYLES, strict=False):
-        offset.plot(t, values, line, label=_scheme_name(name))
+        offset.plot(t, values, line, label=name.replace("T_max", r"$T_{\max}$"))
         scale.plot(t, result.scale[name], line)
     offset.set_title("Mean of the normalized $a_t$ (want 0)")
     offset.set_ylabel("|batch mean|, mean over units")
@@ -308,22 +306,20 @@ def recurrent_batchnorm(result) -> Figure:
 
 # ---- M5 ----------------------------------------------------------------------------------------
 
-M5_LABELS = {  # the reader's name of each arm (its start names the method, for the colour)
-    "layernorm": "LayerNorm",
-    "batchnorm": "BatchNorm, torch's",
-    "unbiased batchnorm": "BatchNorm, unbiased",
-    "paper's batchnorm": "BatchNorm, the paper's",
-    "none": "no norm",
+
+class Arm(NamedTuple):
+    label: str  # the reader's name of the arm (its start names the method, for the colour)
+    subject: str  # the arm as the subject of the title's sentence
+    marker: str
+
+
+M5_ARMS = {
+    "layernorm": Arm("LayerNorm", "LayerNorm's", "o"),
+    "batchnorm": Arm("BatchNorm, torch's", "torch's BatchNorm's", "o"),
+    "unbiased batchnorm": Arm("BatchNorm, unbiased", "the unbiased BatchNorm's", "D"),
+    "paper's batchnorm": Arm("BatchNorm, the paper's", "the paper's BatchNorm's", "s"),
+    "none": Arm("no norm", "the MLP without a norm's", "o"),
 }
-M5_SUBJECTS = {  # each arm as the subject of the title's sentence
-    "layernorm": "LayerNorm's",
-    "batchnorm": "torch's BatchNorm's",
-    "unbiased batchnorm": "the unbiased BatchNorm's",
-    "paper's batchnorm": "the paper's BatchNorm's",
-    "none": "the MLP without a norm's",
-}
-M5_MARKERS = {"layernorm": "o", "batchnorm": "o", "unbiased batchnorm": "D",
-              "paper's batchnorm": "s", "none": "o"}  # fmt: skip
 
 
 def _paired_dots(ax, x, before, after, color, marker) -> None:
@@ -348,9 +344,9 @@ def _m5_panel(ax, result, key: str, models) -> dict:
         x = 2.6 * place
         # per seed, test error over the last M5_LAST_EPOCHS epochs: what m5_differences pairs
         before, after = (100 - 100 * np.array(m5_late(result, name, b, key)) for b in (big, small))
-        label = M5_LABELS[name]
+        label = M5_ARMS[name].label
         color = style.color(label)
-        _paired_dots(ax, x, before, after, color, M5_MARKERS[name])
+        _paired_dots(ax, x, before, after, color, M5_ARMS[name].marker)
         difference = m5_differences(result, name, key)
         changes[name] = -100 * difference.mean
         low, high = sorted((-100 * difference.low, -100 * difference.high))
@@ -368,31 +364,26 @@ def _m5_panel(ax, result, key: str, models) -> dict:
     return changes
 
 
-def _rises(change: float) -> str:
-    return "rises" if change > 0 else "falls"
+def _moves(change: float) -> str:
+    """'rises 0.12' or 'falls 0.12': a change of the test error, in points."""
+    return f"{'rises' if change > 0 else 'falls'} {abs(change):.2f}"
 
 
 def _batch_size_finding(running: dict, exact: dict, big: int, small: int) -> str:
     """The title of `batch_size`: how the test error of LayerNorm and of one BatchNorm (the paper's
     if the result holds it) moves from batch `big` to `small`, as trained and with exact
     statistics, for the models the result holds."""
-    said = []
-    if "layernorm" in running:
-        ln = running["layernorm"]
-        said.append(f"LayerNorm's test error {_rises(ln)} {abs(ln):.2f} points")
     batchnorm = M5_PAPER_BN if M5_PAPER_BN in exact else next(iter(exact), None)
+    said = []
+    if "layernorm" in running or batchnorm is None:  # with neither, the first model it holds
+        name = "layernorm" if "layernorm" in running else next(iter(running))
+        said.append(f"{M5_ARMS[name].subject} test error {_moves(running[name])} points")
     if batchnorm is not None:
-        bn = running[batchnorm]
-        said.append(f"{M5_SUBJECTS[batchnorm]} {_rises(bn)} {abs(bn):.2f}")
-    if not said:  # neither: the first model it holds
-        name, change = next(iter(running.items()))
-        said.append(f"{M5_SUBJECTS[name]} test error {_rises(change)} {abs(change):.2f} points")
+        said.append(f"{M5_ARMS[batchnorm].subject} {_moves(running[batchnorm])}")
     text = f"From batch {big} to {small}, " + ", ".join(said)
     if batchnorm is not None:
-        change = exact[batchnorm]
-        subject = "BatchNorm's" if batchnorm == M5_PAPER_BN else M5_SUBJECTS[batchnorm]
-        text += (f";\nwith exact statistics at inference, {subject} still {_rises(change)} "
-                 f"{abs(change):.2f}")  # fmt: skip
+        subject = "BatchNorm's" if batchnorm == M5_PAPER_BN else M5_ARMS[batchnorm].subject
+        text += f";\nwith exact statistics at inference, {subject} still {_moves(exact[batchnorm])}"
     return text
 
 
@@ -411,7 +402,7 @@ def batch_size(result) -> Figure:
     big, small = result.batch_sizes
     fig = style.new_figure(2, 4.6)
     running_ax, exact_ax = fig.subplots(1, 2, width_ratios=[5, 3.2])
-    models = [name for name in M5_LABELS if name in result.curves]
+    models = [name for name in M5_ARMS if name in result.curves]
     batchnorms = [name for name in models if "population accuracy" in result.final[name][big]]
     running = _m5_panel(running_ax, result, "accuracy", models)
     exact = _m5_panel(exact_ax, result, "population accuracy", batchnorms)

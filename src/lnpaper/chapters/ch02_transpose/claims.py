@@ -1,14 +1,7 @@
 """Claims of notebook 02, the transpose: F1-F4."""
 
 from lnpaper.chapters.ch02_transpose import runs as ch02_runs
-from lnpaper.companion.verdicts import (
-    BA_2016,
-    IDENTITY,
-    Claim,
-    Finding,
-    exact,
-    verdict,
-)
+from lnpaper.companion.verdicts import BA_2016, IDENTITY, Claim, Finding, exact, verdict
 
 
 def check_f1(parity) -> Finding:
@@ -45,14 +38,16 @@ def check_f3(backward) -> Finding:
     return Finding(ours, verdict(worst < 1e-12 and backward.gradcheck_passed), quantities)
 
 
+ANNOTATED = "unbiased std, eps outside (Annotated Transformer)"
+TORCH_MODULE = "eps outside the sqrt"  # the authors' Lua/Torch module
+
+
 def check_f4(variants, one_pass) -> Finding:
-    annotated = variants.ratios["unbiased std, eps outside (Annotated Transformer)"]
-    eps_outside = variants.ratios["eps outside the sqrt"]
+    annotated, eps_outside = (variants.ratios[name] for name in (ANNOTATED, TORCH_MODULE))
+    annotated_eps, torch_eps = (variants.eps[name] for name in (ANNOTATED, TORCH_MODULE))
     at_100 = one_pass.offsets.index(100.0)
     one_pass_error = one_pass.variance_error["one pass E[a^2] - E[a]^2"][at_100]
     nonpositive = one_pass.nonpositive_fraction[at_100]
-    annotated_eps = variants.eps["unbiased std, eps outside (Annotated Transformer)"]
-    torch_eps = variants.eps["eps outside the sqrt"]
     smallest = variants.stds[0]
     ours = (
         f"H={variants.width}, each with its source's eps: the Annotated Transformer's (unbiased std, "

@@ -27,8 +27,7 @@ FLOAT32_ROUNDING = 2.0**-24  # float32's unit roundoff: half the spacing of the 
 @functools.cache
 def _noise() -> torch.Tensor:
     generator = torch.Generator().manual_seed(0)
-    shape = (ONE_PASS_ROWS, ONE_PASS_WIDTH)
-    return torch.randn(*shape, generator=generator, dtype=torch.float64)
+    return torch.randn(ONE_PASS_ROWS, ONE_PASS_WIDTH, generator=generator, dtype=torch.float64)
 
 
 def one_pass_errors(offset: float, eps: float) -> dict:

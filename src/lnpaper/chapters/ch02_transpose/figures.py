@@ -108,9 +108,7 @@ def per_token_independence(result) -> Figure:
     for ax, (change, title) in zip(axes, panels, strict=True):
         image = ax.imshow(np.ma.masked_equal(change, 0.0), cmap=cmap, norm=scale, aspect="auto")
         ax.add_patch(Rectangle((t - 0.5, b - 0.5), 1, 1, fill=False, ec=style.BLACK, lw=2.5))
-        ax.set_title(title)
-        ax.set_xlabel("token position $t$")
-        ax.set_xticks(range(0, change.shape[1], 2))
+        ax.set(title=title, xlabel="token position $t$", xticks=range(0, change.shape[1], 2))
         ax.set_yticks(range(change.shape[0]))
         ax.grid(False)
     axes[0].set_ylabel("sequence $b$")

@@ -107,15 +107,23 @@ def late_pick_training(*, seeds=LATE_PICK_SEEDS) -> RecurrentStudyResult:
 # ---- summaries the notebook prints and the claims check ----------------------------------
 
 
+def inside_and_beyond(result) -> dict:
+    """The test steps inside the training length (delay to T_max - 1) and beyond it (T_max to the
+    end), as slices of the per-step lists, which start at step `delay`."""
+    split = result.train_length - result.delay
+    return {"inside": slice(0, split), "beyond": slice(split, None)}
+
+
+def per_seed_means(runs, steps: slice) -> list:
+    return [statistics.fmean(run[steps]) for run in runs]
+
+
 def length_summary(longer) -> dict:
-    """model -> mean +- sd over seeds of the accuracy inside the training length (steps delay to
-    T_max - 1) and beyond it (T_max to the end)."""
-    inside = slice(0, longer.train_length - longer.delay)  # accuracy lists start at step `delay`
-    beyond = slice(longer.train_length - longer.delay, None)
+    """model -> mean +- sd over seeds of the accuracy inside the training length and beyond it."""
     return {
         model: {
-            part: mean_sd([statistics.fmean(run[steps]) for run in runs])
-            for part, steps in (("inside", inside), ("beyond", beyond))
+            part: mean_sd(per_seed_means(runs, steps))
+            for part, steps in inside_and_beyond(longer).items()
         }
         for model, runs in longer.accuracy.items()
     }
@@ -204,17 +212,14 @@ def best_lr_index(run: dict, pick: str = "run") -> int:
     return min(range(len(scores)), key=lambda k: (scores[k], k))
 
 
-PER_ORDER = (  # the fields of a SequenceTrainingResult indexed [order] first
+TEST_SETS, MEASURES = ("longer", "cut", "averaged"), ("loss", "accuracy")  # beyond the plain test
+# the fields of a SequenceTrainingResult indexed [order] first
+PER_ORDER = (
     "val_loss",
     "val_accuracy",
     "test_loss",
     "test_accuracy",
-    "longer_test_loss",
-    "longer_test_accuracy",
-    "cut_test_loss",
-    "cut_test_accuracy",
-    "averaged_test_loss",
-    "averaged_test_accuracy",
+    *(f"{name}_test_{m}" for name in TEST_SETS for m in MEASURES),
 )
 
 
@@ -252,12 +257,7 @@ def training_summary(study, order: int = 0, lr_index: int | None = None, pick: s
             "curve": [statistics.fmean(c[1:]) for c in curves],
             "final_loss": [c[-1] for c in curves],
             "final_accuracy": [c[-1] for c in run["test_accuracy"][k]],
-            "longer_loss": at_best("longer_test_loss"),
-            "longer_accuracy": at_best("longer_test_accuracy"),
-            "cut_loss": at_best("cut_test_loss"),
-            "cut_accuracy": at_best("cut_test_accuracy"),
-            "averaged_loss": at_best("averaged_test_loss"),
-            "averaged_accuracy": at_best("averaged_test_accuracy"),
+            **{f"{name}_{m}": at_best(f"{name}_test_{m}") for name in TEST_SETS for m in MEASURES},
         }
     steps = next(iter(study.runs.values()))["eval_steps"]
     early, late = _quarters(steps)

@@ -101,12 +101,10 @@ def check_r2(dynamics, draws) -> Finding:
     numbers = dynamics_summary(dynamics)
     low, high = dynamics.scales[0], dynamics.scales[-1]
     plain = numbers["plain_summed_last"]
-    ln_low, ln_high = numbers["ln_hidden_range"]
-    per_scale = numbers["ln_summed_per_scale"]
-    growth = numbers["growth"]["LN tanh RNN"]
-    plain_growth = numbers["growth"]["tanh RNN"]
+    (ln_low, ln_high), per_scale = numbers["ln_hidden_range"], numbers["ln_summed_per_scale"]
+    growth, plain_growth = (numbers["growth"][net] for net in ("LN tanh RNN", "tanh RNN"))
     parts = [_r2_parts(result) for result in draws[1.0]]
-    plain_drifts, ln_steady, ln_bounded = (all(p[i] for p in parts) for i in range(3))
+    plain_drifts, ln_steady, ln_bounded = map(all, zip(*parts, strict=True))
     others = "; ".join(
         f"g = {gain:g}: x {_growth_range(results)}"
         for gain, results in draws.items()
@@ -134,12 +132,10 @@ def _faster_at_each_rate(study, ln: str, base: str, task: str) -> Finding:
     training, lower at every rate reproduces, at some is partly."""
     outcomes, quantities, parts = [], [], []
     for k, lr in enumerate(study.runs[base]["lrs"]):
-        s = training_summary(study, lr_index=k)
-        early = best_rate_difference(s, ln, base, "early")
-        outcome = stats.better(early, "lower")
-        outcomes.append(outcome)
+        early = best_rate_difference(training_summary(study, lr_index=k), ln, base, "early")
+        outcomes.append(stats.better(early, "lower"))
         quantities.append(aggregate(f"lr {lr:g}, early test NLL, {ln} - {base}", early))
-        parts.append(f"lr {lr:g} {tested(early, outcome_word(outcome, 'LN lower'))}")
+        parts.append(f"lr {lr:g} {tested(early, outcome_word(outcomes[-1], 'LN lower'))}")
     steps = training_summary(study)["early_steps"]
     ours = (
         f"{task}, both models at the same lr; test NLL over steps {steps[0]}-{steps[-1]}, "

@@ -6,6 +6,10 @@ import statistics
 
 from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch03_layernorm_in_rnns import runs_lengths as ch03_runs_lengths
+from lnpaper.chapters.ch03_layernorm_in_rnns.analysis import (
+    inside_and_beyond,
+    per_seed_means,
+)
 from lnpaper.companion.verdicts import (
     NEGLIGIBLE,
     SOME_PARTS,
@@ -16,21 +20,15 @@ from lnpaper.companion.verdicts import (
     tested,
 )
 from lnpaper.formatting import points_text
-from lnpaper.spread import mean_sd
 from lnpaper.vocabulary import R4_MARGIN, outcome_word
 
 
-def _stationary_parts(result) -> tuple[slice, slice, str, str]:
-    """The test steps inside the training length and beyond it (indices into the per-step lists,
-    which start at step `delay`), and their labels."""
-    inside = slice(0, result.train_length - result.delay)
-    beyond = slice(result.train_length - result.delay, None)
-    return (inside, beyond, f"{result.delay}-{result.train_length - 1}",
-            f"{result.train_length}-{result.test_length - 1}")  # fmt: skip
-
-
-def _per_seed_mean(runs, steps: slice) -> list:
-    return [statistics.fmean(run[steps]) for run in runs]
+def _steps_text(result) -> tuple[str, str]:
+    """The steps of `analysis.inside_and_beyond`'s two parts, '2-7' and '8-31'."""
+    return (
+        f"{result.delay}-{result.train_length - 1}",
+        f"{result.train_length}-{result.test_length - 1}",
+    )
 
 
 def check_m4f(stationary) -> Finding:
@@ -41,13 +39,12 @@ def check_m4f(stationary) -> Finding:
     degradation beyond the negligible 0.02 nats is reproduced, one within it not reproduced
     (negligible: the source says severely), one whose size the interval leaves undecided partly
     (some parts: it degrades, its size is not settled)."""
-    inside, _, inside_label, _ = _stationary_parts(stationary)
-    averaged = _per_seed_mean(stationary.loss["averaged"], inside)
-    per_step = _per_seed_mean(stationary.loss["per step"], inside)
-    nll = stats.paired_difference(averaged, per_step)
-    accuracy = stats.paired_difference(
-        _per_seed_mean(stationary.accuracy["averaged"], inside),
-        _per_seed_mean(stationary.accuracy["per step"], inside),
+    inside = inside_and_beyond(stationary)["inside"]
+    nll, accuracy = (
+        stats.paired_difference(
+            per_seed_means(runs["averaged"], inside), per_seed_means(runs["per step"], inside)
+        )
+        for runs in (stationary.loss, stationary.accuracy)
     )
     outcome = stats.better(nll, "higher")
     size, _ = vocabulary.better_beyond_negligible(nll)  # "worse": averaged, beyond the margin
@@ -60,8 +57,8 @@ def check_m4f(stationary) -> Finding:
     drift = [statistics.fmean(seed[t] for seed in stationary.drift) for t in (0, -1)]
     ours = (
         f"digit streams (the same input distribution at every step), BN-LSTM trained at T_max = "
-        f"{stationary.train_length}, test steps {inside_label}, statistics averaged over time "
-        f"minus per step: NLL {tested(nll, outcome_word(outcome, 'higher averaged'))}, "
+        f"{stationary.train_length}, test steps {_steps_text(stationary)[0]}, statistics averaged "
+        f"over time minus per step: NLL {tested(nll, outcome_word(outcome, 'higher averaged'))}, "
         f"accuracy {points_text(accuracy)}. How far a step's statistics lie from the step before's "
         f"(rms over units, in running sds): {drift[0]:.3f} at step 1, {drift[1]:.3f} at step "
         f"{stationary.train_length - 1}. The degradation is {size_words} the negligible "
@@ -71,20 +68,21 @@ def check_m4f(stationary) -> Finding:
 
 
 def check_m4g(stationary) -> Finding:
-    """Cooijmans et al.'s T_max rule on a stationary input: with
-    the statistics of step T_max - 1 for every later step, the test accuracy over the steps beyond
-    the training length no worse than inside it by more than R4_MARGIN, paired by seed."""
-    inside, beyond, inside_label, beyond_label = _stationary_parts(stationary)
+    """Cooijmans et al.'s T_max rule on a stationary input: with the statistics of step T_max - 1
+    for every later step, the test accuracy over the steps beyond the training length no worse
+    than inside it by more than R4_MARGIN, paired by seed."""
     runs = stationary.accuracy["per step"]
-    difference = stats.paired_difference(_per_seed_mean(runs, beyond), _per_seed_mean(runs, inside))
+    inside, beyond = (
+        per_seed_means(runs, steps) for steps in inside_and_beyond(stationary).values()
+    )
+    difference = stats.paired_difference(beyond, inside)
     outcome = stats.no_worse(difference, R4_MARGIN, "higher")
-    (inside_mean, _), (beyond_mean, _) = (mean_sd(_per_seed_mean(runs, part))
-                                          for part in (inside, beyond))  # fmt: skip
+    inside_steps, beyond_steps = _steps_text(stationary)
     ours = (
         f"digit streams, BN-LSTM trained at T_max = {stationary.train_length}, tested to "
-        f"{stationary.test_length} steps with the T_max rule: accuracy {100 * inside_mean:.1f}% "
-        f"at steps {inside_label}, {100 * beyond_mean:.1f}% at steps {beyond_label}; beyond "
-        f"minus inside "
+        f"{stationary.test_length} steps with the T_max rule: accuracy "
+        f"{100 * statistics.fmean(inside):.1f}% at steps {inside_steps}, "
+        f"{100 * statistics.fmean(beyond):.1f}% at steps {beyond_steps}; beyond minus inside "
         f"{tested(difference, outcome_word(outcome, 'no worse by 1 pp'), 100, 'pp', 1)}"
     )
     return Finding(
