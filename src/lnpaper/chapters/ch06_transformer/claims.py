@@ -235,12 +235,9 @@ def check_t5b(study, rezero) -> Finding:
 
 
 def final_loss_match(run: dict, reference: dict) -> tuple[str, str, tuple]:
-    """(outcome, text, quantities) of "run's held-out loss is no worse than reference's", paired
-    by seed.
-    A diverged run is no match: it is counted, and the outcome is `fails`."""
-    diverged = stats.count_diverged(run["final_loss"]) + stats.count_diverged(
-        reference["final_loss"]
-    )
+    """(outcome, text, quantities) of "run's held-out loss is no worse than reference's", paired by
+    seed. A diverged run is no match: it is counted, and the outcome is `fails`."""
+    diverged = stats.count_diverged(run["final_loss"] + reference["final_loss"])
     if diverged:
         text = f"{diverged} run(s) diverged: {formatting.median_text(run['final_loss'])}"
         return stats.FAILS, text, ()
