@@ -214,7 +214,7 @@ def check_t5(study) -> Finding:
 
 def check_t5b(study, rezero) -> Finding:
     """ReZero trains T5's stack (loss minus the bigram level, CI below 0, T-Fixup's test in T5).
-    Shown, not graded: ReZero minus T-Fixup, paired by seed, and how far the gates moved."""
+    Shown, not graded: ReZero minus T-Fixup, paired by seed."""
     fixup = study.runs[f"T-Fixup, {rezero.n_layers} layers, no norm"]
     trains, gap, gap_text = below_level(vars(rezero), "bigram")
     ours = (
