@@ -195,7 +195,7 @@ def check_t4(confirmation, study) -> Finding:
 
 
 def check_t5(study) -> Finding:
-    """Xavier without a norm: most runs fail; T-Fixup: every run ends below the bigram level."""
+    """Xavier without a norm: most runs fail; T-Fixup: its loss minus the bigram level below 0."""
     xavier, fixup = study.runs.values()
     n = len(xavier["seeds"])
     failed = vocabulary.failed_runs(xavier["final_loss"], xavier["levels"])
