@@ -99,11 +99,9 @@ def check_r3c(pixels) -> Finding:
 
 
 def check_r3h(control) -> Finding:
-    """Our question (declared before the control's runs): does LN on the one-pixel input term hold
-    the LN-LSTM back at T = 64? The control (the LN-LSTM without LN on W_x x_t) minus the
-    LN-LSTM, test NLL over the whole run, each at its own best rate, paired by seed, 95% t CI below
-    0 in both pixel orders. Shown, not graded: each against the BN-LSTM, over the whole run and
-    over the last quarter (R3c's comparison)."""
+    """Does LN on the one-pixel input term hold the LN-LSTM back at T = 64? The control (without LN
+    on W_x x_t) minus the LN-LSTM, graded as R3h's test says. Shown, not graded: each against the
+    BN-LSTM, over the whole run and over the last quarter (R3c's comparison)."""
     raw = ch04_analysis.RAW_INPUT
     outcomes, quantities, parts = [], [], []
     for order, task in TASKS.items():
@@ -130,8 +128,8 @@ def check_r3h(control) -> Finding:
 
 
 def check_r3g(gru_pixels) -> Finding:
-    """R3f at T = 64: the LN-GRU against the GRU at each shared rate
-    of the grid, in both pixel orders, test NLL over the first quarter of training."""
+    """R3f at T = 64: the LN-GRU against the GRU at each shared rate of the grid, in both pixel
+    orders, test NLL over the first quarter of training."""
     outcomes, quantities, parts = [], [], []
     for order, task in TASKS.items():
         for k, lr in enumerate(gru_pixels.runs["GRU"]["lrs"]):
@@ -210,12 +208,10 @@ def check_m4c(pixels) -> Finding:
 
 
 def check_m4h(pixels) -> Finding:
-    """Cooijmans et al.'s "averaging statistics over time severely degrades performance" where
-    the statistics do change along the sequence: the trained T = 64 BN-LSTM (gains 0.1) tested
-    with its population statistics averaged over the 64 steps, minus with its per-step ones, test
-    NLL after training at its best rate, paired by seed, 95% t CI above 0 in both pixel orders.
-    Its size as M4f's, in each order: beyond the negligible 0.02 nats in both reproduced, within it
-    in both not reproduced (negligible), anything between partly (some parts)."""
+    """Cooijmans et al.'s "averaging statistics over time severely degrades performance" where the
+    statistics do change along the sequence: the trained BN-LSTM's test NLL with its statistics
+    averaged over the 64 steps minus with its per-step ones, graded, and sized as M4f's, as M4h's
+    test says."""
     outcomes, sizes, quantities, parts = [], [], [], []
     for order, task in TASKS.items():
         run = training_summary(pixels, order)["BN-LSTM"]
@@ -323,12 +319,9 @@ def check_r5b(cnn) -> Finding:
 
 
 def check_r6(small, pixels) -> Finding:
-    """The paper's conclusion at T = 64: at small minibatches the
-    LN-LSTM beats the BN-LSTM, and by more than at larger ones. Declared before the runs: test NLL
-    over the whole run, each model at its own best rate at each batch size, reading order, paired
-    by seed: (a) LN-LSTM - BN-LSTM at batch SMALL_BATCH below 0; (b) that difference minus the
-    same at sequential_digits' batch 16 below 0. Reproduced if both hold, partly if one does.
-    Shown, not graded: LN-LSTM - LSTM at both sizes."""
+    """The paper's conclusion at T = 64: at small minibatches the LN-LSTM beats the BN-LSTM, and by
+    more than at larger ones; graded as R6's test says, (a) at batch SMALL_BATCH and (b) that
+    difference minus the same at batch 16. Shown, not graded: LN-LSTM - LSTM at both sizes."""
     small_s, large_s = training_summary(small), training_summary(pixels, 0)
     small_size = small.runs["LN-LSTM"]["batch_size"]
     large_size = pixels.runs["LN-LSTM"]["batch_size"]

@@ -14,7 +14,6 @@ from lnpaper.companion.verdicts import (
     IDENTITY,
     NOT_REPRODUCED,
     OURS,
-    REPRODUCED,
     SOME_PARTS,
     Claim,
     Finding,
@@ -150,9 +149,9 @@ def check_i4(result) -> Finding:
         f"curvature u^T F u (1/4). LayerNorm, one row doubled: output moves "
         f"{result.logit_change[row]:.2g}, w_1 block x {result.ratios[row]['w-w']:.3g}"
     )
-    if not (exact and halves and same_output and row_breaks):
-        return Finding(ours, NOT_REPRODUCED)
-    return Finding(ours, SOME_PARTS)  # the 1/2 of the length element, not of the curvature
+    holds = exact and halves and same_output and row_breaks
+    # partly: the 1/2 holds for the length element, not for the curvature
+    return Finding(ours, SOME_PARTS if holds else NOT_REPRODUCED)
 
 
 def check_i4b(result) -> Finding:
@@ -172,7 +171,7 @@ def check_i4b(result) -> Finding:
         f"{result.logit_change:.1e}"
     )
     holds = exact_blocks and coupled and result.logit_change == 0.0
-    return Finding(ours, REPRODUCED if holds else NOT_REPRODUCED)
+    return Finding(ours, verdict(holds))
 
 
 def check_i6(result) -> Finding:
@@ -213,12 +212,10 @@ EQUILIBRIUM_MARGIN = 0.2
 APPROACH_FACTOR = 1.5
 
 
-def _shifted(difference: stats.Difference, shift: float) -> str:
+def _shifted(difference: stats.Difference, shift: float, form=significant) -> str:
     """'-0.982 [-1.01, -0.951]': a measured minus predicted value, plus `shift`, shown as the
-    measured one, to three significant digits."""
-    mean, low, high = (
-        significant(shift + v) for v in (difference.mean, difference.low, difference.high)
-    )
+    measured one, to three significant digits unless `form` says otherwise."""
+    mean, low, high = (form(shift + v) for v in (difference.mean, difference.low, difference.high))
     return f"{mean} [{low}, {high}]"
 
 
@@ -249,11 +246,9 @@ def check_i5(result) -> Finding:
             outcomes[f"{key} {c}"] = stats.matches(d, margin)
             what = "log(approach / (1/(2 lr lambda)))" if key == "approach" else f"{key} ratio - 1"
             quantities.append(aggregate(f"AdamW lr {lr:g}, lambda {decay:g}: {what}", d))
+        angle, norm = (_shifted(equilibrium[key], 1, "{:.2f}".format) for key in ("angle", "norm"))
         parts.append(
-            f"lr {lr:g}, lambda {decay:g}: angle x {1 + equilibrium['angle'].mean:.2f} "
-            f"[{1 + equilibrium['angle'].low:.2f}, {1 + equilibrium['angle'].high:.2f}], ||W|| x "
-            f"{1 + equilibrium['norm'].mean:.2f} [{1 + equilibrium['norm'].low:.2f}, "
-            f"{1 + equilibrium['norm'].high:.2f}], approach x "
+            f"lr {lr:g}, lambda {decay:g}: angle x {angle}, ||W|| x {norm}, approach x "
             f"{math.exp(equilibrium['approach'].mean):.2f}"
         )
     ours = (

@@ -235,10 +235,9 @@ def adam_geometry(
 ) -> AdamGeometryResult:
     """I5: the layer-normalized MLP of I3 (smaller), one model per (setting, seed) stacked and
     trained together. (a) Adam and plain SGD without weight decay, W1 started at several scales of
-    one function: the angle per step over the first `window` steps. (b) AdamW with decoupled
-    weight decay on W1 only (W1 <- W1 - lr lambda W1 beside Adam's step), W1 started at
-    `adamw_init_scale`: the angle per step and ||W1|| once they settle, and how fast ||W1|| gets
-    there."""
+    one function: the angle per step over the first `window` steps. (b) AdamW with decoupled weight
+    decay on W1 only (W1 <- W1 - lr lambda W1 beside Adam's step), W1 started at `adamw_init_scale`:
+    the angle per step and ||W1|| once they settle, and how fast ||W1|| gets there."""
     if not 0 < tail < steps:
         raise ValueError(f"tail must lie between 0 and steps = {steps}, got {tail}")
     if window < 1 or len(init_scales) < 2:

@@ -47,12 +47,16 @@ class XiongResult:
     pre: dict
 
 
+def _both_placements(**options) -> XiongResult:
+    return XiongResult(
+        post=vars(grad_norm_vs_depth(placement="post", **options)),
+        pre=vars(grad_norm_vs_depth(placement="pre", **options)),
+    )
+
+
 def xiong_setting(*, seeds=tuple(range(40)), d_model: int = 128) -> XiongResult:
     """Both placements of `grad_norm_vs_depth`, for the figures (each comes from the store)."""
-    return XiongResult(
-        post=vars(grad_norm_vs_depth(placement="post", seeds=seeds, d_model=d_model)),
-        pre=vars(grad_norm_vs_depth(placement="pre", seeds=seeds, d_model=d_model)),
-    )
+    return _both_placements(seeds=seeds, d_model=d_model)
 
 
 # T1b: T1's setting and test over depths 6 to 24 (the source's 6 to 14, and deeper), on 40 seeds
@@ -63,10 +67,7 @@ T1B_SEEDS = tuple(range(40, 80))
 
 def xiong_deeper(*, seeds=T1B_SEEDS, depths=T1B_DEPTHS) -> XiongResult:
     """T1b: both placements of `grad_norm_vs_depth` at `depths`."""
-    return XiongResult(
-        post=vars(grad_norm_vs_depth(placement="post", depths=depths, seeds=seeds)),
-        pre=vars(grad_norm_vs_depth(placement="pre", depths=depths, seeds=seeds)),
-    )
+    return _both_placements(depths=depths, seeds=seeds)
 
 
 # ---- T3-T6: the configurations the claims compare ---------------------------------------------
@@ -83,23 +84,29 @@ NORMALIZATION_CONFIGS = {
 }
 
 
-def normalization_study(
-    *, lr: float = 3e-3, warmup_steps: int = 50, seeds=tuple(range(6)), steps: int = 200
-) -> StudyResult:
-    """T3, T4, T6: six-layer models at one learning rate, with and without linear warmup."""
+def _configured(names, *, warmup_steps: int, **options) -> StudyResult:
+    """`lm_training` for each of NORMALIZATION_CONFIGS' `names`, with `options` in common."""
     runs = {}
-    for name, config in NORMALIZATION_CONFIGS.items():
+    for name in names:
+        config = NORMALIZATION_CONFIGS[name]
         runs[name] = vars(
             lm_training(
                 placement=config["placement"],
                 norm=config.get("norm", "layernorm"),
-                lr=lr,
                 warmup_steps=warmup_steps if config.get("warmup") else 0,
-                seeds=seeds,
-                steps=steps,
+                **options,
             )
         )
     return StudyResult(runs=runs)
+
+
+def normalization_study(
+    *, lr: float = 3e-3, warmup_steps: int = 50, seeds=tuple(range(6)), steps: int = 200
+) -> StudyResult:
+    """T3, T4, T6: six-layer models at one learning rate, with and without linear warmup."""
+    return _configured(
+        NORMALIZATION_CONFIGS, warmup_steps=warmup_steps, lr=lr, seeds=seeds, steps=steps
+    )
 
 
 # T4's two no-norm arms on 30 seeds that no other run uses (6-35). On seeds 0-5 the arm with
@@ -122,17 +129,7 @@ def t4_longer(*, warmup_steps: int = 50, steps: int = 600) -> LMTrainingResult:
 
 def t4_confirmation(*, lr: float = 3e-3, warmup_steps: int = 50, steps: int = 200) -> StudyResult:
     """T4: normalization_study's two no-norm arms on T4_SEEDS."""
-    runs = {}
-    for name in T4_ARMS:
-        config = NORMALIZATION_CONFIGS[name]
-        runs[name] = vars(
-            lm_training(
-                placement=config["placement"], norm=config["norm"], lr=lr,
-                warmup_steps=warmup_steps if config.get("warmup") else 0, seeds=T4_SEEDS,
-                steps=steps,
-            )
-        )  # fmt: skip
-    return StudyResult(runs=runs)
+    return _configured(T4_ARMS, warmup_steps=warmup_steps, lr=lr, seeds=T4_SEEDS, steps=steps)
 
 
 def tfixup_study(
@@ -196,32 +193,36 @@ def sweep_name(name: str, lr: float) -> str:
     return f"{name}, lr {lr:g}"
 
 
-def dyt_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
-    """T6b: rmsnorm_study's LayerNorm and DyT models at each rate of SWEEP_LRS, the same seeds and
-    data, keyed by `sweep_name`."""
+def _sweep(arms: dict, **common) -> StudyResult:
+    """Each arm (name -> its `lm_training` options) at every rate of SWEEP_LRS, keyed by
+    `sweep_name`."""
     return StudyResult(
         runs={
-            sweep_name(name, lr): vars(
-                lm_training(placement="pre", norm=norm, lr=lr, seeds=seeds, steps=steps)
-            )
-            for name, norm in SWEEP_NORMS.items()
+            sweep_name(name, lr): vars(lm_training(lr=lr, **options, **common))
+            for name, options in arms.items()
             for lr in SWEEP_LRS
         }
     )
+
+
+def _pre_norm_sweep(norms: dict, **common) -> StudyResult:
+    """`_sweep` of the Pre-norm model with each of `norms` (name -> norm)."""
+    return _sweep(
+        {name: dict(placement="pre", norm=norm) for name, norm in norms.items()}, **common
+    )
+
+
+def dyt_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
+    """T6b: rmsnorm_study's LayerNorm and DyT models at each rate of SWEEP_LRS, the same seeds and
+    data, keyed by `sweep_name`."""
+    return _pre_norm_sweep(SWEEP_NORMS, seeds=seeds, steps=steps)
 
 
 def rmsnorm_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult:
     """P2b (notebook 07): RMSNorm and LayerNorm over SWEEP_LRS, as dyt_lr_sweep; LayerNorm's runs
     are dyt_lr_sweep's and RMSNorm's at 3e-3 rmsnorm_study's (the same record entries)."""
-    return StudyResult(
-        runs={
-            sweep_name(name, lr): vars(
-                lm_training(placement="pre", norm=norm, lr=lr, seeds=seeds, steps=steps)
-            )
-            for name, norm in (("RMSNorm", "rmsnorm"), ("LayerNorm", "layernorm"))
-            for lr in SWEEP_LRS
-        }
-    )
+    norms = {"RMSNorm": "rmsnorm", "LayerNorm": "layernorm"}
+    return _pre_norm_sweep(norms, seeds=seeds, steps=steps)
 
 
 # T5d, T6c: T5c's and T6's comparisons trained three times as long, the normalized model with
@@ -230,18 +231,6 @@ def rmsnorm_lr_sweep(*, seeds=tuple(range(10)), steps: int = 200) -> StudyResult
 LONG_STEPS = 600
 LONG_SEEDS = tuple(range(50, 60))
 LONG_WARMUP = 50
-
-
-def _long_sweep(arms: dict, *, n_layers: int, seeds, steps: int) -> StudyResult:
-    return StudyResult(
-        runs={
-            sweep_name(name, lr): vars(
-                lm_training(n_layers=n_layers, lr=lr, seeds=seeds, steps=steps, **options)
-            )
-            for name, options in arms.items()
-            for lr in SWEEP_LRS
-        }
-    )
 
 
 def long_tfixup_sweep(
@@ -257,7 +246,7 @@ def long_tfixup_sweep(
         "T-Fixup": dict(placement="none", init="tfixup"),
         "Pre-LN, warmup": dict(placement="pre", warmup_steps=warmup_steps),
     }
-    return _long_sweep(arms, n_layers=n_layers, seeds=seeds, steps=steps)
+    return _sweep(arms, n_layers=n_layers, seeds=seeds, steps=steps)
 
 
 def long_dyt_sweep(
@@ -265,11 +254,8 @@ def long_dyt_sweep(
 ) -> StudyResult:
     """T6c: T6's six-layer Pre-norm model with LayerNorm and with DyT, both with warmup (one recipe
     for both, as Zhu et al. train), each at every rate of SWEEP_LRS for `steps` steps."""
-    arms = {
-        name: dict(placement="pre", norm=norm, warmup_steps=warmup_steps)
-        for name, norm in (("LayerNorm, warmup", "layernorm"), ("DyT, warmup", "dyt"))
-    }
-    return _long_sweep(arms, n_layers=6, seeds=seeds, steps=steps)
+    norms = {"LayerNorm, warmup": "layernorm", "DyT, warmup": "dyt"}
+    return _pre_norm_sweep(norms, n_layers=6, seeds=seeds, steps=steps, warmup_steps=warmup_steps)
 
 
 def layernorm_below_sweep(

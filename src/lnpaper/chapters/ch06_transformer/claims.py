@@ -23,7 +23,7 @@ from lnpaper.companion.verdicts import (
     verdict,
 )
 from lnpaper.spread import mean_sd_text
-from lnpaper.vocabulary import NEGLIGIBLE_NATS
+from lnpaper.vocabulary import NEGLIGIBLE_NATS, outcome_word
 
 # "About constant in depth" is declared before the runs: a per-seed slope of log ||grad|| against
 # log L within +-1/4, half the -1/2 that Pre-LN's O(1/sqrt(L)) bound predicts.
@@ -35,11 +35,11 @@ def depth_slopes(arm: dict) -> list[float]:
     logs = [math.log(d) for d in arm["depths"]]
     centre = statistics.fmean(logs)
     xs = [v - centre for v in logs]
-    slopes = []
-    for seed in range(len(arm["seeds"])):
-        ys = [math.log(by_seed[seed]) for by_seed in arm["grad_norm"]]
-        slopes.append(sum(x * y for x, y in zip(xs, ys, strict=True)) / sum(x * x for x in xs))
-    return slopes
+    return [
+        sum(x * math.log(by_seed[seed]) for x, by_seed in zip(xs, arm["grad_norm"], strict=True))
+        / sum(x * x for x in xs)
+        for seed in range(len(arm["seeds"]))
+    ]
 
 
 def check_t1(xiong) -> Finding:
@@ -54,8 +54,8 @@ def check_t1(xiong) -> Finding:
         f"{post['depths'][-1]}, mean ||dL/dW2||: Post-LN {post['mean_grad_norm'][0]:.3g} .. "
         f"{post['mean_grad_norm'][-1]:.3g}, Pre-LN {pre['mean_grad_norm'][0]:.3g} .. "
         f"{pre['mean_grad_norm'][-1]:.3g}. Slope of log ||grad|| in log L (1/sqrt(L): -0.5): "
-        f"Post-LN {tested(post_slope.difference, post_flat if post_flat != stats.HOLDS else 'flat')}"
-        f"; Pre-LN {tested(pre_slope.difference, pre_falls if pre_falls != stats.HOLDS else 'falls')}"
+        f"Post-LN {tested(post_slope.difference, outcome_word(post_flat, 'flat'))}; Pre-LN "
+        f"{tested(pre_slope.difference, outcome_word(pre_falls, 'falls'))}"
     )
     return Finding(ours, combine([post_flat, pre_falls]), (post_slope, pre_slope))
 
@@ -81,12 +81,17 @@ def check_t2(xiong) -> Finding:
     return Finding(ours, verdict(post_ok and all(inside)), quantities)
 
 
-def below_level(run: dict, level: str) -> tuple[str, stats.Difference | None]:
-    """Whether the runs end below the level: final loss minus the level, 95% t CI below 0."""
+NO_WORSE = f"no worse by {NEGLIGIBLE_NATS:g}"  # a non-inferiority test's word when it holds
+
+
+def below_level(run: dict, level: str) -> tuple[str, stats.Difference | None, str]:
+    """Whether the runs end below the level: final loss minus the level, 95% t CI below 0; the
+    outcome, the difference (None if a run diverged) and its text."""
     if stats.count_diverged(run["final_loss"]):
-        return stats.FAILS, None
+        return stats.FAILS, None, "diverged"
     gap = stats.paired_difference(run["final_loss"], [run["levels"][level]] * len(run["seeds"]))
-    return stats.better(gap, "lower"), gap
+    outcome = stats.better(gap, "lower")
+    return outcome, gap, tested(gap, outcome_word(outcome, "below"))
 
 
 def check_t3(study) -> Finding:
@@ -115,14 +120,13 @@ def check_t3(study) -> Finding:
         needs, needs_text = stats.INCONCLUSIVE, diverged_text(post_cold, post_warm)
     else:
         needs = stats.better(warmup_gain, "higher")
-        needs_text = tested(warmup_gain, "higher" if needs == stats.HOLDS else needs, unit="nats")
+        needs_text = tested(warmup_gain, outcome_word(needs, "higher"), unit="nats")
     against = paired(pre_cold, post_warm, "loss, Pre-LN no warmup - Post-LN warmup")
     if against is None:
         trains, trains_text = stats.INCONCLUSIVE, diverged_text(pre_cold, post_warm)
     else:
         trains = stats.no_worse(against, NEGLIGIBLE_NATS, "lower")
-        word = f"no worse by {NEGLIGIBLE_NATS:g}" if trains == stats.HOLDS else trains
-        trains_text = tested(against, word, unit="nats")
+        trains_text = tested(against, outcome_word(trains, NO_WORSE), unit="nats")
     pre_gap = paired(pre_cold, pre_warm, "Pre-LN loss, no warmup - warmup")
     gap_text = diverged_text(pre_cold, pre_warm) if pre_gap is None else pre_gap.text()
     ours = (
@@ -191,17 +195,16 @@ def check_t4(confirmation, study) -> Finding:
 
 
 def check_t5(study) -> Finding:
-    """Xavier without a norm: most runs fail; T-Fixup: every run ends below the bigram level."""
+    """Xavier without a norm: most runs fail; T-Fixup: its loss minus the bigram level below 0."""
     xavier, fixup = study.runs.values()
     n = len(xavier["seeds"])
     failed = vocabulary.failed_runs(xavier["final_loss"], xavier["levels"])
     xavier_fails = stats.most_runs(failed, n, "failed runs, Xavier")
-    trains, gap = below_level(fixup, "bigram")
+    trains, gap, gap_text = below_level(fixup, "bigram")
     ours = (
         f"{fixup['n_layers']} layers (not 200), no norm, no warmup, lr {fixup['lr']:g}, {n} seeds: "
         f"Xavier {failed} of {n} runs fail ({formatting.median_text(xavier['final_loss'])}); T-Fixup "
-        f"{mean_sd_text(fixup['final_loss'])}, minus the bigram level "
-        + (tested(gap, "below" if trains == stats.HOLDS else trains) if gap else "diverged")
+        f"{mean_sd_text(fixup['final_loss'])}, minus the bigram level {gap_text}"
     )
     quantities = (count("Xavier failed runs", failed, n),)
     if gap is not None:
@@ -211,14 +214,12 @@ def check_t5(study) -> Finding:
 
 def check_t5b(study, rezero) -> Finding:
     """ReZero trains T5's stack (loss minus the bigram level, CI below 0, T-Fixup's test in T5).
-    Shown, not graded: ReZero minus T-Fixup, paired by seed, and how far the gates moved."""
+    Shown, not graded: ReZero minus T-Fixup, paired by seed."""
     fixup = study.runs[f"T-Fixup, {rezero.n_layers} layers, no norm"]
-    trains, gap = below_level(vars(rezero), "bigram")
-    n = len(rezero.seeds)
+    trains, gap, gap_text = below_level(vars(rezero), "bigram")
     ours = (
-        f"{rezero.n_layers} layers, no norm, no warmup, lr {rezero.lr:g}, {n} seeds: ReZero "
-        f"{mean_sd_text(rezero.final_loss)}, minus the bigram level "
-        + (tested(gap, "below" if trains == stats.HOLDS else trains) if gap else "diverged")
+        f"{rezero.n_layers} layers, no norm, no warmup, lr {rezero.lr:g}, {len(rezero.seeds)} "
+        f"seeds: ReZero {mean_sd_text(rezero.final_loss)}, minus the bigram level {gap_text}"
     )
     if gap is not None and not stats.count_diverged(fixup["final_loss"]):
         versus = stats.paired_difference(rezero.final_loss, fixup["final_loss"])
@@ -234,19 +235,21 @@ def check_t5b(study, rezero) -> Finding:
 
 
 def final_loss_match(run: dict, reference: dict) -> tuple[str, str, tuple]:
-    """(outcome, text, quantities) of "run's held-out loss is no worse than reference's", paired
-    by seed.
-    A diverged run is no match: it is counted, and the outcome is `fails`."""
-    diverged = stats.count_diverged(run["final_loss"]) + stats.count_diverged(
-        reference["final_loss"]
-    )
+    """(outcome, text, quantities) of "run's held-out loss is no worse than reference's", paired by
+    seed. A diverged run is no match: it is counted, and the outcome is `fails`."""
+    diverged = stats.count_diverged(run["final_loss"] + reference["final_loss"])
     if diverged:
         text = f"{diverged} run(s) diverged: {formatting.median_text(run['final_loss'])}"
         return stats.FAILS, text, ()
     difference = stats.paired_difference(run["final_loss"], reference["final_loss"])
     outcome = stats.no_worse(difference, NEGLIGIBLE_NATS, "lower")
-    word = f"no worse by {NEGLIGIBLE_NATS:g}" if outcome == stats.HOLDS else outcome
-    return outcome, tested(difference, word, unit="nats"), (aggregate("held-out loss", difference),)
+    text = tested(difference, outcome_word(outcome, NO_WORSE), unit="nats")
+    return outcome, text, (aggregate("held-out loss", difference),)
+
+
+def relabelled(quantities, prefix: str) -> tuple:
+    """`quantities` with `prefix` before each label: what the comparison was."""
+    return tuple(dataclasses.replace(q, label=f"{prefix} {q.label}") for q in quantities)
 
 
 def check_t5c(study, pre) -> Finding:
@@ -259,10 +262,7 @@ def check_t5c(study, pre) -> Finding:
         f"loss: T-Fixup {mean_sd_text(fixup['final_loss'])}, Pre-LN "
         f"{mean_sd_text(pre.final_loss)}; T-Fixup minus Pre-LN {text}"
     )
-    quantities = tuple(
-        dataclasses.replace(q, label=f"T-Fixup - Pre-LN {q.label}") for q in quantities
-    )
-    return Finding(ours, from_outcome(outcome), quantities)
+    return Finding(ours, from_outcome(outcome), relabelled(quantities, "T-Fixup - Pre-LN"))
 
 
 def check_t6(study) -> Finding:
@@ -273,8 +273,7 @@ def check_t6(study) -> Finding:
         f"held-out loss: DyT {mean_sd_text(dyt['final_loss'])}, LayerNorm "
         f"{mean_sd_text(layernorm['final_loss'])}; DyT minus LayerNorm {text}"
     )
-    quantities = tuple(dataclasses.replace(q, label=f"DyT - LN {q.label}") for q in quantities)
-    return Finding(ours, from_outcome(outcome), quantities)
+    return Finding(ours, from_outcome(outcome), relabelled(quantities, "DyT - LN"))
 
 
 def sweep_choice(sweep, name: str) -> tuple[float | None, dict]:
@@ -340,10 +339,7 @@ def at_picked_rates(sweep, name: str, reference: str, short: str) -> Finding:
         + (f" ({' and '.join(at_edge)} at the grid's edge)" if at_edge else "")
         + f"; {name} minus {reference}, each at its pick, {text}"
     )
-    quantities = tuple(
-        dataclasses.replace(q, label=f"{short} at their picked rates, {q.label}")
-        for q in quantities
-    )
+    quantities = relabelled(quantities, f"{short} at their picked rates,")
     return Finding(ours, from_outcome(outcome), quantities)
 
 

@@ -82,12 +82,9 @@ def check_t7(projection, smoothness) -> Finding:
         f"{len(smoothness.seeds)} seeds, BatchNorm / no norm, lower is smoother, 95% CI; {parts}; "
         "the input-distribution experiment is not run"
     )
-    if not exact_backward:
-        verdict_now = NOT_REPRODUCED
-    else:
-        verdict_now = combine(outcomes.values())
-        if verdict_now == REPRODUCED:
-            verdict_now = MECHANISM_ONLY  # the input-distribution half of the claim is not tested
+    verdict_now = combine(outcomes.values()) if exact_backward else NOT_REPRODUCED
+    if verdict_now == REPRODUCED:
+        verdict_now = MECHANISM_ONLY  # the input-distribution half of the claim is not tested
     quantities = (
         exact("BN backward - formula, max |difference|", projection.max_diff_formula, 1e-12),
         *(

@@ -243,12 +243,11 @@ def tfixup_curves(result) -> Figure:
     # far above the plot; which one depends on the last bits of the numeric path (notebook 06)
     stops = [step for step in xavier["diverged_at"] if step is not None]
     ends = [v for v in xavier["final_loss"] if v is not None]
+    fates = []
     if stops:  # an empty marker line would still claim a bounding box at the origin
         ax.plot(stops, [top] * len(stops), "^", color=xavier_color, ms=9, clip_on=False, zorder=3)
-    logged = [v for curve in xavier["train_loss"] for v in curve]
-    fates = []
-    if stops:
         fates.append(f"{len(stops)} not finite by step {max(stops)}")
+    logged = [v for curve in xavier["train_loss"] for v in curve]
     if ends:
         fates.append(f"{len(ends)} finite, ending at {min(ends):,.0f} to {max(ends):,.0f}")
     where = max(stops) if stops else xavier["steps"][0]
