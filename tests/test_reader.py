@@ -244,3 +244,86 @@ def test_reader_training_pairs_each_seed_across_rates():
         first = [seed[0] if isinstance(seed, list) else seed for seed in by_rate[0]]
         assert first == [seed[0] if isinstance(seed, list) else seed for seed in by_rate[1]]
     assert result.test_error[0][0][-1] != result.test_error[1][0][-1]  # the rates then differ
+
+
+def _study(levels, falling=0.0, seeds=6):
+    """A reader study of fake runs: each arm's test error (pp) flat at its level, both rates alike
+    except that 3e-3 is picked (lower validation NLL), seeds a tenth of a point apart, and
+    `falling` points lost per evaluation."""
+    from lnpaper.chapters.ch03_layernorm_in_rnns.analysis_reader import ReaderStudyResult
+
+    steps = list(range(0, 701, 35))
+
+    def run(level):
+        curve = [
+            [(level + s / 10 - falling * (k - len(steps))) / 100 for k in range(len(steps))]
+            for s in range(seeds)
+        ]
+        return {
+            "lrs": [1e-3, 3e-3],
+            "eval_steps": steps,
+            "val_loss": [[[1.0] * len(steps)] * seeds, [[0.5] * len(steps)] * seeds],
+            "test_error": [curve, curve],
+            "output_slope_init": [[0.61] * seeds, [0.61] * seeds],
+            "output_slope_final": [[0.6] * seeds, [0.6] * seeds],
+            "cell_gain_final": [[1.0] * seeds, [1.0] * seeds],
+        }
+
+    runs = {label: run(level) for label, level in levels.items()}
+    control = run(levels["BN-LSTM"] - 1)  # the BN-LSTM counting text rows alone, at its rate
+    runs["BN-LSTM, text statistics"] = {
+        **control,
+        **{key: control[key][1:] for key in ("lrs", "val_loss", "test_error")},
+    }
+    return ReaderStudyResult(runs=runs)
+
+
+READER_LEVELS = {
+    "LSTM": 20.0,
+    "LN-LSTM": 10.0,
+    "LN-LSTM, gain 0.1": 15.0,
+    "BN-LSTM": 25.0,
+    "bag of embeddings": 60.0,
+}
+
+
+def _jitter(study, label, amount):
+    """Seed s of `label` moved by (-1)^s * amount points, so paired differences have spread."""
+    for per_lr in study.runs[label]["test_error"]:
+        for s, curve in enumerate(per_lr):
+            per_lr[s] = [e + (-1) ** s * amount / 100 for e in curve]
+
+
+def test_the_reader_claims_graded_where_training_has_ended():
+    from lnpaper.chapters.ch03_layernorm_in_rnns import claims_reader as ra
+
+    study = _study(READER_LEVELS)
+    _jitter(study, "LN-LSTM", 0.5)
+    for check in (ra.check_r7, ra.check_r7b, ra.check_r7c):
+        finding = check(study)
+        assert finding.verdict == "reproduced", finding.ours
+    ra2 = ra.check_r7b(study).ours
+    assert "training ended: yes" in ra2 and "+1.0 [+1.0, +1.0] (n = 6) pp, not graded" in ra2
+
+
+def test_the_reader_claims_are_not_exercised_where_reading_is_not_needed():
+    from lnpaper.chapters.ch03_layernorm_in_rnns import claims_reader as ra
+
+    study = _study({**READER_LEVELS, "bag of embeddings": 30.0})  # 10 points from the LSTM
+    _jitter(study, "LN-LSTM", 0.5)
+    for check in (ra.check_r7, ra.check_r7b, ra.check_r7c):
+        finding = check(study)
+        assert finding.verdict == "inconclusive (not exercised)"
+        assert "not met" in finding.ours and not finding.quantities
+
+
+def test_an_end_still_moving_leaves_the_last_quarter_undecided():
+    from lnpaper.chapters.ch03_layernorm_in_rnns import claims_reader as ra
+
+    study = _study(READER_LEVELS, falling=1.0)  # 5 points across the last quarter
+    _jitter(study, "LN-LSTM", 0.5)
+    assert ra.check_r7(study).verdict == "reproduced"
+    ra2 = ra.check_r7b(study)
+    assert ra2.verdict == "inconclusive" and "training ended: no" in ra2.ours
+    assert "not graded" in ra2.ours and len(ra2.quantities) == 2
+    assert ra.check_r7c(study).verdict == "partly"  # faster held, the end undecided

@@ -112,10 +112,12 @@ class AttentiveReader(nn.Module):
         T): the steps within each seed's own batch (a BN-LSTM's estimates move there only)."""
         state = cells.initial_state(x.shape[1], x)
         outputs = []
-        for t in range(x.shape[2]):
+        # unbind, not x[:, :, t]: one gradient of x assembled at the end, not one zero-filled
+        # copy of x per step
+        for t, x_t in enumerate(x.unbind(2)):
             counted = None if rows is None else rows[..., t]
             frozen = None if live is None else ~live[:, t]
-            state = cells.step(x[:, :, t], state, t, counted, frozen)
+            state = cells.step(x_t, state, t, counted, frozen)
             outputs.append(state[0])
         return torch.stack(outputs, dim=2)
 
@@ -133,8 +135,8 @@ class AttentiveReader(nn.Module):
         text = (torch.arange(x.shape[2]) < lengths[..., None]).to(x.dtype)  # (S, N, T)
         state = self.document.initial_state(x.shape[1], x)
         slope = x.new_zeros(self.seeds)
-        for t in range(x.shape[2]):
-            state = self.document.step(x[:, :, t], state, t)
+        for t, x_t in enumerate(x.unbind(2)):
+            state = self.document.step(x_t, state, t)
             squashed = torch.tanh(self.document.cell_output(state[1], t))
             slope += ((1 - squashed**2).mean(-1) * text[..., t]).sum(1)
         self.train(training)

@@ -1,8 +1,9 @@
-"""Notebook 03, LayerNorm in recurrent networks: R1-R4c, M4f, M4g (`notebooks/03_layernorm_in_rnns.py`)."""
+"""Notebook 03, LayerNorm in recurrent networks: R1-R4d, R7-R7c, M4f, M4g (`notebooks/03_layernorm_in_rnns.py`)."""
 
 from lnpaper.chapters.ch03_layernorm_in_rnns import (
     claims,
     claims_lengths,
+    claims_reader,
     demos,
     figures,
     runs,
@@ -22,7 +23,7 @@ CHAPTER = Chapter(
         runs_lengths.stationary_statistics,
         runs_reader.reader_training,
     ),
-    claims=(*claims.CLAIMS, *claims_lengths.CLAIMS),
+    claims=(*claims.CLAIMS, *claims_reader.CLAIMS, *claims_lengths.CLAIMS),
     figures=(
         figures.rnn_dynamics,
         figures.recurrent_training,

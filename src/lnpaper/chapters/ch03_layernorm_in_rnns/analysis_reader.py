@@ -7,10 +7,15 @@ test error. "Faster" reads the evaluations in the first quarter of training (ste
 700), "at the end" those in the last quarter (steps 525-700).
 """
 
+import functools
 import statistics
 from dataclasses import dataclass
 
+import numpy as np
+
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs_reader import reader_training
+from lnpaper.data import cloze
+from lnpaper.train.loop import epoch_batches
 
 # label -> the arm's arguments of reader_training; the BatchNorm control is trained at the rate
 # BN-LSTM picks, so it is not in this table (`reader_study`).
@@ -53,16 +58,54 @@ def reader_study(
     return ReaderStudyResult(runs=runs)
 
 
+def quarter_steps(eval_steps: list, quarter: str) -> list:
+    """The evaluation steps of the first or the last quarter of training (the evaluation at step
+    0 is not training)."""
+    last = eval_steps[-1]
+    if quarter == "first":
+        return [step for step in eval_steps if 0 < step <= last / 4]
+    return [step for step in eval_steps if step >= 3 * last / 4]
+
+
+def run_means(run: dict, lr_index: int) -> list[float]:
+    """Per seed, the test error (percentage points) averaged over every evaluation after step 0."""
+    return [100 * statistics.fmean(seed[1:]) for seed in run["test_error"][lr_index]]
+
+
 def quarter_means(run: dict, lr_index: int, quarter: str) -> list[float]:
     """Per seed, the test error (percentage points) averaged over the evaluations in the first
-    or the last quarter of training (the evaluation at step 0 is not training)."""
-    steps = run["eval_steps"]
-    last = steps[-1]
-    if quarter == "first":
-        picked = [k for k, step in enumerate(steps) if 0 < step <= last / 4]
-    else:
-        picked = [k for k, step in enumerate(steps) if step >= 3 * last / 4]
+    or the last quarter of training."""
+    steps = quarter_steps(run["eval_steps"], quarter)
+    picked = [run["eval_steps"].index(step) for step in steps]
     return [100 * statistics.fmean(seed[k] for k in picked) for seed in run["test_error"][lr_index]]
+
+
+@functools.cache
+def most_frequent_error(split: str = "test") -> float:
+    """The test error (percentage points) of answering with the candidate that the passage names
+    most often (the lowest name on a tie): what the task gives away without reading in order."""
+    data = cloze.load(split)
+    counts = np.stack([np.bincount(row, minlength=cloze.VOCABULARY) for row in data.passages])
+    named = np.where(data.candidates, counts[:, cloze.ENTITIES], -1)
+    return 100 * float((named.argmax(1) != data.answers).mean())
+
+
+PADDED_ROWS = 0.3  # the regime check: a step counts as padded where 30% of its rows or more are
+
+
+@functools.cache
+def padded_steps(seeds=READER_SEEDS, steps: int = 700, batch_size: int = 64) -> dict:
+    """Whether padding reaches a per-step BatchNorm in the graded runs: over every training batch
+    the seeds saw, the share of each batch's steps at which PADDED_ROWS or more of its rows are
+    padding; the check holds if that share is at least a third in every batch."""
+    lengths = cloze.load("train").lengths
+    shares = []
+    for seed in seeds:
+        batches = epoch_batches(len(lengths), batch_size, seed)
+        for step in range(steps):
+            padded = cloze.padded_share(lengths[batches(step).numpy()])
+            shares.append(float((padded >= PADDED_ROWS).mean()))
+    return {"mean": statistics.fmean(shares), "lowest": min(shares), "holds": min(shares) >= 1 / 3}
 
 
 def reader_summary(study: ReaderStudyResult) -> dict:
@@ -73,7 +116,7 @@ def reader_summary(study: ReaderStudyResult) -> dict:
     for label, run in study.runs.items():
         k = picked_rate(run)
         steps = run["eval_steps"]
-        last_quarter = [i for i, step in enumerate(steps) if step >= 3 * steps[-1] / 4]
+        last_quarter = [steps.index(step) for step in quarter_steps(steps, "last")]
         start, end = (
             100 * statistics.fmean(seed[i] for seed in run["test_error"][k])
             for i in (last_quarter[0], last_quarter[-1])
