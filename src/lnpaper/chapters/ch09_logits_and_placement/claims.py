@@ -38,6 +38,12 @@ def failed(loss) -> bool:
     return not vocabulary.trains(loss, vars(SyntheticLanguage().levels()))
 
 
+def past_limit(arm) -> list:
+    """The (lr, seed) of every run of a `qk_summary` arm whose largest logit passed LOGIT_LIMIT."""
+    return [(lr, i) for lr, peaks in arm["peak_logit"].items()
+            for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
+
+
 def entropy_text(sweep) -> str:
     """'. Attention entropy at lr 0.1 (not graded) ...': each arm's per-layer entropy at step 0 and
     at the end, where logit growth and attention collapsing onto one key are tied."""
@@ -69,11 +75,6 @@ def check_q1(sweep) -> Finding:
     logits_outcome = stats.better(logits, "lower")
     sensitivity = stats.paired_difference(qk["sensitivity"], none["sensitivity"])
     sensitivity_outcome = stats.better(sensitivity, "lower")
-
-    def past_limit(arm):  # the (lr, seed) of every run whose largest logit passed 1e4
-        return [(lr, i) for lr, peaks in arm["peak_logit"].items()
-                for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
-
     past_none, past_qk = past_limit(none), past_limit(qk)
     failed_past = sum(failed(none["final_loss"][lr][i]) for lr, i in past_none)
     n = len(none["sensitivity"])
@@ -105,20 +106,15 @@ def check_q1c(sweep) -> Finding:
     that trained refutes it. The peak is sampled every 20 steps: a missed transient can only add
     runs past the limit, never remove one that trained."""
     none = qk_summary(sweep)["no QK-norm"]
-    past = [(lr, i) for lr, peaks in none["peak_logit"].items()
-            for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
-    trained = [(lr, none["final_loss"][lr][i]) for lr, i in past
-               if not failed(none["final_loss"][lr][i])]  # fmt: skip
+    past = [(lr, none["final_loss"][lr][i]) for lr, i in past_limit(none)]
+    trained = [(lr, loss) for lr, loss in past if not failed(loss)]
     by_lr = {}
     for lr, loss in trained:
         by_lr.setdefault(lr, []).append(loss)
     text = "; ".join(f"lr {lr:g}: {len(v)} ended at {min(v):.2f}-{max(v):.2f}"
                      for lr, v in sorted(by_lr.items()))  # fmt: skip
     bigram = SyntheticLanguage().levels().bigram
-    diverged = sum(
-        none["final_loss"][lr][i] is None or not math.isfinite(none["final_loss"][lr][i])
-        for lr, i in past
-    )
+    diverged = sum(loss is None or not math.isfinite(loss) for _, loss in past)
     ours = (
         f"Q1's runs without QK-norm: {len(past)} passed a layer-0 logit of {LOGIT_LIMIT:.0e}, "
         f"{len(past) - len(trained)} of them failed ({diverged} diverged), {len(trained)} "

@@ -56,6 +56,11 @@ def _diverged(*losses) -> int:
     return sum(stats.count_diverged(values) for values in losses)
 
 
+def _paired_unless_diverged(losses, reference) -> stats.Difference | None:
+    """losses - reference, paired by seed; None if a run of either diverged."""
+    return None if _diverged(losses, reference) else stats.paired_difference(losses, reference)
+
+
 # ---- E1 -----------------------------------------------------------------------------------------
 
 
@@ -168,15 +173,11 @@ def fresh_losses(study, name: str) -> list:
 def detach_differences(study) -> dict:
     """variant -> its held-out loss minus LayerNorm's, paired by seed (None if a run diverged)."""
     reference = fresh_losses(study, "LayerNorm")
-    out = {}
-    for name in DETACH_VARIANTS:
-        if name == "LayerNorm":
-            continue
-        losses = fresh_losses(study, name)
-        out[name] = None if _diverged(losses, reference) else stats.paired_difference(
-            losses, reference
-        )  # fmt: skip
-    return out
+    return {
+        name: _paired_unless_diverged(fresh_losses(study, name), reference)
+        for name in DETACH_VARIANTS
+        if name != "LayerNorm"
+    }
 
 
 def _setting_text(study) -> str:
@@ -260,15 +261,14 @@ def check_e2c(sweep) -> Finding:
     (`no_better`)."""
     picks = {name: simple_pick(sweep, name)[0] for name in ("LayerNorm-simple", "LayerNorm")}
 
-    def means(name):
-        return ", ".join(
-            f"{lr:g} {statistics.fmean(sweep.runs[f'{name}, lr {lr:g}']['final_loss']['fresh']):.3f}"
-            if not stats.count_diverged(sweep.runs[f"{name}, lr {lr:g}"]["final_loss"]["fresh"])
-            else f"{lr:g} diverged"
-            for lr in ch10_analysis.SIMPLE_LRS
-        )  # fmt: skip
+    def mean(name, lr):
+        losses = sweep.runs[f"{name}, lr {lr:g}"]["final_loss"]["fresh"]
+        return "diverged" if stats.count_diverged(losses) else f"{statistics.fmean(losses):.3f}"
 
-    grid = "; ".join(f"{name} {means(name)}" for name in picks)
+    grid = "; ".join(
+        f"{name} " + ", ".join(f"{lr:g} {mean(name, lr)}" for lr in ch10_analysis.SIMPLE_LRS)
+        for name in picks
+    )
     if None in picks.values():
         return Finding(f"held-out loss by rate: {grid}; an arm diverged at every rate",
                        NOT_REPRODUCED)  # fmt: skip
@@ -314,14 +314,14 @@ def check_e2b(study) -> Finding:
 def regime_differences(study, alpha: float = REGIME_ALPHA) -> dict:
     """(method, budget) -> its held-out loss minus LayerNorm's on the same budget, paired."""
     runs = study.runs
-    out = {}
-    for method in ("DyT", "Derf"):
-        for budget, run in (("fresh", method), ("pool", f"{method}, pool")):
-            losses = runs[run]["final_loss"][f"alpha {alpha:g}, {budget}"]
-            reference = runs["LayerNorm"]["final_loss"][budget]
-            out[method, budget] = None if _diverged(losses, reference) else (
-                stats.paired_difference(losses, reference))  # fmt: skip
-    return out
+    return {
+        (method, budget): _paired_unless_diverged(
+            runs[run]["final_loss"][f"alpha {alpha:g}, {budget}"],
+            runs["LayerNorm"]["final_loss"][budget],
+        )
+        for method in ("DyT", "Derf")
+        for budget, run in (("fresh", method), ("pool", f"{method}, pool"))
+    }
 
 
 def check_y1(study) -> Finding:
