@@ -199,9 +199,13 @@ def check_p4(estimate, study) -> Finding:
     return Finding(ours, combine(outcomes), quantities)
 
 
+def log_difference(a, b) -> stats.Difference:
+    """log a - log b, paired by seed: how a ratio of positive sizes is graded."""
+    return stats.paired_difference([math.log(v) for v in a], [math.log(v) for v in b])
+
+
 def _log_difference(summary, key: str) -> stats.Difference:
-    peri, pre = summary["Peri-LN"][key], summary["Pre-LN"][key]
-    return stats.paired_difference([math.log(v) for v in peri], [math.log(v) for v in pre])
+    return log_difference(summary["Peri-LN"][key], summary["Pre-LN"][key])
 
 
 P5_MEASURES = {
@@ -245,9 +249,7 @@ def check_p5(study, first_study, spikes, first_spikes) -> Finding:
     spike_parts = []
     for lr, arms in spike_summary(spikes).items():
         pre, peri = arms["Pre-LN"], arms["Peri-LN"]
-        jump = stats.paired_difference(
-            [math.log(v) for v in peri["largest_jump"]], [math.log(v) for v in pre["largest_jump"]]
-        )
+        jump = log_difference(peri["largest_jump"], pre["largest_jump"])
         count_outcome = stats.fewer_events(
             peri["spikes"], pre["spikes"], chances, f"spikes at lr {lr:g}"
         )

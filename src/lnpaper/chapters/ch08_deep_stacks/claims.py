@@ -12,6 +12,7 @@ import math
 import statistics
 
 from lnpaper import formatting, stats, vocabulary
+from lnpaper.chapters.ch07_rmsnorm_placement.claims import log_difference
 from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
 from lnpaper.chapters.ch08_deep_stacks.analysis import (
@@ -53,9 +54,12 @@ class Parts:
         """One declared comparison a - b, paired by seed, graded by its direction."""
         difference = stats.paired_difference(a, b)
         outcome = stats.better(difference, direction)
-        self.outcomes.append(outcome)
         self.quantities.append(aggregate(label, difference))
-        self.texts.append(f"{label} {tested(difference, outcome, unit=unit)}")
+        self.add(f"{label} {tested(difference, outcome, unit=unit)}", outcome)
+
+    def add(self, text: str, outcome: str):
+        self.texts.append(text)
+        self.outcomes.append(outcome)
 
     def text(self) -> str:
         return "; ".join(self.texts)
@@ -164,12 +168,21 @@ def diverged_runs(result) -> tuple[dict, list]:
     return diverged, [count(f"{ARM_NAMES[a]} runs diverged", k, n) for a, k in diverged.items()]
 
 
-def _lower_outcome(difference: stats.Difference) -> tuple[str, str]:
-    """A claim that one arm reaches a lower held-out loss: better beyond the negligible margin
-    holds; negligible or worse fails; an interval reaching past the margin decides nothing."""
+def _lower_loss(parts: Parts, result, arm: str, reference: str, too_few: str):
+    """A part claiming `arm` reaches a lower held-out loss than `reference`, paired on the seeds
+    where neither diverged (`too_few` says why it is undecided on fewer than two): better beyond
+    the negligible margin holds; negligible or worse fails; an interval reaching past the margin
+    decides nothing."""
+    a, b = _paired_finals(result, arm, reference)
+    if len(a) < 2:
+        parts.add(too_few, stats.INCONCLUSIVE)
+        return
+    difference = stats.paired_difference(a, b)
     grade, words = vocabulary.better_beyond_negligible(difference)
     outcome = {"better": stats.HOLDS, "undecided": stats.INCONCLUSIVE}.get(grade, stats.FAILS)
-    return outcome, words
+    names = ARM_NAMES[arm], ARM_NAMES[reference]
+    parts.add(f"{names[0]} minus {names[1]} {tested(difference, words, unit='nats')}", outcome)
+    parts.quantities.append(aggregate(f"held-out loss, {names[0]} - {names[1]}", difference))
 
 
 def _finals_text(result) -> str:
@@ -196,56 +209,40 @@ def _admin_against_post_ln(result, schedule: str) -> Finding:
     admin_trained = n - vocabulary.failed_runs(result.final_loss["admin"], result.levels)
     premise = stats.most_runs(post_failed, n, "Post-LN runs that fail")
     trains = stats.most_runs(admin_trained, n, "Admin runs that train")
-    admin, post = _paired_finals(result, "admin", "post")
     setting = (f"{result.n_layers} blocks, Adam lr {result.lr:g}, {schedule}, {result.steps} steps, "
                f"seeds {min(result.seeds)}-{max(result.seeds)}")  # fmt: skip
-    quantities = [count("Post-LN runs that fail", post_failed, n),
-                  count("Admin runs that train", admin_trained, n)]  # fmt: skip
-    parts = [f"held-out loss {_finals_text(result)} nats; Post-LN fails in {post_failed} of {n} "
-             f"runs, Admin trains in {admin_trained} of {n}"]  # fmt: skip
-    outcomes = [trains]
-    if len(admin) >= 2:
-        difference = stats.paired_difference(admin, post)
-        outcome, words = _lower_outcome(difference)
-        outcomes.append(outcome)
-        parts.append(f"Admin minus Post-LN {tested(difference, words, unit='nats')}")
-        quantities.append(aggregate("held-out loss, Admin - Post-LN", difference))
-    else:
-        outcomes.append(stats.INCONCLUSIVE)
-        parts.append("too few seeds where neither diverged to pair Admin with Post-LN")
+    parts = Parts([count("Post-LN runs that fail", post_failed, n),
+                   count("Admin runs that train", admin_trained, n)])  # fmt: skip
+    parts.texts.append(
+        f"held-out loss {_finals_text(result)} nats; Post-LN fails in "
+        f"{post_failed} of {n} runs, Admin trains in {admin_trained} of {n}"
+    )
+    parts.outcomes.append(trains)
+    too_few = "too few seeds where neither diverged to pair Admin with Post-LN"
+    _lower_loss(parts, result, "admin", "post", too_few)
     admin_pre, pre = _paired_finals(result, "admin", "pre")
     if len(admin_pre) >= 2:
-        parts.append("not graded: Admin minus Pre-LN "
-                     f"{stats.paired_difference(admin_pre, pre).text()}")  # fmt: skip
-    ours = f"{setting}: " + "; ".join(parts)
+        parts.texts.append("not graded: Admin minus Pre-LN "
+                           f"{stats.paired_difference(admin_pre, pre).text()}")  # fmt: skip
+    ours = f"{setting}: " + parts.text()
     if premise != stats.HOLDS:
-        return Finding(ours, NOT_EXERCISED, tuple(quantities))
-    return Finding(ours, combine(outcomes), tuple(quantities))
+        return Finding(ours, NOT_EXERCISED, tuple(parts.quantities))
+    return Finding(ours, combine(parts.outcomes), tuple(parts.quantities))
 
 
 def check_x1b(result) -> Finding:
     """Mix-LN's held-out loss below Pre-LN's and below Post-LN's, each beyond the negligible
     margin, paired by seed: both reproduce the claim, one is partly."""
-    quantities = diverged_runs(result)[1]
-    parts, outcomes = [f"held-out loss {_finals_text(result)} nats"], []
+    parts = Parts(diverged_runs(result)[1])
+    parts.texts.append(f"held-out loss {_finals_text(result)} nats")
     for reference in ("pre", "post"):
-        mix, other = _paired_finals(result, "mix", reference)
-        if len(mix) < 2:
-            outcomes.append(stats.INCONCLUSIVE)
-            parts.append(f"too few seeds to pair Mix-LN with {ARM_NAMES[reference]}")
-            continue
-        difference = stats.paired_difference(mix, other)
-        outcome, words = _lower_outcome(difference)
-        outcomes.append(outcome)
-        parts.append(
-            f"Mix-LN minus {ARM_NAMES[reference]} {tested(difference, words, unit='nats')}"
-        )
-        quantities.append(aggregate(f"held-out loss, Mix-LN - {ARM_NAMES[reference]}", difference))
+        too_few = f"too few seeds to pair Mix-LN with {ARM_NAMES[reference]}"
+        _lower_loss(parts, result, "mix", reference, too_few)
     n_post = int(MIX_POST_FRACTION * result.n_layers)
     ours = (f"{result.n_layers} blocks (Mix-LN: {n_post} Post-LN, then "
             f"Pre-LN), Adam lr {result.lr:g}, no warmup, {result.steps} steps, seeds "
-            f"{min(result.seeds)}-{max(result.seeds)}: " + "; ".join(parts))  # fmt: skip
-    return Finding(ours, combine(outcomes), tuple(quantities))
+            f"{min(result.seeds)}-{max(result.seeds)}: " + parts.text())  # fmt: skip
+    return Finding(ours, combine(parts.outcomes), tuple(parts.quantities))
 
 
 # ---- D1 --------------------------------------------------------------------------------------
@@ -266,8 +263,7 @@ def check_d1(result) -> Finding:
     parts = Parts(counted)
     deep_final, post_final = _paired_finals(result, "deepnorm", "post")
     if diverged["deepnorm"]:
-        parts.outcomes.append(stats.FAILS)
-        parts.texts.append(f"DeepNorm diverged in {diverged['deepnorm']} of {n} runs")
+        parts.add(f"DeepNorm diverged in {diverged['deepnorm']} of {n} runs", stats.FAILS)
     elif len(deep_final) >= 2:
         parts.paired("held-out loss DeepNorm - Post-LN", deep_final, post_final, "lower", "nats")
         updates = {arm: largest_update(result, arm) for arm in ("deepnorm", "post")}
@@ -278,9 +274,10 @@ def check_d1(result) -> Finding:
             log_values(post_update),
             "lower",
         )
-    else:
-        parts.outcomes.append(stats.HOLDS)  # Post-LN diverged where DeepNorm did not
-        parts.texts.append(f"Post-LN diverged in {diverged['post']} of {n} runs, DeepNorm in none")
+    else:  # Post-LN diverged where DeepNorm did not
+        parts.add(
+            f"Post-LN diverged in {diverged['post']} of {n} runs, DeepNorm in none", stats.HOLDS
+        )
     ours = (
         f"{result.n_layers} blocks (alpha {result.alpha:.2f}, beta {result.beta:.2f}), Adam lr "
         f"{result.lr:g}, no warmup, {result.steps} steps, {n} seeds; held-out loss "
@@ -316,8 +313,7 @@ def check_d1b(full, halves) -> Finding:
             "lower",
         )
     reported = [
-        f"{ARM_NAMES[arm]} "
-        + stats.paired_difference(log_values(updates[arm]), log_values(updates["deepnorm"])).text()
+        f"{ARM_NAMES[arm]} {log_difference(updates[arm], updates['deepnorm']).text()}"
         for arm in (*ch08_runs.DEEPNORM_HALVES, "pre")
     ]
     medians = "; ".join(f"{ARM_NAMES[a]} {formatting.median_text(finals[a])}" for a in finals)

@@ -6,13 +6,13 @@ a paired comparison by seed, declared as `claims` says."""
 import statistics
 
 from lnpaper import stats
+from lnpaper.chapters.ch07_rmsnorm_placement.claims import log_difference
 from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
 from lnpaper.chapters.ch08_deep_stacks.claims import (
     NOTEBOOK,
     Parts,
     diverged_runs,
-    log_values,
     mechanism_only,
 )
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
@@ -119,8 +119,7 @@ def check_l1b(result, curse, control) -> Finding:
     parts.paired("deeper half's skip-loss, scaled - not", deep_half_mean(skip[scaled]),
                  deep_half_mean(skip[plain]), "higher", "nats")  # fmt: skip
     variance = result.variance_trained
-    tamed = stats.paired_difference(log_values(v[-1] for v in variance[scaled]),
-                                    log_values(v[-1] for v in variance[plain]))  # fmt: skip
+    tamed = log_difference([v[-1] for v in variance[scaled]], [v[-1] for v in variance[plain]])
     final = stats.paired_difference(result.final_loss[scaled], result.final_loss[plain])
     parts.quantities += [aggregate("log last stream variance, scaled - not", tamed),
                          aggregate("held-out loss, scaled - not", final)]  # fmt: skip
