@@ -111,8 +111,7 @@ def _per_block(ax, run, key, color):
     """Mean over the seeds that finished, and their min-to-max band, per block."""
     values = [v for v in run[key] if v is not None]
     blocks = np.arange(1, len(values[0]) + 1)
-    line = style.band(ax, blocks, values, color)
-    line.set_marker("o")
+    style.band(ax, blocks, values, color).set_marker("o")
 
 
 def _variance(value: float) -> str:

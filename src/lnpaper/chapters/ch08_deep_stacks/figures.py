@@ -51,16 +51,14 @@ def branch_dependence(result) -> Figure:
     direction. Lines: mean over seeds; bands: min to max."""
     fig = style.new_figure(2, 4.2)
     left, right = fig.subplots(1, 2)
+    # Admin lies on Pre-LN: a wide line under Admin's thin dashes shows both
+    widths = {"pre": {"lw": 5, "ms": 8, "zorder": 2}, "admin": {"lw": 1.5, "zorder": 3}}
     for arm in result.arms:
         dep = np.array(mean_dependence(result, arm)).T  # [seed][depth]
         change = np.array(result.output_change[arm]).T  # [seed][depth]
         lines = [_line(left, result.depths, dep, arm), _line(right, result.depths, change, arm)]
-        if arm == "pre":  # Admin lies on Pre-LN: a wide line under Admin's thin dashes shows both
-            for line in lines:
-                line.set(lw=5, ms=8, zorder=2)
-        if arm == "admin":
-            for line in lines:
-                line.set(lw=1.5, zorder=3)
+        for line in lines:
+            line.set(**widths.get(arm, {}))
     for ax in (left, right):
         ax.set(xlabel="blocks L", xticks=result.depths)
     left.set_ylabel(r"mean $\mathrm{Var}[f] \,/\, \mathrm{Var}[s + f]$ over sublayers")

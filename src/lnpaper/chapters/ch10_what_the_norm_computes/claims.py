@@ -208,38 +208,33 @@ def check_e2d(study) -> Finding:
     is `inconclusive (not exercised)`. Then LayerNorm-simple minus LayerNorm on the pool: better
     (`better_verdict`), the one effect it names, so a negligible gain is not reproduced."""
     layernorm = study.runs["LayerNorm"]
-    finals = {(name, budget): study.runs[name]["final_loss"][budget]
-              for name in ("LayerNorm", "LayerNorm-simple") for budget in ("fresh", "pool")}  # fmt: skip
+    ln_pool, ln_fresh = (layernorm["final_loss"][budget] for budget in ("pool", "fresh"))
+    simple_pool, simple_fresh = (
+        study.runs["LayerNorm-simple"]["final_loss"][budget] for budget in ("pool", "fresh")
+    )
     setting = (f"Pre-norm LM d 32, 4 blocks, Adam {layernorm['lr']:g}, {layernorm['steps']} steps,"
                f" seeds {min(layernorm['seeds'])}-{max(layernorm['seeds'])}; a "
                f"{layernorm['pool_size']}-sequence pool cycled")  # fmt: skip
-    if _diverged(*finals.values()):
+    if _diverged(ln_pool, ln_fresh, simple_pool, simple_fresh):
         return Finding(f"{setting}: a run diverged", INCONCLUSIVE)
-    levels = vars(SyntheticLanguage().levels())
-    trained = len(finals["LayerNorm", "pool"]) - vocabulary.failed_runs(
-        finals["LayerNorm", "pool"], levels
-    )
-    overfit = stats.paired_difference(finals["LayerNorm", "pool"], finals["LayerNorm", "fresh"])
+    trained = len(ln_pool) - vocabulary.failed_runs(ln_pool, vars(SyntheticLanguage().levels()))
+    overfit = stats.paired_difference(ln_pool, ln_fresh)
     overfits = vocabulary.better_beyond_negligible(overfit)[0] == "worse"  # beyond the margin
-    on_pool = stats.paired_difference(
-        finals["LayerNorm-simple", "pool"], finals["LayerNorm", "pool"]
-    )
-    on_fresh = stats.paired_difference(finals["LayerNorm-simple", "fresh"],
-                                       finals["LayerNorm", "fresh"])  # fmt: skip
-    simple_gap = stats.paired_difference(finals["LayerNorm-simple", "pool"],
-                                         finals["LayerNorm-simple", "fresh"])  # fmt: skip
+    on_pool = stats.paired_difference(simple_pool, ln_pool)
+    on_fresh = stats.paired_difference(simple_fresh, ln_fresh)
+    simple_gap = stats.paired_difference(simple_pool, simple_fresh)
     verdict, word = better_verdict(on_pool)
     ours = (
-        f"{setting}: LayerNorm's held-out loss {statistics.fmean(finals['LayerNorm', 'pool']):.3f}"
-        f" on the pool, {statistics.fmean(finals['LayerNorm', 'fresh']):.3f} on fresh data, "
-        f"over-fitting by {overfit.text()}; {trained} of {len(finals['LayerNorm', 'pool'])} pool "
+        f"{setting}: LayerNorm's held-out loss {statistics.fmean(ln_pool):.3f}"
+        f" on the pool, {statistics.fmean(ln_fresh):.3f} on fresh data, "
+        f"over-fitting by {overfit.text()}; {trained} of {len(ln_pool)} pool "
         f"runs train. LayerNorm-simple minus LayerNorm on the pool {tested(on_pool, word, unit='nats')}"
         f"; on fresh data {on_fresh.text()}. LayerNorm-simple over-fits by {simple_gap.text()}"
     )  # fmt: skip
     quantities = (aggregate("held-out loss, LN pool - LN fresh", overfit),
-                  count("LN pool runs that train", trained, len(finals["LayerNorm", "pool"])),
+                  count("LN pool runs that train", trained, len(ln_pool)),
                   aggregate("held-out loss, simple - LN, pool", on_pool))  # fmt: skip
-    if not overfits or trained < len(finals["LayerNorm", "pool"]):
+    if not overfits or trained < len(ln_pool):
         return Finding(ours, NOT_EXERCISED, quantities)
     return Finding(ours, verdict, quantities)
 
