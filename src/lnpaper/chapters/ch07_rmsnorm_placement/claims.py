@@ -365,9 +365,8 @@ CLAIMS = (
         check=check_p3,
         regime="source: GPU wall time of whole models' training (machine translation, reading "
         "comprehension, caption retrieval and CIFAR-10, in Theano, TensorFlow and PyTorch, as the "
-        "authors' README lists them); ours: the norm alone "
-        "on CPU, shapes 4096 x 1024 and 256 x 4096, 1 and 2 threads, 11 rounds (not matched: "
-        "CPU, and the norm rather than a step)",
+        "authors' README lists them); ours: the norm alone on CPU, shapes 4096 x 1024 and 256 x "
+        "4096, 1 and 2 threads, 11 rounds (not matched: CPU, and the norm rather than a step)",
         test="measured CPU times, every norm with its affine parameters: per way of writing both "
         "norms alike (one op per step, fewest passes) and pass (forward, fwd+bwd), the median "
         "over 11 rounds of RMSNorm's time / LayerNorm's in the same round; saves below 1/1.1, "

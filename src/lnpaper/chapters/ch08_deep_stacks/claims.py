@@ -420,11 +420,10 @@ CLAIMS = (
         f"than the negligible {vocabulary.NEGLIGIBLE_NATS:g} nats (paired by seed, 95% t CI); "
         "reproduced if both, partly if one. Admin minus Pre-LN reported, not graded; declared "
         "before the run",
-        regime="source: WMT'14 En-De, 6/12/18 layers a side, RAdam lr 1e-3 after 8,000 warmup updates, "
-        "100 epochs (at most 500,000 updates) of 4 GPUs x 8,192 tokens (Transformer-Clinic "
-        "recipe), BLEU; ours: 12 "
-        "blocks d 64, Adam 3e-3, no warmup, 100 steps of 256 tokens (T/P 0.04), 12 seeds, "
-        "held-out loss (no warmup; not matched)",
+        regime="source: WMT'14 En-De, 6/12/18 layers a side, RAdam lr 1e-3 after 8,000 warmup "
+        "updates, 100 epochs (at most 500,000 updates) of 4 GPUs x 8,192 tokens "
+        "(Transformer-Clinic recipe), BLEU; ours: 12 blocks d 64, Adam 3e-3, no warmup, 100 steps "
+        "of 256 tokens (T/P 0.04), 12 seeds, held-out loss (no warmup; not matched)",
     ),
     Claim(
         id="A2c",
@@ -528,9 +527,8 @@ CLAIMS = (
         "> 0 for Post-LN; spread (sd of the log norms over blocks) Mix - Pre < 0 and Mix - Post < 0",
         regime="source: LLaMA models 70M to 7B (250M in the authors' script: C4, 40,000 Adam steps "
         "(lr 1e-3) of 512 x 256 tokens after 4,000 warmup), per-layer gradient norms; ours: 8 "
-        "blocks d 64, "
-        "at init and after 20 Adam steps at 1e-3, no warmup (T/P 0.01), 10 seeds (20 steps "
-        "against a pretraining run; not matched)",
+        "blocks d 64, at init and after 20 Adam steps at 1e-3, no warmup (T/P 0.01), 10 seeds (20 "
+        "steps against a pretraining run; not matched)",
     ),
     Claim(
         id="X1b",
@@ -549,8 +547,7 @@ CLAIMS = (
         "it; reproduced if both hold, partly if one; declared before the run",
         regime="source: LLaMA 70M to 7B pretrained on C4, perplexity (250M: 40,000 Adam steps (lr "
         "1e-3) of 512 x 256 tokens, about 5.2B tokens, 4,000 warmup, authors' script); ours: 8 "
-        "blocks d 64, "
-        "Adam 1e-3, no warmup, 200 steps of 256 tokens (T/P 0.13), 12 seeds, held-out loss (far "
-        "shorter, no warmup; not matched)",
+        "blocks d 64, Adam 1e-3, no warmup, 200 steps of 256 tokens (T/P 0.13), 12 seeds, held-out "
+        "loss (far shorter, no warmup; not matched)",
     ),
 )

@@ -190,10 +190,9 @@ CLAIMS = (
         "held-out loss shown, not graded; so is L1d's premise, whose control cannot gate it (its "
         "stream grows too)",
         regime="source: LLaMA 130M to 1B on C4 (Mix-LN's setup) and OLMo models up to 7B on 20B "
-        "tokens, perplexity (130M: Adam 1e-3, 2,000 warmup, "
-        "20,000 steps of 512 x 256 tokens, about 2.6B tokens, authors' script); ours: Pre-LN 8 "
-        "blocks d 64, Adam 3e-3, no warmup, 100 steps (T/P 0.06), 6 seeds, deep blocks' use "
-        "graded, loss not (not matched)",
+        "tokens, perplexity (130M: Adam 1e-3, 2,000 warmup, 20,000 steps of 512 x 256 tokens, "
+        "about 2.6B tokens, authors' script); ours: Pre-LN 8 blocks d 64, Adam 3e-3, no warmup, "
+        "100 steps (T/P 0.06), 6 seeds, deep blocks' use graded, loss not (not matched)",
     ),
     Claim(
         id="L1c",
@@ -213,9 +212,8 @@ CLAIMS = (
         "minus not, > 0 and deeper half's skip-loss > 0; declared before the run. L1d's premise "
         "(on the 100-step runs) shown, not graded",
         regime="source: LLaMA 130M to 1B on C4 (Mix-LN's setup) and OLMo models up to 7B on 20B "
-        "tokens, perplexity (130M: Adam 1e-3, 2,000 warmup, "
-        "20,000 steps of 512 x 256 tokens, about 2.6B tokens, authors' script); ours: Pre-LN 8 "
-        "blocks d 64, Adam 3e-3, no warmup, 300 steps (T/P 0.19), 6 seeds, deep blocks' use "
-        "graded, loss not (not matched)",
+        "tokens, perplexity (130M: Adam 1e-3, 2,000 warmup, 20,000 steps of 512 x 256 tokens, "
+        "about 2.6B tokens, authors' script); ours: Pre-LN 8 blocks d 64, Adam 3e-3, no warmup, "
+        "300 steps (T/P 0.19), 6 seeds, deep blocks' use graded, loss not (not matched)",
     ),
 )

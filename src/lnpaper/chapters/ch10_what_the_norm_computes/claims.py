@@ -546,11 +546,10 @@ CLAIMS = (
         "(ends below the bigram level), the scarce regime is not exercised and the verdict is "
         "inconclusive (not exercised)",
         regime="source: 64M parameters (12 blocks, d 512) on 1M tokens (T/P about 0.016, about 160 "
-        "passes) against 118M tokens (T/P 1.84); its code: AdamW 3e-4, 2,000 warmup steps of 5,000, "
-        "alpha_0 2.0, 3 seeds; ours: 52,432 parameters, Adam 3e-3, no warmup, 150 steps, alpha_0 "
-        "0.5 (not matched), 6 seeds: a 64-sequence pool "
-        "(1,024 tokens, T/P 0.02, about 37 passes) and fresh data (T/P 0.73; the rich cell not "
-        "matched, Y1c runs it)",
+        "passes) against 118M tokens (T/P 1.84); its code: AdamW 3e-4, 2,000 warmup steps of "
+        "5,000, alpha_0 2.0, 3 seeds; ours: 52,432 parameters, Adam 3e-3, no warmup, 150 steps, "
+        "alpha_0 0.5 (not matched), 6 seeds: a 64-sequence pool (1,024 tokens, T/P 0.02, about 37 "
+        "passes) and fresh data (T/P 0.73; the rich cell not matched, Y1c runs it)",
     ),
     Claim(
         id="Y1c",
