@@ -158,8 +158,7 @@ def gradient_profile(result) -> Figure:
     for ax, (key, title) in zip(panels, when, strict=True):
         for arm in result.arms:
             runs = np.array(getattr(result, key)[arm])
-            line = _line(ax, blocks, runs, arm)
-            line.set_ydata(np.exp(np.log(runs).mean(0)))
+            _line(ax, blocks, runs, arm).set_ydata(np.exp(np.log(runs).mean(0)))
         ax.axvline(result.n_post + 0.5, color=style.REFERENCE, lw=1.0, ls=":")
         ax.set(xlabel="block l", title=title)
     every = [v for key, _ in when for runs in getattr(result, key).values() for p in runs
@@ -171,8 +170,8 @@ def gradient_profile(result) -> Figure:
                    transform=panels[0].get_xaxis_transform(), color=style.REFERENCE,
                    size=style.MIN_FONT_SIZE)  # fmt: skip
 
-    def ratio(arm, key="grad_norm_trained"):  # geometric mean over seeds of max / min over blocks
-        return statistics.geometric_mean(max(p) / min(p) for p in getattr(result, key)[arm])
+    def ratio(arm):  # geometric mean over seeds of max / min over blocks, after training
+        return statistics.geometric_mean(max(p) / min(p) for p in result.grad_norm_trained[arm])
 
     def profile(arm):  # the trained gradient of the first and the last block, geometric means
         runs = np.array(result.grad_norm_trained[arm])
