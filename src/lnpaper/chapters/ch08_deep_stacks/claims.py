@@ -80,10 +80,9 @@ def check_a2(result) -> Finding:
     depth; Post-LN's output change under the perturbation grows from the shallowest to the
     deepest model, and faster than Pre-LN's; Admin's omega lowers both dependency and change
     against Post-LN at the deepest depth."""
-    dep = {arm: mean_dependence(result, arm) for arm in ("post", "pre", "admin")}
-    change = {
-        arm: [log_values(v) for v in result.output_change[arm]] for arm in ("post", "pre", "admin")
-    }
+    arms = ("post", "pre", "admin")
+    dep = {arm: mean_dependence(result, arm) for arm in arms}
+    change = {arm: [log_values(v) for v in result.output_change[arm]] for arm in arms}
     deep = result.depths[-1]
     parts = Parts()
     parts.paired(f"dependency Post - Pre, L={deep}", dep["post"][-1], dep["pre"][-1], "higher")
@@ -96,16 +95,9 @@ def check_a2(result) -> Finding:
     depths = f"L={result.depths[0]} to {deep}"
     parts.paired(f"log output change, Post-LN's growth {depths}", growth("post"), zeros, "higher")
     parts.paired("Post's growth - Pre's", growth("post"), growth("pre"), "higher")
-    parts.paired(
-        f"log output change Admin - Post, L={deep}",
-        change["admin"][-1],
-        change["post"][-1],
-        "lower",
-    )
-    exponents = {
-        arm: stats.paired_difference(growth_exponents(result, arm), zeros)
-        for arm in ("post", "pre", "admin")
-    }
+    label = f"log output change Admin - Post, L={deep}"
+    parts.paired(label, change["admin"][-1], change["post"][-1], "lower")
+    exponents = {arm: stats.paired_difference(growth_exponents(result, arm), zeros) for arm in arms}
     parts.quantities += [
         aggregate(f"growth exponent of the output change, {arm}", fitted)
         for arm, fitted in exponents.items()
@@ -116,7 +108,7 @@ def check_a2(result) -> Finding:
         f"{statistics.fmean(dep[arm][-1]):.2f}, output change "
         f"{statistics.fmean(result.output_change[arm][0]):.4f} -> "
         f"{statistics.fmean(result.output_change[arm][-1]):.4f}"
-        for arm in ("post", "pre", "admin")
+        for arm in arms
     )
     ours = (
         f"At init, L = {', '.join(map(str, result.depths))} blocks, {len(result.seeds)} seeds, "
@@ -268,12 +260,8 @@ def check_d1(result) -> Finding:
         parts.paired("held-out loss DeepNorm - Post-LN", deep_final, post_final, "lower", "nats")
         updates = {arm: largest_update(result, arm) for arm in ("deepnorm", "post")}
         deep_update, post_update = _paired_finals(result, "deepnorm", "post", updates)
-        parts.paired(
-            f"log largest model update over steps 1-{result.update_steps}, DeepNorm - Post-LN",
-            log_values(deep_update),
-            log_values(post_update),
-            "lower",
-        )
+        label = f"log largest model update over steps 1-{result.update_steps}, DeepNorm - Post-LN"
+        parts.paired(label, log_values(deep_update), log_values(post_update), "lower")
     else:  # Post-LN diverged where DeepNorm did not
         parts.add(
             f"Post-LN diverged in {diverged['post']} of {n} runs, DeepNorm in none", stats.HOLDS
@@ -306,12 +294,8 @@ def check_d1b(full, halves) -> Finding:
         return Finding(f"{', '.join(diverged)} diverged: no update to pair", INCONCLUSIVE)
     parts = Parts()
     for arm in ch08_runs.DEEPNORM_HALVES:
-        parts.paired(
-            f"log largest model update, steps 1-{full.update_steps}, {ARM_NAMES[arm]} - Post-LN",
-            log_values(updates[arm]),
-            log_values(updates["post"]),
-            "lower",
-        )
+        label = f"log largest model update, steps 1-{full.update_steps}, {ARM_NAMES[arm]} - Post-LN"
+        parts.paired(label, log_values(updates[arm]), log_values(updates["post"]), "lower")
     reported = [
         f"{ARM_NAMES[arm]} {log_difference(updates[arm], updates['deepnorm']).text()}"
         for arm in (*ch08_runs.DEEPNORM_HALVES, "pre")

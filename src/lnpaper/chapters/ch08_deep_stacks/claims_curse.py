@@ -9,20 +9,9 @@ from lnpaper import stats
 from lnpaper.chapters.ch07_rmsnorm_placement.claims import log_difference
 from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
-from lnpaper.chapters.ch08_deep_stacks.claims import (
-    NOTEBOOK,
-    Parts,
-    diverged_runs,
-    mechanism_only,
-)
+from lnpaper.chapters.ch08_deep_stacks.claims import NOTEBOOK, Parts, diverged_runs, mechanism_only
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
-from lnpaper.companion.verdicts import (
-    NOT_REPRODUCED,
-    Claim,
-    Finding,
-    aggregate,
-    combine,
-)
+from lnpaper.companion.verdicts import NOT_REPRODUCED, Claim, Finding, aggregate, combine
 
 
 def deep_half_mean(by_seed: list) -> list[float]:

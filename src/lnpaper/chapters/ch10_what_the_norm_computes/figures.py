@@ -10,10 +10,7 @@ from matplotlib.figure import Figure
 from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch10_what_the_norm_computes import analysis as ch10_analysis
 from lnpaper.chapters.ch10_what_the_norm_computes import runs as ch10_runs
-from lnpaper.chapters.ch10_what_the_norm_computes.analysis import (
-    DETACH_VARIANTS,
-    Y1_ALPHAS,
-)
+from lnpaper.chapters.ch10_what_the_norm_computes.analysis import DETACH_VARIANTS, Y1_ALPHAS
 from lnpaper.chapters.ch10_what_the_norm_computes.claims import TRAJECTORY_BOUND
 from lnpaper.companion import style
 from lnpaper.companion.chapter import figure
