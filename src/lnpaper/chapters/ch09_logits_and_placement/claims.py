@@ -78,6 +78,7 @@ def check_q1(sweep) -> Finding:
     past_none, past_qk = past_limit(none), past_limit(qk)
     failed_past = sum(failed(none["final_loss"][lr][i]) for lr, i in past_none)
     n = len(none["sensitivity"])
+    runs = n * len(none["peak_logit"])
     ours = (
         f"2-block Pre-LN LM, {n} seeds per cell, Adam at {len(sweep.lrs)} rates "
         f"{min(sweep.lrs):g}..{max(sweep.lrs):g}: at lr 1e-1 the largest "
@@ -92,9 +93,7 @@ def check_q1(sweep) -> Finding:
     quantities = (
         aggregate("log10 peak layer-0 logit at lr 0.1, QK-LN - none", logits),
         aggregate("LR sensitivity, QK-LN - none", sensitivity),
-        count(
-            "runs without QK-norm past a logit of 1e4", len(past_none), n * len(none["peak_logit"])
-        ),  # fmt: skip
+        count("runs without QK-norm past a logit of 1e4", len(past_none), runs),
     )
     return Finding(ours, combine([logits_outcome, sensitivity_outcome]), quantities)
 
@@ -242,13 +241,10 @@ def check_g1(result) -> Finding:
         f"stored as g and {statistics.mean(offset):.3f} stored as 1 + w (shown: decay alone "
         f"would give {keep**result.steps:.3f} and 1)"
     )
+    decay_rule = "an AdamW step with zero gradients against its decay rule"
     quantities = (
         exact("logits, g vs 1 + w at init, float64", result.init_difference, 1e-12),
-        exact(
-            "an AdamW step with zero gradients against its decay rule",
-            result.decay_step_error,
-            1e-12,
-        ),  # fmt: skip
+        exact(decay_rule, result.decay_step_error, 1e-12),
     )
     return Finding(ours, combine([init_outcome, decay_outcome]), quantities)
 
