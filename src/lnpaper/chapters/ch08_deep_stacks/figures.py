@@ -43,6 +43,11 @@ def _line(ax, x, runs, arm, label=None, marker=True):
     return line
 
 
+def _each(values: dict, spec: str, prefix: str = "") -> str:
+    """'Post-LN 0.52, Pre-LN 0.31': each arm's value as `spec` formats it, after `prefix`."""
+    return ", ".join(f"{ARM_NAMES[arm]} {prefix}{value:{spec}}" for arm, value in values.items())
+
+
 @figure("branch_dependence", experiment=ch08_runs.branch_dependence)
 def branch_dependence(result) -> Figure:
     """A2 at initialization. Left: each model's mean over its sublayers of Var[f] / Var[s + f],
@@ -85,11 +90,8 @@ def branch_dependence(result) -> Figure:
         )
     else:  # no Post-LN to lean most on its branches: the numbers alone
         text = (
-            f"Mean dependency on the branches at $L = {last}$: "
-            + ", ".join(f"{ARM_NAMES[arm]} {deep[arm]:.2f}" for arm in result.arms)
-            + f";\noutput change from $L = {first}$ to {last}: "
-            + ", ".join(f"{ARM_NAMES[arm]} ×{growth[arm]:.2f}" for arm in result.arms)
-            + " (means)"
+            f"Mean dependency on the branches at $L = {last}$: {_each(deep, '.2f')};\noutput "
+            f"change from $L = {first}$ to {last}: {_each(growth, '.2f', '×')} (means)"
         )
     style.finding(fig, text)
     style.shared_legend(fig, [left], extra=[style.band_handle(len(result.seeds), "mean")])
@@ -135,11 +137,8 @@ def deepnorm_update(result) -> Figure:
         )
     else:  # the arms a reader chose: each one's numbers
         text = (
-            "Largest update of the first steps: "
-            + ", ".join(f"{ARM_NAMES[arm]} {peak[arm]:.2g}" for arm in result.arms)
-            + ";\nheld-out loss: "
-            + ", ".join(f"{ARM_NAMES[arm]} {final[arm]:.2f}" for arm in result.arms)
-            + f" nats {seeds}"
+            f"Largest update of the first steps: {_each(peak, '.2g')};\nheld-out loss: "
+            f"{_each(final, '.2f')} nats {seeds}"
         )
     style.finding(fig, text)
     style.shared_legend(fig, [left], extra=[style.band_handle(len(result.seeds), "mean")])
@@ -224,8 +223,7 @@ def layer_scaling(result) -> Figure:
     worth = {arm: statistics.fmean(statistics.fmean(v[half:])
                                    for v in result.skip_loss_trained[arm])
              for arm in result.arms}  # fmt: skip
-    deeper = ", ".join(f"{ARM_NAMES[arm]} {worth[arm]:.3f}" for arm in result.arms)
-    panels[2].text(0.98, 0.95, f"blocks {half + 1}-{result.n_layers}, mean:\n{deeper}",
+    panels[2].text(0.98, 0.95, f"blocks {half + 1}-{result.n_layers}, mean:\n{_each(worth, '.3f')}",
                    transform=panels[2].transAxes, ha="right", va="top",
                    color=style.REFERENCE)  # fmt: skip
     seeds = f"(mean of {len(result.seeds)} seeds)"
@@ -239,11 +237,8 @@ def layer_scaling(result) -> Figure:
         )
     else:  # the arms a reader chose: each one's numbers
         text = (
-            f"After {result.steps} steps, last stream's variance: "
-            + ", ".join(f"{ARM_NAMES[arm]} {last[arm]:.3g}" for arm in result.arms)
-            + ";\nthe deeper half's blocks worth, when skipped: "
-            + ", ".join(f"{ARM_NAMES[arm]} {worth[arm]:.3f}" for arm in result.arms)
-            + f" nats each {seeds}"
+            f"After {result.steps} steps, last stream's variance: {_each(last, '.3g')};\nthe "
+            f"deeper half's blocks worth, when skipped: {_each(worth, '.3f')} nats each {seeds}"
         )
     style.finding(fig, text)
     init_handle = Line2D([], [], color=style.REFERENCE, ls=":", lw=1.0, marker="o", ms=5,
