@@ -30,8 +30,7 @@ def rmsnorm_curves(result) -> Figure:
     fig = style.new_figure(2, 4.4)
     left, right = fig.subplots(1, 2, width_ratios=(1.6, 1))
     names = list(result.runs)
-    for name in names:
-        run = result.runs[name]
+    for name, run in result.runs.items():
         line = style.band(left, run["steps"], run["train_loss"], style.color(name), name,
                           LINE_STYLES[name])  # fmt: skip
         if name == PRMS:  # the line style alone tells the others apart
