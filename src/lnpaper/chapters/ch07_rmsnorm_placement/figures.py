@@ -30,8 +30,7 @@ def rmsnorm_curves(result) -> Figure:
     fig = style.new_figure(2, 4.4)
     left, right = fig.subplots(1, 2, width_ratios=(1.6, 1))
     names = list(result.runs)
-    for name in names:
-        run = result.runs[name]
+    for name, run in result.runs.items():
         line = style.band(left, run["steps"], run["train_loss"], style.color(name), name,
                           LINE_STYLES[name])  # fmt: skip
         if name == PRMS:  # the line style alone tells the others apart
@@ -111,8 +110,7 @@ def _per_block(ax, run, key, color):
     """Mean over the seeds that finished, and their min-to-max band, per block."""
     values = [v for v in run[key] if v is not None]
     blocks = np.arange(1, len(values[0]) + 1)
-    line = style.band(ax, blocks, values, color)
-    line.set_marker("o")
+    style.band(ax, blocks, values, color).set_marker("o")
 
 
 def _variance(value: float) -> str:

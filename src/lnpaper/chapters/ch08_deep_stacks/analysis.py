@@ -1,6 +1,6 @@
 """Analysis of notebook 08's deep-stack runs: the studies that gather recorded runs, and the
 summaries the notebook prints and the claims and figures read. Nothing here is recorded: each
-function reads `runs_depth`' experiments (through the record) and computes in memory, so the
+function reads `runs`' experiments (through the record) and computes in memory, so the
 record holds each run once.
 
 - `deepnorm_halves` (D1b): DeepNorm's alpha and beta apart, and a Pre-LN arm, on

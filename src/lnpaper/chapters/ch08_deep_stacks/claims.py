@@ -12,6 +12,7 @@ import math
 import statistics
 
 from lnpaper import formatting, stats, vocabulary
+from lnpaper.chapters.ch07_rmsnorm_placement.claims import log_difference
 from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
 from lnpaper.chapters.ch08_deep_stacks.analysis import (
@@ -43,14 +44,25 @@ def log_values(values) -> list[float]:
     return [math.log(v) for v in values]
 
 
-def paired_part(label, a, b, direction, quantities, parts, outcomes, scale=1.0, unit="", digits=3):
-    """One declared comparison a - b (paired by seed): its outcome, its text and its quantity."""
-    difference = stats.paired_difference(a, b)
-    outcome = stats.better(difference, direction)
-    outcomes.append(outcome)
-    quantities.append(aggregate(label, difference))
-    parts.append(f"{label} {tested(difference, outcome, scale, unit, digits)}")
-    return difference
+class Parts:
+    """A verdict's parts in the order they are declared: each one's text, outcome and quantities."""
+
+    def __init__(self, quantities=()):
+        self.texts, self.outcomes, self.quantities = [], [], list(quantities)
+
+    def paired(self, label, a, b, direction, unit=""):
+        """One declared comparison a - b, paired by seed, graded by its direction."""
+        difference = stats.paired_difference(a, b)
+        outcome = stats.better(difference, direction)
+        self.quantities.append(aggregate(label, difference))
+        self.add(f"{label} {tested(difference, outcome, unit=unit)}", outcome)
+
+    def add(self, text: str, outcome: str):
+        self.texts.append(text)
+        self.outcomes.append(outcome)
+
+    def text(self) -> str:
+        return "; ".join(self.texts)
 
 
 def mechanism_only(outcomes) -> str:
@@ -68,55 +80,41 @@ def check_a2(result) -> Finding:
     depth; Post-LN's output change under the perturbation grows from the shallowest to the
     deepest model, and faster than Pre-LN's; Admin's omega lowers both dependency and change
     against Post-LN at the deepest depth."""
-    dep = {arm: mean_dependence(result, arm) for arm in ("post", "pre", "admin")}
-    change = {
-        arm: [log_values(v) for v in result.output_change[arm]] for arm in ("post", "pre", "admin")
-    }
+    arms = ("post", "pre", "admin")
+    dep = {arm: mean_dependence(result, arm) for arm in arms}
+    change = {arm: [log_values(v) for v in result.output_change[arm]] for arm in arms}
     deep = result.depths[-1]
-    parts, outcomes, quantities = [], [], []
-    paired_part(f"dependency Post - Pre, L={deep}", dep["post"][-1], dep["pre"][-1], "higher",
-                quantities, parts, outcomes)  # fmt: skip
-    paired_part(f"dependency Admin - Post, L={deep}", dep["admin"][-1], dep["post"][-1], "lower",
-                quantities, parts, outcomes)  # fmt: skip
+    parts = Parts()
+    parts.paired(f"dependency Post - Pre, L={deep}", dep["post"][-1], dep["pre"][-1], "higher")
+    parts.paired(f"dependency Admin - Post, L={deep}", dep["admin"][-1], dep["post"][-1], "lower")
 
     def growth(arm):  # log change at the deepest depth - at the shallowest, per seed
         return [b - a for a, b in zip(change[arm][0], change[arm][-1], strict=True)]
 
+    zeros = [0.0] * len(result.seeds)
     depths = f"L={result.depths[0]} to {deep}"
-    paired_part(f"log output change, Post-LN's growth {depths}", growth("post"),
-                [0.0] * len(result.seeds), "higher", quantities, parts, outcomes)  # fmt: skip
-    paired_part("Post's growth - Pre's", growth("post"), growth("pre"), "higher", quantities, parts,
-                outcomes)  # fmt: skip
-    paired_part(
-        f"log output change Admin - Post, L={deep}",
-        change["admin"][-1],
-        change["post"][-1],
-        "lower",
-        quantities,
-        parts,
-        outcomes,
-    )
-    exponents, quantities_exponent = {}, []
-    for arm in ("post", "pre", "admin"):
-        fitted = stats.paired_difference(growth_exponents(result, arm), [0.0] * len(result.seeds))
-        exponents[arm] = fitted
-        quantities_exponent.append(
-            aggregate(f"growth exponent of the output change, {arm}", fitted)
-        )
-    quantities += quantities_exponent
+    parts.paired(f"log output change, Post-LN's growth {depths}", growth("post"), zeros, "higher")
+    parts.paired("Post's growth - Pre's", growth("post"), growth("pre"), "higher")
+    label = f"log output change Admin - Post, L={deep}"
+    parts.paired(label, change["admin"][-1], change["post"][-1], "lower")
+    exponents = {arm: stats.paired_difference(growth_exponents(result, arm), zeros) for arm in arms}
+    parts.quantities += [
+        aggregate(f"growth exponent of the output change, {arm}", fitted)
+        for arm, fitted in exponents.items()
+    ]
     on_norm, on_square = reading_exponents(result.depths)
     levels = "; ".join(
         f"{ARM_NAMES[arm]} dependency {statistics.fmean(dep[arm][0]):.2f} -> "
         f"{statistics.fmean(dep[arm][-1]):.2f}, output change "
         f"{statistics.fmean(result.output_change[arm][0]):.4f} -> "
         f"{statistics.fmean(result.output_change[arm][-1]):.4f}"
-        for arm in ("post", "pre", "admin")
+        for arm in arms
     )
     ours = (
         f"At init, L = {', '.join(map(str, result.depths))} blocks, {len(result.seeds)} seeds, "
         f"each weight matrix moved by {result.perturbation:g} of its norm ({result.draws} random "
         f"directions); means L={result.depths[0]} -> {deep}: {levels}. "
-        + "; ".join(parts)
+        + parts.text()
         + ". Not graded: the exponent b of change ~ L^b, fitted per seed over L = "
         + ", ".join(map(str, result.depths))
         + ": "
@@ -130,7 +128,7 @@ def check_a2(result) -> Finding:
         f"itself would give 1 and {on_norm:.2f}. The grade is the direction at init only, so at "
         "most 'partly', as for D1 and L1"
     )
-    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+    return Finding(ours, mechanism_only(parts.outcomes), tuple(parts.quantities))
 
 
 def reading_exponents(depths) -> tuple[float, float]:
@@ -146,19 +144,37 @@ def reading_exponents(depths) -> tuple[float, float]:
 # ---- A2b and X1b: Admin and Mix-LN trained --------------------------------------------------
 
 
-def _paired_finals(result, arm: str, reference: str) -> tuple[list, list]:
-    """Two arms' held-out losses on the seeds where neither diverged."""
+def _paired_finals(result, arm: str, reference: str, values=None) -> tuple[list, list]:
+    """Two arms' held-out losses, or their `values` (arm -> [seed]), on the seeds where neither
+    diverged."""
     a, b = result.final_loss[arm], result.final_loss[reference]
     both = [i for i in range(len(a)) if a[i] is not None and b[i] is not None]
-    return [a[i] for i in both], [b[i] for i in both]
+    values = values or result.final_loss
+    return [values[arm][i] for i in both], [values[reference][i] for i in both]
 
 
-def _lower_outcome(difference: stats.Difference) -> tuple[str, str]:
-    """A claim that one arm reaches a lower held-out loss: better beyond the negligible margin
-    holds; negligible or worse fails; an interval reaching past the margin decides nothing."""
+def diverged_runs(result) -> tuple[dict, list]:
+    """arm -> how many of its runs diverged, and those counts as quantities."""
+    n = len(result.seeds)
+    diverged = {arm: stats.count_diverged(result.final_loss[arm]) for arm in result.arms}
+    return diverged, [count(f"{ARM_NAMES[a]} runs diverged", k, n) for a, k in diverged.items()]
+
+
+def _lower_loss(parts: Parts, result, arm: str, reference: str, too_few: str):
+    """A part claiming `arm` reaches a lower held-out loss than `reference`, paired on the seeds
+    where neither diverged (`too_few` says why it is undecided on fewer than two): better beyond
+    the negligible margin holds; negligible or worse fails; an interval reaching past the margin
+    decides nothing."""
+    a, b = _paired_finals(result, arm, reference)
+    if len(a) < 2:
+        parts.add(too_few, stats.INCONCLUSIVE)
+        return
+    difference = stats.paired_difference(a, b)
     grade, words = vocabulary.better_beyond_negligible(difference)
     outcome = {"better": stats.HOLDS, "undecided": stats.INCONCLUSIVE}.get(grade, stats.FAILS)
-    return outcome, words
+    names = ARM_NAMES[arm], ARM_NAMES[reference]
+    parts.add(f"{names[0]} minus {names[1]} {tested(difference, words, unit='nats')}", outcome)
+    parts.quantities.append(aggregate(f"held-out loss, {names[0]} - {names[1]}", difference))
 
 
 def _finals_text(result) -> str:
@@ -185,58 +201,40 @@ def _admin_against_post_ln(result, schedule: str) -> Finding:
     admin_trained = n - vocabulary.failed_runs(result.final_loss["admin"], result.levels)
     premise = stats.most_runs(post_failed, n, "Post-LN runs that fail")
     trains = stats.most_runs(admin_trained, n, "Admin runs that train")
-    admin, post = _paired_finals(result, "admin", "post")
     setting = (f"{result.n_layers} blocks, Adam lr {result.lr:g}, {schedule}, {result.steps} steps, "
                f"seeds {min(result.seeds)}-{max(result.seeds)}")  # fmt: skip
-    quantities = [count("Post-LN runs that fail", post_failed, n),
-                  count("Admin runs that train", admin_trained, n)]  # fmt: skip
-    parts = [f"held-out loss {_finals_text(result)} nats; Post-LN fails in {post_failed} of {n} "
-             f"runs, Admin trains in {admin_trained} of {n}"]  # fmt: skip
-    outcomes = [trains]
-    if len(admin) >= 2:
-        difference = stats.paired_difference(admin, post)
-        outcome, words = _lower_outcome(difference)
-        outcomes.append(outcome)
-        parts.append(f"Admin minus Post-LN {tested(difference, words, unit='nats')}")
-        quantities.append(aggregate("held-out loss, Admin - Post-LN", difference))
-    else:
-        outcomes.append(stats.INCONCLUSIVE)
-        parts.append("too few seeds where neither diverged to pair Admin with Post-LN")
+    parts = Parts([count("Post-LN runs that fail", post_failed, n),
+                   count("Admin runs that train", admin_trained, n)])  # fmt: skip
+    parts.texts.append(
+        f"held-out loss {_finals_text(result)} nats; Post-LN fails in "
+        f"{post_failed} of {n} runs, Admin trains in {admin_trained} of {n}"
+    )
+    parts.outcomes.append(trains)
+    too_few = "too few seeds where neither diverged to pair Admin with Post-LN"
+    _lower_loss(parts, result, "admin", "post", too_few)
     admin_pre, pre = _paired_finals(result, "admin", "pre")
     if len(admin_pre) >= 2:
-        parts.append("not graded: Admin minus Pre-LN "
-                     f"{stats.paired_difference(admin_pre, pre).text()}")  # fmt: skip
-    ours = f"{setting}: " + "; ".join(parts)
+        parts.texts.append("not graded: Admin minus Pre-LN "
+                           f"{stats.paired_difference(admin_pre, pre).text()}")  # fmt: skip
+    ours = f"{setting}: " + parts.text()
     if premise != stats.HOLDS:
-        return Finding(ours, NOT_EXERCISED, tuple(quantities))
-    return Finding(ours, combine(outcomes), tuple(quantities))
+        return Finding(ours, NOT_EXERCISED, tuple(parts.quantities))
+    return Finding(ours, combine(parts.outcomes), tuple(parts.quantities))
 
 
 def check_x1b(result) -> Finding:
     """Mix-LN's held-out loss below Pre-LN's and below Post-LN's, each beyond the negligible
     margin, paired by seed: both reproduce the claim, one is partly."""
-    n = len(result.seeds)
-    diverged = {arm: stats.count_diverged(result.final_loss[arm]) for arm in result.arms}
-    quantities = [count(f"{ARM_NAMES[a]} runs diverged", k, n) for a, k in diverged.items()]
-    parts, outcomes = [f"held-out loss {_finals_text(result)} nats"], []
+    parts = Parts(diverged_runs(result)[1])
+    parts.texts.append(f"held-out loss {_finals_text(result)} nats")
     for reference in ("pre", "post"):
-        mix, other = _paired_finals(result, "mix", reference)
-        if len(mix) < 2:
-            outcomes.append(stats.INCONCLUSIVE)
-            parts.append(f"too few seeds to pair Mix-LN with {ARM_NAMES[reference]}")
-            continue
-        difference = stats.paired_difference(mix, other)
-        outcome, words = _lower_outcome(difference)
-        outcomes.append(outcome)
-        parts.append(
-            f"Mix-LN minus {ARM_NAMES[reference]} {tested(difference, words, unit='nats')}"
-        )
-        quantities.append(aggregate(f"held-out loss, Mix-LN - {ARM_NAMES[reference]}", difference))
+        too_few = f"too few seeds to pair Mix-LN with {ARM_NAMES[reference]}"
+        _lower_loss(parts, result, "mix", reference, too_few)
     n_post = int(MIX_POST_FRACTION * result.n_layers)
     ours = (f"{result.n_layers} blocks (Mix-LN: {n_post} Post-LN, then "
             f"Pre-LN), Adam lr {result.lr:g}, no warmup, {result.steps} steps, seeds "
-            f"{min(result.seeds)}-{max(result.seeds)}: " + "; ".join(parts))  # fmt: skip
-    return Finding(ours, combine(outcomes), tuple(quantities))
+            f"{min(result.seeds)}-{max(result.seeds)}: " + parts.text())  # fmt: skip
+    return Finding(ours, combine(parts.outcomes), tuple(parts.quantities))
 
 
 # ---- D1 --------------------------------------------------------------------------------------
@@ -253,46 +251,31 @@ def check_d1(result) -> Finding:
     seed. A diverged run has no value to pair: a DeepNorm divergence fails the claim, and a
     Post-LN one is counted (it cannot make DeepNorm look worse)."""
     n = len(result.seeds)
-    post_final, deep_final = result.final_loss["post"], result.final_loss["deepnorm"]
-    diverged = {arm: stats.count_diverged(result.final_loss[arm]) for arm in result.arms}
-    quantities = [count(f"{ARM_NAMES[a]} runs diverged", k, n) for a, k in diverged.items()]
-    parts, outcomes = [], []
-    both = [i for i in range(n) if post_final[i] is not None and deep_final[i] is not None]
+    diverged, counted = diverged_runs(result)
+    parts = Parts(counted)
+    deep_final, post_final = _paired_finals(result, "deepnorm", "post")
     if diverged["deepnorm"]:
-        outcomes.append(stats.FAILS)
-        parts.append(f"DeepNorm diverged in {diverged['deepnorm']} of {n} runs")
-    elif len(both) >= 2:
-        paired_part("held-out loss DeepNorm - Post-LN", [deep_final[i] for i in both],
-                    [post_final[i] for i in both], "lower", quantities, parts, outcomes,
-                    unit="nats")  # fmt: skip
-        post_update, deep_update = (
-            largest_update(result, "post"),
-            largest_update(result, "deepnorm"),
+        parts.add(f"DeepNorm diverged in {diverged['deepnorm']} of {n} runs", stats.FAILS)
+    elif len(deep_final) >= 2:
+        parts.paired("held-out loss DeepNorm - Post-LN", deep_final, post_final, "lower", "nats")
+        updates = {arm: largest_update(result, arm) for arm in ("deepnorm", "post")}
+        deep_update, post_update = _paired_finals(result, "deepnorm", "post", updates)
+        label = f"log largest model update over steps 1-{result.update_steps}, DeepNorm - Post-LN"
+        parts.paired(label, log_values(deep_update), log_values(post_update), "lower")
+    else:  # Post-LN diverged where DeepNorm did not
+        parts.add(
+            f"Post-LN diverged in {diverged['post']} of {n} runs, DeepNorm in none", stats.HOLDS
         )
-        paired_part(
-            f"log largest model update over steps 1-{result.update_steps}, DeepNorm - Post-LN",
-            log_values(deep_update[i] for i in both),
-            log_values(post_update[i] for i in both),
-            "lower",
-            quantities,
-            parts,
-            outcomes,
-        )
-    else:
-        outcomes.append(stats.HOLDS)  # Post-LN diverged where DeepNorm did not
-        parts.append(f"Post-LN diverged in {diverged['post']} of {n} runs, DeepNorm in none")
-    finals = "; ".join(
-        f"{ARM_NAMES[a]} {formatting.median_text(result.final_loss[a])}" for a in result.arms
-    )
     ours = (
         f"{result.n_layers} blocks (alpha {result.alpha:.2f}, beta {result.beta:.2f}), Adam lr "
-        f"{result.lr:g}, no warmup, {result.steps} steps, {n} seeds; held-out loss {finals} nats. "
-        + "; ".join(parts)
+        f"{result.lr:g}, no warmup, {result.steps} steps, {n} seeds; held-out loss "
+        f"{_finals_text(result)} nats. "
+        + parts.text()
         + ". 1,000 layers and the BLEU gains are not checkable at CPU scale: the mechanism only"
     )
     if diverged["deepnorm"]:
-        return Finding(ours, NOT_REPRODUCED, tuple(quantities))
-    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+        return Finding(ours, NOT_REPRODUCED, tuple(parts.quantities))
+    return Finding(ours, mechanism_only(parts.outcomes), tuple(parts.quantities))
 
 
 def check_d1b(full, halves) -> Finding:
@@ -309,31 +292,24 @@ def check_d1b(full, halves) -> Finding:
     diverged = [ARM_NAMES[a] for a in finals if stats.count_diverged(finals[a])]
     if diverged:
         return Finding(f"{', '.join(diverged)} diverged: no update to pair", INCONCLUSIVE)
-    quantities, parts, outcomes = [], [], []
+    parts = Parts()
     for arm in ch08_runs.DEEPNORM_HALVES:
-        paired_part(
-            f"log largest model update, steps 1-{full.update_steps}, {ARM_NAMES[arm]} - Post-LN",
-            log_values(updates[arm]),
-            log_values(updates["post"]),
-            "lower",
-            quantities,
-            parts,
-            outcomes,
-        )
-    reported = []
-    for arm in (*ch08_runs.DEEPNORM_HALVES, "pre"):
-        against = stats.paired_difference(log_values(updates[arm]), log_values(updates["deepnorm"]))
-        reported.append(f"{ARM_NAMES[arm]} {against.text()}")
+        label = f"log largest model update, steps 1-{full.update_steps}, {ARM_NAMES[arm]} - Post-LN"
+        parts.paired(label, log_values(updates[arm]), log_values(updates["post"]), "lower")
+    reported = [
+        f"{ARM_NAMES[arm]} {log_difference(updates[arm], updates['deepnorm']).text()}"
+        for arm in (*ch08_runs.DEEPNORM_HALVES, "pre")
+    ]
     medians = "; ".join(f"{ARM_NAMES[a]} {formatting.median_text(finals[a])}" for a in finals)
     ours = (
         f"{full.n_layers} blocks (alpha {full.alpha:.2f}, beta {full.beta:.2f}), Adam lr "
         f"{full.lr:g}, no warmup, {n} seeds: "
-        + "; ".join(parts)
+        + parts.text()
         + ". Not graded: log largest update minus DeepNorm's: "
         + "; ".join(reported)
         + f"; held-out loss after {full.steps} steps: {medians} nats"
     )
-    return Finding(ours, combine(outcomes), tuple(quantities))
+    return Finding(ours, combine(parts.outcomes), tuple(parts.quantities))
 
 
 def check_d1d(result) -> Finding:
@@ -371,30 +347,20 @@ def check_x1(result) -> Finding:
     blocks smaller), and Mix-LN's spread is below both, paired by seed."""
     summary = profile_summary(result)
     zeros = [0.0] * len(result.seeds)
-    parts, outcomes, quantities = [], [], []
+    parts = Parts()
     for when in ("init", "trained"):
         at = "at init" if when == "init" else f"after {result.steps} steps"
-        paired_part(f"Pre-LN tilt {at}", summary[when, "pre"]["tilt"], zeros, "lower", quantities,
-                    parts, outcomes)  # fmt: skip
-        paired_part(
-            f"Post-LN tilt {at}",
-            summary[when, "post"]["tilt"],
-            zeros,
-            "higher",
-            quantities,
-            parts,
-            outcomes,
-        )
+        parts.paired(f"Pre-LN tilt {at}", summary[when, "pre"]["tilt"], zeros, "lower")
+        parts.paired(f"Post-LN tilt {at}", summary[when, "post"]["tilt"], zeros, "higher")
         for other in ("pre", "post"):
-            paired_part(f"spread Mix - {ARM_NAMES[other]} {at}", summary[when, "mix"]["spread"],
-                        summary[when, other]["spread"], "lower", quantities, parts,
-                        outcomes)  # fmt: skip
+            mix, against = summary[when, "mix"]["spread"], summary[when, other]["spread"]
+            parts.paired(f"spread Mix - {ARM_NAMES[other]} {at}", mix, against, "lower")
     ours = (
         f"{result.n_layers} blocks (Mix-LN: {result.n_post} Post-LN, then Pre-LN), {len(result.seeds)}"
         f" seeds, Adam lr {result.lr:g}. Per seed, over the blocks' log gradient norms: tilt = last"
-        " quarter's mean - first quarter's; spread = their sd. " + "; ".join(parts)
+        " quarter's mean - first quarter's; spread = their sd. " + parts.text()
     )
-    return Finding(ours, combine(outcomes), tuple(quantities))
+    return Finding(ours, combine(parts.outcomes), tuple(parts.quantities))
 
 
 CLAIMS = (
@@ -438,11 +404,10 @@ CLAIMS = (
         f"than the negligible {vocabulary.NEGLIGIBLE_NATS:g} nats (paired by seed, 95% t CI); "
         "reproduced if both, partly if one. Admin minus Pre-LN reported, not graded; declared "
         "before the run",
-        regime="source: WMT'14 En-De, 6/12/18 layers a side, RAdam lr 1e-3 after 8,000 warmup updates, "
-        "100 epochs (at most 500,000 updates) of 4 GPUs x 8,192 tokens (Transformer-Clinic "
-        "recipe), BLEU; ours: 12 "
-        "blocks d 64, Adam 3e-3, no warmup, 100 steps of 256 tokens (T/P 0.04), 12 seeds, "
-        "held-out loss (no warmup; not matched)",
+        regime="source: WMT'14 En-De, 6/12/18 layers a side, RAdam lr 1e-3 after 8,000 warmup "
+        "updates, 100 epochs (at most 500,000 updates) of 4 GPUs x 8,192 tokens "
+        "(Transformer-Clinic recipe), BLEU; ours: 12 blocks d 64, Adam 3e-3, no warmup, 100 steps "
+        "of 256 tokens (T/P 0.04), 12 seeds, held-out loss (no warmup; not matched)",
     ),
     Claim(
         id="A2c",
@@ -546,9 +511,8 @@ CLAIMS = (
         "> 0 for Post-LN; spread (sd of the log norms over blocks) Mix - Pre < 0 and Mix - Post < 0",
         regime="source: LLaMA models 70M to 7B (250M in the authors' script: C4, 40,000 Adam steps "
         "(lr 1e-3) of 512 x 256 tokens after 4,000 warmup), per-layer gradient norms; ours: 8 "
-        "blocks d 64, "
-        "at init and after 20 Adam steps at 1e-3, no warmup (T/P 0.01), 10 seeds (20 steps "
-        "against a pretraining run; not matched)",
+        "blocks d 64, at init and after 20 Adam steps at 1e-3, no warmup (T/P 0.01), 10 seeds (20 "
+        "steps against a pretraining run; not matched)",
     ),
     Claim(
         id="X1b",
@@ -567,8 +531,7 @@ CLAIMS = (
         "it; reproduced if both hold, partly if one; declared before the run",
         regime="source: LLaMA 70M to 7B pretrained on C4, perplexity (250M: 40,000 Adam steps (lr "
         "1e-3) of 512 x 256 tokens, about 5.2B tokens, 4,000 warmup, authors' script); ours: 8 "
-        "blocks d 64, "
-        "Adam 1e-3, no warmup, 200 steps of 256 tokens (T/P 0.13), 12 seeds, held-out loss (far "
-        "shorter, no warmup; not matched)",
+        "blocks d 64, Adam 1e-3, no warmup, 200 steps of 256 tokens (T/P 0.13), 12 seeds, held-out "
+        "loss (far shorter, no warmup; not matched)",
     ),
 )

@@ -6,23 +6,12 @@ a paired comparison by seed, declared as `claims` says."""
 import statistics
 
 from lnpaper import stats
+from lnpaper.chapters.ch07_rmsnorm_placement.claims import log_difference
 from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
-from lnpaper.chapters.ch08_deep_stacks.claims import (
-    NOTEBOOK,
-    log_values,
-    mechanism_only,
-    paired_part,
-)
+from lnpaper.chapters.ch08_deep_stacks.claims import NOTEBOOK, Parts, diverged_runs, mechanism_only
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
-from lnpaper.companion.verdicts import (
-    NOT_REPRODUCED,
-    Claim,
-    Finding,
-    aggregate,
-    combine,
-    count,
-)
+from lnpaper.companion.verdicts import NOT_REPRODUCED, Claim, Finding, aggregate, combine
 
 
 def deep_half_mean(by_seed: list) -> list[float]:
@@ -36,9 +25,7 @@ def shallow_half_mean(by_seed: list) -> list[float]:
 
 def _l1_diverged(result):
     """(quantities, Finding or None): the diverged runs, counted; a Finding if any diverged."""
-    n = len(result.seeds)
-    diverged = {arm: stats.count_diverged(result.final_loss[arm]) for arm in result.arms}
-    quantities = [count(f"{ARM_NAMES[a]} runs diverged", k, n) for a, k in diverged.items()]
+    diverged, quantities = diverged_runs(result)
     if any(diverged.values()):
         return quantities, Finding(f"diverged runs: {diverged}", NOT_REPRODUCED, tuple(quantities))
     return quantities, None
@@ -52,17 +39,16 @@ def check_l1(result) -> Finding:
     quantities, diverged = _l1_diverged(result)
     if diverged:
         return diverged
-    parts, outcomes = [], []
+    parts = Parts(quantities)
     skip = result.skip_loss_trained["pre"]
-    paired_part("Pre-LN skip-loss, deeper half - shallower half", deep_half_mean(skip),
-                shallow_half_mean(skip), "lower", quantities, parts, outcomes,
-                unit="nats")  # fmt: skip
+    deep, shallow = deep_half_mean(skip), shallow_half_mean(skip)
+    parts.paired("Pre-LN skip-loss, deeper half - shallower half", deep, shallow, "lower", "nats")
     ours = (
         f"Pre-LN, {result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
-        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + ". No control arm "
+        f"{len(result.seeds)} seeds, after training: " + parts.text() + ". No control arm "
         "in this study, so the profile is not attributed to Pre-LN here (L1d adds Peri-LN)"
     )
-    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+    return Finding(ours, mechanism_only(parts.outcomes), tuple(parts.quantities))
 
 
 CURSE_LABEL = "skip-loss gap (deeper half - shallower half), Pre-LN - Peri-LN"
@@ -89,9 +75,9 @@ def check_l1d(result, control) -> Finding:
     quantities += more
     if diverged or diverged_control:
         return diverged or diverged_control
-    parts, outcomes = [], []
+    parts = Parts(quantities)
     pre, peri = _curse_gaps(result, control)
-    paired_part(CURSE_LABEL, pre, peri, "lower", quantities, parts, outcomes, unit="nats")
+    parts.paired(CURSE_LABEL, pre, peri, "lower", "nats")
     shown = "; ".join(
         f"{ARM_NAMES[arm]} gap {stats.paired_difference(values, [0.0] * len(values)).text()}, "
         f"last stream variance {statistics.fmean(v[-1] for v in study.variance_trained[arm]):.3g}"
@@ -99,9 +85,9 @@ def check_l1d(result, control) -> Finding:
     )
     ours = (
         f"{result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
-        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + f". Shown: {shown}"
+        f"{len(result.seeds)} seeds, after training: " + parts.text() + f". Shown: {shown}"
     )
-    return Finding(ours, mechanism_only(outcomes), tuple(quantities))
+    return Finding(ours, mechanism_only(parts.outcomes), tuple(parts.quantities))
 
 
 def check_l1b(result, curse, control) -> Finding:
@@ -114,24 +100,21 @@ def check_l1b(result, curse, control) -> Finding:
     if diverged:
         return diverged
     premise = stats.paired_difference(*_curse_gaps(curse, control))
-    quantities.append(aggregate(f"premise (L1d): {CURSE_LABEL}", premise))
+    parts = Parts([*quantities, aggregate(f"premise (L1d): {CURSE_LABEL}", premise)])
     plain, scaled = "pre", "layer_scaling"
-    parts, outcomes = [], []
     angle, skip = result.angle_trained, result.skip_loss_trained
-    paired_part("deeper half's angular distance, scaled - not", deep_half_mean(angle[scaled]),
-                deep_half_mean(angle[plain]), "higher", quantities, parts, outcomes)  # fmt: skip
-    paired_part("deeper half's skip-loss, scaled - not", deep_half_mean(skip[scaled]),
-                deep_half_mean(skip[plain]), "higher", quantities, parts, outcomes,
-                unit="nats")  # fmt: skip
+    parts.paired("deeper half's angular distance, scaled - not", deep_half_mean(angle[scaled]),
+                 deep_half_mean(angle[plain]), "higher")  # fmt: skip
+    parts.paired("deeper half's skip-loss, scaled - not", deep_half_mean(skip[scaled]),
+                 deep_half_mean(skip[plain]), "higher", "nats")  # fmt: skip
     variance = result.variance_trained
-    tamed = stats.paired_difference(log_values(v[-1] for v in variance[scaled]),
-                                    log_values(v[-1] for v in variance[plain]))  # fmt: skip
+    tamed = log_difference([v[-1] for v in variance[scaled]], [v[-1] for v in variance[plain]])
     final = stats.paired_difference(result.final_loss[scaled], result.final_loss[plain])
-    quantities += [aggregate("log last stream variance, scaled - not", tamed),
-                   aggregate("held-out loss, scaled - not", final)]  # fmt: skip
+    parts.quantities += [aggregate("log last stream variance, scaled - not", tamed),
+                         aggregate("held-out loss, scaled - not", final)]  # fmt: skip
     ours = (
         f"Pre-LN, {result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
-        f"{len(result.seeds)} seeds, after training: " + "; ".join(parts) + ". Not graded: log "
+        f"{len(result.seeds)} seeds, after training: " + parts.text() + ". Not graded: log "
         f"last stream variance, scaled - not, {tamed.text()}; held-out loss {final.text()} nats. "
         "At init the scaling shrinks the deep branches by construction; the matrices that read "
         "the norm's output can absorb the factor within tens of Adam steps (entries about 0.1, "
@@ -139,7 +122,7 @@ def check_l1b(result, curse, control) -> Finding:
         f"premise, Pre-LN's own curse (L1d, on the {curse.steps}-step runs), {CURSE_LABEL} "
         f"{premise.text()} nats"
     )
-    return Finding(ours, combine(outcomes), tuple(quantities))
+    return Finding(ours, combine(parts.outcomes), tuple(parts.quantities))
 
 
 CLAIMS = (
@@ -196,10 +179,9 @@ CLAIMS = (
         "held-out loss shown, not graded; so is L1d's premise, whose control cannot gate it (its "
         "stream grows too)",
         regime="source: LLaMA 130M to 1B on C4 (Mix-LN's setup) and OLMo models up to 7B on 20B "
-        "tokens, perplexity (130M: Adam 1e-3, 2,000 warmup, "
-        "20,000 steps of 512 x 256 tokens, about 2.6B tokens, authors' script); ours: Pre-LN 8 "
-        "blocks d 64, Adam 3e-3, no warmup, 100 steps (T/P 0.06), 6 seeds, deep blocks' use "
-        "graded, loss not (not matched)",
+        "tokens, perplexity (130M: Adam 1e-3, 2,000 warmup, 20,000 steps of 512 x 256 tokens, "
+        "about 2.6B tokens, authors' script); ours: Pre-LN 8 blocks d 64, Adam 3e-3, no warmup, "
+        "100 steps (T/P 0.06), 6 seeds, deep blocks' use graded, loss not (not matched)",
     ),
     Claim(
         id="L1c",
@@ -219,9 +201,8 @@ CLAIMS = (
         "minus not, > 0 and deeper half's skip-loss > 0; declared before the run. L1d's premise "
         "(on the 100-step runs) shown, not graded",
         regime="source: LLaMA 130M to 1B on C4 (Mix-LN's setup) and OLMo models up to 7B on 20B "
-        "tokens, perplexity (130M: Adam 1e-3, 2,000 warmup, "
-        "20,000 steps of 512 x 256 tokens, about 2.6B tokens, authors' script); ours: Pre-LN 8 "
-        "blocks d 64, Adam 3e-3, no warmup, 300 steps (T/P 0.19), 6 seeds, deep blocks' use "
-        "graded, loss not (not matched)",
+        "tokens, perplexity (130M: Adam 1e-3, 2,000 warmup, 20,000 steps of 512 x 256 tokens, "
+        "about 2.6B tokens, authors' script); ours: Pre-LN 8 blocks d 64, Adam 3e-3, no warmup, "
+        "300 steps (T/P 0.19), 6 seeds, deep blocks' use graded, loss not (not matched)",
     ),
 )

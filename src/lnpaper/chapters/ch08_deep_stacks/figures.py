@@ -43,6 +43,11 @@ def _line(ax, x, runs, arm, label=None, marker=True):
     return line
 
 
+def _each(values: dict, spec: str, prefix: str = "") -> str:
+    """'Post-LN 0.52, Pre-LN 0.31': each arm's value as `spec` formats it, after `prefix`."""
+    return ", ".join(f"{ARM_NAMES[arm]} {prefix}{value:{spec}}" for arm, value in values.items())
+
+
 @figure("branch_dependence", experiment=ch08_runs.branch_dependence)
 def branch_dependence(result) -> Figure:
     """A2 at initialization. Left: each model's mean over its sublayers of Var[f] / Var[s + f],
@@ -51,16 +56,14 @@ def branch_dependence(result) -> Figure:
     direction. Lines: mean over seeds; bands: min to max."""
     fig = style.new_figure(2, 4.2)
     left, right = fig.subplots(1, 2)
+    # Admin lies on Pre-LN: a wide line under Admin's thin dashes shows both
+    widths = {"pre": {"lw": 5, "ms": 8, "zorder": 2}, "admin": {"lw": 1.5, "zorder": 3}}
     for arm in result.arms:
         dep = np.array(mean_dependence(result, arm)).T  # [seed][depth]
         change = np.array(result.output_change[arm]).T  # [seed][depth]
         lines = [_line(left, result.depths, dep, arm), _line(right, result.depths, change, arm)]
-        if arm == "pre":  # Admin lies on Pre-LN: a wide line under Admin's thin dashes shows both
-            for line in lines:
-                line.set(lw=5, ms=8, zorder=2)
-        if arm == "admin":
-            for line in lines:
-                line.set(lw=1.5, zorder=3)
+        for line in lines:
+            line.set(**widths.get(arm, {}))
     for ax in (left, right):
         ax.set(xlabel="blocks L", xticks=result.depths)
     left.set_ylabel(r"mean $\mathrm{Var}[f] \,/\, \mathrm{Var}[s + f]$ over sublayers")
@@ -87,11 +90,8 @@ def branch_dependence(result) -> Figure:
         )
     else:  # no Post-LN to lean most on its branches: the numbers alone
         text = (
-            f"Mean dependency on the branches at $L = {last}$: "
-            + ", ".join(f"{ARM_NAMES[arm]} {deep[arm]:.2f}" for arm in result.arms)
-            + f";\noutput change from $L = {first}$ to {last}: "
-            + ", ".join(f"{ARM_NAMES[arm]} ×{growth[arm]:.2f}" for arm in result.arms)
-            + " (means)"
+            f"Mean dependency on the branches at $L = {last}$: {_each(deep, '.2f')};\noutput "
+            f"change from $L = {first}$ to {last}: {_each(growth, '.2f', '×')} (means)"
         )
     style.finding(fig, text)
     style.shared_legend(fig, [left], extra=[style.band_handle(len(result.seeds), "mean")])
@@ -137,11 +137,8 @@ def deepnorm_update(result) -> Figure:
         )
     else:  # the arms a reader chose: each one's numbers
         text = (
-            "Largest update of the first steps: "
-            + ", ".join(f"{ARM_NAMES[arm]} {peak[arm]:.2g}" for arm in result.arms)
-            + ";\nheld-out loss: "
-            + ", ".join(f"{ARM_NAMES[arm]} {final[arm]:.2f}" for arm in result.arms)
-            + f" nats {seeds}"
+            f"Largest update of the first steps: {_each(peak, '.2g')};\nheld-out loss: "
+            f"{_each(final, '.2f')} nats {seeds}"
         )
     style.finding(fig, text)
     style.shared_legend(fig, [left], extra=[style.band_handle(len(result.seeds), "mean")])
@@ -160,8 +157,7 @@ def gradient_profile(result) -> Figure:
     for ax, (key, title) in zip(panels, when, strict=True):
         for arm in result.arms:
             runs = np.array(getattr(result, key)[arm])
-            line = _line(ax, blocks, runs, arm)
-            line.set_ydata(np.exp(np.log(runs).mean(0)))
+            _line(ax, blocks, runs, arm).set_ydata(np.exp(np.log(runs).mean(0)))
         ax.axvline(result.n_post + 0.5, color=style.REFERENCE, lw=1.0, ls=":")
         ax.set(xlabel="block l", title=title)
     every = [v for key, _ in when for runs in getattr(result, key).values() for p in runs
@@ -173,8 +169,8 @@ def gradient_profile(result) -> Figure:
                    transform=panels[0].get_xaxis_transform(), color=style.REFERENCE,
                    size=style.MIN_FONT_SIZE)  # fmt: skip
 
-    def ratio(arm, key="grad_norm_trained"):  # geometric mean over seeds of max / min over blocks
-        return statistics.geometric_mean(max(p) / min(p) for p in getattr(result, key)[arm])
+    def ratio(arm):  # geometric mean over seeds of max / min over blocks, after training
+        return statistics.geometric_mean(max(p) / min(p) for p in result.grad_norm_trained[arm])
 
     def profile(arm):  # the trained gradient of the first and the last block, geometric means
         runs = np.array(result.grad_norm_trained[arm])
@@ -227,8 +223,7 @@ def layer_scaling(result) -> Figure:
     worth = {arm: statistics.fmean(statistics.fmean(v[half:])
                                    for v in result.skip_loss_trained[arm])
              for arm in result.arms}  # fmt: skip
-    deeper = ", ".join(f"{ARM_NAMES[arm]} {worth[arm]:.3f}" for arm in result.arms)
-    panels[2].text(0.98, 0.95, f"blocks {half + 1}-{result.n_layers}, mean:\n{deeper}",
+    panels[2].text(0.98, 0.95, f"blocks {half + 1}-{result.n_layers}, mean:\n{_each(worth, '.3f')}",
                    transform=panels[2].transAxes, ha="right", va="top",
                    color=style.REFERENCE)  # fmt: skip
     seeds = f"(mean of {len(result.seeds)} seeds)"
@@ -242,11 +237,8 @@ def layer_scaling(result) -> Figure:
         )
     else:  # the arms a reader chose: each one's numbers
         text = (
-            f"After {result.steps} steps, last stream's variance: "
-            + ", ".join(f"{ARM_NAMES[arm]} {last[arm]:.3g}" for arm in result.arms)
-            + ";\nthe deeper half's blocks worth, when skipped: "
-            + ", ".join(f"{ARM_NAMES[arm]} {worth[arm]:.3f}" for arm in result.arms)
-            + f" nats each {seeds}"
+            f"After {result.steps} steps, last stream's variance: {_each(last, '.3g')};\nthe "
+            f"deeper half's blocks worth, when skipped: {_each(worth, '.3f')} nats each {seeds}"
         )
     style.finding(fig, text)
     init_handle = Line2D([], [], color=style.REFERENCE, ls=":", lw=1.0, marker="o", ms=5,

@@ -1,6 +1,6 @@
 """Experiments of notebook 08, deep stacks: the recorded runs behind claims A2 (Admin), D1
 (DeepNorm), X1 (Mix-LN) and L1 (LayerNorm Scaling) (the studies that gather them, and the
-summaries, are in `analysis_depth`).
+summaries, are in `analysis`).
 
 Every model is notebook 06's language model (`TransformerLM`, d_model 64, 2 heads, length 16,
 the synthetic language) with one of the block schemes of `ARMS`; every training run trains all
@@ -13,14 +13,14 @@ arms are paired by seed.
   and Admin (omega from `admin_profile`).
 - `deepnorm_study` (D1): Post-LN, DeepNorm and Pre-LN without warmup at a learning rate where
   Post-LN stalls; the model update ||F(x; theta_{t+1}) - F(x; theta_t)|| on a fixed probe batch
-  over the first steps, and the final held-out loss; `analysis_depth.deepnorm_halves` (D1b)
+  over the first steps, and the final held-out loss; `analysis.deepnorm_halves` (D1b)
   gathers its runs of DeepNorm's halves apart.
 - `gradient_profile` (X1): each block's gradient norm at init and after a few steps, Post, Pre
   and Mix-LN.
 - `layer_scaling_study` (L1): Pre-LN with and without LayerNorm Scaling's 1 / sqrt(l): the
   stream's variance per block, the angular distance between consecutive blocks' inputs and the
   loss change when one block is skipped, at init and after training;
-  `analysis_depth.layer_scaling_long` (L1c) and `curse_control` (L1d, Peri-LN) gather its runs.
+  `analysis.layer_scaling_long` (L1c) and `curse_control` (L1d, Peri-LN) gather its runs.
 """
 
 import math

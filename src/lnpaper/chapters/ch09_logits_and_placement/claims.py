@@ -38,6 +38,12 @@ def failed(loss) -> bool:
     return not vocabulary.trains(loss, vars(SyntheticLanguage().levels()))
 
 
+def past_limit(arm) -> list:
+    """The (lr, seed) of every run of a `qk_summary` arm whose largest logit passed LOGIT_LIMIT."""
+    return [(lr, i) for lr, peaks in arm["peak_logit"].items()
+            for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
+
+
 def entropy_text(sweep) -> str:
     """'. Attention entropy at lr 0.1 (not graded) ...': each arm's per-layer entropy at step 0 and
     at the end, where logit growth and attention collapsing onto one key are tied."""
@@ -69,14 +75,10 @@ def check_q1(sweep) -> Finding:
     logits_outcome = stats.better(logits, "lower")
     sensitivity = stats.paired_difference(qk["sensitivity"], none["sensitivity"])
     sensitivity_outcome = stats.better(sensitivity, "lower")
-
-    def past_limit(arm):  # the (lr, seed) of every run whose largest logit passed 1e4
-        return [(lr, i) for lr, peaks in arm["peak_logit"].items()
-                for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
-
     past_none, past_qk = past_limit(none), past_limit(qk)
     failed_past = sum(failed(none["final_loss"][lr][i]) for lr, i in past_none)
     n = len(none["sensitivity"])
+    runs = n * len(none["peak_logit"])
     ours = (
         f"2-block Pre-LN LM, {n} seeds per cell, Adam at {len(sweep.lrs)} rates "
         f"{min(sweep.lrs):g}..{max(sweep.lrs):g}: at lr 1e-1 the largest "
@@ -91,9 +93,7 @@ def check_q1(sweep) -> Finding:
     quantities = (
         aggregate("log10 peak layer-0 logit at lr 0.1, QK-LN - none", logits),
         aggregate("LR sensitivity, QK-LN - none", sensitivity),
-        count(
-            "runs without QK-norm past a logit of 1e4", len(past_none), n * len(none["peak_logit"])
-        ),  # fmt: skip
+        count("runs without QK-norm past a logit of 1e4", len(past_none), runs),
     )
     return Finding(ours, combine([logits_outcome, sensitivity_outcome]), quantities)
 
@@ -105,20 +105,15 @@ def check_q1c(sweep) -> Finding:
     that trained refutes it. The peak is sampled every 20 steps: a missed transient can only add
     runs past the limit, never remove one that trained."""
     none = qk_summary(sweep)["no QK-norm"]
-    past = [(lr, i) for lr, peaks in none["peak_logit"].items()
-            for i, peak in enumerate(peaks) if peak > LOGIT_LIMIT]  # fmt: skip
-    trained = [(lr, none["final_loss"][lr][i]) for lr, i in past
-               if not failed(none["final_loss"][lr][i])]  # fmt: skip
+    past = [(lr, none["final_loss"][lr][i]) for lr, i in past_limit(none)]
+    trained = [(lr, loss) for lr, loss in past if not failed(loss)]
     by_lr = {}
     for lr, loss in trained:
         by_lr.setdefault(lr, []).append(loss)
     text = "; ".join(f"lr {lr:g}: {len(v)} ended at {min(v):.2f}-{max(v):.2f}"
                      for lr, v in sorted(by_lr.items()))  # fmt: skip
     bigram = SyntheticLanguage().levels().bigram
-    diverged = sum(
-        none["final_loss"][lr][i] is None or not math.isfinite(none["final_loss"][lr][i])
-        for lr, i in past
-    )
+    diverged = sum(loss is None or not math.isfinite(loss) for _, loss in past)
     ours = (
         f"Q1's runs without QK-norm: {len(past)} passed a layer-0 logit of {LOGIT_LIMIT:.0e}, "
         f"{len(past) - len(trained)} of them failed ({diverged} diverged), {len(trained)} "
@@ -246,13 +241,10 @@ def check_g1(result) -> Finding:
         f"stored as g and {statistics.mean(offset):.3f} stored as 1 + w (shown: decay alone "
         f"would give {keep**result.steps:.3f} and 1)"
     )
+    decay_rule = "an AdamW step with zero gradients against its decay rule"
     quantities = (
         exact("logits, g vs 1 + w at init, float64", result.init_difference, 1e-12),
-        exact(
-            "an AdamW step with zero gradients against its decay rule",
-            result.decay_step_error,
-            1e-12,
-        ),  # fmt: skip
+        exact(decay_rule, result.decay_step_error, 1e-12),
     )
     return Finding(ours, combine([init_outcome, decay_outcome]), quantities)
 

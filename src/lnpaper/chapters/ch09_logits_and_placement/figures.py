@@ -25,7 +25,7 @@ def qk_norm_sweep(sweep):
     n = len(next(iter(summary.values()))["sensitivity"])
     for arm, arm_summary in summary.items():
         colour = QK_COLORS[arm]
-        initial = [run["initial_loss"] for run in sweep.runs[arm].values()][0]
+        initial = next(iter(sweep.runs[arm].values()))["initial_loss"]
         finals = [[initial[i] if v is None else min(v, initial[i]) for i, v in enumerate(losses)]
                   for losses in arm_summary["final_loss"].values()]  # fmt: skip
         style.band(loss_ax, sweep.lrs, list(map(list, zip(*finals, strict=True))), colour,

@@ -7,11 +7,7 @@ from lnpaper.companion.chapter import Chapter
 
 CHAPTER = Chapter(
     notebook="10_what_the_norm_computes",
-    experiments=(
-        runs.zero_mean_drift,
-        runs.constrained_drift,
-        runs.norm_variant_training,
-    ),
+    experiments=(runs.zero_mean_drift, runs.constrained_drift, runs.norm_variant_training),
     claims=tuple(claims.CLAIMS),
     figures=(
         figures.zero_mean_drift,

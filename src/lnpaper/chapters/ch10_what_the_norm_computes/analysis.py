@@ -1,6 +1,6 @@
 """Analysis of notebook 10's runs on "what the norm computes": the studies that gather recorded
 runs, and the summaries the notebook prints and the claims and figures read. Nothing here is
-recorded: each function reads `runs_mean`' experiments (through the record) and computes in
+recorded: each function reads `runs`' experiments (through the record) and computes in
 memory, so the record holds each run once.
 
 - `detach_study` (E2, E2b): the runs of DETACH_VARIANTS, one `norm_variant_training` each.
@@ -9,7 +9,7 @@ memory, so the record holds each run once.
 - `after_dyt_study` (Y1, Y1b): the grid of Y1_RUNS, LayerNorm, DyT and Derf at several initial
   alphas, data budgets and with the embedding scalar.
 - `dyt_data_rich` (Y1c): LayerNorm and DyT on fresh data for 400 steps.
-- the summaries: `tokens_per_parameter` (Y1c), `run_setting`, `mean_saturation` (Y1's saturated values),
+- the summaries: `tokens_per_parameter` (Y1c), `mean_saturation` (Y1's saturated values),
   `drift_at_end` (E1).
 """
 
@@ -135,11 +135,6 @@ def tokens_per_parameter(steps: int, batch_size: int = 16, length: int = 16) -> 
     )
     model = TransformerLM(config)
     return steps * batch_size * length / sum(p.numel() for p in model.parameters())
-
-
-def run_setting(study, run: str, setting: str) -> list:
-    """One setting's held-out losses per seed, e.g. run_setting(s, "DyT", "alpha 0.5, fresh")."""
-    return study.runs[run]["final_loss"][setting]
 
 
 def mean_saturation(run: dict, setting: str, when: str = "final") -> list:

@@ -56,30 +56,24 @@ def _diverged(*losses) -> int:
     return sum(stats.count_diverged(values) for values in losses)
 
 
+def _paired_unless_diverged(losses, reference) -> stats.Difference | None:
+    """losses - reference, paired by seed; None if a run of either diverged."""
+    return None if _diverged(losses, reference) else stats.paired_difference(losses, reference)
+
+
 # ---- E1 -----------------------------------------------------------------------------------------
-
-
-def e1_parts(result) -> dict:
-    """The exactness outcome, the quality match after training and the drift, as numbers."""
-    worst = max(result.max_logit_diff_init, result.max_logit_diff_trained)
-    exact_outcome = stats.HOLDS if worst < EXACT_BOUND else stats.FAILS
-    logit_gap, loss_gap = drift_at_end(result)
-    parts = {"exact": exact_outcome, "worst": worst, "logit_gap": logit_gap, "loss_gap": loss_gap}
-    if _diverged(result.final_loss_rmsnorm, result.final_loss_layernorm):
-        parts.update(match=stats.FAILS, difference=None)
-        return parts
-    difference = stats.paired_difference(result.final_loss_rmsnorm, result.final_loss_layernorm)
-    parts.update(match=stats.matches(difference, NEGLIGIBLE_NATS), difference=difference)
-    return parts
 
 
 def check_e1(result) -> Finding:
     """Exact in float64 at init and after training; under Adam (float32) the two forms are
     trained side by side: their held-out losses are graded for a match, their drift reported."""
-    parts = e1_parts(result)
-    difference = parts["difference"]
+    worst = max(result.max_logit_diff_init, result.max_logit_diff_trained)
+    exact_outcome = stats.HOLDS if worst < EXACT_BOUND else stats.FAILS
+    logit_gap = drift_at_end(result)[0]
+    difference = _paired_unless_diverged(result.final_loss_rmsnorm, result.final_loss_layernorm)
+    match = stats.FAILS if difference is None else stats.matches(difference, NEGLIGIBLE_NATS)
     match_text = "a run diverged" if difference is None else tested(
-        difference, f"{parts['match']} (match within +-{NEGLIGIBLE_NATS:g})", unit="nats"
+        difference, f"{match} (match within +-{NEGLIGIBLE_NATS:g})", unit="nats"
     )  # fmt: skip
     ours = (
         f"notebook 06's Pre-LN LM (d {result.d_model}, {result.n_layers} blocks), float64, "
@@ -89,16 +83,15 @@ def check_e1(result) -> Finding:
         f"{result.max_stream_mean_init:.1e} after the rewrite. Trained side by side, the "
         f"rewrite's writers left free (not the source's zero-mean constraint) (Adam "
         f"{result.lr:g}, float32, {result.steps} steps): max |logit gap| median "
-        f"{statistics.median(parts['logit_gap']):.3g} (range {min(parts['logit_gap']):.3g}-"
-        f"{max(parts['logit_gap']):.3g}), the rewrite's norm inputs reach mean / RMS "
+        f"{statistics.median(logit_gap):.3g} (range {min(logit_gap):.3g}-"
+        f"{max(logit_gap):.3g}), the rewrite's norm inputs reach mean / RMS "
         f"{statistics.median(result.stream_mean_trained):.2g} (median); held-out loss, rewrite "
         f"minus LayerNorm {match_text}"
     )
-    quantities = [exact("float64 max |logit difference|, init and trained", parts["worst"],
-                        EXACT_BOUND)]  # fmt: skip
+    quantities = [exact("float64 max |logit difference|, init and trained", worst, EXACT_BOUND)]
     if difference is not None:
         quantities.append(aggregate("held-out loss, rewrite - LN after training", difference))
-    return Finding(ours, combine([parts["exact"], parts["match"]]), tuple(quantities))
+    return Finding(ours, combine([exact_outcome, match]), tuple(quantities))
 
 
 def check_e1b(result) -> Finding:
@@ -125,18 +118,20 @@ def check_e1c(result) -> Finding:
     parameterization (LayerNorm's bias b against RMSNorm's c + W b), which the source does not
     claim trains alike: that arm, and the free rewrite, are reported, not graded."""
     optimizers = list(result.lrs)
+    largest = {
+        (o, arm): max(worst_gaps(result, o, arm))
+        for o in optimizers
+        for arm in ch10_runs.CONSTRAINED_ARMS
+    }
     stays = {
-        arm: all(max(worst_gaps(result, o, arm)) < TRAJECTORY_BOUND for o in optimizers)
-        for arm in (KEPT, FOLDED)
+        arm: all(largest[o, arm] < TRAJECTORY_BOUND for o in optimizers) for arm in (KEPT, FOLDED)
     }
     verdict = REPRODUCED if stays[KEPT] else NOT_REPRODUCED
-
-    def gaps(optimizer):
-        return ", ".join(
-            f"{arm} {max(worst_gaps(result, optimizer, arm)):.1e}" for arm in (KEPT, FOLDED, FREE)
-        )
-
-    runs = "; ".join(f"{o} {result.lrs[o]:g}: {gaps(o)}" for o in optimizers)
+    runs = "; ".join(
+        f"{o} {result.lrs[o]:g}: "
+        + ", ".join(f"{arm} {largest[o, arm]:.1e}" for arm in (KEPT, FOLDED, FREE))
+        for o in optimizers
+    )
     ours = (
         f"E1's model in float64, {len(result.seeds)} seeds, {result.steps} steps, each rewrite "
         f"beside its LayerNorm twin; max |log-probability difference| over the run: {runs}. "
@@ -149,8 +144,8 @@ def check_e1c(result) -> Finding:
     )
     quantities = []
     for optimizer in optimizers:
-        quantities.append(exact(f"max |log-prob gap|, {KEPT}, {optimizer}",
-                                max(worst_gaps(result, optimizer, KEPT)), TRAJECTORY_BOUND))  # fmt: skip
+        label = f"max |log-prob gap|, {KEPT}, {optimizer}"
+        quantities.append(exact(label, largest[optimizer, KEPT], TRAJECTORY_BOUND))
         for arm in (FOLDED, FREE):
             quantities.append(mean_over_seeds(f"max |log-prob gap| per seed, {arm}, {optimizer}",
                                               worst_gaps(result, optimizer, arm)))  # fmt: skip
@@ -168,15 +163,11 @@ def fresh_losses(study, name: str) -> list:
 def detach_differences(study) -> dict:
     """variant -> its held-out loss minus LayerNorm's, paired by seed (None if a run diverged)."""
     reference = fresh_losses(study, "LayerNorm")
-    out = {}
-    for name in DETACH_VARIANTS:
-        if name == "LayerNorm":
-            continue
-        losses = fresh_losses(study, name)
-        out[name] = None if _diverged(losses, reference) else stats.paired_difference(
-            losses, reference
-        )  # fmt: skip
-    return out
+    return {
+        name: _paired_unless_diverged(fresh_losses(study, name), reference)
+        for name in DETACH_VARIANTS
+        if name != "LayerNorm"
+    }
 
 
 def _setting_text(study) -> str:
@@ -207,38 +198,33 @@ def check_e2d(study) -> Finding:
     is `inconclusive (not exercised)`. Then LayerNorm-simple minus LayerNorm on the pool: better
     (`better_verdict`), the one effect it names, so a negligible gain is not reproduced."""
     layernorm = study.runs["LayerNorm"]
-    finals = {(name, budget): study.runs[name]["final_loss"][budget]
-              for name in ("LayerNorm", "LayerNorm-simple") for budget in ("fresh", "pool")}  # fmt: skip
+    ln_pool, ln_fresh = (layernorm["final_loss"][budget] for budget in ("pool", "fresh"))
+    simple_pool, simple_fresh = (
+        study.runs["LayerNorm-simple"]["final_loss"][budget] for budget in ("pool", "fresh")
+    )
     setting = (f"Pre-norm LM d 32, 4 blocks, Adam {layernorm['lr']:g}, {layernorm['steps']} steps,"
                f" seeds {min(layernorm['seeds'])}-{max(layernorm['seeds'])}; a "
                f"{layernorm['pool_size']}-sequence pool cycled")  # fmt: skip
-    if _diverged(*finals.values()):
+    if _diverged(ln_pool, ln_fresh, simple_pool, simple_fresh):
         return Finding(f"{setting}: a run diverged", INCONCLUSIVE)
-    levels = vars(SyntheticLanguage().levels())
-    trained = len(finals["LayerNorm", "pool"]) - vocabulary.failed_runs(
-        finals["LayerNorm", "pool"], levels
-    )
-    overfit = stats.paired_difference(finals["LayerNorm", "pool"], finals["LayerNorm", "fresh"])
+    trained = len(ln_pool) - vocabulary.failed_runs(ln_pool, vars(SyntheticLanguage().levels()))
+    overfit = stats.paired_difference(ln_pool, ln_fresh)
     overfits = vocabulary.better_beyond_negligible(overfit)[0] == "worse"  # beyond the margin
-    on_pool = stats.paired_difference(
-        finals["LayerNorm-simple", "pool"], finals["LayerNorm", "pool"]
-    )
-    on_fresh = stats.paired_difference(finals["LayerNorm-simple", "fresh"],
-                                       finals["LayerNorm", "fresh"])  # fmt: skip
-    simple_gap = stats.paired_difference(finals["LayerNorm-simple", "pool"],
-                                         finals["LayerNorm-simple", "fresh"])  # fmt: skip
+    on_pool = stats.paired_difference(simple_pool, ln_pool)
+    on_fresh = stats.paired_difference(simple_fresh, ln_fresh)
+    simple_gap = stats.paired_difference(simple_pool, simple_fresh)
     verdict, word = better_verdict(on_pool)
     ours = (
-        f"{setting}: LayerNorm's held-out loss {statistics.fmean(finals['LayerNorm', 'pool']):.3f}"
-        f" on the pool, {statistics.fmean(finals['LayerNorm', 'fresh']):.3f} on fresh data, "
-        f"over-fitting by {overfit.text()}; {trained} of {len(finals['LayerNorm', 'pool'])} pool "
+        f"{setting}: LayerNorm's held-out loss {statistics.fmean(ln_pool):.3f}"
+        f" on the pool, {statistics.fmean(ln_fresh):.3f} on fresh data, "
+        f"over-fitting by {overfit.text()}; {trained} of {len(ln_pool)} pool "
         f"runs train. LayerNorm-simple minus LayerNorm on the pool {tested(on_pool, word, unit='nats')}"
         f"; on fresh data {on_fresh.text()}. LayerNorm-simple over-fits by {simple_gap.text()}"
     )  # fmt: skip
     quantities = (aggregate("held-out loss, LN pool - LN fresh", overfit),
-                  count("LN pool runs that train", trained, len(finals["LayerNorm", "pool"])),
+                  count("LN pool runs that train", trained, len(ln_pool)),
                   aggregate("held-out loss, simple - LN, pool", on_pool))  # fmt: skip
-    if not overfits or trained < len(finals["LayerNorm", "pool"]):
+    if not overfits or trained < len(ln_pool):
         return Finding(ours, NOT_EXERCISED, quantities)
     return Finding(ours, verdict, quantities)
 
@@ -260,15 +246,14 @@ def check_e2c(sweep) -> Finding:
     (`no_better`)."""
     picks = {name: simple_pick(sweep, name)[0] for name in ("LayerNorm-simple", "LayerNorm")}
 
-    def means(name):
-        return ", ".join(
-            f"{lr:g} {statistics.fmean(sweep.runs[f'{name}, lr {lr:g}']['final_loss']['fresh']):.3f}"
-            if not stats.count_diverged(sweep.runs[f"{name}, lr {lr:g}"]["final_loss"]["fresh"])
-            else f"{lr:g} diverged"
-            for lr in ch10_analysis.SIMPLE_LRS
-        )  # fmt: skip
+    def mean(name, lr):
+        losses = sweep.runs[f"{name}, lr {lr:g}"]["final_loss"]["fresh"]
+        return "diverged" if stats.count_diverged(losses) else f"{statistics.fmean(losses):.3f}"
 
-    grid = "; ".join(f"{name} {means(name)}" for name in picks)
+    grid = "; ".join(
+        f"{name} " + ", ".join(f"{lr:g} {mean(name, lr)}" for lr in ch10_analysis.SIMPLE_LRS)
+        for name in picks
+    )
     if None in picks.values():
         return Finding(f"held-out loss by rate: {grid}; an arm diverged at every rate",
                        NOT_REPRODUCED)  # fmt: skip
@@ -314,14 +299,14 @@ def check_e2b(study) -> Finding:
 def regime_differences(study, alpha: float = REGIME_ALPHA) -> dict:
     """(method, budget) -> its held-out loss minus LayerNorm's on the same budget, paired."""
     runs = study.runs
-    out = {}
-    for method in ("DyT", "Derf"):
-        for budget, run in (("fresh", method), ("pool", f"{method}, pool")):
-            losses = runs[run]["final_loss"][f"alpha {alpha:g}, {budget}"]
-            reference = runs["LayerNorm"]["final_loss"][budget]
-            out[method, budget] = None if _diverged(losses, reference) else (
-                stats.paired_difference(losses, reference))  # fmt: skip
-    return out
+    return {
+        (method, budget): _paired_unless_diverged(
+            runs[run]["final_loss"][f"alpha {alpha:g}, {budget}"],
+            runs["LayerNorm"]["final_loss"][budget],
+        )
+        for method in ("DyT", "Derf")
+        for budget, run in (("fresh", method), ("pool", f"{method}, pool"))
+    }
 
 
 def check_y1(study) -> Finding:
@@ -551,11 +536,10 @@ CLAIMS = (
         "(ends below the bigram level), the scarce regime is not exercised and the verdict is "
         "inconclusive (not exercised)",
         regime="source: 64M parameters (12 blocks, d 512) on 1M tokens (T/P about 0.016, about 160 "
-        "passes) against 118M tokens (T/P 1.84); its code: AdamW 3e-4, 2,000 warmup steps of 5,000, "
-        "alpha_0 2.0, 3 seeds; ours: 52,432 parameters, Adam 3e-3, no warmup, 150 steps, alpha_0 "
-        "0.5 (not matched), 6 seeds: a 64-sequence pool "
-        "(1,024 tokens, T/P 0.02, about 37 passes) and fresh data (T/P 0.73; the rich cell not "
-        "matched, Y1c runs it)",
+        "passes) against 118M tokens (T/P 1.84); its code: AdamW 3e-4, 2,000 warmup steps of "
+        "5,000, alpha_0 2.0, 3 seeds; ours: 52,432 parameters, Adam 3e-3, no warmup, 150 steps, "
+        "alpha_0 0.5 (not matched), 6 seeds: a 64-sequence pool (1,024 tokens, T/P 0.02, about 37 "
+        "passes) and fresh data (T/P 0.73; the rich cell not matched, Y1c runs it)",
     ),
     Claim(
         id="Y1c",

@@ -10,10 +10,7 @@ from matplotlib.figure import Figure
 from lnpaper import stats, vocabulary
 from lnpaper.chapters.ch10_what_the_norm_computes import analysis as ch10_analysis
 from lnpaper.chapters.ch10_what_the_norm_computes import runs as ch10_runs
-from lnpaper.chapters.ch10_what_the_norm_computes.analysis import (
-    DETACH_VARIANTS,
-    Y1_ALPHAS,
-)
+from lnpaper.chapters.ch10_what_the_norm_computes.analysis import DETACH_VARIANTS, Y1_ALPHAS
 from lnpaper.chapters.ch10_what_the_norm_computes.claims import TRAJECTORY_BOUND
 from lnpaper.companion import style
 from lnpaper.companion.chapter import figure
@@ -30,8 +27,7 @@ def zero_mean_drift(result) -> Figure:
     left, right = fig.subplots(1, 2)
     steps = result.monitor_steps
     label = "RMSNorm (zero-mean form) vs LayerNorm"
-    drift = np.asarray(result.logit_drift)
-    style.band(left, steps, drift, style.color("rmsnorm"), label=label)
+    style.band(left, steps, np.asarray(result.logit_drift), style.color("rmsnorm"), label=label)
     style.log_axis(left, "y")
     left.set(ylabel="max |logit difference|", title="held-out logits of the two forms")
     style.band(right, steps, result.loss_drift, style.color("rmsnorm"))
@@ -101,10 +97,11 @@ def detach_norms(result) -> Figure:
     ax = fig.subplots()
     reference = result.runs["LayerNorm"]["final_loss"]["fresh"]
     names = [name for name in DETACH_VARIANTS if name != "LayerNorm"]
-    differences = {}
-    for row, name in enumerate(names):
-        diff = stats.paired_difference(result.runs[name]["final_loss"]["fresh"], reference)
-        differences[name] = diff
+    differences = {
+        name: stats.paired_difference(result.runs[name]["final_loss"]["fresh"], reference)
+        for name in names
+    }
+    for row, (name, diff) in enumerate(differences.items()):
         ax.errorbar(diff.mean, row, xerr=[[diff.mean - diff.low], [diff.high - diff.mean]],
                     fmt=DETACH_MARKERS[name], color=style.color("layernorm"), capsize=4)  # fmt: skip
     ax.axvline(0.0, color=style.REFERENCE, lw=1.0, ls=":")
@@ -113,11 +110,11 @@ def detach_norms(result) -> Figure:
     ax.set_xlabel(f"held-out loss minus LayerNorm's ({style.NATS_PER_TOKEN})")
     worst = max(differences, key=lambda n: differences[n].mean)
     simple = differences["LayerNorm-simple"]
-    worst_mean = differences[worst].mean
-    text = f"Against LayerNorm: simple {simple.mean:+.3f} nats, {worst} {worst_mean:+.3f}"
-    style.finding(fig, text)
-    n = len(reference)
-    label = f"LayerNorm variants: mean and 95% t interval, paired over {n} seeds"
+    style.finding(
+        fig,
+        f"Against LayerNorm: simple {simple.mean:+.3f} nats, {worst} {differences[worst].mean:+.3f}",
+    )
+    label = f"LayerNorm variants: mean and 95% t interval, paired over {len(reference)} seeds"
     style.shared_legend(fig, extra=[style.method_handle(label, marker="o")])
     return fig
 

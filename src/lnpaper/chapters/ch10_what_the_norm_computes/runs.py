@@ -1,5 +1,5 @@
 """Experiments of notebook 10, "what the norm computes": the recorded runs behind claims E1, E2
-and Y1 (the studies that gather them, and the summaries, are in `analysis_mean`).
+and Y1 (the studies that gather them, and the summaries, are in `analysis`).
 
 - `zero_mean_drift` (E1, Jiang et al. 2023): notebook 06's Pre-LN language model rewritten by
   `zero_mean_rmsnorm` (a zero-mean residual stream read by RMSNorm), checked equal in float64 at
@@ -8,15 +8,10 @@ and Y1 (the studies that gather them, and the summaries, are in `analysis_mean`)
 - `constrained_drift` (E1c): the rewrite taken apart, in float64 under Adam and SGD:
   writers kept zero-mean with the norms' biases kept, the same with the biases folded into the
   readers, and E1's free rewrite, each trained beside its LayerNorm twin.
-- `norm_variant_training` (E2, E2c, Y1, Y1c): one norm in every slot of the same model, over
-  seeds, initial alphas and data budgets; `analysis_mean` gathers its runs: Xu et al.'s (2019)
-  LayerNorm, LayerNorm-simple (no gain and bias) and DetachNorm (mean, std or both cut from the
-  backward pass), the first two also at three learning rates (`detach_study`,
-  `simple_lr_sweep`); LayerNorm, DyT and Derf at several initial alphas, with and without DyT's
-  learnable embedding scalar, at two data budgets: fresh sequences at every step, or a small
-  fixed pool cycled, with the fraction of saturated units per norm slot (`after_dyt_study`);
-  LayerNorm and DyT on fresh data for 400 steps, tokens per parameter near the preprint's rich
-  cell (`dyt_data_rich`).
+- `norm_variant_training` (E2, E2c, E2d, Y1, Y1c): one norm in every slot of the same model
+  (Xu et al.'s (2019) LayerNorm-simple and DetachNorm, DyT, Derf, ...), over seeds, initial
+  alphas and data budgets (fresh sequences at every step, or a small fixed pool cycled), with the
+  fraction of saturated units per norm slot; `analysis` gathers its runs into studies.
 
 Every training run trains all of its seeds (and, where the architecture is shared, all of its
 settings) as one vmapped batch (`lnpaper.train.population`); each seed's model is initialized with
