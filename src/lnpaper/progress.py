@@ -115,7 +115,7 @@ def shown(
     all its calls, given by the call that starts its session. `notice` is printed before the first
     training loop if the session has not announced itself yet. Outside IPython the session ends
     with the block, or with `owner`'s return when there is one (its bar waits between blocks)."""
-    global _depth, _notice
+    global _depth, _notice, _session
     if _depth:
         _depth += 1
         try:
@@ -132,7 +132,7 @@ def shown(
     if not same:
         _close()
         key = cell or ("call", owner if owner is not None else object())
-        _open(Session(key, label, owner, planned=plan))
+        _session = Session(key, label, owner, planned=plan)
     session = _session
     if estimate is None:
         session.unknown = True
@@ -158,11 +158,6 @@ def shown(
                 _close()
             else:  # a study's session waits for its next call, and ends as it returns
                 sys.setprofile(_close_on_return)
-
-
-def _open(session: Session) -> None:
-    global _session
-    _session = session
 
 
 def finished(name: str, seconds: float) -> None:
