@@ -12,7 +12,6 @@ from lnpaper.companion.verdicts import (
     OURS,
     PARTLY,
     PARTLY_KINDS,
-    ROW_FIELDS,
     VERDICTS,
     row,
     verdict_word,
@@ -23,8 +22,6 @@ from lnpaper.vocabulary import DIGITS_CHANCE, NEGLIGIBLE_NATS, SEQUENCE_LENGTH
 CLAIMS = book.claims()
 BY_ID = {claim.id: claim for claim in CLAIMS}
 
-# The fields of a row of rows(), in order.
-COLUMNS = ROW_FIELDS
 # The table at the top of CLAIMS.md keeps the short fields, so it fits a page; each ID links to the
 # claim's own section, which gives the rest.
 TABLE_COLUMNS = ("ID", "claim", "verdict", "notebook")
@@ -158,22 +155,18 @@ def _notebook_link(notebook: str, text: str) -> str:
 def _section(heading, source, value, ours, test, verdict, notebook, claim, holm=None) -> list[str]:
     """A claim in full, under its own heading; `holm`, the verdict under Holm's correction within
     its set of runs where that differs."""
+    kind = ""
+    if claim.kind == IDENTITY:
+        kind = "an identity or implementation check: it can fail only through a bug"
+    elif claim.origin == OURS:
+        kind = "our own question about a source, counted apart from the sources' claims"
+    elif claim.budget:
+        kind = f"graded at this budget ({claim.budget}), counted among our own questions"
     fields = [("source", source), ("source's value", value), ("regime", claim.regime)]
-    fields += [("ours", ours), ("test", test)]
-    fields += [("verdict", verdict)]
+    fields += [("ours", ours), ("test", test), ("verdict", verdict)]
     if holm:
         fields += [("under Holm within its set of runs", f"{holm} ([below](#{MULTIPLICITY}))")]
-    if claim.kind == IDENTITY:
-        fields += [("kind", "an identity or implementation check: it can fail only through a bug")]
-    elif claim.origin == OURS:
-        fields += [
-            ("kind", "our own question about a source, counted apart from the sources' claims")
-        ]
-    elif claim.budget:
-        fields += [
-            ("kind", f"graded at this budget ({claim.budget}), counted among our own questions")
-        ]
-    fields += [("notebook", _notebook_link(notebook, notebook))]
+    fields += [("kind", kind), ("notebook", _notebook_link(notebook, notebook))]
     return ["", f"### {heading}", ""] + [f"- **{name}:** {text}" for name, text in fields if text]
 
 
@@ -297,9 +290,5 @@ def markdown() -> str:
         f"Under Holm's correction (defined under the words) within each set of runs, {changed} "
         f"verdicts would change ([below](#{MULTIPLICITY})).",
     ]
-    return (
-        "\n".join(
-            [*lines, "", "## Each claim in full", *sections, "", *multiplicity_section(families)]
-        )
-        + "\n"
-    )
+    lines += ["", "## Each claim in full", *sections, "", *multiplicity_section(families)]
+    return "\n".join(lines) + "\n"

@@ -103,10 +103,7 @@ def recompute(
     # spawn, not fork: a forked torch inherits the parent's thread pools
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
-        workers,
-        mp_context=context,
-        initializer=worker_init,
-        initargs=(str(directory),),
+        workers, mp_context=context, initializer=worker_init, initargs=(str(directory),)
     )
     with _sigterm_raises():
         try:
@@ -126,13 +123,8 @@ def recompute(
                     unwritten += failed
                     done_keys.add(task["key"])
                     label = task.get("label") or f"{task['experiment']}-{task['key']}"
-                    _progress(
-                        total - len(pending) - len(running) - len(later),
-                        total,
-                        label,
-                        seconds,
-                        started,
-                    )
+                    done = total - len(pending) - len(running) - len(later)
+                    _progress(done, total, label, seconds, started)
         except BaseException:
             _stop_pool(pool, Path(directory))
             raise

@@ -28,22 +28,17 @@ def _machine(entries: list[dict]) -> str:
 def _commit() -> str:
     """The commit the check ran on, with '+ changes' when the tree differed from it."""
     root = Path(__file__).resolve().parents[2]
+
+    def git(*arguments) -> str:
+        command = ["git", "-C", str(root), *arguments]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+
     try:
-        head = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--", "src"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        head = git("rev-parse", "--short=12", "HEAD")
+        dirty = git("status", "--porcelain", "--", "src")
     except (OSError, subprocess.CalledProcessError):
         return "not a git checkout"
-    return f"{head} + changes to src/" if dirty else head  # fmt: skip
+    return f"{head} + changes to src/" if dirty else head
 
 
 def _this_machine() -> str:
