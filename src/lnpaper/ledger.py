@@ -17,6 +17,7 @@ from lnpaper.companion.verdicts import (
     verdict_word,
 )
 from lnpaper.data import SyntheticLanguage
+from lnpaper.formatting import table_head, table_row
 from lnpaper.vocabulary import DIGITS_CHANCE, NEGLIGIBLE_NATS, SEQUENCE_LENGTH
 
 CLAIMS = book.claims()
@@ -125,14 +126,14 @@ def multiplicity_section(families) -> list[str]:
         lines.append(f"{len(changed)} verdicts change under it: {moved}.")
     else:
         lines.append("No verdict changes under it.")
-    lines += ["", "| experiments | m | claims: verdict, under Holm |", "|---|---|---|"]
+    lines += ["", *table_head(["experiments", "m", "claims: verdict, under Holm"])]
     for experiments, m, verdicts in families:
         # the bare verdicts, so a large family's cell stays short: each kind is in its claim's section
         claims = "; ".join(
             f"{i} {before}" + ("" if after == before else f" -> **{after}**")
             for i, before, after in verdicts
         )
-        lines.append(f"| {', '.join(experiments)} | {m} | {claims} |")
+        lines.append(table_row([", ".join(experiments), m, claims]))
     return lines
 
 
@@ -140,10 +141,6 @@ def anchor(heading: str) -> str:
     """The anchor of a heading as both GitHub and MyST (myst_heading_anchors) make it: lower case,
     punctuation other than hyphens dropped, spaces to hyphens."""
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def _notebook_link(notebook: str, text: str) -> str:
@@ -268,8 +265,7 @@ def markdown() -> str:
         "",
         "## The claims",
         "",
-        "| " + " | ".join(TABLE_COLUMNS) + " |",
-        "|" + "---|" * len(TABLE_COLUMNS),
+        *table_head(TABLE_COLUMNS),
     ]
     families = multiplicity(found)
     under_holm = {i: after for _, _, verdicts in families for i, before, after in verdicts
@@ -278,9 +274,8 @@ def markdown() -> str:
     for claim_id, claim, source, value, ours, test, verdict, notebook in table:
         heading = f"{claim_id} {claim}"
         number = notebook.split("_")[0]
-        cells = (f"[{claim_id}](#{anchor(heading)})", _cell(claim), verdict,
-                 _notebook_link(notebook, number))  # fmt: skip
-        lines.append("| " + " | ".join(cells) + " |")
+        link = f"[{claim_id}](#{anchor(heading)})"
+        lines.append(table_row([link, claim, verdict, _notebook_link(notebook, number)]))
         sections += _section(heading, source, value, ours, test, verdict, notebook,
                              BY_ID[claim_id], under_holm.get(claim_id))  # fmt: skip
     changed = len(under_holm)

@@ -12,6 +12,7 @@ import torch
 
 from lnpaper import stats
 from lnpaper.companion import record
+from lnpaper.formatting import table_head, table_row
 from lnpaper.reproduce_compare import DecisionRow, check_problems, interval_text
 
 
@@ -94,14 +95,6 @@ def _named(claim_ids) -> str:
     """' (R4c, M4e)': the claim IDs, each once, in order; '' for none."""
     ids = list(dict.fromkeys(claim_ids))
     return f" ({', '.join(ids)})" if ids else ""
-
-
-def _table_row(cells) -> str:
-    return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
-
-
-def _table_head(columns) -> list[str]:
-    return [_table_row(columns), "|" + "---|" * len(columns)]
 
 
 # The sentence that tells a student what "fragile" means, where the report first uses the word.
@@ -219,9 +212,9 @@ QUANTITY_COLUMNS = ("claim", "quantity", "within tolerance", "recorded", "now", 
 
 def verdict_table(verdicts) -> list[str]:
     lines = ["## Verdicts", "", "Each claim's verdict as recorded and now.", ""]
-    lines += _table_head(VERDICT_COLUMNS)
+    lines += table_head(VERDICT_COLUMNS)
     for claim_id, names, old, new, status in verdicts:
-        lines.append(_table_row([claim_id, old, new, status if status == "same" else f"**{status}**",
+        lines.append(table_row([claim_id, old, new, status if status == "same" else f"**{status}**",
                                  names]))  # fmt: skip
     return lines
 
@@ -240,13 +233,13 @@ def decision_tables(decisions) -> list[str]:
         "Each decision's outcome as recorded and now; `fragile` as above, `one seed` when dropping",
         "a single seed alone changes the recorded outcome.",
         "",
-        *_table_head(DECISION_COLUMNS),
+        *table_head(DECISION_COLUMNS),
     ]
     for row in decisions:
         was = row.recorded
         notes = ["yes"] if was.fragile else []
         notes += ["one seed"] if was.one_seed is not None else []
-        lines.append(_table_row([row.claim, row.label, was.outcome, row.now.outcome,
+        lines.append(table_row([row.claim, row.label, was.outcome, row.now.outcome,
                                  _decision_status(row), ", ".join(notes)]))  # fmt: skip
     lines += [
         "",
@@ -255,11 +248,11 @@ def decision_tables(decisions) -> list[str]:
         "Each decision's test, the boundary it is set against, its robustness band, and its",
         "interval as recorded and now.",
         "",
-        *_table_head(DECISION_NUMBER_COLUMNS),
+        *table_head(DECISION_NUMBER_COLUMNS),
     ]
     for row in decisions:
         was = row.recorded
-        lines.append(_table_row([row.claim, row.label, was.test, _boundary(was), f"{was.band:.2g}",
+        lines.append(table_row([row.claim, row.label, was.test, _boundary(was), f"{was.band:.2g}",
                                  interval_text(was), interval_text(row.now)]))  # fmt: skip
     return lines
 
@@ -271,10 +264,10 @@ def quantity_table(quantities) -> list[str]:
         "Each quantity a verdict rests on, as recorded and now, against its tolerance and the",
         "rule that gives it; `too loose` when that tolerance is wider than the effect it decides.",
         "",
-        *_table_head(QUANTITY_COLUMNS),
+        *table_head(QUANTITY_COLUMNS),
     ]
     for claim_id, label, kind, recorded, now, tolerance, note, ok in quantities:
         rule = f"{kind}, {note}" if note else kind  # one column, not two: the table fits 784 px
-        lines.append(_table_row([claim_id, label, "yes" if ok else "**NO**", recorded, now,
+        lines.append(table_row([claim_id, label, "yes" if ok else "**NO**", recorded, now,
                                  tolerance, rule]))  # fmt: skip
     return lines
