@@ -295,12 +295,9 @@ def main(pin: bool = True) -> None:
     allocator = pin_allocator() if pin else "not pinned (--no-pin)"
     if not pin and "MALLOC_MMAP_THRESHOLD_" in os.environ:
         allocator += ", but MALLOC_MMAP_THRESHOLD_ is set in the environment"
-    print(header(allocator))
-    print()
-    print(report())
-    print()
-    print(format_recurrent(time_recurrent()))
-    print()
+    print(header(allocator), end="\n\n")
+    print(report(), end="\n\n")
+    print(format_recurrent(time_recurrent()), end="\n\n")
     print(format_populations(time_populations(), matmul_rate()))
 
 
