@@ -88,11 +88,8 @@ def recompute(
     seconds; a task never recorded, first); then the tasks of `then`, once every one of `tasks`
     is done (the analyses that read what `tasks` records). The keys in `redo` are computed again
     although the record holds them, each new entry replacing the old one when complete, and each
-    once: a task that reaches one already redone reads it.
-
-    Interrupted (Ctrl-C, SIGTERM, a failed experiment), it stops its workers at once, and the
-    record holds each entry's old version or its new one. Returns the entries that could not be
-    written."""
+    once: a task that reaches one already redone reads it. Interrupted, it stops its workers at
+    once (see the module docstring). Returns the entries that could not be written."""
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     pending, later = _longest_first(tasks), _longest_first(then)
