@@ -13,7 +13,7 @@ import torch
 from lnpaper import stats
 from lnpaper.companion import record
 from lnpaper.formatting import table_head, table_row
-from lnpaper.reproduce_compare import DecisionRow, check_problems, interval_text
+from lnpaper.reproduce_compare import check_problems, interval_text
 
 
 def _machine(entries: list[dict]) -> str:
@@ -219,12 +219,6 @@ def verdict_table(verdicts) -> list[str]:
     return lines
 
 
-def _decision_status(row: DecisionRow) -> str:
-    if not row.changed:
-        return "same"
-    return "**moved (fragile)**" if row.ok else "**CHANGED**"
-
-
 def decision_tables(decisions) -> list[str]:
     """Two tables: each decision's outcome as recorded and now, then the numbers behind it."""
     lines = [
@@ -237,10 +231,11 @@ def decision_tables(decisions) -> list[str]:
     ]
     for row in decisions:
         was = row.recorded
+        status = "same" if not row.changed else "**moved (fragile)**" if row.ok else "**CHANGED**"
         notes = ["yes"] if was.fragile else []
         notes += ["one seed"] if was.one_seed is not None else []
         lines.append(table_row([row.claim, row.label, was.outcome, row.now.outcome,
-                                 _decision_status(row), ", ".join(notes)]))  # fmt: skip
+                                 status, ", ".join(notes)]))  # fmt: skip
     lines += [
         "",
         "## The numbers behind each decision",
