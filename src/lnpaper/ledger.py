@@ -173,17 +173,16 @@ def markdown() -> str:
     found = graded()
     table = rows(found)
     findings = [finding for finding, _ in found.values()]
-    verdicts = [finding.verdict for finding in findings]
     borderline = sum(bool(finding.borderline) for finding in findings)
     kinds = [finding.partly_kind for finding in findings if finding.verdict == PARTLY]
     language = SyntheticLanguage()
     levels, floor = language.levels(), language.entropy_floor(SEQUENCE_LENGTH)
     groups = {"source": [], "ours": [], "identity": []}
-    budget = sum(bool(BY_ID[cells[0]].budget) for cells in table)
-    for cells, verdict in zip(table, verdicts, strict=True):
-        claim = BY_ID[cells[0]]
+    budget = sum(bool(BY_ID[claim_id].budget) for claim_id in found)
+    for claim_id, (finding, _) in found.items():
+        claim = BY_ID[claim_id]
         group = "identity" if claim.kind == IDENTITY else OURS if claim.budget else claim.origin
-        groups[group].append(verdict)
+        groups[group].append(finding.verdict)
 
     def counted(found):
         return ", ".join(f"{found.count(v)} {v}" for v in VERDICTS if found.count(v))

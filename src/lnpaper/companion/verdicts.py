@@ -290,8 +290,7 @@ class Claim:
         borderline = []
         for index, decision in enumerate(decisions):
             for alternative in decision.alternatives:
-                with stats.collect_decisions(overrides={index: alternative}):
-                    moved = self.check(*results).verdict
+                moved = self.verdict_with({index: alternative}, *results)
                 if moved != finding.verdict:
                     label = finding.decision_label(index)
                     borderline.append(Borderline(index, label, alternative, moved))
