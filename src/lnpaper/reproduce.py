@@ -139,9 +139,8 @@ def _in_the_book() -> set[str]:
     return set(book.experiments())
 
 
-# ATEN_CPU_CAPABILITY's value for each capability torch reports
-_ATEN_VALUES = {"DEFAULT": "default", "AVX2": "avx2", "AVX512": "avx512"}
-RECORD_ATEN = _ATEN_VALUES[record.RECORD_PATH]  # the path `record` computes on
+# the path `record` computes on, as ATEN_CPU_CAPABILITY names the capability torch reports
+RECORD_ATEN = record.RECORD_PATH.lower()
 
 
 def choose_path(recorded: set[str], native: str, asked: str | None) -> tuple[str | None, str]:
