@@ -52,6 +52,19 @@ def compare_figures(names, committed: Path, every: bool) -> list[str]:
     return problems
 
 
+def _drift(problems: list[str]) -> int:
+    """Print each problem as drift; 1 if there is any, else 0."""
+    for problem in problems:
+        print(f"drift: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _write_claims() -> int:
+    CLAIMS_FILE.write_text(ledger.markdown())
+    print(f"wrote {CLAIMS_FILE}")
+    return 0
+
+
 def compare_claims() -> list[str]:
     if not CLAIMS_FILE.exists():
         return [f"{CLAIMS_FILE} is missing: run `make figures`"]
@@ -82,10 +95,8 @@ def figures_command(args) -> int:
     names = args.names or list(FIGURES)
     if args.check:
         problems = compare_figures(names, args.out, every) + (compare_claims() if every else [])
-        for problem in problems:
-            print(f"drift: {problem}", file=sys.stderr)
         if problems:
-            return 1
+            return _drift(problems)
         print(
             f"figures --check: {len(names)} figures"
             + (" and CLAIMS.md" if every else "")
@@ -97,21 +108,11 @@ def figures_command(args) -> int:
         f"wrote {written} of {len(names)} figures to {args.out}/; the other "
         f"{len(names) - written} match their redraw within RMS {PNG_TOLERANCE} and are left as they are"
     )
-    if every:
-        CLAIMS_FILE.write_text(ledger.markdown())
-        print(f"wrote {CLAIMS_FILE}")
-    return 0
+    return _write_claims() if every else 0
 
 
 def claims_command(args) -> int:
-    if args.check:
-        problems = compare_claims()
-        for problem in problems:
-            print(f"drift: {problem}", file=sys.stderr)
-        return 1 if problems else 0
-    CLAIMS_FILE.write_text(ledger.markdown())
-    print(f"wrote {CLAIMS_FILE}")
-    return 0
+    return _drift(compare_claims()) if args.check else _write_claims()
 
 
 def at_least_one(text: str) -> int:
@@ -142,7 +143,6 @@ def stamp_command(names) -> int:
     leaf runs does not keep). Only for a record the reproduction check has just confirmed on this
     code (entries recorded before they carried a fingerprint, or a change to what the fingerprint
     covers): the stamp then says the code each entry is known to match."""
-    from lnpaper import book
     from lnpaper.companion import entries, record
     from lnpaper.companion.fingerprint import code_fingerprint
     from lnpaper.reproduce import typed_entries
@@ -168,7 +168,6 @@ def stamp_command(names) -> int:
 def prune_command() -> int:
     """Delete the entries of experiments no chapter lists (a study turned into an analysis of
     the runs it gathers, say), naming each."""
-    from lnpaper import book
     from lnpaper.companion import record
 
     directory = record.record_dir()
@@ -183,7 +182,6 @@ def prune_command() -> int:
 
 
 def stale_command(args) -> int:
-    from lnpaper import book
     from lnpaper.companion import record
     from lnpaper.companion.fingerprint import stale_entries
     from lnpaper.reproduce import typed_entries
@@ -209,8 +207,6 @@ def reproduce_command(args) -> int:
 def work_command(args) -> int:
     """Count every record entry's FLOPs once (a multiple of the entry's time) into args.out,
     entry by entry; entries already counted for their current code are skipped."""
-    import tempfile
-
     from lnpaper.companion import record
     from lnpaper.count_work import count
     from lnpaper.reproduce import typed_entries

@@ -177,12 +177,12 @@ def _kind_problem(value, default) -> str:
         ok = isinstance(value, bool)
         return "" if ok else f"expected True or False, like the default {default!r}"
     if isinstance(default, numbers.Integral):
-        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        ok = _is_int(value)
         if ok and default > 0 and value < 0:  # a count (steps, units, a batch): never negative
             return f"a count cannot be negative (the default is {default!r})"
         return "" if ok else f"expected a whole number, like the default {default!r}"
     if isinstance(default, numbers.Real):
-        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        ok = _is_real(value)
         return "" if ok else f"expected a number, like the default {default!r}"
     if isinstance(default, str):
         return "" if isinstance(value, str) else f"expected a name, like the default {default!r}"

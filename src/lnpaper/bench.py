@@ -260,12 +260,6 @@ def ratios_to_floor(times: dict, summary=min) -> dict:
     return {**ratios, "floor ms": (floor_fwd * 1e3, floor_both * 1e3)}
 
 
-def time_norms(shape) -> dict:
-    """name -> (forward, forward + backward) time as a multiple of the clone's, each the fastest
-    round; and the floor's own times in ms under the key "floor ms"."""
-    return ratios_to_floor(norm_times(shape))
-
-
 def format_norms(shape, ratios: dict) -> str:
     floor_fwd, floor_both = ratios["floor ms"]
     lines = [  # the clone's times on a line of their own, so that each fits 88 columns
@@ -294,19 +288,16 @@ def header(allocator: str) -> str:
 
 def report(shapes=SHAPES) -> str:
     """Every shape's table, as `python -m lnpaper bench` prints it (without the header)."""
-    return "\n\n".join(format_norms(shape, time_norms(shape)) for shape in shapes)
+    return "\n\n".join(format_norms(shape, ratios_to_floor(norm_times(shape))) for shape in shapes)
 
 
 def main(pin: bool = True) -> None:
     allocator = pin_allocator() if pin else "not pinned (--no-pin)"
     if not pin and "MALLOC_MMAP_THRESHOLD_" in os.environ:
         allocator += ", but MALLOC_MMAP_THRESHOLD_ is set in the environment"
-    print(header(allocator))
-    print()
-    print(report())
-    print()
-    print(format_recurrent(time_recurrent()))
-    print()
+    print(header(allocator), end="\n\n")
+    print(report(), end="\n\n")
+    print(format_recurrent(time_recurrent()), end="\n\n")
     print(format_populations(time_populations(), matmul_rate()))
 
 
@@ -375,15 +366,21 @@ def matmul_rate(size: int = MATMUL_SIZE, rounds: int = 7) -> float:
     return 2 * size**3 / seconds / 1e9
 
 
+def _seeded(runs: int, build) -> list:
+    """build() for seeds 0, 1, ..., runs - 1, each called after torch.manual_seed(seed)."""
+    models = []
+    for seed in range(runs):
+        torch.manual_seed(seed)
+        models.append(build())
+    return models
+
+
 def _language_models(runs: int):
     """`runs` of notebook 06's language model (seeds 0, 1, ...) and each run's batch, S x B x T+1."""
     batch, length = LM_SHAPE
     language = SyntheticLanguage()
-    models = []
-    for seed in range(runs):
-        torch.manual_seed(seed)
-        config = TransformerConfig(language.vocab_size, max_len=length, **LM_OPTIONS)
-        models.append(TransformerLM(config))
+    config = TransformerConfig(language.vocab_size, max_len=length, **LM_OPTIONS)
+    models = _seeded(runs, lambda: TransformerLM(config))
     tokens = torch.stack([language.sample(batch, length + 1, seed=s) for s in range(runs)])
     return models, tokens
 
@@ -410,21 +407,19 @@ def _population_steps(runs: int, make_population):
     return one, population
 
 
-def _lm_steps(runs: int):
-    """One language model alone, and `runs` of them stacked and vmapped (`StackedModels`)."""
-    return _population_steps(runs, StackedModels)
+# One language model alone, and `runs` of them stacked and vmapped (`StackedModels`), or fused
+# (`FusedLanguageModels`: stacked weights through batched matrix products).
+_lm_steps = functools.partial(_population_steps, make_population=StackedModels)
+_fused_lm_steps = functools.partial(_population_steps, make_population=FusedLanguageModels)
 
 
-def _fused_lm_steps(runs: int):
-    """One language model alone, and `runs` of them fused (`FusedLanguageModels`: stacked weights
-    through batched matrix products)."""
-    return _population_steps(runs, FusedLanguageModels)
-
-
-def _classifier_steps(runs: int, models: list, population, x, y):
+def _classifier_steps(runs: int, models: list, population, batch: int, shape: tuple):
     """A step of `models[0]` alone (torch's Adam) on x[0], y[0], and of `population` (the `runs`
-    models stacked, one learning rate each) on x, y (S x N x ...): the sum over runs of each run's
-    mean cross-entropy, so each run gets its own gradient."""
+    models stacked, one learning rate each) on x, y: `batch` inputs of `shape` and labels of 10
+    classes per run. The loss is the sum over runs of each run's mean cross-entropy, so each run
+    gets its own gradient."""
+    x = torch.randn(runs, batch, *shape, generator=torch.Generator().manual_seed(0))
+    y = torch.randint(0, 10, (runs, batch), generator=torch.Generator().manual_seed(1))
     alone, alone_opt = models[0], torch.optim.Adam(models[0].parameters(), lr=1e-3)
     population_opt = PerRunAdam(population.parameters(), [1e-3] * runs)
 
@@ -446,40 +441,24 @@ def _classifier_steps(runs: int, models: list, population, x, y):
 def _mlp_steps(runs: int):
     """Notebook 01's LayerNorm MLP at batch 4, alone and as `SeedBatchedMLP` (weights through bmm)."""
     batch, sizes = MLP_SHAPE
-    models = []
-    for seed in range(runs):
-        torch.manual_seed(seed)
-        models.append(MLP(sizes, norm="layernorm"))
+    models = _seeded(runs, lambda: MLP(sizes, norm="layernorm"))
     population = SeedBatchedMLP(sizes, norm="layernorm", seeds=range(runs))
-    x = torch.randn(runs, batch, sizes[0], generator=torch.Generator().manual_seed(0))
-    y = torch.randint(0, sizes[-1], (runs, batch), generator=torch.Generator().manual_seed(1))
-    return _classifier_steps(runs, models, population, x, y)
+    return _classifier_steps(runs, models, population, batch, (sizes[0],))
 
 
 def _cnn_steps(runs: int):
     """Notebook 04's LayerNorm CNN, alone and as `SeedBatchedCNN` (one grouped convolution)."""
     batch, side, channels = CNN_SHAPE
-    models = []
-    for seed in range(runs):
-        torch.manual_seed(seed)
-        models.append(SmallCNN("layernorm", channels, side=side))
-    population = SeedBatchedCNN(models)
-    x = torch.randn(runs, batch, 1, side, side, generator=torch.Generator().manual_seed(0))
-    y = torch.randint(0, 10, (runs, batch), generator=torch.Generator().manual_seed(1))
-    return _classifier_steps(runs, models, population, x, y)
+    models = _seeded(runs, lambda: SmallCNN("layernorm", channels, side=side))
+    return _classifier_steps(runs, models, SeedBatchedCNN(models), batch, (1, side, side))
 
 
 def _rnn_steps(runs: int):
     """Notebook 03's LN-LSTM digit classifier, alone and as `SeedBatchedClassifier` (stacked
     weights through bmm)."""
     batch, length, hidden = RNN_SHAPE
-    models = []
-    for seed in range(runs):
-        torch.manual_seed(seed)
-        models.append(SequenceClassifier(LayerNormLSTMCell(8, hidden), 10))
-    x = torch.randn(runs, batch, length, 8, generator=torch.Generator().manual_seed(0))
-    y = torch.randint(0, 10, (runs, batch), generator=torch.Generator().manual_seed(1))
-    return _classifier_steps(runs, models, SeedBatchedClassifier(models), x, y)
+    models = _seeded(runs, lambda: SequenceClassifier(LayerNormLSTMCell(8, hidden), 10))
+    return _classifier_steps(runs, models, SeedBatchedClassifier(models), batch, (length, 8))
 
 
 POPULATIONS = {

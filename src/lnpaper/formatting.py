@@ -1,7 +1,7 @@
 """How the companion writes its numbers in claims, notebooks and figures: to a number of
 significant digits, the runs of an arm as their median and range, a paired difference in
 percentage points or as a ratio, the learning rates models are judged at, a count of events per
-seed in words, and a power of ten in a figure's text. The statistics behind the numbers are
+seed in words, a power of ten in a figure's text, and a row of a Markdown table. The statistics behind the numbers are
 `lnpaper.stats`; the words a verdict uses are `lnpaper.vocabulary`."""
 
 import math
@@ -78,3 +78,13 @@ def power_of_ten(value: float) -> str:
         mantissa, exponent = 1, exponent + 1
     power = f"10^{{{exponent}}}"
     return f"${power}$" if mantissa == 1 else f"${mantissa} \\times {power}$"
+
+
+def table_row(cells) -> str:
+    """A Markdown table's row, a "|" inside a cell escaped."""
+    return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
+
+
+def table_head(columns) -> list[str]:
+    """A Markdown table's heading row and the line under it."""
+    return [table_row(columns), "|" + "---|" * len(columns)]

@@ -12,19 +12,17 @@ from lnpaper.companion.verdicts import (
     OURS,
     PARTLY,
     PARTLY_KINDS,
-    ROW_FIELDS,
     VERDICTS,
     row,
     verdict_word,
 )
 from lnpaper.data import SyntheticLanguage
+from lnpaper.formatting import table_head, table_row
 from lnpaper.vocabulary import DIGITS_CHANCE, NEGLIGIBLE_NATS, SEQUENCE_LENGTH
 
 CLAIMS = book.claims()
 BY_ID = {claim.id: claim for claim in CLAIMS}
 
-# The fields of a row of rows(), in order.
-COLUMNS = ROW_FIELDS
 # The table at the top of CLAIMS.md keeps the short fields, so it fits a page; each ID links to the
 # claim's own section, which gives the rest.
 TABLE_COLUMNS = ("ID", "claim", "verdict", "notebook")
@@ -128,14 +126,14 @@ def multiplicity_section(families) -> list[str]:
         lines.append(f"{len(changed)} verdicts change under it: {moved}.")
     else:
         lines.append("No verdict changes under it.")
-    lines += ["", "| experiments | m | claims: verdict, under Holm |", "|---|---|---|"]
+    lines += ["", *table_head(["experiments", "m", "claims: verdict, under Holm"])]
     for experiments, m, verdicts in families:
         # the bare verdicts, so a large family's cell stays short: each kind is in its claim's section
         claims = "; ".join(
             f"{i} {before}" + ("" if after == before else f" -> **{after}**")
             for i, before, after in verdicts
         )
-        lines.append(f"| {', '.join(experiments)} | {m} | {claims} |")
+        lines.append(table_row([", ".join(experiments), m, claims]))
     return lines
 
 
@@ -143,10 +141,6 @@ def anchor(heading: str) -> str:
     """The anchor of a heading as both GitHub and MyST (myst_heading_anchors) make it: lower case,
     punctuation other than hyphens dropped, spaces to hyphens."""
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def _notebook_link(notebook: str, text: str) -> str:
@@ -158,22 +152,18 @@ def _notebook_link(notebook: str, text: str) -> str:
 def _section(heading, source, value, ours, test, verdict, notebook, claim, holm=None) -> list[str]:
     """A claim in full, under its own heading; `holm`, the verdict under Holm's correction within
     its set of runs where that differs."""
+    kind = ""
+    if claim.kind == IDENTITY:
+        kind = "an identity or implementation check: it can fail only through a bug"
+    elif claim.origin == OURS:
+        kind = "our own question about a source, counted apart from the sources' claims"
+    elif claim.budget:
+        kind = f"graded at this budget ({claim.budget}), counted among our own questions"
     fields = [("source", source), ("source's value", value), ("regime", claim.regime)]
-    fields += [("ours", ours), ("test", test)]
-    fields += [("verdict", verdict)]
+    fields += [("ours", ours), ("test", test), ("verdict", verdict)]
     if holm:
         fields += [("under Holm within its set of runs", f"{holm} ([below](#{MULTIPLICITY}))")]
-    if claim.kind == IDENTITY:
-        fields += [("kind", "an identity or implementation check: it can fail only through a bug")]
-    elif claim.origin == OURS:
-        fields += [
-            ("kind", "our own question about a source, counted apart from the sources' claims")
-        ]
-    elif claim.budget:
-        fields += [
-            ("kind", f"graded at this budget ({claim.budget}), counted among our own questions")
-        ]
-    fields += [("notebook", _notebook_link(notebook, notebook))]
+    fields += [("kind", kind), ("notebook", _notebook_link(notebook, notebook))]
     return ["", f"### {heading}", ""] + [f"- **{name}:** {text}" for name, text in fields if text]
 
 
@@ -183,17 +173,16 @@ def markdown() -> str:
     found = graded()
     table = rows(found)
     findings = [finding for finding, _ in found.values()]
-    verdicts = [finding.verdict for finding in findings]
     borderline = sum(bool(finding.borderline) for finding in findings)
     kinds = [finding.partly_kind for finding in findings if finding.verdict == PARTLY]
     language = SyntheticLanguage()
     levels, floor = language.levels(), language.entropy_floor(SEQUENCE_LENGTH)
     groups = {"source": [], "ours": [], "identity": []}
-    budget = sum(bool(BY_ID[cells[0]].budget) for cells in table)
-    for cells, verdict in zip(table, verdicts, strict=True):
-        claim = BY_ID[cells[0]]
+    budget = sum(bool(BY_ID[claim_id].budget) for claim_id in found)
+    for claim_id, (finding, _) in found.items():
+        claim = BY_ID[claim_id]
         group = "identity" if claim.kind == IDENTITY else OURS if claim.budget else claim.origin
-        groups[group].append(verdict)
+        groups[group].append(finding.verdict)
 
     def counted(found):
         return ", ".join(f"{found.count(v)} {v}" for v in VERDICTS if found.count(v))
@@ -275,8 +264,7 @@ def markdown() -> str:
         "",
         "## The claims",
         "",
-        "| " + " | ".join(TABLE_COLUMNS) + " |",
-        "|" + "---|" * len(TABLE_COLUMNS),
+        *table_head(TABLE_COLUMNS),
     ]
     families = multiplicity(found)
     under_holm = {i: after for _, _, verdicts in families for i, before, after in verdicts
@@ -285,9 +273,8 @@ def markdown() -> str:
     for claim_id, claim, source, value, ours, test, verdict, notebook in table:
         heading = f"{claim_id} {claim}"
         number = notebook.split("_")[0]
-        cells = (f"[{claim_id}](#{anchor(heading)})", _cell(claim), verdict,
-                 _notebook_link(notebook, number))  # fmt: skip
-        lines.append("| " + " | ".join(cells) + " |")
+        link = f"[{claim_id}](#{anchor(heading)})"
+        lines.append(table_row([link, claim, verdict, _notebook_link(notebook, number)]))
         sections += _section(heading, source, value, ours, test, verdict, notebook,
                              BY_ID[claim_id], under_holm.get(claim_id))  # fmt: skip
     changed = len(under_holm)
@@ -297,9 +284,5 @@ def markdown() -> str:
         f"Under Holm's correction (defined under the words) within each set of runs, {changed} "
         f"verdicts would change ([below](#{MULTIPLICITY})).",
     ]
-    return (
-        "\n".join(
-            [*lines, "", "## Each claim in full", *sections, "", *multiplicity_section(families)]
-        )
-        + "\n"
-    )
+    lines += ["", "## Each claim in full", *sections, "", *multiplicity_section(families)]
+    return "\n".join(lines) + "\n"

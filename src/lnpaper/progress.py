@@ -7,7 +7,7 @@ What a reader starts at once is one *session*: in IPython (a notebook) everythin
 live, however many experiment calls it makes; elsewhere, and in a widget's callback between cells,
 one top-level call, an experiment or a study (a chapter function that gathers several experiments,
 whose session lasts until it returns).
-A session prints one notice, before its first training loop (`notice`), one line when it ends
+A session prints one notice, before its first training loop (`shown`), one line when it ends
 (`finished`), and shows one bar.
 
 The bar only moves forward and reads 100% only when the session ends. Its fraction is the time
@@ -113,9 +113,10 @@ def shown(
     (in IPython) or the same `owner` (a study's frame), else it starts a session named `label`.
     `estimate` is this call's guess in seconds (None if there is none); `plan` a study's guess for
     all its calls, given by the call that starts its session. `notice` is printed before the first
-    training loop if the session has not announced itself yet. Outside IPython the session ends
+    training loop if the session has not announced itself yet: an experiment checks its arguments
+    before it trains, so a call it refuses is answered by its error alone. Outside IPython the session ends
     with the block, or with `owner`'s return when there is one (its bar waits between blocks)."""
-    global _depth, _notice
+    global _depth, _notice, _session
     if _depth:
         _depth += 1
         try:
@@ -132,7 +133,7 @@ def shown(
     if not same:
         _close()
         key = cell or ("call", owner if owner is not None else object())
-        _open(Session(key, label, owner, planned=plan))
+        _session = Session(key, label, owner, planned=plan)
     session = _session
     if estimate is None:
         session.unknown = True
@@ -158,11 +159,6 @@ def shown(
                 _close()
             else:  # a study's session waits for its next call, and ends as it returns
                 sys.setprofile(_close_on_return)
-
-
-def _open(session: Session) -> None:
-    global _session
-    _session = session
 
 
 def finished(name: str, seconds: float) -> None:
@@ -196,14 +192,6 @@ def steps(count: int, label: str) -> Iterable[int]:
 
 def _postfix(session: Session) -> str:
     return f"{session.loop}, {session.done}/{session.started} steps"
-
-
-def notice(text: str | None) -> None:
-    """Hold `text` until the next training loop starts (or `flush_notice`): an experiment checks its
-    arguments before it trains, so a call it refuses is answered by its error alone, not by a
-    notice that it is being computed. None drops a notice still waiting."""
-    global _notice
-    _notice = text
 
 
 def flush_notice() -> None:

@@ -88,11 +88,8 @@ def recompute(
     seconds; a task never recorded, first); then the tasks of `then`, once every one of `tasks`
     is done (the analyses that read what `tasks` records). The keys in `redo` are computed again
     although the record holds them, each new entry replacing the old one when complete, and each
-    once: a task that reaches one already redone reads it.
-
-    Interrupted (Ctrl-C, SIGTERM, a failed experiment), it stops its workers at once, and the
-    record holds each entry's old version or its new one. Returns the entries that could not be
-    written."""
+    once: a task that reaches one already redone reads it. Interrupted, it stops its workers at
+    once (see the module docstring). Returns the entries that could not be written."""
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     pending, later = _longest_first(tasks), _longest_first(then)
@@ -103,10 +100,7 @@ def recompute(
     # spawn, not fork: a forked torch inherits the parent's thread pools
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
-        workers,
-        mp_context=context,
-        initializer=worker_init,
-        initargs=(str(directory),),
+        workers, mp_context=context, initializer=worker_init, initargs=(str(directory),)
     )
     with _sigterm_raises():
         try:
@@ -126,13 +120,8 @@ def recompute(
                     unwritten += failed
                     done_keys.add(task["key"])
                     label = task.get("label") or f"{task['experiment']}-{task['key']}"
-                    _progress(
-                        total - len(pending) - len(running) - len(later),
-                        total,
-                        label,
-                        seconds,
-                        started,
-                    )
+                    done = total - len(pending) - len(running) - len(later)
+                    _progress(done, total, label, seconds, started)
         except BaseException:
             _stop_pool(pool, Path(directory))
             raise

@@ -40,7 +40,8 @@ def record_command(names: list[str], workers: int) -> int:
     if workers < 1:
         print(f"record: --workers must be at least 1, got {workers}", file=sys.stderr)
         return 2
-    unknown = sorted(set(names) - _in_the_book())
+    known = _in_the_book()
+    unknown = sorted(set(names) - known)
     if unknown:
         print(f"record: unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
@@ -54,7 +55,6 @@ def record_command(names: list[str], workers: int) -> int:
     redo = [e for e in existing if e["key"] in chosen]
     # Then whatever the claims and figures ask for that is not recorded yet (new arguments, a new
     # experiment), and the default call of each experiment named: computed unless already there.
-    known = _in_the_book()
     calls = [] if names else _default_calls()
     asked = {run.__name__ for run in calls if run.__name__ in known} | set(names)
     recorded = {e["key"] for e in existing}
@@ -139,9 +139,8 @@ def _in_the_book() -> set[str]:
     return set(book.experiments())
 
 
-# ATEN_CPU_CAPABILITY's value for each capability torch reports
-_ATEN_VALUES = {"DEFAULT": "default", "AVX2": "avx2", "AVX512": "avx512"}
-RECORD_ATEN = _ATEN_VALUES[record.RECORD_PATH]  # the path `record` computes on
+# the path `record` computes on, as ATEN_CPU_CAPABILITY names the capability torch reports
+RECORD_ATEN = record.RECORD_PATH.lower()
 
 
 def choose_path(recorded: set[str], native: str, asked: str | None) -> tuple[str | None, str]:
@@ -195,11 +194,9 @@ def reproduce_command(
         if unknown:
             print(f"unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
             return 2
-        keys = {e["key"] for e in recorded if e["experiment"] in names}
-        unchanged = [e for e in recorded if e["key"] not in keys]
-        recorded = [e for e in recorded if e["key"] in keys]
-        touched = {e["experiment"] for e in recorded}
-        chosen_claims = _claims_reading(touched, recorded_dir)
+        unchanged = [e for e in recorded if e["experiment"] not in names]
+        recorded = [e for e in recorded if e["experiment"] in names]
+        chosen_claims = _claims_reading({e["experiment"] for e in recorded}, recorded_dir)
     capabilities = {e["made"]["cpu_capability"] for e in recorded}
     native = torch.backends.cpu.get_cpu_capability()
     aten, path = choose_path(capabilities, native, os.environ.get("ATEN_CPU_CAPABILITY"))

@@ -20,12 +20,7 @@ def _number(value: float) -> str:
 
 def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[list, list, list]:
     """(quantity rows, verdict rows, decision rows) of every claim (or the `chosen` ones),
-    recorded against recomputed.
-
-    A decision that lands on its other side is a failure only when the record does not mark it
-    fragile (`lnpaper.stats`: its interval lay farther from its boundary than the robustness
-    band); a fragile one is listed. A verdict that changes is a failure unless every decision
-    that changed under it was fragile."""
+    recorded against recomputed, each row with its status by the rules of the module docstring."""
     chosen = chosen or book.claims()
 
     def evaluate(directory):

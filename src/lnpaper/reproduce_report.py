@@ -12,7 +12,8 @@ import torch
 
 from lnpaper import stats
 from lnpaper.companion import record
-from lnpaper.reproduce_compare import DecisionRow, check_problems, interval_text
+from lnpaper.formatting import table_head, table_row
+from lnpaper.reproduce_compare import check_problems, interval_text
 
 
 def _machine(entries: list[dict]) -> str:
@@ -28,22 +29,17 @@ def _machine(entries: list[dict]) -> str:
 def _commit() -> str:
     """The commit the check ran on, with '+ changes' when the tree differed from it."""
     root = Path(__file__).resolve().parents[2]
+
+    def git(*arguments) -> str:
+        command = ["git", "-C", str(root), *arguments]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+
     try:
-        head = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--", "src"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        head = git("rev-parse", "--short=12", "HEAD")
+        dirty = git("status", "--porcelain", "--", "src")
     except (OSError, subprocess.CalledProcessError):
         return "not a git checkout"
-    return f"{head} + changes to src/" if dirty else head  # fmt: skip
+    return f"{head} + changes to src/" if dirty else head
 
 
 def _this_machine() -> str:
@@ -99,14 +95,6 @@ def _named(claim_ids) -> str:
     """' (R4c, M4e)': the claim IDs, each once, in order; '' for none."""
     ids = list(dict.fromkeys(claim_ids))
     return f" ({', '.join(ids)})" if ids else ""
-
-
-def _table_row(cells) -> str:
-    return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
-
-
-def _table_head(columns) -> list[str]:
-    return [_table_row(columns), "|" + "---|" * len(columns)]
 
 
 # The sentence that tells a student what "fragile" means, where the report first uses the word.
@@ -224,17 +212,11 @@ QUANTITY_COLUMNS = ("claim", "quantity", "within tolerance", "recorded", "now", 
 
 def verdict_table(verdicts) -> list[str]:
     lines = ["## Verdicts", "", "Each claim's verdict as recorded and now.", ""]
-    lines += _table_head(VERDICT_COLUMNS)
+    lines += table_head(VERDICT_COLUMNS)
     for claim_id, names, old, new, status in verdicts:
-        lines.append(_table_row([claim_id, old, new, status if status == "same" else f"**{status}**",
+        lines.append(table_row([claim_id, old, new, status if status == "same" else f"**{status}**",
                                  names]))  # fmt: skip
     return lines
-
-
-def _decision_status(row: DecisionRow) -> str:
-    if not row.changed:
-        return "same"
-    return "**moved (fragile)**" if row.ok else "**CHANGED**"
 
 
 def decision_tables(decisions) -> list[str]:
@@ -245,14 +227,15 @@ def decision_tables(decisions) -> list[str]:
         "Each decision's outcome as recorded and now; `fragile` as above, `one seed` when dropping",
         "a single seed alone changes the recorded outcome.",
         "",
-        *_table_head(DECISION_COLUMNS),
+        *table_head(DECISION_COLUMNS),
     ]
     for row in decisions:
         was = row.recorded
+        status = "same" if not row.changed else "**moved (fragile)**" if row.ok else "**CHANGED**"
         notes = ["yes"] if was.fragile else []
         notes += ["one seed"] if was.one_seed is not None else []
-        lines.append(_table_row([row.claim, row.label, was.outcome, row.now.outcome,
-                                 _decision_status(row), ", ".join(notes)]))  # fmt: skip
+        lines.append(table_row([row.claim, row.label, was.outcome, row.now.outcome,
+                                 status, ", ".join(notes)]))  # fmt: skip
     lines += [
         "",
         "## The numbers behind each decision",
@@ -260,11 +243,11 @@ def decision_tables(decisions) -> list[str]:
         "Each decision's test, the boundary it is set against, its robustness band, and its",
         "interval as recorded and now.",
         "",
-        *_table_head(DECISION_NUMBER_COLUMNS),
+        *table_head(DECISION_NUMBER_COLUMNS),
     ]
     for row in decisions:
         was = row.recorded
-        lines.append(_table_row([row.claim, row.label, was.test, _boundary(was), f"{was.band:.2g}",
+        lines.append(table_row([row.claim, row.label, was.test, _boundary(was), f"{was.band:.2g}",
                                  interval_text(was), interval_text(row.now)]))  # fmt: skip
     return lines
 
@@ -276,10 +259,10 @@ def quantity_table(quantities) -> list[str]:
         "Each quantity a verdict rests on, as recorded and now, against its tolerance and the",
         "rule that gives it; `too loose` when that tolerance is wider than the effect it decides.",
         "",
-        *_table_head(QUANTITY_COLUMNS),
+        *table_head(QUANTITY_COLUMNS),
     ]
     for claim_id, label, kind, recorded, now, tolerance, note, ok in quantities:
         rule = f"{kind}, {note}" if note else kind  # one column, not two: the table fits 784 px
-        lines.append(_table_row([claim_id, label, "yes" if ok else "**NO**", recorded, now,
+        lines.append(table_row([claim_id, label, "yes" if ok else "**NO**", recorded, now,
                                  tolerance, rule]))  # fmt: skip
     return lines

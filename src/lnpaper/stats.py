@@ -356,19 +356,15 @@ def no_worse(difference: Difference, margin: float, better_direction: str) -> st
     form "matches or beats" or "does not degrade": the interval's worse end must stay inside the
     margin; an interval entirely beyond it is a loss of quality."""
     _check_margin(margin)
-    if better_direction == "lower":  # worse means a - b > 0
-
-        def rule(low, high):
-            return HOLDS if high < margin else FAILS if low > margin else INCONCLUSIVE
-
-        return _interval_decision(difference, f"a - b < {margin:g}", (margin,), rule)
-    if better_direction == "higher":  # worse means a - b < 0
-
-        def rule(low, high):
-            return HOLDS if low > -margin else FAILS if high < -margin else INCONCLUSIVE
-
-        return _interval_decision(difference, f"a - b > -{margin:g}", (-margin,), rule)
-    raise ValueError(f"better_direction must be 'lower' or 'higher', got {better_direction!r}")
+    if better_direction not in ("lower", "higher"):
+        raise ValueError(f"better_direction must be 'lower' or 'higher', got {better_direction!r}")
+    # a - b < margin is a - b - margin < 0: `better`'s rule, against the margin instead of 0
+    boundary = margin if better_direction == "lower" else -margin
+    rule = _better_rule(better_direction)
+    test = f"a - b < {margin:g}" if better_direction == "lower" else f"a - b > -{margin:g}"
+    return _interval_decision(
+        difference, test, (boundary,), lambda low, high: rule(low - boundary, high - boundary)
+    )
 
 
 def _whole(value) -> int | None:

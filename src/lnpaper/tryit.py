@@ -96,14 +96,13 @@ def _report(title, yours, recorded, call, meaning, *, levels="", show=number, un
 
 def lm_meaning(loss: float) -> str:
     """What a mean held-out loss on the synthetic language means (NaN: diverged)."""
-    levels = LM_LEVELS
     if math.isnan(loss):
         return "diverged: a loss left the finite numbers, training blew up"
-    if loss >= levels["unigram"] - vocabulary.NEGLIGIBLE_NATS:
+    if loss >= LM_LEVELS["unigram"] - vocabulary.NEGLIGIBLE_NATS:
         return "at the unigram level: this model learned nothing beyond token frequencies"
-    if loss >= levels["bigram"]:
+    if loss >= LM_LEVELS["bigram"]:
         return "between unigram and bigram: some use of the previous token, not all of it"
-    if loss > levels["floor"] + NEAR_FLOOR:
+    if loss > LM_LEVELS["floor"] + NEAR_FLOOR:
         return "below the bigram level: it learned more than the previous token tells"
     return "near the floor: this model learned almost all of the language's rule"
 
@@ -113,8 +112,7 @@ def language_model(yours, recorded, call: str, *, quantity: str = "held-out loss
     recorded ones of `call`, the language's levels, and what your mean means."""
     yours = _values("yours", yours, allow_missing=True)
     recorded = _values("recorded", recorded, allow_missing=False)
-    finite = [v for v in yours if not math.isnan(v)]
-    meaning = lm_meaning(statistics.fmean(finite) if len(finite) == len(yours) else math.nan)
+    meaning = lm_meaning(statistics.fmean(yours))  # NaN if a run diverged
     levels = ", ".join(f"{name} {number(value)}" for name, value in LM_LEVELS.items())
     title = f"{quantity}, nats per token (lower is better)"
     return _report(title, yours, recorded, call, meaning, levels=levels)
@@ -138,13 +136,9 @@ def digits_meaning(value: float, quantity: str = "accuracy") -> str:
 def digits(yours, recorded, call: str, *, quantity: str = "accuracy") -> str:
     """Your test accuracies (fractions, as the experiments return them) or test NLLs beside the
     recorded ones of `call`, chance, and what your mean means."""
-    if quantity not in ("accuracy", "nll"):
-        raise ValueError(f"quantity must be 'accuracy' or 'nll', got {quantity!r}")
     yours = _values("yours", yours, allow_missing=True)
     recorded = _values("recorded", recorded, allow_missing=False)
-    finite = [v for v in yours if not math.isnan(v)]
-    mean = statistics.fmean(finite) if len(finite) == len(yours) else math.nan
-    meaning = digits_meaning(mean, quantity)
+    meaning = digits_meaning(statistics.fmean(yours), quantity)  # NaN if a run diverged
     if quantity == "accuracy":
         title, unit = "test accuracy (higher is better)", " points"
         levels = f"chance {100 * CHANCE:.4g}%"

@@ -10,7 +10,6 @@ A notebook enters through its own chapter: `CHAPTER.grade("R3")` grades a claim 
 prints the table its last cell shows.
 """
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,11 +41,7 @@ def figure(name: str, *, experiment: Callable | None = None):
     experiment). Its chapter's `CHAPTER.figures` lists it."""
 
     def styled_figure(draw):
-        @functools.wraps(draw)
-        def styled(*args, **kwargs):
-            with matplotlib.rc_context(RC_PARAMS):
-                return draw(*args, **kwargs)
-
+        styled = matplotlib.rc_context(RC_PARAMS)(draw)  # each call inside a fresh rc_context
         styled.figure_name = name
         styled.experiment = experiment
         return styled

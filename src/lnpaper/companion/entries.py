@@ -124,6 +124,12 @@ def check_result(result_type: type, plain) -> None:
     _check_shape(from_plain(plain), result_type, "result")
 
 
+# The JSON value a result field of each Python type reads back as: a float may have been written as
+# an int, a tuple as a list.
+_JSON_TYPES = {kind: kind for kind in (int, bool, str, type(None), list, dict)}
+_JSON_TYPES |= {float: int | float, tuple: list}
+
+
 def _kind(value) -> str:
     return "null" if value is None else f"{type(value).__name__} {value!r:.40}"
 
@@ -160,16 +166,7 @@ def _check_shape(value, annotation, where: str) -> None:
                 pass
         raise ValueError(f"{where} should be {annotation}, got {_kind(value)}")
     base = origin or annotation
-    expected = {
-        float: int | float,
-        int: int,
-        bool: bool,
-        str: str,
-        type(None): type(None),
-        list: list,
-        tuple: list,
-        dict: dict,
-    }.get(base)
+    expected = _JSON_TYPES.get(base)
     if expected is None:
         return  # a type the record does not check (typing.Any, say)
     if not isinstance(value, expected) or (base in (int, float) and isinstance(value, bool)):

@@ -131,24 +131,18 @@ class Record:
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as error:  # a folder, no permission, not UTF-8
-            message = f"record entry {path} cannot be read ({error}); recomputing it"
-            warnings.warn(message, stacklevel=4)
-            return None
+            return _unusable(path, f"cannot be read ({error})")
         except ValueError as error:
-            warnings.warn(f"record entry {path} is broken ({error}); recomputing it", stacklevel=4)
-            return None
+            return _unusable(path, f"is broken ({error})")
         checked = (Path(path).absolute(), signature, result_type)
         if checked in files.DECODED.checked:
             return entry
         try:
             _check_entry(Path(path), entry, result_type)
         except KeyError as error:
-            message = f"record entry {path} is broken (it lacks {error}); recomputing it"
-            warnings.warn(message, stacklevel=4)
-            return None
+            return _unusable(path, f"is broken (it lacks {error})")
         except (ValueError, TypeError) as error:
-            warnings.warn(f"record entry {path} is broken ({error}); recomputing it", stacklevel=4)
-            return None
+            return _unusable(path, f"is broken ({error})")
         files.DECODED.checked.add(checked)
         return entry
 
@@ -216,7 +210,9 @@ class Record:
             guess = live.nearest_estimate(name, arguments, self.directory)
             estimate = guess[0] if guess else None
             if study is not None:
-                plan = live.study_estimate(study, self._default_seconds)
+                plan = live.study_estimate(
+                    study, functools.partial(_default_seconds, directory=self.directory)
+                )
         if top and self.missing == "live" and announce:
             notice = (
                 live.study_message(*plan) if plan is not None
@@ -240,8 +236,10 @@ class Record:
             _live_calls.pop()
         return entry
 
-    def _default_seconds(self, function) -> float | None:
-        return _default_seconds(function, self.directory)
+
+def _unusable(path: Path, why: str) -> None:
+    """Warn, in the reader's code, that the entry at `path` is treated as missing, and why."""
+    warnings.warn(f"record entry {path} {why}; recomputing it", stacklevel=5)
 
 
 def _check_entry(path: Path, entry, result_type: type | None) -> None:

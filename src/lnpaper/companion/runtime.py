@@ -18,18 +18,6 @@ from lnpaper.companion.style import RC_PARAMS
 SEED = 0
 
 
-def seed_everything(seed: int = SEED) -> None:
-    """Seed Python, numpy and torch (CPU) at once."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def apply_plot_style() -> None:
-    """The figures' house style (`lnpaper.companion.style`) for plots a notebook draws itself."""
-    matplotlib.rcParams.update(RC_PARAMS)
-
-
 def setup(seed: int = SEED, quiet: bool = False, recompute: bool = False) -> None:
     """Seeds, a fixed thread count, rounded printing and the plot style, in one call; with
     `recompute=True`, a live run: experiments are computed here instead of read from the record.
@@ -40,11 +28,14 @@ def setup(seed: int = SEED, quiet: bool = False, recompute: bool = False) -> Non
     """
     if recompute:
         record.configure("off")
-    seed_everything(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
     torch.set_num_threads(THREADS)
     np.set_printoptions(precision=4, suppress=True)
     torch.set_printoptions(precision=4, sci_mode=False)
-    apply_plot_style()
+    # the figures' house style (`lnpaper.companion.style`) for plots a notebook draws itself
+    matplotlib.rcParams.update(RC_PARAMS)
     if not quiet:
         # Two lines, so that each fits a book column (88 characters) with any version string.
         print(f"lnpaper setup: seed {seed}, {THREADS} thread")

@@ -268,9 +268,9 @@ class LogLabels(Formatter):
 
     def _mantissas(self) -> tuple:
         """The intermediate mantissas this axis labels now, () where it spans 3 decades or more."""
-        low, high = sorted(self.axis.get_view_interval())
-        if self.base != 10 or low <= 0 or math.log10(high / low) >= 3:
+        if self.base != 10 or not self._spans_under_three_decades():
             return ()
+        low, high = sorted(self.axis.get_view_interval())
         decades = math.log10(high / low)
         box = self.axis.axes.bbox
         horizontal = self.axis.axis_name == "x"
@@ -353,14 +353,11 @@ def shared_legend(
 ):
     """One legend for the whole figure, outside the axes: every labelled artist of `axes` (all of
     the figure's by default) once, then `extra` handles."""
-    handles, labels = [], []
+    found = {}
     for ax in fig.axes if axes is None else np.ravel(axes):
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            if label not in labels:
-                handles.append(handle)
-                labels.append(label)
-    for handle in extra:
-        handles.append(handle)
-        labels.append(handle.get_label())
+            found.setdefault(label, handle)
+    handles = [*found.values(), *extra]
+    labels = [*found, *(handle.get_label() for handle in extra)]
     ncols = ncols or min(len(handles), 4)
     return fig.legend(handles, labels, loc=loc, ncols=ncols)

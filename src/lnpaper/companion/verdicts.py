@@ -184,7 +184,7 @@ class Finding:
         for quantity in self.quantities:
             if difference is not None and quantity.difference is difference:
                 return quantity.label
-        return f"decision {index + 1} ({self.decisions[index].test})"
+        return f"decision {index + 1} ({decision.test})"
 
     def decided_effect(self, quantity: Quantity) -> float:
         """What a quantity decides: its size, or the farthest boundary a decision holds it
@@ -290,8 +290,7 @@ class Claim:
         borderline = []
         for index, decision in enumerate(decisions):
             for alternative in decision.alternatives:
-                with stats.collect_decisions(overrides={index: alternative}):
-                    moved = self.check(*results).verdict
+                moved = self.verdict_with({index: alternative}, *results)
                 if moved != finding.verdict:
                     label = finding.decision_label(index)
                     borderline.append(Borderline(index, label, alternative, moved))
@@ -408,7 +407,7 @@ def evidence(finding) -> str:
             lines.append(f"    {estimate}  {decision.test}: {decision.outcome}")
         else:
             text = f"{decision.evidence or decision.test}: {decision.outcome}"
-            lines.append(_fill(text, initial_indent="    ", subsequent_indent="    "))
+            lines.append(wrap(text, "    "))
     lines.append(f"verdict: {verdict_text(finding)}")
     return "\n".join(lines)
 

@@ -9,12 +9,10 @@ a venv without ipywidgets) it draws the figure for the defaults, so the stored o
 picture and one line of text, whatever is installed. `styled` draws a demo in the house style.
 """
 
-import functools
 import importlib.util
 import os
 
 import matplotlib
-from matplotlib.figure import Figure
 
 from lnpaper.companion import style
 
@@ -94,10 +92,4 @@ def _live(update, defaults: dict, controls: dict):
 
 def styled(update):
     """Draw inside the house style, as every figure is (`lnpaper.companion.chapter.figure`)."""
-
-    @functools.wraps(update)
-    def drawn(**params) -> Figure:
-        with matplotlib.rc_context(style.RC_PARAMS):
-            return update(**params)
-
-    return drawn
+    return matplotlib.rc_context(style.RC_PARAMS)(update)

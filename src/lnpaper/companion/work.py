@@ -15,16 +15,15 @@ ignores its groups): `_counted` bounds it by its forward.
 
 import collections
 import json
-import time
 from pathlib import Path
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
+from lnpaper import bench
+from lnpaper.bench import MATMUL_SIZE
 from lnpaper.companion import record
-
-MATMUL_SIZE = 1024  # a float32 product large enough to run at one core's full rate
 
 
 class Counter(TorchDispatchMode):
@@ -59,21 +58,14 @@ def _counted(counts: dict) -> int:
     return rest + forward + min(backward, 2 * forward)
 
 
-def matmul_rate(size: int = MATMUL_SIZE, rounds: int = 7) -> float:
-    """GFLOP/s of a size x size float32 product on `record.THREADS` threads, the best of `rounds`."""
+def matmul_rate() -> float:
+    """GFLOP/s of `bench.matmul_rate`'s float32 product on `record.THREADS` threads."""
     threads = torch.get_num_threads()
     torch.set_num_threads(record.THREADS)
     try:
-        generator = torch.Generator().manual_seed(0)
-        a, b = (torch.randn(size, size, generator=generator) for _ in range(2))
-        best = float("inf")
-        for _ in range(rounds):
-            start = time.perf_counter()
-            a @ b
-            best = min(best, time.perf_counter() - start)
+        return bench.matmul_rate()
     finally:
         torch.set_num_threads(threads)
-    return 2 * size**3 / best / 1e9
 
 
 def report_lines(entries: list[dict], counts_file: Path, cpu_seconds: float, minutes: float,
