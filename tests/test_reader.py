@@ -327,3 +327,19 @@ def test_an_end_still_moving_leaves_the_last_quarter_undecided():
     assert ra2.verdict == "inconclusive" and "training ended: no" in ra2.ours
     assert "not graded" in ra2.ours and len(ra2.quantities) == 2
     assert ra.check_r7c(study).verdict == "partly"  # faster held, the end undecided
+
+
+@pytest.mark.parametrize(
+    "change, named",
+    [
+        (lambda b: [b[0][0], *b[1:]], "passages must be"),
+        (lambda b: [b[0], b[1][:, :3], *b[2:]], "lengths must be of shape"),
+        (lambda b: [b[0], b[1], b[2][..., :2], b[3]], "queries must be of shape"),
+        (lambda b: [b[0], b[1] * 0, *b[2:]], "lengths must lie in"),
+        (lambda b: [b[0] + 100, *b[1:]], "passages must hold token ids"),
+    ],
+)
+def test_a_malformed_batch_is_named(change, named):
+    batch, _ = _batch()
+    with pytest.raises(ValueError, match=named):
+        _reader("lstm", (0,))(*change(batch))

@@ -148,10 +148,34 @@ class AttentiveReader(nn.Module):
         flat = batched_linear(x.flatten(1, -2), self.head.p(name + ".weight"), bias)
         return flat.view(*x.shape[:-1], flat.shape[-1])
 
+    def _check_batch(self, passages, lengths, queries, candidates) -> None:
+        """A batch's shapes and token ids as `forward` reads them, named when they are not."""
+        if passages.ndim != 3 or passages.shape[0] != self.seeds:
+            raise ValueError(
+                f"passages must be (seeds={self.seeds}, N, T) token ids, got shape "
+                f"{tuple(passages.shape)}"
+            )
+        seeds, count, steps = passages.shape
+        expected = {
+            "lengths": (seeds, count),
+            "queries": (seeds, count, QUERY_LENGTH),
+            "candidates": (seeds, count, cloze.ENTITY_NAMES),
+        }
+        given = (lengths, queries, candidates)
+        for (name, shape), value in zip(expected.items(), given, strict=True):
+            if tuple(value.shape) != shape:
+                raise ValueError(f"{name} must be of shape {shape}, got {tuple(value.shape)}")
+        if not (1 <= int(lengths.min()) and int(lengths.max()) <= steps):
+            raise ValueError(f"lengths must lie in 1..{steps} (T), got {lengths.tolist()}")
+        for name, tokens in (("passages", passages), ("queries", queries)):
+            if int(tokens.min()) < 0 or int(tokens.max()) >= cloze.VOCABULARY:
+                raise ValueError(f"{name} must hold token ids in 0..{cloze.VOCABULARY - 1}")
+
     def forward(self, passages, lengths, queries, candidates):
         """Logits (S, N, 12) over the entity names, -inf outside each example's candidates.
         passages (S, N, T) token ids padded after `lengths` (S, N); queries (S, N, 3); candidates
         (S, N, 12) bool."""
+        self._check_batch(passages, lengths, queries, candidates)
         steps = torch.arange(passages.shape[-1])
         text = steps < lengths[..., None]  # (S, N, T): the steps that hold the passage
         passage, query = self._embed(passages), self._embed(queries)
