@@ -585,7 +585,7 @@ verdicts.expect(CHAPTER.grade("R4c"), verdicts.NOT_REPRODUCED)
 # the end is graded only where training has ended (under 2 points of change in its last quarter).
 
 # %%
-padded = analysis_reader.padded_steps()
+padded = analysis_reader.padded_steps(reader.runs["BN-LSTM"])
 frequent = analysis_reader.most_frequent_error()
 print(f"batches with 30%+ padded rows at {padded['lowest']:.2f} of their steps or more")
 print(f"the most frequent candidate: {frequent:.1f}% test error")

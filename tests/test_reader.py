@@ -261,6 +261,9 @@ def _study(levels, falling=0.0, seeds=6):
         ]
         return {
             "lrs": [1e-3, 3e-3],
+            "seeds": list(range(seeds)),
+            "batch_size": 64,
+            "fillers": "0..v",
             "eval_steps": steps,
             "val_loss": [[[1.0] * len(steps)] * seeds, [[0.5] * len(steps)] * seeds],
             "test_error": [curve, curve],

@@ -69,7 +69,10 @@ def quarter_steps(eval_steps: list, quarter: str) -> list:
 
 def run_means(run: dict, lr_index: int) -> list[float]:
     """Per seed, the test error (percentage points) averaged over every evaluation after step 0."""
-    return [100 * statistics.fmean(seed[1:]) for seed in run["test_error"][lr_index]]
+    trained = [k for k, step in enumerate(run["eval_steps"]) if step > 0]
+    return [
+        100 * statistics.fmean(seed[k] for k in trained) for seed in run["test_error"][lr_index]
+    ]
 
 
 def quarter_means(run: dict, lr_index: int, quarter: str) -> list[float]:
@@ -93,12 +96,19 @@ def most_frequent_error(split: str = "test") -> float:
 PADDED_ROWS = 0.3  # the regime check: a step counts as padded where 30% of its rows or more are
 
 
+def padded_steps(run: dict) -> dict:
+    """Whether padding reaches a per-step BatchNorm in `run` (a reader_training result as a
+    dict): over every training batch its seeds saw, the share of each batch's steps at which
+    PADDED_ROWS or more of its rows are padding; the check holds if that share is at least a
+    third in every batch."""
+    return _padded_steps(
+        tuple(run["seeds"]), run["eval_steps"][-1], run["batch_size"], run["fillers"]
+    )
+
+
 @functools.cache
-def padded_steps(seeds=READER_SEEDS, steps: int = 700, batch_size: int = 64) -> dict:
-    """Whether padding reaches a per-step BatchNorm in the graded runs: over every training batch
-    the seeds saw, the share of each batch's steps at which PADDED_ROWS or more of its rows are
-    padding; the check holds if that share is at least a third in every batch."""
-    lengths = cloze.load("train").lengths
+def _padded_steps(seeds: tuple, steps: int, batch_size: int, fillers: str) -> dict:
+    lengths = cloze.load("train", fillers=fillers).lengths
     shares = []
     for seed in seeds:
         batches = epoch_batches(len(lengths), batch_size, seed)

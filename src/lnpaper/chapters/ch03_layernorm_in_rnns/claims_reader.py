@@ -78,8 +78,8 @@ def padding_text(study) -> str:
     """What padding does here, shown beside the BatchNorm comparisons: how much of each training
     batch is padded (the regime check), and the BN-LSTM against the same BN-LSTM with its
     statistics over the text rows alone, at the BN-LSTM's rate (not graded)."""
-    padded = padded_steps()
     bn, control = study.runs["BN-LSTM"], study.runs[TEXT_STATISTICS]
+    padded = padded_steps(bn)
     rate = control["lrs"][0]
     difference = stats.paired_difference(
         run_means(bn, bn["lrs"].index(rate)), run_means(control, 0)
