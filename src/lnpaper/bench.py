@@ -23,16 +23,14 @@ up to 6x slower, and erratic, on the 2-core machines this was measured on. `--no
 without it.
 """
 
-import ctypes
-import ctypes.util
 import functools
 import os
-import platform
 import time
 
 import torch
 import torch.nn.functional as F
 
+from lnpaper.allocator import pin_allocator
 from lnpaper.data import SyntheticLanguage
 from lnpaper.models.cnn import SeedBatchedCNN, SmallCNN
 from lnpaper.models.fused_transformer import FusedLanguageModels
@@ -51,32 +49,6 @@ from lnpaper.train import PerRunAdam, StackedModels
 SHAPES = ((4096, 1024), (256, 4096))
 RECURRENT_SHAPE = (32, 64, 128)  # batch, time steps, hidden units (= inputs)
 EPS = 1e-5
-
-# mallopt's parameter numbers (glibc's malloc.h) and the values the benchmark pins.
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-MMAP_THRESHOLD = 1 << 30  # blocks below 1 GiB come from the heap, not from fresh mmaps
-TRIM_THRESHOLD = 2**31 - 1  # never give the heap's top back to the OS (mallopt takes a C int)
-
-
-def pin_allocator() -> str:
-    """Fix glibc's mmap and trim thresholds in this process; returns what was done, in words.
-
-    The same effect as starting Python with MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ set,
-    but it works from inside a running process (a notebook's kernel), because mallopt applies to
-    every later allocation. Elsewhere than glibc (macOS, musl) it does nothing and says so.
-    """
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
-        return "not pinned (not glibc)"
-    libc = ctypes.CDLL(ctypes.util.find_library("c"))
-    if not (
-        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-        and libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
-    ):
-        return "not pinned (mallopt refused)"
-    return (
-        f"pinned (glibc mallopt: mmap threshold {MMAP_THRESHOLD}, trim threshold {TRIM_THRESHOLD})"
-    )
-
 
 # ---- P3's equal footing: both norms written the same way (notebook 07) -------------------------
 #
