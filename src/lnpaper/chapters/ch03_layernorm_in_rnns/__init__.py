@@ -1,12 +1,14 @@
-"""Notebook 03, LayerNorm in recurrent networks: R1-R4d, R7-R7c, M4f, M4g (`notebooks/03_layernorm_in_rnns.py`)."""
+"""Notebook 03, LayerNorm in recurrent networks: R1-R4d, R7-R8c, M4f, M4g (`notebooks/03_layernorm_in_rnns.py`)."""
 
 from lnpaper.chapters.ch03_layernorm_in_rnns import (
     claims,
+    claims_handwriting,
     claims_lengths,
     claims_reader,
     demos,
     figures,
     runs,
+    runs_handwriting,
     runs_lengths,
     runs_reader,
 )
@@ -22,8 +24,14 @@ CHAPTER = Chapter(
         runs_lengths.longer_sequences,
         runs_lengths.stationary_statistics,
         runs_reader.reader_training,
+        runs_handwriting.handwriting_training,
     ),
-    claims=(*claims.CLAIMS, *claims_reader.CLAIMS, *claims_lengths.CLAIMS),
+    claims=(
+        *claims.CLAIMS,
+        *claims_reader.CLAIMS,
+        *claims_handwriting.CLAIMS,
+        *claims_lengths.CLAIMS,
+    ),
     figures=(
         figures.rnn_dynamics,
         figures.recurrent_training,
