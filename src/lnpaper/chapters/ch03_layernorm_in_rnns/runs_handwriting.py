@@ -47,7 +47,7 @@ def handwriting_training(
     length: int = 200,
     steps: int = 600,
     batch_size: int = 8,
-    lrs=(3e-3,),
+    lrs=(1e-2,),  # the pilot's pick (analysis_handwriting.HANDWRITING_LR)
     seeds=(0, 1, 2, 3, 4, 5, 6, 7),
     eval_every: int = 30,
     hidden: int = 32,
