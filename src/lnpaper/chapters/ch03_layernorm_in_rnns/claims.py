@@ -352,7 +352,7 @@ CLAIMS = (
     Claim(
         id="R3",
         claim="LN speeds up recurrent models, compared at the same settings (order embeddings, "
-        "skip-thoughts, DRAW, handwriting)",
+        "skip-thoughts, DRAW; handwriting on its own as R8)",
         source=f"{BA_2016}, Sec. 6 (6.1: both models use Adam with the same initial hyperparameters)",
         paper_value="OE+LN best validation model in 60% of the baseline's time; DRAW almost twice "
         "as fast, 82.36 vs 82.09 nats",
@@ -438,9 +438,10 @@ CLAIMS = (
     Claim(
         id="R4",
         budget="the end of 300 steps of a full LN-LSTM on digits, against DRAW's c_t-only cell "
-        "and handwriting's 500-step sequences at convergence",
-        claim="faster (R3), and as good as the baseline at the end (DRAW, handwriting)",
-        source=f"{BA_2016}, Sec. 6.4 (DRAW), 6.5 (handwriting)",
+        "at convergence",
+        claim="faster (R3), and as good as the baseline at the end (DRAW; handwriting on its own "
+        "as R8b)",
+        source=f"{BA_2016}, Sec. 6.4 (DRAW; 6.5, handwriting, is R8b)",
         paper_value="DRAW after 200 epochs: 82.36 (baseline) vs 82.09 nats (LN), lower is better, "
         "almost twice as fast; handwriting: comparable log likelihood, much faster",
         regime="source: DRAW (LN on c_t only, 256 units, batch 128, 200 epochs, test bound) and "
