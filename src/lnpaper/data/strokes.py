@@ -34,6 +34,8 @@ and offset 0 is a fixed first step `FIRST_STEP` (as if the pen had come from one
 left of p_0): the same for every line, it tells a model only that a line begins. A line's points
 do not depend on `length` except for where the line is cut: each line draws from its own
 generator, spawned from its split's seed.
+
+Introduced for the handwriting miniature in notebook 03.
 """
 
 import functools

@@ -143,7 +143,8 @@ def check_r8b(study) -> Finding:
 
 def check_r8c(study) -> Finding:
     """Long sequences: LN's first-quarter advantage at T = 200 larger than at T = 50, where the
-    task is long-range."""
+    task is long-range. A diverged LSTM seed at either length leaves it not exercised: its pairs
+    would differ between the lengths."""
     holds, words = long_range(study)
     if not holds:
         return Finding(words, NOT_EXERCISED)

@@ -512,7 +512,8 @@ CLAIMS = (
         "the BN-LSTM at batch 4, and by more than at batch 16",
         source=f'{BA_2016}, Sec. 7 ("recurrent neural networks benefit the most ... especially '
         'for long sequences and small mini-batches")',
-        paper_value="conclusion, no number (the handwriting run used minibatches of 8)",
+        paper_value="conclusion, no number; its evidence is the handwriting run, minibatches of "
+        "8 against a plain LSTM, graded in its own miniature as R8-R8c",
         regime="source: handwriting, LN-LSTM against a plain LSTM, 3 x 400 units, batch 8, length "
         "500, Adam; no batch-size comparison; ours: LN-LSTM against BN-LSTM at batch 4 and 16, T "
         "= 64, 16 units, 150 steps (0.5 and 2 epochs) (not matched: comparator, length, models "
