@@ -238,3 +238,13 @@ def test_a_diverged_layernorm_seed_fails_r8():
     study.runs["LN-LSTM, T = 200"]["diverged_at"][0][3] = 100
     finding = hw.check_r8(study)
     assert finding.verdict == "not reproduced" and "diverged in 1 seeds" in finding.ours
+
+
+def test_the_pilot_picks_the_rate_at_which_the_lstm_ends_lowest():
+    from lnpaper.chapters.ch03_layernorm_in_rnns import analysis_handwriting as hw
+    from lnpaper.companion import record
+
+    with record.using("off"):
+        pilot = hw.pilot_pick(steps=4)
+    assert set(pilot["levels"]) == set(hw.PILOT_RATES)
+    assert pilot["levels"][pilot["picked"]] == min(pilot["levels"].values())
