@@ -15,7 +15,7 @@
 # # 03 · LayerNorm in recurrent networks
 #
 # *The lesson takes about 12 minutes to read, the evidence about 24 more.
-# From the record it runs in seconds; live, 22 min on one core.*
+# From the record it runs in seconds; live, 14 min on one core.*
 #
 # *Layer Normalization* (Ba, Kiros, Hinton 2016), Section 3.1 (recurrent networks), the supplement's
 # LN-LSTM (Eq. 20-22) and Section 6 (the experiments), with *Recurrent Batch Normalization*
