@@ -41,12 +41,12 @@ from lnpaper.companion.verdicts import (
     combine,
     tested,
 )
-from lnpaper.vocabulary import outcome_word
+from lnpaper.vocabulary import NEGLIGIBLE_NATS, outcome_word
 
 NOTEBOOK = "03_layernorm_in_rnns"
 LONG_RANGE = 0.05  # nats per point that resets every 25 points must cost the trained LSTM
 SPIKE, SPIKE_SEEDS, DRIFT = 10.0, 2, 2.0  # the dynamics check's lines
-COMPARABLE = 0.02  # nats per point: lnpaper's negligible difference in NLL per point
+COMPARABLE = NEGLIGIBLE_NATS  # nats per point: the companion's negligible difference in loss
 ENDED_CHANGE = 0.02  # the ending gate: each arm's validation NLL moves less than this
 
 
