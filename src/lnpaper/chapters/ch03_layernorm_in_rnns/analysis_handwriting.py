@@ -14,6 +14,7 @@ import statistics
 from dataclasses import dataclass
 
 from lnpaper import stats
+from lnpaper.chapters.ch03_layernorm_in_rnns.analysis_reader import quarter_steps
 from lnpaper.chapters.ch03_layernorm_in_rnns.runs_handwriting import handwriting_training
 
 HANDWRITING_SEEDS = tuple(range(8))
@@ -61,15 +62,6 @@ def pilot_pick(steps: int = 600) -> dict:
         lr: statistics.fmean(quarter_means(run, k, "last")) for k, lr in enumerate(run["lrs"])
     }
     return {"levels": levels, "picked": min(levels, key=levels.get)}
-
-
-def quarter_steps(eval_steps: list, quarter: str) -> list:
-    """The evaluation steps of the first or the last quarter of training (the evaluation at step
-    0 is not training)."""
-    last = eval_steps[-1]
-    if quarter == "first":
-        return [step for step in eval_steps if 0 < step <= last / 4]
-    return [step for step in eval_steps if step >= 3 * last / 4]
 
 
 def quarter_means(run: dict, lr_index: int, quarter: str, split: str = "test") -> list[float]:
