@@ -1,7 +1,8 @@
-"""Notebook 03, LayerNorm in recurrent networks: R1-R4d, R7-R8c, M4f, M4g (`notebooks/03_layernorm_in_rnns.py`)."""
+"""Notebook 03, LayerNorm in recurrent networks: R1-R4e, R7-R8c, M4f, M4g (`notebooks/03_layernorm_in_rnns.py`)."""
 
 from lnpaper.chapters.ch03_layernorm_in_rnns import (
     claims,
+    claims_grid,
     claims_handwriting,
     claims_lengths,
     claims_reader,
@@ -28,6 +29,7 @@ CHAPTER = Chapter(
     ),
     claims=(
         *claims.CLAIMS,
+        *claims_grid.CLAIMS,
         *claims_reader.CLAIMS,
         *claims_handwriting.CLAIMS,
         *claims_lengths.CLAIMS,

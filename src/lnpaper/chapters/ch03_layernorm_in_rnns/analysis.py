@@ -271,3 +271,49 @@ def best_rate_difference(s: dict, model: str, baseline: str, measure: str) -> st
     """`model` minus `baseline` in `training_summary`'s `s`, each at its own best learning rate,
     paired by seed."""
     return stats.paired_difference(s[model][measure], s[baseline][measure])
+
+
+# ---- R4e: the grid's top edge ------------------------------------------------------------------
+
+# The own-best comparisons on the digits row by row pick each model's rate from LR_GRID. These are
+# the models whose pick is the grid's top (3e-2): by the whole run (R3d, R3b, R4, R4b, R4c, seeds
+# 0-9) and by the last quarter (R4d, seeds 10-19). Each is run again one step past the grid, on
+# the same seeds; the list was fixed before those runs.
+BEYOND_GRID = 1e-1
+EDGE_MODELS = (
+    ("LSTM", "run", tuple(range(10))),
+    ("BN-LSTM", "run", tuple(range(10))),
+    ("GRU", "run", tuple(range(10))),
+    ("LN-GRU", "run", tuple(range(10))),
+    ("LSTM", "late", LATE_PICK_SEEDS),
+)
+
+
+def seed_scores(run: dict, pick: str) -> list:
+    """Per learning rate, per seed: the validation NLL the pick rule `pick` ranks rates by
+    (`best_lr_index`), for one seed: over every evaluation after step 0 ("run") or over the last
+    quarter ("late"); infinite if the seed's curve is not finite."""
+    if pick not in PICKS:
+        raise ValueError(f"pick must be one of {PICKS}, got {pick!r}")
+    _, late = _quarters(run["eval_steps"])
+    steps = range(1, len(run["eval_steps"])) if pick == "run" else late
+    return [[_finite_mean(curve[j] for j in steps) for curve in per_lr]
+            for per_lr in run["val_loss"][0]]  # fmt: skip
+
+
+def beyond_the_grid() -> dict:
+    """(model, pick) -> the per-seed scores of `seed_scores` at the grid's top rate ("edge") and at
+    BEYOND_GRID ("beyond"), for each of EDGE_MODELS, with the rate each seed set picks on the
+    grid ("picked")."""
+    out = {}
+    for model, pick, seeds in EDGE_MODELS:
+        grid = recurrent_training(models=(model,), seeds=seeds).runs[model]
+        beyond = recurrent_training(models=(model,), seeds=seeds, lrs=(BEYOND_GRID,)).runs[model]
+        single = {**grid, "val_loss": grid["val_loss"][0]}
+        out[model, pick] = {
+            "seeds": list(seeds),
+            "picked": grid["lrs"][best_lr_index(single, pick)],
+            "edge": seed_scores(grid, pick)[-1],
+            "beyond": seed_scores(beyond, pick)[0],
+        }
+    return out
