@@ -248,3 +248,14 @@ def test_the_pilot_picks_the_rate_at_which_the_lstm_ends_lowest():
         pilot = hw.pilot_pick(steps=4)
     assert set(pilot["levels"]) == set(hw.PILOT_RATES)
     assert pilot["levels"][pilot["picked"]] == min(pilot["levels"].values())
+
+
+def test_lead_after_is_the_lstms_nll_minus_the_ln_lstms_at_that_update():
+    from lnpaper.chapters.ch03_layernorm_in_rnns import analysis_handwriting
+
+    ln = {"eval_steps": [0, 30, 60], "test_nll": [[[3.0, 2.0, 1.5], [3.0, 2.5, 1.0]]]}
+    lstm = {"eval_steps": [0, 30, 60], "test_nll": [[[3.0, 2.1, 1.4], [3.0, 2.4, 1.2]]]}
+    assert analysis_handwriting.lead_after(ln, lstm) == pytest.approx([0.1, -0.1])
+    assert analysis_handwriting.lead_after(ln, lstm, 60) == pytest.approx([-0.1, 0.2])
+    with pytest.raises(ValueError):
+        analysis_handwriting.lead_after(ln, lstm, 45)  # no evaluation after update 45

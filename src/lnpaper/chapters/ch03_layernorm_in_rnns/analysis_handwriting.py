@@ -129,3 +129,25 @@ def dynamics(run: dict) -> dict:
 
     return {"spikes": spikes, "drift_init": drift("summed_rms_init"),
             "drift_final": drift("summed_rms_final")}  # fmt: skip
+
+
+def lead_after(ln: dict, lstm: dict, updates: int = 30) -> list[float]:
+    """Per seed, LayerNorm's lead after `updates` updates: the LSTM's test NLL minus the LN-LSTM's
+    (nats per point, positive when LayerNorm is ahead), from an LN-LSTM run and an LSTM run of
+    the same seeds. Notebook 03's Try it reads it from the record and from a run of its own."""
+    at = ln["eval_steps"].index(updates)
+    return [b[at] - a[at] for a, b in zip(ln["test_nll"][0], lstm["test_nll"][0], strict=True)]
+
+
+def early_runs(
+    *, batch_size: int, updates: int = 30, length: int = 50, seeds=HANDWRITING_SEEDS
+) -> tuple[dict, dict]:
+    """The LN-LSTM's and the LSTM's runs (plain dicts) of `updates` updates at minibatch
+    `batch_size` on lines of `length` points, at the study's rate, evaluated before the first
+    update and after the last: notebook 03's Try it, computed live."""
+    return tuple(
+        vars(handwriting_training(cell=ARMS[arm], length=length, batch_size=batch_size,
+                                  steps=updates, eval_every=updates, seeds=seeds,
+                                  lrs=(HANDWRITING_LR,)))
+        for arm in ("LN-LSTM", "LSTM")
+    )  # fmt: skip
