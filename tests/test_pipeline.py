@@ -136,7 +136,7 @@ def test_claims_md_has_a_short_row_and_a_full_section_per_claim():
     assert set(plain) <= set(VERDICTS)
     borderline = sum("borderline" in v for v in verdicts)
     assert borderline == sum(bool(finding.borderline) for finding in findings)
-    assert f"\n{borderline} of the {len(verdicts)} verdicts are borderline.\n" in text
+    assert f"\n{borderline} of the {len(verdicts)} verdicts are borderline. " in text
     # partly counted as one verdict above, and split by its kind on a line of its own
     kinds = [finding.partly_kind for finding in findings if finding.verdict == "partly"]
     split = ", ".join(f"{kinds.count(kind)} {kind}" for kind in PARTLY_KINDS)
@@ -323,6 +323,36 @@ def test_a_claim_graded_at_this_budget_says_so_in_its_verdict_and_section():
         assert f"- **kind:** graded at this budget ({claim.budget})" in text, claim.id
     with pytest.raises(ValueError, match="only a source's empirical claim"):
         dataclasses.replace(at_budget[0], origin="ours")
+
+
+def checked_here_lines(notebook: str) -> dict[str, str]:
+    """The notebook's printed list of the claims checked there, one unwrapped line per ID."""
+    cells = json.loads((ROOT / "notebooks" / f"{notebook}.ipynb").read_text())["cells"]
+    printed = "".join(
+        "".join(output.get("text", ""))
+        for cell in cells
+        if cell["cell_type"] == "code"
+        for output in cell.get("outputs", [])
+    )
+    listed = printed[: printed.index("Sources, numbers and tests: CLAIMS.md")]
+    entries = re.split(r"\n(?=\S)", listed.replace("\n    ", " "))
+    return {entry.split("  ")[0]: entry for entry in entries if "  [" in entry}
+
+
+def test_a_rule_set_after_the_data_is_shown_in_claims_md_and_marked_in_its_notebook():
+    # A test whose window, margin, gate or pick was fixed after its runs had been seen says so
+    # where the verdict is read: in the claim's section and beside it in its notebook's list.
+    after = [claim for claim in ledger.CLAIMS if claim.after_data]
+    assert after, "no claim carries a rule set after the data"
+    text = (ROOT / "CLAIMS.md").read_text()
+    assert text.count("- **set after the data:** ") == len(after)
+    assert f" {len(after)} tests have a rule set after the data.\n" in text
+    for claim in after:
+        assert f"- **set after the data:** {claim.after_data}" in text, claim.id
+        assert verdicts.AFTER_DATA_MARK in checked_here_lines(claim.notebook)[claim.id], claim.id
+    plain = next(c for c in ledger.CLAIMS if not c.after_data)
+    listed = verdicts.checked_here([(plain, verdicts.Finding("", verdicts.REPRODUCED))])
+    assert verdicts.AFTER_DATA_MARK not in listed
 
 
 def test_every_source_claim_states_its_regime_beside_ours():

@@ -160,7 +160,8 @@ def _section(heading, source, value, ours, test, verdict, notebook, claim, holm=
     elif claim.budget:
         kind = f"graded at this budget ({claim.budget}), counted among our own questions"
     fields = [("source", source), ("source's value", value), ("regime", claim.regime)]
-    fields += [("ours", ours), ("test", test), ("verdict", verdict)]
+    fields += [("ours", ours), ("test", test), ("set after the data", claim.after_data)]
+    fields += [("verdict", verdict)]
     if holm:
         fields += [("under Holm within its set of runs", f"{holm} ([below](#{MULTIPLICITY}))")]
     fields += [("kind", kind), ("notebook", _notebook_link(notebook, notebook))]
@@ -205,7 +206,8 @@ def markdown() -> str:
         + ", ".join(f"{kinds.count(kind)} {kind}" for kind in PARTLY_KINDS)
         + ".",
         "",
-        f"{borderline} of the {len(table)} verdicts are borderline.",
+        f"{borderline} of the {len(table)} verdicts are borderline. "
+        f"{sum(bool(BY_ID[i].after_data) for i in found)} tests have a rule set after the data.",
         "",
         "Each ID in the table below leads to the claim in full: the source by paper and section (or",
         "`ours`, a question the companion asks of a source), the source's value, ours, and the test",
@@ -230,6 +232,9 @@ def markdown() -> str:
         "  needs: warmup where the source used it, a run long enough for the arm the source calls",
         "  trainable, the quantity the source plotted. The verdict holds for these runs only, and",
         "  the claim counts among our own questions; its section says what is not matched.",
+        "- **set after the data**: a rule of the test (a window, a margin, a gate, a pick) fixed",
+        "  after the runs it grades had been seen. The claim's section says which, and whether runs",
+        "  on fresh seeds, declared before they ran, confirm it; its notebook marks the claim.",
         "- **paired interval**: both arms run on the same seeds; the mean of the per-seed differences",
         "  with its 95% Student-t interval, written -0.050 [-0.063, -0.037] (n = 10) for n seeds. A",
         "  decision **holds** when the whole interval lies on the claimed side of its boundary,",

@@ -264,6 +264,10 @@ class Claim:
     # plotted). Set, the verdict holds at this budget only, and the claim counts among our own
     # questions.
     budget: str = ""
+    # A rule of the test (a window, a margin, a gate, a pick) fixed after the runs it grades had
+    # been seen: which rule, and what runs on fresh seeds say of it, if any. Shown in CLAIMS.md and
+    # beside the claim in its notebook's list of the claims checked there.
+    after_data: str = ""
 
     def __post_init__(self):
         if self.budget and (self.origin != SOURCE or self.kind != EMPIRICAL):
@@ -367,6 +371,14 @@ def verdict_text(finding) -> str:
     return f"{word} ({', '.join(marks)})"
 
 
+# Beside a claim whose test has a rule fixed after its runs were seen (`Claim.after_data`).
+AFTER_DATA_MARK = "a rule set after the data"
+# The `after_data` of claims graded before `NEGLIGIBLE` became a verdict of its own.
+NEGLIGIBLE_RULE_SET_AFTER = (
+    "the rule that a gain within the negligible margin is not reproduced (negligible), not "
+    "partly, was set for every claim after these runs had been seen"
+)
+
 # Printed lines fit a book column and a Lab cell without scrolling or breaking mid-number.
 LINE_WIDTH = 88
 
@@ -434,7 +446,8 @@ def checked_here(graded) -> str:
     claim's ID, verdict and statement, as plain text nbval can compare, every line at most
     LINE_WIDTH characters. The source, our numbers and the test behind each verdict are in
     CLAIMS.md, under the same ID: the notebook does not print them twice."""
-    lines = [_fill(f"{claim.id}  [{verdict_text(finding)}]  {claim.claim}", subsequent_indent="    ")
+    lines = [_fill(f"{claim.id}  [{verdict_text(finding)}]  {claim.claim}"
+                   + (f" ({AFTER_DATA_MARK})" if claim.after_data else ""), subsequent_indent="    ")
              for claim, finding in graded]  # fmt: skip
     lines += ["", "Sources, numbers and tests: CLAIMS.md, under each ID."]
     return "\n".join(lines)

@@ -356,6 +356,8 @@ CLAIMS = (
     ),
     Claim(
         id="P3",
+        after_data="grading only the ways that write both norms alike (one op per step, fewest passes) "
+        "was decided after the timings had been seen; the others are shown beside them",
         claim="RMSNorm saves time, when both norms are written alike",
         source="Zhang & Sennrich 2019",
         paper_value="running time 7%-64% lower 'on different models' (its abstract); GPU wall "

@@ -11,6 +11,7 @@ from lnpaper.chapters.ch09_logits_and_placement.runs import LOGIT_LIMIT
 from lnpaper.companion.verdicts import (
     IDENTITY,
     INCONCLUSIVE,
+    NEGLIGIBLE_RULE_SET_AFTER,
     NOT_REPRODUCED,
     OURS,
     Claim,
@@ -334,6 +335,8 @@ CLAIMS = (
     ),
     Claim(
         id="Q1c",
+        after_data="the rule that a run whose logits pass 1e4 has failed was written after Q1's counts "
+        "had been seen",
         claim="in small models, a run whose largest attention logit passes 1e4 fails",
         source="Wortsman et al. 2023 (arXiv:2309.14322), on attention logit growth",
         paper_value="small models diverge at high lr when the max attention logit passes 1e4 "
@@ -425,6 +428,7 @@ CLAIMS = (
     ),
     Claim(
         id="G1b",
+        after_data=NEGLIGIBLE_RULE_SET_AFTER,
         origin=OURS,
         claim="Decaying the gains toward 1 (stored as 1 + w) rather than toward 0 (stored as g) "
         "lowers the loss",

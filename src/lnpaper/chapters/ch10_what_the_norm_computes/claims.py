@@ -24,6 +24,7 @@ from lnpaper.chapters.ch10_what_the_norm_computes.analysis import (
 )
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
+    NEGLIGIBLE_RULE_SET_AFTER,
     NOT_CHECKABLE,
     NOT_EXERCISED,
     NOT_REPRODUCED,
@@ -409,6 +410,7 @@ CLAIMS = (
     ),
     Claim(
         id="E1c",
+        after_data="leaving the fold arm out of the grade was decided after the data",
         claim="Kept zero-mean, the rewrite is equivalent to Pre-LN in training too: trained side "
         "by side from the same weights on the same batches, the two stay one model",
         source="Jiang et al., NeurIPS 2023, arXiv:2305.14858 (abstract: equivalent 'in both "
@@ -445,6 +447,8 @@ CLAIMS = (
     ),
     Claim(
         id="E2",
+        after_data="the rule for 'better' (beyond the negligible 0.02 nats) came after the first look "
+        "at these runs",
         budget="fresh data, where the over-fitting the source blames cannot act",
         claim="LayerNorm without gain and bias (LayerNorm-simple) is no worse, indeed better, than "
         "LayerNorm",
@@ -483,6 +487,7 @@ CLAIMS = (
     ),
     Claim(
         id="E2d",
+        after_data=NEGLIGIBLE_RULE_SET_AFTER,
         claim="Where over-fitting can act, LayerNorm-simple is better than LayerNorm: the gain "
         "and bias add to the risk of over-fitting",
         source="Xu et al., NeurIPS 2019, Understanding and Improving Layer Normalization "
