@@ -12,6 +12,7 @@ from lnpaper.data import digits
 from lnpaper.models.recurrent import (
     CELLS,
     BatchNormLSTMCell,
+    CellStateLayerNormLSTMCell,
     GRUCell,
     LayerNormGRUCell,
     LayerNormLSTMCell,
@@ -195,6 +196,77 @@ def test_ln_lstm_gain_init_and_defaults():
         assert torch.equal(norm.bias, torch.zeros_like(norm.bias))
     assert cell.norm_hh.weight.shape == (16,) and cell.norm_c.weight.shape == (4,)
     assert torch.equal(LayerNormLSTMCell(3, 4).norm_c.weight, torch.ones(4))
+
+
+# ---- LN on c_t alone, DRAW's cell (Eq. 29-31) ------------------------------------------------------
+
+
+def _ln_c_lstm(hidden=6, inputs=5, eps=1e-5):
+    torch.manual_seed(0)
+    cell = CellStateLayerNormLSTMCell(inputs, hidden, eps=eps).double()
+    return _perturb_affine(cell)
+
+
+def test_ln_c_lstm_is_equations_29_to_31():
+    cell = _ln_c_lstm()
+    x = _randn(3, 5, 5, seed=1)
+    hidden, _ = unroll(cell, x)
+    h = c = torch.zeros(3, 6, dtype=F64)
+    b = cell.bias_ih + cell.bias_hh
+    for t in range(5):
+        gates = h @ cell.weight_hh.T + x[:, t] @ cell.weight_ih.T + b  # (29), no LayerNorm
+        i, f, g, o = gates.chunk(4, dim=1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)  # (30)
+        h = torch.sigmoid(o) * torch.tanh(_layer_norm(c, cell.norm_c.weight, cell.norm_c.bias))
+        torch.testing.assert_close(hidden[:, t], h, rtol=0, atol=1e-12)
+
+
+def test_ln_c_lstm_draws_the_lstms_weights_and_has_one_layer_norm():
+    torch.manual_seed(3)
+    plain = LSTMCell(5, 6)
+    torch.manual_seed(3)
+    cell = make_cell("ln-c-lstm", 5, 6, gain_init=0.5)
+    for name, p in plain.named_parameters():
+        assert torch.equal(getattr(cell, name), p), name
+    assert [n for n, _ in cell.named_parameters() if n not in dict(plain.named_parameters())] == [
+        "norm_c.weight",
+        "norm_c.bias",
+    ]
+    assert torch.equal(cell.norm_c.weight, torch.full((6,), 0.5))
+    assert make_cell("ln-c-lstm", 5, 6).norm_c.weight[0].item() == 1.0
+
+
+def test_ln_c_lstm_output_ignores_the_scale_of_c_and_the_lstms_does_not():
+    """With no new candidate (g = 0), c_t = sigmoid(f) * c_{t-1}: scaling c_{t-1} by s > 0 scales
+    c_t by s, and LN(s c_t) = LN(c_t), so h_t stays (up to eps); the plain LSTM's h_t moves."""
+    cell = _ln_c_lstm(eps=1e-12)
+    torch.manual_seed(0)
+    plain = LSTMCell(5, 6).double()
+    x, h, c = _randn(3, 5, seed=1), _randn(3, 6, seed=2), _randn(3, 6, seed=3)
+    for model in (cell, plain):
+        with torch.no_grad():
+            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                getattr(model, name)[12:18] = 0  # the candidate g's rows: tanh(g) = 0
+    (before, c_before), _ = cell(x, (h, c))
+    (plain_before, _), _ = plain(x, (h, c))
+    for scale in (0.01, 0.1, 50.0):
+        (after, c_new), _ = cell(x, (h, scale * c))
+        torch.testing.assert_close(after, before, rtol=0, atol=1e-7)
+        torch.testing.assert_close(c_new, scale * c_before)  # c_t itself is not normalized
+        (plain_after, _), _ = plain(x, (h, scale * c))
+        assert (plain_after - plain_before).abs().max() > 1e-2
+
+
+def test_ln_c_lstm_at_init_puts_c_at_unit_scale_small_or_large():
+    """Gain 1 and bias 0: whatever c_t's size, the output tanh reads each row at mean 0 and
+    standard deviation 1, so a small c_t is scaled up as a large one is scaled down."""
+    cell = CellStateLayerNormLSTMCell(5, 64, eps=1e-12).double()
+    for scale in (1e-2, 1.0, 1e2):
+        normed = cell.norm_c(_randn(4, 64, seed=5, scale=scale) + 0.3 * scale)
+        torch.testing.assert_close(normed.mean(-1), torch.zeros(4, dtype=F64), atol=1e-12, rtol=0)
+        torch.testing.assert_close(
+            normed.pow(2).mean(-1), torch.ones(4, dtype=F64), atol=1e-7, rtol=0
+        )
 
 
 # ---- BN-LSTM (Cooijmans et al.) -------------------------------------------------------------------

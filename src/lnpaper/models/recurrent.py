@@ -17,6 +17,7 @@ read them without a second copy of the cell. `unroll` runs a cell over a batch o
 
 - `LSTMCell`: torch.nn.LSTMCell written out, same parameters (tests/test_recurrent.py checks it)
 - `LayerNormLSTMCell`: Ba et al. 2016, supplement Eq. 20-22
+- `CellStateLayerNormLSTMCell`: LayerNorm on c_t alone, DRAW's cell (supplement Eq. 29-31)
 - `BatchNormLSTMCell`: Cooijmans et al. 2016, Sec. 3
 - `GRUCell`, `LayerNormGRUCell`: Ba et al. 2016, supplement Eq. 23-25 and 26-28
 - `TanhRNNCell`, `LayerNormTanhRNNCell`: the vanilla RNN and its LN version (Sec. 3.1)
@@ -151,6 +152,36 @@ class LayerNormLSTMCell(RecurrentCell):
         h = torch.sigmoid(o) * torch.tanh(self.norm_c(c))  # (22)
         terms = {"W_x x_t": input_term, "W_h h_t-1": recurrent_term, "a_t": gates}
         return (h, c), terms
+
+
+class CellStateLayerNormLSTMCell(LSTMCell):
+    """The LSTM of Ba et al.'s DRAW experiment (Sec. 6.4), supplement Eq. 29-31: LayerNorm on the
+    cell state alone, on its way into the output tanh,
+
+        [f; i; o; g] = W_h h_{t-1} + W_x x_t + b                (29)
+        c_t = sigmoid(f) * c_{t-1} + sigmoid(i) * tanh(g)        (30)
+        h_t = sigmoid(o) * tanh(LN(c_t; g, b))                   (31)
+
+    The gates are the plain LSTM's, unnormalized (the authors' Torch `LSTM_LN.lua` is this cell).
+    It is `LSTMCell` plus one LayerNorm, so from one seed it draws the plain LSTM's weights and
+    biases (b is torch's two biases summed): the two arms of the DRAW miniature start alike but for
+    LN. Its gain starts at `gain_init`, its bias at 0. Introduced for notebook 03's DRAW miniature
+    (`lnpaper.models.draw`).
+    """
+
+    def __init__(self, inputs: int, hidden: int, gain_init: float = 1.0, eps: float = 1e-5):
+        super().__init__(inputs, hidden)
+        self.norm_c = _layer_norm(hidden, check_gain_init(gain_init), eps)  # g, b
+
+    def forward(self, x, state, step: int = 0):
+        h, c = state
+        input_term = F.linear(x, self.weight_ih, self.bias_ih)  # W_x x_t + b_x
+        recurrent_term = F.linear(h, self.weight_hh, self.bias_hh)  # W_h h_{t-1} + b_h
+        gates = input_term + recurrent_term  # (29), b = b_x + b_h
+        i, f, g, o = gates.chunk(4, dim=1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)  # (30)
+        h = torch.sigmoid(o) * torch.tanh(self.norm_c(c))  # (31)
+        return (h, c), {"W_x x_t": input_term, "W_h h_t-1": recurrent_term, "a_t": gates}
 
 
 class RawInputLayerNormLSTMCell(LayerNormLSTMCell):
@@ -368,7 +399,17 @@ class SequenceClassifier(nn.Module):
         return self.readout(hidden if self.every_step else hidden[:, -1])
 
 
-CELLS = ("lstm", "ln-lstm", "ln-lstm-raw-input", "bn-lstm", "gru", "ln-gru", "rnn", "ln-rnn")
+CELLS = (
+    "lstm",
+    "ln-lstm",
+    "ln-lstm-raw-input",
+    "ln-c-lstm",
+    "bn-lstm",
+    "gru",
+    "ln-gru",
+    "rnn",
+    "ln-rnn",
+)
 
 
 def make_cell(
@@ -392,6 +433,7 @@ def make_cell(
     normalized = {
         "ln-lstm": LayerNormLSTMCell,
         "ln-lstm-raw-input": RawInputLayerNormLSTMCell,
+        "ln-c-lstm": CellStateLayerNormLSTMCell,
         "ln-gru": LayerNormGRUCell,
         "ln-rnn": LayerNormTanhRNNCell,
     }

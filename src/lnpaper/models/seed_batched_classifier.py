@@ -23,6 +23,7 @@ from torch import nn
 from lnpaper.arguments import check_floating
 from lnpaper.models.recurrent import (
     BatchNormLSTMCell,
+    CellStateLayerNormLSTMCell,
     GRUCell,
     LayerNormGRUCell,
     LayerNormLSTMCell,
@@ -98,6 +99,7 @@ class SeedBatchedCells(SeedStack):
         LSTMCell: "lstm",
         LayerNormLSTMCell: "ln-lstm",
         RawInputLayerNormLSTMCell: "ln-lstm-raw-input",
+        CellStateLayerNormLSTMCell: "ln-c-lstm",
         BatchNormLSTMCell: "bn-lstm",
         LayerNormGRUCell: "ln-gru",
         GRUCell: "gru",
@@ -125,7 +127,7 @@ class SeedBatchedCells(SeedStack):
             self.max_steps = cell.norm_c.max_steps
             self.momentum = cell.norm_c.momentum
             self.bn_eps = cell.norm_c.eps
-        if self.kind in ("ln-lstm", "ln-lstm-raw-input", "ln-gru", "ln-rnn"):
+        if self.kind in ("ln-lstm", "ln-lstm-raw-input", "ln-c-lstm", "ln-gru", "ln-rnn"):
             eps = {m.eps for m in cell.modules() if isinstance(m, LayerNorm)}
             if len(eps) != 1:  # step reads one eps for all of a cell's norms
                 raise ValueError(f"SeedBatchedCells needs one eps per cell, got {eps}")
@@ -239,7 +241,7 @@ class SeedBatchedCells(SeedStack):
             )  # (27)
             return ((1 - torch.sigmoid(z)) * h + torch.sigmoid(z) * candidate,)  # (28)
         h, c = state
-        if self.kind == "lstm":
+        if self.kind in ("lstm", "ln-c-lstm"):  # Eq. 29: the plain LSTM's gates
             gates = batched_linear(x, self.p("weight_ih"), self.p("bias_ih"))
             gates = gates + batched_linear(h, self.p("weight_hh"), self.p("bias_hh"))
         else:
@@ -261,11 +263,11 @@ class SeedBatchedCells(SeedStack):
 
     def cell_output(self, c, t: int, rows=None, frozen=None):
         """An LSTM's c_t as its output squashes it, h_t = o * tanh(.): c_t itself, LN(c_t)
-        (Eq. 22) or the BN-LSTM's BN_t(c_t)."""
+        (Eq. 22 and 31) or the BN-LSTM's BN_t(c_t)."""
         if self.kind == "lstm":
             return c
-        if self.kind in ("ln-lstm", "ln-lstm-raw-input"):
-            return self._layer_norm(c, "norm_c")  # Eq. 22
+        if self.kind in ("ln-lstm", "ln-lstm-raw-input", "ln-c-lstm"):
+            return self._layer_norm(c, "norm_c")  # Eq. 22 and 31
         return self._batch_norm(c, "norm_c", t, rows, frozen)
 
 
@@ -277,7 +279,7 @@ class SeedBatchedClassifier(nn.Module):
     exactly the weights it has alone. Input x is (S, N, T, inputs): each seed reads its own
     minibatch; the output is the last step's logits (S, N, classes), or every step's (S, N, T,
     classes) for models built with `every_step=True`. Every cell of `CELLS` is supported: "lstm",
-    "ln-lstm", "ln-lstm-raw-input", "bn-lstm", "gru", "ln-gru", "rnn", "ln-rnn".
+    "ln-lstm", "ln-lstm-raw-input", "ln-c-lstm", "bn-lstm", "gru", "ln-gru", "rnn", "ln-rnn".
     `per_seed(s)` gives seed s back as an ordinary model (tests compare the two), and
     `statistics_steps` is the cells' (`SeedBatchedCells`).
     """
