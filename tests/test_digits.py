@@ -71,3 +71,43 @@ def test_bad_arguments_raise_clear_errors(call, message):
     with pytest.raises(ValueError) as error:
         call()
     assert message in str(error.value)
+
+
+# ---- the fixed binarization (notebook 03's DRAW miniature) -----------------------------------------
+
+
+def test_binarized_is_one_fixed_draw_of_zeros_and_ones():
+    first = digits.binarized("test")
+    assert first.shape == (300, 64) and first.dtype == torch.float32
+    assert set(first.unique().tolist()) == {0.0, 1.0}
+    assert torch.equal(digits.binarized("test"), first)  # the same at every call
+    digits._binarized_images.cache_clear()
+    assert torch.equal(digits.binarized("test"), first)  # and in every process
+    train = digits.binarized("train")
+    assert train.shape == (1197, 64) and not torch.equal(train[:300], first)
+
+
+def test_binarized_pixels_follow_their_grey_levels():
+    grey, _ = digits.load("train")
+    ones = digits.binarized("train")
+    assert torch.all(ones[grey == 0] == 0) and torch.all(ones[grey == 1] == 1)
+    # over the 1197 training images each pixel's share of 1s tracks its mean grey / 16: the
+    # binomial's standard error is at most 0.5 / sqrt(1197) = 0.0145, and 4 of them bound all 64
+    assert (ones.mean(0) - grey.mean(0)).abs().max() < 4 * 0.5 / 1197**0.5
+    assert torch.corrcoef(torch.stack([ones.mean(0), grey.mean(0)]))[0, 1] > 0.99
+
+
+def test_binarized_levels_are_the_designs():
+    levels = digits.binarized_levels("test")
+    # the design's probe: mean-image bound 27.3 and binarization entropy 13.5 nats on test; the
+    # entropy has no draw in it, the bound moves by about 0.2 nats from one binarization to another
+    assert levels["binarization entropy"] == pytest.approx(13.51, abs=0.01)
+    assert levels["mean image"] == pytest.approx(27.3, abs=0.3)
+    assert levels["binarization entropy"] < levels["mean image"]
+
+
+def test_binarized_refuses_an_unknown_split():
+    with pytest.raises(ValueError, match="split"):
+        digits.binarized("validation")
+    with pytest.raises(ValueError, match="split"):
+        digits.binarized_levels("all")

@@ -15,7 +15,10 @@ is measured on the same 300 images in every other:
 - `permuted=True`: the 64 pixels in a fixed random order first (permuted MNIST, or for an MLP the
   "permutation-invariant" task: a model that never uses where a pixel sits does as well either way);
 - `digit_stream(...)`: sequences (N, T, 64) whose every step is a whole random image, a stationary
-  input stream for studying the statistics of recurrent activations over time (notebook 01, M4).
+  input stream for studying the statistics of recurrent activations over time (notebook 01, M4);
+- `binarized(split)`: (N, 64) of 0s and 1s, each pixel drawn once, for good, as a Bernoulli of its
+  grey level / 16 (notebook 03's DRAW miniature, after Larochelle & Murray's fixed binarization of
+  MNIST), and `binarized_levels` its reference levels in nats per image.
 
 Sequences are always batch first: (N, T, features).
 """
@@ -33,6 +36,7 @@ CLASSES = 10
 MAX_LEVEL = 16.0  # load_digits counts 0..16 ink levels per pixel
 SPLIT_SEED = 0  # the one shuffle behind train / val / test
 PERMUTATION_SEED = 1  # the one pixel order behind permuted=True
+BINARIZATION_SEED = 2  # the one Bernoulli draw behind binarized()
 SPLIT_SIZES = {"train": 1197, "val": 300, "test": 300}  # sums to the 1797 images
 FORMS = ("flat", "rows", "pixels")
 
@@ -103,3 +107,39 @@ def digit_stream(split: str, *, count: int, length: int, seed: int):
     generator = torch.Generator().manual_seed(seed)
     index = torch.randint(len(x), (count, length), generator=generator)
     return x[index], y[index]
+
+
+@functools.cache
+def _binarized_images() -> np.ndarray:
+    """All 1797 images binarized by one seeded draw: pixel = 1 with probability grey / 16."""
+    images, _ = _all_images()
+    uniform = np.random.default_rng(BINARIZATION_SEED).random(images.shape)
+    return (uniform < images).astype(np.float32)
+
+
+def binarized(split: str) -> torch.Tensor:
+    """(N, 64) float32 of 0s and 1s: the split's images binarized once and for all, the same at
+    every call (a fixed binarization, as Larochelle & Murray's of MNIST; a model is scored on one
+    set of binary images, not on fresh draws)."""
+    _check_split(split)
+    return torch.from_numpy(_binarized_images()[split_indices()[split]])
+
+
+def binarized_levels(split: str = "test") -> dict[str, float]:
+    """Two levels, in nats per image, against which a model of `binarized(split)` is read:
+
+    - "mean image": -log p(x) under independent pixels whose p_j is training pixel j's frequency of
+      1s, smoothed as (ones + 1/2) / (N + 1) so that no pixel is certain: what a model learns
+      that ignores every dependence between pixels;
+    - "binarization entropy": the expected entropy of the draw itself, sum_j H(grey_j / 16) over
+      each image, averaged: the floor a model of these images could reach only by knowing every
+      grey level, out of reach in practice."""
+    _check_split(split)
+    train = binarized("train").double()
+    p = (train.sum(0) + 0.5) / (len(train) + 1)
+    x = binarized(split).double()
+    mean_image = -(x * p.log() + (1 - x) * (1 - p).log()).sum(1).mean()
+    grey, _ = load(split)
+    grey = grey.double()
+    entropy = -(torch.special.xlogy(grey, grey) + torch.special.xlogy(1 - grey, 1 - grey))
+    return {"mean image": mean_image.item(), "binarization entropy": entropy.sum(1).mean().item()}
