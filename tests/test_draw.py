@@ -138,3 +138,26 @@ def test_bad_noise_arguments_are_named():
         glimpse_noise((0,), "train", -1, (2,))
     with pytest.raises(ValueError, match="seed"):
         glimpse_noise((-2,), "train", 0, (2,))
+
+
+def test_draw_training_on_a_tiny_call():
+    from lnpaper.chapters.ch03_layernorm_in_rnns.runs_draw import draw_training
+
+    tiny = {"glimpses": 3, "steps": 4, "seeds": (0, 1), "eval_every": 2, "hidden": 8}
+    result = draw_training.__wrapped__(cell="ln-c-lstm", **tiny)
+    assert result.eval_steps == [0, 2, 4]
+    for name in ("test_bound", "test_kl", "encoder_c_growth", "decoder_c_share"):
+        values = getattr(result, name)
+        assert len(values) == 2 and all(len(seed) == 3 for seed in values), name
+    assert len(result.train_bound[0]) == 2 and result.diverged_at == [None, None]
+    assert all(0 <= share <= 1 for seed in result.decoder_c_share for share in seed)
+    assert result.test_bound[0][0] != result.test_bound[1][0]  # seeds differ
+    assert result.test_bound[0][-1] < result.test_bound[0][0]  # four updates lower the bound
+    kl_at_start = result.test_kl[0][0]
+    assert 0 < kl_at_start < result.test_bound[0][0]
+    again = draw_training.__wrapped__(cell="ln-c-lstm", **tiny)
+    assert again == result  # the same numbers from the same call
+    alone = draw_training.__wrapped__(cell="ln-c-lstm", **{**tiny, "seeds": (1,)})
+    assert alone.test_bound[0] == pytest.approx(result.test_bound[1], rel=1e-5)
+    lstm = draw_training.__wrapped__(cell="lstm", **tiny)
+    assert lstm.test_bound[0][0] != result.test_bound[0][0]  # the cells differ from the start
