@@ -161,3 +161,19 @@ def test_draw_training_on_a_tiny_call():
     assert alone.test_bound[0] == pytest.approx(result.test_bound[1], rel=1e-5)
     lstm = draw_training.__wrapped__(cell="lstm", **tiny)
     assert lstm.test_bound[0][0] != result.test_bound[0][0]  # the cells differ from the start
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"eval_every": 0}, "eval_every must be a positive int, got 0"),
+        ({"eval_samples": 0}, "eval_samples must be a positive int, got 0"),
+        ({"seeds": ()}, "seed"),
+        ({"cell": "gru"}, "cell"),
+    ],
+)
+def test_draw_training_refuses_bad_arguments(kwargs, match):
+    from lnpaper.chapters.ch03_layernorm_in_rnns.runs_draw import draw_training
+
+    with pytest.raises(ValueError, match=match):
+        draw_training.__wrapped__(**{"glimpses": 2, "steps": 1, "hidden": 4, **kwargs})

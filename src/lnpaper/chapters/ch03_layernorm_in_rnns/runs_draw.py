@@ -69,6 +69,7 @@ def draw_training(
     if not seeds:
         raise ValueError(f"need at least one seed, got {seeds}")
     eval_samples = check_positive_int("eval_samples", eval_samples)
+    eval_every = check_positive_int("eval_every", eval_every)
     train = digits.binarized("train")
     test = digits.binarized("test").repeat(eval_samples, 1)  # one row per image and sample
     model = DRAW(cell, seeds=seeds, hidden=hidden, latent=latent, glimpses=glimpses)
