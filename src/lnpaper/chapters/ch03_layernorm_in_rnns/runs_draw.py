@@ -71,13 +71,11 @@ def draw_training(
     eval_samples = check_positive_int("eval_samples", eval_samples)
     eval_every = check_positive_int("eval_every", eval_every)
     train = digits.binarized("train")
-    test = digits.binarized("test").repeat(eval_samples, 1)  # one row per image and sample
+    test_images = digits.binarized("test")
+    test = test_images.repeat(eval_samples, 1)  # one row per image and noise sample
     model = DRAW(cell, seeds=seeds, hidden=hidden, latent=latent, glimpses=glimpses)
-    test_noise = torch.cat(
-        [glimpse_noise(seeds, "eval", k, (len(test) // eval_samples, glimpses, latent))
-         for k in range(eval_samples)],
-        dim=1,
-    )  # fmt: skip
+    shape = (len(test_images), glimpses, latent)
+    test_noise = torch.cat([glimpse_noise(seeds, "eval", k, shape) for k in range(eval_samples)], 1)
     optimizer = PerRunAdam(model.parameters(), [float(lr)] * len(seeds))
     batches = [epoch_batches(len(train), batch_size, seed) for seed in seeds]
     curves = {f"{part}_c_{kind}": [] for part in ("encoder", "decoder") for kind in CELL_CHECKS}
