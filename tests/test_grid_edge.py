@@ -32,7 +32,7 @@ def edges(shift, diverged=0):
     edge = [0.30 + 0.01 * (s % 3) for s in SEEDS]
     beyond = [e + shift + (0.002 if s % 2 else -0.002) for s, e in enumerate(edge)]
     beyond[:diverged] = [math.inf] * diverged
-    return {(model, pick): {"seeds": SEEDS, "picked": 3e-2, "edge": edge, "beyond": list(beyond)}
+    return {(model, pick): {"seeds": SEEDS, "edge": edge, "beyond": list(beyond)}
             for model, pick, _ in EDGE_MODELS}  # fmt: skip
 
 

@@ -303,16 +303,13 @@ def seed_scores(run: dict, pick: str) -> list:
 
 def beyond_the_grid() -> dict:
     """(model, pick) -> the per-seed scores of `seed_scores` at the grid's top rate ("edge") and at
-    BEYOND_GRID ("beyond"), for each of EDGE_MODELS, with the rate each seed set picks on the
-    grid ("picked")."""
+    BEYOND_GRID ("beyond"), for each of EDGE_MODELS."""
     out = {}
     for model, pick, seeds in EDGE_MODELS:
         grid = recurrent_training(models=(model,), seeds=seeds).runs[model]
         beyond = recurrent_training(models=(model,), seeds=seeds, lrs=(BEYOND_GRID,)).runs[model]
-        single = {**grid, "val_loss": grid["val_loss"][0]}
         out[model, pick] = {
             "seeds": list(seeds),
-            "picked": grid["lrs"][best_lr_index(single, pick)],
             "edge": seed_scores(grid, pick)[-1],
             "beyond": seed_scores(beyond, pick)[0],
         }
