@@ -9,6 +9,7 @@ from lnpaper.chapters.ch03_layernorm_in_rnns import (
     demos,
     figures,
     runs,
+    runs_draw,
     runs_handwriting,
     runs_lengths,
     runs_reader,
@@ -26,6 +27,7 @@ CHAPTER = Chapter(
         runs_lengths.stationary_statistics,
         runs_reader.reader_training,
         runs_handwriting.handwriting_training,
+        runs_draw.draw_training,
     ),
     claims=(
         *claims.CLAIMS,
