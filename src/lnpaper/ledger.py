@@ -126,12 +126,14 @@ def multiplicity_section(families) -> list[str]:
         lines.append(f"{len(changed)} verdicts change under it: {moved}.")
     else:
         lines.append("No verdict changes under it.")
-    lines += ["", *table_head(["experiments", "m", "claims: verdict, under Holm"])]
+    lines += [
+        "",
+        *table_head(["experiments", "m", "claims (the verdict under Holm where it changes)"]),
+    ]
     for experiments, m, verdicts in families:
-        # the bare verdicts, so a large family's cell stays short: each kind is in its claim's section
-        claims = "; ".join(
-            f"{i} {before}" + ("" if after == before else f" -> **{after}**")
-            for i, before, after in verdicts
+        # IDs alone, so a large family's cell stays short: each verdict is in the claims' table
+        claims = ", ".join(
+            i + ("" if after == before else f" -> **{after}**") for i, before, after in verdicts
         )
         lines.append(table_row([", ".join(experiments), m, claims]))
     return lines
