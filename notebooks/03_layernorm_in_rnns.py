@@ -287,7 +287,7 @@ for label, run in writing.runs.items():
 #     analysis_handwriting.lead_after(*mine), analysis_handwriting.lead_after(*at_8),
 #     "analysis_handwriting.handwriting_study(), T = 50, minibatch 8", unit="nats",
 #     quantity="LayerNorm's lead after 30 updates", zero="neither cell ahead",
-#     larger="a larger minibatch widens LayerNorm's lead",
+#     larger="per update, a larger minibatch widens LayerNorm's lead",
 #     smaller="a larger minibatch narrows it, as the paper expects"))
 
 # %% [markdown]
