@@ -305,7 +305,7 @@ figures.sequential_digits(pixels)
 # ### Statistics averaged over time (M4h)
 #
 # Cooijmans et al. keep statistics per step because "simply averaging statistics over time severely
-# degrades performance" (Sec. 3). Notebook 03's M4f found that negligible on an input that is the same
+# degrades performance" (Sec. 3). Notebook 03's M4f found that negligible on an input the same
 # at every step. Declared before the run: test NLL averaged minus per step above 0 in both orders,
 # beyond the negligible 0.02 nats for `reproduced`.
 
@@ -316,7 +316,8 @@ verdicts.expect(m4h, verdicts.REPRODUCED)
 
 # %% [markdown]
 # **M4h reproduced**: averaging raises the test NLL by +0.81 and +0.83 nats. Where the input changes
-# along the sequence, "severely" holds.
+# along the sequence, "severely" holds for statistics averaged only at inference; sharing them in
+# training is untested.
 #
 # ### The one-pixel input term (R3h)
 #
