@@ -1,17 +1,6 @@
-"""Analysis of notebook 10's runs on "what the norm computes": the studies that gather recorded
-runs, and the summaries the notebook prints and the claims and figures read. Nothing here is
-recorded: each function reads `runs`' experiments (through the record) and computes in
-memory, so the record holds each run once.
-
-- `detach_study` (E2, E2b): the runs of DETACH_VARIANTS, one `norm_variant_training` each.
-- `overfit_study` (E2d): LayerNorm and LayerNorm-simple on a pool they over-fit, and fresh data.
-- `simple_lr_sweep` (E2c): LayerNorm and LayerNorm-simple at each rate of SIMPLE_LRS.
-- `after_dyt_study` (Y1, Y1b): the grid of Y1_RUNS, LayerNorm, DyT and Derf at several initial
-  alphas, data budgets and with the embedding scalar.
-- `dyt_data_rich` (Y1c): LayerNorm and DyT on fresh data for 400 steps.
-- the summaries: `tokens_per_parameter` (Y1c), `mean_saturation` (Y1's saturated values),
-  `drift_at_end` (E1).
-"""
+"""Analysis of notebook 10's runs: the studies that gather `runs`' recorded experiments
+in memory (the record holds each run once), and the summaries the notebook prints and
+the claims and figures read."""
 
 from lnpaper.chapters.ch06_transformer.runs import StudyResult
 from lnpaper.chapters.ch10_what_the_norm_computes.runs import BUDGETS, norm_variant_training
