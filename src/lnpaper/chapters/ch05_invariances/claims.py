@@ -282,12 +282,10 @@ RADIAL_MARGIN = 0.1
 
 
 def check_i5b(result) -> Finding:
-    """The premise, per (lr, lambda): the radial term over the tail, per seed, matches 0 within
-    RADIAL_MARGIN (95% t CI inside). Shown, not graded: the momentum mean field's radial term and
-    size, and the measured momentum's own radial term (one divisor for all of W); the cosines of
-    the gradient, the momentum and the step with W, the step's size against lr^2 C, its
-    autocorrelation, and the norm the balance ||W||^2 = (1 + radial) ||d||^2 / (1 - (1 - lr
-    lambda)^2) gives against the measured."""
+    """The premise, per (lr, lambda): the radial term over the tail, per seed, matches 0
+    within RADIAL_MARGIN (95% t CI inside). The rest is shown, not graded, beside what the
+    momentum mean field and the balance
+    ||W||^2 = (1 + radial) ||d||^2 / (1 - (1 - lr lambda)^2) predict."""
     outcomes, quantities, parts = [], [], []
     n = len(result.seeds)
     field = momentum_mean_field(result.betas[0])

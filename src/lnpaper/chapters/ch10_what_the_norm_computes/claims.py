@@ -112,11 +112,10 @@ def worst_gaps(result, optimizer: str, arm: str) -> list:
 
 
 def check_e1c(result) -> Finding:
-    """One model or two, under each optimizer: the kept-zero-mean rewrite with its biases kept,
-    the source's construction with the norms' affine kept. Reproduced if it stays one model under
-    Adam and SGD, not reproduced if it does not. Folding the biases into the readers changes the
-    parameterization (LayerNorm's bias b against RMSNorm's c + W b), which the source does not
-    claim trains alike: that arm, and the free rewrite, are reported, not graded."""
+    """One model or two, under each optimizer. Graded: the kept-zero-mean rewrite with
+    its biases kept, the source's construction. Folding the biases into the readers (b
+    against c + W b) changes the parameterization, which the source does not claim
+    trains alike: that arm and the free rewrite are reported."""
     optimizers = list(result.lrs)
     largest = {
         (o, arm): max(worst_gaps(result, o, arm))
@@ -192,11 +191,9 @@ def check_e2(study) -> Finding:
 
 
 def check_e2d(study) -> Finding:
-    """E2 where its mechanism can act: on a pool LayerNorm over-fits. The premise first: every
-    LayerNorm pool run trains (`vocabulary.trains`) and over-fits, its held-out loss on the pool
-    above its loss on fresh data beyond the negligible margin (paired by seed); if not, the claim
-    is `inconclusive (not exercised)`. Then LayerNorm-simple minus LayerNorm on the pool: better
-    (`better_verdict`), the one effect it names, so a negligible gain is not reproduced."""
+    """E2 where its mechanism can act, on a pool LayerNorm over-fits: not exercised unless
+    every LayerNorm pool run trains and LayerNorm over-fits. Then graded as E2, but a
+    negligible gain is not reproduced: it is the one effect the source names."""
     layernorm = study.runs["LayerNorm"]
     ln_pool, ln_fresh = (layernorm["final_loss"][budget] for budget in ("pool", "fresh"))
     simple_pool, simple_fresh = (
@@ -309,11 +306,9 @@ def regime_differences(study, alpha: float = REGIME_ALPHA) -> dict:
 
 
 def check_y1(study) -> Finding:
-    """The regime claim at alpha_0 = 0.5: DyT better than LayerNorm on the small pool (interval
-    below 0), worse on fresh data (interval above 0); both halves must hold. The scarce half is
-    exercised only where a model learns from the scarce data: if no pool run of either norm
-    trains (`vocabulary.trains`: below the bigram level), "better" there compares how
-    overconfidently each memorized, and the verdict is `inconclusive (not exercised)`."""
+    """The regime claim at alpha_0 = 0.5, both halves: DyT better on the pool, worse on
+    fresh data. Where no pool run trains (below the bigram level), "better" there would
+    compare how overconfidently each memorized: not exercised."""
     differences = regime_differences(study)
     pool, fresh = differences["DyT", "pool"], differences["DyT", "fresh"]
     if pool is None or fresh is None:
