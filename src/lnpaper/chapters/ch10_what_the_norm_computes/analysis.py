@@ -18,14 +18,17 @@ DETACH_VARIANTS = {
 }
 
 
+def _study(arms: dict, **common) -> StudyResult:
+    """One `norm_variant_training` per arm (name -> its own arguments), keyed by name,
+    each with the `common` arguments too."""
+    runs = {name: norm_variant_training(**arm, **common) for name, arm in arms.items()}
+    return StudyResult(runs={name: vars(run) for name, run in runs.items()})
+
+
 def detach_study(*, seeds=tuple(range(10)), steps: int = 150) -> StudyResult:
     """E2: the runs of DETACH_VARIANTS, fresh data, keyed by their names."""
-    return StudyResult(
-        runs={
-            name: vars(norm_variant_training(norm=norm, seeds=seeds, steps=steps))
-            for name, norm in DETACH_VARIANTS.items()
-        }
-    )
+    arms = {name: {"norm": norm} for name, norm in DETACH_VARIANTS.items()}
+    return _study(arms, seeds=seeds, steps=steps)
 
 
 # E2d: where over-fitting can act. The source blames the gain and bias for over-fitting, which
@@ -42,15 +45,9 @@ def overfit_study(
     *, seeds=OVERFIT_SEEDS, steps: int = OVERFIT_STEPS, pool_size: int = OVERFIT_POOL
 ) -> StudyResult:
     """E2d: LayerNorm and LayerNorm-simple on the pool and on fresh data, keyed by name."""
-    return StudyResult(
-        runs={
-            name: vars(
-                norm_variant_training(norm=DETACH_VARIANTS[name], budgets=BUDGETS, seeds=seeds,
-                                      steps=steps, pool_size=pool_size)
-            )
-            for name in ("LayerNorm", "LayerNorm-simple")
-        }
-    )  # fmt: skip
+    names = ("LayerNorm", "LayerNorm-simple")
+    arms = {name: {"norm": DETACH_VARIANTS[name]} for name in names}
+    return _study(arms, budgets=BUDGETS, seeds=seeds, steps=steps, pool_size=pool_size)
 
 
 # E2c: LayerNorm and LayerNorm-simple each over three rates; 3e-3 is detach_study's.
@@ -60,15 +57,12 @@ SIMPLE_LRS = (1e-3, 3e-3, 1e-2)
 def simple_lr_sweep(*, seeds=tuple(range(10)), steps: int = 150) -> StudyResult:
     """E2c: detach_study's LayerNorm and LayerNorm-simple runs at each rate of SIMPLE_LRS, keyed
     "LayerNorm, lr 0.001"."""
-    return StudyResult(
-        runs={
-            f"{name}, lr {lr:g}": vars(
-                norm_variant_training(norm=DETACH_VARIANTS[name], seeds=seeds, steps=steps, lr=lr)
-            )
-            for name in ("LayerNorm", "LayerNorm-simple")
-            for lr in SIMPLE_LRS
-        }
-    )
+    arms = {
+        f"{name}, lr {lr:g}": {"norm": DETACH_VARIANTS[name], "lr": lr}
+        for name in ("LayerNorm", "LayerNorm-simple")
+        for lr in SIMPLE_LRS
+    }
+    return _study(arms, seeds=seeds, steps=steps)
 
 
 # Y1: the grid, cut so that it stays within the record's budget. Every alpha init is run on fresh
@@ -88,12 +82,7 @@ Y1_RUNS = {
 
 def after_dyt_study(*, seeds=tuple(range(6)), steps: int = 150) -> StudyResult:
     """Y1: the runs of Y1_RUNS (each a `norm_variant_training`), keyed by their names."""
-    return StudyResult(
-        runs={
-            name: vars(norm_variant_training(**config, seeds=seeds, steps=steps))
-            for name, config in Y1_RUNS.items()
-        }
-    )
+    return _study(Y1_RUNS, seeds=seeds, steps=steps)
 
 
 # Y1c: Y1's regime variable is tokens per parameter; its fresh arm is T/P 0.73. This runs LayerNorm
@@ -102,14 +91,9 @@ def after_dyt_study(*, seeds=tuple(range(6)), steps: int = 150) -> StudyResult:
 def dyt_data_rich(*, seeds=tuple(range(10)), steps: int = 400) -> StudyResult:
     """Y1c: `norm_variant_training` on fresh data, LayerNorm and DyT at alpha_0 0.5, keyed by
     name."""
-    return StudyResult(
-        runs={
-            "LayerNorm": vars(norm_variant_training(norm="layernorm", seeds=seeds, steps=steps)),
-            "DyT": vars(
-                norm_variant_training(norm="dyt", alpha_inits=(0.5,), seeds=seeds, steps=steps)
-            ),
-        }
-    )
+    dyt = {"norm": "dyt", "alpha_inits": (0.5,)}
+    arms = {"LayerNorm": {"norm": "layernorm"}, "DyT": dyt}
+    return _study(arms, seeds=seeds, steps=steps)
 
 
 # ---- summaries the notebook prints and the claims and figures read ----------------------------
