@@ -1,22 +1,7 @@
 """Analysis of notebook 06's runs: the studies that gather recorded runs, and the summaries the
 claims and figures read. Nothing here is recorded: each function reads `runs`' experiments (through
-the record) and computes in memory, so the record holds each run once.
-
-- `xiong_setting` (T1, T2): both placements of `grad_norm_vs_depth`, for the figures.
-- `normalization_study` (T3, T4): six-layer models, one `lm_training` run per configuration
-  (placement, warmup, no norm, DyT).
-- `tfixup_study` (T5, T5b, T5c): twelve layers, no norm, no warmup: Xavier vs T-Fixup.
-- `deep_preln` (T5c): the Pre-LN model of T-Fixup's depth; `deep_tfixup_study` (T5e): T5 at 24
-  blocks.
-- `rmsnorm_study` (T6, P2, P4): the six-layer Pre-LN model with each normalizer in every slot.
-- `dyt_lr_sweep` (T6b), `rmsnorm_lr_sweep` (P2b): DyT, RMSNorm and LayerNorm over SWEEP_LRS,
-  keyed by `sweep_name`; `layernorm_below_sweep`: LayerNorm one rate below the grid.
-- `long_tfixup_sweep` (T5d), `long_dyt_sweep` (T6c): T5c and T6 at 600 steps, the normalized model
-  with warmup, each arm over SWEEP_LRS.
-- the summaries: `smoothness_log_means` (T7, at matched loss), `smoothness_at_init` (T7, at
-  step 0), `batchnorm_input_sigmas` (T7: what Santurkar et al.'s bound divides by at init),
-  `step0_unit_variance` (T7b: the step-0 probe of a plain net started at BatchNorm's scale).
-"""
+the record) and computes in memory, so the record holds each run once. Each function's docstring
+names the claims it serves."""
 
 import math
 import statistics

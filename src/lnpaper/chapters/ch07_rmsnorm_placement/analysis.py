@@ -1,16 +1,7 @@
 """Analysis of notebook 07's runs: the studies that gather recorded runs, and the summaries the
 notebook prints and the claims and figures read. Nothing here is recorded: each function reads
 recorded experiments (through the record) and computes in memory, so the record holds each run once.
-
-- `placement_study` (P5): Post-LN, Pre-LN and Peri-LN, each one `lm_training` run over seeds at a
-  high learning rate.
-- `spike_study` (P5, and O1 in notebook 09): Pre-LN and Peri-LN at two learning rates, each one
-  `spike_run`; `spike_confirmation` and `placement_confirmation` (P5's graded runs), the same
-  on 30 fresh seeds (FRESH_SEEDS).
-- `recentred_study` (P2c): LayerNorm and RMSNorm from weights initialized off-center.
-- the summaries: `placement_summary` (the stream's variance and the blocks' gradient spread, per
-  seed), `spike_summary` (spike counts and largest jumps, per seed).
-"""
+Each function's docstring names the claims it serves."""
 
 from lnpaper import stats
 from lnpaper.chapters.ch02_transpose.variants import (

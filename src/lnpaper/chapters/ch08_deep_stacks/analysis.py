@@ -1,18 +1,7 @@
 """Analysis of notebook 08's deep-stack runs: the studies that gather recorded runs, and the
 summaries the notebook prints and the claims and figures read. Nothing here is recorded: each
-function reads `runs`' experiments (through the record) and computes in memory, so the
-record holds each run once.
-
-- `deepnorm_halves` (D1b): DeepNorm's alpha and beta apart, and a Pre-LN arm, on
-  `deepnorm_study`'s model, rate, data and seeds.
-- `deepnorm_deep` (D1c, D1d): D1's arms and DeepNorm's halves at 24 blocks.
-- `admin_training` (A2b), `mix_training` (X1b): Admin and Mix-LN trained beside Post-LN and
-  Pre-LN, on `deepnorm_study`'s training; `admin_warmup_training` (A2c): A2b's runs with warmup.
-- `curse_control` (L1d): `layer_scaling_study` with Peri-LN, L1's control arm.
-- `layer_scaling_long` (L1c): `layer_scaling_study` trained L1_LONG_STEPS steps.
-- the summaries: `mean_dependence`, `growth_exponents` (A2), `least_squares_slope` (A2's reading
-  of the source's rates).
-"""
+function reads `runs`' experiments (through the record) and computes in memory, so the record holds
+each run once. Each function's docstring names the claims it serves."""
 
 import math
 import statistics

@@ -1,20 +1,8 @@
 """Analysis of notebook 09's runs on attention logits and today's placements: the studies that
 gather recorded runs, and the summaries the notebook prints and the claims and figures read.
 Nothing here is recorded: each function reads `runs`' experiments (and notebook 07's `spike_run`)
-through the record and computes in memory, so the record holds each run once.
-
-- `qk_sweep` (Q1, Q1c): every rate of Wortsman et al.'s grid (WORTSMAN_LRS), with and without
-  QK-LayerNorm, one `qk_run` per cell.
-- `logit_bounds` (Q1b): every arm of LOGIT_BOUNDS at lr 1e-1, one `logit_bound_run` each.
-- `reordered_study` (O1): Pre-LN against the reordered norm at two rates, notebook 07's
-  `spike_run`s.
-- `olmo2_study` (O1b): every arm of OLMO2_ARMS at O1's two rates, one `olmo2_spike_run` each.
-- `reordered_confirmation` (O1) and `olmo2_confirmation` (O1b): both on notebook 07's 30 fresh
-  seeds (FRESH_SEEDS).
-- `gain_decay_confirmation` (G1b): G1's runs again on 20 fresh seeds, and
-  `gain_decay_excluded_confirmation` (G1c) the gains-excluded arm on the same seeds.
-- the summaries: `qk_summary` (Q1, Q1c, the sweep's figure) and `lr_sensitivity`.
-"""
+through the record and computes in memory, so the record holds each run once. Each function's
+docstring names the claims it serves."""
 
 import math
 import statistics
