@@ -157,11 +157,8 @@ def most_runs_fail(final_loss, levels, label: str) -> tuple[str, str, Quantity]:
 
 
 def check_t4(confirmation, study) -> Finding:
-    """Without normalization most runs fail (diverge or do not end below the bigram level), tested in
-    each arm, without warmup and with it, on the 30 seeds of `t4_confirmation`: Transformer-base is
-    normally trained with warmup, so the arm without it alone would test a harsher setting than the
-    source's. Shown beside, not graded: the same arms on seeds 0-5 (`normalization_study`), and with
-    warmup no norm's gap to Pre-LN under the same warmup there, paired by seed."""
+    """Most runs fail in each arm, without warmup and with it (Transformer-base is normally trained
+    with warmup, so the arm without it alone would test a harsher setting than the source's)."""
     parts, outcomes, quantities = [], [], []
     for name in ch06_analysis.T4_ARMS:
         run, first = confirmation.runs[name], study.runs[name]

@@ -1,6 +1,5 @@
 """Claims of notebook 07, RMSNorm and placement: P1-P5."""
 
-import dataclasses
 import math
 import statistics
 
@@ -9,7 +8,7 @@ from lnpaper.chapters.ch05_invariances import runs as ch05_runs
 from lnpaper.chapters.ch05_invariances.invariance import PAPER_TABLE
 from lnpaper.chapters.ch05_invariances.runs import lost_invariances
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
-from lnpaper.chapters.ch06_transformer.claims import at_picked_rates, final_loss_match
+from lnpaper.chapters.ch06_transformer.claims import at_picked_rates, final_loss_match, relabelled
 from lnpaper.chapters.ch07_rmsnorm_placement import analysis
 from lnpaper.chapters.ch07_rmsnorm_placement import runs as ch07_runs
 from lnpaper.chapters.ch07_rmsnorm_placement.analysis import placement_summary, spike_summary
@@ -60,8 +59,7 @@ def check_p2(study) -> Finding:
         f"{ln['lr']:g}), held-out loss: LayerNorm {mean_sd_text(ln['final_loss'])}, RMSNorm "
         f"{mean_sd_text(rms['final_loss'])}; RMSNorm minus LayerNorm {text}"
     )
-    quantities = tuple(dataclasses.replace(q, label=f"RMS - LN {q.label}") for q in quantities)
-    return Finding(ours, from_outcome(outcome), quantities)
+    return Finding(ours, from_outcome(outcome), relabelled(quantities, "RMS - LN"))
 
 
 def check_p2b(sweep) -> Finding:
@@ -88,7 +86,7 @@ def check_p2c(study) -> Finding:
     )
     quantities = (
         count("RMSNorm runs that do not train", failed["RMSNorm"], len(rms["seeds"])),
-        *(dataclasses.replace(q, label=f"RMS - LN {q.label}") for q in quantities),
+        *relabelled(quantities, "RMS - LN"),
     )
     if failed["RMSNorm"]:
         return Finding(ours, NOT_REPRODUCED, quantities)
@@ -129,11 +127,9 @@ def p3_table(timing) -> dict:
 
 
 def check_p3(traffic, timing) -> Finding:
-    """From measured times (`norm_timing`, every norm with its affine parameters): for each way
-    of writing the two norms and for forward and forward + backward, RMSNorm's time over
-    LayerNorm's, graded by TIME_MARGIN in every shape and thread count. The paper's GPU wall
-    times cannot be measured on a CPU; this checks the mechanism: does dropping the mean save time
-    when both norms are written alike (graded), and as PyTorch ships them (reported beside)."""
+    """The mechanism, as the paper's GPU wall times cannot be measured on a CPU: does dropping the
+    mean save time when both norms are written alike (graded by TIME_MARGIN in every setting of
+    `norm_timing`), and as PyTorch ships them (reported beside)."""
     table = p3_table(timing)
     graded, beside = [], []
     for (way, which), row in table.items():
@@ -193,7 +189,7 @@ def check_p4(estimate, study) -> Finding:
     )
     quantities = (
         exact("RMS_k / RMS_n mean at n = 1024", mean, 1e-6),
-        *(dataclasses.replace(q, label=f"pRMS - RMS {q.label}") for q in quantities),
+        *relabelled(quantities, "pRMS - RMS"),
     )
     outcomes = [stats.HOLDS if estimate_holds else stats.FAILS, outcome]
     return Finding(ours, combine(outcomes), quantities)
@@ -219,14 +215,8 @@ P5_SHOWN = {"growth_over_depth": "variance rise from block 1 to L"}
 
 
 def check_p5(study, first_study, spikes, first_spikes) -> Finding:
-    """Peri-LN against Pre-LN after training at a high learning rate, on `study`'s fresh seeds,
-    paired by seed, on log scales: a smaller stream, less growth in training, more even
-    gradients; the rise from the first block to the last is shown beside them, not graded
-    (P5_SHOWN). Steadier gradients over training, on `spikes`' fresh seeds at each of its learning
-    rates: fewer spikes of the global gradient norm (`stats.spike_steps`; exact permutation test on
-    the totals) and a smaller largest jump (log of the largest step over its trailing median),
-    Peri-LN minus Pre-LN, paired by seed. `first_study` and `first_spikes`, the six seeds the
-    measures and tests were chosen on, are shown beside them."""
+    """P5's test (its `test` below) on `study`'s and `spikes`' fresh seeds; `first_study` and
+    `first_spikes`, the six seeds the measures and tests were chosen on, shown beside them."""
     seeds = len(study.runs["Pre-LN"]["seeds"])
     diverged = sum(stats.count_diverged(study.runs[n]["final_loss"]) for n in ("Pre-LN", "Peri-LN"))
     diverged += sum(stats.count_diverged(run["final_loss"]) for run in spikes.runs.values())

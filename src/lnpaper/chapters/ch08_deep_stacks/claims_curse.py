@@ -91,11 +91,9 @@ def check_l1d(result, control) -> Finding:
 
 
 def check_l1b(result, curse, control) -> Finding:
-    """The fix, after training, with the scaling minus without, paired by seed: the deeper half's
-    angular distance larger and their skip-loss larger (the deep blocks restored). Shown, not
-    graded: the last stream's variance (the mechanism's first step), the held-out loss, and the
-    premise, whether the curse is Pre-LN's own: L1d's comparison of `curse` (L1's runs) with
-    Peri-LN's `control`, whose stream grows too, so it cannot gate this verdict."""
+    """The fix, with the scaling minus without, paired by seed: the deeper half's angular distance
+    and skip-loss larger. L1d's premise (`curse` against Peri-LN's `control`, whose stream grows
+    too) is shown, not a gate."""
     quantities, diverged = _l1_diverged(result)
     if diverged:
         return diverged

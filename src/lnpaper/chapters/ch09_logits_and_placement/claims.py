@@ -63,11 +63,8 @@ def entropy_text(sweep) -> str:
 
 
 def check_q1(sweep) -> Finding:
-    """Two parts, paired by seed: (1) at lr 1e-1 the largest layer-0 logit over training is lower
-    with QK-LayerNorm (log10 of the peak, QK-LayerNorm minus none, below 0); (2) Wortsman et al.'s
-    learning-rate sensitivity is lower with QK-LayerNorm (difference below 0). Shown, not graded:
-    how many runs passed 1e4 and how many of those failed (diverged or did not end below the
-    bigram level), Wortsman et al.'s "every run past 1e4 diverged"."""
+    """Lower with QK-LayerNorm, paired by seed: the log10 peak layer-0 logit at lr 1e-1, and
+    Wortsman et al.'s learning-rate sensitivity. Shown: the runs past 1e4, and how many failed."""
     summary = qk_summary(sweep)
     none, qk = summary["no QK-norm"], summary["QK-LayerNorm"]
     peak_none, peak_qk = none["peak_logit"][Q1_LR], qk["peak_logit"][Q1_LR]
@@ -176,10 +173,8 @@ def _spike_counts(run) -> tuple[list[int], int]:
 
 
 def check_o1(study, first, arm: str = "reordered") -> Finding:
-    """Per learning rate, paired by seed, `arm` (the reordered norm) against Pre-LN on `study`'s
-    fresh seeds: fewer gradient-norm spikes (`lnpaper.stats.spike_steps`) in all, by an exact
-    paired permutation test on the totals (`stats.fewer_events`), and the held-out loss (shown
-    with its CI, not graded). `first`, the six seeds the test was chosen on, is shown beside."""
+    """Per learning rate, `arm` against Pre-LN on `study`'s fresh seeds: fewer spikes in all
+    (`stats.fewer_events`); `first`, the six seeds the test was chosen on, shown beside."""
     outcomes, parts, quantities = [], [], []
     for lr in study.lrs:
         pre, reordered = study.runs["Pre-LN"][lr], study.runs[arm][lr]
