@@ -1,11 +1,6 @@
-"""Notebook 06's slider: a Transformer's depth against its gradient at initialization.
-
-Xiong et al. show that at initialization Post-LN gives the last block's weights a gradient that
-does not shrink with depth L while Pre-LN's shrinks like 1/sqrt(L), because Pre-LN's residual
-stream grows with every block (their Lemma 2). `depth_gradient` runs `runs.grad_norm_vs_depth`'s
-own body, with fewer seeds, at the depth the reader picks. The notebook puts it on a slider with
-`demos.show` (`lnpaper.companion.widgets`); tests/test_demos.py checks it.
-"""
+"""Notebook 06's slider: a Transformer's depth against its gradient at initialization (Xiong et
+al.: Post-LN's does not shrink with depth L, Pre-LN's shrinks like 1/sqrt(L), because Pre-LN's
+residual stream grows with every block). tests/test_demos.py checks it."""
 
 import functools
 

@@ -1,11 +1,6 @@
-"""Notebook 07's slider: a shift and a scale added to one row, RMSNorm against LayerNorm.
-
-LayerNorm subtracts the row's mean and divides by its spread, so it ignores both a shift and a
-scale of every summed input; RMSNorm only divides by the root mean square, so it ignores the
-scale and passes the shift on. `row_shift` draws one row's two outputs before and after the move
-the reader picks. The notebook puts it on a slider with `demos.show`
-(`lnpaper.companion.widgets`); tests/test_demos.py checks it.
-"""
+"""Notebook 07's slider: a shift and a scale added to one row, RMSNorm against LayerNorm
+(LayerNorm ignores both; RMSNorm, dividing by the root mean square only, passes the shift on).
+tests/test_demos.py checks it."""
 
 import functools
 

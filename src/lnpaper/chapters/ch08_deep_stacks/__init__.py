@@ -1,6 +1,5 @@
 """Notebook 08, deep stacks: Admin, DeepNorm, Mix-LN and LayerNorm Scaling; A2, D1, X1, L1
-(`notebooks/08_deep_stacks.py`).
-"""
+(`notebooks/08_deep_stacks.py`)."""
 
 from lnpaper.chapters.ch08_deep_stacks import claims, claims_curse, figures, runs
 from lnpaper.companion.chapter import Chapter

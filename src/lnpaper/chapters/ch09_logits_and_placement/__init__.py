@@ -1,6 +1,5 @@
 """Notebook 09, bounded attention logits and today's placements: QK-norm, OLMo 2, Gemma; Q1, O1,
-G1 (`notebooks/09_logits_and_placement.py`).
-"""
+G1 (`notebooks/09_logits_and_placement.py`)."""
 
 from lnpaper.chapters.ch09_logits_and_placement import claims, demos, figures, runs
 from lnpaper.companion.chapter import Chapter

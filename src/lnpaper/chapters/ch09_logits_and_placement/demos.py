@@ -1,13 +1,7 @@
-"""Notebook 09's slider: the learning rate, with and without QK-norm.
-
-Q1 (after Wortsman et al.): at a large learning rate a small Transformer's attention logits grow
-far beyond their size at the start unless the queries and keys are normalized (QK-norm).
-`qk_learning_rate` draws Q1's runs at the sweep's rate the reader picks. Each is 5 seeds trained
-for 120 steps, too long to recompute at every move of a slider, so it calls the recorded
-experiment (`runs.qk_run`): it reads the record, and a setting the record lacks runs live. The
-notebook puts it on a slider with `demos.show` (`lnpaper.companion.widgets`);
-tests/test_demos.py checks it.
-"""
+"""Notebook 09's slider: the learning rate, with and without QK-norm (Q1: at a large rate the
+attention logits grow far beyond their size at the start unless the queries and keys are
+normalized). It calls the recorded `runs.qk_run`, so a setting the record lacks runs live.
+tests/test_demos.py checks it."""
 
 import numpy as np
 from matplotlib.figure import Figure
