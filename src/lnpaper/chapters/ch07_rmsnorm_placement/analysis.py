@@ -25,14 +25,16 @@ from lnpaper.chapters.ch07_rmsnorm_placement.runs import recentred_training, spi
 PLACEMENT_CONFIGS = {"Post-LN": "post", "Pre-LN": "pre", "Peri-LN": "peri"}
 
 
-def placement_study(*, lr: float = 1e-2, seeds=tuple(range(6)), steps: int = 200) -> StudyResult:
+def placement_study(
+    *, lr: float = 1e-2, seeds=tuple(range(6)), steps: int = 200, names=tuple(PLACEMENT_CONFIGS)
+) -> StudyResult:
     """P5: notebook 06's six-layer model and language with the norm after the residual sum (Post),
     before each sublayer (Pre) or before and after it (Peri, the same block as "sandwich"), trained
     with Adam at lr 1e-2, above notebook 06's 3e-3, without warmup. Each run records the residual
     stream's variance and every block's gradient norm at init and after training."""
     runs = {
-        name: vars(lm_training(placement=placement, lr=lr, seeds=seeds, steps=steps))
-        for name, placement in PLACEMENT_CONFIGS.items()
+        name: vars(lm_training(placement=PLACEMENT_CONFIGS[name], lr=lr, seeds=seeds, steps=steps))
+        for name in names
     }
     return StudyResult(runs=runs)
 
@@ -68,12 +70,7 @@ def spike_confirmation() -> StudyResult:
 def placement_confirmation() -> StudyResult:
     """P5's graded arms, Pre-LN and Peri-LN, as `placement_study` runs them, on FRESH_SEEDS (Post-LN,
     which P5 does not grade, is left to the first seeds)."""
-    runs = {
-        name: vars(lm_training(placement=PLACEMENT_CONFIGS[name], lr=1e-2, seeds=FRESH_SEEDS,
-                               steps=200))
-        for name in ("Pre-LN", "Peri-LN")
-    }  # fmt: skip
-    return StudyResult(runs=runs)
+    return placement_study(seeds=FRESH_SEEDS, names=("Pre-LN", "Peri-LN"))
 
 
 # ---- summaries the notebook prints and the claims check ----------------------------------
