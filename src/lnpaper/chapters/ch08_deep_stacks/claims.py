@@ -184,9 +184,7 @@ def _finals_text(result) -> str:
 
 
 def check_a2b(result) -> Finding:
-    """Admin trained where plain Post-LN fails. The premise: most Post-LN runs fail
-    (`vocabulary.failed_runs`), else `inconclusive (not exercised)`. Then most Admin runs train,
-    and Admin's held-out loss is below Post-LN's beyond the negligible margin, paired by seed."""
+    """Admin trained where plain Post-LN fails: the premise, then the claim's `test`."""
     return _admin_against_post_ln(result, "no warmup")
 
 
@@ -279,10 +277,7 @@ def check_d1(result) -> Finding:
 
 
 def check_d1b(full, halves) -> Finding:
-    """Our question: does each half of DeepNorm alone bound the first updates below Post-LN's? Log
-    largest model update over the first steps, each half minus Post-LN, paired by seed, 95% t CI
-    below 0; reproduced if both halves do, partly if one does. Each half against full DeepNorm, and
-    the Pre-LN arm, are reported."""
+    """Our question: does each half of DeepNorm alone bound the first updates below Post-LN's?"""
     if list(full.seeds) != list(halves.seeds):
         raise ValueError("D1b pairs its runs with D1's seeds")
     n = len(full.seeds)

@@ -66,10 +66,8 @@ def _curse_gaps(result, control) -> tuple[list[float], list[float]]:
 
 
 def check_l1d(result, control) -> Finding:
-    """The curse as Pre-LN's own, declared before the control's run: per seed, the deeper half's
-    skip-loss minus the shallower half's, Pre-LN's minus Peri-LN's (the same seeds and data),
-    below 0: Pre-LN's deep blocks matter less, relative to its shallow ones, than Peri-LN's do.
-    Shown: each arm's own gap and the last stream's variance."""
+    """The curse as Pre-LN's own, against Peri-LN (the claim's `test`). Shown: each arm's own gap
+    and the last stream's variance."""
     quantities, diverged = _l1_diverged(result)
     more, diverged_control = _l1_diverged(control)
     quantities += more

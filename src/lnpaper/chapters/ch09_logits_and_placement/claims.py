@@ -139,10 +139,8 @@ def _median_peak(run) -> float:
 
 
 def check_q1b(bounds) -> Finding:
-    """Per bound beyond QK-LayerNorm, paired by seed at lr 1e-1: the final held-out loss below
-    the unbounded model's (95% t CI below 0). Reproduced if every bound holds, partly if some.
-    Shown, not graded: each bound's peak layer-0 logit (for the soft-cap the capped one, at most
-    50 by construction) and its final loss against QK-LayerNorm's."""
+    """Each bound beyond QK-LayerNorm against the unbounded model (the claim's `test`); shown: its
+    peak layer-0 logit (the soft-cap's at most 50 by construction) and its loss against QK-LN's."""
     none, layernorm = bounds.runs["no QK-norm"], bounds.runs["QK-LayerNorm"]
     outcomes, quantities, parts = [], [], []
     for arm in bounds.arms[2:]:
@@ -246,10 +244,8 @@ def check_g1(result) -> Finding:
 
 
 def check_g1b(result, first) -> Finding:
-    """Our question, not Gemma's: under the same AdamW decay, the held-out loss with the gains
-    stored as 1 + w minus with them stored as g, paired by seed, graded in the ledger's words
-    (`better_verdict`) on `result`, fresh seeds run after the design was fixed; `first`, the
-    seeds on which it was chosen, reported beside it."""
+    """Our question, not Gemma's: 1 + w against g under the same AdamW decay, graded by
+    `better_verdict` on `result`'s fresh seeds; `first`, the seeds it was chosen on, beside it."""
     loss = stats.paired_difference(result.final_loss["1 + w"], result.final_loss["g"])
     outcome, words = better_verdict(loss)
     first_loss = stats.paired_difference(first.final_loss["1 + w"], first.final_loss["g"])
