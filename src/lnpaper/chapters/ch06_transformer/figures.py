@@ -10,7 +10,6 @@ from matplotlib.lines import Line2D
 from lnpaper import vocabulary
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
 from lnpaper.chapters.ch06_transformer import runs as ch06_runs
-from lnpaper.chapters.ch06_transformer.analysis import smoothness_log_means
 from lnpaper.chapters.ch06_transformer.claims import check_t2
 from lnpaper.companion import style
 from lnpaper.companion.chapter import figure
@@ -330,7 +329,7 @@ def loss_smoothness(result) -> Figure:
         ax.tick_params(labelbottom=True)
     for key in ("loss_range", "beta_smoothness"):
         axes[key].set_xlabel(f"training progress: loss reached, {style.NATS_PER_IMAGE}")
-    logs = smoothness_log_means(result)
+    logs = ch06_analysis.smoothness_log_means(result)
     # geometric means over the matched-loss points: `logs` holds the logs
     matched = {key: {norm: math.exp(statistics.fmean(logs[key][norm])) for norm in result.norms}
                for key in SMOOTHNESS_PANELS}  # fmt: skip

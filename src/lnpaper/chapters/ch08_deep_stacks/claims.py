@@ -15,11 +15,6 @@ from lnpaper import formatting, stats, vocabulary
 from lnpaper.chapters.ch07_rmsnorm_placement.claims import log_difference
 from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
-from lnpaper.chapters.ch08_deep_stacks.analysis import (
-    growth_exponents,
-    least_squares_slope,
-    mean_dependence,
-)
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
@@ -81,7 +76,7 @@ def check_a2(result) -> Finding:
     deepest model, and faster than Pre-LN's; Admin's omega lowers both dependency and change
     against Post-LN at the deepest depth."""
     arms = ("post", "pre", "admin")
-    dep = {arm: mean_dependence(result, arm) for arm in arms}
+    dep = {arm: ch08_analysis.mean_dependence(result, arm) for arm in arms}
     change = {arm: [log_values(v) for v in result.output_change[arm]] for arm in arms}
     deep = result.depths[-1]
     parts = Parts()
@@ -97,7 +92,10 @@ def check_a2(result) -> Finding:
     parts.paired("Post's growth - Pre's", growth("post"), growth("pre"), "higher")
     label = f"log output change Admin - Post, L={deep}"
     parts.paired(label, change["admin"][-1], change["post"][-1], "lower")
-    exponents = {arm: stats.paired_difference(growth_exponents(result, arm), zeros) for arm in arms}
+    exponents = {
+        arm: stats.paired_difference(ch08_analysis.growth_exponents(result, arm), zeros)
+        for arm in arms
+    }
     parts.quantities += [
         aggregate(f"growth exponent of the output change, {arm}", fitted)
         for arm, fitted in exponents.items()
@@ -137,7 +135,7 @@ def reading_exponents(depths) -> tuple[float, float]:
     the change's norm if it were the norm's rate, and what it predicts as the rate of its variance,
     as the source states it."""
     x = [math.log(depth) for depth in depths]
-    slope = least_squares_slope(x, [math.log(v) for v in x])
+    slope = ch08_analysis.least_squares_slope(x, [math.log(v) for v in x])
     return slope, slope / 2
 
 

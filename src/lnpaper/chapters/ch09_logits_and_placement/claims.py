@@ -6,7 +6,6 @@ import statistics
 from lnpaper import formatting, stats, vocabulary
 from lnpaper.chapters.ch09_logits_and_placement import analysis as ch09_analysis
 from lnpaper.chapters.ch09_logits_and_placement import runs as ch09_runs
-from lnpaper.chapters.ch09_logits_and_placement.analysis import qk_summary
 from lnpaper.chapters.ch09_logits_and_placement.runs import LOGIT_LIMIT
 from lnpaper.companion.verdicts import (
     IDENTITY,
@@ -65,7 +64,7 @@ def entropy_text(sweep) -> str:
 def check_q1(sweep) -> Finding:
     """Lower with QK-LayerNorm, paired by seed: the log10 peak layer-0 logit at lr 1e-1, and
     Wortsman et al.'s learning-rate sensitivity. Shown: the runs past 1e4, and how many failed."""
-    summary = qk_summary(sweep)
+    summary = ch09_analysis.qk_summary(sweep)
     none, qk = summary["no QK-norm"], summary["QK-LayerNorm"]
     peak_none, peak_qk = none["peak_logit"][Q1_LR], qk["peak_logit"][Q1_LR]
     logits = stats.paired_difference([math.log10(v) for v in peak_qk],
@@ -102,7 +101,7 @@ def check_q1c(sweep) -> Finding:
     LOGIT_LIMIT failed (diverged or did not end below the bigram level). One run past the limit
     that trained refutes it. The peak is sampled every 20 steps: a missed transient can only add
     runs past the limit, never remove one that trained."""
-    none = qk_summary(sweep)["no QK-norm"]
+    none = ch09_analysis.qk_summary(sweep)["no QK-norm"]
     past = [(lr, none["final_loss"][lr][i]) for lr, i in past_limit(none)]
     trained = [(lr, loss) for lr, loss in past if not failed(loss)]
     by_lr = {}

@@ -3,7 +3,6 @@
 import statistics
 
 from lnpaper.chapters.ch09_logits_and_placement import analysis as ch09_analysis
-from lnpaper.chapters.ch09_logits_and_placement.analysis import qk_summary
 from lnpaper.chapters.ch09_logits_and_placement.runs import LOGIT_LIMIT
 from lnpaper.companion import style
 from lnpaper.companion.chapter import figure
@@ -18,7 +17,7 @@ QK_COLORS = {"no QK-norm": style.GREY, "QK-LayerNorm": style.BLUE}
 def qk_norm_sweep(sweep):
     """Q1, after Wortsman et al.'s Fig. 1: the held-out loss and the largest layer-0 attention
     logit against the learning rate, with and without QK-LayerNorm (mean and range over seeds)."""
-    summary = qk_summary(sweep)
+    summary = ch09_analysis.qk_summary(sweep)
     fig = style.new_figure(panels=2, height=4.4)
     loss_ax, logit_ax = fig.subplots(1, 2)
     language = SyntheticLanguage().levels()
