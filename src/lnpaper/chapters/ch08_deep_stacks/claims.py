@@ -425,7 +425,7 @@ CLAIMS = (
     Claim(
         id="D1",
         budget="no warmup and 100 steps, against a recipe with 4,000 warmup updates",
-        claim="DeepNorm bounds the model update and trains Post-LN stably without warmup",
+        claim="DeepNorm bounds the model update and trains Post-LN stably (here without warmup)",
         source="Wang et al. 2022, DeepNet (arXiv:2203.00555)",
         paper_value="1,000 layers; a 200-layer 3.2B model beats a 48-layer 12B one by 5 BLEU",
         notebook=NOTEBOOK,
@@ -459,7 +459,7 @@ CLAIMS = (
         id="D1c",
         budget="no warmup and 100 steps, against a recipe with 4,000 warmup updates",
         claim="At 24 blocks too, DeepNorm bounds the model update and trains Post-LN stably "
-        "without warmup",
+        "(here without warmup)",
         source="Wang et al. 2022, DeepNet (arXiv:2203.00555)",
         paper_value="DeepNorm's scaling grows with depth (alpha = (2N)^(1/4), beta = (8N)^(-1/4)); "
         "1,000 layers trained",
