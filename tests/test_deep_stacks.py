@@ -359,3 +359,23 @@ def test_check_x1b_grades_mix_ln_against_both(mix, expected):
     result = trained_result({"post": spread(2.4), "pre": spread(2.2), "mix": mix}, n_layers=8,
                             lr=1e-3, steps=200)  # fmt: skip
     assert depth_claims.check_x1b(result).verdict == expected
+
+
+def test_l1e_grades_the_loss_at_both_lengths():
+    """L1e holds where the scaled models end lower after 100 and after 300 steps, is partly where
+    only one does, and fails where neither does."""
+    profile = [0.3, 0.2, 0.1, 0.08, 0.02, 0.01, 0.01, 0.005]
+
+    def study(shift, steps):
+        result = l1_result(profile, profile, profile, profile)
+        result.steps = steps
+        result.final_loss["layer_scaling"] = [v + shift for v in result.final_loss["pre"]]
+        result.final_loss["layer_scaling"][0] += 0.01  # a paired difference with some spread
+        return result
+
+    cases = ((-0.1, -0.1, verdicts.REPRODUCED), (-0.1, 0.1, verdicts.SOME_PARTS),
+             (0.1, 0.1, verdicts.NOT_REPRODUCED))  # fmt: skip
+    for short, long, verdict in cases:
+        found = curse_claims.check_l1e(study(short, 100), study(long, 300))
+        assert found.verdict == verdict, found.ours
+        assert "300 steps" in found.ours
