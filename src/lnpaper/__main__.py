@@ -1,7 +1,4 @@
-"""python -m lnpaper figures [NAME...] [--list] [--out DIR] [--check] | claims [--check] |
-record [NAME...] [--workers N] [--stamp | --prune] |
-reproduce [--workers N] [--report FILE] [--keep DIR] [--flops FILE] | stale | bench [--no-pin] |
-work --out FILE
+"""The command line (`python -m lnpaper --help`).
 
 `figures` with no names draws every figure of the book into figures/ and writes CLAIMS.md from the
 same run, both from the record in results/; a PNG whose redraw shows the same picture, within the
@@ -18,8 +15,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lnpaper import book, ledger
+from lnpaper import bench, book, ledger, reproduce
+from lnpaper.companion import entries, record
+from lnpaper.companion.fingerprint import code_fingerprint, stale_entries
 from lnpaper.companion.png import PNG_TOLERANCE, png_difference, write_png_if_changed
+from lnpaper.companion.runtime import setup
+from lnpaper.count_work import count
+from lnpaper.recompute import default_workers
+from lnpaper.reproduce import typed_entries
 
 FIGURES = book.figures()
 
@@ -128,8 +131,6 @@ def at_least_one(text: str) -> int:
 
 
 def record_command(args) -> int:
-    from lnpaper import reproduce
-
     if args.stamp:
         return stamp_command(args.names)
     if args.prune:
@@ -143,10 +144,6 @@ def stamp_command(names) -> int:
     leaf runs does not keep). Only for a record the reproduction check has just confirmed on this
     code (entries recorded before they carried a fingerprint, or a change to what the fingerprint
     covers): the stamp then says the code each entry is known to match."""
-    from lnpaper.companion import entries, record
-    from lnpaper.companion.fingerprint import code_fingerprint
-    from lnpaper.reproduce import typed_entries
-
     experiments = book.experiments()
     directory = record.record_dir()
     stamped = 0
@@ -168,8 +165,6 @@ def stamp_command(names) -> int:
 def prune_command() -> int:
     """Delete the entries of experiments no chapter lists (a study turned into an analysis of
     the runs it gathers, say), naming each."""
-    from lnpaper.companion import record
-
     directory = record.record_dir()
     experiments = book.experiments()
     pruned = [e for e in record.entries(directory) if e["experiment"] not in experiments]
@@ -182,10 +177,6 @@ def prune_command() -> int:
 
 
 def stale_command(args) -> int:
-    from lnpaper.companion import record
-    from lnpaper.companion.fingerprint import stale_entries
-    from lnpaper.reproduce import typed_entries
-
     directory = record.record_dir()
     found = typed_entries(directory)
     lines = stale_entries(found, book.experiments())
@@ -199,18 +190,12 @@ def stale_command(args) -> int:
 
 
 def reproduce_command(args) -> int:
-    from lnpaper import reproduce
-
     return reproduce.reproduce_command(args.workers, args.report, args.names, args.keep, args.flops)
 
 
 def work_command(args) -> int:
     """Count every record entry's FLOPs once (a multiple of the entry's time) into args.out,
     entry by entry; entries already counted for their current code are skipped."""
-    from lnpaper.companion import record
-    from lnpaper.count_work import count
-    from lnpaper.reproduce import typed_entries
-
     entries = typed_entries(record.record_dir())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
@@ -221,8 +206,6 @@ def work_command(args) -> int:
 
 
 def bench_command(args) -> int:
-    from lnpaper import bench
-
     bench.main(pin=not args.no_pin)
     return 0
 
@@ -241,8 +224,6 @@ def main(argv=None) -> int:
     claims_parser = commands.add_parser("claims", help="write CLAIMS.md only")
     claims_parser.add_argument("--check", action="store_true", help="fail if it would change")
     claims_parser.set_defaults(run=claims_command)
-    from lnpaper.recompute import default_workers
-
     record_parser = commands.add_parser("record", help="recompute entries of the record")
     record_parser.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
     record_parser.add_argument("--workers", type=at_least_one, default=default_workers())
@@ -294,8 +275,6 @@ def main(argv=None) -> int:
     )
     bench_parser.set_defaults(run=bench_command)
     args = parser.parse_args(argv)
-    from lnpaper.companion.runtime import setup
-
     setup(quiet=True)
     return args.run(args)
 

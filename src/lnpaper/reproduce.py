@@ -34,13 +34,13 @@ def typed_entries(directory: Path) -> list[dict]:
 
 def record_command(names: list[str], workers: int) -> int:
     """Recompute the entries of `names` (all if none) in the record itself, and the default call of
-    each experiment named; then compute whatever the claims and
-    figures need that it still lacks. Each new entry replaces the old one only when it is complete,
-    so an interrupted `record` loses nothing."""
+    each experiment named; then compute whatever the claims and figures need that it still lacks.
+    Each new entry replaces the old one only when it is complete, so an interrupted `record` loses
+    nothing."""
     if workers < 1:
         print(f"record: --workers must be at least 1, got {workers}", file=sys.stderr)
         return 2
-    known = _in_the_book()
+    known = set(book.experiments())
     unknown = sorted(set(names) - known)
     if unknown:
         print(f"record: unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
@@ -135,10 +135,6 @@ def _claims_reading(names: set[str], directory: Path) -> list:
     return chosen
 
 
-def _in_the_book() -> set[str]:
-    return set(book.experiments())
-
-
 # the path `record` computes on, as ATEN_CPU_CAPABILITY names the capability torch reports
 RECORD_ATEN = record.RECORD_PATH.lower()
 
@@ -179,10 +175,10 @@ def reproduce_command(
     flops: Path | None = None,
 ) -> int:
     """Recompute the record (or only the entries of `names` and the claims that rest on them: a
-    writer's quick check) and compare it with what is recorded. With `keep`, the
-    recomputed record stays in that folder (its old JSON files removed first): `make test` runs
-    every notebook on it, so each must reach its end on this machine's numbers. With `flops` (the
-    counts `python -m lnpaper work` wrote), the report states the check's FLOPs and rate."""
+    writer's quick check) and compare it with what is recorded. With `keep`, the recomputed record
+    stays in that folder (its old JSON files removed first): `make test` runs every notebook on it,
+    so each must reach its end on this machine's numbers. With `flops` (the counts `python -m
+    lnpaper work` wrote), the report states the check's FLOPs and rate."""
     recorded_dir = record.record_dir()
     recorded = typed_entries(recorded_dir)
     if not recorded:
@@ -190,7 +186,7 @@ def reproduce_command(
         return 1
     chosen_claims = None
     if names:
-        unknown = sorted(set(names) - _in_the_book())
+        unknown = sorted(set(names) - set(book.experiments()))
         if unknown:
             print(f"unknown experiment(s): {', '.join(unknown)}", file=sys.stderr)
             return 2

@@ -42,21 +42,6 @@ def _commit() -> str:
     return f"{head} + changes to src/" if dirty else head
 
 
-def _this_machine() -> str:
-    """This machine as the report names it: CPU model and its native capability."""
-    capability = torch.backends.cpu.get_cpu_capability()
-    return f"{record.cpu_model() or 'CPU model unknown'}, native {capability}"
-
-
-def title_line(commit: str, machine: str) -> str:
-    """The report's first line: which code was checked, on which machine (`_this_machine`: its CPU
-    model and native capability). The book shows the committed report of a writer's run wherever
-    it is read, so the report names its machine and commit rather than saying "this machine"."""
-    model, _, capability = machine.rpartition(", ")
-    capability = capability.removeprefix("native ")
-    return f"# Reproduction report: commit {commit} on {model} ({capability})"
-
-
 # A table longer than this many rows is folded (a <details>, closed, that GitHub and the book both
 # show as a line to click), so that the report's answer and its short tables stay in view.
 FOLD_ROWS = 15
@@ -107,9 +92,8 @@ FRAGILE_IN_WORDS = (
 
 
 def answer_lines(problems, quantities, verdicts, decisions) -> list[str]:
-    """The report's first lines after its title (`title_line`, which names the machine): whether
-    the check passed, then how many verdicts, quantities and decisions came out the same, and the
-    claims of those that moved or changed."""
+    """The report's first lines after its title: whether the check passed, then how many
+    verdicts, quantities and decisions came out the same, and the claims of those that moved."""
     moved_verdicts = [row[0] for row in verdicts if row[-1] == "moved (fragile)"]
     changed_verdicts = [row[0] for row in verdicts if row[-1] == "CHANGED"]
     same = len(verdicts) - len(moved_verdicts) - len(changed_verdicts)
@@ -148,9 +132,13 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
     loose = [row for row in quantities if row[-2]]
     fragile = [row for row in decisions if row.recorded.fragile]
     moved = [row for row in decisions if row.changed]
-    commit, machine, today = _commit(), _this_machine(), datetime.date.today().isoformat()
+    commit, today = _commit(), datetime.date.today().isoformat()
+    model = record.cpu_model() or "CPU model unknown"
+    capability = torch.backends.cpu.get_cpu_capability()
     lines = [
-        title_line(commit, machine),
+        # The book shows the committed report of a writer's run wherever it is read, so the report
+        # names its commit and machine rather than saying "this machine".
+        f"# Reproduction report: commit {commit} on {model} ({capability})",
         "",
         *answer_lines(problems, quantities, verdicts, decisions),
         "",
@@ -175,7 +163,7 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
         "",
         f"- code: commit {commit}, {today}",
         f"- record: {len(recorded)} entries, {_machine(recorded)}",
-        f"- now: {machine}, recomputed on {path}"
+        f"- now: {model}, native {capability}, recomputed on {path}"
         + (f" ({env})" if env else "")
         + f", {workers} worker(s), {minutes:.1f} min",
         f"- {identical} of {len(recorded)} entries came out bit for bit identical",

@@ -425,8 +425,8 @@ def evidence(finding) -> str:
 
 
 def row(claim, finding) -> tuple[str, ...]:
-    """A claim's row of the ledger (`ROW_FIELDS`): the verdict carries the borderline marker, and
-    `ours` ends with what could move it."""
+    """A claim's row of the ledger (ID, claim, source, source's value, ours, test, verdict,
+    notebook): the verdict carries the borderline marker, and `ours` ends with what could move it."""
     ours = finding.ours
     if finding.borderline:
         ours += f". Borderline: {finding.borderline_text()}"
@@ -436,9 +436,6 @@ def row(claim, finding) -> tuple[str, ...]:
         ours += ". Too few seeds for a rerun to confirm: " + "; ".join(loose)
     return (claim.id, claim.claim, claim.source, claim.paper_value, ours, claim.test,
             verdict_text(finding), claim.notebook)  # fmt: skip
-
-
-ROW_FIELDS = ("ID", "claim", "source", "source's value", "ours", "test", "verdict", "notebook")
 
 
 def checked_here(graded) -> str:
