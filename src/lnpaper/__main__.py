@@ -56,7 +56,6 @@ def compare_figures(names, committed: Path, every: bool) -> list[str]:
 
 
 def _drift(problems: list[str]) -> int:
-    """Print each problem as drift; 1 if there is any, else 0."""
     for problem in problems:
         print(f"drift: {problem}", file=sys.stderr)
     return 1 if problems else 0

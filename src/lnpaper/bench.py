@@ -254,10 +254,6 @@ def format_norms(shape, ratios: dict) -> str:
     return "\n".join(lines)
 
 
-def header(allocator: str) -> str:
-    return f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), allocator {allocator}"
-
-
 def report(shapes=SHAPES) -> str:
     """Every shape's table, as `python -m lnpaper bench` prints it (without the header)."""
     return "\n\n".join(format_norms(shape, ratios_to_floor(norm_times(shape))) for shape in shapes)
@@ -267,7 +263,8 @@ def main(pin: bool = True) -> None:
     allocator = pin_allocator() if pin else "not pinned (--no-pin)"
     if not pin and "MALLOC_MMAP_THRESHOLD_" in os.environ:
         allocator += ", but MALLOC_MMAP_THRESHOLD_ is set in the environment"
-    print(header(allocator), end="\n\n")
+    threads = torch.get_num_threads()
+    print(f"torch {torch.__version__}, {threads} thread(s), allocator {allocator}", end="\n\n")
     print(report(), end="\n\n")
     print(format_recurrent(time_recurrent()), end="\n\n")
     print(format_populations(time_populations(), matmul_rate()))

@@ -124,7 +124,8 @@ def shown(
         finally:
             _depth -= 1
         return
-    _stop_watching()
+    if sys.getprofile() is _close_on_return:  # a study's session waiting: this call decides
+        sys.setprofile(None)
     cell = _cell()
     if cell is not None:
         same = _session is not None and _session.key == cell
@@ -278,8 +279,3 @@ def _close_on_return(frame, event, arg) -> None:
     if event == "return" and _session is not None and frame is _session.owner:
         sys.setprofile(None)
         _close()
-
-
-def _stop_watching() -> None:
-    if sys.getprofile() is _close_on_return:
-        sys.setprofile(None)

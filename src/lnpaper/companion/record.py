@@ -309,8 +309,7 @@ def call(name: str, fn, result_type: type, arguments: dict):
 
 
 def entries(directory: Path | None = None, result_types: dict | None = None) -> list[dict]:
-    """Every readable entry of the record in `directory` (the current one's if None), in
-    file-name order: `Record.entries`."""
+    """`Record.entries` of the record in `directory` (the current one's if None)."""
     return Record(directory or current().directory).entries(result_types)
 
 
