@@ -162,9 +162,8 @@ LIVE = "here, live, in memory (nothing is written; LNPAPER_RECORD=strict makes t
 
 
 def live_message(name: str, arguments: dict, directory: Path, guess=...) -> str:
-    """What a reader's own call is about to do, and a guess at how long: the recorded seconds of
-    the nearest recorded call, scaled by the counts that differ (`nearest_estimate`, or `guess`
-    if given; recorded on the portable kernels, on one core: a guide, not a promise)."""
+    """What a reader's own call is about to do, and a guess at how long (`nearest_estimate`, or
+    `guess` if given; recorded on the portable kernels, on one core: a guide, not a promise)."""
     text = f"{describe(name, arguments)} is not in the record: computing it {LIVE}"
     if guess is ...:
         guess = nearest_estimate(name, arguments, directory)

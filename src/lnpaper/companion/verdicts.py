@@ -97,9 +97,8 @@ BETTER_VERDICTS = {"better": REPRODUCED, "negligible": NEGLIGIBLE, "worse": NOT_
 
 
 def better_verdict(difference: stats.Difference) -> tuple[str, str]:
-    """(verdict, words) of a claim that a's held-out loss is lower than b's (difference a - b):
-    lower beyond the negligible margin is reproduced, no worse with any gain negligible not
-    reproduced (negligible), worse beyond it not reproduced, anything else inconclusive."""
+    """(verdict, words) of a claim that a's held-out loss is lower than b's (difference a - b),
+    its grade read through BETTER_VERDICTS."""
     grade, words = vocabulary.better_beyond_negligible(difference)
     return BETTER_VERDICTS[grade], words
 
@@ -172,7 +171,6 @@ class Finding:
 
     @property
     def partly_kind(self) -> str:
-        """Which partly (one of PARTLY_KINDS) when the verdict is partly, else ""."""
         return partly_kind(self.verdict)
 
     def decision_label(self, index: int) -> str:
