@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 08 · Deep stacks: Admin, DeepNorm, Mix-LN and LayerNorm Scaling
 #
-# *The lesson takes about 5 minutes to read, the evidence about 17 more.
+# *The lesson takes about 5 minutes to read, the evidence about 18 more.
 # From the record it runs in seconds; live, 17 min on one core.*
 
 # %%
