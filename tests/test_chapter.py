@@ -43,3 +43,12 @@ def test_checked_here_lists_the_ids_asked_for_in_order():
     text = ch03.CHAPTER.checked_here(["R3d", "R3"])
     firsts = [line.split()[0] for line in text.splitlines() if line and not line[0].isspace()]
     assert firsts[:2] == ["R3d", "R3"]
+
+
+def test_a_chapter_gives_its_claims_its_notebook():
+    """A claim written without a notebook is checked in its chapter's; a claim naming another
+    notebook is refused (above)."""
+    chapter = ch03.CHAPTER
+    bare = dataclasses.replace(chapter.claims[0], notebook="")
+    made = Chapter(notebook=chapter.notebook, experiments=(), claims=(bare,), figures=())
+    assert made.claims[0].notebook == chapter.notebook

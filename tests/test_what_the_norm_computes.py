@@ -326,6 +326,8 @@ def test_e2c_picks_by_training_loss_and_grades_as_e2():
 
 
 def test_claim_ids_have_a_paper_facts_base():
-    for claim in nb_claims.CLAIMS:
+    from lnpaper.chapters.ch10_what_the_norm_computes import CHAPTER
+
+    for claim in CHAPTER.claims:
         assert claim.id[:2] in {"E1", "E2", "Y1"}
         assert claim.notebook == "10_what_the_norm_computes"

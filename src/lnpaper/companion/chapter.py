@@ -10,6 +10,7 @@ A notebook enters through its own chapter: `CHAPTER.grade("R3")` grades a claim 
 prints the table its last cell shows.
 """
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,8 +56,8 @@ def figure(name: str, *, experiment: Callable | None = None):
 @dataclass(frozen=True)
 class Chapter:
     """One notebook's chapter as values: what it records, claims, draws and lets a reader play
-    with. It checks itself when made: every claim names this notebook, no ID twice, every
-    experiment and figure made by its decorator."""
+    with. It checks itself when made: no claim names another notebook (each is given this one),
+    no ID twice, every experiment and figure made by its decorator."""
 
     notebook: str  # its stem under notebooks/, "03_layernorm_in_rnns"
     experiments: tuple[Callable, ...]  # recorded, made by `experiment`
@@ -69,10 +70,13 @@ class Chapter:
         if len(set(ids)) != len(ids):
             raise ValueError(f"{self.notebook}: a claim ID is listed twice in {ids}")
         for claim in self.claims:
-            if claim.notebook != self.notebook:
+            if claim.notebook not in ("", self.notebook):
                 raise ValueError(
                     f"{claim.id} names notebook {claim.notebook!r}, not {self.notebook!r}"
                 )
+        # a claim is checked in its chapter's notebook: the chapter says which, once
+        stamped = tuple(dataclasses.replace(claim, notebook=self.notebook) for claim in self.claims)
+        object.__setattr__(self, "claims", stamped)
         for run in self.experiments:
             if not hasattr(run, "result_type"):
                 raise TypeError(f"{self.notebook}: {run.__name__} is not made by `experiment`")

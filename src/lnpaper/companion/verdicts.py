@@ -245,7 +245,7 @@ class Claim:
     claim: str
     source: str
     paper_value: str
-    notebook: str  # the notebook that checks it (or will)
+    notebook: str = ""  # the notebook that checks it: its chapter's, set by `Chapter`
     # the recorded experiments or the analyses of them (`chNN.analysis`) it reads, called with their
     # defaults; their results are passed to `check`, in order
     experiments: tuple[Callable, ...] = ()

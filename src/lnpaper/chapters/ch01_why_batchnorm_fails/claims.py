@@ -375,8 +375,6 @@ def check_m2c(robustness, online) -> Finding:
     return Finding(ours, combine([robust]), quantities)
 
 
-NOTEBOOK = "01_why_batchnorm_fails"
-
 # What M5b and M5c's tests fixed after their runs had been seen (`Claim.after_data`).
 LAST_EPOCHS_SET_AFTER = (
     f"the window (test accuracy over the last {M5_LAST_EPOCHS} of 12 epochs) was fixed after these "
@@ -390,7 +388,6 @@ CLAIMS = (
         claim="BatchNorm's output for one example depends on its batch-mates; LayerNorm's does not",
         source=f"{BA_2016}, Sec. 1-2",
         paper_value="argument, no number",
-        notebook=NOTEBOOK,
         experiments=(ch01_runs.batch_dependence,),
         check=check_m1,
     ),
@@ -400,7 +397,6 @@ CLAIMS = (
         claim="training-mode BatchNorm on a batch of one outputs beta alone; LN is well defined",
         source=f"{BA_2016}, Sec. 1",
         paper_value="argument, no number",
-        notebook=NOTEBOOK,
         experiments=(ch01_runs.batch_of_one,),
         check=check_m2,
     ),
@@ -414,7 +410,6 @@ CLAIMS = (
         regime="source: a sentence of Sec. 3 (LN works with batch size 1), no experiment or "
         "setting given; ours: M5's LN MLP 64-256-256-10 on 1,197 8x8 digits, Adam lr 1e-3, batch "
         "1 for 12 epochs (14,364 steps), 20 seeds, test accuracy over the last 3 epochs",
-        notebook=NOTEBOOK,
         experiments=(analysis.online_learning,),
         check=check_m2b,
         test=f"M5's LN MLP at batch 1, 20 seeds: accuracy over the last {M5_LAST_EPOCHS} epochs "
@@ -426,7 +421,6 @@ CLAIMS = (
         claim="LayerNorm at batch 1 is no worse than at batch 128",
         source=f"ours, on {BA_2016}, Sec. 3 (the paper claims only that LN can be used there)",
         paper_value="none: the paper compares no batch-1 run",
-        notebook=NOTEBOOK,
         experiments=(analysis.batch_size_robustness, analysis.online_learning),
         check=check_m2c,
         test=f"M5's LN MLP at batch 1 (same {M5_LAST_EPOCHS}-epoch accuracy, 20 seeds, "
@@ -439,7 +433,6 @@ CLAIMS = (
         claim="BatchNorm computes different functions in training and inference; LayerNorm one",
         source=f"{BA_2016}, Sec. 1-2",
         paper_value="argument, no number",
-        notebook=NOTEBOOK,
         experiments=(ch01_runs.train_vs_inference,),
         check=check_m3,
     ),
@@ -454,7 +447,6 @@ CLAIMS = (
         "(Figure 5; 1000 units, segments of 100, batch 64, Adam 2e-3); ours: gate pre-activations "
         "of a plain 32-unit LSTM on a stationary stream of 8x8 digits, 300 Adam steps (lr 1e-2, "
         "batch 32) at T = 12, tested to step 48",
-        notebook=NOTEBOOK,
         experiments=(ch01_runs.lstm_statistics,),
         check=check_m4,
     ),
@@ -467,7 +459,6 @@ CLAIMS = (
         "batch 128 and 4, Figure 6's axis to 60 epochs, test error; ours: 8x8 digits "
         "64-256-256-10, 1,197 images, Adam 1e-3, 12 epochs at both sizes (108 and 3,588 steps), "
         "20 seeds, test accuracy over the last 3 epochs",
-        notebook=NOTEBOOK,
         experiments=(analysis.batch_size_robustness, analysis.batch_size_confirmation),
         check=check_m5,
         test="LN test accuracy over the last 3 epochs, batch 4 minus 128, paired by seed, 95% t "
@@ -484,7 +475,6 @@ CLAIMS = (
         "to 60 epochs, BN on every layer (unbiased variance at batch 4), test error; ours: "
         "64-256-256-10 on 1,197 digits, Adam 1e-3, 12 epochs (108 and 3,588 steps), seeds 20-39, "
         "accuracy over the last 3 epochs",
-        notebook=NOTEBOOK,
         experiments=(analysis.batch_size_confirmation,),
         check=check_m5e,
         test="20 fresh seeds (20-39), declared before their runs: per seed, LN's accuracy over "
@@ -503,7 +493,6 @@ CLAIMS = (
         "every layer with the unbiased variance at batch 4, test error; ours: 64-256-256-10 on "
         "1,197 digits, Adam 1e-3, 12 epochs (108 steps at batch 128, 3,588 at 4), 20 seeds, "
         "accuracy over the last 3 epochs",
-        notebook=NOTEBOOK,
         experiments=(analysis.batch_size_robustness,),
         check=check_m5b,
         test="the paper's BN, test accuracy over the last 3 epochs, batch 4 minus 128, paired by "
@@ -517,7 +506,6 @@ CLAIMS = (
         "population statistics",
         source=f"ours, on {BA_2016}, Sec. 6.6",
         paper_value="not in the paper",
-        notebook=NOTEBOOK,
         experiments=(analysis.batch_size_robustness,),
         check=check_m5c,
         test="the paper's BN evaluated with exact training-set statistics, test accuracy over the "
@@ -538,7 +526,6 @@ CLAIMS = (
         "test NLL over epochs 1-3 of 12 (27 steps at batch 128), BN on running averages (momentum "
         "0.1) still 39% their start values after epoch 1 (not matched: a test quantity and BN's "
         "warming estimates, not training NLL)",
-        notebook=NOTEBOOK,
         experiments=(analysis.batch_size_robustness,),
         check=check_m5d,
         test="test NLL averaged over epochs 1-3 of 12, LN minus the paper's BN, paired by seed "

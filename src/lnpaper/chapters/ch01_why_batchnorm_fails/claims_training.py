@@ -10,7 +10,6 @@ from lnpaper.chapters.ch01_why_batchnorm_fails.claims import (
     M5_LAST_EPOCHS,
     M5_MARGIN,
     M5_PAPER_BN,
-    NOTEBOOK,
     graded_parts,
     in_points,
     late_means,
@@ -95,7 +94,6 @@ CLAIMS = (
         regime="source: MNIST 784-1000-1000-10, Adam, training NLL over 60 epochs (Figure 6); "
         "ours: digits 64-256-256-10, Adam 1e-3, training loss over epochs 1-3 of 12 (27 steps at "
         "batch 128, 897 at 4), 10 seeds",
-        notebook=NOTEBOOK,
         experiments=(analysis.training_convergence,),
         check=check_m5g,
         test="the training loss (the minibatches' mean cross-entropy) averaged over epochs 1-3 "
@@ -110,7 +108,6 @@ CLAIMS = (
         "many steps at batch 128, it is still no worse at batch 4, and BatchNorm still worse",
         source=f"ours, on {BA_2016}, Sec. 6.6",
         paper_value="not in the paper (its batch sizes train the same epochs)",
-        notebook=NOTEBOOK,
         experiments=(analysis.training_convergence,),
         check=check_m5f,
         test="3,588 Adam steps at batch 4 (12 epochs) and at batch 128 (about 399 epochs), test "

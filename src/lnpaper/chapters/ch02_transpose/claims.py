@@ -62,8 +62,6 @@ def check_f4(variants, one_pass) -> Finding:
     return Finding(ours, verdict(differ and fails))
 
 
-NOTEBOOK = "02_the_transpose"
-
 CLAIMS = (
     Claim(
         id="F1",
@@ -73,7 +71,6 @@ CLAIMS = (
         source=f"{BA_2016}, Sec. 3; init Sec. 6",
         paper_value="no eps in the paper; nn.LayerNorm and the authors' Theano ln(): 1e-5 inside "
         "the sqrt (their Torch module and the Annotated Transformer: outside)",
-        notebook=NOTEBOOK,
         experiments=(ch02_runs.layernorm_parity,),
         check=check_f1,
     ),
@@ -83,7 +80,6 @@ CLAIMS = (
         claim="in B x T x d, each (b, t) is normalized over its d features alone",
         source=f"{BA_2016}, Sec. 3, applied per token as in the Transformer",
         paper_value="no mixing across tokens or examples",
-        notebook=NOTEBOOK,
         experiments=(ch02_runs.per_token_independence,),
         check=check_f2,
     ),
@@ -93,7 +89,6 @@ CLAIMS = (
         claim="LayerNorm's backward pass has a closed form equal to autograd",
         source="derivation (notebook 02)",
         paper_value="projection off 1 and x_hat, scaled by g / sigma",
-        notebook=NOTEBOOK,
         experiments=(ch02_runs.backward_parity,),
         check=check_f3,
     ),
@@ -108,7 +103,6 @@ CLAIMS = (
         "1e-6 added to the std), the authors' Torch module (eps 1e-5 added to the std), float32 "
         "rows of mean 100, std 0.01; ours: H = 64, row std 1e-4 to 10 (float64); float32 rows of "
         "1,024 at mean 100, std 0.01",
-        notebook=NOTEBOOK,
         experiments=(ch02_runs.variants_vs_scale, ch02_runs.one_pass_variance),
         check=check_f4,
     ),

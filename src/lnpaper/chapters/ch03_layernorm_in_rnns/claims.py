@@ -317,8 +317,6 @@ def check_r3b(study) -> Finding:
     return Finding(ours, against_bn.verdict, against_bn.quantities)
 
 
-NOTEBOOK = "03_layernorm_in_rnns"
-
 # What R3-R4b's tests fixed after their runs had been seen (`Claim.after_data`).
 QUARTERS_SET_AFTER = (
     "the windows ('faster' over the first quarter of training, 'at the end' over the last "
@@ -333,7 +331,6 @@ CLAIMS = (
         "inside the output tanh; no state over time",
         source=f"{BA_2016}, supplement Eq. 20-22",
         paper_value="equations",
-        notebook=NOTEBOOK,
         experiments=(ch03_runs.lnlstm_anatomy, ch03_runs_lengths.longer_sequences),
         check=check_r1,
     ),
@@ -348,7 +345,6 @@ CLAIMS = (
         regime="source: an argument about any LN recurrent layer (Sec. 3.1), no experiment or "
         "setting; ours: untrained tanh RNN and LN RNN (64 units, float64) reading one 8-row "
         "digit, then running free to 300 steps, weights scaled 0.5-4, five weight draws, gain 1",
-        notebook=NOTEBOOK,
         experiments=(ch03_runs.rnn_dynamics, ch03_analysis.dynamics_draws),
         check=check_r2,
         test="at initialization, untrained: the plain RNN's summed inputs drift with the weight "
@@ -370,7 +366,6 @@ CLAIMS = (
         "units, batch 128, 200 epochs), handwriting (3 x 400, batch 8, length 500); ours: LSTMs, "
         "T = 8 rows, 32 units, batch 32, 300 Adam steps (8 epochs), test NLL at steps 25-75 (far "
         "shorter sequences and runs; not matched)",
-        notebook=NOTEBOOK,
         experiments=(ch03_analysis.recurrent_training,),
         check=check_r3,
         test="digits row by row, LN-LSTM and LSTM at each shared lr of the grid {3e-3, 1e-2, 3e-2}, "
@@ -387,7 +382,6 @@ CLAIMS = (
         "validation R@K (60%); skip-thoughts' 2400-d GRU, 1M iterations; ours: GRU and LN-GRU, T "
         "= 8 rows, 32 units, batch 32, 300 Adam steps, shared lrs, 10 seeds, test NLL at steps "
         "25-75",
-        notebook=NOTEBOOK,
         experiments=(ch03_analysis.gru_training,),
         check=check_r3f,
         test="as R3: digits row by row, LN-GRU and GRU at each shared lr of the grid {3e-3, 1e-2, "
@@ -401,7 +395,6 @@ CLAIMS = (
         claim="R3 with each model at its own best learning rate: the LN-LSTM still faster",
         source=f"ours: a stronger comparison than {BA_2016}, Sec. 6 makes",
         paper_value="not made in the paper (it compares at the same settings)",
-        notebook=NOTEBOOK,
         experiments=(ch03_analysis.recurrent_training,),
         check=check_r3d,
         test="digits row by row, each model at its own best lr of the grid (lowest mean validation "
@@ -420,7 +413,6 @@ CLAIMS = (
         "Cooijmans et al.'s protocol), LN gains at 1.0 vs 0.1, validation curves; ours: LN-LSTM, "
         "digits row by row (T = 8), 32 units, batch 32, 300 Adam steps, each at its best lr, 10 "
         "seeds, test NLL",
-        notebook=NOTEBOOK,
         experiments=(ch03_analysis.recurrent_training,),
         check=check_r3e,
         test="digits row by row, each at its own best lr of the grid, paired by seed, 95% t CI of "
@@ -441,7 +433,6 @@ CLAIMS = (
         "(separate runs), validation error; ours: LN-LSTM and BN-LSTM (gains 0.1), T = 8 rows, 32 "
         "units, batch 32, 300 Adam steps, paired by seed (10), test NLL (not matched: the end of "
         "300 steps, not convergence)",
-        notebook=NOTEBOOK,
         experiments=(ch03_analysis.recurrent_training,),
         check=check_r3b,
         test="digits row by row, each at its own best lr of the grid, test NLL, LN-LSTM minus "
@@ -462,7 +453,6 @@ CLAIMS = (
         "handwriting (3 x 400, batch 8, length 500); ours: the full Eq. 20-22 LN-LSTM, T = 8 "
         "rows, 32 units, batch 32, 300 steps (8 epochs), test accuracy (not matched: DRAW's cell, "
         "length and training time)",
-        notebook=NOTEBOOK,
         experiments=(ch03_analysis.recurrent_training,),
         check=check_r4,
         test="test accuracy over the last quarter of training, LN-LSTM minus LSTM, each at its own "
@@ -484,7 +474,6 @@ CLAIMS = (
         "retrieval and downstream tasks, attentive reader validation; ours: LSTMs, T = 8 rows, 32 "
         "units, batch 32, 300 Adam steps (8 epochs), test accuracy and NLL (not matched: the end "
         "of 300 steps, not convergence)",
-        notebook=NOTEBOOK,
         experiments=(ch03_analysis.recurrent_training,),
         check=check_r4b,
         test="over the last quarter of training, LN-LSTM minus LSTM, each at its own best lr of the "
@@ -503,7 +492,6 @@ CLAIMS = (
         "(2400-d GRU, 1M iterations); ours: GRU and LN-GRU, T = 8 rows, 32 units, batch 32, 300 "
         "Adam steps (8 epochs), 10 seeds, test accuracy and NLL at steps 250-300 (not matched: "
         "the end of 300 steps, not convergence)",
-        notebook=NOTEBOOK,
         experiments=(ch03_analysis.gru_training,),
         check=check_r4c,
         test="as R4b: each at its own best lr of the grid, over the last quarter of training, "
@@ -522,7 +510,6 @@ CLAIMS = (
         "downstream scores); ours: LSTMs and GRUs, T = 8 rows, 32 units, batch 32, 300 Adam "
         "steps, lr picked on steps 250-300, seeds 10-19, test accuracy and NLL (not matched: the "
         "end of 300 steps, not convergence)",
-        notebook=NOTEBOOK,
         experiments=(ch03_analysis.late_pick_training,),
         check=check_r4d,
         test="digits row by row, R4b's and R4c's models on 10 seeds (10-19) declared before their "

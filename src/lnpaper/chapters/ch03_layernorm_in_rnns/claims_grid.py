@@ -41,8 +41,6 @@ def check_r4e(edges: dict) -> Finding:
     return Finding(ours, combine(outcomes), tuple(quantities))
 
 
-NOTEBOOK = "03_layernorm_in_rnns"
-
 CLAIMS = (
     Claim(
         id="R4e",
@@ -51,7 +49,6 @@ CLAIMS = (
         "model picked at the top rate, 3e-2, does worse one step past it",
         source="ours: a check of R3d, R3b, R4, R4b, R4c and R4d's protocol",
         paper_value="not made in the paper (its models share one setting)",
-        notebook=NOTEBOOK,
         experiments=(ch03_analysis.beyond_the_grid,),
         check=check_r4e,
         test="declared before the runs at 1e-1: each model whose declared pick is the grid's top "

@@ -43,7 +43,6 @@ from lnpaper.companion.verdicts import (
 )
 from lnpaper.vocabulary import NEGLIGIBLE_NATS, outcome_word
 
-NOTEBOOK = "03_layernorm_in_rnns"
 LONG_RANGE = 0.05  # nats per point that resets every 25 points must cost the trained LSTM
 SPIKE, SPIKE_SEEDS, DRIFT = 10.0, 2, 2.0  # the dynamics check's lines
 COMPARABLE = NEGLIGIBLE_NATS  # nats per point: the companion's negligible difference in loss
@@ -186,7 +185,6 @@ CLAIMS = (
         "long lines",
         source=f"{BA_2016}, Sec. 6.5",
         paper_value="NLL curves against updates (Fig. 5), no numbers: 'much faster'",
-        notebook=NOTEBOOK,
         experiments=(analysis_handwriting.handwriting_study,),
         check=check_r8,
         regime=REGIME,
@@ -200,7 +198,6 @@ CLAIMS = (
         claim="on handwriting the LN-LSTM converges to a log likelihood comparable to the LSTM's",
         source=f"{BA_2016}, Sec. 6.5",
         paper_value="NLL curves against updates (Fig. 5), no numbers: 'comparable log likelihood'",
-        notebook=NOTEBOOK,
         experiments=(analysis_handwriting.handwriting_study,),
         check=check_r8b,
         regime=REGIME,
@@ -217,7 +214,6 @@ CLAIMS = (
         source=f"ours, on {BA_2016}, Sec. 7 ('especially for long sequences and small "
         "mini-batches')",
         paper_value="stated in the conclusion, no experiment varies the length",
-        notebook=NOTEBOOK,
         experiments=(analysis_handwriting.handwriting_study,),
         check=check_r8c,
         regime=REGIME + "; the same at T = 50",

@@ -90,8 +90,6 @@ def check_m4g(stationary) -> Finding:
     )
 
 
-NOTEBOOK = "03_layernorm_in_rnns"
-
 CLAIMS = (
     Claim(
         id="M4f",
@@ -106,7 +104,6 @@ CLAIMS = (
         "Penn Treebank, segments of 100; ours: BN-LSTM (64 units, gains 0.1) on stationary digit "
         "streams, T_max = 8, 200 Adam steps, averaging at inference only (not matched: a transient "
         "of 1-2 steps; sharing over time in training untested)",
-        notebook=NOTEBOOK,
         experiments=(ch03_runs_lengths.stationary_statistics,),
         check=check_m4f,
         test="random digit streams (the same input distribution at every step), BN-LSTM (gains "
@@ -126,7 +123,6 @@ CLAIMS = (
         regime="source: the T_max rule (Sec. 3), shown on Penn Treebank with segments of 100 "
         "tested on longer subsequences (Figure 3b); ours: M4f's BN-LSTM (64 units, 200 Adam "
         "steps, lr 1e-2, batch 64, 10 seeds) trained at T_max = 8, tested on streams of 32",
-        notebook=NOTEBOOK,
         experiments=(ch03_runs_lengths.stationary_statistics,),
         check=check_m4g,
         test="M4f's nets with per-step statistics and the T_max rule, tested on streams of 32: "

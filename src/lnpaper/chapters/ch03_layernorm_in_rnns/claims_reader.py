@@ -31,7 +31,6 @@ from lnpaper.companion.verdicts import (
 )
 from lnpaper.vocabulary import outcome_word
 
-NOTEBOOK = "03_layernorm_in_rnns"
 SOLVED_BY_READING = 15.0  # pp: how much worse the two readers without an LSTM must end
 ENDED_ERROR = 35.0  # pp: the ending gate's highest mean last-quarter error
 ENDED_CHANGE = 2.0  # pp: and its largest change across the last quarter
@@ -201,7 +200,6 @@ CLAIMS = (
         paper_value="validation error curves (Fig. 2), no numbers; the BN curves are taken from "
         "Cooijmans et al. (their minima: LSTM 50.3%, BN-LSTM 49.5%), so the paper's comparison "
         "is between two papers, unpaired",
-        notebook=NOTEBOOK,
         experiments=(analysis_reader.reader_study,),
         check=check_r7,
         regime=REGIME,
@@ -217,7 +215,6 @@ CLAIMS = (
         "(attentive reader)",
         source=f"{BA_2016}, Sec. 6.2 (BN-LSTM of Cooijmans et al. 2016)",
         paper_value="validation error curves (Fig. 2), no numbers",
-        notebook=NOTEBOOK,
         experiments=(analysis_reader.reader_study,),
         check=check_r7b,
         regime=REGIME,
@@ -232,7 +229,6 @@ CLAIMS = (
         claim="LN gains initialized at 1.0 do better than at 0.1 (attentive reader)",
         source=f"{BA_2016}, Sec. 6.2",
         paper_value="gain 1.0 'significantly better' than 0.1 (validation curves, no numbers)",
-        notebook=NOTEBOOK,
         experiments=(analysis_reader.reader_study,),
         check=check_r7c,
         regime=REGIME,

@@ -351,8 +351,6 @@ def check_r6(small, pixels) -> Finding:
     return Finding(ours, combine(outcomes), quantities)
 
 
-NOTEBOOK = "04_batchnorm_against_layernorm"
-
 # What M4b and R3c's tests fixed after their runs had been seen (`Claim.after_data`).
 ENDING_GATE_SET_AFTER = (
     f"the ending gate (an arm below {100 * ENDING_ACCURACY:.0f}% test accuracy has not ended, and its "
@@ -372,7 +370,6 @@ CLAIMS = (
         "clipping at 1, early-stopped test accuracy (Sec. 5.1); ours: 8x8 digits (T = 64), 16 "
         "units, batch 16, 150 Adam steps (2 epochs), 8 seeds, models at 32-51% (not matched: far "
         "from trained)",
-        notebook=NOTEBOOK,
         experiments=(ch04_analysis.sequential_digits,),
         check=check_m4b,
         test="T = 64 digits, each at its own best lr of the grid, test accuracy over the last "
@@ -394,7 +391,6 @@ CLAIMS = (
         "3); ours: BN-LSTM (16 units, gains 0.1) trained on all 64 steps, tested with a T_max of "
         "8, inside the sequence, 150 Adam steps, 8 seeds (not matched, by design: a T_max shorter "
         "than training)",
-        notebook=NOTEBOOK,
         experiments=(ch04_analysis.sequential_digits,),
         check=check_m4c,
         test="the same trained BN-LSTM (gains 0.1, T = 64) tested with the statistics of steps >= 8 "
@@ -413,7 +409,6 @@ CLAIMS = (
         "slope against input variance (Sec. 4, Figure 1), 0.1 used on every task; ours: BN-LSTM, "
         "8x8 digits (T = 64), 16 units, batch 16, 150 Adam steps, each gain at its best lr, 8 "
         "seeds, test NLL over the run, models at 29-51% (not matched: far from trained)",
-        notebook=NOTEBOOK,
         experiments=(ch04_analysis.sequential_digits,),
         check=check_m4d,
         test="T = 64 digits, each at its own best lr of the grid, test NLL over the whole run, "
@@ -429,7 +424,6 @@ CLAIMS = (
         "gains 0.1) on 8x8 digits (T = 64), 150 Adam steps, batch 16, per-step statistics in "
         "training, averaged only at inference (not matched: statistics shared over time in "
         "training untested)",
-        notebook=NOTEBOOK,
         experiments=(ch04_analysis.sequential_digits,),
         check=check_m4h,
         test="sequential_digits' BN-LSTM (gains 0.1, T = 64, seeds 0-7) at its best lr of the "
@@ -450,7 +444,6 @@ CLAIMS = (
         "al.'s BN curves; the task of their Sec. 5.1 (T = 784, 100 units, RMSProp); ours: 8x8 "
         "digits (T = 64), 16 units, batch 16, 150 Adam steps, 8 seeds, models at 24-51% (not "
         "matched: far from trained)",
-        notebook=NOTEBOOK,
         experiments=(ch04_analysis.sequential_digits,),
         check=check_r3c,
         test="T = 64 digits, both pixel orders, each at its own best lr of the grid: test NLL, "
@@ -470,7 +463,6 @@ CLAIMS = (
         "gains, 8x8 digits (T = 64) in both pixel orders, 16 units, batch 16, 150 Adam steps, "
         "each at its best lr, 8 seeds, test NLL, models at 21-51% (not matched: far from "
         "trained)",
-        notebook=NOTEBOOK,
         experiments=(ch04_analysis.gain_pixels,),
         check=check_m4e,
         test="T = 64 digits, both pixel orders, each model at its own best lr, test NLL over the "
@@ -487,7 +479,6 @@ CLAIMS = (
         "sequences' rests on handwriting (LSTM, length 500); ours: GRU and LN-GRU on 8x8 digits "
         "(T = 64), both pixel orders, 16 units, batch 16, 150 Adam steps, shared lrs, 8 seeds, "
         "test NLL at step 30, models at 44-52% at the end",
-        notebook=NOTEBOOK,
         experiments=(ch04_analysis.gru_pixels,),
         check=check_r3g,
         test="T = 64 digits, both pixel orders, LN-GRU and GRU at each shared lr of the grid "
@@ -504,7 +495,6 @@ CLAIMS = (
         "image features, never one scalar per step",
         paper_value="not in the paper: with one input, LN(W_x x_t) keeps whether a pixel is "
         "inked, not how dark it is",
-        notebook=NOTEBOOK,
         experiments=(ch04_analysis.input_control_pixels,),
         check=check_r3h,
         test="sequential_digits' T = 64 task, both pixel orders, 150 steps, seeds 0-7: the LN-LSTM "
@@ -527,7 +517,6 @@ CLAIMS = (
         "500, Adam; no batch-size comparison; ours: LN-LSTM against BN-LSTM at batch 4 and 16, T "
         "= 64, 16 units, 150 steps (0.5 and 2 epochs), models at 21-25% at batch 4 (not matched: "
         "comparator, length, models barely trained)",
-        notebook=NOTEBOOK,
         experiments=(ch04_analysis.small_batch_pixels, ch04_analysis.sequential_digits),
         check=check_r6,
         test="T = 64 digits in reading order, 150 steps at batch 4 and at batch 16 (equal steps), "
@@ -544,7 +533,6 @@ CLAIMS = (
         regime="source: a preliminary ConvNet experiment (Sec. 6.7), setting not stated in the "
         "source; ours: two 3x3 conv layers (8, 16 channels) and a 2x2 pool on 8x8 digits and on "
         "12x12 framed ones, Adam 3e-3, batch 64, 200 steps (11 epochs), 10 seeds, test NLL",
-        notebook=NOTEBOOK,
         experiments=(ch04_runs.cnn_coda,),
         check=check_r5,
         test="test NLL, LN minus none, paired by seed, 95% t CI below 0, at both image sizes",
@@ -558,7 +546,6 @@ CLAIMS = (
         "units rarely on; ours: two 3x3 conv layers (8, 16 channels), 8x8 digits and 12x12 framed "
         "ones, Adam 3e-3, batch 64, 200 steps, 10 seeds, test NLL (not matched: a 2-pixel frame, "
         "border units not rarely on)",
-        notebook=NOTEBOOK,
         experiments=(ch04_runs.cnn_coda,),
         check=check_r5b,
         test="test NLL, BN minus LN (both with a gain and bias per channel), paired by seed, 95% t "

@@ -3,7 +3,6 @@ where the paper's premise, border units rarely on, can hold. R5 and R5b are in `
 
 from lnpaper import stats
 from lnpaper.chapters.ch04_batchnorm_against_layernorm import analysis as ch04_analysis
-from lnpaper.chapters.ch04_batchnorm_against_layernorm.claims import NOTEBOOK
 from lnpaper.companion.verdicts import (
     BA_2016,
     NOT_EXERCISED,
@@ -56,7 +55,6 @@ CLAIMS = (
         "MNIST (a 20x20 digit in 28x28: a 4-pixel frame); ours: two 3x3 conv layers (8, 16 "
         "channels), 8x8 digits in a 4-pixel frame (16x16), Adam 3e-3, batch 64, 200 steps, 10 "
         "seeds, test NLL",
-        notebook=NOTEBOOK,
         experiments=(ch04_analysis.wide_frame,),
         check=check_r5c,
         test="premise first: in the trained network without a norm (first seed), conv-2 units in "

@@ -259,8 +259,6 @@ def check_i5(result) -> Finding:
     return Finding(ours, combine(outcomes.values()), tuple(quantities))
 
 
-NOTEBOOK = "05_invariances"
-
 # I5b's margin, declared before its run: the picture of I3 carried over to Adam, a step d_t
 # orthogonal to W_t like the gradient, so that a step adds ||d_t||^2 to ||W||^2 and nothing else.
 # The radial term 2 <W_t, d_t> / ||d_t||^2 is what it adds besides, as a share of ||d_t||^2: the
@@ -329,7 +327,6 @@ CLAIMS = (
         "(and RMSNorm's row from its own paper)",
         source=f"{BA_2016}, Table 1; Zhang & Sennrich 2019, Table 1",
         paper_value="the 18 cells of Table 1 + RMSNorm's 6 (Invariant / No)",
-        notebook=NOTEBOOK,
         experiments=(ch05_runs.invariance_measurements,),
         check=check_i1,
     ),
@@ -341,7 +338,6 @@ CLAIMS = (
         "another function class",
         source=f"{BA_2016}, Sec. 4-5",
         paper_value="argument, no number",
-        notebook=NOTEBOOK,
         experiments=(ch05_runs.reparameterization,),
         check=check_i2,
         test=f"float64 over random parameters and inputs: each identity below {ROUNDOFF:.0e} "
@@ -356,7 +352,6 @@ CLAIMS = (
         source="Salimans & Kingma 2016, Sec. 2.1, and van Laarhoven 2017 (the derivation); "
         f"{BA_2016}, Sec. 5.2 (the reading as implicit early stopping, from the Fisher geometry)",
         paper_value="argument, no number",
-        notebook=NOTEBOOK,
         experiments=(ch05_runs_geometry.sgd_geometry,),
         check=check_i3,
     ),
@@ -369,7 +364,6 @@ CLAIMS = (
         "ours: logistic units in float64, 512 cases of 6 inputs, labels drawn from the model; "
         "WeightNorm, BatchNorm: one unit; LayerNorm: 4 units, whole W doubled (one row doubled "
         "moves the output)",
-        notebook=NOTEBOOK,
         experiments=(ch05_runs_fisher.fisher_doubling,),
         check=check_i4,
     ),
@@ -383,7 +377,6 @@ CLAIMS = (
         "of F-bar_ij)",
         paper_value="1/2, said of the curvature along w_i; read here for the blocks between w_i "
         "and the other parameters, where the factor is exact",
-        notebook=NOTEBOOK,
         experiments=(ch05_runs_fisher.fisher_cross_blocks,),
         check=check_i4b,
         test="float64, 4 WeightNorm units under one softmax, 512 inputs, w_1 doubled: every "
@@ -403,7 +396,6 @@ CLAIMS = (
         "(beta1 0.9) settles in about 1/(2 lr lambda) steps, for small lr*lambda; ours: LN MLP "
         "(32 hidden), 1,197 digits, float64, batch 64; slopes over 20 steps (Adam 1e-3, SGD 0.05); "
         "AdamW 800 steps, lr*lambda 0.005-0.01; 10 seeds",
-        notebook=NOTEBOOK,
         experiments=(ch05_runs_geometry.adam_geometry,),
         check=check_i5,
         test=f"LayerNorm MLP on digits, float64, one model per seed; (a) per seed, slope of log "
@@ -423,7 +415,6 @@ CLAIMS = (
         "(Adam's per-coordinate division, not its momentum)",
         paper_value="no source asserts it with momentum: the momentum mean field gives 2 <W, d> / "
         "||d||^2 = 2 b1 / (1 - b1) = 18 at b1 = 0.9 (derived in notebook 05, found after the run)",
-        notebook=NOTEBOOK,
         experiments=(ch05_runs_geometry.adam_update_geometry,),
         check=check_i5b,
         test=f"I5's AdamW runs (3 (lr, lambda), 10 seeds), the last 200 of 800 steps: per seed "
@@ -442,7 +433,6 @@ CLAIMS = (
         "supplement's derivation)",
         paper_value="argument, no number: the plain GLM's metric is scaled by its input, the "
         "normalized models' depends only on the prediction error",
-        notebook=NOTEBOOK,
         experiments=(ch05_runs_fisher.gain_metric,),
         check=check_i6,
         test=f"float64, a logistic unit over 512 inputs x -> delta x (delta 0.1, 1, 10) with its "

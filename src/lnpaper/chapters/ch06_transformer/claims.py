@@ -369,8 +369,6 @@ def check_t6c(sweep) -> Finding:
     return at_long_budget(sweep, "DyT, warmup", "LayerNorm, warmup", "DyT - LN", setting)
 
 
-NOTEBOOK = "06_the_transformer"
-
 CLAIMS = (
     Claim(
         id="T1",
@@ -380,7 +378,6 @@ CLAIMS = (
         "falls like 1/sqrt(L)",
         source="Xiong et al. 2020, Theorem 1 and experiments",
         paper_value="Post-LN ~1.6 for 6-14 layers; Pre-LN decreasing",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.xiong_setting,),
         check=check_t1,
         regime="source: encoder-decoder Transformers of 6-6 to 14-14 layers, d 512 (the IWSLT14 "
@@ -395,7 +392,6 @@ CLAIMS = (
         claim="residual-stream norms: Post-LN 3d/2; Pre-LN between (1 + l/2)d and (1 + 3l/2)d",
         source="Xiong et al. 2020, Lemma 2",
         paper_value="3d/2; (1 + l/2)d .. (1 + 3l/2)d",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.xiong_setting,),
         check=check_t2,
         regime="source: Lemma 2 at initialization (Xavier weights, LN gain 1 bias 0, Gaussian "
@@ -409,7 +405,6 @@ CLAIMS = (
         claim="Post-LN needs learning-rate warmup with Adam; Pre-LN trains without it",
         source="Xiong et al. 2020, IWSLT14 experiments",
         paper_value="IWSLT14 De-En: BLEU 8.45 without warmup vs ~34 with",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.normalization_study,),
         check=check_t3,
         regime="source: IWSLT14 De-En, 6-6 encoder-decoder (d 512), Adam lr 5e-4 and 1e-3, 4,000 "
@@ -427,7 +422,6 @@ CLAIMS = (
         claim="without normalization the Transformer fails to train",
         source="Zhang & Sennrich 2019, Transformer-base on WMT14",
         paper_value="WMT14: LN 26.6, RMSNorm 26.8 BLEU, none: fails",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.t4_confirmation, ch06_analysis.normalization_study),
         check=check_t4,
         regime="source: Transformer-base (6-6 layers, d 512) on WMT14 En-De, full-length training in "
@@ -445,7 +439,6 @@ CLAIMS = (
         claim="T-Fixup initialization trains deep Transformers without LayerNorm or warmup",
         source="Huang et al. 2020",
         paper_value="up to 200 layers",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.tfixup_study,),
         check=check_t5,
         regime="source: IWSLT14 De-En, 512-1024-4 encoder-decoder, no LN, no warmup, Adam lr 5e-4, "
@@ -461,7 +454,6 @@ CLAIMS = (
         "twice T5's depth",
         source="Huang et al. 2020",
         paper_value="up to 200 layers",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.deep_tfixup_study,),
         check=check_t5,
         regime="source: IWSLT14 De-En, 512-1024-4 encoder-decoder, no LN, no warmup, Adam lr 5e-4, "
@@ -478,7 +470,6 @@ CLAIMS = (
         "the same deep stack without LayerNorm or warmup",
         source="Bachlechner et al. 2020 (ReZero); De & Smith 2020 (SkipInit, for ResNets)",
         paper_value="no number used here: both train deep residual networks with no norm",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.tfixup_study, ch06_runs.rezero_training),
         check=check_t5b,
         regime="source: ReZero trains Transformers of over a hundred layers on character-level "
@@ -495,7 +486,6 @@ CLAIMS = (
         source="Huang et al. 2020 (T-Fixup: no LayerNorm, no warmup, matching or beating the "
         "normalized models)",
         paper_value="no number used here (their results are translation BLEU)",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.tfixup_study, ch06_analysis.deep_preln),
         check=check_t5c,
         regime="source: T-Fixup (no LN, no warmup, Adam lr 5e-4, 300 epochs on IWSLT14) against "
@@ -513,7 +503,6 @@ CLAIMS = (
         source="Huang et al. 2020 (T-Fixup: no LayerNorm, no warmup, matching or beating the "
         "normalized models, which train with warmup)",
         paper_value="no number used here (their results are translation BLEU)",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.long_tfixup_sweep,),
         check=check_t5d,
         regime="source: T-Fixup (no LN, no warmup, 300 epochs on IWSLT14) against normalized models "
@@ -533,7 +522,6 @@ CLAIMS = (
         claim="DyT (gamma tanh(alpha x) + beta) can replace every norm layer",
         source="Zhu et al. 2025",
         paper_value="matches or beats normalized models at their scales",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.rmsnorm_study,),
         check=check_t6,
         regime="source: ViT/ConvNeXt on ImageNet, LLaMA 7B-70B and others, each on its normalized "
@@ -551,7 +539,6 @@ CLAIMS = (
         source="Zhu et al. 2025",
         paper_value="matches or beats normalized models at their scales (their recipes tune "
         "the rate per model)",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.dyt_lr_sweep,),
         check=check_t6b,
         regime="source: ViT/ConvNeXt on ImageNet, LLaMA 7B-70B and others, on their recipes (AdamW, "
@@ -572,7 +559,6 @@ CLAIMS = (
         source="Zhu et al. 2025",
         paper_value="matches or beats normalized models at their scales (one recipe, with "
         "warmup, for both)",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.long_dyt_sweep,),
         check=check_t6c,
         regime="source: ViT/ConvNeXt on ImageNet, LLaMA 7B-70B and others, on their recipes (AdamW, "

@@ -4,7 +4,7 @@ claims are in `claims`."""
 
 from lnpaper import formatting
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
-from lnpaper.chapters.ch06_transformer.claims import NOTEBOOK, check_t1, most_runs_fail
+from lnpaper.chapters.ch06_transformer.claims import check_t1, most_runs_fail
 from lnpaper.companion.verdicts import Claim, Finding, from_outcome
 
 
@@ -29,7 +29,6 @@ CLAIMS = (
         "depth, Pre-LN's falling",
         source="Xiong et al. 2020, Theorem 1 and experiments",
         paper_value="Post-LN ~1.6 for 6-14 layers; Pre-LN decreasing",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.xiong_deeper,),
         check=check_t1,
         test="T1's test on T1's setting at 6, 10, 14, 19 and 24 blocks, on 40 seeds (40-79) no "
@@ -45,7 +44,6 @@ CLAIMS = (
         claim="without normalization the Transformer fails to train, on a clock three times T4's",
         source="Zhang & Sennrich 2019, Transformer-base on WMT14",
         paper_value="WMT14: LN 26.6, RMSNorm 26.8 BLEU, none: fails",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.t4_longer,),
         check=check_t4b,
         test="T4's no-norm model (6 blocks, identity norms, Adam lr 3e-3) with its 50 warmup steps, "

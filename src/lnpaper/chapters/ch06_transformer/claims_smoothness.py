@@ -7,7 +7,6 @@ from lnpaper import formatting, stats
 from lnpaper.chapters.ch06_transformer import analysis as ch06_analysis
 from lnpaper.chapters.ch06_transformer import runs as ch06_runs
 from lnpaper.chapters.ch06_transformer.analysis import smoothness_at_init, smoothness_log_means
-from lnpaper.chapters.ch06_transformer.claims import NOTEBOOK
 from lnpaper.companion.verdicts import (
     INCONCLUSIVE,
     MECHANISM_ONLY,
@@ -126,7 +125,6 @@ CLAIMS = (
         claim="BatchNorm's benefit is a smoother loss landscape, not stable input distributions",
         source="Santurkar et al. 2018",
         paper_value="BN backward = (gamma / sigma) x projection off span{1, y_hat}",
-        notebook=NOTEBOOK,
         experiments=(
             ch06_runs.batchnorm_backward_projection,
             ch06_runs.loss_smoothness,
@@ -151,7 +149,6 @@ CLAIMS = (
         source="ours, on Santurkar et al. 2018, Theorem 4.1",
         paper_value="the bound on BatchNorm's gradient carries (gamma / sigma)^2, with gamma = 1 at "
         "init",
-        notebook=NOTEBOOK,
         experiments=(ch06_runs.loss_smoothness, ch06_analysis.step0_unit_variance),
         check=check_t7b,
         test="at step 0, each of T7's three measures (loss variation along a step, gradient change, "

@@ -275,15 +275,12 @@ def check_p5(study, first_study, spikes, first_spikes) -> Finding:
     return Finding(ours, combine(outcomes), tuple(quantities))
 
 
-NOTEBOOK = "07_rmsnorm_and_placement"
-
 CLAIMS = (
     Claim(
         id="P1",
         claim="RMSNorm drops re-centering; it equals LayerNorm when the mean is zero",
         source="Zhang & Sennrich 2019, the method and its Table 1",
         paper_value="exact equality for zero-mean inputs; re-centering invariance hypothesized dispensable",
-        notebook=NOTEBOOK,
         experiments=(ch07_runs.rmsnorm_vs_layernorm, ch05_runs.invariance_measurements),
         check=check_p1,
         regime="source: an identity of the two formulas (equal when the mean is zero) and Table 1's "
@@ -295,7 +292,6 @@ CLAIMS = (
         claim="RMSNorm matches LayerNorm's quality (is no worse)",
         source="Zhang & Sennrich 2019",
         paper_value="WMT14 newstest2014: 26.8 vs 26.6 BLEU",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.rmsnorm_study,),
         check=check_p2,
         regime="source: Transformer-base on WMT14 En-De, full-length training with warmup, BLEU "
@@ -310,7 +306,6 @@ CLAIMS = (
         claim="RMSNorm matches LayerNorm's quality, each model at its own best learning rate",
         source="Zhang & Sennrich 2019",
         paper_value="WMT14 newstest2014: 26.8 vs 26.6 BLEU (their models tuned apart)",
-        notebook=NOTEBOOK,
         experiments=(ch06_analysis.rmsnorm_lr_sweep,),
         check=check_p2b,
         regime="source: Transformer-base on WMT14 En-De, full-length training with warmup, BLEU; "
@@ -331,7 +326,6 @@ CLAIMS = (
         paper_value="RNNSearch with weights initialized at a center of about 0.2: LayerNorm's and "
         "RMSNorm's SacreBLEU curves on newstest2013 alike; removing re-centering 'does not hurt "
         "its stability'",
-        notebook=NOTEBOOK,
         experiments=(analysis.recentred_study,),
         check=check_p2c,
         regime="source: RNNSearch (GRU encoder-decoder, Nematus) with weights initialized at a "
@@ -351,7 +345,6 @@ CLAIMS = (
         source="Zhang & Sennrich 2019",
         paper_value="running time 7%-64% lower 'on different models' (its abstract); GPU wall "
         "times, per-model table not read here",
-        notebook=NOTEBOOK,
         experiments=(ch07_runs.memory_traffic, ch07_runs.norm_timing),
         check=check_p3,
         regime="source: GPU wall time of whole models' training (machine translation, reading "
@@ -371,7 +364,6 @@ CLAIMS = (
         claim="pRMSNorm estimates the RMS from the first 6.25% of units",
         source="Zhang & Sennrich 2019 (pRMSNorm)",
         paper_value="p = 6.25%; no number for how well the first units estimate the RMS",
-        notebook=NOTEBOOK,
         experiments=(ch07_runs.prms_estimate, ch06_analysis.rmsnorm_study),
         check=check_p4,
         regime="source: pRMSNorm with p = 6.25% inside the paper's models (Transformer-base: d 512), "
@@ -388,7 +380,6 @@ CLAIMS = (
         claim="Peri-LN gives more balanced variance growth and steadier gradients than Pre-LN",
         source="Kim et al. 2025",
         paper_value="measured up to 3.2B parameters",
-        notebook=NOTEBOOK,
         experiments=(
             analysis.placement_confirmation,
             analysis.placement_study,

@@ -32,8 +32,6 @@ from lnpaper.companion.verdicts import (
 )
 from lnpaper.models.transformer import MIX_POST_FRACTION
 
-NOTEBOOK = "08_deep_stacks"
-
 
 def log_values(values) -> list[float]:
     return [math.log(v) for v in values]
@@ -365,7 +363,6 @@ CLAIMS = (
         "(arXiv:2004.08249), Sec. 4-5",
         paper_value="Post-LN output change O(N) in depth, Pre-LN and Admin O(log N); gradient "
         "vanishing argued not to be the root cause (an argument, not graded here)",
-        notebook=NOTEBOOK,
         experiments=(ch08_runs.branch_dependence,),
         check=check_a2,
         test="at init, 8 seeds, paired t 95%: mean Var[f]/Var[s+f] Post - Pre > 0 and Admin - "
@@ -387,7 +384,6 @@ CLAIMS = (
         paper_value="Admin stabilizes the early stage of training: more stable, faster to "
         "converge, better in the end (abstract; BLEU on WMT'14 not checkable here). The source "
         "trains with warmup; this test uses D1's no-warmup setting, where Post-LN fails here",
-        notebook=NOTEBOOK,
         experiments=(ch08_analysis.admin_training,),
         check=check_a2b,
         test="12 blocks (twice D1's depth), D1's Adam lr 3e-3 without warmup, 100 steps, 12 seeds "
@@ -410,7 +406,6 @@ CLAIMS = (
         "(arXiv:2004.08249), Sec. 5 and abstract",
         paper_value="Admin stabilizes the early stage of training: more stable, faster to "
         "converge, better in the end (abstract; BLEU on WMT'14 not checkable here)",
-        notebook=NOTEBOOK,
         experiments=(ch08_analysis.admin_warmup_training,),
         check=check_a2c,
         test="A2b's test, arms, 12 blocks, Adam lr 3e-3 and 100 steps, with 50 steps of linear "
@@ -428,7 +423,6 @@ CLAIMS = (
         claim="DeepNorm bounds the model update and trains Post-LN stably (here without warmup)",
         source="Wang et al. 2022, DeepNet (arXiv:2203.00555)",
         paper_value="1,000 layers; a 200-layer 3.2B model beats a 48-layer 12B one by 5 BLEU",
-        notebook=NOTEBOOK,
         experiments=(ch08_runs.deepnorm_study,),
         check=check_d1,
         test="6 blocks, Adam lr 3e-3 without warmup (where notebook 06's Post-LN stalls), 100 steps, 8 seeds, "
@@ -447,7 +441,6 @@ CLAIMS = (
         source="ours: DeepNet derives alpha and beta together (Wang et al. 2022, "
         "arXiv:2203.00555); which half does the bounding is our question",
         paper_value="none: no source runs the halves apart",
-        notebook=NOTEBOOK,
         experiments=(ch08_runs.deepnorm_study, ch08_analysis.deepnorm_halves),
         check=check_d1b,
         test="D1's model, rate, data and 8 seeds; log largest RMS logit change over the first "
@@ -463,7 +456,6 @@ CLAIMS = (
         source="Wang et al. 2022, DeepNet (arXiv:2203.00555)",
         paper_value="DeepNorm's scaling grows with depth (alpha = (2N)^(1/4), beta = (8N)^(-1/4)); "
         "1,000 layers trained",
-        notebook=NOTEBOOK,
         experiments=(ch08_analysis.deepnorm_deep,),
         check=check_d1,
         test="D1's test at 24 blocks (alpha 2.63, beta 0.27): Adam lr 3e-3 without warmup, 100 "
@@ -483,7 +475,6 @@ CLAIMS = (
         source="ours: DeepNet derives alpha and beta together (Wang et al. 2022, "
         "arXiv:2203.00555); which half does the bounding deeper is our question",
         paper_value="none: no source runs the halves apart",
-        notebook=NOTEBOOK,
         experiments=(ch08_analysis.deepnorm_deep,),
         check=check_d1d,
         test="D1b's test on D1c's runs (24 blocks, 8 seeds): log largest RMS logit change over "
@@ -496,7 +487,6 @@ CLAIMS = (
         "Mix-LN's are more uniform",
         source="Li, Yin, Liu 2025, Mix-LN (ICLR 2025, arXiv:2412.13795)",
         paper_value="gradient-norm profiles of LLaMA-scale models; perplexity gains from 70M to 7B (v2 abstract)",
-        notebook=NOTEBOOK,
         experiments=(ch08_runs.gradient_profile,),
         check=check_x1,
         test="8 blocks, 10 seeds, at init and after 20 Adam steps (lr 1e-3), paired t 95%: "
@@ -514,7 +504,6 @@ CLAIMS = (
         source="Li, Yin, Liu 2025, Mix-LN (ICLR 2025, arXiv:2412.13795), abstract",
         paper_value="Mix-LN outperforms Pre-LN and Post-LN in pre-training perplexity, 70M to 7B "
         "parameters",
-        notebook=NOTEBOOK,
         experiments=(ch08_analysis.mix_training,),
         check=check_x1b,
         test="X1's 8 blocks (2 Post-LN, then Pre-LN) and Adam lr 1e-3 without warmup, 200 steps, "

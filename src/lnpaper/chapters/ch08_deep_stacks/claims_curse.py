@@ -9,7 +9,7 @@ from lnpaper import stats
 from lnpaper.chapters.ch07_rmsnorm_placement.claims import log_difference
 from lnpaper.chapters.ch08_deep_stacks import analysis as ch08_analysis
 from lnpaper.chapters.ch08_deep_stacks import runs as ch08_runs
-from lnpaper.chapters.ch08_deep_stacks.claims import NOTEBOOK, Parts, diverged_runs, mechanism_only
+from lnpaper.chapters.ch08_deep_stacks.claims import Parts, diverged_runs, mechanism_only
 from lnpaper.chapters.ch08_deep_stacks.runs import ARM_NAMES
 from lnpaper.companion.verdicts import NOT_REPRODUCED, Claim, Finding, aggregate, combine
 
@@ -147,7 +147,6 @@ CLAIMS = (
         claim="In Pre-LN the deep blocks do little (the curse of depth)",
         source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
         paper_value="about half the layers of open LLMs less effective",
-        notebook=NOTEBOOK,
         experiments=(ch08_runs.layer_scaling_study,),
         check=check_l1,
         test="Pre-LN, 8 blocks, Adam lr 3e-3, 100 steps, 6 seeds, after training, paired t 95%: "
@@ -164,7 +163,6 @@ CLAIMS = (
         source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
         paper_value="Pre-LN's output variance grows with depth, so its deep blocks act close to "
         "the identity",
-        notebook=NOTEBOOK,
         experiments=(ch08_runs.layer_scaling_study, ch08_analysis.curse_control),
         check=check_l1d,
         test="L1's Pre-LN runs against Peri-LN on the same model, data, seeds (6), rate and steps "
@@ -182,7 +180,6 @@ CLAIMS = (
         claim="Scaling each norm's output by 1/sqrt(l) restores the deep blocks",
         source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
         paper_value="perplexity gains from 130M to 7B",
-        notebook=NOTEBOOK,
         experiments=(
             ch08_runs.layer_scaling_study,
             ch08_runs.layer_scaling_study,
@@ -204,7 +201,6 @@ CLAIMS = (
         claim="L1b after a run three times as long: 1/sqrt(l) restores the deep blocks",
         source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
         paper_value="perplexity gains from 130M to 7B",
-        notebook=NOTEBOOK,
         experiments=(
             ch08_analysis.layer_scaling_long,
             ch08_runs.layer_scaling_study,
@@ -228,7 +224,6 @@ CLAIMS = (
         claim="Scaling each norm's output by 1/sqrt(l) lowers the loss",
         source="Sun et al. 2025, The Curse of Depth in Large Language Models (arXiv:2502.05795)",
         paper_value="perplexity gains from 130M to 7B",
-        notebook=NOTEBOOK,
         experiments=(ch08_runs.layer_scaling_study, ch08_analysis.layer_scaling_long),
         check=check_l1e,
         test="L1b's and L1c's runs, held-out loss with the scaling minus without, paired t 95% "

@@ -26,7 +26,6 @@ from lnpaper.companion.verdicts import (
 )
 from lnpaper.data.synthetic_language import SyntheticLanguage
 
-NOTEBOOK = "09_logits_and_placement"
 # Q1: the logit comparison is made at the grid's learning rate 1e-1, the lowest at which
 # Wortsman et al. see the logits of models without QK-norm blow up (their Fig. 1).
 Q1_LR = 1e-1
@@ -312,7 +311,6 @@ CLAIMS = (
         source="Wortsman et al. 2023 (arXiv:2309.14322); Henry et al. 2020; Dehghani et al. 2023",
         paper_value="logit growth at high lr (max attention logit > 1e4); sensitivity lower with "
         "qk-layernorm (their Fig. 1); that such runs diverge is Q1c",
-        notebook=NOTEBOOK,
         experiments=(ch09_analysis.qk_sweep,),
         check=check_q1,
         test="paired by seed, 95% t CI: log10 of the largest layer-0 logit at lr 0.1, QK-LN minus "
@@ -331,7 +329,6 @@ CLAIMS = (
         source="Wortsman et al. 2023 (arXiv:2309.14322), on attention logit growth",
         paper_value="small models diverge at high lr when the max attention logit passes 1e4 "
         "(slow divergence, read off the final loss against the rate; not loss spikes)",
-        notebook=NOTEBOOK,
         experiments=(ch09_analysis.qk_sweep,),
         check=check_q1c,
         test="Q1's runs without QK-norm: every run whose largest layer-0 logit (sampled every 20 "
@@ -351,7 +348,6 @@ CLAIMS = (
         "(per-head QK-RMSNorm instead); Wortsman et al. 2023 (the test)",
         paper_value="no number: each is used for stability; Gemma 3 replaced the soft-cap with "
         "QK-norm",
-        notebook=NOTEBOOK,
         experiments=(ch09_analysis.logit_bounds,),
         check=check_q1b,
         test="Q1's model and data at lr 0.1, 5 seeds: per bound, final held-out loss (a "
@@ -369,7 +365,6 @@ CLAIMS = (
         claim="OLMo 2's reordered norm, x + Norm(F(x)), gives fewer gradient spikes",
         source="OLMo 2 (Team OLMo 2024, arXiv:2501.00656)",
         paper_value="fewer loss and gradient spikes (secondary numbers only)",
-        notebook=NOTEBOOK,
         experiments=(ch09_analysis.reordered_confirmation, ch09_analysis.reordered_study),
         check=check_o1,
         test="30 fresh seeds (6-35, declared before their runs; seeds 0-5 shown, not graded): per "
@@ -389,7 +384,6 @@ CLAIMS = (
         "gives fewer gradient spikes than Pre-LN",
         source="OLMo 2 (Team OLMo 2024, arXiv:2501.00656)",
         paper_value="fewer loss and gradient spikes (secondary numbers only)",
-        notebook=NOTEBOOK,
         experiments=(ch09_analysis.olmo2_confirmation, ch09_analysis.olmo2_study),
         check=check_o1b,
         test="O1's test, the package against Pre-LN: 30 fresh seeds (6-35, declared before their "
@@ -409,7 +403,6 @@ CLAIMS = (
         "only; the weight-decay reading is ours",
         paper_value="parameterization in the code (w = 0 at init, x (1 + w)); no number, and no "
         "statement that the gains are decayed",
-        notebook=NOTEBOOK,
         experiments=(ch09_runs.gain_decay,),
         check=check_g1,
         test="float64: logits equal at init within 1e-12; one AdamW step with zero gradients "
@@ -425,7 +418,6 @@ CLAIMS = (
         source="ours: Gemma states no reason for 1 + w (Qwen3-Next says its "
         "zero-centered norms are weight-decayed)",
         paper_value="none: no source measures it",
-        notebook=NOTEBOOK,
         experiments=(ch09_analysis.gain_decay_confirmation, ch09_runs.gain_decay),
         check=check_g1b,
         test="20 fresh seeds (20-39, run after the design was fixed on seeds 0-19, which are "
@@ -441,7 +433,6 @@ CLAIMS = (
         "what storing them as 1 + w gives",
         source="ours: the common alternative to Gemma's 1 + w",
         paper_value="none: no source compares them",
-        notebook=NOTEBOOK,
         experiments=(
             ch09_analysis.gain_decay_confirmation,
             ch09_analysis.gain_decay_excluded_confirmation,

@@ -36,7 +36,6 @@ from lnpaper.companion.verdicts import (
 from lnpaper.data import SyntheticLanguage
 from lnpaper.vocabulary import NEGLIGIBLE_NATS
 
-NOTEBOOK = "10_what_the_norm_computes"
 # E1: the rewrite is exact when its float64 logits lie within this of the original's
 # (roundoff of a few hundred float64 operations on logits of size ~10 is ~1e-14).
 EXACT_BOUND = 1e-10
@@ -389,7 +388,6 @@ CLAIMS = (
         source="Jiang et al., NeurIPS 2023, arXiv:2305.14858 (Pre-RMSNorm and Pre-CRMSNorm)",
         paper_value="outputs equal (their example asserts allclose in float64); equivalent "
         "'in both training and inference' for a rewrite kept zero-mean (abstract)",
-        notebook=NOTEBOOK,
         experiments=(ch10_runs.zero_mean_drift,),
         check=check_e1,
         test=f"float64 max |logit difference| below {EXACT_BOUND:g} at init and after training "
@@ -409,7 +407,6 @@ CLAIMS = (
         source="Jiang et al., NeurIPS 2023, arXiv:2305.14858 (abstract: equivalent 'in both "
         "training and inference')",
         paper_value="equivalent in training, for a rewrite whose main branch is kept zero-mean",
-        notebook=NOTEBOOK,
         experiments=(ch10_runs.constrained_drift,),
         check=check_e1c,
         test="float64, 4 seeds, 100 steps, Adam 3e-3 and plain SGD 0.3, each rewrite beside its "
@@ -431,7 +428,6 @@ CLAIMS = (
         claim="Replacing Pre-LN by the zero-mean RMSNorm form saves time",
         source="Jiang et al., NeurIPS 2023, arXiv:2305.14858",
         paper_value="1%-10% training and inference time (GPU)",
-        notebook=NOTEBOOK,
         experiments=(ch10_runs.zero_mean_drift,),
         check=check_e1b,
         test="not checkable on a CPU",
@@ -447,7 +443,6 @@ CLAIMS = (
         "LayerNorm",
         source=XU_2019,
         paper_value="LayerNorm-simple beats LayerNorm on 4 of their datasets",
-        notebook=NOTEBOOK,
         experiments=(ch10_analysis.detach_study,),
         check=check_e2,
         test="held-out loss, LayerNorm-simple minus LayerNorm, paired by seed (10), 95% t CI: "
@@ -465,7 +460,6 @@ CLAIMS = (
         "learning rate",
         source=XU_2019,
         paper_value="LayerNorm-simple beats LayerNorm on 4 of their datasets",
-        notebook=NOTEBOOK,
         experiments=(ch10_analysis.simple_lr_sweep,),
         check=check_e2c,
         test="E2's model, data and 10 seeds at Adam 1e-3, 3e-3 and 1e-2; each norm's rate "
@@ -484,7 +478,6 @@ CLAIMS = (
         source=f"{XU_2019} (abstract: the bias and gain 'increase the risk of over-fitting')",
         paper_value="LayerNorm-simple beats LayerNorm on 4 of their datasets; the gain and bias "
         "blamed on over-fitting",
-        notebook=NOTEBOOK,
         experiments=(ch10_analysis.overfit_study,),
         check=check_e2d,
         test="E2's model at Adam 3e-3 for 300 steps on a 512-sequence pool cycled (about 9 "
@@ -505,7 +498,6 @@ CLAIMS = (
         "hurts",
         source=XU_2019,
         paper_value="DetachNorm worse than LayerNorm",
-        notebook=NOTEBOOK,
         experiments=(ch10_analysis.detach_study,),
         check=check_e2b,
         test="held-out loss, mean and std detached minus LayerNorm, paired by seed (10), 95% t CI "
@@ -522,7 +514,6 @@ CLAIMS = (
         "on Zhu et al. 2025's DyT",
         paper_value="DyT better at tokens per parameter near 0.016, worse at 1.84; ours: about "
         "52k parameters, T/P 0.02 on the pool (1,024 distinct tokens), 0.73 on fresh data",
-        notebook=NOTEBOOK,
         experiments=(ch10_analysis.after_dyt_study,),
         check=check_y1,
         test=f"alpha_0 {REGIME_ALPHA:g}, held-out loss, DyT minus LayerNorm, paired by seed (6), "
@@ -543,7 +534,6 @@ CLAIMS = (
         "source's rich cell",
         source="arXiv:2604.23434 (its abstract and its authors' code; a single-author preprint)",
         paper_value="DyT 18.8% worse at T/P 1.84 (64M parameters, 118M tokens)",
-        notebook=NOTEBOOK,
         experiments=(ch10_analysis.dyt_data_rich,),
         check=check_y1c,
         test=f"Y1's model, fresh data for 400 steps (T/P 1.95), alpha_0 {REGIME_ALPHA:g}, 10 "
@@ -560,7 +550,6 @@ CLAIMS = (
         "DyT",
         source="arXiv:2512.10938 (Derf), its README",
         paper_value="GPT-2 validation loss LN 2.94, DyT 2.97, Derf 2.94; ViT-B 82.3 / 82.5 / 82.8",
-        notebook=NOTEBOOK,
         experiments=(ch10_analysis.after_dyt_study,),
         check=check_y1b,
         test="not checkable at CPU scale; Derf minus LayerNorm reported at alpha_0 0.5",
