@@ -111,7 +111,8 @@ def check_l1b(result, curse, control) -> Finding:
     ours = (
         f"Pre-LN, {result.n_layers} blocks, Adam lr {result.lr:g}, {result.steps} steps, "
         f"{len(result.seeds)} seeds, after training: " + parts.text() + ". Not graded: log "
-        f"last stream variance, scaled - not, {tamed.text()}; held-out loss {final.text()} nats. "
+        f"last stream variance, scaled - not, {tamed.text()}; held-out loss {final.text()} nats "
+        "(graded as L1e). "
         "At init the scaling shrinks the deep branches by construction; the matrices that read "
         "the norm's output can absorb the factor within tens of Adam steps (entries about 0.1, "
         "moved by about lr a step); the 7B numbers are not checkable at CPU scale. Shown: the "
