@@ -642,7 +642,7 @@ print(verdicts.evidence(m5))
 print()
 print(verdicts.evidence(m5e))
 verdicts.expect(m5, verdicts.REPRODUCED)
-verdicts.expect(m5e, verdicts.REPRODUCED)
+verdicts.expect(m5e, verdicts.SOME_PARTS)
 first = stats.paired_difference(
     m5_differences(robustness, "layernorm").values,
     m5_differences(robustness, "batchnorm").values,
@@ -653,10 +653,10 @@ print(
 )
 
 # %% [markdown]
-# **M5 and M5e: reproduced, on seeds that played no part in the design.** On the fresh seeds
-# LayerNorm moves +0.01 [-0.32, +0.35] points from batch 128 to 4, inside the margin, and loses 2.01
-# points less than the paper's BatchNorm and 0.87 less than BatchNorm in its own places. Both
-# verdicts are borderline: another CPU could move an interval edge across.
+# **M5 reproduced and M5e partly, on seeds that played no part in the design.** On the fresh seeds
+# LayerNorm moves +0.01 [-0.32, +0.35] points from batch 128 to 4, inside the margin (borderline:
+# another CPU could move an interval edge across), and loses 2.01 points less than the paper's
+# BatchNorm; its 0.87 less than BatchNorm in its own places is too little to grade.
 #
 # **M5b, BatchNorm degrades: reproduced.** The paper's BatchNorm loses -2.23 [-2.63, -1.82] points
 # at batch 4; BatchNorm in LayerNorm's places under a third of that, torch's and the unbiased one

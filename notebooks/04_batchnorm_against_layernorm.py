@@ -134,7 +134,7 @@ for model in analysis.SMALL_BATCH_MODELS:
 # The BN-LSTM loses most and the LN-LSTM least, the direction the paper describes; at batch 4 the
 # two are level. But the plain LSTM, with no statistics at all, loses almost as much as the
 # BN-LSTM: most of that loss is the noisier gradient every model gets from 4 examples. What is
-# LayerNorm's own is that it loses less. *Graded: R6, partly; its test and numbers are in the
+# LayerNorm's own is that it loses less. *Graded: R6, inconclusive; its test and numbers are in the
 # evidence below.*
 #
 # ### The CNN, where BatchNorm should win
@@ -272,7 +272,7 @@ for claim_id in ("M4b", "M4c", "M4d", "R3c"):
 expected = {
     "M4b": verdicts.INCONCLUSIVE,
     "M4c": verdicts.REPRODUCED,
-    "M4d": verdicts.REPRODUCED,
+    "M4d": verdicts.SOME_PARTS,
     "R3c": verdicts.INCONCLUSIVE,
 }
 for claim_id, verdict in expected.items():
@@ -290,8 +290,8 @@ figures.sequential_digits(pixels)
 #   sequence, not a recurrent transient (on a stationary stream that is over in two steps, M4f).
 #   Pixel 0 is blank in every training image (so are pixels 32 and 39), so there BatchNorm's batch
 #   variance of $W_x x_t$ is 0 and only $\epsilon = 10^{-5}$ keeps the division finite.
-# - **M4d** is `reproduced`: at $T = 64$ gains from 0.1 beat 1.0 in both orders, the reverse of the
-#   $T = 8$ runs, where 1.0 led early.
+# - **M4d** is `partly`: at $T = 64$ gains from 0.1 beat 1.0 permuted (pixel by pixel too narrowly
+#   to grade), the reverse of the $T = 8$ runs.
 # - **R3c** is `inconclusive` at this budget: the LN-LSTM and the BN-LSTM average 24-51% over the last
 #   quarter. Its test goes against the paper and would give `not reproduced`: late, the BN-LSTM is
 #   lower in both orders (LN minus BN +0.27 [+0.14, +0.40] and +0.66 [+0.51, +0.81]). The BN-LSTM's
@@ -368,7 +368,7 @@ verdicts.expect(m4e, verdicts.PARTLY)
 r3g = CHAPTER.grade("R3g")
 print("R3g")
 print(verdicts.evidence(r3g))
-verdicts.expect(r3g, verdicts.REPRODUCED)
+verdicts.expect(r3g, verdicts.SOME_PARTS)
 grus = analysis.gru_pixels()
 print("\nEach at its own best rate, LN-GRU minus GRU, paired by seed")
 for order, task in tasks.items():
@@ -380,8 +380,8 @@ for order, task in tasks.items():
     print(f"      test NLL over steps 120-150  {late.text()}")
 
 # %% [markdown]
-# At a shared rate the LN-GRU is ahead at step 30 in all six cells: **R3g** is `reproduced`
-# (borderline, with 8 seeds and one evaluation). The lead lasts in reading order only: each at its
+# At a shared rate the LN-GRU is ahead at step 30 in all six cells, in one too narrowly to grade:
+# **R3g** is `partly`. The lead lasts in reading order only: each at its
 # best rate, permuted, the plain GRU is ahead over the run and the last quarter (not graded).
 #
 # ### Small minibatches (R6)
@@ -405,14 +405,13 @@ for model in analysis.SMALL_BATCH_MODELS:
 r6 = CHAPTER.grade("R6")
 print("\nR6")
 print(verdicts.evidence(r6))
-verdicts.expect(r6, verdicts.PARTLY)
+verdicts.expect(r6, verdicts.INCONCLUSIVE)
 
 # %% [markdown]
 # LN minus BN moves from +0.15 [+0.06, +0.24] at batch 16 to +0.000 [-0.101, +0.102] at batch 4, a
-# change of -0.15 [-0.29, -0.01]; but at batch 4 the LN-LSTM is only level, so **R6** is `partly`,
-# at this budget: 150 steps of 4 is half an epoch, every model barely past chance, and no
-# equal-epochs arm is run. The paper's own small-batch run (handwriting, batch 8) compared
-# LayerNorm with a plain LSTM, not BatchNorm.
+# change of -0.15 [-0.29, -0.01], both too close to 0 to grade: **R6** is `inconclusive`, at this
+# budget (150 steps of 4 is half an epoch). The paper's own small-batch run (handwriting, batch 8)
+# compared LayerNorm with a plain LSTM, not BatchNorm.
 #
 # ### The CNN (R5, R5b)
 #

@@ -199,7 +199,7 @@ def write_values(directory, values):
 
 def test_a_fragile_decision_that_would_move_the_verdict_makes_it_borderline(tmp_path):
     write_values(tmp_path / "far", seeds_with_mean(10.0))
-    write_values(tmp_path / "near", seeds_with_mean(2.0))
+    write_values(tmp_path / "near", seeds_with_mean(3.5))  # 5.2 standard errors: fragile, graded
     far, near = (
         evaluated(tmp_path / "far", values_claim()),
         evaluated(tmp_path / "near", values_claim()),
@@ -217,8 +217,8 @@ def test_a_fragile_decision_that_would_move_the_verdict_makes_it_borderline(tmp_
 
 def test_the_check_lists_a_moved_fragile_decision_and_fails_on_a_robust_one(tmp_path):
     recorded, fragile_now, robust_now = (tmp_path / n for n in ("recorded", "fragile", "robust"))
-    write_values(recorded, seeds_with_mean(2.0))  # holds, within the band of 0
-    write_values(fragile_now, seeds_with_mean(0.5))  # inconclusive now
+    write_values(recorded, seeds_with_mean(3.5))  # holds, within the band of 0
+    write_values(fragile_now, seeds_with_mean(1.5))  # inconclusive now
     claim = values_claim()
     _, verdicts, decisions = reproduce_compare.compare_claims(recorded, fragile_now, [claim])
     assert verdicts[0][2:] == (core.REPRODUCED, core.INCONCLUSIVE, "moved (fragile)")
@@ -252,7 +252,7 @@ def test_the_check_picks_the_fastest_path_other_than_the_records(recorded, nativ
 # The report's table columns that answer the question (what is decided, as recorded and now, and
 # whether it came out the same) and those that give the numbers behind the answer.
 ANSWER_COLUMNS = {"claim", "decision", "quantity", "recorded", "now", "status", "within tolerance",
-                  "fragile"}  # fmt: skip
+                  "notes"}  # fmt: skip
 DETAIL_COLUMNS = {"experiments", "test", "boundary", "band", "interval recorded", "interval now",
                   "tolerance", "rule"}  # fmt: skip
 
@@ -274,7 +274,7 @@ def report_of(tmp_path, recorded_mean: float, now_mean: float) -> list[str]:
 
 
 def test_the_report_opens_with_its_answer_before_it_explains_the_check(tmp_path):
-    lines = report_of(tmp_path, recorded_mean=2.0, now_mean=0.5)  # a fragile decision moves
+    lines = report_of(tmp_path, recorded_mean=3.5, now_mean=1.5)  # a fragile decision moves
     explained = lines.index("## What the check does")
     assert lines[0].startswith("# Reproduction report")
     assert lines[2].startswith("**The check passed**: ")
@@ -284,8 +284,8 @@ def test_the_report_opens_with_its_answer_before_it_explains_the_check(tmp_path)
     )
     assert "- quantities: 1 of 1 within tolerance" in answer
     assert (
-        "- decisions: 1 of 1 moved to the other side of their boundary (Z9), all of them fragile"
-        in answer
+        "- decisions: 1 of 1 graded moved to the other side of their boundary (Z9), all of them "
+        "fragile; 0 more shown, not graded" in answer
     )
     assert (
         reproduce_report.FRAGILE_IN_WORDS in answer
@@ -303,7 +303,7 @@ def test_a_failed_check_says_so_first_and_names_what_failed(tmp_path):
 
 
 def test_every_table_of_the_report_puts_its_answer_columns_first(tmp_path):
-    lines = report_of(tmp_path, recorded_mean=2.0, now_mean=0.5)
+    lines = report_of(tmp_path, recorded_mean=3.5, now_mean=1.5)
     headers = [
         [cell.strip() for cell in line.strip("|").split("|")]
         for line, below in zip(lines, lines[1:], strict=False)
@@ -336,3 +336,23 @@ def test_a_finding_names_the_aggregates_too_few_seeds_leave_unconfirmed():
         stats.no_worse(wide, 1.0, "lower")
     far = core.Finding("ours", core.PARTLY, quantities[:1], tuple(decisions))
     assert far.too_loose() == []
+
+
+def test_a_decision_a_rerun_cannot_confirm_is_shown_not_graded(tmp_path):
+    """At 3 standard errors the interval clears 0, but a rerun that passes the check may lie
+    4.2 standard errors away: the decision is shown, counts as inconclusive, takes no part in the
+    borderline marks, and may move in a rerun without failing the check."""
+    write_values(tmp_path / "recorded", seeds_with_mean(2.0))
+    write_values(tmp_path / "now", seeds_with_mean(0.3))
+    finding = evaluated(tmp_path / "recorded", values_claim())
+    (decision,) = finding.decisions
+    assert decision.outcome == stats.HOLDS and decision.low > 0
+    assert finding.not_graded == (0,) and finding.verdict == core.INCONCLUSIVE
+    assert finding.borderline == () and finding.graded_outcome(0) == stats.NOT_GRADED
+    assert "not graded: a rerun cannot confirm it at this n" in core.evidence(finding)
+    ours = core.row(values_claim(), finding)[4]
+    assert ours.endswith("Shown, not graded (too few seeds for a rerun to confirm): z")
+    _, verdicts, decisions = reproduce_compare.compare_claims(
+        tmp_path / "recorded", tmp_path / "now", [values_claim()]
+    )
+    assert verdicts[0][-1] == "same" and decisions[0].changed and decisions[0].ok

@@ -82,7 +82,12 @@ def multiplicity(graded: dict) -> list[tuple[list[str], int, list[tuple[str, str
         families.setdefault(find(claim_id), []).append(claim_id)
     out = []
     for ids in families.values():
-        tests = [(i, k, d) for i in ids for k, d in enumerate(graded[i][0].decisions)]
+        tests = [
+            (i, k, d)
+            for i in ids
+            for k, d in enumerate(graded[i][0].decisions)
+            if k not in graded[i][0].not_graded
+        ]
         if len(tests) < 2:  # one claim with several decisions is a family too
             continue
         kept = stats.holm([d.p_value for _, _, d in tests])
@@ -94,6 +99,7 @@ def multiplicity(graded: dict) -> list[tuple[list[str], int, list[tuple[str, str
                 for (i, k, d), keep in zip(tests, kept, strict=True)
                 if i == claim_id and d.p_value is not None and not keep
             }
+            dropped = {**finding.ungraded_overrides(), **dropped}
             after = BY_ID[claim_id].verdict_with(dropped) if dropped else finding.verdict
             verdicts.append((claim_id, finding.verdict, after))
         studies = sorted({run.__name__ for i in ids for run in BY_ID[i].experiments})
@@ -256,10 +262,12 @@ def markdown() -> str:
         "- **(borderline)**: the verdict rests on a decision whose interval edge lies within",
         "  machine-to-machine noise of its boundary (the robustness band of `lnpaper.stats`), where",
         "  the other side would change the verdict; its section gives both sides' numbers.",
-        "- **too few seeds for a rerun to confirm**: the reproduction check lets a rerun's mean lie",
-        "  3 standard errors of the two runs' difference from the recorded one; where that is wider",
-        "  than the effect (its size, or the boundary it is decided against), a passing check cannot",
-        "  tell the effect from none, and more seeds would be needed to confirm it.",
+        "- **shown, not graded (too few seeds for a rerun to confirm)**: the reproduction check",
+        "  lets a rerun's mean lie 3 standard errors of the two runs' difference from the recorded",
+        "  one; where that is wider than the effect (its size, or the boundary it is decided",
+        "  against), a passing check cannot tell the effect from none. Such a decision is shown",
+        "  with its interval and marked **not graded**; the verdict counts it as inconclusive, and",
+        "  more seeds would be needed to grade it.",
         "- **Holm's correction**: where several decisions test one set of runs, some would come out",
         "  significant by chance more often than 5%; Holm's step-down procedure keeps the chance of",
         "  any false decision in the set at 5%. The verdicts do not use it; the last section shows",
@@ -289,7 +297,7 @@ def markdown() -> str:
     lines[at + 1 : at + 1] = [
         "",
         f"Under Holm's correction (defined under the words) within each set of runs, {changed} "
-        f"verdicts would change ([below](#{MULTIPLICITY})).",
+        f"verdict{'s' * (changed != 1)} would change ([below](#{MULTIPLICITY})).",
     ]
     lines += ["", "## Each claim in full", *sections, "", *multiplicity_section(families)]
     return "\n".join(lines) + "\n"

@@ -37,16 +37,19 @@ def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[li
         for (label, occurrence), index in _by_label(old).items():
             if (label, occurrence) not in fresh_decisions:
                 continue  # a decision the fresh finding does not make: its verdict tells
-            was, now = old.decisions[index], new.decisions[fresh_decisions[label, occurrence]]
-            decisions.append(DecisionRow(claim_id, label, was, now))
-            if was.outcome != now.outcome:
-                moved[index] = now.outcome
+            fresh_index = fresh_decisions[label, occurrence]
+            was, now = old.decisions[index], new.decisions[fresh_index]
+            graded = index not in old.not_graded
+            decisions.append(DecisionRow(claim_id, label, was, now, graded))
+            if old.graded_outcome(index) != new.graded_outcome(fresh_index):
+                moved[index] = new.graded_outcome(fresh_index)
         if old.verdict == new.verdict:
             status = "same"
         else:  # moved through fragile decisions only: their new outcomes alone give the new verdict
             fragile = all(old.decisions[i].fragile for i in moved)
             with record.using(record.settings_for("strict", recorded_dir)):
-                explained = moved and claim.verdict_with(moved) == new.verdict
+                overrides = {**old.ungraded_overrides(), **moved}
+                explained = moved and claim.verdict_with(overrides) == new.verdict
             status = "moved (fragile)" if fragile and explained else "CHANGED"
         verdicts.append((claim_id, names, old.verdict, new.verdict, status))
         fresh = {q.label: q for q in new.quantities}
@@ -86,6 +89,7 @@ class DecisionRow:
     label: str
     recorded: stats.Decision
     now: stats.Decision
+    graded: bool = True  # False: shown, not graded in the record (`Finding.not_graded`)
 
     @property
     def changed(self) -> bool:
@@ -93,7 +97,9 @@ class DecisionRow:
 
     @property
     def ok(self) -> bool:
-        return not self.changed or self.recorded.fragile
+        """A decision the record grades may move only if the record marks it fragile; one it
+        shows without grading may move freely: no verdict rests on it."""
+        return not self.changed or self.recorded.fragile or not self.graded
 
 
 def interval_text(decision: stats.Decision) -> str:

@@ -98,7 +98,8 @@ def answer_lines(problems, quantities, verdicts, decisions) -> list[str]:
     changed_verdicts = [row[0] for row in verdicts if row[-1] == "CHANGED"]
     same = len(verdicts) - len(moved_verdicts) - len(changed_verdicts)
     outside = [row[0] for row in quantities if not row[-1]]
-    moved = [row for row in decisions if row.changed]
+    graded = [row for row in decisions if row.graded]
+    moved = [row for row in graded if row.changed]
     robust = [row.claim for row in moved if not row.ok]
     fragile_part = (f", {len(robust)} of them not fragile{_named(robust)}" if robust
                     else ", all of them fragile")  # fmt: skip
@@ -115,8 +116,10 @@ def answer_lines(problems, quantities, verdicts, decisions) -> list[str]:
         f"{_named(changed_verdicts)}",
         f"- quantities: {len(quantities) - len(outside)} of {len(quantities)} within tolerance"
         + (f"; outside it{_named(outside)}" if outside else ""),
-        f"- decisions: {len(moved)} of {len(decisions)} moved to the other side of their boundary"
-        + (f"{_named(row.claim for row in moved)}{fragile_part}" if moved else ""),
+        f"- decisions: {len(moved)} of {len(graded)} graded moved to the other side of their "
+        "boundary"
+        + (f"{_named(row.claim for row in moved)}{fragile_part}" if moved else "")
+        + f"; {len(decisions) - len(graded)} more shown, not graded",
         "",
         FRAGILE_IN_WORDS,
     ]
@@ -130,7 +133,9 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
     env = f"MKL_CBWR={os.environ['MKL_CBWR']}" if os.environ.get("MKL_CBWR") else ""
     problems = check_problems(recorded, fresh, quantities, verdicts, decisions)
     loose = [row for row in quantities if row[-2]]
-    fragile = [row for row in decisions if row.recorded.fragile]
+    graded = [row for row in decisions if row.graded]
+    graded_loose = [q for q in loose if any((d.claim, d.label) == q[:2] for d in graded)]
+    fragile = [row for row in graded if row.recorded.fragile]
     moved = [row for row in decisions if row.changed]
     commit, today = _commit(), datetime.date.today().isoformat()
     model = record.cpu_model() or "CPU model unknown"
@@ -168,13 +173,16 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
         + f", {workers} worker(s), {minutes:.1f} min",
         f"- {identical} of {len(recorded)} entries came out bit for bit identical",
         *work_lines,
-        f"- decisions: {len(decisions)}, {len(fragile)} fragile in the record; {len(moved)} moved "
-        f"({sum(not row.ok for row in moved)} of them not fragile)",
+        f"- decisions: {len(graded)} graded, {len(fragile)} of them fragile in the record, and "
+        f"{len(decisions) - len(graded)} shown, not graded (on aggregates a rerun cannot confirm "
+        f"at their n); {len(moved)} moved ({sum(not row.ok for row in moved)} of them graded and "
+        "not fragile)",
         f"- too loose to check: {len(loose)} aggregates whose tolerance is wider than the effect "
-        "they decide (too few seeds, or runs that collapse)",
+        f"they decide (too few seeds, or runs that collapse), {len(graded_loose)} of them graded"
+        f"{_named(q[0] for q in graded_loose)}",
         *[
-            f"- moved, fragile: {row.claim}, {row.label}: {row.recorded.outcome} -> "
-            f"{row.now.outcome}"
+            f"- moved, {'fragile' if row.graded else 'not graded'}: {row.claim}, {row.label}: "
+            f"{row.recorded.outcome} -> {row.now.outcome}"
             for row in moved
             if row.ok
         ],
@@ -191,7 +199,7 @@ def report_markdown(recorded, fresh, quantities, verdicts, decisions, identical,
 # Each table's columns: the answer first (what is decided, as recorded and now, and whether it
 # came out the same), so that it shows in the book's 784 px column; the numbers behind it after.
 VERDICT_COLUMNS = ("claim", "recorded", "now", "status", "experiments")
-DECISION_COLUMNS = ("claim", "decision", "recorded", "now", "status", "fragile")
+DECISION_COLUMNS = ("claim", "decision", "recorded", "now", "status", "notes")
 DECISION_NUMBER_COLUMNS = ("claim", "decision", "test", "boundary", "band", "interval recorded",
                            "interval now")  # fmt: skip
 QUANTITY_COLUMNS = ("claim", "quantity", "within tolerance", "recorded", "now", "tolerance",
@@ -219,8 +227,10 @@ def decision_tables(decisions) -> list[str]:
     ]
     for row in decisions:
         was = row.recorded
-        status = "same" if not row.changed else "**moved (fragile)**" if row.ok else "**CHANGED**"
+        status = ("same" if not row.changed else "**CHANGED**" if not row.ok
+                  else "moved (fragile)" if row.graded else "moved (not graded)")  # fmt: skip
         notes = ["yes"] if was.fragile else []
+        notes += [] if row.graded else ["not graded"]
         notes += ["one seed"] if was.one_seed is not None else []
         lines.append(table_row([row.claim, row.label, was.outcome, row.now.outcome,
                                  status, ", ".join(notes)]))  # fmt: skip

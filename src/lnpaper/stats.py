@@ -40,6 +40,9 @@ from scipy.stats import t as student_t
 
 CONFIDENCE = 0.95
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
+# A decision shown but not graded (`lnpaper.companion.verdicts.Finding.not_graded`): a claim's check
+# reads it as it reads an inconclusive one, and its text says which.
+NOT_GRADED = "not graded"
 
 
 @dataclass(frozen=True)

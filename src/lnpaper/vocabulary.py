@@ -67,6 +67,8 @@ def better_beyond_negligible(difference: stats.Difference) -> tuple[str, str]:
         return "negligible", f"no worse, and any gain within the negligible {NEGLIGIBLE_NATS:g}"
     if beyond == stats.FAILS:
         return "worse", f"worse by more than the negligible {NEGLIGIBLE_NATS:g}"
+    if stats.NOT_GRADED in (beyond, within):
+        return "undecided", stats.NOT_GRADED
     return "undecided", "undecided: the interval reaches past the margin"
 
 

@@ -168,6 +168,9 @@ class Finding:
     decisions: tuple[stats.Decision, ...] = ()  # every decision the check made, in order
     borderline: tuple[Borderline, ...] = ()  # the fragile decisions that could move the verdict
     at_budget: bool = False  # graded where the miniature cannot match what the mechanism needs
+    # the decisions on aggregates a rerun cannot confirm (`too_loose`): shown, not graded (each
+    # counts as inconclusive in the verdict), by index
+    not_graded: tuple[int, ...] = ()
 
     @property
     def partly_kind(self) -> str:
@@ -206,6 +209,23 @@ class Finding:
             > self.decided_effect(quantity)
         ]
 
+    def loose_decisions(self) -> tuple[int, ...]:
+        """The indices of the decisions made on a `too_loose` aggregate."""
+        loose = [q.difference for q in self.quantities if q.label in self.too_loose()]
+        return tuple(
+            index
+            for index, decision in enumerate(self.decisions)
+            if any(decision.difference is difference for difference in loose)
+        )
+
+    def graded_outcome(self, index: int) -> str:
+        """Decision `index`'s outcome as the verdict counts it (`stats.NOT_GRADED` if not graded)."""
+        return stats.NOT_GRADED if index in self.not_graded else self.decisions[index].outcome
+
+    def ungraded_overrides(self) -> dict[int, str]:
+        """The `Claim.verdict_with` overrides that keep this finding's ungraded decisions out."""
+        return {index: stats.NOT_GRADED for index in self.not_graded}
+
     def borderline_text(self) -> str:
         return "; ".join(b.text(self.decisions[b.decision]) for b in self.borderline)
 
@@ -216,7 +236,7 @@ class Finding:
             f"{self.decision_label(i)}: {d.outcome}, {d.without_it} without the "
             f"{_ordinal(d.one_seed + 1)} of {len(d.difference.values)} seeds"
             for i, d in enumerate(self.decisions)
-            if d.one_seed is not None
+            if d.one_seed is not None and i not in self.not_graded
         ]
         return "; ".join(dict.fromkeys(parts))
 
@@ -289,10 +309,23 @@ class Claim:
             if not math.isfinite(quantity.value):
                 raise ValueError(f"{self.id}: quantity {quantity.label!r} is {quantity.value}")
         finding = dataclasses.replace(finding, decisions=tuple(decisions))
+        # A decision a rerun cannot confirm is shown, not graded: the check runs again with each
+        # such decision's outcome set to NOT_GRADED (read as inconclusive), until the set is stable.
+        for _ in range(3):
+            if (loose := finding.loose_decisions()) == finding.not_graded:
+                break
+            with stats.collect_decisions({i: stats.NOT_GRADED for i in loose}) as decisions:
+                finding = self.check(*results)
+            finding = dataclasses.replace(finding, decisions=tuple(decisions), not_graded=loose)
+        else:
+            raise RuntimeError(f"{self.id}: its ungraded decisions do not settle")
+        ungraded = finding.ungraded_overrides()
         borderline = []
         for index, decision in enumerate(decisions):
+            if index in finding.not_graded:
+                continue
             for alternative in decision.alternatives:
-                moved = self.verdict_with({index: alternative}, *results)
+                moved = self.verdict_with({**ungraded, index: alternative}, *results)
                 if moved != finding.verdict:
                     label = finding.decision_label(index)
                     borderline.append(Borderline(index, label, alternative, moved))
@@ -416,8 +449,9 @@ def evidence(finding) -> str:
             estimate = _interval(decision.difference.mean, decision.low, decision.high)
             lines.append(f"    {estimate}  {decision.test}: {decision.outcome}")
         else:
-            text = f"{decision.evidence or decision.test}: {decision.outcome}"
-            lines.append(wrap(text, "    "))
+            lines.append(wrap(f"{decision.evidence or decision.test}: {decision.outcome}", "    "))
+        if index in finding.not_graded:
+            lines.append("    not graded: a rerun cannot confirm it at this n")
     lines.append(f"verdict: {verdict_text(finding)}")
     return "\n".join(lines)
 
@@ -431,7 +465,7 @@ def row(claim, finding) -> tuple[str, ...]:
     if finding.one_seed_text():
         ours += f". One seed decides: {finding.one_seed_text()}"
     if loose := finding.too_loose():
-        ours += ". Too few seeds for a rerun to confirm: " + "; ".join(loose)
+        ours += ". Shown, not graded (too few seeds for a rerun to confirm): " + "; ".join(loose)
     return (claim.id, claim.claim, claim.source, claim.paper_value, ours, claim.test,
             verdict_text(finding), claim.notebook)  # fmt: skip
 

@@ -277,7 +277,8 @@ def check_e2b(study) -> Finding:
     for name in ("both detached", "mean detached", "std detached"):
         difference = differences[name]
         outcome = stats.better(difference, "higher")
-        word = {stats.HOLDS: "hurts", stats.FAILS: "helps"}.get(outcome, "undecided")
+        words = {stats.HOLDS: "hurts", stats.FAILS: "helps", stats.NOT_GRADED: stats.NOT_GRADED}
+        word = words.get(outcome, "undecided")
         parts.append(f"{name} {tested(difference, word, unit='nats')}")
         quantities.append(aggregate(f"held-out loss, {name} - LN", difference))
     std_vs_mean = stats.paired_difference(fresh_losses(study, "std detached"),
