@@ -23,11 +23,14 @@ def compare_claims(recorded_dir: Path, fresh_dir: Path, chosen=None) -> tuple[li
     recorded against recomputed, each row with its status by the rules of the module docstring."""
     chosen = chosen or book.claims()
 
-    def evaluate(directory):
+    def evaluate(directory, graded=None):
+        # the fresh record grades the decisions the recorded one grades
         with record.using(record.settings_for("strict", directory)):
-            return {claim.id: claim.evaluate() for claim in chosen}
+            return {claim.id: claim.evaluate(not_graded=graded and graded[claim.id].not_graded)
+                    for claim in chosen}  # fmt: skip
 
-    before, after = evaluate(recorded_dir), evaluate(fresh_dir)
+    before = evaluate(recorded_dir)
+    after = evaluate(fresh_dir, before)
     quantities, verdicts, decisions = [], [], []
     for claim in chosen:
         claim_id, old, new = claim.id, before[claim.id], after[claim.id]

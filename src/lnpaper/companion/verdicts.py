@@ -291,11 +291,16 @@ class Claim:
         if self.budget and (self.origin != SOURCE or self.kind != EMPIRICAL):
             raise ValueError(f"{self.id}: only a source's empirical claim is graded at a budget")
 
-    def evaluate(self, *results) -> Finding:
+    def evaluate(self, *results, not_graded: tuple[int, ...] | None = None) -> Finding:
         """The check on the experiments' results (those given, else each experiment called with
-        its defaults), with the decisions it made and, for each fragile one, whether its other
-        side would change the verdict (the check is run again with that decision's outcome set to
-        the other side)."""
+        its defaults), with the decisions it made, those a rerun cannot confirm not graded
+        (`Finding.not_graded`), and, for each fragile graded one, whether its other side would
+        change the verdict (the check is run again with that decision's outcome set to the other
+        side).
+
+        What is graded is the committed record's: a recomputed record (the reproduction check,
+        notebooks run on it) grades the decisions the record grades, as `not_graded` (the record's
+        finding's) says, or as the committed record gives when it holds the claim's runs."""
         if self.check is None:
             return Finding("", PENDING)
         results = self._results(results)
@@ -311,8 +316,11 @@ class Claim:
         finding = dataclasses.replace(finding, decisions=tuple(decisions))
         # A decision a rerun cannot confirm is shown, not graded: the check runs again with each
         # such decision's outcome set to NOT_GRADED (read as inconclusive), until the set is stable.
+        if not_graded is None:
+            not_graded = self._not_graded_in_the_record()
         for _ in range(3):
-            if (loose := finding.loose_decisions()) == finding.not_graded:
+            loose = finding.loose_decisions() if not_graded is None else not_graded
+            if loose == finding.not_graded:
                 break
             with stats.collect_decisions({i: stats.NOT_GRADED for i in loose}) as decisions:
                 finding = self.check(*results)
@@ -333,6 +341,21 @@ class Claim:
         return dataclasses.replace(
             finding, borderline=tuple(borderline), at_budget=bool(self.budget)
         )
+
+    def _not_graded_in_the_record(self) -> tuple[int, ...] | None:
+        """The committed record's ungraded decisions, when this evaluation reads another record of
+        the same runs (LNPAPER_RECORD_DIR); None when it reads the committed record, when it reads
+        no recorded experiment, or when the committed record lacks the claim's runs."""
+        from lnpaper.companion import record  # the record reads claims' modules: imported late
+
+        here = record.current()
+        if not self.experiments or here.directory.resolve() == record.REPO_RESULTS.resolve():
+            return None
+        try:
+            with record.using(record.settings_for("strict", record.REPO_RESULTS)):
+                return self.evaluate().not_graded
+        except record.RecordMissing:
+            return None
 
     def _results(self, given: tuple) -> list:
         if not given:
