@@ -346,7 +346,7 @@ class Claim:
         """The committed record's ungraded decisions, when this evaluation reads another record of
         the same runs (LNPAPER_RECORD_DIR); None when it reads the committed record, when it reads
         no recorded experiment, or when the committed record lacks the claim's runs."""
-        from lnpaper.companion import record  # the record reads claims' modules: imported late
+        from lnpaper.companion import record  # here: only a claim read on another record needs it
 
         here = record.current()
         if not self.experiments or here.directory.resolve() == record.REPO_RESULTS.resolve():
